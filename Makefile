@@ -1,0 +1,81 @@
+# Outflow. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+GO          ?= go
+SQLC        := $(GO) tool -modfile=tools/go.mod sqlc
+STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
+VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+
+PG_DIR        := .data/pg
+PG_PORT       := 55432
+PG_TEST_DIR   := .data/pgtest
+PG_TEST_PORT  := 55433
+SECRET_FILE   := .data/secret-key
+
+# The superuser URL of the test cluster: the one given, or the local cluster (started on demand).
+TEST_DB = $${OUTFLOW_TEST_DATABASE_URL:-$$(scripts/pg up $(PG_TEST_DIR) $(PG_TEST_PORT) test)}
+
+.PHONY: help
+help: ## Show this list
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_\/-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: run
+run: ## Run the server (API + workers) on 127.0.0.1:8080 with a local Postgres under .data/pg
+	@mkdir -p .data
+	@[ -s $(SECRET_FILE) ] || (umask 077; head -c 32 /dev/urandom | base64 > $(SECRET_FILE))
+	@export DATABASE_URL="$${DATABASE_URL:-$$(scripts/pg up $(PG_DIR) $(PG_PORT))}"; \
+	 export OUTFLOW_SECRET_KEY="$${OUTFLOW_SECRET_KEY:-$$(cat $(SECRET_FILE))}"; \
+	 $(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/outflow ./cmd/outflow; \
+	 echo "outflow: Postgres at $$DATABASE_URL; create a key with: DATABASE_URL=$$DATABASE_URL bin/outflow admin bootstrap --email you@example.com --password '...' --org 'My Org'"; \
+	 exec bin/outflow serve
+
+.PHONY: stop-db
+stop-db: ## Stop the local Postgres clusters started by `make run` and `make test`
+	@scripts/pg stop $(PG_DIR)
+	@scripts/pg stop $(PG_TEST_DIR)
+
+.PHONY: test
+test: ## Run every test against a local Postgres under .data/pgtest (fsync off)
+	@export OUTFLOW_TEST_DATABASE_URL="$(TEST_DB)"; \
+	 $(GO) test -count=1 ./...
+
+.PHONY: test/race
+test/race: ## Run every test with the race detector
+	@export OUTFLOW_TEST_DATABASE_URL="$(TEST_DB)"; \
+	 $(GO) test -count=1 -race ./...
+
+.PHONY: generate
+generate: ## Regenerate the ogen API (gen/api) and the sqlc queries (gen/db)
+	$(GO) tool ogen --config ogen.yml --target gen/api --package api --clean openapi/openapi.yaml
+	$(SQLC) generate
+
+.PHONY: schema
+schema: ## Rewrite schema.sql from what the migrations produce
+	@scripts/schema-dump "$(TEST_DB)" schema.sql
+
+.PHONY: verify
+verify: ## Fail if schema.sql, generated code or go.mod drift from their sources, or lint fails
+	@$(MAKE) --no-print-directory schema
+	@$(MAKE) --no-print-directory generate >/dev/null
+	@$(GO) mod tidy -diff
+	@(cd tools && $(GO) mod tidy -diff)
+	@untracked=$$(git ls-files --others --exclude-standard -- schema.sql gen); \
+	 if ! git diff --quiet -- schema.sql gen || [ -n "$$untracked" ]; then \
+	   echo "verify: schema.sql or generated code differs from what the migrations and generators produce:"; \
+	   git --no-pager diff --stat -- schema.sql gen; echo "$$untracked"; exit 1; \
+	 fi
+	@$(MAKE) --no-print-directory lint
+	@echo "verify: clean"
+
+.PHONY: lint
+lint: ## gofmt, go vet and staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+.PHONY: bench
+bench: ## Run the benchmarks and print each one as a ratio to its in-run baseline
+	@export OUTFLOW_TEST_DATABASE_URL="$(TEST_DB)"; \
+	 $(GO) test -run '^$$' -bench . -benchmem -count=1 ./... | tee /dev/stderr | scripts/bench-ratios

@@ -1,0 +1,78 @@
+package config_test
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/outflowhq/outflow/config"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(map[string]string{"DATABASE_URL": "postgres://u@127.0.0.1:5432/db"}))
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:8080", c.HTTPAddr)
+	require.Equal(t, slog.LevelInfo, c.LogLevel)
+	require.Equal(t, int64(10<<20), c.MaxBodyBytes)
+	require.Equal(t, 20*time.Second, c.ShutdownTimeout)
+	require.Equal(t, int32(20), c.DBMaxConns)
+	require.Equal(t, 50, c.JobWorkers)
+	require.Empty(t, c.SecretKey)
+	require.ErrorContains(t, c.RequireSecretKey(), "OUTFLOW_SECRET_KEY is required")
+}
+
+func TestLoadSecretKeyForms(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{
+		"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+		"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8",
+	} {
+		c, err := config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_SECRET_KEY": raw}))
+		require.NoError(t, err, raw)
+		require.Len(t, c.SecretKey, 32)
+		require.Equal(t, byte(31), c.SecretKey[31])
+		require.NoError(t, c.RequireSecretKey())
+	}
+}
+
+func TestLoadReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	_, err := config.Load(env(map[string]string{
+		"DATABASE_URL":             "mysql://nope",
+		"OUTFLOW_HTTP_ADDR":        "8080",
+		"OUTFLOW_SECRET_KEY":       "c2hvcnQ=",
+		"OUTFLOW_LOG_LEVEL":        "loud",
+		"OUTFLOW_MAX_BODY_BYTES":   "12",
+		"OUTFLOW_DB_MAX_CONNS":     "many",
+		"OUTFLOW_JOB_WORKERS":      "0",
+		"OUTFLOW_SHUTDOWN_TIMEOUT": "forever",
+	}))
+	require.Error(t, err)
+	msg := err.Error()
+	for _, want := range []string{
+		"DATABASE_URL must be a postgres://",
+		`OUTFLOW_HTTP_ADDR "8080" must be host:port`,
+		"OUTFLOW_SECRET_KEY must decode to at least 32 bytes (got 5)",
+		`OUTFLOW_LOG_LEVEL "loud" must be one of`,
+		`OUTFLOW_MAX_BODY_BYTES "12" must be an integer between 1024`,
+		`OUTFLOW_DB_MAX_CONNS "many" must be an integer`,
+		`OUTFLOW_JOB_WORKERS "0" must be an integer between 1`,
+		`OUTFLOW_SHUTDOWN_TIMEOUT "forever" must be a duration`,
+	} {
+		require.Contains(t, msg, want)
+	}
+}
+
+func TestLoadRequiresDatabaseURL(t *testing.T) {
+	t.Parallel()
+	_, err := config.Load(env(nil))
+	require.ErrorContains(t, err, "DATABASE_URL is required")
+}

@@ -1,0 +1,91 @@
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/outflowhq/outflow/events"
+	"github.com/outflowhq/outflow/idempotency"
+)
+
+// Deps is what the workers need from the rest of the process.
+type Deps struct {
+	Pool        *pgxpool.Pool
+	Logger      *slog.Logger
+	Dispatcher  *events.Dispatcher
+	Idempotency *idempotency.Store
+}
+
+// Options choose what this process does with jobs.
+type Options struct {
+	// Work makes the client fetch and run jobs (roles worker and all); otherwise it only inserts.
+	Work bool
+	// MaxWorkers is how many jobs of the default queue run at once.
+	MaxWorkers int
+	// SoftStopTimeout is how long running jobs get to finish on shutdown before their contexts are canceled.
+	SoftStopTimeout time.Duration
+}
+
+// HeartbeatInterval is how often the scheduler's heartbeat job runs; readiness expects a beat within three.
+const HeartbeatInterval = 15 * time.Second
+
+// NewClient builds the River client. Every worker is registered even on insert-only clients, so inserting a
+// job of an unknown kind fails at the call site instead of sitting in the queue.
+func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &eventDispatchWorker{dispatcher: deps.Dispatcher})
+	river.AddWorker(workers, &heartbeatWorker{pool: deps.Pool})
+	river.AddWorker(workers, &idempotencySweepWorker{store: deps.Idempotency})
+
+	cfg := &river.Config{
+		Logger:          deps.Logger.With(slog.String("component", "river")),
+		Workers:         workers,
+		ErrorHandler:    &errorHandler{logger: deps.Logger},
+		SoftStopTimeout: opts.SoftStopTimeout,
+	}
+	if opts.Work {
+		cfg.Queues = map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: opts.MaxWorkers},
+			events.QueueName:   {MaxWorkers: opts.MaxWorkers},
+		}
+		cfg.PeriodicJobs = []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(HeartbeatInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return HeartbeatArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return IdempotencySweepArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+		}
+	}
+	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)
+}
+
+// errorHandler logs every failed or panicking job with its kind, id and attempt; River retries it.
+type errorHandler struct {
+	logger *slog.Logger
+}
+
+func (h *errorHandler) HandleError(ctx context.Context, job *rivertype.JobRow, err error) *river.ErrorHandlerResult {
+	h.logger.ErrorContext(ctx, "job failed", slog.String("kind", job.Kind), slog.Int64("job_id", job.ID),
+		slog.Int("attempt", job.Attempt), slog.String("error", err.Error()))
+	return nil
+}
+
+func (h *errorHandler) HandlePanic(ctx context.Context, job *rivertype.JobRow, panicVal any, trace string) *river.ErrorHandlerResult {
+	h.logger.ErrorContext(ctx, "job panicked", slog.String("kind", job.Kind), slog.Int64("job_id", job.ID),
+		slog.Int("attempt", job.Attempt), slog.Any("panic", panicVal), slog.String("trace", trace))
+	return nil
+}
+
+// pendingStates are the states in which a periodic job counts as already queued.
+var pendingStates = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+	rivertype.JobStateRunning, rivertype.JobStateScheduled,
+}

@@ -1,0 +1,68 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/outflowhq/outflow/events"
+	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/idempotency"
+)
+
+// SchedulerHeartbeat names the heartbeat that proves periodic jobs are scheduled and worked.
+const SchedulerHeartbeat = "scheduler"
+
+// HeartbeatArgs is the periodic job whose only effect is to record that the scheduler and a worker are alive.
+type HeartbeatArgs struct{}
+
+// Kind names the heartbeat job in River.
+func (HeartbeatArgs) Kind() string { return "system_heartbeat" }
+
+// InsertOpts keeps at most one heartbeat waiting, however many leaders came and went.
+func (HeartbeatArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: pendingStates}}
+}
+
+type heartbeatWorker struct {
+	river.WorkerDefaults[HeartbeatArgs]
+	pool *pgxpool.Pool
+}
+
+func (w *heartbeatWorker) Work(ctx context.Context, _ *river.Job[HeartbeatArgs]) error {
+	return dbq.New().HeartbeatBeat(ctx, w.pool, SchedulerHeartbeat)
+}
+
+// IdempotencySweepArgs is the periodic job that deletes expired idempotency records.
+type IdempotencySweepArgs struct{}
+
+// Kind names the sweep job in River.
+func (IdempotencySweepArgs) Kind() string { return "idempotency_sweep" }
+
+// InsertOpts keeps at most one sweep waiting.
+func (IdempotencySweepArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByState: pendingStates}}
+}
+
+type idempotencySweepWorker struct {
+	river.WorkerDefaults[IdempotencySweepArgs]
+	store *idempotency.Store
+}
+
+func (w *idempotencySweepWorker) Work(ctx context.Context, _ *river.Job[IdempotencySweepArgs]) error {
+	if _, err := w.store.Sweep(ctx); err != nil {
+		return fmt.Errorf("sweep idempotency keys: %w", err)
+	}
+	return nil
+}
+
+type eventDispatchWorker struct {
+	river.WorkerDefaults[events.DispatchArgs]
+	dispatcher *events.Dispatcher
+}
+
+func (w *eventDispatchWorker) Work(ctx context.Context, job *river.Job[events.DispatchArgs]) error {
+	return w.dispatcher.Dispatch(ctx, job.Args)
+}

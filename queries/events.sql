@@ -1,0 +1,12 @@
+-- name: EventInsert :exec
+INSERT INTO event_outbox (organization_id, id, event_type, data)
+VALUES (@organization_id::uuid, @id::uuid, @event_type::text, @data::jsonb);
+
+-- name: EventGetForDispatch :one
+SELECT * FROM event_outbox
+WHERE organization_id = @organization_id::uuid AND id = @id::uuid
+FOR UPDATE;
+
+-- name: EventMarkDispatched :exec
+UPDATE event_outbox SET dispatched_at = now()
+WHERE organization_id = @organization_id::uuid AND id = @id::uuid;

@@ -1,0 +1,34 @@
+// Package reqctx carries the facts of one HTTP request (its id, the client address and user agent) through
+// the context, so the error envelope, the audit log and the access log all name the same request without
+// threading the *http.Request through domain code.
+package reqctx
+
+import "context"
+
+// Info is what the request path knows about the caller before any handler runs.
+type Info struct {
+	// ID correlates the response, every log line and every error body of the request.
+	ID string
+	// ClientIP is the peer address of the connection, without the port.
+	ClientIP string
+	// UserAgent is the User-Agent header as sent, truncated to a sane length.
+	UserAgent string
+}
+
+type key struct{}
+
+// With returns ctx carrying info; the request-id middleware calls it once per request.
+func With(ctx context.Context, info Info) context.Context {
+	return context.WithValue(ctx, key{}, info)
+}
+
+// From returns the request facts in ctx, or the zero Info outside a request (jobs, CLI).
+func From(ctx context.Context) Info {
+	info, _ := ctx.Value(key{}).(Info)
+	return info
+}
+
+// ID returns the request id in ctx, or "" outside a request.
+func ID(ctx context.Context) string {
+	return From(ctx).ID
+}

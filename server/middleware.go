@@ -1,0 +1,182 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/outflowhq/outflow/apierror"
+	"github.com/outflowhq/outflow/auth"
+	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/reqctx"
+)
+
+// RequestIDHeader carries the request id in both directions.
+const RequestIDHeader = "X-Request-Id"
+
+const (
+	maxRequestIDLen = 128
+	maxUserAgentLen = 512
+)
+
+// requestID accepts a well-formed X-Request-Id or generates one, echoes it, and puts the request facts in the
+// context for the envelope, the logs and the audit trail.
+func requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(RequestIDHeader)
+		if !validRequestID(id) {
+			var b [16]byte
+			_, _ = rand.Read(b[:])
+			id = "req_" + hex.EncodeToString(b[:])
+		}
+		w.Header().Set(RequestIDHeader, id)
+		ua := r.UserAgent()
+		if len(ua) > maxUserAgentLen {
+			ua = ua[:maxUserAgentLen]
+		}
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		ctx := reqctx.With(r.Context(), reqctx.Info{ID: id, ClientIP: host, UserAgent: ua})
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// validRequestID accepts ids a client may choose: short, printable, no spaces (they end up in log lines).
+func validRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for _, c := range id {
+		if c <= ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// recoverPanics turns a panic into a logged 500 in the envelope (when nothing was written yet).
+func recoverPanics(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			logger.ErrorContext(r.Context(), "panic serving request", slog.String("request_id", reqctx.ID(r.Context())),
+				slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+			if sw, ok := w.(*statusWriter); ok && sw.wrote {
+				return
+			}
+			apierror.Write(w, r, logger, apierror.Internal(nil))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusWriter remembers the status and size of a response for the access log and metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	wrote  bool
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(p []byte) (int, error) {
+	if !s.wrote {
+		s.status, s.wrote = http.StatusOK, true
+	}
+	n, err := s.ResponseWriter.Write(p)
+	s.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// observe writes one structured access-log line and the metrics of every request. The path is logged without
+// its query string, which may carry tokens (unsubscribe links, OAuth codes).
+func observe(logger *slog.Logger, m *metrics, router *api.Server, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if !sw.wrote {
+				sw.status = http.StatusOK
+			}
+			op := operationOf(router, r)
+			elapsed := time.Since(start)
+			m.observe(op, r.Method, sw.status, elapsed)
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "http request",
+				slog.String("request_id", reqctx.ID(r.Context())),
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.String("operation", op),
+				slog.Int("status", sw.status),
+				slog.Int64("bytes", sw.bytes),
+				slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+				slog.String("client_ip", reqctx.From(r.Context()).ClientIP),
+			)
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// operationOf names the route for logs and metric labels without unbounded cardinality.
+func operationOf(router *api.Server, r *http.Request) string {
+	switch {
+	case r.URL.Path == "/healthz":
+		return "healthz"
+	case r.URL.Path == "/metrics":
+		return "metrics"
+	}
+	if route, ok := router.FindPath(r.Method, r.URL); ok {
+		return route.OperationID()
+	}
+	return "unknown"
+}
+
+// authenticate verifies the bearer token once per request and records the outcome in the context, where the
+// idempotency layer and the ogen security handler pick it up. It rejects nothing itself: public operations
+// ignore credentials, and the security handler answers for the protected ones.
+func authenticate(authn *auth.Authenticator, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := bearerToken(r)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p, err := authn.Authenticate(r.Context(), token)
+		next.ServeHTTP(w, r.WithContext(auth.WithOutcome(r.Context(), p, err)))
+	})
+}
+
+func bearerToken(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// statusLabel keeps the status label set small.
+func statusLabel(code int) string { return strconv.Itoa(code) }

@@ -1,0 +1,107 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/ogen-go/ogen/ogenerrors"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/outflowhq/outflow/apierror"
+	"github.com/outflowhq/outflow/auth"
+	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/idempotency"
+)
+
+// APIPrefix is where every customer operation lives.
+const APIPrefix = "/v1"
+
+// Deps is what the HTTP surface is built from.
+type Deps struct {
+	Logger       *slog.Logger
+	Handler      api.Handler
+	Security     api.SecurityHandler
+	Authn        *auth.Authenticator
+	Idempotency  *idempotency.Store
+	Metrics      *prometheus.Registry
+	MaxBodyBytes int64
+}
+
+// New returns the root handler of the process.
+func New(d Deps) (http.Handler, error) {
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		apierror.Write(w, r, d.Logger, apierror.NotFound("route_not_found",
+			fmt.Sprintf("No operation at %s %s.", r.Method, r.URL.Path)))
+	}
+	apiServer, err := api.NewServer(d.Handler, d.Security,
+		api.WithPathPrefix(APIPrefix),
+		api.WithNotFound(notFound),
+		api.WithMethodNotAllowed(func(w http.ResponseWriter, r *http.Request, allowed string) {
+			w.Header().Set("Allow", allowed)
+			apierror.Write(w, r, d.Logger, apierror.New(http.StatusMethodNotAllowed, "method_not_allowed",
+				fmt.Sprintf("%s is not allowed here; allowed: %s.", r.Method, allowed)))
+		}),
+		api.WithErrorHandler(func(_ context.Context, w http.ResponseWriter, r *http.Request, err error) {
+			apierror.Write(w, r, d.Logger, decodeError(err))
+		}),
+		api.WithMaxMultipartMemory(32<<20),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("build API server: %w", err)
+	}
+
+	metrics := newMetrics(d.Metrics)
+	var v1 http.Handler = apiServer
+	v1 = d.Idempotency.Middleware(v1)
+	v1 = authenticate(d.Authn, v1)
+
+	mux := http.NewServeMux()
+	mux.Handle(APIPrefix+"/", v1)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(d.Metrics, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/", notFound)
+
+	var root http.Handler = mux
+	root = http.MaxBytesHandler(root, d.MaxBodyBytes)
+	root = recoverPanics(d.Logger, root)
+	root = observe(d.Logger, metrics, apiServer, root)
+	root = requestID(root)
+	return root, nil
+}
+
+// decodeError maps ogen's request decoding and validation failures to 400s (413 for an oversized body).
+func decodeError(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return apierror.New(http.StatusRequestEntityTooLarge, "request_too_large",
+			fmt.Sprintf("The request body exceeds %d bytes.", tooBig.Limit))
+	}
+	var e *apierror.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var (
+		params *ogenerrors.DecodeParamsError
+		body   *ogenerrors.DecodeBodyError
+		req    *ogenerrors.DecodeRequestError
+	)
+	switch {
+	case errors.As(err, &params):
+		return apierror.BadRequest("invalid_parameter", params.Error())
+	case errors.As(err, &body):
+		return apierror.BadRequest("invalid_body", body.Error())
+	case errors.As(err, &req):
+		return apierror.BadRequest("invalid_request", req.Error())
+	}
+	if code := ogenerrors.ErrorCode(err); code >= 400 && code < 500 {
+		return apierror.New(code, "invalid_request", err.Error())
+	}
+	return apierror.Internal(err)
+}
