@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/ogen-go/ogen/ogenerrors"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -14,6 +15,7 @@ import (
 	"github.com/outflowhq/outflow/apierror"
 	"github.com/outflowhq/outflow/auth"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/handlers"
 	"github.com/outflowhq/outflow/idempotency"
 )
 
@@ -22,22 +24,27 @@ const APIPrefix = "/v1"
 
 // Deps is what the HTTP surface is built from.
 type Deps struct {
+	Pool         *pgxpool.Pool
 	Logger       *slog.Logger
-	Handler      api.Handler
-	Security     api.SecurityHandler
-	Authn        *auth.Authenticator
-	Idempotency  *idempotency.Store
 	Metrics      *prometheus.Registry
 	MaxBodyBytes int64
 }
 
-// New returns the root handler of the process.
+// New returns the root handler of the process: the same assembly serves production and the API tests.
 func New(d Deps) (http.Handler, error) {
+	authn := auth.NewAuthenticator(d.Pool)
+	idem := idempotency.NewStore(d.Pool, d.Logger)
+	handler := handlers.New(handlers.Deps{Logger: d.Logger, System: handlers.NewSystem(d.Pool, d.Logger)})
+	return assemble(d, handler, handlers.NewSecurity(authn), authn, idem)
+}
+
+// assemble wraps an API handler in the request path; tests of the path itself pass their own handler.
+func assemble(d Deps, handler api.Handler, security api.SecurityHandler, authn *auth.Authenticator, idem *idempotency.Store) (http.Handler, error) {
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		apierror.Write(w, r, d.Logger, apierror.NotFound("route_not_found",
 			fmt.Sprintf("No operation at %s %s.", r.Method, r.URL.Path)))
 	}
-	apiServer, err := api.NewServer(d.Handler, d.Security,
+	apiServer, err := api.NewServer(handler, security,
 		api.WithPathPrefix(APIPrefix),
 		api.WithNotFound(notFound),
 		api.WithMethodNotAllowed(func(w http.ResponseWriter, r *http.Request, allowed string) {
@@ -56,8 +63,8 @@ func New(d Deps) (http.Handler, error) {
 
 	metrics := newMetrics(d.Metrics)
 	var v1 http.Handler = apiServer
-	v1 = d.Idempotency.Middleware(v1)
-	v1 = authenticate(d.Authn, v1)
+	v1 = idem.Middleware(v1)
+	v1 = authenticate(authn, v1)
 
 	mux := http.NewServeMux()
 	mux.Handle(APIPrefix+"/", v1)

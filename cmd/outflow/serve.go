@@ -12,11 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/outflowhq/outflow/auth"
 	"github.com/outflowhq/outflow/config"
 	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/events"
-	"github.com/outflowhq/outflow/handlers"
 	"github.com/outflowhq/outflow/idempotency"
 	"github.com/outflowhq/outflow/jobs"
 	"github.com/outflowhq/outflow/server"
@@ -59,10 +57,8 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 	}
 	defer pool.Close()
 
-	authn := auth.NewAuthenticator(pool)
-	idem := idempotency.NewStore(pool, logger)
 	riverClient, err := jobs.NewClient(jobs.Deps{
-		Pool: pool, Logger: logger, Dispatcher: events.NewDispatcher(pool), Idempotency: idem,
+		Pool: pool, Logger: logger, Dispatcher: events.NewDispatcher(pool), Idempotency: idempotency.NewStore(pool, logger),
 	}, jobs.Options{Work: r.worker(), MaxWorkers: cfg.JobWorkers, SoftStopTimeout: cfg.ShutdownTimeout / 2})
 	if err != nil {
 		return fmt.Errorf("build job client: %w", err)
@@ -80,15 +76,7 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 	if r.api() {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		root, err := server.New(server.Deps{
-			Logger:       logger,
-			Handler:      handlers.New(handlers.Deps{Logger: logger, System: handlers.NewSystem(pool, logger)}),
-			Security:     handlers.NewSecurity(authn),
-			Authn:        authn,
-			Idempotency:  idem,
-			Metrics:      reg,
-			MaxBodyBytes: cfg.MaxBodyBytes,
-		})
+		root, err := server.New(server.Deps{Pool: pool, Logger: logger, Metrics: reg, MaxBodyBytes: cfg.MaxBodyBytes})
 		if err != nil {
 			return err
 		}

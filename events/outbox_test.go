@@ -1,0 +1,131 @@
+package events_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/outflowhq/outflow/accounts"
+	"github.com/outflowhq/outflow/audit"
+	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/dbtest"
+	"github.com/outflowhq/outflow/events"
+)
+
+type bundle struct {
+	db     *dbtest.DB
+	org    uuid.UUID
+	outbox *events.Outbox
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	d := dbtest.New(t)
+	res, err := accounts.Bootstrap(context.Background(), d.Pool, "owner@acme.example", "correct horse battery staple", "acme")
+	require.NoError(t, err)
+	inserter, err := river.NewClient(riverpgxv5.New(d.Pool), &river.Config{})
+	require.NoError(t, err)
+	return &bundle{db: d, org: res.OrganizationID, outbox: events.NewOutbox(inserter)}
+}
+
+func (b *bundle) count(t *testing.T, sql string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.db.OwnerPool(t).QueryRow(context.Background(), sql).Scan(&n))
+	return n
+}
+
+// write performs a change that emits an event and records an audit entry in one transaction.
+func (b *bundle) write(ctx context.Context, fail error) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := db.WithOrgTx(ctx, b.db.Pool, b.org, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if id, err = b.outbox.Emit(ctx, tx, "contact.created", map[string]any{"contact_email": "a@b.example"}); err != nil {
+			return err
+		}
+		if err := audit.Record(ctx, tx, audit.Entry{Action: "contact.created", TargetType: "contact", TargetID: "c1"}); err != nil {
+			return err
+		}
+		return fail
+	})
+	return id, err
+}
+
+func TestOutboxAndAuditRollBackWithTheChange(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	audits := b.count(t, "SELECT count(*) FROM audit_log")
+
+	_, err := b.write(ctx, errors.New("the change failed"))
+	require.EqualError(t, err, "the change failed")
+	require.Zero(t, b.count(t, "SELECT count(*) FROM event_outbox"))
+	require.Zero(t, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'event_dispatch'"))
+	require.Equal(t, audits, b.count(t, "SELECT count(*) FROM audit_log"))
+
+	id, err := b.write(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM event_outbox WHERE dispatched_at IS NULL"))
+	require.Equal(t, audits+1, b.count(t, "SELECT count(*) FROM audit_log"))
+
+	var args events.DispatchArgs
+	var raw []byte
+	require.NoError(t, b.db.OwnerPool(t).QueryRow(ctx, "SELECT args FROM river_job WHERE kind = 'event_dispatch'").Scan(&raw))
+	require.NoError(t, json.Unmarshal(raw, &args))
+	require.Equal(t, events.DispatchArgs{OrganizationID: b.org, EventID: id}, args)
+}
+
+func TestEmitNeedsAnOrganizationScope(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	err := db.WithTx(context.Background(), b.db.Pool, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := b.outbox.Emit(ctx, tx, "contact.created", nil)
+		return err
+	})
+	require.ErrorContains(t, err, "outside an organization-scoped transaction")
+}
+
+type recordingConsumer struct {
+	seen []events.Event
+	fail error
+}
+
+func (c *recordingConsumer) Consume(_ context.Context, _ pgx.Tx, ev events.Event) error {
+	if c.fail != nil {
+		return c.fail
+	}
+	c.seen = append(c.seen, ev)
+	return nil
+}
+
+func TestDispatchDeliversOnceAndRetriesFailures(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id, err := b.write(ctx, nil)
+	require.NoError(t, err)
+	args := events.DispatchArgs{OrganizationID: b.org, EventID: id}
+
+	consumer := &recordingConsumer{fail: errors.New("webhook store down")}
+	d := events.NewDispatcher(b.db.Pool, consumer)
+	require.ErrorContains(t, d.Dispatch(ctx, args), "webhook store down")
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM event_outbox WHERE dispatched_at IS NULL"), "a failed consumer leaves the event pending")
+
+	consumer.fail = nil
+	require.NoError(t, d.Dispatch(ctx, args))
+	require.NoError(t, d.Dispatch(ctx, args), "a retried job is a no-op")
+	require.Len(t, consumer.seen, 1)
+	ev := consumer.seen[0]
+	require.Equal(t, id, ev.ID)
+	require.Equal(t, b.org, ev.OrganizationID)
+	require.Equal(t, "contact.created", ev.Type)
+	require.JSONEq(t, `{"contact_email":"a@b.example"}`, string(ev.Data))
+	require.Zero(t, b.count(t, "SELECT count(*) FROM event_outbox WHERE dispatched_at IS NULL"))
+}

@@ -1,0 +1,93 @@
+package jobs_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/outflowhq/outflow/accounts"
+	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/dbtest"
+	"github.com/outflowhq/outflow/events"
+	"github.com/outflowhq/outflow/idempotency"
+	"github.com/outflowhq/outflow/jobs"
+)
+
+type channelConsumer chan events.Event
+
+func (c channelConsumer) Consume(_ context.Context, _ pgx.Tx, ev events.Event) error {
+	c <- ev
+	return nil
+}
+
+// TestWorkersDispatchEventsAndRunPeriodicJobs runs a real worker client: an event emitted in a committed
+// transaction reaches the consumer, the heartbeat beats and the idempotency sweep runs at start.
+func TestWorkersDispatchEventsAndRunPeriodicJobs(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	ctx := context.Background()
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	res, err := accounts.Bootstrap(ctx, d.Pool, "owner@acme.example", "correct horse battery staple", "acme")
+	require.NoError(t, err)
+
+	owner := d.OwnerPool(t)
+	_, err = owner.Exec(ctx, `INSERT INTO idempotency_keys (organization_id, credential_id, key, request_hash, state, locked_until, expires_at)
+		VALUES ($1, gen_random_uuid(), 'stale', '\x00', 'completed', now(), now() - interval '1 hour')`, res.OrganizationID)
+	require.NoError(t, err)
+
+	consumer := make(channelConsumer, 1)
+	client, err := jobs.NewClient(jobs.Deps{
+		Pool: d.Pool, Logger: logger, Dispatcher: events.NewDispatcher(d.Pool, consumer),
+		Idempotency: idempotency.NewStore(d.Pool, logger),
+	}, jobs.Options{Work: true, MaxWorkers: 5, SoftStopTimeout: time.Second})
+	require.NoError(t, err)
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() { _ = client.Stop(context.Background()) })
+
+	outbox := events.NewOutbox(client)
+	var id uuid.UUID
+	err = db.WithOrgTx(ctx, d.Pool, res.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		id, err = outbox.Emit(ctx, tx, "campaign.started", map[string]string{"campaign_id": "c1"})
+		return err
+	})
+	require.NoError(t, err)
+
+	select {
+	case ev := <-consumer:
+		require.Equal(t, id, ev.ID)
+		require.Equal(t, "campaign.started", ev.Type)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the event was not dispatched")
+	}
+
+	require.Eventually(t, func() bool {
+		var beats, stale int
+		_ = owner.QueryRow(ctx, "SELECT count(*) FROM system_heartbeats WHERE name = $1", jobs.SchedulerHeartbeat).Scan(&beats)
+		_ = owner.QueryRow(ctx, "SELECT count(*) FROM idempotency_keys WHERE key = 'stale'").Scan(&stale)
+		return beats == 1 && stale == 0
+	}, 15*time.Second, 50*time.Millisecond)
+}
+
+func TestInsertOnlyClientRefusesUnknownKinds(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	client, err := jobs.NewClient(jobs.Deps{Pool: d.Pool, Logger: logger, Dispatcher: events.NewDispatcher(d.Pool),
+		Idempotency: idempotency.NewStore(d.Pool, logger)}, jobs.Options{})
+	require.NoError(t, err)
+	_, err = client.Insert(context.Background(), unknownArgs{}, nil)
+	require.Error(t, err)
+	_, err = client.Insert(context.Background(), jobs.HeartbeatArgs{}, nil)
+	require.NoError(t, err, "registered kinds insert from API-only processes")
+}
+
+type unknownArgs struct{}
+
+func (unknownArgs) Kind() string { return "not_registered" }
