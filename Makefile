@@ -9,9 +9,9 @@ STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
 PG_DIR        := .data/pg
-PG_PORT       := 55432
+PG_PORT       ?= 55432
 PG_TEST_DIR   := .data/pgtest
-PG_TEST_PORT  := 55433
+PG_TEST_PORT  ?= 55433
 SECRET_FILE   := .data/secret-key
 
 # The superuser URL of the test cluster: the one given, or the local cluster (started on demand).
