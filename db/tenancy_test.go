@@ -19,7 +19,7 @@ import (
 	"github.com/outflowhq/outflow/dbtest"
 )
 
-func bootstrap(t *testing.T, d *dbtest.DB, name string) accounts.BootstrapResult {
+func bootstrap(t testing.TB, d *dbtest.DB, name string) accounts.BootstrapResult {
 	t.Helper()
 	res, err := accounts.Bootstrap(context.Background(), d.Pool, name+"@example.com", "a long enough password", name)
 	require.NoError(t, err)

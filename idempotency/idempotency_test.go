@@ -31,17 +31,19 @@ type bundle struct {
 	srv   *httptest.Server
 	key   string
 	calls atomic.Int64
+	// delay widens the window in which concurrent duplicates race; benchmarks set it to zero.
+	delay time.Duration
 }
 
 // setup serves a write endpoint whose effect is one audit row per handled request, behind the real
 // authenticator and the idempotency middleware.
-func setup(t *testing.T) *bundle {
+func setup(t testing.TB) *bundle {
 	t.Helper()
 	d := dbtest.New(t)
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	res, err := accounts.Bootstrap(context.Background(), d.Pool, "owner@acme.example", "correct horse battery staple", "acme")
 	require.NoError(t, err)
-	b := &bundle{db: d, key: res.APIKey}
+	b := &bundle{db: d, key: res.APIKey, delay: 30 * time.Millisecond}
 	authn := auth.NewAuthenticator(d.Pool)
 
 	effect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +60,7 @@ func setup(t *testing.T) *bundle {
 			apierror.Write(w, r, logger, fmt.Errorf("backend exploded"))
 			return
 		}
-		time.Sleep(30 * time.Millisecond) // widen the window in which duplicates race
+		time.Sleep(b.delay)
 		p := auth.PrincipalFrom(r.Context())
 		err := db.WithOrgTx(r.Context(), d.Pool, p.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
 			return audit.Record(ctx, tx, audit.Entry{Action: "widget.created", TargetType: "widget", TargetID: in.Name})
@@ -92,12 +94,12 @@ type result struct {
 	code     string
 }
 
-func (b *bundle) post(t *testing.T, key, idemKey, body string) result {
+func (b *bundle) post(t testing.TB, key, idemKey, body string) result {
 	t.Helper()
 	return b.send(t, http.MethodPost, key, idemKey, body)
 }
 
-func (b *bundle) send(t *testing.T, method, key, idemKey, body string) result {
+func (b *bundle) send(t testing.TB, method, key, idemKey, body string) result {
 	t.Helper()
 	req, err := http.NewRequest(method, b.srv.URL+"/v1/widgets", strings.NewReader(body))
 	require.NoError(t, err)
