@@ -19,7 +19,6 @@ import (
 	"github.com/outflowhq/outflow/idempotency"
 	"github.com/outflowhq/outflow/jobs"
 	"github.com/outflowhq/outflow/server"
-
 )
 
 // readEnvelope decodes an error body and checks the fields every error carries.
@@ -169,4 +168,3 @@ func TestHealthzAndMetricsArePublic(t *testing.T) {
 	body, _ = io.ReadAll(resp.Body)
 	require.Contains(t, string(body), `outflow_http_requests_total{method="GET",operation="system_get_readiness",status="200"} 1`)
 }
-
