@@ -71,7 +71,7 @@ verify: ## Fail if schema.sql, generated code or go.mod drift from their sources
 
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck
-	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(find . -name '*.go' -not -path './gen/*' -not -path './.data/*' -not -path './tools/*' | xargs gofmt -l); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 
