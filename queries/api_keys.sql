@@ -13,6 +13,3 @@ SELECT * FROM auth_api_key_lookup(@key_hash::bytea);
 UPDATE api_keys
 SET status = 'revoked', revoked_at = now(), revoked_reason = @reason::text, updated_at = now()
 WHERE organization_id = @organization_id::uuid AND user_id = @user_id::uuid AND name = @name::text AND status = 'active';
-
--- name: APIKeyList :many
-SELECT * FROM api_keys WHERE organization_id = @organization_id::uuid ORDER BY created_at DESC, id DESC;

@@ -3,9 +3,3 @@ INSERT INTO audit_log (organization_id, id, actor_type, actor_id, action, target
                        ip_address, user_agent, request_id)
 VALUES (@organization_id::uuid, @id::uuid, @actor_type::text, sqlc.narg(actor_id)::uuid, @action::text,
         @target_type::text, @target_id::text, @metadata::jsonb, @ip_address::text, @user_agent::text, @request_id::text);
-
--- name: AuditList :many
-SELECT * FROM audit_log
-WHERE organization_id = @organization_id::uuid
-ORDER BY created_at DESC, id DESC
-LIMIT @max_rows::int;

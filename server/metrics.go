@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,6 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 }
 
 func (m *metrics) observe(operation, method string, status int, elapsed time.Duration) {
-	m.requests.WithLabelValues(operation, method, statusLabel(status)).Inc()
+	m.requests.WithLabelValues(operation, method, strconv.Itoa(status)).Inc()
 	m.duration.WithLabelValues(operation).Observe(elapsed.Seconds())
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -177,6 +176,3 @@ func bearerToken(r *http.Request) (string, bool) {
 	token = strings.TrimSpace(token)
 	return token, token != ""
 }
-
-// statusLabel keeps the status label set small.
-func statusLabel(code int) string { return strconv.Itoa(code) }

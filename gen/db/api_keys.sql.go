@@ -66,46 +66,6 @@ func (q *Queries) APIKeyCreate(ctx context.Context, db DBTX, arg APIKeyCreatePar
 	return i, err
 }
 
-const aPIKeyList = `-- name: APIKeyList :many
-SELECT organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions, status, revoked_at, revoked_reason, expires_at, created_at, updated_at FROM api_keys WHERE organization_id = $1::uuid ORDER BY created_at DESC, id DESC
-`
-
-func (q *Queries) APIKeyList(ctx context.Context, db DBTX, organizationID uuid.UUID) ([]ApiKey, error) {
-	rows, err := db.Query(ctx, aPIKeyList, organizationID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ApiKey{}
-	for rows.Next() {
-		var i ApiKey
-		if err := rows.Scan(
-			&i.OrganizationID,
-			&i.ID,
-			&i.UserID,
-			&i.Name,
-			&i.Description,
-			&i.KeyHash,
-			&i.KeyPrefix,
-			&i.KeySuffix,
-			&i.Permissions,
-			&i.Status,
-			&i.RevokedAt,
-			&i.RevokedReason,
-			&i.ExpiresAt,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const aPIKeyLookup = `-- name: APIKeyLookup :one
 SELECT organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions, status, revoked_at, revoked_reason, expires_at, created_at, updated_at FROM auth_api_key_lookup($1::bytea)
 `
