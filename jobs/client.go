@@ -84,8 +84,3 @@ func (h *errorHandler) HandlePanic(ctx context.Context, job *rivertype.JobRow, p
 	return nil
 }
 
-// pendingStates are the states in which a periodic job counts as already queued.
-var pendingStates = []rivertype.JobState{
-	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-	rivertype.JobStateRunning, rivertype.JobStateScheduled,
-}

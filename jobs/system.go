@@ -21,9 +21,10 @@ type HeartbeatArgs struct{}
 // Kind names the heartbeat job in River.
 func (HeartbeatArgs) Kind() string { return "system_heartbeat" }
 
-// InsertOpts keeps at most one heartbeat waiting, however many leaders came and went.
+// InsertOpts tries a heartbeat once: the next one is due in HeartbeatInterval anyway. It is deliberately not
+// unique: a heartbeat left "running" by a killed process must not block the next ones.
 func (HeartbeatArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: pendingStates}}
+	return river.InsertOpts{MaxAttempts: 1}
 }
 
 type heartbeatWorker struct {
@@ -41,9 +42,9 @@ type IdempotencySweepArgs struct{}
 // Kind names the sweep job in River.
 func (IdempotencySweepArgs) Kind() string { return "idempotency_sweep" }
 
-// InsertOpts keeps at most one sweep waiting.
+// InsertOpts retries a failed sweep a few times; a sweep is idempotent, so an overlap is harmless.
 func (IdempotencySweepArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByState: pendingStates}}
+	return river.InsertOpts{MaxAttempts: 3}
 }
 
 type idempotencySweepWorker struct {
