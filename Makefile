@@ -6,6 +6,7 @@ SHELL := /usr/bin/env bash
 GO          ?= go
 SQLC        := $(GO) tool -modfile=tools/go.mod sqlc
 STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
+REDOCLY     := npx --yes @redocly/cli@2.77.0
 VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
 PG_DIR        := .data/pg
@@ -70,10 +71,12 @@ verify: ## Fail if schema.sql, generated code or go.mod drift from their sources
 	@echo "verify: clean"
 
 .PHONY: lint
-lint: ## gofmt, go vet and staticcheck
+lint: ## gofmt, go vet, staticcheck and the OpenAPI linter
 	@out=$$(find . -name '*.go' -not -path './gen/*' -not -path './.data/*' -not -path './tools/*' | xargs gofmt -l); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	@command -v npx >/dev/null || { echo "lint: installing Node.js for the OpenAPI linter"; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
+	$(REDOCLY) lint --format=summary openapi/openapi.yaml
 
 .PHONY: bench
 bench: ## Run the benchmarks and print each one as a ratio to its in-run baseline

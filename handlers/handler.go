@@ -15,8 +15,16 @@ import (
 // Handler is the whole API: the operation groups embedded, plus the error mapping ogen calls.
 type Handler struct {
 	*System
+	notYet
 
 	logger *slog.Logger
+}
+
+// notYet answers every operation whose area has not shipped with ogen's ErrNotImplemented, which the server
+// turns into a 501 naming the operation. It sits one level deeper than the area structs, so a method an area
+// implements always wins over it.
+type notYet struct {
+	api.UnimplementedHandler
 }
 
 var _ api.Handler = (*Handler)(nil)

@@ -83,4 +83,3 @@ func (h *errorHandler) HandlePanic(ctx context.Context, job *rivertype.JobRow, p
 		slog.Int("attempt", job.Attempt), slog.Any("panic", panicVal), slog.String("trace", trace))
 	return nil
 }
-

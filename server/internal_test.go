@@ -25,26 +25,18 @@ import (
 	"github.com/outflowhq/outflow/idempotency"
 )
 
-// failingSystem answers readiness with whatever the test wants, to drive each handler error path.
-type failingSystem struct {
+// stubHandler is the real API handler (with its error mapping) whose readiness answers whatever the test
+// wants, to drive each handler error path.
+type stubHandler struct {
+	*handlers.Handler
 	fail func() error
 }
 
-func (f *failingSystem) SystemGetReadiness(context.Context) (*api.Readiness, error) {
-	if err := f.fail(); err != nil {
+func (s *stubHandler) SystemGetReadiness(context.Context) (*api.Readiness, error) {
+	if err := s.fail(); err != nil {
 		return nil, err
 	}
 	return &api.Readiness{Ready: true, Checks: []api.ReadinessCheck{}}, nil
-}
-
-// stubHandler embeds the real error mapping (handlers.Handler.NewError) around a controllable operation.
-type stubHandler struct {
-	*failingSystem
-	errs *handlers.Handler
-}
-
-func (s *stubHandler) NewError(ctx context.Context, err error) *api.ErrorStatusCode {
-	return s.errs.NewError(ctx, err)
 }
 
 func TestHandlerErrorsUseTheEnvelopeWithoutInternals(t *testing.T) {
@@ -52,8 +44,7 @@ func TestHandlerErrorsUseTheEnvelopeWithoutInternals(t *testing.T) {
 	d := dbtest.New(t)
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var next error
-	sys := &failingSystem{fail: func() error { return next }}
-	h := &stubHandler{failingSystem: sys, errs: handlers.New(handlers.Deps{Logger: logger})}
+	h := &stubHandler{Handler: handlers.New(handlers.Deps{Logger: logger}), fail: func() error { return next }}
 	authn := auth.NewAuthenticator(d.Pool)
 	root, err := assemble(Deps{Pool: d.Pool, Logger: logger, Metrics: prometheus.NewRegistry(), MaxBodyBytes: 1 << 20},
 		h, handlers.NewSecurity(authn), authn, idempotency.NewStore(d.Pool, logger))

@@ -112,7 +112,7 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // observe writes one structured access-log line and the metrics of every request. The path is logged without
 // its query string, which may carry tokens (unsubscribe links, OAuth codes).
-func observe(logger *slog.Logger, m *metrics, router *api.Server, next http.Handler) http.Handler {
+func observe(logger *slog.Logger, m *metrics, routers []*api.Server, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
@@ -120,7 +120,7 @@ func observe(logger *slog.Logger, m *metrics, router *api.Server, next http.Hand
 			if !sw.wrote {
 				sw.status = http.StatusOK
 			}
-			op := operationOf(router, r)
+			op := operationOf(routers, r)
 			elapsed := time.Since(start)
 			m.observe(op, r.Method, sw.status, elapsed)
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "http request",
@@ -139,15 +139,17 @@ func observe(logger *slog.Logger, m *metrics, router *api.Server, next http.Hand
 }
 
 // operationOf names the route for logs and metric labels without unbounded cardinality.
-func operationOf(router *api.Server, r *http.Request) string {
+func operationOf(routers []*api.Server, r *http.Request) string {
 	switch {
 	case r.URL.Path == "/healthz":
 		return "healthz"
 	case r.URL.Path == "/metrics":
 		return "metrics"
 	}
-	if route, ok := router.FindPath(r.Method, r.URL); ok {
-		return route.OperationID()
+	for _, router := range routers {
+		if route, ok := router.FindPath(r.Method, r.URL); ok {
+			return route.OperationID()
+		}
 	}
 	return "unknown"
 }

@@ -8,6 +8,8 @@ import (
 	"net/http"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	ht "github.com/ogen-go/ogen/http"
+	"github.com/ogen-go/ogen/middleware"
 	"github.com/ogen-go/ogen/ogenerrors"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -21,6 +23,9 @@ import (
 
 // APIPrefix is where every customer operation lives.
 const APIPrefix = "/v1"
+
+// RootPrefixes are the public paths served outside /v1, as the contract's path-level servers say.
+var RootPrefixes = []string{"/.well-known/", "/oauth/authorize", "/t/", "/u/"}
 
 // Deps is what the HTTP surface is built from.
 type Deps struct {
@@ -38,14 +43,19 @@ func New(d Deps) (http.Handler, error) {
 	return assemble(d, handler, handlers.NewSecurity(authn), authn, idem)
 }
 
+// apiHandler is everything the generated server calls: the grouped operations and the raw-response ones.
+type apiHandler interface {
+	api.Handler
+	api.RawHandler
+}
+
 // assemble wraps an API handler in the request path; tests of the path itself pass their own handler.
-func assemble(d Deps, handler api.Handler, security api.SecurityHandler, authn *auth.Authenticator, idem *idempotency.Store) (http.Handler, error) {
+func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *auth.Authenticator, idem *idempotency.Store) (http.Handler, error) {
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		apierror.Write(w, r, d.Logger, apierror.NotFound("route_not_found",
 			fmt.Sprintf("No operation at %s %s.", r.Method, r.URL.Path)))
 	}
-	apiServer, err := api.NewServer(handler, security,
-		api.WithPathPrefix(APIPrefix),
+	opts := []api.ServerOption{
 		api.WithNotFound(notFound),
 		api.WithMethodNotAllowed(func(w http.ResponseWriter, r *http.Request, allowed string) {
 			w.Header().Set("Allow", allowed)
@@ -55,10 +65,18 @@ func assemble(d Deps, handler api.Handler, security api.SecurityHandler, authn *
 		api.WithErrorHandler(func(_ context.Context, w http.ResponseWriter, r *http.Request, err error) {
 			apierror.Write(w, r, d.Logger, decodeError(err))
 		}),
-		api.WithMaxMultipartMemory(32<<20),
-	)
+		api.WithMaxMultipartMemory(32 << 20),
+		api.WithMiddleware(notImplemented),
+	}
+	apiServer, err := api.NewServer(handler, handler, security, append(opts, api.WithPathPrefix(APIPrefix))...)
 	if err != nil {
 		return nil, fmt.Errorf("build API server: %w", err)
+	}
+	// The same operations mounted at the root serve the few public paths that live outside /v1 (discovery
+	// documents, the OAuth consent page, tracking and unsubscribe links); the mux sends only those prefixes.
+	rootServer, err := api.NewServer(handler, handler, security, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("build root API server: %w", err)
 	}
 
 	metrics := newMetrics(d.Metrics)
@@ -68,6 +86,10 @@ func assemble(d Deps, handler api.Handler, security api.SecurityHandler, authn *
 
 	mux := http.NewServeMux()
 	mux.Handle(APIPrefix+"/", v1)
+	var outside http.Handler = authenticate(authn, rootServer)
+	for _, prefix := range RootPrefixes {
+		mux.Handle(prefix, outside)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
@@ -78,9 +100,20 @@ func assemble(d Deps, handler api.Handler, security api.SecurityHandler, authn *
 	var root http.Handler = mux
 	root = http.MaxBytesHandler(root, d.MaxBodyBytes)
 	root = recoverPanics(d.Logger, root)
-	root = observe(d.Logger, metrics, apiServer, root)
+	root = observe(d.Logger, metrics, []*api.Server{apiServer, rootServer}, root)
 	root = requestID(root)
 	return root, nil
+}
+
+// notImplemented names the operation in the 501 of every operation whose area has not shipped yet, so
+// clients (and the contract-coverage tool) can tell "not yet" from a failure.
+func notImplemented(req middleware.Request, next middleware.Next) (middleware.Response, error) {
+	resp, err := next(req)
+	if errors.Is(err, ht.ErrNotImplemented) {
+		return resp, apierror.New(http.StatusNotImplemented, "not_implemented",
+			fmt.Sprintf("Operation %s is not implemented yet.", req.OperationID))
+	}
+	return resp, err
 }
 
 // decodeError maps ogen's request decoding and validation failures to 400s (413 for an oversized body).

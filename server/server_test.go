@@ -168,3 +168,22 @@ func TestHealthzAndMetricsArePublic(t *testing.T) {
 	body, _ = io.ReadAll(resp.Body)
 	require.Contains(t, string(body), `outflow_http_requests_total{method="GET",operation="system_get_readiness",status="200"} 1`)
 }
+
+func TestPublicPathsOutsideV1AreServed(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	for _, tc := range []struct{ method, path, op string }{
+		{"GET", "/.well-known/oauth-authorization-server", "oauth_get_authorization_server_metadata"},
+		{"GET", "/.well-known/oauth-protected-resource", "oauth_get_protected_resource_metadata"},
+		{"GET", "/oauth/authorize?response_type=code&client_id=c&redirect_uri=https%3A%2F%2Fexample.com&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256", "oauth_authorize_show_consent"},
+		{"GET", "/t/o/sometoken", "tracking_open_pixel"},
+		{"GET", "/t/c/sometoken", "tracking_click_redirect"},
+		{"GET", "/u/sometoken", "tracking_unsubscribe_page"},
+	} {
+		resp := env.Do(t, tc.method, tc.path, "", nil, nil)
+		e := readEnvelope(t, resp, 501, "not_implemented")
+		require.Contains(t, e.Message, tc.op, tc.path)
+	}
+	// Outside those prefixes the root is not an API.
+	readEnvelope(t, env.Do(t, "GET", "/system/readiness", "", nil, nil), 404, "route_not_found")
+}

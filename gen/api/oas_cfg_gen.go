@@ -9,6 +9,7 @@ import (
 	ht "github.com/ogen-go/ogen/http"
 	"github.com/ogen-go/ogen/middleware"
 	"github.com/ogen-go/ogen/ogenerrors"
+	"github.com/ogen-go/ogen/ogenregex"
 	"github.com/ogen-go/ogen/otelogen"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -16,6 +17,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
+var regexMap = map[string]ogenregex.Regexp{
+	"^(owner|admin|member|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$": ogenregex.MustCompile("^(owner|admin|member|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"),
+	"^[0-9a-fA-F]+$":                 ogenregex.MustCompile("^[0-9a-fA-F]+$"),
+	"^[A-Za-z0-9_-]+$":               ogenregex.MustCompile("^[A-Za-z0-9_-]+$"),
+	"^[a-z0-9_-]+(\\.[a-z0-9_-]+)*$": ogenregex.MustCompile("^[a-z0-9_-]+(\\.[a-z0-9_-]+)*$"),
+}
 var (
 	// Allocate option closure once.
 	clientSpanKind = trace.WithSpanKind(trace.SpanKindClient)

@@ -4,6 +4,7 @@ package api
 
 import (
 	"context"
+	"net/http"
 
 	ht "github.com/ogen-go/ogen/http"
 )
@@ -12,14 +13,4957 @@ import (
 type UnimplementedHandler struct{}
 
 var _ Handler = UnimplementedHandler{}
+var _ RawHandler = UnimplementedHandler{}
+
+// APIKeysAnalytics implements api-keys_analytics operation.
+//
+// The same buckets and per-endpoint breakdown as the organization-wide analytics, for one key; the id
+// may also be the literal `all`. `interval` is minute, hour or day, `to` defaults to now and `from` to
+// 24 hours before `to`. Needs API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
+//
+// Errors: 400 malformed id or bad from, to or interval, 401, 403 missing scope or permission, 404
+// unknown key, 429.
+//
+// GET /api-keys/{id}/analytics
+func (UnimplementedHandler) APIKeysAnalytics(ctx context.Context, params APIKeysAnalyticsParams) (r *APIKeyAnalytics, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// APIKeysCreate implements api-keys_create operation.
+//
+// Creates a key from a `name` (up to 255 characters) and a `permissions` bitmask (unsigned 64-bit,
+// defined bits only), optionally limited to source IPs, to mailboxes, to a per-minute rate (0 or
+// omitted means 60) and to an `expires_at`. Answers 201 with the key and its `secret`, returned only
+// this once; honours Idempotency-Key. Needs API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
+//
+// Errors: 400 invalid body or unknown permission bits, 401, 403 missing scope or permission, 429.
+//
+// POST /api-keys
+func (UnimplementedHandler) APIKeysCreate(ctx context.Context, req *CreateAPIKey, params APIKeysCreateParams) (r *APIKeyWithSecret, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// APIKeysDelete implements api-keys_delete operation.
+//
+// Erases a key that can no longer authenticate (revoked, or past its `expires_at`) together with its
+// usage logs, and answers `{status: deleted}`. A key that can still authenticate must be revoked
+// first. Needs API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown key, 409 key can still
+// authenticate (revoke it first), 429.
+//
+// DELETE /api-keys/{id}/permanent
+func (UnimplementedHandler) APIKeysDelete(ctx context.Context, params APIKeysDeleteParams) (r *APIKeyDeleteResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// APIKeysGet implements api-keys_get operation.
+//
+// Returns one key of the organization without its secret. A key past its `expires_at` still shows
+// status active but authenticates nothing. Needs API_KEYS (API keys, OAuth) or manage_api_keys
+// (sessions).
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown key, 429.
+//
+// GET /api-keys/{id}
+func (UnimplementedHandler) APIKeysGet(ctx context.Context, params APIKeysGetParams) (r *APIKey, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// APIKeysList implements api-keys_list operation.
+//
+// API keys of the organization, newest first, never with their secret; `limit` 1 to 100 (default 50)
+// with an opaque `cursor`. Needs API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
+//
+// Errors: 400 bad cursor or limit, or no organization, 401, 403 missing scope or permission, 429.
+//
+// GET /api-keys
+func (UnimplementedHandler) APIKeysList(ctx context.Context, params APIKeysListParams) (r *APIKeyList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// APIKeysListLogs implements api-keys_list_logs operation.
+//
+// Requests made with one key, newest first, each with endpoint, method, source IP, user agent, status
+// code and response time. `limit` 1 to 200 (default 50) with an opaque `cursor`. Needs API_KEYS (API
+// keys, OAuth) or manage_api_keys (sessions).
+//
+// Errors: 400 malformed id, bad cursor or limit, 401, 403 missing scope or permission, 404 unknown
+// key, 429.
+//
+// GET /api-keys/{id}/logs
+func (UnimplementedHandler) APIKeysListLogs(ctx context.Context, params APIKeysListLogsParams) (r *APIKeyUsageLogList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// APIKeysListPermissions implements api-keys_list_permissions operation.
+//
+// Returns every permission with its name, numeric bit value, description and category (read, write,
+// bulk, special), plus the `read_only` and `full_access` preset masks to build a key's `permissions`
+// from. Needs API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 429.
+//
+// GET /api-keys/permissions
+func (UnimplementedHandler) APIKeysListPermissions(ctx context.Context) (r *APIPermissionCatalog, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// APIKeysRevoke implements api-keys_revoke operation.
+//
+// Marks the key revoked so it stops authenticating at once; this cannot be undone. The optional
+// `reason` query is stored (a default text when omitted) and the answer is `{status: revoked}`. Needs
+// API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown key, 429.
+//
+// DELETE /api-keys/{id}
+func (UnimplementedHandler) APIKeysRevoke(ctx context.Context, params APIKeysRevokeParams) (r *APIKeyRevokeResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// APIKeysUpdate implements api-keys_update operation.
+//
+// Changes any of name, description, permissions, allowed_ips, allowed_email_accounts and
+// rate_limit_per_minute (0 restores the default of 60) and returns the updated key. The secret cannot
+// be rotated here. Needs API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
+//
+// Errors: 400 invalid body or unknown permission bits, 401, 403 missing scope or permission, 404
+// unknown key, 429.
+//
+// PATCH /api-keys/{id}
+func (UnimplementedHandler) APIKeysUpdate(ctx context.Context, req *UpdateAPIKey, params APIKeysUpdateParams) (r *APIKey, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// APIKeysUsageAnalytics implements api-keys_usage_analytics operation.
+//
+// Requests, outcomes and latency of every key of the organization in buckets of `interval` (minute,
+// hour or day), with a per-endpoint breakdown; `api_key_id` is the all-zero UUID in this form. `to`
+// defaults to now and `from` to 24 hours before `to` (both RFC 3339). Needs API_KEYS (API keys, OAuth)
+// or manage_api_keys (sessions).
+//
+// Errors: 400 bad from, to or interval, 401, 403 missing scope or permission, 429.
+//
+// GET /api-keys/usage/analytics
+func (UnimplementedHandler) APIKeysUsageAnalytics(ctx context.Context, params APIKeysUsageAnalyticsParams) (r *APIKeyAnalytics, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// APIKeysUsageSummary implements api-keys_usage_summary operation.
+//
+// Organization-wide counts of active, revoked and expired keys, requests and errors in the last 24
+// hours, the average latency over that window and the time of the last call. Needs API_KEYS (API keys,
+// OAuth) or manage_api_keys (sessions).
+//
+// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
+//
+// GET /api-keys/usage/summary
+func (UnimplementedHandler) APIKeysUsageSummary(ctx context.Context) (r *APIKeyUsageSummary, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AccountOrgTimezonesList implements account-org_timezones_list operation.
+//
+// Returns the timezone options offered for schedules, each with its IANA `name` and a readable
+// `display_name`.
+//
+// Errors: 401 missing or invalid credential, 403 not allowed, 429.
+//
+// GET /timezones
+func (UnimplementedHandler) AccountOrgTimezonesList(ctx context.Context) (r []TimezoneOption, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AgentPoliciesCreate implements agent_policies_create operation.
+//
+// Lets one API key or one OAuth grant (set exactly one of api_key_id and oauth_grant_id) act without a
+// human, within required bounds: granted capabilities (campaign.launch, email.compose, inbox.reply,
+// mailbox.provision), explicit mailbox_ids, recipients per run, recipients per day, actions per day
+// and an expiry. mailbox.provision is autonomous only with max_monthly_mailbox_spend_cents set, and
+// only for orders whose monthly total fits under it. Answers 201; session only (JWT), for the owner or
+// a settings manager.
+//
+// POST /agent-policies
+func (UnimplementedHandler) AgentPoliciesCreate(ctx context.Context, req *AgentPolicy) (r *AgentPolicy, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AgentPoliciesDelete implements agent_policies_delete operation.
+//
+// Removes the policy and answers 204; the credential it was bound to can no longer act autonomously,
+// so its launches wait for a human approval again. Session only (JWT), for the owner or a settings
+// manager.
+//
+// DELETE /agent-policies/{id}
+func (UnimplementedHandler) AgentPoliciesDelete(ctx context.Context, params AgentPoliciesDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// AgentPoliciesGetEffective implements agent_policies_get_effective operation.
+//
+// Returns the policy that governs the calling credential: capabilities, mailbox ids, recipients per
+// run and per day, actions per day, expiry and any monthly mailbox spend cap. Works with an API key,
+// an OAuth token or a session.
+//
+// GET /agent-policies/effective
+func (UnimplementedHandler) AgentPoliciesGetEffective(ctx context.Context) (r *AgentPolicy, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AgentPoliciesList implements agent_policies_list operation.
+//
+// Agent policies of the organization in a `data` array. Session only (JWT), for the owner or a
+// settings manager.
+//
+// GET /agent-policies
+func (UnimplementedHandler) AgentPoliciesList(ctx context.Context) (r *AgentPoliciesListOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AgentPoliciesUpdate implements agent_policies_update operation.
+//
+// Replaces the policy with the body sent, under the same rules as creation (one credential, explicit
+// mailboxes, capabilities, limits and expiry). Session only (JWT), for the owner or a settings
+// manager.
+//
+// PUT /agent-policies/{id}
+func (UnimplementedHandler) AgentPoliciesUpdate(ctx context.Context, req *AgentPolicy, params AgentPoliciesUpdateParams) (r *AgentPolicy, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AgentToolsCall implements agent_tools_call operation.
+//
+// Runs the named tool with the JSON `arguments` object and returns its result with 200; 202 means the
+// call was accepted without a final result, for example an action held for human approval. The call
+// goes through the caller's scopes, and autonomous actions by an agent credential also need an agent
+// policy bound to it.
+//
+// POST /ai/tools/{name}/call
+func (UnimplementedHandler) AgentToolsCall(ctx context.Context, req *AgentToolsCallReq, params AgentToolsCallParams) (r AgentToolsCallRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AgentToolsList implements agent_tools_list operation.
+//
+// Returns the AI tool registry that function-calling agents use over REST: the tools open to the
+// caller and their definitions.
+//
+// GET /ai/tools
+func (UnimplementedHandler) AgentToolsList(ctx context.Context) (r AgentToolsListOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AnalyticsAccountGet implements analytics_account_get operation.
+//
+// One mailbox's provider, status, last sync, health (status, score, issues), recent errors with
+// severity and today's campaign and warmup usage against limits. `warmup_status` is present only if
+// warmup was ever enabled, `warmup_health` only if the mailbox is in a warmup pool. Needs
+// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
+// GET /analytics/accounts/{id}
+func (UnimplementedHandler) AnalyticsAccountGet(ctx context.Context, params AnalyticsAccountGetParams) (r *AccountStatusDetail, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AnalyticsAccountsList implements analytics_accounts_list operation.
+//
+// Status of every mailbox of the organization: provider, health, recent errors, today's campaign and
+// warmup usage against limits, and whether it is in a campaign. The whole call fails if the status of
+// any one mailbox cannot be computed. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics
+// (sessions).
+//
+// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
+//
+// GET /analytics/accounts
+func (UnimplementedHandler) AnalyticsAccountsList(ctx context.Context) (r *AccountStatusList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AnalyticsAuditLogsList implements analytics_audit_logs_list operation.
+//
+// The organization's audit trail, filtered by actor_id, entity_id, entity_type, action and one UTC
+// `date`, or by start_date and end_date (RFC 3339 or YYYY-MM-DD), which override `date`. `limit` 10 to
+// 200 (default 50), `cursor` is an entry id; the organization always comes from the caller's session
+// or key. Entries carry the actor (null once that user is deleted), changes and metadata, never secret
+// values; needs READ_AUDIT_LOGS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 bad cursor, limit or date, 401, 403 missing scope or permission, 429.
+//
+// GET /audit-logs
+func (UnimplementedHandler) AnalyticsAuditLogsList(ctx context.Context, params AnalyticsAuditLogsListParams) (r *AuditLogList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AnalyticsCampaignDaily implements analytics_campaign_daily operation.
+//
+// Sends, opens, clicks and replies of one campaign for each day between the required `from` and `to`
+// (YYYY-MM-DD). Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 malformed id or missing or bad dates, 401, 403 missing scope or permission, 404 unknown
+// campaign, 429.
+//
+// GET /analytics/campaigns/{id}/daily
+func (UnimplementedHandler) AnalyticsCampaignDaily(ctx context.Context, params AnalyticsCampaignDailyParams) (r *CampaignDailyStats, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AnalyticsCampaignGet implements analytics_campaign_get operation.
+//
+// Totals and rates of one campaign (contacts, sends, pending sends, unique opens and clicks, machine
+// opens, replies, bounces, unsubscribes) and per-step counts, whose rates are percentages of that
+// step's sends (0 before any send). Human opens are unique_opens minus machine_opens. Needs
+// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown campaign, 429.
+//
+// GET /analytics/campaigns/{id}
+func (UnimplementedHandler) AnalyticsCampaignGet(ctx context.Context, params AnalyticsCampaignGetParams) (r *CampaignAnalytics, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AnalyticsCampaignHourly implements analytics_campaign_hourly operation.
+//
+// Sends, opens, clicks and replies of one campaign for each hour (0 to 23) of one `date`, today by
+// default. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 malformed id or bad date, 401, 403 missing scope or permission, 404 unknown campaign,
+// 429.
+//
+// GET /analytics/campaigns/{id}/hourly
+func (UnimplementedHandler) AnalyticsCampaignHourly(ctx context.Context, params AnalyticsCampaignHourlyParams) (r *CampaignHourlyStats, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AnalyticsCampaignsCompare implements analytics_campaigns_compare operation.
+//
+// Sends and open, click, reply and bounce rates of up to 10 campaigns over the required `from` and
+// `to` dates. `ids` is a comma-separated list of UUIDs: malformed entries are dropped, but at least
+// one must be valid. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 no valid id, too many ids or bad dates, 401, 403 missing scope or permission, 404
+// unknown campaign, 429.
+//
+// GET /analytics/campaigns/compare
+func (UnimplementedHandler) AnalyticsCampaignsCompare(ctx context.Context, params AnalyticsCampaignsCompareParams) (r *CampaignComparison, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AnalyticsDashboard implements analytics_dashboard operation.
+//
+// Organization totals and rates over `period` 7d, 30d or 90d (UTC calendar days including today;
+// default 7d): sends, opens and clicks with their machine share, replies, bounces, active campaigns
+// and mailboxes, plus recent activity, top campaigns, mailbox health and a daily trend. Totals count
+// email steps only, and each mailbox sits in exactly one health bucket, its most severe. Needs
+// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 invalid period or no organization, 401, 403 missing scope or permission, 429.
+//
+// GET /analytics/dashboard
+func (UnimplementedHandler) AnalyticsDashboard(ctx context.Context, params AnalyticsDashboardParams) (r *DashboardAnalytics, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AnalyticsDeliverability implements analytics_deliverability operation.
+//
+// Deliverability of the organization between `from` and `to` (RFC 3339; default the last 7 days):
+// bounce, complaint, unsubscribe, reply, open and click counts and rates, reply-intent counters, a
+// band, and breakdowns by day, mailbox and campaign; the placement rates are left out when there are
+// no seed samples. The intent_* counters (one per classified reply) do not add up with reply_count.
+// Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 bad from or to, or no organization, 401, 403 missing scope or permission, 429.
+//
+// GET /analytics/deliverability
+func (UnimplementedHandler) AnalyticsDeliverability(ctx context.Context, params AnalyticsDeliverabilityParams) (r *DeliverabilityDashboard, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AnalyticsUsage implements analytics_usage operation.
+//
+// Counts of mailboxes (total, active, in warmup, with errors), campaigns by status with emails sent,
+// and contacts (total, subscribed, added today) for `period` day (since 00:00 UTC, the default), week
+// (rolling 7 days) or month (rolling month). The `api` block is a placeholder; read the API key usage
+// endpoints instead. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 invalid period or no organization, 401, 403 missing scope or permission, 429.
+//
+// GET /analytics/usage
+func (UnimplementedHandler) AnalyticsUsage(ctx context.Context, params AnalyticsUsageParams) (r *UsageOverview, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AnalyticsWarmup implements analytics_warmup operation.
+//
+// Daily warmup sends, replies and target volume between the required `from` and `to` dates, with
+// totals, reply rate, average daily volume over active days and progress against the planned target
+// (may exceed 100). The optional `email_id` narrows it to one mailbox; unfiltered, `email_account_id`
+// is the zero UUID. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 missing or bad dates, 401, 403 missing scope or permission, 429.
+//
+// GET /analytics/warmup
+func (UnimplementedHandler) AnalyticsWarmup(ctx context.Context, params AnalyticsWarmupParams) (r *WarmupAnalytics, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AppConnectionsCreate implements app_connections_create operation.
+//
+// Registers the customer app that campaign app_action steps call: a `name` unique in the workspace (up
+// to 100 characters) and an HTTPS `base_url` (query and fragment are dropped; credentials in the URL
+// are refused). Answers 201 with the connection and its signing `secret`, returned only this once.
+// Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+//
+// POST /app-connections
+func (UnimplementedHandler) AppConnectionsCreate(ctx context.Context, req *AppConnectionsCreateReq) (r *AppConnectionCreated, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AppConnectionsDelete implements app_connections_delete operation.
+//
+// Removes the connection; this is refused while any app_action step still references it. Needs
+// INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+//
+// Errors: 409 `app_connection_in_use` (a campaign step still calls it).
+//
+// DELETE /app-connections/{id}
+func (UnimplementedHandler) AppConnectionsDelete(ctx context.Context, params AppConnectionsDeleteParams) (r AppConnectionsDeleteOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AppConnectionsGet implements app_connections_get operation.
+//
+// Returns one app connection without its secret. Needs INTEGRATIONS (API keys, OAuth) or
+// manage_settings (sessions).
+//
+// GET /app-connections/{id}
+func (UnimplementedHandler) AppConnectionsGet(ctx context.Context, params AppConnectionsGetParams) (r *AppConnection, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AppConnectionsList implements app_connections_list operation.
+//
+// The organization's app connections (name, base URL, timestamps) in a `data` array, never with
+// secrets. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+//
+// GET /app-connections
+func (UnimplementedHandler) AppConnectionsList(ctx context.Context) (r *AppConnectionsListOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AppConnectionsRotateSecret implements app_connections_rotate_secret operation.
+//
+// Issues a new signing secret, returned only in this response; the old one stops verifying at once, so
+// the app must switch to the new one straight away. Needs INTEGRATIONS (API keys, OAuth) or
+// manage_settings (sessions).
+//
+// POST /app-connections/{id}/rotate-secret
+func (UnimplementedHandler) AppConnectionsRotateSecret(ctx context.Context, params AppConnectionsRotateSecretParams) (r *AppConnectionsRotateSecretOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AppConnectionsTest implements app_connections_test operation.
+//
+// Sends a signed `app.ping` request to the app and reports DNS, TLS, connection and authentication
+// results (authentication is true when the app answers any 2xx), the HTTP status and the latency. It
+// always answers 200: a failure comes back in `error` with code `app_connection_failed`, a message and
+// a fix. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+//
+// POST /app-connections/{id}/test
+func (UnimplementedHandler) AppConnectionsTest(ctx context.Context, params AppConnectionsTestParams) (r *AppConnectionTest, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AppConnectionsUpdate implements app_connections_update operation.
+//
+// Changes the `name` or `base_url` under the same rules as creation and returns the connection; the
+// secret stays the same. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+//
+// PATCH /app-connections/{id}
+func (UnimplementedHandler) AppConnectionsUpdate(ctx context.Context, req *AppConnectionsUpdateReq, params AppConnectionsUpdateParams) (r *AppConnection, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ApprovalsDecide implements approvals_decide operation.
+//
+// Records the `decision` (approved or denied) with an optional `reason` and returns the approval.
+// Approving re-runs the preflight and every hard safety gate just before the launch, so an approved
+// action can still be stopped. Session only (JWT), for members who manage sends; API keys and OAuth
+// tokens cannot decide.
+//
+// POST /approvals/{id}/decision
+func (UnimplementedHandler) ApprovalsDecide(ctx context.Context, req *ApprovalsDecideReq, params ApprovalsDecideParams) (r *SendApproval, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ApprovalsList implements approvals_list operation.
+//
+// Actions held for human review, each with its run, action type, payload, status and expiry; a record
+// expires 30 minutes after it is created. Session only (JWT), for members who manage sends.
+//
+// GET /approvals
+func (UnimplementedHandler) ApprovalsList(ctx context.Context) (r *ApprovalsListOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// Auth2FADisable implements auth_2fa_disable operation.
+//
+// Turns two-factor authentication off when the `code` is a current TOTP code or an unused recovery
+// code, and returns `{ok: true}`. Session tokens only.
+//
+// Errors: 400 missing or wrong code, 401 missing or invalid token, 403 not a session token, 429.
+//
+// DELETE /auth/2fa
+func (UnimplementedHandler) Auth2FADisable(ctx context.Context, req OptTwoFACodeRequest, params Auth2FADisableParams) (r *OkResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// Auth2FAEnrollConfirm implements auth_2fa_enroll_confirm operation.
+//
+// Checks a TOTP `code` from the authenticator app, turns 2FA on and returns the recovery codes, shown
+// only this once. Session tokens only.
+//
+// Errors: 400 invalid body or wrong code, 401 missing or invalid token, 403 not a session token, 429.
+//
+// POST /auth/2fa/enroll/confirm
+func (UnimplementedHandler) Auth2FAEnrollConfirm(ctx context.Context, req *TwoFACodeRequest, params Auth2FAEnrollConfirmParams) (r *TwoFARecoveryCodes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// Auth2FAEnrollStart implements auth_2fa_enroll_start operation.
+//
+// Generates a TOTP `secret` and its `otpauth_uri` for an authenticator app, returned only in this
+// response. 2FA stays off until POST /auth/2fa/enroll/confirm succeeds. Session tokens only.
+//
+// Errors: 401 missing or invalid token, 403 not a session token, 429.
+//
+// POST /auth/2fa/enroll/start
+func (UnimplementedHandler) Auth2FAEnrollStart(ctx context.Context, params Auth2FAEnrollStartParams) (r *TwoFAEnrollStart, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// Auth2FAStatus implements auth_2fa_status operation.
+//
+// Tells whether TOTP two-factor authentication is on for the signed-in user (`enabled`). Session
+// tokens only.
+//
+// Errors: 401 missing or invalid token, 403 not a session token.
+//
+// GET /auth/2fa/status
+func (UnimplementedHandler) Auth2FAStatus(ctx context.Context) (r *TwoFAStatus, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// Auth2FAVerifyLogin implements auth_2fa_verify_login operation.
+//
+// Completes a sign-in that answered with a 2FA challenge: send its `pending_token` (single use, valid
+// 300 seconds) with a TOTP code or a recovery code not used before, and receive a token pair. Public.
+//
+// Errors: 400 invalid body, 401 wrong code or expired or used pending token, 429 too many attempts.
+//
+// POST /auth/2fa/verify
+func (UnimplementedHandler) Auth2FAVerifyLogin(ctx context.Context, req *TwoFAVerifyRequest) (r *TokenPair, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthAppleBegin implements auth_apple_begin operation.
+//
+// Public, no body. Prepares an Apple authorization request (state, nonce and PKCE verifier stay on the
+// server) and returns the provider URL to send the browser to plus a `binding` the same browser must
+// keep and present to POST /auth/sso/exchange. Apple returns the browser to POST /auth/apple/callback
+// (form_post response mode). Errors: 429, 503 Apple sign-in is not configured on this deployment.
+//
+// POST /auth/apple/begin
+func (UnimplementedHandler) AuthAppleBegin(ctx context.Context) (r *AuthBrowserSignInStart, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthAppleCallbackGet implements auth_apple_callback_get operation.
+//
+// Public. Apple answers through POST (form_post); the GET form is accepted so that a refusal delivered
+// in the query string still ends on the web app. Redirects to `<APP_URL>/auth/login?sso_error=...` on
+// a refusal; a code arriving this way is handled like the POST form. Never returns a token. Errors:
+// 429 (every other failure is reported through the redirect).
+//
+// GET /auth/apple/callback
+func (UnimplementedHandler) AuthAppleCallbackGet(ctx context.Context, params AuthAppleCallbackGetParams) (r *AuthAppleCallbackGetFound, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthAppleCallbackPost implements auth_apple_callback_post operation.
+//
+// Public redirect URI (`{api_public_url}/v1/auth/apple/callback`), reached by the browser posting
+// Apple's form. Never returns a token: on success it redirects to `<APP_URL>/auth/sso?code=...`
+// (single-use handoff code valid 60 seconds, exchanged with the browser binding at POST
+// /auth/sso/exchange); on a refusal, unknown or expired state, or failed verification it redirects to
+// `<APP_URL>/auth/login?sso_error=...`. The `user` field (name and email as JSON) is sent by Apple
+// only on the first consent and is used to name a new account. Errors: 429 (every other failure is
+// reported through the redirect).
+//
+// POST /auth/apple/callback
+func (UnimplementedHandler) AuthAppleCallbackPost(ctx context.Context, req *AppleCallbackForm) (r *AuthAppleCallbackPostFound, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthAppleSignIn implements auth_apple_sign_in operation.
+//
+// Public; not available to API keys. Verifies an identity token obtained by a native Apple sign-in and
+// answers like a completed login: a token pair, or the 2FA challenge (`two_fa_required`,
+// `pending_token`, `expires_in` 300) when the account has 2FA. The provider has verified the address,
+// so no email code is sent. The first sign-in of an identity creates the account, its organization and
+// the trial; Apple sends the person's name only on that first consent, so first_name and last_name are
+// stored then (ignored for an existing account). Errors: 400 invalid body, 401 identity token invalid,
+// expired or issued for another client, or email not allowed, 429 too many attempts, 503 Apple sign-in
+// is not configured on this deployment.
+//
+// POST /auth/apple
+func (UnimplementedHandler) AuthAppleSignIn(ctx context.Context, req *AppleSignInRequest) (r *LoginResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthChangePassword implements auth_change_password operation.
+//
+// Replaces the password after checking `current_password`; `new_password` must pass the strength rule.
+// Answers 200 with an empty body. Session tokens only.
+//
+// Errors: 400 invalid body or weak password, 401 unauthenticated or wrong current password, 403 not a
+// session token, 429.
+//
+// POST /auth/me/password
+func (UnimplementedHandler) AuthChangePassword(ctx context.Context, req *ChangePasswordRequest, params AuthChangePasswordParams) error {
+	return ht.ErrNotImplemented
+}
+
+// AuthCompleteOnboarding implements auth_complete_onboarding operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Saves the name and the onboarding
+// survey and stamps onboarding_completed_at and referral_source on the current user (GET /auth/me).
+// Names are 1 to 50 characters. Errors: 400 invalid body or unknown enum value, 401, 403 not a session
+// token, 429.
+//
+// PATCH /auth/me/onboarding
+func (UnimplementedHandler) AuthCompleteOnboarding(ctx context.Context, req *OnboardingCompleteRequest, params AuthCompleteOnboardingParams) error {
+	return ht.ErrNotImplemented
+}
+
+// AuthDeleteAvatar implements auth_delete_avatar operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Clears avatar_url; the stored file is
+// deleted best effort. Succeeds when there is no avatar. Errors: 401, 403 not a session token, 429.
+//
+// DELETE /auth/me/avatar
+func (UnimplementedHandler) AuthDeleteAvatar(ctx context.Context, params AuthDeleteAvatarParams) error {
+	return ht.ErrNotImplemented
+}
+
+// AuthDeleteDeviceToken implements auth_delete_device_token operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Stops pushes to the device. Only the
+// caller's own tokens are removed; an unknown token still answers ok. Errors: 401, 403 not a session
+// token, 429.
+//
+// DELETE /auth/me/device-tokens/{token}
+func (UnimplementedHandler) AuthDeleteDeviceToken(ctx context.Context, params AuthDeleteDeviceTokenParams) (r *OkResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthDeletePasskeyCredential implements auth_delete_passkey_credential operation.
+//
+// Removes one of the user's passkeys so it can no longer sign in, and answers 204. Session tokens
+// only.
+//
+// Errors: 400 malformed id, 401 missing or invalid token, 403 not a session token, 404 unknown
+// passkey, 429.
+//
+// DELETE /auth/passkey/credentials/{id}
+func (UnimplementedHandler) AuthDeletePasskeyCredential(ctx context.Context, params AuthDeletePasskeyCredentialParams) error {
+	return ht.ErrNotImplemented
+}
+
+// AuthGetConfig implements auth_get_config operation.
+//
+// Public. What a sign-in page needs before the first request: the browser sign-in options offered
+// (`providers`), whether registration is open, whether new accounts confirm their email with a code,
+// and whether sign-in start calls need an anti-bot token and which site key the widget uses. Errors:
+// 429.
+//
+// GET /auth/config
+func (UnimplementedHandler) AuthGetConfig(ctx context.Context) (r *AuthConfig, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthGetMe implements auth_get_me operation.
+//
+// Returns the signed-in user's profile, roles, onboarding state, organization limit and admin flags,
+// plus the folders, tags and categories label registries of the currently selected workspace (the same
+// for every member). Session tokens only.
+//
+// Errors: 401 missing or invalid token, 403 not a session token.
+//
+// GET /auth/me
+func (UnimplementedHandler) AuthGetMe(ctx context.Context) (r *User, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthGetNotificationPreferences implements auth_get_notification_preferences operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Returns every category, the stored
+// choices merged over the defaults (see NotificationPreferences). Errors: 401, 403 not a session
+// token.
+//
+// GET /auth/me/notification-preferences
+func (UnimplementedHandler) AuthGetNotificationPreferences(ctx context.Context) (r *NotificationPreferencesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthGoogleBegin implements auth_google_begin operation.
+//
+// Public, no body. Prepares a Google authorization request (state, nonce and PKCE verifier stay on the
+// server) and returns the provider URL plus the `binding` to keep in this browser for POST
+// /auth/sso/exchange. Google returns the browser to GET /auth/google/callback. Errors: 429, 503 Google
+// sign-in is not configured on this deployment.
+//
+// POST /auth/google/begin
+func (UnimplementedHandler) AuthGoogleBegin(ctx context.Context) (r *AuthBrowserSignInStart, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthGoogleCallback implements auth_google_callback operation.
+//
+// Public redirect URI (`{api_public_url}/v1/auth/google/callback`). Never returns a token: on success
+// it redirects to `<APP_URL>/auth/sso?code=...` with a single-use handoff code valid 60 seconds, to be
+// exchanged with the browser binding at POST /auth/sso/exchange; on a refusal, unknown or expired
+// state, or failed verification it redirects to `<APP_URL>/auth/login?sso_error=...`. Errors: 429
+// (every other failure is reported through the redirect).
+//
+// GET /auth/google/callback
+func (UnimplementedHandler) AuthGoogleCallback(ctx context.Context, params AuthGoogleCallbackParams) (r *AuthGoogleCallbackFound, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthGoogleSignIn implements auth_google_sign_in operation.
+//
+// Public; not available to API keys. Verifies a Google ID token and answers like a completed login: a
+// token pair, or the 2FA challenge when the account has 2FA. No email code step (the provider verified
+// the address). The first sign-in of an identity creates the account, its organization and the trial.
+// Errors: 400 invalid body, 401 ID token invalid, expired or issued for another client, or email not
+// allowed, 429 too many attempts, 503 Google sign-in is not configured on this deployment.
+//
+// POST /auth/google
+func (UnimplementedHandler) AuthGoogleSignIn(ctx context.Context, req *GoogleSignInRequest) (r *LoginResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthListNotifications implements auth_list_notifications operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Newest first, at most `limit` items; a
+// fixed-size feed, not cursor paginated. `unread` counts every unread notification of the user,
+// whatever the limit and filter. Errors: 400 invalid limit, 401, 403 not a session token.
+//
+// GET /auth/me/notifications
+func (UnimplementedHandler) AuthListNotifications(ctx context.Context, params AuthListNotificationsParams) (r *UserNotificationFeed, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthListPasskeyCredentials implements auth_list_passkey_credentials operation.
+//
+// Returns the passkeys registered to the signed-in user as a bare array, each with its name, provider,
+// transports, backup state and creation and last-use times. Session tokens only.
+//
+// Errors: 401 missing or invalid token, 403 not a session token.
+//
+// GET /auth/passkey/credentials
+func (UnimplementedHandler) AuthListPasskeyCredentials(ctx context.Context) (r PasskeyCredentialList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthListProviders implements auth_list_providers operation.
+//
+// Public. Tells native apps which provider sign-ins (POST /auth/apple, POST /auth/google) this
+// deployment accepts and the client id to request tokens for. A disabled provider reports enabled
+// false and an empty client_id. Errors: 429.
+//
+// GET /auth/providers
+func (UnimplementedHandler) AuthListProviders(ctx context.Context) (r *AuthProviders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthListSessions implements auth_list_sessions operation.
+//
+// Returns the user's sessions as a bare array (not paginated), the current one first, each with
+// browser, OS, approximate location, sign-in provider, creation and last activity times. Session
+// tokens only.
+//
+// Errors: 401 missing or invalid token, 403 not a session token.
+//
+// GET /auth/sessions
+func (UnimplementedHandler) AuthListSessions(ctx context.Context) (r SessionList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthLoginConfirm implements auth_login_confirm operation.
+//
+// Exchanges the sign-in `session` handle and the emailed code for a token pair; the anti-bot token is
+// optional here. When the account has 2FA on, it answers with a challenge instead (`two_fa_required`
+// true, a single-use `pending_token`, `expires_in` 300 seconds) to finish at POST /auth/2fa/verify.
+// Public.
+//
+// Errors: 400 invalid body, 401 wrong or expired code or session, 403 anti-bot token rejected, 429 too
+// many attempts.
+//
+// POST /auth/login/confirm
+func (UnimplementedHandler) AuthLoginConfirm(ctx context.Context, req *ConfirmRequest) (r *LoginResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthLoginStart implements auth_login_start operation.
+//
+// Checks the email, password and anti-bot token; when they match, emails a one-time code and returns
+// an opaque signed `session` handle for POST /auth/login/confirm. Public and not usable with API keys;
+// rate limited per source IP.
+//
+// Errors: 400 invalid body, 401 invalid credentials, 403 anti-bot token rejected, 429 too many
+// attempts.
+//
+// POST /auth/login
+func (UnimplementedHandler) AuthLoginStart(ctx context.Context, req *AuthCredentials) (r *AuthSession, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthLogout implements auth_logout operation.
+//
+// Revokes the session the bearer access token belongs to and answers 204. Session tokens only; accepts
+// an Idempotency-Key.
+//
+// Errors: 401 missing or invalid token, 403 not allowed (not a session token), 429.
+//
+// POST /auth/logout
+func (UnimplementedHandler) AuthLogout(ctx context.Context, params AuthLogoutParams) error {
+	return ht.ErrNotImplemented
+}
+
+// AuthLogoutAll implements auth_logout_all operation.
+//
+// Revokes all sessions of the signed-in user, the calling one included, and answers 204. Session
+// tokens only.
+//
+// Errors: 401 missing or invalid token, 403 not a session token, 429.
+//
+// POST /auth/logout-all
+func (UnimplementedHandler) AuthLogoutAll(ctx context.Context, params AuthLogoutAllParams) error {
+	return ht.ErrNotImplemented
+}
+
+// AuthMarkAllNotificationsRead implements auth_mark_all_notifications_read operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. No body. Stamps read_at on every
+// unread notification of the current user. Errors: 401, 403 not a session token, 429.
+//
+// PUT /auth/me/notifications
+func (UnimplementedHandler) AuthMarkAllNotificationsRead(ctx context.Context, params AuthMarkAllNotificationsReadParams) (r *OkResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthMarkNotificationRead implements auth_mark_notification_read operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Stamps read_at on one of the caller's
+// notifications; marking an already read notification changes nothing. Errors: 400 malformed id, 401,
+// 403 not a session token, 404 unknown id or another user's notification, 429.
+//
+// POST /auth/me/notifications/{id}/read
+func (UnimplementedHandler) AuthMarkNotificationRead(ctx context.Context, params AuthMarkNotificationReadParams) (r *OkResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthOidcBegin implements auth_oidc_begin operation.
+//
+// Public, no body. Prepares an authorization request to the OpenID Connect provider configured for
+// this deployment (state, nonce and PKCE verifier stay on the server) and returns the provider URL
+// plus the `binding` to keep in this browser for POST /auth/sso/exchange. The provider returns the
+// browser to GET /auth/oidc/callback. Errors: 429, 503 no OpenID Connect provider is configured on
+// this deployment.
+//
+// POST /auth/oidc/begin
+func (UnimplementedHandler) AuthOidcBegin(ctx context.Context) (r *AuthBrowserSignInStart, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthOidcCallback implements auth_oidc_callback operation.
+//
+// Public redirect URI (`{api_public_url}/v1/auth/oidc/callback`). Never returns a token: on success it
+// redirects to `<APP_URL>/auth/sso?code=...` (single-use handoff code valid 60 seconds, exchanged with
+// the browser binding at POST /auth/sso/exchange); on a refusal or failed verification it redirects to
+// `<APP_URL>/auth/login?sso_error=...`. Errors: 429 (every other failure is reported through the
+// redirect).
+//
+// GET /auth/oidc/callback
+func (UnimplementedHandler) AuthOidcCallback(ctx context.Context, params AuthOidcCallbackParams) (r *AuthOidcCallbackFound, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthOidcExchange implements auth_oidc_exchange operation.
+//
+// Public. Same behaviour, body and answer as POST /auth/sso/exchange, kept for clients written against
+// the earlier name. Errors: 400 invalid body, 401 unknown, used or expired code, 401
+// `sso_wrong_browser`, 429.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// POST /auth/oidc/exchange
+func (UnimplementedHandler) AuthOidcExchange(ctx context.Context, req *SSOExchangeRequest) (r *LoginResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthPasskeyLoginBegin implements auth_passkey_login_begin operation.
+//
+// Starts a usernameless passkey sign-in: takes no body and returns the assertion options for the
+// browser's WebAuthn call (`publicKey`) plus an opaque `session` handle for POST
+// /auth/passkey/login/finish. Public.
+//
+// Errors: 400 malformed request, 429.
+//
+// POST /auth/passkey/login/begin
+func (UnimplementedHandler) AuthPasskeyLoginBegin(ctx context.Context) (r *PasskeyLoginChallenge, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthPasskeyLoginFinish implements auth_passkey_login_finish operation.
+//
+// Verifies the browser's raw assertion (`credential`) against the `session` handle from the begin step
+// and returns a token pair; no emailed code is needed. Public.
+//
+// Errors: 400 invalid body, 401 assertion not verified or session expired, 429.
+//
+// POST /auth/passkey/login/finish
+func (UnimplementedHandler) AuthPasskeyLoginFinish(ctx context.Context, req *PasskeyLoginFinishRequest) (r *TokenPair, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthPasskeyRegisterBegin implements auth_passkey_register_begin operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. No body. Returns the WebAuthn creation
+// options to hand to navigator.credentials.create (`publicKey`), excluding the user's existing
+// credentials, and the opaque `session` of this ceremony to send back to POST
+// /auth/passkey/register/finish. Errors: 401, 403 not a session token, 429.
+//
+// POST /auth/passkey/register/begin
+func (UnimplementedHandler) AuthPasskeyRegisterBegin(ctx context.Context, params AuthPasskeyRegisterBeginParams) (r *PasskeyRegistrationChallenge, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthPasskeyRegisterFinish implements auth_passkey_register_finish operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Verifies the attestation the browser
+// produced for the options of POST /auth/passkey/register/begin and stores the credential; it then
+// appears in GET /auth/passkey/credentials and can sign in through the passkey login. Without `name`
+// the credential is named after its authenticator. Errors: 400 invalid body, malformed or unverifiable
+// attestation, or no pending ceremony (expired or already finished), 401, 403 not a session token, 409
+// credential already registered, 429.
+//
+// POST /auth/passkey/register/finish
+func (UnimplementedHandler) AuthPasskeyRegisterFinish(ctx context.Context, req *PasskeyRegisterFinishRequest, params AuthPasskeyRegisterFinishParams) (r *PasskeyCredential, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthRefresh implements auth_refresh operation.
+//
+// Trades a refresh token for a new token pair. Refresh tokens rotate: the one sent stops working as
+// soon as this call succeeds. Public.
+//
+// Errors: 400 invalid body, 401 refresh token invalid, expired or revoked, 429.
+//
+// POST /auth/refresh
+func (UnimplementedHandler) AuthRefresh(ctx context.Context, req *RefreshRequest) (r *TokenPair, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthRegisterConfirm implements auth_register_confirm operation.
+//
+// Completes a registration with the `session` handle from POST /auth/register and the emailed code;
+// the anti-bot token is optional. Answers 204 with no body. Public.
+//
+// Errors: 400 invalid body, 401 wrong or expired code or session, 403 anti-bot token rejected, 429 too
+// many attempts.
+//
+// POST /auth/register/confirm
+func (UnimplementedHandler) AuthRegisterConfirm(ctx context.Context, req *ConfirmRequest) error {
+	return ht.ErrNotImplemented
+}
+
+// AuthRegisterDeviceToken implements auth_register_device_token operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Upserts the device token for the
+// current user; a token registered by another account moves to the caller. Pushes follow the `push`
+// channel of the notification preferences and are batched: the first event after a quiet stretch is
+// pushed at once, later ones inside the window arrive as one summary. Errors: 400 invalid body (token
+// not hex, unknown platform or environment), 401, 403 not a session token, 429.
+//
+// POST /auth/me/device-tokens
+func (UnimplementedHandler) AuthRegisterDeviceToken(ctx context.Context, req *DeviceTokenRegister, params AuthRegisterDeviceTokenParams) (r *OkResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthRegisterStart implements auth_register_start operation.
+//
+// Starts an account registration from the email, password and anti-bot token, emails a one-time code
+// and returns the `session` handle for POST /auth/register/confirm. A deployment that does not require
+// email verification answers with the sign-in result directly. Public; rate limited per source IP.
+//
+// Errors: 400 invalid body or weak password, 401 email already in use or not allowed, 403 anti-bot
+// token rejected, 429 too many attempts.
+//
+// POST /auth/register
+func (UnimplementedHandler) AuthRegisterStart(ctx context.Context, req *AuthCredentials) (r *AuthSession, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthRenamePasskeyCredential implements auth_rename_passkey_credential operation.
+//
+// Sets the display `name` of one of the user's passkeys and returns the updated credential. Session
+// tokens only.
+//
+// Errors: 400 invalid body or malformed id, 401 missing or invalid token, 403 not a session token, 404
+// unknown passkey, 429.
+//
+// PATCH /auth/passkey/credentials/{id}
+func (UnimplementedHandler) AuthRenamePasskeyCredential(ctx context.Context, req *PasskeyRenameRequest, params AuthRenamePasskeyCredentialParams) (r *PasskeyCredential, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthResetPasswordConfirm implements auth_reset_password_confirm operation.
+//
+// Sets the new `password` for the account behind the reset `session`, with the anti-bot token, and
+// answers 200 with an empty body. The password must pass the strength rule. Public.
+//
+// Errors: 400 invalid body or weak password, 401 invalid or expired reset session, 403 anti-bot token
+// rejected, 429.
+//
+// POST /auth/reset-password/confirm
+func (UnimplementedHandler) AuthResetPasswordConfirm(ctx context.Context, req *ResetPasswordConfirmRequest) error {
+	return ht.ErrNotImplemented
+}
+
+// AuthResetPasswordStart implements auth_reset_password_start operation.
+//
+// Starts a password reset for the email, protected by the anti-bot token. It always answers 200 with
+// an empty body, whether or not an account exists, so it never reveals which emails are registered.
+// Public.
+//
+// Errors: 400 invalid body, 403 anti-bot token rejected, 429 too many attempts.
+//
+// POST /auth/reset-password
+func (UnimplementedHandler) AuthResetPasswordStart(ctx context.Context, req *ResetPasswordStartRequest) error {
+	return ht.ErrNotImplemented
+}
+
+// AuthRevokeOtherSessions implements auth_revoke_other_sessions operation.
+//
+// Ends every session of the user except the one making the call and answers 204. Session tokens only.
+//
+// Errors: 401 missing or invalid token, 403 not a session token, 429.
+//
+// DELETE /auth/sessions
+func (UnimplementedHandler) AuthRevokeOtherSessions(ctx context.Context, params AuthRevokeOtherSessionsParams) error {
+	return ht.ErrNotImplemented
+}
+
+// AuthRevokeSession implements auth_revoke_session operation.
+//
+// Ends one session by id and answers 204; only the caller's own sessions can be revoked. Session
+// tokens only.
+//
+// Errors: 400 malformed id, 401 missing or invalid token, 403 not a session token, 404 unknown session
+// or not the caller's, 429.
+//
+// DELETE /auth/sessions/{id}
+func (UnimplementedHandler) AuthRevokeSession(ctx context.Context, params AuthRevokeSessionParams) error {
+	return ht.ErrNotImplemented
+}
+
+// AuthSSOExchange implements auth_sso_exchange operation.
+//
+// Public. Trades the single-use code the callback put in the web app URL (valid 60 seconds) for a
+// token pair, or the 2FA challenge when the account has 2FA. The binding returned by the begin call in
+// the same browser is mandatory: a code presented without its matching binding is refused with
+// `sso_wrong_browser`. Errors: 400 invalid body, 401 unknown, used or expired code, 401
+// `sso_wrong_browser`, 429.
+//
+// POST /auth/sso/exchange
+func (UnimplementedHandler) AuthSSOExchange(ctx context.Context, req *SSOExchangeRequest) (r *LoginResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthUpdateMe implements auth_update_me operation.
+//
+// Changes the signed-in user's `first_name` and `last_name`, each 1 to 50 characters. Session tokens
+// only.
+//
+// Errors: 400 invalid body or name length, 401 missing or invalid token, 403 not a session token, 429.
+//
+// PATCH /auth/me
+func (UnimplementedHandler) AuthUpdateMe(ctx context.Context, req *UpdateProfileRequest, params AuthUpdateMeParams) error {
+	return ht.ErrNotImplemented
+}
+
+// AuthUpdateNotificationPreferences implements auth_update_notification_preferences operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. The body is the complete preferences
+// object: a category left out is reset to its default, and email_digest_minutes left out is 30. Echoes
+// the resulting preferences. Errors: 400 invalid body or email_digest_minutes outside 30 to 1440, 401,
+// 403 not a session token, 429.
+//
+// PUT /auth/me/notification-preferences
+func (UnimplementedHandler) AuthUpdateNotificationPreferences(ctx context.Context, req *NotificationPreferencesReplace, params AuthUpdateNotificationPreferencesParams) (r *NotificationPreferencesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AuthUploadAvatar implements auth_upload_avatar operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. multipart/form-data with one `file`
+// field holding a PNG or JPG image of at most 2 MB and at most 1024 x 1024 pixels. Replaces any
+// previous avatar and returns its public URL (also reported as avatar_url by GET /auth/me). Errors:
+// 400 missing file, not PNG or JPG, larger than 2 MB or larger than 1024 x 1024 px, 401, 403 not a
+// session token, 429.
+//
+// POST /auth/me/avatar
+func (UnimplementedHandler) AuthUploadAvatar(ctx context.Context, req *AvatarUploadMultipart, params AuthUploadAvatarParams) (r *AvatarUploadResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AutomationsCreate implements automations_create operation.
+//
+// Creates an automation from name, trigger_event and graph (all required), an optional enabled flag
+// and an optional filter (an automation-wide gate, e.g. intents and min_confidence). graph.nodes hold
+// exactly one node of type trigger, whose id is `trigger`, plus condition and action nodes (action
+// nodes name an action, optionally a connection_id and a config); graph.edges link source to target
+// node ids, with `when` empty on plain edges and true or false on the two edges leaving a condition
+// node. Raises automation.created. Scope INTEGRATIONS plus session permission manage_settings;
+// paid-plan feature, an organization without a paid plan gets 403. Extended surface: answers 404
+// unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body or graph
+// (missing name, trigger_event or graph; not exactly one trigger node with id `trigger`), 401, 403
+// missing scope or permission, or no paid plan, 404 extended surfaces disabled, 429.
+//
+// POST /automations
+func (UnimplementedHandler) AutomationsCreate(ctx context.Context, req *AutomationWrite, params AutomationsCreateParams) (r *AutomationEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AutomationsDelete implements automations_delete operation.
+//
+// Deletes the automation and answers `{deleted: true}`. Refused while campaign steps still reference
+// it. Raises automation.deleted. Scope INTEGRATIONS plus session permission manage_settings; paid-plan
+// feature, an organization without a paid plan gets 403. Extended surface: answers 404 unless the
+// operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 malformed id, 401, 403 missing
+// scope or permission, or no paid plan, 404 unknown id or extended surfaces disabled, 409 still
+// referenced by campaign steps, 429.
+//
+// DELETE /automations/{id}
+func (UnimplementedHandler) AutomationsDelete(ctx context.Context, params AutomationsDeleteParams) (r *AutomationDeleteResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AutomationsGet implements automations_get operation.
+//
+// Returns one automation in an `{automation}` envelope. Scope INTEGRATIONS, or a session holding
+// manage_settings or use_integrations. Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 malformed id, 401, 403 missing scope or
+// permission, 404 unknown id or extended surfaces disabled, 429.
+//
+// GET /automations/{id}
+func (UnimplementedHandler) AutomationsGet(ctx context.Context, params AutomationsGetParams) (r *AutomationEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AutomationsList implements automations_list operation.
+//
+// Returns every automation of the organization in an `{automations}` envelope, without pagination.
+// Scope INTEGRATIONS, or a session holding manage_settings or use_integrations. Extended surface:
+// answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 401, 403 missing
+// scope or permission, 404 extended surfaces disabled, 429.
+//
+// GET /automations
+func (UnimplementedHandler) AutomationsList(ctx context.Context) (r *AutomationList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AutomationsRunsList implements automations_runs_list operation.
+//
+// Returns the automation's most recent runs in a `{runs}` envelope, each with its per-node results
+// (every real run also raises the automation.run event). No cursor: limit caps the number of runs
+// (default 50). Scope INTEGRATIONS, or a session holding manage_settings or use_integrations. Extended
+// surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400
+// malformed id or bad limit, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// GET /automations/{id}/runs
+func (UnimplementedHandler) AutomationsRunsList(ctx context.Context, params AutomationsRunsListParams) (r *AutomationRunList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AutomationsTest implements automations_test operation.
+//
+// Walks the automation's graph against an optional sample event (`data`) without any side effect: no
+// action is performed, no run is stored and no event is raised. Answers the trace, one entry per node
+// visited (node_id, type, action, label, status, preview), and the event data used. Scope INTEGRATIONS
+// plus session permission manage_settings; paid-plan feature, an organization without a paid plan gets
+// 403. Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+// Errors: 400 invalid body or malformed id, 401, 403 missing scope or permission, or no paid plan, 404
+// unknown id or extended surfaces disabled, 429.
+//
+// POST /automations/{id}/test
+func (UnimplementedHandler) AutomationsTest(ctx context.Context, req OptAutomationDryRunRequest, params AutomationsTestParams) (r *AutomationDryRunResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AutomationsUpdate implements automations_update operation.
+//
+// Replaces the fields sent among name, enabled, trigger_event, filter and graph; each one replaces the
+// stored value whole (a graph is never merged). graph.nodes hold exactly one node of type trigger,
+// whose id is `trigger`, plus condition and action nodes (action nodes name an action, optionally a
+// connection_id and a config); graph.edges link source to target node ids, with `when` empty on plain
+// edges and true or false on the two edges leaving a condition node. Raises automation.updated. Scope
+// INTEGRATIONS plus session permission manage_settings; paid-plan feature, an organization without a
+// paid plan gets 403. Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body or graph, 401, 403 missing scope or
+// permission, or no paid plan, 404 unknown id or extended surfaces disabled, 429.
+//
+// PATCH /automations/{id}
+func (UnimplementedHandler) AutomationsUpdate(ctx context.Context, req *AutomationUpdate, params AutomationsUpdateParams) (r *AutomationEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsCancelTestRun implements campaigns_cancel_test_run operation.
+//
+// Stops a test run that is still running or waiting and returns it in state cancelled; no further step
+// of it is sent. Needs SEND_CAMPAIGNS.
+//
+// POST /campaigns/{id}/test-runs/{runId}/cancel
+func (UnimplementedHandler) CampaignsCancelTestRun(ctx context.Context, params CampaignsCancelTestRunParams) (r *CampaignTestRun, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsCreate implements campaigns_create operation.
+//
+// Creates a draft campaign; only name is required, and kind (sequence by default, or one_time with at
+// most one email step) is fixed here. start_date must be today or later and end_date in the future;
+// sender_strategy tags draws the pool from email_tag_ids and falls back to every active mailbox,
+// explicit uses senders plus those tags and never falls back; steps are chained in order (first
+// wait_after 0, follow-ups 3 days; thread_reply defaults to true when a step has no subject or repeats
+// the thread's). Creation counts toward a daily new-campaign throttle, raises campaign.created and
+// accepts Idempotency-Key. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
+//
+// Errors: 400 invalid body (missing name, past start_date, end_date not in the future, unknown kind),
+// 401, 403 missing scope or permission, 429 rate limited or daily new-campaign throttle reached.
+//
+// POST /campaigns
+func (UnimplementedHandler) CampaignsCreate(ctx context.Context, req *CampaignCreate, params CampaignsCreateParams) (r *Campaign, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsCreateAbVariant implements campaigns_create_ab_variant operation.
+//
+// Adds a variant to the campaign: name is required; step_id ties it to one step (omitted means
+// campaign-level); weight, subject, body_html, body_plain, is_control, is_active and metadata are
+// optional. Accepts Idempotency-Key. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
+// (sessions).
+//
+// Errors: 400 invalid body or unknown step, 401, 403 missing scope or permission, 404 unknown
+// campaign, 429.
+//
+// POST /campaigns/{id}/ab-variants
+func (UnimplementedHandler) CampaignsCreateAbVariant(ctx context.Context, req *CampaignABVariantCreate, params CampaignsCreateAbVariantParams) (r *CampaignABVariant, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsCreateStep implements campaigns_create_step operation.
+//
+// Appends a step to the campaign's sequence and returns it with 201 and its position. A one_time
+// campaign takes at most one email step. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
+// (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign, 429.
+//
+// POST /campaigns/{id}/steps
+func (UnimplementedHandler) CampaignsCreateStep(ctx context.Context, params CampaignsCreateStepParams) (r *CampaignStep, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsDelete implements campaigns_delete operation.
+//
+// Deletes the campaign without pausing it first; pending tasks are cancelled in the same transaction,
+// and steps, leads, progress, activity log, senders, variants, advanced settings, counters, preflight
+// reports and attachment files go with it. Contacts, sent emails, suppressions, tracked links, deals
+// and bookings stay (their campaign link is cleared). Any member holding the permission may delete any
+// campaign; raises campaign.deleted. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
+// (sessions).
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed id,
+// 429.
+//
+// DELETE /campaigns/{id}
+func (UnimplementedHandler) CampaignsDelete(ctx context.Context, params CampaignsDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// CampaignsDeleteAbVariant implements campaigns_delete_ab_variant operation.
+//
+// Removes one variant from the campaign; answers 204. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+// manage_campaigns (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign or variant, 429.
+//
+// DELETE /campaigns/{id}/ab-variants/{variantId}
+func (UnimplementedHandler) CampaignsDeleteAbVariant(ctx context.Context, params CampaignsDeleteAbVariantParams) error {
+	return ht.ErrNotImplemented
+}
+
+// CampaignsDeleteAttachment implements campaigns_delete_attachment operation.
+//
+// Removes the attachment and its stored file; answers 204. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+// manage_campaigns (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign or attachment, 429.
+//
+// DELETE /campaigns/{id}/attachments/{attachmentId}
+func (UnimplementedHandler) CampaignsDeleteAttachment(ctx context.Context, params CampaignsDeleteAttachmentParams) error {
+	return ht.ErrNotImplemented
+}
+
+// CampaignsDeleteStep implements campaigns_delete_step operation.
+//
+// Removes the step from the campaign's sequence. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+// manage_campaigns (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign or step, 429.
+//
+// DELETE /campaigns/{id}/steps/{sid}
+func (UnimplementedHandler) CampaignsDeleteStep(ctx context.Context, params CampaignsDeleteStepParams) error {
+	return ht.ErrNotImplemented
+}
+
+// CampaignsDuplicate implements campaigns_duplicate operation.
+//
+// Creates a new draft copy of the campaign: settings, steps with their branch graph, tags, folders,
+// senders, A/B variants, advanced settings and attachments. Leads, progress, statistics, activity log,
+// counters, tasks, ramp level, auto-pause state and a start or end date already in the past are not
+// copied. The copy is named `name` when given (3 to 50 characters), otherwise the source name with a
+// copy marker; it never sends until started and counts toward the same daily new-campaign throttle as
+// create. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
+//
+// Errors: 400 invalid body or name outside 3 to 50 characters, 401, 403 missing scope or permission or
+// campaign limit of the plan reached, 404 unknown id, 429 rate limited or daily new-campaign throttle
+// reached.
+//
+// POST /campaigns/{id}/duplicate
+func (UnimplementedHandler) CampaignsDuplicate(ctx context.Context, req OptCampaignDuplicateRequest, params CampaignsDuplicateParams) (r *Campaign, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsEstimate implements campaigns_estimate operation.
+//
+// Before launch, counts the recipients of the given segments (a contact in several segments counts
+// once), the mailboxes the sender tags resolve to, the daily capacity and what can still go out today,
+// and projects the number of sending days and the finish time under daily_limit, days, timezone and
+// start_date. sending_days and estimated_finish_at are null for an empty audience, no capacity, or a
+// finish more than two years away. Writes nothing, so it takes no Idempotency-Key. Needs
+// READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+//
+// Errors: 400 invalid body, segment_ids missing, empty or longer than 20, malformed or unknown segment
+// or tag id, days outside 0 to 127, unknown timezone, 401, 403 missing scope or permission, 429.
+//
+// POST /campaigns-estimate
+func (UnimplementedHandler) CampaignsEstimate(ctx context.Context, req *CampaignEstimateRequest) (r *CampaignEstimate, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsGet implements campaigns_get operation.
+//
+// Returns one campaign of the organization with its settings, schedule, sender strategy, ramp and
+// tracking fields. Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed id.
+//
+// GET /campaigns/{id}
+func (UnimplementedHandler) CampaignsGet(ctx context.Context, params CampaignsGetParams) (r *Campaign, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsGetAbAnalysis implements campaigns_get_ab_analysis operation.
+//
+// Compares the campaign's variants: sends, opens, clicks, replies and bounces with their rates for
+// each, plus the leading variant (winner_id and winner_name, null while none leads), the winning rule
+// applied and a confidence label. Read-only. Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns
+// (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign.
+//
+// GET /campaigns/{id}/ab-analysis
+func (UnimplementedHandler) CampaignsGetAbAnalysis(ctx context.Context, params CampaignsGetAbAnalysisParams) (r *ABWinnerAnalysis, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsGetAdvanced implements campaigns_get_advanced operation.
+//
+// Returns the campaign's advanced overrides with their updated_at: the bounce_pipeline,
+// task_reliability, ab_testing, reply_intent, send_time_optimization, preflight and dashboard blocks.
+// Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed id.
+//
+// GET /campaigns/{id}/advanced
+func (UnimplementedHandler) CampaignsGetAdvanced(ctx context.Context, params CampaignsGetAdvancedParams) (r *CampaignAdvancedSettings, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsGetLeadHold implements campaigns_get_lead_hold operation.
+//
+// Returns whether the contact's flow in this campaign is held: hold carries since, until, reason and
+// source (manual or out_of_office), and is null when the lead is not held. Needs READ_CAMPAIGNS (API
+// keys, OAuth) or view_campaigns (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign or contact not a lead of it, 429.
+//
+// GET /campaigns/{id}/leads/{contactId}/hold
+func (UnimplementedHandler) CampaignsGetLeadHold(ctx context.Context, params CampaignsGetLeadHoldParams) (r *CampaignLeadHoldResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsGetOverview implements campaigns_get_overview operation.
+//
+// Counts of the organization's campaigns: total, per status (paused covers every paused variant),
+// one_time (campaigns of that kind whatever their status) and per folder. Needs READ_CAMPAIGNS (API
+// keys, OAuth) or view_campaigns (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 429.
+//
+// GET /campaigns-overview
+func (UnimplementedHandler) CampaignsGetOverview(ctx context.Context) (r *CampaignOverview, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsGetTestRun implements campaigns_get_test_run operation.
+//
+// Returns one test run: its state, each step's state, outcome and output, the app values captured so
+// far, what it is waiting for and any error with a fix (an app action that fails reports
+// `app_action_failed`). Needs READ_CAMPAIGNS.
+//
+// Errors: 404 unknown campaign or run.
+//
+// GET /campaigns/{id}/test-runs/{runId}
+func (UnimplementedHandler) CampaignsGetTestRun(ctx context.Context, params CampaignsGetTestRunParams) (r *CampaignTestRun, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsList implements campaigns_list operation.
+//
+// Campaigns of the organization, filtered by name text (q), folder, status (draft, active, completed,
+// or paused for any paused variant) and kind (sequence, one_time). The cursor is a campaign id; limit
+// 1 to 100, default 50; pagination.total counts the matches of the current filters. Needs
+// READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+//
+// Errors: 400 bad cursor or limit, unknown status or kind, missing organization, 401, 403 missing
+// scope or permission, 429.
+//
+// GET /campaigns
+func (UnimplementedHandler) CampaignsList(ctx context.Context, params CampaignsListParams) (r *CampaignList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsListAbVariants implements campaigns_list_ab_variants operation.
+//
+// Returns every A/B variant of the campaign under data, without pagination. A variant with a step_id
+// applies to that step only and one with a null step_id applies campaign-wide; a control variant
+// (is_control) on a step holds the original's weight, and its subject and body are ignored. Needs
+// READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign.
+//
+// GET /campaigns/{id}/ab-variants
+func (UnimplementedHandler) CampaignsListAbVariants(ctx context.Context, params CampaignsListAbVariantsParams) (r *CampaignABVariantList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsListAttachments implements campaigns_list_attachments operation.
+//
+// Returns the files attached to the campaign under data, each with filename, size, mime_type, the step
+// it belongs to (null for the whole campaign) and a URL. Needs READ_CAMPAIGNS (API keys, OAuth) or
+// view_campaigns (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign.
+//
+// GET /campaigns/{id}/attachments
+func (UnimplementedHandler) CampaignsListAttachments(ctx context.Context, params CampaignsListAttachmentsParams) (r *CampaignAttachmentList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsListLogs implements campaigns_list_logs operation.
+//
+// Pages through the campaign's activity log: event_type, message and metadata per entry, including
+// send failures and refused automatic restarts. Cursor pagination, limit 1 to 100, default 50. Needs
+// READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+//
+// Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 unknown campaign.
+//
+// GET /campaigns/{id}/logs
+func (UnimplementedHandler) CampaignsListLogs(ctx context.Context, params CampaignsListLogsParams) (r *CampaignLogList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsListSenders implements campaigns_list_senders operation.
+//
+// Returns the campaign's explicit sender pool under data: each mailbox with its weight, enabled flag
+// and last_sent_at. It is used when sender_strategy is explicit. Needs READ_CAMPAIGNS (API keys,
+// OAuth) or view_campaigns (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign.
+//
+// GET /campaigns/{id}/senders
+func (UnimplementedHandler) CampaignsListSenders(ctx context.Context, params CampaignsListSendersParams) (r *CampaignSenderList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsListSteps implements campaigns_list_steps operation.
+//
+// Returns the campaign's sequence as a bare array ordered by position: email steps with subject,
+// bodies, wait_after (days) and thread_reply, and action or wait nodes with their action config and
+// conditions. Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign.
+//
+// GET /campaigns/{id}/steps
+func (UnimplementedHandler) CampaignsListSteps(ctx context.Context, params CampaignsListStepsParams) (r []CampaignStep, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsListTestRuns implements campaigns_list_test_runs operation.
+//
+// Returns the campaign's test runs with their state (running, waiting_for_event, completed, failed,
+// cancelled) and per-step progress, under data with next_cursor and has_more; limit 1 to 100. Needs
+// READ_CAMPAIGNS.
+//
+// GET /campaigns/{id}/test-runs
+func (UnimplementedHandler) CampaignsListTestRuns(ctx context.Context, params CampaignsListTestRunsParams) (r *CampaignsListTestRunsOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsPauseLead implements campaigns_pause_lead operation.
+//
+// Holds one contact's flow in the campaign by hand, so the lead reports paused and no step goes out.
+// The optional body sets until (null or omitted holds until resumed) and a reason of at most 200
+// characters. Returns the resulting hold. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
+// (sessions).
+//
+// Errors: 400 invalid body (until not a timestamp, reason too long), 401, 403 missing scope or
+// permission, 404 unknown campaign or contact not a lead of it, 429.
+//
+// POST /campaigns/{id}/leads/{contactId}/pause
+func (UnimplementedHandler) CampaignsPauseLead(ctx context.Context, req OptCampaignLeadPauseRequest, params CampaignsPauseLeadParams) (r *CampaignLeadHoldResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsReplaceSenders implements campaigns_replace_senders operation.
+//
+// Replaces the whole explicit sender pool with the senders sent (email_account_id, optional weight and
+// enabled) and returns the new pool; this is the only way to edit the list. With the explicit strategy
+// an active campaign whose pool empties becomes paused_no_accounts and never widens to the workspace's
+// other mailboxes. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
+//
+// Errors: 400 invalid body or mailbox not of the organization, 401, 403 missing scope or permission,
+// 404 unknown campaign, 429.
+//
+// PUT /campaigns/{id}/senders
+func (UnimplementedHandler) CampaignsReplaceSenders(ctx context.Context, req *CampaignSendersReplace, params CampaignsReplaceSendersParams) (r *CampaignSenderList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsResumeLead implements campaigns_resume_lead operation.
+//
+// Clears the hold on one contact's flow in the campaign so its remaining steps can go out again, and
+// returns the hold state, now null. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
+// (sessions).
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign or contact not a lead of it, 429.
+//
+// POST /campaigns/{id}/leads/{contactId}/resume
+func (UnimplementedHandler) CampaignsResumeLead(ctx context.Context, params CampaignsResumeLeadParams) (r *CampaignLeadHoldResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsRetryStepRun implements campaigns_retry_step_run operation.
+//
+// Runs again a step run that is blocked, typically an app_action step that ended with outcome error
+// (`app_action_failed`: non-2xx answer, a body that is not a JSON object, or a timeout) and has no
+// error route. The step run keeps its id, so the app sees the same X-Service-Event-Id and
+// Idempotency-Key and can deduplicate. The run is queued and the answer comes back at once. Needs
+// WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown campaign or step run,
+// 409 the step run is not blocked, 429.
+//
+// POST /campaigns/{id}/step-runs/{runId}/retry
+func (UnimplementedHandler) CampaignsRetryStepRun(ctx context.Context, params CampaignsRetryStepRunParams) (r *CampaignStepRunRetryResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsRunPreflight implements campaigns_run_preflight operation.
+//
+// Runs the pre-launch checks on the campaign and stores the report: passed, a score, each check with
+// severity, message and remediation, and recommendations. Which checks run follows the preflight block
+// of the advanced settings; POST /campaigns/{id}/validate is the read-only twin that stores nothing.
+// Needs SEND_CAMPAIGNS.
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign, 429.
+//
+// POST /campaigns/{id}/preflight
+func (UnimplementedHandler) CampaignsRunPreflight(ctx context.Context, params CampaignsRunPreflightParams) (r *PreflightReport, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsSendTestEmail implements campaigns_send_test_email operation.
+//
+// Sends a step of the campaign (optional step_id) as a real email from the mailbox account_id to
+// recipient, rendered for that address. The answer repeats the recipient, subject and mailbox used.
+//
+// Errors: 400 invalid body (missing account_id or recipient, bad address, unknown mailbox or step),
+// 401, 403 missing scope or permission, 404 unknown campaign, 429.
+//
+// POST /campaigns/{id}/test-email
+func (UnimplementedHandler) CampaignsSendTestEmail(ctx context.Context, req *CampaignTestEmailRequest, params CampaignsSendTestEmailParams) (r *CampaignTestEmailResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsStart implements campaigns_start operation.
+//
+// Moves a draft or paused campaign to active. A campaign that is not continuous and never had a lead
+// is refused with `no_leads`; a continuous one may start empty, and one whose leads have all finished
+// turns continuous and waits for new leads. Raises campaign.started. Needs WRITE_CAMPAIGNS (API keys,
+// OAuth) or manage_campaigns (sessions).
+//
+// Errors: 400 `no_leads` or a state that cannot start, 401, 403 missing scope or permission, 404
+// unknown campaign, 429.
+//
+// POST /campaigns/{id}/start
+func (UnimplementedHandler) CampaignsStart(ctx context.Context, params CampaignsStartParams) (r *CampaignStartResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsStop implements campaigns_stop operation.
+//
+// Stops the campaign's sending and returns its new status; POST /campaigns/{id}/start resumes it.
+// Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
+//
+// Errors: 400 campaign in a state that cannot stop, or missing organization, 401, 403 missing scope or
+// permission, 404 unknown campaign, 429.
+//
+// POST /campaigns/{id}/stop
+func (UnimplementedHandler) CampaignsStop(ctx context.Context, params CampaignsStopParams) (r *CampaignStopResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsTemplatePreview implements campaigns_template_preview operation.
+//
+// Renders a subject and bodies for one contact (a stored contact_id or an inline contact) and returns
+// the result with the sender it would use, the attachments of the step, template errors and unresolved
+// variables. Campaign, step and mailbox ids give the context; nothing is stored or sent.
+//
+// Errors: 400 invalid body or template, 401, 403 missing scope or permission, 429.
+//
+// POST /campaign-template-preview
+func (UnimplementedHandler) CampaignsTemplatePreview(ctx context.Context, req *TemplatePreviewRequest) (r *TemplatePreview, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsTest implements campaigns_test operation.
+//
+// Runs the campaign's sequence for real against one prospect (prospect_email or contact_id, optionally
+// from mailbox_id) and answers 202 with the test run; app_action steps call the app connection and
+// wait_for_event steps wait for the event. Sends real mail. Needs SEND_CAMPAIGNS.
+//
+// POST /campaigns/{id}/test
+func (UnimplementedHandler) CampaignsTest(ctx context.Context, req *StartCampaignTest, params CampaignsTestParams) (r *CampaignTestRun, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsUpdate implements campaigns_update operation.
+//
+// Changes any subset of the campaign's fields, including status; start_date and end_date take null to
+// clear them. Changing a schedule field (start_date, end_date, timezone, days, start_time, end_time,
+// schedule_windows, entry_delay_minutes) on an active campaign keeps it active and reschedules the
+// next send at once. The explicit sender list is changed only through PUT /campaigns/{id}/senders;
+// here only sender_strategy and rotation_mode. Raises campaign.updated; needs WRITE_CAMPAIGNS (API
+// keys, OAuth) or manage_campaigns (sessions).
+//
+// Errors: 400 invalid body or field value, 401, 403 missing scope or permission, 404 unknown or
+// malformed id, 429.
+//
+// PATCH /campaigns/{id}
+func (UnimplementedHandler) CampaignsUpdate(ctx context.Context, req *CampaignUpdate, params CampaignsUpdateParams) (r *Campaign, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsUpdateAbVariant implements campaigns_update_ab_variant operation.
+//
+// Changes any of the variant's name, weight, subject, body_html, body_plain, is_control, is_active and
+// metadata; the step it belongs to cannot be changed. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+// manage_campaigns (sessions).
+//
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown campaign or variant,
+// 429.
+//
+// PATCH /campaigns/{id}/ab-variants/{variantId}
+func (UnimplementedHandler) CampaignsUpdateAbVariant(ctx context.Context, req *CampaignABVariantUpdate, params CampaignsUpdateAbVariantParams) (r *CampaignABVariant, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsUpdateAdvanced implements campaigns_update_advanced operation.
+//
+// Stores the advanced overrides sent under settings; each block sent replaces the stored block as a
+// whole, so send complete blocks. Answers 204 with no body. Needs WRITE_CAMPAIGNS (API keys, OAuth)
+// and manage_settings (sessions).
+//
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+//
+// PATCH /campaigns/{id}/advanced
+func (UnimplementedHandler) CampaignsUpdateAdvanced(ctx context.Context, req *CampaignAdvancedUpdate, params CampaignsUpdateAdvancedParams) error {
+	return ht.ErrNotImplemented
+}
+
+// CampaignsUpdateStep implements campaigns_update_step operation.
+//
+// Changes any of the step's name, subject, bodies, wait_after (days), thread_reply, kind (email,
+// action, wait), conditions and action config. Action configs include app_action {app_connection_id,
+// path, output_key, inputs}, wait_for_event {wait_event_name, timeout_minutes} and wait
+// {wait_minutes}; conditions are kept as sent. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+// manage_campaigns (sessions).
+//
+// Errors: 400 invalid body or action config, 401, 403 missing scope or permission, 404 unknown
+// campaign or step, 429.
+//
+// PATCH /campaigns/{id}/steps/{sid}
+func (UnimplementedHandler) CampaignsUpdateStep(ctx context.Context, req *CampaignStepUpdate, params CampaignsUpdateStepParams) (r *CampaignStep, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsUploadAttachment implements campaigns_upload_attachment operation.
+//
+// Uploads one file as multipart/form-data (field file), optionally tied to one step by step_id, and
+// returns the stored attachment with 201. Attachments are copied by duplicate and their files removed
+// when the campaign is deleted. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
+// (sessions).
+//
+// Errors: 400 missing or unusable file, or unknown step, 401, 403 missing scope or permission, 404
+// unknown campaign, 429.
+//
+// POST /campaigns/{id}/attachments
+func (UnimplementedHandler) CampaignsUploadAttachment(ctx context.Context, req *CampaignsUploadAttachmentReq, params CampaignsUploadAttachmentParams) (r *CampaignAttachment, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsValidate implements campaigns_validate operation.
+//
+// Read-only twin of preflight plus structural checks of the step graph: returns valid and a list of
+// problems, each with code, severity (error or warning), message, a fix and the step it concerns.
+// Stores no report. Needs READ_CAMPAIGNS.
+//
+// POST /campaigns/{id}/validate
+func (UnimplementedHandler) CampaignsValidate(ctx context.Context, params CampaignsValidateParams) (r *CampaignValidation, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CampaignsVerifyTrackingDomain implements campaigns_verify_tracking_domain operation.
+//
+// Resolves the campaign's tracking_domain now and returns its verification state. The campaign-scoped
+// domain is used for opens and clicks only once verified; until then the shared tracking host is used.
+// Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
+//
+// Errors: 400 no tracking domain set or invalid domain, 401, 403 missing scope or permission, 404
+// unknown campaign, 429.
+//
+// POST /campaigns/{id}/tracking-domain/verify
+func (UnimplementedHandler) CampaignsVerifyTrackingDomain(ctx context.Context, params CampaignsVerifyTrackingDomainParams) (r *TrackingDomainStatus, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsActivitiesList implements contacts_activities_list operation.
+//
+// Lists the contact's recorded activities (email events, notes, deal and task changes, campaign
+// membership, contact creation and updates) with their metadata and acting user. Cursor paging, limit
+// 1 to 100, default 50. Needs READ_CONTACTS (API keys, OAuth) or view_contacts (sessions).
+//
+// Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 unknown contact, 429.
+//
+// GET /contacts/{id}/activities
+func (UnimplementedHandler) ContactsActivitiesList(ctx context.Context, params ContactsActivitiesListParams) (r *ContactActivityList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsBulkDelete implements contacts_bulk_delete operation.
+//
+// Deletes the contacts named by an id array (1 to 1000 ids) or by a selection: contacts, or all: true
+// with filters (a search body) and an optional exclude list of at most 50,000 ids. A filter selection
+// may reach at most 50,000 contacts. Answers 204. Needs BULK_CONTACTS (API keys, OAuth) or
+// manage_contacts (sessions).
+//
+// Errors: 400 empty or oversized id list, filter selection matching nothing, 400
+// `selection_too_large`, 400 `too_many_contacts`, 401, 403 missing scope or permission, 429.
+//
+// DELETE /contacts
+func (UnimplementedHandler) ContactsBulkDelete(ctx context.Context, req ContactsBulkDeleteReq, params ContactsBulkDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// ContactsBulkUpdate implements contacts_bulk_update operation.
+//
+// Applies one change set to a selection (contacts ids, or all: true with filters and an optional
+// exclude): add or remove campaigns and categories, custom-field operations (ADD, EDIT, DELETE,
+// RENAME) and subscribe. Returns the updated contacts for an id selection and an empty array for a
+// filter selection; contact.updated fires once for the call with metadata bulk and count. Needs
+// BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
+//
+// Errors: 400 invalid body, filter selection matching nothing, 400 `selection_too_large`, 400
+// `too_many_contacts`, 401, 403 missing scope or permission, 429.
+//
+// PATCH /contacts
+func (UnimplementedHandler) ContactsBulkUpdate(ctx context.Context, req *ContactBulkUpdateRequest, params ContactsBulkUpdateParams) (r []Contact, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsCreate implements contacts_create operation.
+//
+// Takes a JSON array of at least one contact and upserts by email (lowercased, display-name forms
+// reduced to the address): sent fields replace, omitted or empty ones are kept, custom_fields merge
+// key by key. segments pins a manual include override in the same transaction, and verification_status
+// (own or another verifier's vocabulary) is stored as an imported verdict. Returns a bare array of the
+// contacts; contact.created fires unless one request adds more than 100. Needs WRITE_CONTACTS (API
+// keys, OAuth) or manage_contacts (sessions).
+//
+// Errors: 400 empty array, missing or non-address email, unknown segment id (nothing written), 400
+// `unknown_verification_status`, 400 `unknown_verification_provider`, 401, 403 missing scope or
+// permission, 429.
+//
+// POST /contacts
+func (UnimplementedHandler) ContactsCreate(ctx context.Context, req []ContactCreate, params ContactsCreateParams) (r []Contact, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsDealsList implements contacts_deals_list operation.
+//
+// Returns the CRM deals linked to the contact as a bare array without pagination. Needs READ_CONTACTS
+// (API keys, OAuth) or view_contacts (sessions).
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown contact, 429.
+//
+// GET /contacts/{id}/deals
+func (UnimplementedHandler) ContactsDealsList(ctx context.Context, params ContactsDealsListParams) (r []Deal, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsDelete implements contacts_delete operation.
+//
+// Deletes one contact of the organization and raises contact.deleted; answers 204.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed id,
+// 429.
+//
+// DELETE /contacts/{id}
+func (UnimplementedHandler) ContactsDelete(ctx context.Context, params ContactsDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// ContactsEmailsList implements contacts_emails_list operation.
+//
+// Lists the emails sent to the contact, newest first, with the mailbox, campaign, step, delivery
+// status and open, click, reply and bounce times. Keyset paging with before_at and before_id; limit 1
+// to 200, default 50. Needs READ_CONTACTS (API keys, OAuth) or view_contacts (sessions).
+//
+// Errors: 400 bad limit or keyset values, 401, 403 missing scope or permission, 404 unknown contact,
+// 429.
+//
+// GET /contacts/{id}/emails
+func (UnimplementedHandler) ContactsEmailsList(ctx context.Context, params ContactsEmailsListParams) (r *ContactSentEmailList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsExport implements contacts_export operation.
+//
+// Streams the contacts as a CSV, XLSX or JSON file (format required) for scope all, filtered (filters,
+// a search body) or selected (contact_ids, optionally narrowed by filters), at most 50,000 rows.
+// fields sets the columns in order (built-ins or custom:; empty means the defaults); the lead columns
+// stay blank unless filters name exactly one campaign. The file comes as an attachment named by
+// filename (sanitised, default contacts-) with the row count in X-Total-Rows.
+//
+// Errors: 400 invalid body (missing format or scope, selected without contact_ids, unknown field) or
+// more than 50,000 rows, 401, 403 missing scope or permission, 429.
+//
+// POST /contacts/export
+func (UnimplementedHandler) ContactsExport(ctx context.Context, req *ContactExportRequest, w http.ResponseWriter) error {
+	return ht.ErrNotImplemented
+}
+
+// ContactsGet implements contacts_get operation.
+//
+// Returns the contact's 360 view: its fields, campaigns and categories, engagement totals with the
+// latest send, open, click, reply and bounce times, and its suppression when one applies. Needs
+// READ_CONTACTS (API keys, OAuth) or view_contacts (sessions).
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed id,
+// 429.
+//
+// GET /contacts/{id}
+func (UnimplementedHandler) ContactsGet(ctx context.Context, params ContactsGetParams) (r *ContactDetail, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsImportCommit implements contacts_import_commit operation.
+//
+// Imports a CSV or XLSX file (at most 50 MB and 50,000 rows) with options as a JSON string: mapping
+// (exactly one email column), dedup (skip, update, create_duplicate), has_header, optional
+// category_ids, campaign_ids, segment_ids and subscribed_default (true). Returns imported, updated,
+// skipped and failed counts summing to total, up to 1000 row errors or notes, and a quality report
+// flagged above 25 percent bad share on files of 20 rows or more. File imports raise no
+// contact.created; needs BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
+//
+// Errors: 400 invalid options, no email column, custom column without custom_key, invalid custom-field
+// name, non-UUID or unknown category, campaign or segment id (nothing written), oversized file, 401,
+// 403 missing scope or permission, 429.
+//
+// POST /contacts/import/commit
+func (UnimplementedHandler) ContactsImportCommit(ctx context.Context, req *ContactsImportCommitReq, params ContactsImportCommitParams) (r *ContactImportResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsImportPreview implements contacts_import_preview operation.
+//
+// Reads an uploaded CSV or XLSX file (multipart field file, at most 50 MB) without writing anything
+// and returns its filename, format, row count, columns, whether it has a header, up to 20 sample rows
+// and a suggested column mapping, including verification_status for columns that look like a
+// verifier's output.
+//
+// Errors: 400 missing, unreadable or oversized file, 401, 403 missing scope or permission, 429.
+//
+// POST /contacts/import/preview
+func (UnimplementedHandler) ContactsImportPreview(ctx context.Context, req *ContactsImportPreviewReq) (r *ContactImportPreview, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsLookup implements contacts_lookup operation.
+//
+// Finds the organization's contact with the given email address and returns it under contact. Needs
+// READ_CONTACTS (API keys, OAuth) or view_contacts (sessions).
+//
+// Errors: 400 missing or invalid email, 401, 403 missing scope or permission, 429.
+//
+// GET /contacts/lookup
+func (UnimplementedHandler) ContactsLookup(ctx context.Context, params ContactsLookupParams) (r *ContactLookupResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsNotesCreate implements contacts_notes_create operation.
+//
+// Adds a note (content, 1 to 10000 characters) to the contact on behalf of the caller and returns it
+// with 201. Accepts Idempotency-Key.
+//
+// Errors: 400 empty or too long content, 401, 403 missing scope or permission, 404 unknown contact,
+// 429.
+//
+// POST /contacts/{id}/notes
+func (UnimplementedHandler) ContactsNotesCreate(ctx context.Context, req *ContactNoteCreate, params ContactsNotesCreateParams) (r *ContactNote, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsNotesDelete implements contacts_notes_delete operation.
+//
+// Removes one note from the contact; answers 204.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown contact or note, 429.
+//
+// DELETE /contacts/{id}/notes/{noteId}
+func (UnimplementedHandler) ContactsNotesDelete(ctx context.Context, params ContactsNotesDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// ContactsNotesList implements contacts_notes_list operation.
+//
+// Lists the notes written on the contact with their authors. Cursor paging, limit 1 to 100, default
+// 50. Needs READ_CONTACTS (API keys, OAuth) or view_contacts (sessions).
+//
+// Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 unknown contact, 429.
+//
+// GET /contacts/{id}/notes
+func (UnimplementedHandler) ContactsNotesList(ctx context.Context, params ContactsNotesListParams) (r *ContactNoteList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsNotesUpdate implements contacts_notes_update operation.
+//
+// Replaces the note's content (at most 10000 characters) and returns the note.
+//
+// Errors: 400 invalid body or content too long, 401, 403 missing scope or permission, 404 unknown
+// contact or note, 429.
+//
+// PATCH /contacts/{id}/notes/{noteId}
+func (UnimplementedHandler) ContactsNotesUpdate(ctx context.Context, req *ContactNoteUpdate, params ContactsNotesUpdateParams) (r *ContactNote, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsResearchBatch implements contacts_research_batch operation.
+//
+// Queues a research (enrichment) job over the selected contacts and answers 202 with the job; follow
+// it with GET /contacts/research/{jobId}. Select either `contacts` (1 to 1000 ids) or `all: true` with
+// `filters` (a contact search body, at most 50,000 matches) and optional `exclude` (at most 50,000
+// ids; ignored unless all is true); `fields` says what to look up (empty = every target) and
+// `overwrite` whether found values replace non-empty ones. Found values are written to the contact
+// (company to `company`, the others to custom_fields under the target's name). Scope BULK_CONTACTS
+// (session permission manage_contacts). Errors: 400 invalid body (neither ids nor all with filters, id
+// list outside 1 to 1000, unknown field, filter selection matching nothing), 400 `selection_too_large`
+// (filter selection over 50,000 contacts), 400 `too_many_contacts` (exclude over 50,000 ids), 401, 403
+// missing scope or permission, 429, 503 no research engine configured on this deployment.
+//
+// POST /contacts/research/batch
+func (UnimplementedHandler) ContactsResearchBatch(ctx context.Context, req *ContactResearchBatchRequest, params ContactsResearchBatchParams) (r *ContactResearchJob, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsResearchContact implements contacts_research_contact operation.
+//
+// Queues a research (enrichment) job for one contact and answers 202 with the job (total 1); follow it
+// with GET /contacts/research/{jobId}. The optional body chooses what to look up (`fields`, empty =
+// every target) and whether found values replace non-empty ones (`overwrite`, default false). Scope
+// WRITE_CONTACTS (session permission manage_contacts). Errors: 400 invalid body (unknown field), 401,
+// 403 missing scope or permission, 404 unknown or malformed contact id, 429, 503 no research engine
+// configured on this deployment.
+//
+// POST /contacts/{id}/research
+func (UnimplementedHandler) ContactsResearchContact(ctx context.Context, req OptContactResearchRequest, params ContactsResearchContactParams) (r *ContactResearchJob, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsResearchGet implements contacts_research_get operation.
+//
+// Returns a research job's status, progress counters and one page of per-contact results (what was
+// found, whether it was written to the contact, the sources consulted, or why it failed). Page through
+// the results with cursor and limit. Scope READ_CONTACTS (session permission view_contacts). Errors:
+// 400 bad cursor or limit outside 1 to 200, 401, 403 missing scope or permission, 404 unknown or
+// malformed job id, 429.
+//
+// GET /contacts/research/{jobId}
+func (UnimplementedHandler) ContactsResearchGet(ctx context.Context, params ContactsResearchGetParams) (r *ContactResearchJob, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsSearch implements contacts_search operation.
+//
+// Filters the organization's contacts by the body (text query, custom fields, campaigns, categories,
+// segments, verification, subscription, dates; empty matches all) and sorts by sort_by, descending
+// unless reverse; paging is in the query (opaque cursor, limit, category). lead_status and engagement
+// need exactly one campaign id, and then each contact carries its campaign_lead progress. Only the
+// first page carries total, the org-wide counts and, with one campaign, lead_counts. Needs
+// READ_CONTACTS (API keys, OAuth) or view_contacts (sessions).
+//
+// Errors: 400 bad or replayed cursor (sort_by or reverse changed), bad limit, non-UUID segment id, 400
+// `lead_filter_requires_campaign`, 400 `invalid_lead_status`, 400 `invalid_engagement`, 401, 403
+// missing scope or permission, 429.
+//
+// POST /contacts/search
+func (UnimplementedHandler) ContactsSearch(ctx context.Context, req OptContactSearchRequest, params ContactsSearchParams) (r *ContactList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsTimelineList implements contacts_timeline_list operation.
+//
+// Merges everything that happened to the contact into one feed, newest first: sends, opens, clicks
+// (human or machine), replies, bounces, suppressions, notes, meetings, campaign and category changes,
+// form submissions and page hits. Cursor paging, limit 1 to 200, default 50; before is deprecated.
+// Needs READ_CONTACTS (API keys, OAuth) or view_contacts (sessions).
+//
+// Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 unknown contact, 429.
+//
+// GET /contacts/{id}/timeline
+func (UnimplementedHandler) ContactsTimelineList(ctx context.Context, params ContactsTimelineListParams) (r *ContactTimelineResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsUpdate implements contacts_update operation.
+//
+// Changes any of the contact's fields, subscription, campaigns and categories (replaced, or
+// add_categories and remove_categories) and returns the updated contact. Unlike POST /contacts, a
+// value sent here can clear a custom field. Raises contact.updated.
+//
+// Errors: 400 invalid body or email, 401, 403 missing scope or permission, 404 unknown or malformed
+// id, 409 conflict such as an email already used by another contact, 429.
+//
+// PATCH /contacts/{id}
+func (UnimplementedHandler) ContactsUpdate(ctx context.Context, req *ContactUpdate, params ContactsUpdateParams) (r *Contact, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsVerificationGet implements contacts_verification_get operation.
+//
+// Returns one verification run of the organization with its progress and its counts by outcome (valid,
+// risky, invalid, unknown, and pending for selected contacts not checked yet). Scope READ_CONTACTS
+// (session permission view_contacts). Errors: 401, 403 missing scope or permission, 404 unknown or
+// malformed id, 429.
+//
+// GET /contacts/verification/{id}
+func (UnimplementedHandler) ContactsVerificationGet(ctx context.Context, params ContactsVerificationGetParams) (r *ContactVerificationRun, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsVerificationStart implements contacts_verification_start operation.
+//
+// Queues a verification run over the selected contacts and answers 202 with the run; follow it with
+// GET /contacts/verification/{id}. Select either `contacts` (1 to 1000 ids) or `all: true` with
+// `filters` (a contact search body, at most 50,000 matches) and optional `exclude` (at most 50,000
+// ids; ignored unless all is true). Each checked contact gets a new verification_status (valid, risky,
+// invalid, unknown), sub-status, source (probe or provider) and checked_at. Scope BULK_CONTACTS
+// (session permission manage_contacts). Errors: 400 invalid body (neither ids nor all with filters, id
+// list outside 1 to 1000, filter selection matching nothing), 400 `selection_too_large` (filter
+// selection over 50,000 contacts), 400 `too_many_contacts` (exclude over 50,000 ids), 401, 403 missing
+// scope or permission, 429, 503 no verifier available (built-in verifier not ready and no provider
+// connected).
+//
+// POST /contacts/verification
+func (UnimplementedHandler) ContactsVerificationStart(ctx context.Context, req *ContactSelection, params ContactsVerificationStartParams) (r *ContactVerificationRun, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ContactsVerificationStatus implements contacts_verification_status operation.
+//
+// Returns the organization's verification setup and state: the verifier in use (the built-in probe or
+// a connected provider with its connection_id and remaining credits), whether the built-in verifier is
+// ready, org-wide contact counts by verification status (valid, risky, invalid, unknown, plus pending
+// for contacts not checked yet), and the current and most recent verification runs with their own
+// counts. Campaigns never send to invalid addresses and send to risky ones only when the campaign's
+// risky_emails setting is on. Scope READ_CONTACTS (session permission view_contacts). Errors: 401, 403
+// missing scope or permission, 429.
+//
+// GET /contacts/verification
+func (UnimplementedHandler) ContactsVerificationStatus(ctx context.Context) (r *ContactVerificationOverview, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmDealsCreate implements crm_deals_create operation.
+//
+// Creates a deal in the given pipeline stage; a new deal always starts with status open. pipeline_id,
+// stage_id and name (1 to 255 characters) are required; contact_id, value, currency,
+// expected_close_date, assigned_to, campaign_id and source_mailbox_id are optional. Raises
+// crm.deal_created. Scope WRITE_CRM (session permission manage_contacts). Extended surface: answers
+// 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body
+// (missing pipeline_id, stage_id or name; name outside 1 to 255 characters; malformed uuid), 401, 403
+// missing scope or permission, 404 extended surfaces disabled, 429.
+//
+// POST /crm/deals
+func (UnimplementedHandler) CrmDealsCreate(ctx context.Context, req *CreateDeal, params CrmDealsCreateParams) (r *Deal, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmDealsDelete implements crm_deals_delete operation.
+//
+// Deletes the deal. Raises crm.deal_deleted. Scope WRITE_CRM (session permission manage_contacts).
+// Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// DELETE /crm/deals/{id}
+func (UnimplementedHandler) CrmDealsDelete(ctx context.Context, params CrmDealsDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// CrmDealsGet implements crm_deals_get operation.
+//
+// Returns one deal, without the joined contact, stage or campaign_name that list rows carry. Scope
+// READ_CRM (session permission view_contacts). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 malformed id, 401, 403 missing scope or
+// permission, 404 unknown id or extended surfaces disabled, 429.
+//
+// GET /crm/deals/{id}
+func (UnimplementedHandler) CrmDealsGet(ctx context.Context, params CrmDealsGetParams) (r *Deal, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmDealsList implements crm_deals_list operation.
+//
+// Lists the organization's deals with keyset pagination, optionally narrowed to one pipeline, one
+// stage and/or one status. List rows may also carry the joined contact, stage and campaign_name. Scope
+// READ_CRM (session permission view_contacts). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 bad cursor, limit outside 1 to 100 or invalid
+// filter value (status other than open, won, lost; malformed uuid), 401, 403 missing scope or
+// permission, 404 extended surfaces disabled, 429.
+//
+// GET /crm/deals
+func (UnimplementedHandler) CrmDealsList(ctx context.Context, params CrmDealsListParams) (r *DealList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmDealsSearch implements crm_deals_search operation.
+//
+// Filters deals by the body: free-text query, statuses, pipeline_ids, stage_ids, assigned_to (user
+// ids), campaign_ids, min_value/max_value, close_after/close_before (expected close date),
+// created_after/created_before. sort_by is one of created_at, updated_at, value, expected_close_date,
+// name; results are descending unless reverse is true (ascending). Paginated by offset behind an
+// opaque cursor; limit 1 to 200 (default 50) and cursor travel in the query string, and
+// pagination.total is the exact number of matches. Rows may carry the joined contact, stage and
+// campaign_name. Read-only. Scope READ_CRM (session permission view_contacts). Extended surface:
+// answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid
+// body, bad cursor or limit outside 1 to 200, 401, 403 missing scope or permission, 404 extended
+// surfaces disabled, 429.
+//
+// POST /crm/deals/search
+func (UnimplementedHandler) CrmDealsSearch(ctx context.Context, req OptSearchDeals, params CrmDealsSearchParams) (r *DealsSearchResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmDealsSummary implements crm_deals_summary operation.
+//
+// Aggregates the deals matching the same filter body as POST /crm/deals/search: total, open/won/lost
+// counts and values, the currency, and per stage the count and value of open deals. mixed_currency is
+// true when the matched deals use several currencies; the value sums are then approximate. Read-only.
+// Scope READ_CRM (session permission view_contacts). Extended surface: answers 404 unless the operator
+// sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body, 401, 403 missing scope or
+// permission, 404 extended surfaces disabled, 429.
+//
+// POST /crm/deals/summary
+func (UnimplementedHandler) CrmDealsSummary(ctx context.Context, req OptSearchDeals) (r *DealsSummary, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmDealsUpdate implements crm_deals_update operation.
+//
+// Changes any subset of stage_id, contact_id, name (1 to 255 characters), value, currency, status
+// (open, won, lost), expected_close_date, lost_reason and assigned_to. Setting status won or lost
+// stamps won_at or lost_at; moving the deal to a different stage_id records a stage-change activity.
+// Raises crm.deal_updated. Scope WRITE_CRM (session permission manage_contacts). Extended surface:
+// answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body
+// (unknown status, name outside 1 to 255 characters, malformed uuid), 401, 403 missing scope or
+// permission, 404 unknown id or extended surfaces disabled, 429.
+//
+// PATCH /crm/deals/{id}
+func (UnimplementedHandler) CrmDealsUpdate(ctx context.Context, req *UpdateDeal, params CrmDealsUpdateParams) (r *Deal, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmPipelineStagesCreate implements crm_pipeline_stages_create operation.
+//
+// Adds a stage to the pipeline; name (1 to 255 characters) and color (hex, e.g. #3b82f6) are both
+// required. Raises crm.pipeline_updated. Scope WRITE_CRM (session permission manage_contacts).
+// Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+// Errors: 400 invalid body (name or color missing, name outside 1 to 255 characters), 401, 403 missing
+// scope or permission, 404 unknown pipeline or extended surfaces disabled, 429.
+//
+// POST /crm/pipelines/{id}/stages
+func (UnimplementedHandler) CrmPipelineStagesCreate(ctx context.Context, req *CreatePipelineStage, params CrmPipelineStagesCreateParams) (r *PipelineStage, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmPipelineStagesDelete implements crm_pipeline_stages_delete operation.
+//
+// Removes the stage from the pipeline. Raises crm.pipeline_updated. Scope WRITE_CRM (session
+// permission manage_contacts). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 malformed id, 401, 403 missing scope or
+// permission, 404 unknown pipeline or stage, or extended surfaces disabled, 429.
+//
+// DELETE /crm/pipelines/{id}/stages/{stageId}
+func (UnimplementedHandler) CrmPipelineStagesDelete(ctx context.Context, params CrmPipelineStagesDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// CrmPipelineStagesUpdate implements crm_pipeline_stages_update operation.
+//
+// Changes the stage's name (1 to 255 characters) and/or color (hex). Raises crm.pipeline_updated.
+// Scope WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless the
+// operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body or malformed id, 401,
+// 403 missing scope or permission, 404 unknown pipeline or stage, or extended surfaces disabled, 429.
+//
+// PATCH /crm/pipelines/{id}/stages/{stageId}
+func (UnimplementedHandler) CrmPipelineStagesUpdate(ctx context.Context, req *UpdatePipelineStage, params CrmPipelineStagesUpdateParams) (r *PipelineStage, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmPipelinesCreate implements crm_pipelines_create operation.
+//
+// Creates a pipeline named name (1 to 255 characters), optionally with its initial stages, each with a
+// name (1 to 255 characters) and a hex color. The event catalog has no pipeline-created event. Scope
+// WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless the operator
+// sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body (name missing or outside 1 to
+// 255 characters, stage without name or color), 401, 403 missing scope or permission, 404 extended
+// surfaces disabled, 429.
+//
+// POST /crm/pipelines
+func (UnimplementedHandler) CrmPipelinesCreate(ctx context.Context, req *CreatePipeline, params CrmPipelinesCreateParams) (r *Pipeline, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmPipelinesDelete implements crm_pipelines_delete operation.
+//
+// Deletes the pipeline together with all of its stages. The event catalog has no pipeline-deleted
+// event. Scope WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless
+// the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 malformed id, 401, 403 missing
+// scope or permission, 404 unknown id or extended surfaces disabled, 429.
+//
+// DELETE /crm/pipelines/{id}
+func (UnimplementedHandler) CrmPipelinesDelete(ctx context.Context, params CrmPipelinesDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// CrmPipelinesGet implements crm_pipelines_get operation.
+//
+// Returns one pipeline with its stages. Scope READ_CRM (session permission view_contacts). Extended
+// surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400
+// malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces disabled,
+// 429.
+//
+// GET /crm/pipelines/{id}
+func (UnimplementedHandler) CrmPipelinesGet(ctx context.Context, params CrmPipelinesGetParams) (r *Pipeline, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmPipelinesList implements crm_pipelines_list operation.
+//
+// Returns every pipeline of the organization with its stages (each stage with its deal_count), as a
+// bare JSON array without pagination. Scope READ_CRM (session permission view_contacts). Extended
+// surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 401,
+// 403 missing scope or permission, 404 extended surfaces disabled, 429.
+//
+// GET /crm/pipelines
+func (UnimplementedHandler) CrmPipelinesList(ctx context.Context) (r []Pipeline, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmPipelinesUpdate implements crm_pipelines_update operation.
+//
+// Renames the pipeline (name, 1 to 255 characters); stages are edited through the stage endpoints.
+// Raises crm.pipeline_updated. Scope WRITE_CRM (session permission manage_contacts). Extended surface:
+// answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body
+// (name outside 1 to 255 characters), 401, 403 missing scope or permission, 404 unknown id or extended
+// surfaces disabled, 429.
+//
+// PATCH /crm/pipelines/{id}
+func (UnimplementedHandler) CrmPipelinesUpdate(ctx context.Context, req *UpdatePipeline, params CrmPipelinesUpdateParams) (r *Pipeline, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmTaskTypesCreate implements crm_task_types_create operation.
+//
+// Adds a task type: name (1 to 60 characters, required) and an optional color. Scope WRITE_CRM
+// (session permission manage_contacts). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body (name missing or outside 1 to 60
+// characters), 401, 403 missing scope or permission, 404 extended surfaces disabled, 429.
+//
+// POST /crm/task-types
+func (UnimplementedHandler) CrmTaskTypesCreate(ctx context.Context, req *CreateCRMTaskType, params CrmTaskTypesCreateParams) (r *CRMTaskType, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmTaskTypesDelete implements crm_task_types_delete operation.
+//
+// Deletes the task type. Tasks that used it keep its name as their type label, shown in a neutral
+// colour. Scope WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless
+// the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 malformed id, 401, 403 missing
+// scope or permission, 404 unknown id or extended surfaces disabled, 429.
+//
+// DELETE /crm/task-types/{id}
+func (UnimplementedHandler) CrmTaskTypesDelete(ctx context.Context, params CrmTaskTypesDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// CrmTaskTypesList implements crm_task_types_list operation.
+//
+// Returns the organization's task types as `{data}` without pagination. The first call for an
+// organization that has none seeds a default set. Scope READ_CRM (session permission view_contacts).
+// Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+// Errors: 401, 403 missing scope or permission, 404 extended surfaces disabled, 429.
+//
+// GET /crm/task-types
+func (UnimplementedHandler) CrmTaskTypesList(ctx context.Context) (r *CRMTaskTypeList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmTaskTypesUpdate implements crm_task_types_update operation.
+//
+// Changes any of name (1 to 60 characters), color and position (display order). Scope WRITE_CRM
+// (session permission manage_contacts). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body or malformed id, 401, 403 missing
+// scope or permission, 404 unknown id or extended surfaces disabled, 429.
+//
+// PATCH /crm/task-types/{id}
+func (UnimplementedHandler) CrmTaskTypesUpdate(ctx context.Context, req *UpdateCRMTaskType, params CrmTaskTypesUpdateParams) (r *CRMTaskType, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmTasksCreate implements crm_tasks_create operation.
+//
+// Creates a task; title (1 to 255 characters) is required, contact_id, deal_id, assigned_to,
+// assigned_team_id, description, due_date, priority (low, medium, high, urgent) and type (a task type
+// name) are optional. created_by is set to the caller. Raises crm.task_created. Scope WRITE_CRM
+// (session permission manage_contacts). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body (title missing or outside 1 to 255
+// characters, unknown priority, malformed uuid), 401, 403 missing scope or permission, 404 extended
+// surfaces disabled, 429.
+//
+// POST /crm/tasks
+func (UnimplementedHandler) CrmTasksCreate(ctx context.Context, req *CreateCRMTask, params CrmTasksCreateParams) (r *CRMTask, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmTasksGet implements crm_tasks_get operation.
+//
+// Returns one task. Scope READ_CRM (session permission view_contacts). Extended surface: answers 404
+// unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 malformed id, 401, 403
+// missing scope or permission, 404 unknown id or extended surfaces disabled, 429.
+//
+// GET /crm/tasks/{id}
+func (UnimplementedHandler) CrmTasksGet(ctx context.Context, params CrmTasksGetParams) (r *CRMTask, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmTasksList implements crm_tasks_list operation.
+//
+// Lists CRM tasks with keyset pagination, optionally narrowed to a contact, a deal, an assignee and/or
+// a status. Scope READ_CRM (session permission view_contacts). Extended surface: answers 404 unless
+// the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 bad cursor, limit outside 1 to
+// 100 or invalid filter value (unknown status, malformed uuid), 401, 403 missing scope or permission,
+// 404 extended surfaces disabled, 429.
+//
+// GET /crm/tasks
+func (UnimplementedHandler) CrmTasksList(ctx context.Context, params CrmTasksListParams) (r *CRMTaskList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmTasksSearch implements crm_tasks_search operation.
+//
+// Filters tasks by the body: free-text query, statuses, priorities, types (task type names),
+// assigned_to (user ids), team_ids, contact_id, deal_id, due_after/due_before, and overdue (due date
+// in the past and status neither completed nor cancelled). sort_by is one of created_at, due_date,
+// priority, title, updated_at; results are descending unless reverse is true (ascending). Paginated by
+// offset behind an opaque cursor; limit 1 to 200 (default 50) and cursor travel in the query string,
+// and pagination.total is the exact number of matches. Read-only. Scope READ_CRM (session permission
+// view_contacts). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body, bad cursor or limit outside 1 to
+// 200, 401, 403 missing scope or permission, 404 extended surfaces disabled, 429.
+//
+// POST /crm/tasks/search
+func (UnimplementedHandler) CrmTasksSearch(ctx context.Context, req OptSearchTasks, params CrmTasksSearchParams) (r *TasksSearchResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmTasksSummary implements crm_tasks_summary operation.
+//
+// Counts the tasks matching the same filter body as POST /crm/tasks/search: total, pending,
+// in_progress, completed, cancelled, overdue (past due and not completed or cancelled) and
+// high-priority counts. Read-only. Scope READ_CRM (session permission view_contacts). Extended
+// surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400
+// invalid body, 401, 403 missing scope or permission, 404 extended surfaces disabled, 429.
+//
+// POST /crm/tasks/summary
+func (UnimplementedHandler) CrmTasksSummary(ctx context.Context, req OptSearchTasks) (r *TasksSummary, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CrmTasksUpdate implements crm_tasks_update operation.
+//
+// Changes any subset of title (1 to 255 characters), assigned_to, assigned_team_id, description,
+// due_date, priority, type and status. Setting status completed stamps completed_at; any other status
+// clears it. Raises crm.task_updated. Scope WRITE_CRM (session permission manage_contacts). Extended
+// surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400
+// invalid body (unknown status or priority, title outside 1 to 255 characters, malformed uuid), 401,
+// 403 missing scope or permission, 404 unknown id or extended surfaces disabled, 429.
+//
+// PATCH /crm/tasks/{id}
+func (UnimplementedHandler) CrmTasksUpdate(ctx context.Context, req *UpdateCRMTask, params CrmTasksUpdateParams) (r *CRMTask, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// DeliverabilityOpsAddSuppressions implements deliverability-ops_add_suppressions operation.
+//
+// Adds up to 5000 entries, each an address or a domain with an optional reason; a top-level reason
+// applies to entries without one. Returns how many were added and the values skipped.
+//
+// Errors: 400 invalid body or more than 5000 entries, 401, 403 missing scope or permission, 429.
+//
+// POST /suppressions
+func (UnimplementedHandler) DeliverabilityOpsAddSuppressions(ctx context.Context, req *AddSuppressionsRequest) (r *AddSuppressionsResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// DeliverabilityOpsCreateRoutingRule implements deliverability-ops_create_routing_rule operation.
+//
+// Adds a warmup routing rule: name and the sender and recipient match types (any, domain, tld,
+// provider) are required, with a match value for every type other than any; priority, weight (0 or
+// more) and enabled are optional. Returns 201 with the stored rule. Accepts an Idempotency-Key.
+//
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 429.
+//
+// POST /warmup/routing
+func (UnimplementedHandler) DeliverabilityOpsCreateRoutingRule(ctx context.Context, req *WarmupRoutingRuleInput, params DeliverabilityOpsCreateRoutingRuleParams) (r *WarmupRoutingRule, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// DeliverabilityOpsDeleteRoutingRule implements deliverability-ops_delete_routing_rule operation.
+//
+// Removes a warmup routing rule of the organization and answers 204.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed
+// rule id, 429.
+//
+// DELETE /warmup/routing/{id}
+func (UnimplementedHandler) DeliverabilityOpsDeleteRoutingRule(ctx context.Context, params DeliverabilityOpsDeleteRoutingRuleParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeliverabilityOpsIngestEvent implements deliverability-ops_ingest_event operation.
+//
+// Records one bounce, complaint, unsubscribe, open, click or reply for a recipient address, optionally
+// tied to a campaign, task or contact, with the reporting provider, a reason and free-form metadata;
+// answers 202 with no body. Send an Idempotency-Key (or idempotency_key in the body) so a repeated
+// report counts once. Recorded events feed the organization's deliverability posture (GET
+// /analytics/deliverability).
+//
+// Errors: 400 invalid body or unknown event_type, 401, 403 missing scope or permission, 429.
+//
+// POST /deliverability/events
+func (UnimplementedHandler) DeliverabilityOpsIngestEvent(ctx context.Context, req *IngestDeliverabilityEventRequest, params DeliverabilityOpsIngestEventParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeliverabilityOpsListRoutingRules implements deliverability-ops_list_routing_rules operation.
+//
+// The organization's rules for routing warmup mail, each matching senders and recipients by any,
+// domain, TLD or provider, with a priority, a weight and an enabled flag. All rules come back at once
+// under `rules`, without paging.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 429.
+//
+// GET /warmup/routing
+func (UnimplementedHandler) DeliverabilityOpsListRoutingRules(ctx context.Context) (r *WarmupRoutingRuleList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// DeliverabilityOpsListSuppressions implements deliverability-ops_list_suppressions operation.
+//
+// Addresses and domains the organization does not send to, each with its reason, source (bounce,
+// complaint, unsubscribe, manual, import), optional campaign and expiry; searchable with q and paged
+// by cursor and limit. Suppressions hold for every send, whatever an agent policy allows.
+//
+// Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 429.
+//
+// GET /suppressions
+func (UnimplementedHandler) DeliverabilityOpsListSuppressions(ctx context.Context, params DeliverabilityOpsListSuppressionsParams) (r *SuppressionListResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// DeliverabilityOpsRemoveSuppression implements deliverability-ops_remove_suppression operation.
+//
+// Deletes one suppression, so the address or domain can receive mail again, and answers 204.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed
+// suppression id, 429.
+//
+// DELETE /suppressions/{id}
+func (UnimplementedHandler) DeliverabilityOpsRemoveSuppression(ctx context.Context, params DeliverabilityOpsRemoveSuppressionParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeliverabilityOpsUpdateRoutingRule implements deliverability-ops_update_routing_rule operation.
+//
+// Replaces a warmup routing rule with the body sent, which has the same shape as on create (name and
+// both match types required), and returns the updated rule.
+//
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown or malformed rule id,
+// 429.
+//
+// PATCH /warmup/routing/{id}
+func (UnimplementedHandler) DeliverabilityOpsUpdateRoutingRule(ctx context.Context, req *WarmupRoutingRuleInput, params DeliverabilityOpsUpdateRoutingRuleParams) (r *WarmupRoutingRule, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// FormsCreate implements forms_create operation.
+//
+// Creates a hosted lead form. name is required; each field has a unique key and may map its answer to
+// a contact column (contact_email, first_name, last_name, company, phone); at most one field per
+// column. Without a field mapped to contact_email, submissions are stored but create no contact. Needs
+// WRITE_CONTACTS (API keys, OAuth) or manage_contacts (sessions). Extended surface: answers 404 unless
+// the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 invalid body, missing name, duplicate field key, two fields mapped to the same column,
+// unknown category or campaign id, 401, 403 missing scope or permission, 404 extended surfaces
+// disabled, 429.
+//
+// POST /forms
+func (UnimplementedHandler) FormsCreate(ctx context.Context, req *FormCreate, params FormsCreateParams) (r *Form, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// FormsDelete implements forms_delete operation.
+//
+// Deletes the form and its stored submissions; its public submit address stops answering. Contacts
+// created or matched by past submissions are kept. Needs WRITE_CONTACTS (API keys, OAuth) or
+// manage_contacts (sessions). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// DELETE /forms/{id}
+func (UnimplementedHandler) FormsDelete(ctx context.Context, params FormsDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// FormsGet implements forms_get operation.
+//
+// One form with its fields, settings and submission counters. Needs READ_CONTACTS (API keys, OAuth) or
+// view_contacts (sessions). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// GET /forms/{id}
+func (UnimplementedHandler) FormsGet(ctx context.Context, params FormsGetParams) (r *Form, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// FormsList implements forms_list operation.
+//
+// The organization's hosted lead forms, newest first, with their fields and submission counters. Needs
+// READ_CONTACTS (API keys, OAuth) or view_contacts (sessions). Extended surface: answers 404 unless
+// the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 extended surfaces
+// disabled, 429.
+//
+// GET /forms
+func (UnimplementedHandler) FormsList(ctx context.Context, params FormsListParams) (r *FormList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// FormsListSubmissions implements forms_list_submissions operation.
+//
+// Submissions of one form, newest first: the answers under data, the mapped contact columns, the page
+// it was sent from and the contact created or matched. Needs READ_CONTACTS (API keys, OAuth) or
+// view_contacts (sessions). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, bad cursor or limit, 401, 403 missing scope or permission, 404 unknown id
+// or extended surfaces disabled, 429.
+//
+// GET /forms/{id}/submissions
+func (UnimplementedHandler) FormsListSubmissions(ctx context.Context, params FormsListSubmissionsParams) (r *FormSubmissionList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// FormsSubmit implements forms_submit operation.
+//
+// Public endpoint the hosted form posts to: stores a submission with the answers under data, then
+// matches the contact by the answer mapped to contact_email (lowercased) or creates it, filling
+// first_name, last_name, company and phone from their mapped fields (sent values replace, empty ones
+// keep what is stored), and adds it to the form's categories and campaigns. Raises form.submitted
+// (form id and name, submission id, data, mapped columns, source_url, contact id) and contact.created
+// for a new contact. captcha carries the anti-bot token and is required when the deployment has a
+// captcha provider configured. No credential. Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 invalid body, a required field missing, an answer to an unknown field or an invalid
+// email in the contact_email field, 403 captcha missing or rejected, 404 unknown or disabled form, or
+// extended surfaces disabled, 429.
+//
+// POST /forms/{id}/submit
+func (UnimplementedHandler) FormsSubmit(ctx context.Context, req *FormSubmitRequest, params FormsSubmitParams) (r *FormSubmitResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// FormsUpdate implements forms_update operation.
+//
+// Changes any subset of the form's settings; `fields`, when sent, replaces the whole field list.
+// Stored submissions keep the answers they were given. Needs WRITE_CONTACTS (API keys, OAuth) or
+// manage_contacts (sessions). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 invalid body, duplicate field key, two fields mapped to the same column, unknown
+// category or campaign id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// PATCH /forms/{id}
+func (UnimplementedHandler) FormsUpdate(ctx context.Context, req *FormUpdate, params FormsUpdateParams) (r *Form, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsConnectionsPush implements integrations_connections_push operation.
+//
+// Upserts the selected contacts into the CRM behind the connection, matched by email, and answers once
+// the push is done with per-contact outcomes (synchronous; retry-safe, so repeating it updates the
+// same records). Select either `contact_ids` (1 to 500 ids, duplicates dropped) or `all: true` with
+// `filters` (a contact search body, at most 500 matches) and optional `exclude` (ignored unless all is
+// true). Needs scope INTEGRATIONS with session permission use_integrations, and a paid plan. Extended
+// surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400
+// invalid body (neither ids nor all with filters, id list outside 1 to 500, filter selection matching
+// nothing), 400 `selection_too_large` (filter selection over 500 contacts), 400 `too_many_contacts`
+// (exclude list too long), 401, 403 missing scope or permission or organization not on a paid plan,
+// 404 unknown or malformed connection id or extended surfaces disabled, 409 connection token cannot be
+// refreshed (reconnect it), 429.
+//
+// POST /integrations/connections/{id}/push
+func (UnimplementedHandler) IntegrationsConnectionsPush(ctx context.Context, req *IntegrationPushRequest, params IntegrationsConnectionsPushParams) (r *IntegrationPushResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsCreateConnection implements integrations_create_connection operation.
+//
+// Creates a connection for a provider whose auth_method is api_key or webhook; provider is required,
+// label and config (the provider's credentials and settings, stored sealed and never returned) are
+// optional. OAuth providers are refused with a hint to use POST /integrations/oauth/start, which is
+// session only. For inbound providers (Calendly-type schedulers) the answer carries
+// inbound_webhook_url, the address to paste into the provider; it is shown on this response only.
+// Needs INTEGRATIONS (API keys, OAuth) and manage_settings (sessions). A paid-plan feature: 403 when
+// the organization is not on a paid plan. Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 invalid body, missing or unknown provider, an OAuth provider (use POST
+// /integrations/oauth/start) or invalid config, 401, 403 missing scope or permission or organization
+// not on a paid plan, 404 extended surfaces disabled, 429.
+//
+// POST /integrations/connections
+func (UnimplementedHandler) IntegrationsCreateConnection(ctx context.Context, req *IntegrationConnectionCreate, params IntegrationsCreateConnectionParams) (r *IntegrationConnection, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsCreateConnectionEvent implements integrations_create_connection_event operation.
+//
+// Adds an event subscription to the connection: when event_type (an event of the catalog, for example
+// campaign.reply_received) occurs, the provider runs action (one of the provider's action_types) with
+// config. event_type and action are required; enabled defaults to true. Needs INTEGRATIONS (API keys,
+// OAuth) and manage_settings (sessions). A paid-plan feature: 403 when the organization is not on a
+// paid plan. Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 invalid body, missing event_type or action, an event or action the provider does not
+// offer, 401, 403 missing scope or permission or organization not on a paid plan, 404 unknown id or
+// extended surfaces disabled, 429.
+//
+// POST /integrations/connections/{id}/events
+func (UnimplementedHandler) IntegrationsCreateConnectionEvent(ctx context.Context, req *IntegrationEventSubscriptionCreate, params IntegrationsCreateConnectionEventParams) (r *IntegrationEventSubscription, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsDeleteConnection implements integrations_delete_connection operation.
+//
+// Disconnects the provider: the connection and its stored credentials are removed and its event
+// subscriptions stop firing. Needs INTEGRATIONS (API keys, OAuth) and manage_settings (sessions).
+// Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// DELETE /integrations/connections/{id}
+func (UnimplementedHandler) IntegrationsDeleteConnection(ctx context.Context, params IntegrationsDeleteConnectionParams) error {
+	return ht.ErrNotImplemented
+}
+
+// IntegrationsDeleteConnectionEvent implements integrations_delete_connection_event operation.
+//
+// Removes one event subscription of the connection; the event no longer triggers the provider action.
+// Needs INTEGRATIONS (API keys, OAuth) and manage_settings (sessions). A paid-plan feature: 403 when
+// the organization is not on a paid plan. Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission or organization not on a paid plan,
+// 404 unknown connection or subscription, or extended surfaces disabled, 429.
+//
+// DELETE /integrations/connections/{id}/events/{eventId}
+func (UnimplementedHandler) IntegrationsDeleteConnectionEvent(ctx context.Context, params IntegrationsDeleteConnectionEventParams) error {
+	return ht.ErrNotImplemented
+}
+
+// IntegrationsGetConnection implements integrations_get_connection operation.
+//
+// One connection with its event subscriptions and its 20 most recent runs, as `{connection, events,
+// runs}`. Secrets are never serialised. Needs INTEGRATIONS (API keys, OAuth) or, for sessions,
+// manage_settings or use_integrations. Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// GET /integrations/connections/{id}
+func (UnimplementedHandler) IntegrationsGetConnection(ctx context.Context, params IntegrationsGetConnectionParams) (r *IntegrationConnectionDetail, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsGetWebhookSecret implements integrations_get_webhook_secret operation.
+//
+// The secret Outflow signs this connection's outgoing webhook requests with, the header the signature
+// travels in and the scheme: HMAC-SHA256 over `<t>.<body>`, sent as `t=<unix>,v1=<hex>`. The secret is
+// generated on the first call and the same value is returned afterwards. Needs INTEGRATIONS (API keys,
+// OAuth) and manage_settings (sessions). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission (manage_settings), 404 unknown id or
+// extended surfaces disabled, 429.
+//
+// GET /integrations/connections/{id}/webhook-secret
+func (UnimplementedHandler) IntegrationsGetWebhookSecret(ctx context.Context, params IntegrationsGetWebhookSecretParams) (r *IntegrationWebhookSecret, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsListBookings implements integrations_list_bookings operation.
+//
+// The 50 most recent meetings booked through connected schedulers (Calendly-type inbound providers),
+// newest first, each linked to the matching contact when one was found. Not paginated: use GET
+// /meetings to filter and page through all bookings. Needs INTEGRATIONS (API keys, OAuth) or, for
+// sessions, manage_settings or use_integrations. Extended surface: answers 404 unless the operator
+// sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 401, 403 missing scope or permission, 404 extended surfaces disabled, 429.
+//
+// GET /integrations/bookings
+func (UnimplementedHandler) IntegrationsListBookings(ctx context.Context) (r *MeetingBookingList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsListCatalog implements integrations_list_catalog operation.
+//
+// Every provider this deployment can connect (CRMs, automation tools, chat notifications, schedulers,
+// sheets), each with its auth method (oauth, api_key or webhook), requested scopes, events it can
+// react to, action types, whether it supports contact push, and `configured`. Browsing stays open to
+// organizations without a paid plan. Needs INTEGRATIONS (API keys, OAuth) or, for sessions,
+// manage_settings or use_integrations. Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 401, 403 missing scope or permission, 404 extended surfaces disabled, 429.
+//
+// GET /integrations/catalog
+func (UnimplementedHandler) IntegrationsListCatalog(ctx context.Context) (r *IntegrationCatalogList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsListConnectionEvents implements integrations_list_connection_events operation.
+//
+// The event subscriptions of one connection: which Outflow event (event_type) triggers which provider
+// action, with its config and whether it is enabled. Needs INTEGRATIONS (API keys, OAuth) or, for
+// sessions, manage_settings or use_integrations. Extended surface: answers 404 unless the operator
+// sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// GET /integrations/connections/{id}/events
+func (UnimplementedHandler) IntegrationsListConnectionEvents(ctx context.Context, params IntegrationsListConnectionEventsParams) (r *IntegrationEventSubscriptionList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsListConnectionRuns implements integrations_list_connection_runs operation.
+//
+// The 50 most recent runs of the connection (syncs, pushes, tests, event deliveries), newest first,
+// with status, detail and records processed. Not paginated. Needs INTEGRATIONS (API keys, OAuth) or,
+// for sessions, manage_settings or use_integrations. Extended surface: answers 404 unless the operator
+// sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// GET /integrations/connections/{id}/runs
+func (UnimplementedHandler) IntegrationsListConnectionRuns(ctx context.Context, params IntegrationsListConnectionRunsParams) (r *IntegrationSyncRunList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsListConnections implements integrations_list_connections operation.
+//
+// Every integration connection of the organization with its status, health, sync direction and
+// external account. Credentials and secrets are never serialised. Listing stays open to organizations
+// without a paid plan. Needs INTEGRATIONS (API keys, OAuth) or, for sessions, manage_settings or
+// use_integrations. Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 401, 403 missing scope or permission, 404 extended surfaces disabled, 429.
+//
+// GET /integrations/connections
+func (UnimplementedHandler) IntegrationsListConnections(ctx context.Context) (r *IntegrationConnectionList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsListFieldMappings implements integrations_list_field_mappings operation.
+//
+// How Outflow contact fields (sendsets_field) map to the provider's fields (external_field) per
+// object, including the provider defaults (is_default) and transforms. Needs INTEGRATIONS (API keys,
+// OAuth) or, for sessions, manage_settings or use_integrations. Extended surface: answers 404 unless
+// the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// GET /integrations/connections/{id}/field-mappings
+func (UnimplementedHandler) IntegrationsListFieldMappings(ctx context.Context, params IntegrationsListFieldMappingsParams) (r *IntegrationFieldMappingList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsOAuthStart implements integrations_oauth_start operation.
+//
+// Begins the provider's consent flow for a catalog provider whose auth_method is oauth and returns the
+// URL to send the browser to; the connection is stored once the provider redirects back with a grant.
+// Pass connection_id to re-authorize an existing connection (status reauth_required, or one whose
+// token can no longer refresh) instead of adding a new one. Session only: API keys and OAuth tokens
+// are refused. Needs manage_settings; a paid-plan feature (403 when the organization is not on a paid
+// plan). Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 invalid body, unknown provider, or a provider that is not OAuth (api_key and webhook
+// providers use POST /integrations/connections), or connection_id belonging to another provider, 401,
+// 403 API key or OAuth token (session only), missing permission or organization not on a paid plan,
+// 404 extended surfaces disabled or unknown connection_id, 429, 503 the provider's OAuth client is not
+// configured on this deployment.
+//
+// POST /integrations/oauth/start
+func (UnimplementedHandler) IntegrationsOAuthStart(ctx context.Context, req *IntegrationOAuthStartRequest, params IntegrationsOAuthStartParams) (r *IntegrationOAuthStart, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsReplaceFieldMappings implements integrations_replace_field_mappings operation.
+//
+// Replaces the whole mapping set (of `object`, the provider object such as a contact or person, when
+// given) with `mappings` (required). Each entry needs external_field; sendsets_field is required
+// unless transform is static; transform is one of empty, none, static, uppercase, lowercase, trim;
+// static_value is required with static. Answers the full set after the replace. Idempotent: sending
+// the same body again gives the same result, so no Idempotency-Key. Needs INTEGRATIONS (API keys,
+// OAuth) and manage_settings (sessions). A paid-plan feature: 403 when the organization is not on a
+// paid plan. Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 invalid body, mappings missing, an entry without external_field, without sendsets_field
+// (non-static), without static_value (static) or with an unknown transform, 401, 403 missing scope or
+// permission or organization not on a paid plan, 404 unknown id or extended surfaces disabled, 429.
+//
+// PUT /integrations/connections/{id}/field-mappings
+func (UnimplementedHandler) IntegrationsReplaceFieldMappings(ctx context.Context, req *IntegrationFieldMappingReplace, params IntegrationsReplaceFieldMappingsParams) (r *IntegrationFieldMappingList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsTestConnection implements integrations_test_connection operation.
+//
+// Fires a synthetic event through the connection's notification and webhook automations so the caller
+// can see it arrive on the provider side; answers `{sent: true}` once it is handed over. Needs
+// INTEGRATIONS (API keys, OAuth) and manage_settings (sessions). A paid-plan feature: 403 when the
+// organization is not on a paid plan. Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission or organization not on a paid plan,
+// 404 unknown id or extended surfaces disabled, 409 the connection needs reconnecting, 429.
+//
+// POST /integrations/connections/{id}/test
+func (UnimplementedHandler) IntegrationsTestConnection(ctx context.Context, params IntegrationsTestConnectionParams) (r *IntegrationConnectionTestResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IntegrationsUpdateConnectionConfig implements integrations_update_connection_config operation.
+//
+// Changes how the connection syncs: config_capabilities (provider-specific capability switches,
+// replaced as a whole when sent) and sync_direction (push, pull or both). Omitted fields are kept.
+// Answers the updated connection as `{connection}`. Needs INTEGRATIONS (API keys, OAuth) and
+// manage_settings (sessions). A paid-plan feature: 403 when the organization is not on a paid plan.
+// Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 invalid body or sync_direction outside push, pull, both, 401, 403 missing scope or
+// permission or organization not on a paid plan, 404 unknown id or extended surfaces disabled, 429.
+//
+// PATCH /integrations/connections/{id}/config
+func (UnimplementedHandler) IntegrationsUpdateConnectionConfig(ctx context.Context, req *IntegrationConnectionConfigUpdate, params IntegrationsUpdateConnectionConfigParams) (r *IntegrationConnectionEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// LabelsCreateCategory implements labels_create_category operation.
+//
+// Adds a category (title required, optional colour) to the organization's categories and returns it
+// with its position. Categories label contacts and also serve as conversation labels on inbox threads;
+// the registry is the same for every member and also appears on GET /auth/me. Accepts an
+// Idempotency-Key.
+//
+// Errors: 400 missing title or invalid body, 401, 403 missing scope or permission, 429.
+//
+// POST /categories
+func (UnimplementedHandler) LabelsCreateCategory(ctx context.Context, req *CreateLabel, params LabelsCreateCategoryParams) (r *Label, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// LabelsCreateFolder implements labels_create_folder operation.
+//
+// Adds a folder (title required, optional colour) to the organization's campaign folders and returns
+// it with its position. Folders group campaigns in the campaign list and overview; the registry is the
+// same for every member and also appears on GET /auth/me. Accepts an Idempotency-Key.
+//
+// Errors: 400 missing title or invalid body, 401, 403 missing scope or permission, 429.
+//
+// POST /folders
+func (UnimplementedHandler) LabelsCreateFolder(ctx context.Context, req *CreateLabel, params LabelsCreateFolderParams) (r *Label, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// LabelsCreateTag implements labels_create_tag operation.
+//
+// Adds a tag (title required, optional colour) to the organization's mailbox tags and returns it with
+// its position. Tags group mailboxes: they filter the mailbox list and pick a campaign's senders when
+// its sender strategy is tags. The registry is the same for every member and also appears on GET
+// /auth/me. Accepts an Idempotency-Key.
+//
+// Errors: 400 missing title or invalid body, 401, 403 missing scope or permission, 429.
+//
+// POST /tags
+func (UnimplementedHandler) LabelsCreateTag(ctx context.Context, req *CreateLabel, params LabelsCreateTagParams) (r *Label, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// LabelsDeleteCategory implements labels_delete_category operation.
+//
+// Removes a category from the organization and answers 204.
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown or malformed category id, 429.
+//
+// DELETE /categories/{id}
+func (UnimplementedHandler) LabelsDeleteCategory(ctx context.Context, params LabelsDeleteCategoryParams) error {
+	return ht.ErrNotImplemented
+}
+
+// LabelsDeleteFolder implements labels_delete_folder operation.
+//
+// Removes a campaign folder from the organization and answers 204.
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown or malformed folder id, 429.
+//
+// DELETE /folders/{id}
+func (UnimplementedHandler) LabelsDeleteFolder(ctx context.Context, params LabelsDeleteFolderParams) error {
+	return ht.ErrNotImplemented
+}
+
+// LabelsDeleteTag implements labels_delete_tag operation.
+//
+// Removes a mailbox tag from the organization and answers 204.
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown or malformed tag id, 429.
+//
+// DELETE /tags/{id}
+func (UnimplementedHandler) LabelsDeleteTag(ctx context.Context, params LabelsDeleteTagParams) error {
+	return ht.ErrNotImplemented
+}
+
+// LabelsMoveCategory implements labels_move_category operation.
+//
+// Moves a category to the given position and returns the resulting order of the categories as id and
+// position pairs.
+//
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown or malformed category
+// id, 429.
+//
+// PATCH /categories/{id}/move
+func (UnimplementedHandler) LabelsMoveCategory(ctx context.Context, req *MoveLabel, params LabelsMoveCategoryParams) (r []LabelOrder, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// LabelsMoveFolder implements labels_move_folder operation.
+//
+// Moves a campaign folder to the given position and returns the resulting order of the folders as id
+// and position pairs.
+//
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown or malformed folder id,
+// 429.
+//
+// PATCH /folders/{id}/move
+func (UnimplementedHandler) LabelsMoveFolder(ctx context.Context, req *MoveLabel, params LabelsMoveFolderParams) (r []LabelOrder, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// LabelsMoveTag implements labels_move_tag operation.
+//
+// Moves a mailbox tag to the given position and returns the resulting order of the tags as id and
+// position pairs.
+//
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown or malformed tag id,
+// 429.
+//
+// PATCH /tags/{id}/move
+func (UnimplementedHandler) LabelsMoveTag(ctx context.Context, req *MoveLabel, params LabelsMoveTagParams) (r []LabelOrder, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// LabelsUpdateCategory implements labels_update_category operation.
+//
+// Changes the title or colour of a category and returns it.
+//
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown or malformed category
+// id, 429.
+//
+// PATCH /categories/{id}
+func (UnimplementedHandler) LabelsUpdateCategory(ctx context.Context, req *UpdateLabel, params LabelsUpdateCategoryParams) (r *Label, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// LabelsUpdateFolder implements labels_update_folder operation.
+//
+// Changes the title or colour of a campaign folder and returns it.
+//
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown or malformed folder id,
+// 429.
+//
+// PATCH /folders/{id}
+func (UnimplementedHandler) LabelsUpdateFolder(ctx context.Context, req *UpdateLabel, params LabelsUpdateFolderParams) (r *Label, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// LabelsUpdateTag implements labels_update_tag operation.
+//
+// Changes the title or colour of a mailbox tag and returns it.
+//
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown or malformed tag id,
+// 429.
+//
+// PATCH /tags/{id}
+func (UnimplementedHandler) LabelsUpdateTag(ctx context.Context, req *UpdateLabel, params LabelsUpdateTagParams) (r *Label, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesAuthCheck implements mailboxes_auth_check operation.
+//
+// Looks up the SPF, DKIM and DMARC records of the mailbox's domain now and reports what was found,
+// whether everything is aligned and a one-line summary; record values are left out when not found.
+// DKIM is positive-only: not finding it means unverified, never failing. The check is read-only and
+// leaves the mailbox's stored auth_state untouched. Needs READ_EMAILS or view_campaigns.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
+// GET /emails/{id}/auth-check
+func (UnimplementedHandler) MailboxesAuthCheck(ctx context.Context, params MailboxesAuthCheckParams) (r *MailboxAuthCheck, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesCreate implements mailboxes_create operation.
+//
+// Adds a mailbox with provider `smtp_imap` once a worker has logged in with both the SMTP and the IMAP
+// credentials; the password is stored sealed and never returned, and Google or Microsoft mailboxes go
+// through browser consent instead. security is tls or starttls (none only for a loopback host on a
+// self-hosted instance); campaign_limit defaults to 50 a day (0 to 5000) and min_wait_time to 600
+// seconds. Needs WRITE_EMAILS (API keys, OAuth) or manage_emails (sessions); send an Idempotency-Key
+// so a retry does not add the mailbox twice.
+//
+// Errors: 400 invalid body, 400 `mailbox_provider_requires_oauth` (Google or Microsoft provider), 400
+// `mailbox_auth_failed` (credential unusable; the answer carries a fix), 403
+// `mailbox_allowance_reached` (plan allowance of mailboxes used up).
+//
+// POST /emails
+func (UnimplementedHandler) MailboxesCreate(ctx context.Context, req *CreateEmailAccount, params MailboxesCreateParams) (r MailboxesCreateCreated, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesDelete implements mailboxes_delete operation.
+//
+// Removes the mailbox from the organization and answers 204 with no body. Needs WRITE_EMAILS; accepts
+// an Idempotency-Key.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
+// DELETE /emails/{id}
+func (UnimplementedHandler) MailboxesDelete(ctx context.Context, params MailboxesDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// MailboxesDomainsRenewalsList implements mailboxes_domains_renewals_list operation.
+//
+// Lists every managed domain of the organization with its renewal cycle: when it renews next, what the
+// last renewal charged, and whether something needs a person (for example a failed charge). Renewal is
+// automatic: each cycle charges the upstream provider's renewal cost read at that time plus
+// processing, so the next amount is known only when the cycle runs. Domains renewing soonest come
+// first. Offered on the hosted edition only. Scope READ_EMAILS. Errors: 400 bad cursor or limit
+// outside 1 to 100, 401, 403 missing scope, 429, 503 `mailbox_provisioning_unavailable` (self-hosted
+// instance).
+//
+// GET /mailboxes/domains/renewals
+func (UnimplementedHandler) MailboxesDomainsRenewalsList(ctx context.Context, params MailboxesDomainsRenewalsListParams) (r *ManagedDomainRenewalList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesGet implements mailboxes_get operation.
+//
+// One mailbox with its settings, signature, warmup, tracking-domain and authentication fields, plus
+// the campaigns that send from it (id, name, status) and the ten newest entries of its error log.
+// Needs READ_EMAILS or view_campaigns; an API key limited to some mailboxes reaches only those.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed
+// mailbox id, 429.
+//
+// GET /emails/{id}
+func (UnimplementedHandler) MailboxesGet(ctx context.Context, params MailboxesGetParams) (r *Mailbox, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesGetTrackingDomain implements mailboxes_get_tracking_domain operation.
+//
+// Returns the stored state of the mailbox's custom tracking domain: the domain, whether and when it
+// was verified, the CNAME target it must point at (the deployment's tracking host), the last status
+// with a user-safe message, and what DNS returned when it differed. Read-only: no DNS lookup is made
+// (use POST /emails/{id}/track/verify or PATCH /emails/{id}/track for that). Opens and clicks use the
+// custom domain only once it is verified; until then they go through the shared tracking host. A
+// background job re-resolves custom tracking domains hourly (each domain at most daily), and a
+// transient resolver failure never revokes a verified domain. Scope READ_EMAILS (session permission
+// view_campaigns). Errors: 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+//
+// GET /emails/{id}/track
+func (UnimplementedHandler) MailboxesGetTrackingDomain(ctx context.Context, params MailboxesGetTrackingDomainParams) (r *MailboxTrackingDomainState, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesHold implements mailboxes_hold operation.
+//
+// Takes the mailbox out of campaign (cold) sending by moving its cold-rotation state to reserve,
+// whatever the current state. Warmup keeps running while held, and the automatic rest/resume logic
+// never moves a held mailbox; only POST /emails/{id}/release brings it back. Bodyless and idempotent:
+// holding a mailbox already in reserve returns the current state unchanged, so no Idempotency-Key is
+// needed. Scope WRITE_EMAILS (session permission manage_emails). Errors: 401, 403 missing scope or
+// permission, 404 unknown or malformed id, 429.
+//
+// POST /emails/{id}/hold
+func (UnimplementedHandler) MailboxesHold(ctx context.Context, params MailboxesHoldParams) (r *MailboxRotationState, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesList implements mailboxes_list operation.
+//
+// Sender mailboxes of the organization, newest first, searchable by address or name (q) and filterable
+// by one tag id. Pages take cursor and limit (1 to 100, default 50). Needs READ_EMAILS (API keys,
+// OAuth) or view_campaigns (sessions).
+//
+// Errors: 400 bad cursor or limit, or missing organization, 401, 403 missing scope or permission, 429.
+//
+// GET /emails
+func (UnimplementedHandler) MailboxesList(ctx context.Context, params MailboxesListParams) (r *MailboxList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesOAuthCliStart implements mailboxes_oauth_cli_start operation.
+//
+// Begins connecting a Google (gmail) or Microsoft (outlook) mailbox from a terminal: returns the
+// consent URL to open in a browser, a session to poll and its lifetime in seconds. Poll the session
+// until it reports done or failed. Works with API keys, unlike the web app's popup routes, which are
+// session-only. Needs WRITE_EMAILS.
+//
+// POST /emails/onboarding/oauth/cli-start
+func (UnimplementedHandler) MailboxesOAuthCliStart(ctx context.Context, req *MailboxesOAuthCliStartReq) (r *EmailOAuthCLIStart, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesOAuthSessionGet implements mailboxes_oauth_session_get operation.
+//
+// Status of a consent session opened by cli-start: pending, done (with the connected mailbox) or
+// failed (with an error carrying code, message and possibly a fix). Needs WRITE_EMAILS.
+//
+// Errors: 404 unknown session.
+//
+// GET /emails/onboarding/oauth/session/{session}
+func (UnimplementedHandler) MailboxesOAuthSessionGet(ctx context.Context, params MailboxesOAuthSessionGetParams) (r *EmailOAuthCLISession, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesProvisionProvidersList implements mailboxes_provision_providers_list operation.
+//
+// Lists the mailbox platforms that can be ordered right now, each with its live per-mailbox monthly
+// price. The catalog and the prices are read from the upstream provider, so they can change between
+// calls; an order is priced by POST /mailboxes/provision/quote, not by this list. Offered on the
+// hosted edition only. Scope READ_EMAILS. Errors: 401, 403 missing scope, 429, 503
+// `mailbox_provisioning_unavailable` (self-hosted instance, or the upstream catalog cannot be read).
+//
+// GET /mailboxes/provision/providers
+func (UnimplementedHandler) MailboxesProvisionProvidersList(ctx context.Context) (r *ProvisionProviderCatalog, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesRefreshSendIdentity implements mailboxes_refresh_send_identity operation.
+//
+// Reads the send-as addresses, and with import_signature true (default false) the signature, from the
+// provider through the worker running the mailbox, and returns the refreshed identity. A send-as
+// choice the provider no longer verifies is cleared; an empty provider signature changes nothing.
+// Google mailboxes only; no Idempotency-Key needed. Needs WRITE_EMAILS or manage_emails.
+//
+// Errors: 400 `mailbox_send_as_unsupported` (provider other than Google), 400
+// `mailbox_signature_too_large` (nothing stored), 401, 403 missing scope or permission, 404 unknown
+// mailbox, 429, 503 `mailbox_identity_unavailable` (mailbox not running on a worker).
+//
+// POST /emails/{id}/identity/refresh
+func (UnimplementedHandler) MailboxesRefreshSendIdentity(ctx context.Context, req OptMailboxSendIdentityRefreshRequest, params MailboxesRefreshSendIdentityParams) (r *MailboxSendIdentity, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesRelease implements mailboxes_release operation.
+//
+// Returns a mailbox in reserve or resting to campaign sending. When warmup is running and still
+// reports the mailbox as throttled or worse, the mailbox moves to resting instead of active; otherwise
+// (including when no warmup is running) it becomes active. Releasing an active mailbox changes nothing
+// and returns its current state. Bodyless and idempotent; no Idempotency-Key. Scope WRITE_EMAILS
+// (session permission manage_emails). Errors: 401, 403 missing scope or permission, 404 unknown or
+// malformed id, 429.
+//
+// POST /emails/{id}/release
+func (UnimplementedHandler) MailboxesRelease(ctx context.Context, params MailboxesReleaseParams) (r *MailboxRotationState, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesSend implements mailboxes_send operation.
+//
+// Sends a single message from this mailbox (to and subject required; cc, bcc, HTML or plain body, and
+// in_reply_to or thread_id to thread it) instantly (default), in the mailbox's next sending gap
+// (smart) or at scheduled_at (scheduled), and returns the task id, send time and mode. Needs
+// SEND_DIRECT_EMAIL: an API key or OAuth token sends on its own only under an agent policy granting
+// email.compose, otherwise the send waits for a human approval; a session is already human-authorized.
+// Suppressions, organization limits, mailbox holds, mailbox authentication and health and
+// deliverability rules apply whatever the policy. Accepts an Idempotency-Key.
+//
+// Errors: 400 invalid body, no recipient or bad scheduled_at, 401, 403 missing scope or capability,
+// 404 unknown mailbox, 429.
+//
+// POST /emails/{id}/send
+func (UnimplementedHandler) MailboxesSend(ctx context.Context, req *MailboxSendRequest, params MailboxesSendParams) (r *MailboxSendResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesSendIdentity implements mailboxes_send_identity operation.
+//
+// Stored send-as state of the mailbox: whether the provider supports aliases, the identities found
+// there, the chosen send_as_email (empty means the mailbox's own address), when they were last synced,
+// and whether the signature was imported from the provider or edited by hand. Reads stored data only;
+// the provider is not contacted. Needs READ_EMAILS.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
+// GET /emails/{id}/identity
+func (UnimplementedHandler) MailboxesSendIdentity(ctx context.Context, params MailboxesSendIdentityParams) (r *MailboxSendIdentity, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesSyncState implements mailboxes_sync_state operation.
+//
+// The latest full sync state the mailbox's worker reported (backfill status and message count,
+// backfill window and times, fair-use throttle end and reason, deferred messages, last sync time) next
+// to the sync policy limits (backfill days and messages, per-mailbox and organization daily message
+// caps). state is null when no sync state has been reported yet.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
+// GET /emails/{id}/sync
+func (UnimplementedHandler) MailboxesSyncState(ctx context.Context, params MailboxesSyncStateParams) (r *MailboxSync, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesTest implements mailboxes_test operation.
+//
+// Live check of the mailbox: SMTP and IMAP reachability, authentication, overall health, sending
+// status, daily limit and minimum delay, warmup standing, linked campaigns and recent errors. It
+// always answers 200; a failing credential shows as auth false plus an `error` object with code
+// `mailbox_auth_failed`, a message and a fix. Needs WRITE_EMAILS or manage_emails.
+//
+// POST /emails/{id}/test
+func (UnimplementedHandler) MailboxesTest(ctx context.Context, params MailboxesTestParams) (r *EmailLiveCheck, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesUpdate implements mailboxes_update operation.
+//
+// Changes any subset of the mailbox's settings (name, signatures and their sync, send-as alias, status
+// active, inactive or revoked, campaign_limit 0 to 5000, min_wait_time, reply_to, timezone, warmup on
+// or off and its ramp, tags as tag ids) and returns the updated mailbox. send_as_email must be a
+// verified alias or the mailbox's own address and works for Google mailboxes only; an empty string
+// resets it. An empty timezone clears the zone in which sending behaviour and business hours are
+// evaluated. Needs WRITE_EMAILS or manage_emails.
+//
+// Errors: 400 invalid body, 400 `mailbox_send_as_unknown` (alias not verified by the provider), 401,
+// 403 missing scope or permission, 404 unknown mailbox, 429.
+//
+// PATCH /emails/{id}
+func (UnimplementedHandler) MailboxesUpdate(ctx context.Context, req *MailboxUpdate, params MailboxesUpdateParams) (r *Mailbox, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesUpdateTrackingDomain implements mailboxes_update_tracking_domain operation.
+//
+// Saves the custom tracking domain passed in the `domain` query parameter (empty clears it), resolves
+// it once and returns the resulting tracking-domain state; scheme, path, trailing dot and case are
+// stripped first. The CNAME must point at the install's tracking host, and a DNS miss is reported as
+// unverified with a reason, not as an error. Until the domain is verified, opens and clicks go through
+// the shared tracking host. Needs WRITE_EMAILS or manage_emails.
+//
+// Errors: 400 raw IP, host with port, localhost or single-label domain, 401, 403 missing scope or
+// permission, 404 unknown mailbox, 429.
+//
+// PATCH /emails/{id}/track
+func (UnimplementedHandler) MailboxesUpdateTrackingDomain(ctx context.Context, params MailboxesUpdateTrackingDomainParams) (r *MailboxTrackingDomain, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesVerifyAddress implements mailboxes_verify_address operation.
+//
+// Checks one address before mail is sent to it, given in the body or the `email` query parameter, and
+// returns the verdict (valid, risky, invalid or unknown) with a reason, whether the domain has MX
+// records and accepts every address (catch-all), and when it was checked. Campaigns never send to
+// invalid addresses and send to risky ones only when the campaign allows it.
+//
+// Errors: 400 missing or malformed address, 401, 403 missing scope or permission, 429.
+//
+// POST /emails/verify
+func (UnimplementedHandler) MailboxesVerifyAddress(ctx context.Context, req OptMailboxVerifyRequest, params MailboxesVerifyAddressParams) (r *MailboxVerifyResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesVerifyTrackingDomain implements mailboxes_verify_tracking_domain operation.
+//
+// Resolves the saved custom tracking domain immediately and stores the outcome. The record must be a
+// CNAME pointing at cname_target; a DNS provider that flattens CNAMEs also verifies when the domain's
+// addresses match the tracking host's (status is still verified). A DNS miss is not an error: it comes
+// back as an unverified state with a status (not_found, wrong_target, lookup_error, ...), a message
+// and what was observed. With no domain saved the status is unset; with no tracking host configured on
+// the deployment it is no_target and nothing can verify. A transient resolver failure never revokes a
+// domain that was already verified. Not a create: no Idempotency-Key. Scope WRITE_EMAILS (session
+// permission manage_emails). Errors: 401, 403 missing scope or permission, 404 unknown or malformed
+// id, 429.
+//
+// POST /emails/{id}/track/verify
+func (UnimplementedHandler) MailboxesVerifyTrackingDomain(ctx context.Context, params MailboxesVerifyTrackingDomainParams) (r *MailboxTrackingDomainState, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesWarmupAppeal implements mailboxes_warmup_appeal operation.
+//
+// Files an appeal against the mailbox's warmup block, with an optional reason, and returns the appeal
+// id. Read can_appeal and pending_appeal from the block status first. Accepts an Idempotency-Key.
+//
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
+// POST /emails/{id}/warmup/appeal
+func (UnimplementedHandler) MailboxesWarmupAppeal(ctx context.Context, req OptMailboxWarmupAppealRequest, params MailboxesWarmupAppealParams) (r *MailboxWarmupAppealResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesWarmupBanStatus implements mailboxes_warmup_ban_status operation.
+//
+// Whether the warmup pool has blocked the mailbox, its warmup health state (healthy, watch, throttled,
+// quarantined, blocked), the reason and the block's start and end, and whether an appeal may be filed
+// or is already pending.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
+// GET /emails/{id}/warmup/ban-status
+func (UnimplementedHandler) MailboxesWarmupBanStatus(ctx context.Context, params MailboxesWarmupBanStatusParams) (r *MailboxWarmupBanStatus, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesWarmupGet implements mailboxes_warmup_get operation.
+//
+// Warmup of the mailbox: enabled, status (warming, paused, stopped, blocked), start and pause times,
+// pool, today's target from the ramp the scheduler follows, ramp settings (base, max, daily increase,
+// reply rate), health state and any block with its end and reason. Mailboxes the platform provisioned
+// also report the external warmup provider and its status. Needs READ_EMAILS.
+//
+// GET /emails/{id}/warmup
+func (UnimplementedHandler) MailboxesWarmupGet(ctx context.Context, params MailboxesWarmupGetParams) (r *WarmupStanding, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesWarmupPause implements mailboxes_warmup_pause operation.
+//
+// Pauses an enabled warmup: warmup_paused_at is set and the ramp progress is kept for a later resume.
+// Returns the updated mailbox. Needs WRITE_EMAILS or manage_emails.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
+// POST /emails/{id}/warmup/pause
+func (UnimplementedHandler) MailboxesWarmupPause(ctx context.Context, params MailboxesWarmupPauseParams) (r *Mailbox, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesWarmupResume implements mailboxes_warmup_resume operation.
+//
+// Resumes a paused warmup: warmup_paused_at is cleared, the anchor moves forward by the paused time so
+// the ramp continues where it stopped, and the task chain is queued again. Returns the updated
+// mailbox. Needs WRITE_EMAILS or manage_emails.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
+// POST /emails/{id}/warmup/resume
+func (UnimplementedHandler) MailboxesWarmupResume(ctx context.Context, params MailboxesWarmupResumeParams) (r *Mailbox, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesWarmupStart implements mailboxes_warmup_start operation.
+//
+// Enables warmup on the mailbox: sets the warmup anchor and queues the warmup task chain at once, and
+// returns the updated mailbox. Starting a paused warmup keeps its ramp progress; starting after a stop
+// begins a fresh ramp. A domain failing authentication past the grace period gets no warmup on any of
+// its mailboxes. Needs WRITE_EMAILS or manage_emails.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
+// POST /emails/{id}/warmup/start
+func (UnimplementedHandler) MailboxesWarmupStart(ctx context.Context, params MailboxesWarmupStartParams) (r *Mailbox, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesWarmupStop implements mailboxes_warmup_stop operation.
+//
+// Turns warmup off, whether running or paused: the anchor becomes null and the ramp progress is
+// discarded, so a later start begins from the base volume again. Returns the updated mailbox. Needs
+// WRITE_EMAILS or manage_emails.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
+// POST /emails/{id}/warmup/stop
+func (UnimplementedHandler) MailboxesWarmupStop(ctx context.Context, params MailboxesWarmupStopParams) (r *Mailbox, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ManagedMailboxesCancelOrder implements managed_mailboxes_cancel_order operation.
+//
+// Cancels the order and returns it with its new status and cancellation time. Needs
+// MANAGE_MAILBOX_PROVISIONING; hosted edition only.
+//
+// POST /mailbox-provisioning/{id}/cancel
+func (UnimplementedHandler) ManagedMailboxesCancelOrder(ctx context.Context, params ManagedMailboxesCancelOrderParams) (r *ProvisionOrder, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ManagedMailboxesGetOrder implements managed_mailboxes_get_order operation.
+//
+// One managed-mailbox order: status, the hosted checkout link while awaiting payment, provisioning
+// steps with completion times, the mailboxes with their provider and warmup status, pricing, and the
+// error when it failed. Needs READ_EMAILS; hosted edition only.
+//
+// GET /mailbox-provisioning/{id}
+func (UnimplementedHandler) ManagedMailboxesGetOrder(ctx context.Context, params ManagedMailboxesGetOrderParams) (r *ProvisionOrder, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ManagedMailboxesListOrders implements managed_mailboxes_list_orders operation.
+//
+// Managed-mailbox orders of the organization with their status (awaiting_payment, paid, queued,
+// provisioning, configuring, ready, failed, cancelled), progress steps, pricing and the mailboxes
+// created so far. Needs READ_EMAILS; hosted edition only (a self-hosted instance answers 503
+// `mailbox_provisioning_unavailable`).
+//
+// GET /mailbox-provisioning
+func (UnimplementedHandler) ManagedMailboxesListOrders(ctx context.Context) (r *ManagedMailboxesListOrdersOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ManagedMailboxesProvision implements managed_mailboxes_provision operation.
+//
+// Turns a quote (quote_id) into an order once the caller is allowed to spend: a session orders
+// directly; an API key or OAuth token orders only under an agent policy granting mailbox.provision
+// whose max_monthly_mailbox_spend_cents the order's monthly total fits under. Otherwise the answer is
+// 202 `awaiting_approval` with the reasons and an approval link; submit the same quote_id again once a
+// human has approved. An Idempotency-Key is required; needs MANAGE_MAILBOX_PROVISIONING, and a
+// self-hosted instance answers 503 `mailbox_provisioning_unavailable`.
+//
+// POST /mailboxes/provision
+func (UnimplementedHandler) ManagedMailboxesProvision(ctx context.Context, req *ManagedMailboxesProvisionReq, params ManagedMailboxesProvisionParams) (r ManagedMailboxesProvisionAccepted, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ManagedMailboxesQuote implements managed_mailboxes_quote operation.
+//
+// Prices an order of mailboxes on a Google or Microsoft platform from live upstream costs and checks
+// each domain: one `domain`, or several `domains` over which the mailboxes are spread as evenly as
+// possible, each domain priced separately; warmup and mailbox names are optional. The quote lists line
+// items, the monthly total and what is due today, and is valid for 15 minutes. Hosted edition only.
+// Needs MANAGE_MAILBOX_PROVISIONING.
+//
+// Errors: 503 `mailbox_provisioning_unavailable` (self-hosted instance).
+//
+// POST /mailboxes/provision/quote
+func (UnimplementedHandler) ManagedMailboxesQuote(ctx context.Context, req *ProvisionQuoteRequest) (r *ProvisionQuote, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// McpOpenStream implements mcp_open_stream operation.
+//
+// Opens a `text/event-stream` over which the server sends JSON-RPC requests and notifications that are
+// not answers to a client POST (for example list-changed notifications). The client sends `Accept:
+// text/event-stream`, its `Mcp-Session-Id` and, to resume after a disconnect, `Last-Event-ID`. Same
+// bearer authentication as POST.
+//
+// Errors: 400 missing or unknown Mcp-Session-Id, 401 with WWW-Authenticate, 403, 404 session expired,
+// 405 no standalone stream offered, 406 Accept lacks text/event-stream, 429.
+//
+// GET /mcp
+func (UnimplementedHandler) McpOpenStream(ctx context.Context, params McpOpenStreamParams) (r McpOpenStreamOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// McpPostMessage implements mcp_post_message operation.
+//
+// Model Context Protocol over the streamable HTTP transport at `/v1/mcp`. The body is one JSON-RPC 2.0
+// message: a request (`jsonrpc`, `id`, `method`, `params`), a notification (no `id`) or a response to
+// a server request. The client must accept both `application/json` and `text/event-stream`.
+//
+// A request is answered 200 either with one JSON-RPC response as `application/json` or with a
+// `text/event-stream` whose events carry JSON-RPC messages and end with the response. A notification
+// or a response is answered 202 without body. The `initialize` answer carries an `Mcp-Session-Id`
+// header that the client sends back on every later request, together with `MCP-Protocol-Version`.
+//
+// Bearer authentication: an OAuth access token (public MCP clients discover the server through
+// `/.well-known/oauth-protected-resource`) or an API key. Without a valid token the answer is 401 with
+// `WWW-Authenticate: Bearer resource_metadata="<deployment root>/.well-known/oauth-protected-resource"`.
+// Each tool checks the scope of the REST route it mirrors, and autonomous sends still need an agent
+// policy bound to the credential. JSON-RPC level failures (unknown method, bad params, tool errors)
+// are JSON-RPC `error` objects inside a 200.
+//
+// Errors: 400 body not a JSON-RPC message, unknown or missing Mcp-Session-Id after initialize,
+// unsupported MCP-Protocol-Version, 401 with WWW-Authenticate, 403 missing scope, 404 session expired
+// (start a new one with initialize), 406 Accept lacks application/json or text/event-stream, 429.
+//
+// POST /mcp
+func (UnimplementedHandler) McpPostMessage(ctx context.Context, req McpJsonRpcMessage, params McpPostMessageParams) (r McpPostMessageRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MeetingsList implements meetings_list operation.
+//
+// Lists the organization's meeting bookings (from connected schedulers), filtered by timeframe
+// (upcoming: scheduled from now on; past: scheduled before now; empty: both), status and a free-text q
+// matched against invitee name, invitee email and event name. Paginated by offset behind an opaque
+// cursor; limit is clamped into 1 to 200 rather than refused, and pagination.total is the exact number
+// of matches. Scope READ_CONTACTS (session permission view_contacts). Belongs to the integrations
+// surface. Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 timeframe or status outside the listed values, or
+// bad cursor, 401, 403 missing scope or permission, 404 extended surfaces disabled, 429.
+//
+// GET /meetings
+func (UnimplementedHandler) MeetingsList(ctx context.Context, params MeetingsListParams) (r *MeetingList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthApplicationsCreate implements oauth_applications_create operation.
+//
+// Creates a third-party app from the dashboard. Session only (org permission manage_api_keys). The
+// answer issues a `client_id`; a `confidential` app also receives its `client_secret`, and every app
+// receives the server-generated app webhook signing secret (`whsec_...`, shared by all organizations
+// that install the app). Both secrets are shown only in this answer (the webhook secret stays readable
+// through `GET /oauth/applications/{id}/webhook-secret`).
+//
+// Redirect URIs: HTTPS, or loopback (any port) for native apps, matched exactly. webhook_url: HTTPS,
+// and its host must fall inside allowed_webhook_domains (a bare entry matches that exact host, a
+// leading-dot entry the apex and every subdomain; an empty list forbids a webhook_url); the check is
+// repeated at every delivery. Empty webhook_url opts out of app-level webhooks.
+//
+// Errors: 400 invalid body, redirect URI not HTTPS or loopback, unknown scope, unknown event type,
+// webhook_url not HTTPS or its host outside allowed_webhook_domains, 401, 403 not a session or missing
+// permission manage_api_keys, 429.
+//
+// POST /oauth/applications
+func (UnimplementedHandler) OAuthApplicationsCreate(ctx context.Context, req *OAuthApplicationCreate, params OAuthApplicationsCreateParams) (r *OAuthApplicationWithSecrets, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthApplicationsDelete implements oauth_applications_delete operation.
+//
+// Removes the app: every grant it holds in any organization is revoked (its access and refresh tokens
+// stop working at once), its managed per-organization webhook endpoints and their deliveries are
+// removed, and the client_id can no longer start an authorization. Not reversible. Session only (org
+// permission manage_api_keys).
+//
+// Errors: 400, 401, 403 not a session or missing permission manage_api_keys, 404 unknown id, 429.
+//
+// DELETE /oauth/applications/{id}
+func (UnimplementedHandler) OAuthApplicationsDelete(ctx context.Context, params OAuthApplicationsDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// OAuthApplicationsGet implements oauth_applications_get operation.
+//
+// One application of the current organization, without secrets. Session only (org permission
+// manage_api_keys).
+//
+// Errors: 400, 401, 403 not a session or missing permission manage_api_keys, 404 unknown id, 429.
+//
+// GET /oauth/applications/{id}
+func (UnimplementedHandler) OAuthApplicationsGet(ctx context.Context, params OAuthApplicationsGetParams) (r *OAuthApplication, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthApplicationsGetWebhookSecret implements oauth_applications_get_webhook_secret operation.
+//
+// The current `whsec_` secret that signs deliveries to every managed endpoint of the app (HMAC-SHA256
+// over `<t>.<raw body>`, header X-Service-Signature `t=<unix>,v1=<hex>`). Needs scope API_KEYS (API
+// key or OAuth token) or, for a session, org permission manage_api_keys.
+//
+// Errors: 400, 401, 403 missing scope API_KEYS or permission manage_api_keys, 404 unknown id, 429.
+//
+// GET /oauth/applications/{id}/webhook-secret
+func (UnimplementedHandler) OAuthApplicationsGetWebhookSecret(ctx context.Context, params OAuthApplicationsGetWebhookSecretParams) (r *OAuthApplicationWebhookSecret, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthApplicationsList implements oauth_applications_list operation.
+//
+// OAuth applications registered from the dashboard by the current organization, newest first. Session
+// only (org permission manage_api_keys); API keys and OAuth tokens are refused. Client secrets and
+// webhook secrets are never listed.
+//
+// Errors: 400 bad cursor or limit, 401, 403 not a session or missing permission manage_api_keys, 429.
+//
+// GET /oauth/applications
+func (UnimplementedHandler) OAuthApplicationsList(ctx context.Context, params OAuthApplicationsListParams) (r *OAuthApplicationList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthApplicationsListWebhookDeliveries implements oauth_applications_list_webhook_deliveries operation.
+//
+// Deliveries to all managed endpoints of the app, newest first, each row naming its organization_id;
+// one row per delivery showing its latest state across retries. Filters: status and event_type. Needs
+// scope API_KEYS (API key or OAuth token) or, for a session, org permission manage_api_keys.
+//
+// Errors: 400 bad cursor, unknown status or event_type, limit outside 1..200 (rejected, not clamped),
+// 401, 403 missing scope API_KEYS or permission manage_api_keys, 404 unknown id, 429.
+//
+// GET /oauth/applications/{id}/webhook-deliveries
+func (UnimplementedHandler) OAuthApplicationsListWebhookDeliveries(ctx context.Context, params OAuthApplicationsListWebhookDeliveriesParams) (r *WebhookDeliveryPage, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthApplicationsListWebhookEndpoints implements oauth_applications_list_webhook_endpoints operation.
+//
+// One managed endpoint exists per organization that authorized the app (created on authorization,
+// removed on revocation), all pointing at the app's webhook_url and signed with the shared app secret.
+// The answer is `{endpoints: [...]}`, not paginated. Needs scope API_KEYS (API key or OAuth token) or,
+// for a session, org permission manage_api_keys.
+//
+// Errors: 400, 401, 403 missing scope API_KEYS or permission manage_api_keys, 404 unknown id, 429.
+//
+// GET /oauth/applications/{id}/webhook-endpoints
+func (UnimplementedHandler) OAuthApplicationsListWebhookEndpoints(ctx context.Context, params OAuthApplicationsListWebhookEndpointsParams) (r *OAuthApplicationWebhookEndpointList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthApplicationsRotateWebhookSecret implements oauth_applications_rotate_webhook_secret operation.
+//
+// Generates a new `whsec_` secret for the app, shared by all its installs, and returns it once.
+// Deliveries signed from now on use the new secret. Needs scope API_KEYS (API key or OAuth token) or,
+// for a session, org permission manage_api_keys.
+//
+// Errors: 400, 401, 403 missing scope API_KEYS or permission manage_api_keys, 404 unknown id, 429.
+//
+// POST /oauth/applications/{id}/webhook-secret/rotate
+func (UnimplementedHandler) OAuthApplicationsRotateWebhookSecret(ctx context.Context, params OAuthApplicationsRotateWebhookSecretParams) (r *OAuthApplicationWebhookSecret, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthApplicationsUpdate implements oauth_applications_update operation.
+//
+// Changes only the fields sent; array fields are replaced as a whole. The same rules as on create
+// apply: exact HTTPS or loopback redirect URIs, and a webhook_url whose host lies inside
+// allowed_webhook_domains (checked against the resulting values of both fields). Narrowing `scopes`
+// does not widen existing grants; tokens never carry a scope the app no longer has. Changing
+// webhook_url re-points every managed per-organization endpoint and re-arms its verification when the
+// host changes. Secrets cannot be changed here. Session only (org permission manage_api_keys).
+//
+// Errors: 400 invalid body, redirect URI not HTTPS or loopback, unknown scope or event type,
+// webhook_url not HTTPS or its host outside allowed_webhook_domains, 401, 403 not a session or missing
+// permission manage_api_keys, 404 unknown id, 429.
+//
+// PATCH /oauth/applications/{id}
+func (UnimplementedHandler) OAuthApplicationsUpdate(ctx context.Context, req *OAuthApplicationUpdate, params OAuthApplicationsUpdateParams) (r *OAuthApplication, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthAuthorizeShowConsent implements oauth_authorize_show_consent operation.
+//
+// Server-rendered consent page of the authorization code flow, served at the deployment root (outside
+// `/v1`). No bearer token: the page relies on the browser's dashboard session and asks the person to
+// sign in first when there is none. The page shows the app's name, description, logo and website, the
+// requested scopes and the organizations the person can authorize it for, and posts the decision to
+// `POST /oauth/authorize`.
+//
+// Validation order (RFC 6749 §4.1.2.1): an unknown `client_id`, or a `redirect_uri` that is not
+// exactly one of the app's registered URIs, is never redirected and is answered 400 by the server
+// itself. Every other problem is reported by a 302 to the redirect_uri with `error` and the request's
+// `state`: `unsupported_response_type` (response_type other than `code`), `invalid_request`
+// (code_challenge_method other than `S256`, method without challenge, a public client without
+// code_challenge), `invalid_scope` (a scope the app was not registered with, or `send_campaigns` /
+// `api_keys` for a self-registered client).
+//
+// Errors: 400 unknown client_id or redirect_uri mismatch (not redirected), 429; redirected errors as
+// above.
+//
+// GET /oauth/authorize
+func (UnimplementedHandler) OAuthAuthorizeShowConsent(ctx context.Context, params OAuthAuthorizeShowConsentParams) (r OAuthAuthorizeShowConsentRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthAuthorizeSubmitConsent implements oauth_authorize_submit_consent operation.
+//
+// Form post of the consent page (deployment root, outside `/v1`), authenticated by the browser's
+// dashboard session and protected by the page's `csrf_token`. It repeats the authorization request
+// fields, names the organization the person authorizes the app for, and carries the decision.
+//
+// `approve`: the person must be allowed to manage API keys (org permission manage_api_keys) in that
+// organization; a grant is created (replacing an earlier grant of the same app in that organization),
+// a single-use authorization code valid 10 minutes is issued, the app's managed webhook endpoint is
+// created for the organization when the app has a webhook_url, and the answer redirects to
+// `redirect_uri?code=...&state=...`. `deny`: redirect to `redirect_uri?error=access_denied&state=...`.
+// Request problems found after the page was rendered redirect with `invalid_request` / `invalid_scope`
+// like the GET.
+//
+// Errors: 400 unknown client_id or redirect_uri mismatch (not redirected), 401 no dashboard session,
+// 403 bad or missing csrf_token, or no permission in the chosen organization, 404 unknown
+// organization_id, 429.
+//
+// POST /oauth/authorize
+func (UnimplementedHandler) OAuthAuthorizeSubmitConsent(ctx context.Context, req *OAuthConsentDecision) (r *OAuthAuthorizeSubmitConsentFound, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthGetAuthorizationServerMetadata implements oauth_get_authorization_server_metadata operation.
+//
+// Discovery document served at the deployment root, outside `/v1`. Lists the authorization (consent
+// page), token, registration and revocation endpoints as absolute URLs, every scope an app can be
+// registered with, response type `code` only, the `authorization_code` and `refresh_token` grants,
+// PKCE method `S256` only, and the client authentication methods `none`, `client_secret_basic` and
+// `client_secret_post`.
+//
+// Errors: 429.
+//
+// GET /.well-known/oauth-authorization-server
+func (UnimplementedHandler) OAuthGetAuthorizationServerMetadata(ctx context.Context) (r *OAuthAuthorizationServerMetadata, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthGetProtectedResourceMetadata implements oauth_get_protected_resource_metadata operation.
+//
+// Discovery document served at the deployment root, outside `/v1`, describing `/v1/mcp` as a protected
+// resource: its canonical URL, the authorization server(s) that issue tokens for it, the scopes it
+// understands and that bearer tokens are accepted only in the `Authorization` header. `/v1/mcp`
+// answers an unauthenticated request with 401 and
+// `WWW-Authenticate: Bearer resource_metadata="<this document's URL>"`, which is how MCP clients find
+// this document and, from it, the authorization server metadata.
+//
+// Errors: 429.
+//
+// GET /.well-known/oauth-protected-resource
+func (UnimplementedHandler) OAuthGetProtectedResourceMetadata(ctx context.Context) (r *OAuthProtectedResourceMetadata, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthIssueToken implements oauth_issue_token operation.
+//
+// OAuth 2.0 token endpoint (RFC 6749 §3.2, PKCE per RFC 7636). Two grants are accepted:
+// `authorization_code` (fields code, redirect_uri, client_id, code_verifier, and client_secret for
+// confidential clients) and `refresh_token` (fields refresh_token, client_id, and client_secret for
+// confidential clients). Implicit and password grants are not supported.
+//
+// Client authentication: a confidential client sends its secret either in the body
+// (`client_secret_post`) or in an HTTP Basic `Authorization` header (`client_secret_basic`), never
+// both. A public client (native, CLI, MCP) sends only client_id and must prove possession with
+// `code_verifier`; a verifier is also mandatory whenever the authorization request carried a
+// code_challenge (S256 only).
+//
+// Lifetimes: an authorization code lives 10 minutes and can be redeemed once; the redirect_uri must
+// equal the one of the authorization request. The access token lives 1 hour (`expires_in` 3600). The
+// refresh token lives 90 days and rotates on every use: the answer carries a new one and the presented
+// one stops working; presenting an already-rotated refresh token is `invalid_grant`. `scope` lists the
+// granted scopes, space-separated, lowercased permission names; a token never carries a scope the app
+// was not registered with.
+//
+// Errors follow RFC 6749 §5.2 (body shape: schema `OAuthError`, `{error, error_description}`), sent
+// through the shared default response with `Cache-Control: no-store`: the body's `error` member holds
+// the RFC code, `error_description` a readable text, and the service envelope members (`message`,
+// `code` = the RFC code, `request_id`) are present as well. Status 400 for `invalid_request` (missing
+// or repeated field, missing code_verifier), `invalid_grant` (unknown, expired, already used or
+// revoked code or refresh token, redirect_uri or client mismatch, PKCE verification failed),
+// `unauthorized_client`, `unsupported_grant_type` and `invalid_scope`; status 401 for `invalid_client`
+// (unknown client or bad secret; with a `WWW-Authenticate: Basic` header when the client used HTTP
+// Basic).
+//
+// Errors: 400 `invalid_request` / `invalid_grant` / `unauthorized_client` / `unsupported_grant_type` /
+// `invalid_scope`, 401 `invalid_client`, 429.
+//
+// POST /oauth/token
+func (UnimplementedHandler) OAuthIssueToken(ctx context.Context, req *OAuthTokenRequest) (r *OAuthTokenResponseHeaders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthRegisterClient implements oauth_register_client operation.
+//
+// Open dynamic client registration, rate limited per source IP. Registration grants no access by
+// itself: the client still needs a person to approve it on the consent page for one organization.
+//
+// Redirect URIs must be HTTPS, loopback (`http://127.0.0.1`, `http://[::1]` or `http://localhost`, any
+// port) or a private-use URI scheme (native apps), and are matched exactly at authorization time. Only
+// the `code` response type and the `authorization_code` and `refresh_token` grants exist. With
+// `token_endpoint_auth_method` `none` (the default here, for native, CLI and MCP clients) no secret is
+// issued and PKCE is mandatory; with `client_secret_basic` or `client_secret_post` the answer carries
+// a `client_secret` that is shown only this once.
+//
+// `scope` is space-separated lowercased permission names (see `OAuthScope`). Self-registered clients
+// can never obtain `send_campaigns` or `api_keys`: asking for them is refused with
+// `invalid_client_metadata`, and consent never grants them to such a client. Omitted `scope` registers
+// every other scope.
+//
+// Errors use the RFC 7591 §3.2.2 body (schema `OAuthError`) through the shared default response.
+//
+// Errors: 400 `invalid_redirect_uri` (not HTTPS, loopback or private-use scheme; fragment present),
+// 400 `invalid_client_metadata` (unsupported grant type, response type or auth method, unknown scope,
+// `send_campaigns` or `api_keys` requested), 400 invalid body, 429 too many registrations from this
+// source IP.
+//
+// POST /oauth/register
+func (UnimplementedHandler) OAuthRegisterClient(ctx context.Context, req *OAuthClientRegistrationRequest) (r *OAuthClientRegistration, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OAuthRevokeToken implements oauth_revoke_token operation.
+//
+// Token revocation (RFC 7009). Revoking either token of a grant revokes the whole grant: every access
+// and refresh token issued under it stops working, agent policies bound to that grant no longer apply,
+// and the managed per-organization webhook endpoint of the app for that organization is removed.
+// Client authentication is the same as on the token endpoint (client_secret in the body or HTTP Basic
+// for confidential clients, client_id alone for public clients). `token_type_hint` only speeds up the
+// lookup. An unknown, expired or already revoked token is answered 200 as well, so the answer reveals
+// nothing about the token.
+//
+// Errors are RFC 6749 §5.2 bodies (schema `OAuthError`) through the shared default response: 400
+// `invalid_request` (token missing), 400 `unsupported_token_type`, 401 `invalid_client`.
+//
+// Errors: 400 `invalid_request` / `unsupported_token_type`, 401 `invalid_client`, 429.
+//
+// POST /oauth/revoke
+func (UnimplementedHandler) OAuthRevokeToken(ctx context.Context, req *OAuthRevokeRequest) error {
+	return ht.ErrNotImplemented
+}
+
+// OrganizationsAcceptInvitation implements organizations_accept_invitation operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. The session's user must own the
+// invited email address. Adds the caller to the organization with the invited role and returns it;
+// select it with POST /organizations/switch. Errors: 401, 403 not a session token, invitation
+// addressed to another email, or the user's max_organizations reached, 404 unknown, revoked or expired
+// token, 409 already a member, 429.
+//
+// POST /invitations/{token}/accept
+func (UnimplementedHandler) OrganizationsAcceptInvitation(ctx context.Context, params OrganizationsAcceptInvitationParams) (r *Organization, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsAddTeamMember implements organizations_add_team_member operation.
+//
+// Accepts a session or an API key / OAuth token. Sessions need the organization permission
+// manage_team; keys need scope WRITE_CRM. The user must be a member of the organization. Returns the
+// team with its updated member list. Errors: 400 invalid body or user not a member of the
+// organization, 401, 403 missing scope or manage_team, 404 unknown team, 409 already in the team, 429.
+//
+// POST /teams/{id}/members
+func (UnimplementedHandler) OrganizationsAddTeamMember(ctx context.Context, req *TeamAddMember, params OrganizationsAddTeamMemberParams) (r *Team, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsCreateInvitation implements organizations_create_invitation operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Needs the organization permission
+// manage_team; only an owner can invite an owner. Emails the invitee a link carrying a single-use
+// invitation token (never returned here) to accept with POST /invitations/{token}/accept. Raises the
+// team.member_invited event. Errors: 400 invalid email or unknown role, 401, 403 not a session token,
+// missing manage_team or plan seat limit reached, 409 already a member or an invitation is already
+// pending for this email, 429.
+//
+// POST /organizations/current/invitations
+func (UnimplementedHandler) OrganizationsCreateInvitation(ctx context.Context, req *OrganizationInvitationCreate, params OrganizationsCreateInvitationParams) (r *OrganizationInvitation, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsCreateRole implements organizations_create_role operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Needs the organization permission
+// manage_team. Raises the role.created event. Errors: 400 invalid body or unknown permission, 401, 403
+// not a session token or missing manage_team, 409 a role with this name exists, 429.
+//
+// POST /roles
+func (UnimplementedHandler) OrganizationsCreateRole(ctx context.Context, req *CustomRoleCreate, params OrganizationsCreateRoleParams) (r *CustomRole, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsCreateTeam implements organizations_create_team operation.
+//
+// Accepts a session or an API key / OAuth token. Sessions need the organization permission
+// manage_team; keys need scope WRITE_CRM. The team starts without members. Errors: 400 invalid body,
+// 401, 403 missing scope or manage_team, 409 a team with this name exists, 429.
+//
+// POST /teams
+func (UnimplementedHandler) OrganizationsCreateTeam(ctx context.Context, req *TeamCreate, params OrganizationsCreateTeamParams) (r *Team, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsDeleteRole implements organizations_delete_role operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Needs the organization permission
+// manage_team. Refused while the role is assigned to a member or a pending invitation: reassign them
+// first. Raises the role.deleted event. Errors: 400 malformed id, 401, 403 not a session token or
+// missing manage_team, 404 unknown id, 409 role still assigned, 429.
+//
+// DELETE /roles/{id}
+func (UnimplementedHandler) OrganizationsDeleteRole(ctx context.Context, params OrganizationsDeleteRoleParams) error {
+	return ht.ErrNotImplemented
+}
+
+// OrganizationsDeleteTeam implements organizations_delete_team operation.
+//
+// Accepts a session or an API key / OAuth token. Sessions need the organization permission
+// manage_team; keys need scope WRITE_CRM. Memberships go with it; CRM tasks assigned to the team lose
+// the team assignment. Errors: 400 malformed id, 401, 403 missing scope or manage_team, 404 unknown
+// id, 429.
+//
+// DELETE /teams/{id}
+func (UnimplementedHandler) OrganizationsDeleteTeam(ctx context.Context, params OrganizationsDeleteTeamParams) error {
+	return ht.ErrNotImplemented
+}
+
+// OrganizationsGetCurrent implements organizations_get_current operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Any member may read it. Errors: 400 no
+// organization selected, 401, 403 not a session token.
+//
+// GET /organizations/current
+func (UnimplementedHandler) OrganizationsGetCurrent(ctx context.Context) (r *Organization, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsGetRole implements organizations_get_role operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Any member may read it. Errors: 400
+// malformed id, 401, 403 not a session token, 404 unknown id.
+//
+// GET /roles/{id}
+func (UnimplementedHandler) OrganizationsGetRole(ctx context.Context, params OrganizationsGetRoleParams) (r *CustomRole, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsGetTeam implements organizations_get_team operation.
+//
+// Accepts a session or an API key / OAuth token. Sessions: any member; keys: scope READ_CRM. Errors:
+// 400 malformed id, 401, 403 missing scope, 404 unknown id.
+//
+// GET /teams/{id}
+func (UnimplementedHandler) OrganizationsGetTeam(ctx context.Context, params OrganizationsGetTeamParams) (r *Team, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsList implements organizations_list operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Every organization the caller is a
+// member of, with the caller's role and effective permissions in each and which one the session
+// currently selects. Oldest membership first. Errors: 400 bad cursor or limit, 401, 403 not a session
+// token.
+//
+// GET /organizations
+func (UnimplementedHandler) OrganizationsList(ctx context.Context, params OrganizationsListParams) (r *OrganizationList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsListInvitations implements organizations_list_invitations operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Needs the organization permission
+// manage_team. Newest first; `status` filters. Errors: 400 bad cursor, limit or status, 401, 403 not a
+// session token or missing manage_team.
+//
+// GET /organizations/current/invitations
+func (UnimplementedHandler) OrganizationsListInvitations(ctx context.Context, params OrganizationsListInvitationsParams) (r *OrganizationInvitationList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsListMembers implements organizations_list_members operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Any member may list them. Oldest
+// member first. Errors: 400 bad cursor or limit, or no organization selected, 401, 403 not a session
+// token.
+//
+// GET /organizations/current/members
+func (UnimplementedHandler) OrganizationsListMembers(ctx context.Context, params OrganizationsListMembersParams) (r *OrganizationMemberList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsListRolePermissions implements organizations_list_role_permissions operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Any member may read the catalog:
+// manage_api_keys, manage_settings, use_integrations, view_contacts, manage_contacts, view_campaigns,
+// manage_campaigns, manage_emails, access_unibox, view_analytics, manage_team. Errors: 401, 403 not a
+// session token.
+//
+// GET /roles/permissions
+func (UnimplementedHandler) OrganizationsListRolePermissions(ctx context.Context) (r *OrganizationPermissionCatalog, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsListRoles implements organizations_list_roles operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Any member may list them. Sorted by
+// name. Errors: 400 bad cursor or limit, or no organization selected, 401, 403 not a session token.
+//
+// GET /roles
+func (UnimplementedHandler) OrganizationsListRoles(ctx context.Context, params OrganizationsListRolesParams) (r *CustomRoleList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsListTeams implements organizations_list_teams operation.
+//
+// Accepts a session or an API key / OAuth token (teams are the one organization-governance surface
+// open to keys). Sessions: any member; keys: scope READ_CRM (teams are what CRM tasks are assigned
+// to). Every team with its members, sorted by name; not paginated. Errors: 400 no organization
+// selected, 401, 403 missing scope.
+//
+// GET /teams
+func (UnimplementedHandler) OrganizationsListTeams(ctx context.Context) (r *TeamCollection, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsRemoveMember implements organizations_remove_member operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Needs the organization permission
+// manage_team, except that any member may remove themselves (leave). The user's sessions lose access
+// to this organization and their team memberships here end. Raises the team.member_removed event.
+// Errors: 400 malformed id, 401, 403 not a session token or missing manage_team, 404 not a member, 409
+// the last owner cannot be removed, 429.
+//
+// DELETE /organizations/current/members/{userId}
+func (UnimplementedHandler) OrganizationsRemoveMember(ctx context.Context, params OrganizationsRemoveMemberParams) error {
+	return ht.ErrNotImplemented
+}
+
+// OrganizationsRemoveTeamMember implements organizations_remove_team_member operation.
+//
+// Accepts a session or an API key / OAuth token. Sessions need the organization permission
+// manage_team; keys need scope WRITE_CRM. The user stays a member of the organization. Errors: 400
+// malformed id, 401, 403 missing scope or manage_team, 404 unknown team or user not in the team, 429.
+//
+// DELETE /teams/{id}/members/{userId}
+func (UnimplementedHandler) OrganizationsRemoveTeamMember(ctx context.Context, params OrganizationsRemoveTeamMemberParams) error {
+	return ht.ErrNotImplemented
+}
+
+// OrganizationsRevokeInvitation implements organizations_revoke_invitation operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Needs the organization permission
+// manage_team. The invitation's token stops working at once. Errors: 400 malformed id, 401, 403 not a
+// session token or missing manage_team, 404 unknown id, 409 invitation already accepted, 429.
+//
+// DELETE /organizations/current/invitations/{id}
+func (UnimplementedHandler) OrganizationsRevokeInvitation(ctx context.Context, params OrganizationsRevokeInvitationParams) error {
+	return ht.ErrNotImplemented
+}
+
+// OrganizationsSwitch implements organizations_switch operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Issues a new token pair scoped to the
+// given organization, of which the caller must be a member; the previous refresh token of this session
+// stops working (rotation, as in POST /auth/refresh). Errors: 400 invalid body, 401, 403 not a session
+// token, 404 unknown organization or not a member, 429.
+//
+// POST /organizations/switch
+func (UnimplementedHandler) OrganizationsSwitch(ctx context.Context, req *OrganizationSwitchRequest, params OrganizationsSwitchParams) (r *TokenPair, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsUpdateCurrent implements organizations_update_current operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Needs the organization permission
+// manage_settings. Only the fields sent change. Raises the settings.updated event. Errors: 400 invalid
+// body or no organization selected, 401, 403 not a session token or missing manage_settings, 429.
+//
+// PATCH /organizations/current
+func (UnimplementedHandler) OrganizationsUpdateCurrent(ctx context.Context, req *OrganizationUpdate, params OrganizationsUpdateCurrentParams) (r *Organization, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsUpdateMember implements organizations_update_member operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Needs the organization permission
+// manage_team; only an owner can grant or take away the owner role. `role` is owner, admin, member or
+// the id of a custom role of this organization (the member then reports role member plus
+// custom_role_id). Raises the role.updated event. Errors: 400 invalid body or unknown role, 401, 403
+// not a session token, missing manage_team or owner change by a non-owner, 404 not a member, 409 the
+// change would leave the organization without an owner, 429.
+//
+// PATCH /organizations/current/members/{userId}
+func (UnimplementedHandler) OrganizationsUpdateMember(ctx context.Context, req *OrganizationMemberUpdate, params OrganizationsUpdateMemberParams) (r *OrganizationMember, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsUpdateRole implements organizations_update_role operation.
+//
+// Session only: API keys and OAuth tokens are refused with 403. Needs the organization permission
+// manage_team. Only the fields sent change; `permissions` replaces the whole set and applies at once
+// to every member holding the role. Raises the role.updated event. Errors: 400 invalid body or unknown
+// permission, 401, 403 not a session token or missing manage_team, 404 unknown id, 409 a role with
+// this name exists, 429.
+//
+// PATCH /roles/{id}
+func (UnimplementedHandler) OrganizationsUpdateRole(ctx context.Context, req *CustomRoleUpdate, params OrganizationsUpdateRoleParams) (r *CustomRole, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OrganizationsUpdateTeam implements organizations_update_team operation.
+//
+// Accepts a session or an API key / OAuth token. Sessions need the organization permission
+// manage_team; keys need scope WRITE_CRM. Only the fields sent change. Errors: 400 invalid body, 401,
+// 403 missing scope or manage_team, 404 unknown id, 409 a team with this name exists, 429.
+//
+// PATCH /teams/{id}
+func (UnimplementedHandler) OrganizationsUpdateTeam(ctx context.Context, req *TeamUpdate, params OrganizationsUpdateTeamParams) (r *Team, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ProductEventsCreate implements product_events_create operation.
+//
+// Records something a contact did in the customer's product (a lowercase dotted `name`, the contact by
+// `email` or `contact_id`, optional `occurred_at` and `data`) and resumes every wait_for_event step
+// waiting on it for that contact. Answers 202 listing each resumed step under `matched_runs`.
+// Idempotency-Key is required; needs WRITE_EVENTS.
+//
+// Errors: 404 unknown contact.
+//
+// POST /events
+func (UnimplementedHandler) ProductEventsCreate(ctx context.Context, req *PublishProductEvent, params ProductEventsCreateParams) (r *ProductEventAccepted, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ProductEventsGet implements product_events_get operation.
+//
+// Returns one product event with its contact, name, data and the times it occurred and was received.
+// Needs READ_CAMPAIGNS.
+//
+// GET /events/{id}
+func (UnimplementedHandler) ProductEventsGet(ctx context.Context, params ProductEventsGetParams) (r *ProductEvent, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ProductEventsList implements product_events_list operation.
+//
+// Product events of the organization, filtered by event `name`, contact `email` or `contact_id` and
+// `since`, with `limit` 1 to 200 and an opaque `cursor`. Needs READ_CAMPAIGNS.
+//
+// GET /events
+func (UnimplementedHandler) ProductEventsList(ctx context.Context, params ProductEventsListParams) (r *ProductEventsListOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// RunsCancel implements runs_cancel operation.
+//
+// Moves a run that has not reached a final state to cancelled and returns it. Needs WRITE_RUNS.
+//
+// POST /runs/{id}/cancel
+func (UnimplementedHandler) RunsCancel(ctx context.Context, params RunsCancelParams) (r *OutboundRun, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// RunsCreate implements runs_create operation.
+//
+// Submits a durable outbound launch (an existing campaign or a new one, senders in auto, explicit or
+// tags mode, inline leads, contact or segment ids, steps and variants, a daily limit, a schedule,
+// stop_on_reply, opt-out, and an `intent` of draft or launch) and answers 202 with the run queued.
+// Idempotency-Key is required, so a retry never starts a second run. The launch is preflighted, then
+// goes ahead only under an agent policy bound to the calling credential or after a human approval;
+// needs WRITE_RUNS, plus EXECUTE_RUNS for intent launch.
+//
+// POST /runs
+func (UnimplementedHandler) RunsCreate(ctx context.Context, req *CreateOutboundRun, params RunsCreateParams) (r *OutboundRun, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// RunsGet implements runs_get operation.
+//
+// Returns one run with its current state and the append-only stream of events recorded for it. Needs
+// READ_RUNS.
+//
+// GET /runs/{id}
+func (UnimplementedHandler) RunsGet(ctx context.Context, params RunsGetParams) (r RunsGetOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// RunsList implements runs_list operation.
+//
+// Outbound runs of the organization with their current state, in a `data` array. Needs READ_RUNS.
+//
+// GET /runs
+func (UnimplementedHandler) RunsList(ctx context.Context) (r *RunsListOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// SegmentsCreate implements segments_create operation.
+//
+// Creates a segment. A static segment holds only the contacts added to it; a dynamic segment also
+// holds every contact matching its `filters` (a contact search body), re-evaluated as contacts change.
+// Either kind honours manual overrides: contacts added with POST /segments/{id}/members are pinned in,
+// contacts removed with DELETE /segments/{id}/members are kept out. Scope WRITE_CONTACTS (session
+// permission manage_contacts). Errors: 400 invalid body (name missing or outside 1 to 255 characters,
+// filters on a static segment, invalid filters such as `lead_filter_requires_campaign`,
+// `invalid_lead_status`, `invalid_engagement`), 401, 403 missing scope or permission, 429.
+//
+// POST /segments
+func (UnimplementedHandler) SegmentsCreate(ctx context.Context, req *SegmentCreate, params SegmentsCreateParams) (r *Segment, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// SegmentsDelete implements segments_delete operation.
+//
+// Deletes the segment and its manual overrides. Contacts themselves are kept; campaigns that linked
+// the segment stop receiving new leads from it, and leads already enrolled stay. Scope WRITE_CONTACTS
+// (session permission manage_contacts). Errors: 401, 403 missing scope or permission, 404 unknown or
+// malformed id, 429.
+//
+// DELETE /segments/{id}
+func (UnimplementedHandler) SegmentsDelete(ctx context.Context, params SegmentsDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// SegmentsGet implements segments_get operation.
+//
+// Returns one segment with its definition and member count. Scope READ_CONTACTS (session permission
+// view_contacts). Errors: 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+//
+// GET /segments/{id}
+func (UnimplementedHandler) SegmentsGet(ctx context.Context, params SegmentsGetParams) (r *Segment, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// SegmentsList implements segments_list operation.
+//
+// Lists the organization's segments, newest first, each with its current member count. `q` narrows by
+// name (case-insensitive substring). Scope READ_CONTACTS (session permission view_contacts). Errors:
+// 400 bad cursor or limit outside 1 to 100, 401, 403 missing scope or permission, 429.
+//
+// GET /segments
+func (UnimplementedHandler) SegmentsList(ctx context.Context, params SegmentsListParams) (r *SegmentList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// SegmentsMembersAdd implements segments_members_add operation.
+//
+// Pins the selected contacts into the segment as manual include overrides (clearing any earlier
+// removal), whether or not they match its filters. Select either `contacts` (1 to 1000 ids) or
+// `all: true` with `filters` (a contact search body, at most 50,000 matches) and optional `exclude`
+// (at most 50,000 ids; ignored unless all is true). Adding contacts that are already members is not an
+// error; they are counted as unchanged. Campaigns linked to the segment enrol the new members as
+// leads; a completed campaign restarts for them only if it passes the same launch checks as a manual
+// start. Scope BULK_CONTACTS (session permission manage_contacts). Errors: 400 invalid body (neither
+// ids nor all with filters, id list outside 1 to 1000, filter selection matching nothing), 400
+// `selection_too_large` (filter selection over 50,000 contacts), 400 `too_many_contacts` (exclude over
+// 50,000 ids), 401, 403 missing scope or permission, 404 unknown or malformed segment id, 429.
+//
+// POST /segments/{id}/members
+func (UnimplementedHandler) SegmentsMembersAdd(ctx context.Context, req *ContactSelection, params SegmentsMembersAddParams) (r *SegmentMembersChange, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// SegmentsMembersList implements segments_members_list operation.
+//
+// Lists the contacts that are currently members of the segment (filter matches plus contacts pinned
+// in, minus contacts kept out), newest first, with cursor pagination; pagination.total is the member
+// count on the first page. Scope READ_CONTACTS (session permission view_contacts). Errors: 400 bad
+// cursor or limit outside 1 to 100, 401, 403 missing scope or permission, 404 unknown or malformed id,
+// 429.
+//
+// GET /segments/{id}/members
+func (UnimplementedHandler) SegmentsMembersList(ctx context.Context, params SegmentsMembersListParams) (r *ContactList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// SegmentsMembersRemove implements segments_members_remove operation.
+//
+// Removes the listed contacts from the segment: any include pin is dropped and an exclude override
+// keeps them out even if they match the segment's filters (adding them again clears it). Ids of
+// contacts that were not members are counted as unchanged. Leads already enrolled in linked campaigns
+// are not removed from those campaigns. Scope BULK_CONTACTS (session permission manage_contacts).
+// Errors: 400 invalid body (id list empty or over 1000, malformed id), 401, 403 missing scope or
+// permission, 404 unknown or malformed segment id, 429.
+//
+// DELETE /segments/{id}/members
+func (UnimplementedHandler) SegmentsMembersRemove(ctx context.Context, req *SegmentMembersRemove, params SegmentsMembersRemoveParams) (r *SegmentMembersChange, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// SegmentsUpdate implements segments_update operation.
+//
+// Changes only the fields sent. Switching a dynamic segment to static drops its filters and keeps the
+// contacts added by hand; sending `filters` replaces the whole filter body. Campaigns linked to the
+// segment pick up contacts that newly become members. Scope WRITE_CONTACTS (session permission
+// manage_contacts). Errors: 400 invalid body (name outside 1 to 255 characters, filters on a static
+// segment, invalid filters such as `lead_filter_requires_campaign`, `invalid_lead_status`,
+// `invalid_engagement`), 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+//
+// PATCH /segments/{id}
+func (UnimplementedHandler) SegmentsUpdate(ctx context.Context, req *SegmentUpdate, params SegmentsUpdateParams) (r *Segment, _ error) {
+	return r, ht.ErrNotImplemented
+}
 
 // SystemGetReadiness implements system_get_readiness operation.
 //
-// Checks the database, the applied schema migrations, the background workers and the job scheduler,
-// and says for each what is wrong and how to fix it. Any valid credential may call it.
+// Reports whether the deployment can do its work: `ready` plus one check per component (worker
+// sidecar, live workers, scheduler, acceptance of inbound events), each with ok, detail, latency and a
+// fix when it fails. Checks flagged informational are advisory. Any credential may call it.
 //
 // GET /system/readiness
 func (UnimplementedHandler) SystemGetReadiness(ctx context.Context) (r *Readiness, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TemplatesCreate implements templates_create operation.
+//
+// Stores a reusable template (name up to 255 characters, required; subject, body_html and body_plain
+// optional, with the same {{.Field}} personalisation as campaign steps), appended at the end of the
+// order. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions). Extended surface:
+// answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 invalid body or name missing or longer than 255 characters, 401, 403 missing scope or
+// permission, 404 extended surfaces disabled, 429.
+//
+// POST /templates
+func (UnimplementedHandler) TemplatesCreate(ctx context.Context, req *CreateReplyTemplate, params TemplatesCreateParams) (r *ReplyTemplate, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TemplatesDelete implements templates_delete operation.
+//
+// Deletes the template; content already copied into campaign steps stays. Needs WRITE_CAMPAIGNS (API
+// keys, OAuth) or manage_campaigns (sessions). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// DELETE /templates/{id}
+func (UnimplementedHandler) TemplatesDelete(ctx context.Context, params TemplatesDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// TemplatesGet implements templates_get operation.
+//
+// One template. Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions). Extended surface:
+// answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// GET /templates/{id}
+func (UnimplementedHandler) TemplatesGet(ctx context.Context, params TemplatesGetParams) (r *ReplyTemplate, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TemplatesList implements templates_list operation.
+//
+// Every reusable email template of the organization, in their stored order (position), as `{data}`
+// without pagination. Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions). Extended
+// surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 401, 403 missing scope or permission, 404 extended surfaces disabled, 429.
+//
+// GET /templates
+func (UnimplementedHandler) TemplatesList(ctx context.Context) (r *ReplyTemplateList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TemplatesUpdate implements templates_update operation.
+//
+// Changes any of name, subject, body_html and body_plain; omitted fields are kept. Campaign steps
+// already written from the template are not changed. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+// manage_campaigns (sessions). Extended surface: answers 404 unless the operator sets
+// SERVICE_ENABLE_EXTENDED_SURFACES=true.
+//
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
+// disabled, 429.
+//
+// PATCH /templates/{id}
+func (UnimplementedHandler) TemplatesUpdate(ctx context.Context, req *UpdateReplyTemplate, params TemplatesUpdateParams) (r *ReplyTemplate, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TrackingClickRedirect implements tracking_click_redirect operation.
+//
+// Public, served at the tracking host (or a verified custom tracking domain), outside /v1. Records a
+// click for the token (the original URL and, with link_tracking, the link's own id) and redirects with
+// 302 to the original URL whatever the classification. A click counts as automated when the user agent
+// is missing, when it arrives within the click machine window after dispatch (default 30 s, settable
+// from 1 to 900 s, independent of the open window), when the same source already clicked another link
+// of the same email within the burst window, or when it comes from a recognised scanner network (a
+// probable scanner is judged against a wider window, and like any other source outside it). Only a
+// human click stamps clicked_at, fires instant actions and emits campaign.email_clicked (with url and
+// link_label), and its effects wait until the burst window plus one second has passed. The redirect
+// carries the click identification ticket used for website-visit attribution, except for recognised
+// scanner networks, so a probable-scanner click later judged human has no visit attribution. UTM
+// parameters are added to links at send time, not here. Errors: 404 unknown token.
+//
+// GET /t/c/{token}
+func (UnimplementedHandler) TrackingClickRedirect(ctx context.Context, params TrackingClickRedirectParams) (r *TrackingClickRedirectFound, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TrackingOpenPixel implements tracking_open_pixel operation.
+//
+// Public, served at the tracking host (or a verified custom tracking domain CNAMEd to it), outside
+// /v1. Always answers the same 1x1 transparent GIF with Cache-Control no-store, whether or not the
+// token is known, so the image never breaks and nothing about the token leaks. For a known token it
+// records an open (user agent, hashed IP, source network, recognised scanner). An open counts as
+// automated (a machine open) when the user agent is a mail privacy proxy or missing, when it arrives
+// within the open machine window after the message was dispatched, or when it comes from a recognised
+// scanner network (a merely probable scanner is judged against a wider window, and like any other
+// source outside it). A machine open is kept as machine_opened and upgraded when a human open follows.
+// Only a human open counts as `opened` in engagement filters and analytics (human opens = unique_opens
+// minus machine_opens) and emits campaign.email_opened. Errors: none; every request gets the GIF.
+//
+// GET /t/o/{token}
+func (UnimplementedHandler) TrackingOpenPixel(ctx context.Context, params TrackingOpenPixelParams) (r *TrackingOpenPixelOKHeaders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TrackingUnsubscribe implements tracking_unsubscribe operation.
+//
+// Public, outside /v1; needs no cookie, session or redirect, as RFC 8058 requires. Two callers share
+// it. A mailbox provider's one-click request (from the List-Unsubscribe and List-Unsubscribe-Post
+// headers a campaign adds when unsubscribe_header is on) posts the form field
+// `List-Unsubscribe=One-Click` (url-encoded or multipart/form-data, both accepted): it is recorded
+// with source `one_click` and answered 204 with no body. Any other POST (the confirm form of GET
+// /u/{token}) (an empty body included) is recorded with source `link` and answered 200 with an HTML
+// confirmation page. Either way the contact becomes unsubscribed (subscribed false, its campaign leads
+// stop and show status unsubscribed), the address is suppressed when the campaign's
+// auto_suppress_on_unsubscribe is on, and campaign.unsubscribed is emitted with its source. Repeating
+// the request answers the same without a second event. The other two sources, `reply` (an unsubscribe
+// request found in a reply) and `action` (an automation or API action), are recorded elsewhere, never
+// by this endpoint. Errors: 404 unknown token.
+//
+// POST /u/{token}
+func (UnimplementedHandler) TrackingUnsubscribe(ctx context.Context, req TrackingUnsubscribeReq, params TrackingUnsubscribeParams) (r TrackingUnsubscribeRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TrackingUnsubscribePage implements tracking_unsubscribe_page operation.
+//
+// Public, outside /v1: the target of the unsubscribe link in a message body. Shows an HTML page naming
+// the address and a confirm button whose form POSTs back to the same URL. Loading the page changes
+// nothing, so link scanners and prefetchers that fetch it cannot unsubscribe anyone. Errors: 404
+// unknown token.
+//
+// GET /u/{token}
+func (UnimplementedHandler) TrackingUnsubscribePage(ctx context.Context, params TrackingUnsubscribePageParams) (r TrackingUnsubscribePageOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxCancelScheduled implements unibox_cancel_scheduled operation.
+//
+// Cancels a queued send before it goes out: the task is marked cancelled and does nothing when its
+// time comes. Answers 204. Needs the unified-inbox feature and WRITE_UNIBOX or access_unibox.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission or no unified-inbox feature,
+// 404 unknown or malformed task id, 429.
+//
+// DELETE /unibox/scheduled/{task_id}
+func (UnimplementedHandler) UniboxCancelScheduled(ctx context.Context, params UniboxCancelScheduledParams) error {
+	return ht.ErrNotImplemented
+}
+
+// UniboxCompose implements unibox_compose operation.
+//
+// Starts a new conversation from the mailbox `email_account_id`; for answers in an existing thread use
+// `POST /unibox/reply`. Needs the unified-inbox feature (active trial or paid subscription), an active
+// organization, scope SEND_DIRECT_EMAIL and org permission access_unibox. An API key limited to
+// mailboxes (allowed_email_accounts) can only send from those.
+//
+// send_mode: `instant` (default; the message waits in the organization's undo window, 5 to 120 s,
+// default 30, and can be cancelled through `DELETE /unibox/scheduled/{task_id}` until it leaves),
+// `smart` (the mailbox's next free sending gap) or `scheduled` (`scheduled_at` required, in the
+// future).
+//
+// Session (JWT) callers are already human-authorized: the message is queued and the answer is 200 with
+// result `executed`. API-key and OAuth callers need an agent policy bound to the credential granting
+// `email.compose` for that mailbox within its recipient and action limits: within the policy the
+// answer is 200 `executed`; otherwise a send approval is created (it expires after 30 minutes) and the
+// answer is 202 with result `awaiting_approval`, approval_id and approval_url, and nothing is sent
+// until a human approves. Suppressions, organization limits, mailbox holds, mailbox authentication and
+// health, and deliverability rules apply whatever the policy says.
+//
+// Errors: 400 invalid body (no recipient, missing subject, scheduled without a future scheduled_at, no
+// active organization), 401, 403 missing scope SEND_DIRECT_EMAIL or permission access_unibox, unified
+// inbox not in the plan, mailbox outside the key's allowed_email_accounts, denied by the agent policy,
+// 404 unknown email_account_id, 409 mailbox on hold or disconnected, 429.
+//
+// POST /unibox/compose
+func (UnimplementedHandler) UniboxCompose(ctx context.Context, req *UniboxComposeRequest, params UniboxComposeParams) (r UniboxComposeRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxCount implements unibox_count operation.
+//
+// Number of unread messages across the organization, or in one mailbox when email_id is given; every
+// member sees the same count. Needs the unified-inbox feature and READ_UNIBOX or access_unibox.
+//
+// Errors: 400 malformed email_id or missing organization, 401, 403 missing scope or permission or no
+// unified-inbox feature, 429.
+//
+// GET /unibox/count
+func (UnimplementedHandler) UniboxCount(ctx context.Context, params UniboxCountParams) (r *UniboxCount, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxGet implements unibox_get operation.
+//
+// One message with its headers and both bodies; reading it marks it read. The keys differ from a
+// thread read: date, from, to and ReplyTo stand for sent_date, from_addr, to_addr and reply_to, and
+// body_truncated flags a shortened body. Needs the unified-inbox feature and READ_UNIBOX or
+// access_unibox.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission or no unified-inbox feature,
+// 404 unknown or malformed message id, 429.
+//
+// GET /unibox/{id}
+func (UnimplementedHandler) UniboxGet(ctx context.Context, params UniboxGetParams) (r *UniboxEmail, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxGetThread implements unibox_get_thread operation.
+//
+// Messages of one thread (thread_id, also accepted as `id`) with headers and both bodies, paged by
+// cursor and limit. Without email_id (alias `email`) the thread is read across every mailbox of the
+// organization. Needs the unified-inbox feature and READ_UNIBOX or access_unibox.
+//
+// Errors: 400 missing thread_id, limit out of range or bad cursor, 401, 403 missing scope or
+// permission or no unified-inbox feature, 429.
+//
+// GET /unibox/thread
+func (UnimplementedHandler) UniboxGetThread(ctx context.Context, params UniboxGetThreadParams) (r *UniboxMessageList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxGetThreadLabels implements unibox_get_thread_labels operation.
+//
+// Conversation labels (contact categories) on a thread, given by thread_id (alias `id`), as id, title
+// and colour. Labels are shared by every member of the organization. Needs the unified-inbox feature
+// and READ_UNIBOX or access_unibox.
+//
+// Errors: 400 missing thread_id, 401, 403 missing scope or permission or no unified-inbox feature,
+// 429.
+//
+// GET /unibox/thread/labels
+func (UnimplementedHandler) UniboxGetThreadLabels(ctx context.Context, params UniboxGetThreadLabelsParams) (r *UniboxLabelList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxList implements unibox_list operation.
+//
+// One row per thread across the organization's mailboxes, shown by its newest message with unread
+// state, message count and conversation labels. Filters: folder (omitted = all but spam and trash),
+// sender and subject substrings, unseen, awaiting_reply (latest message sent by you), snoozed (true =
+// only snoozed; omitted hides snoozed threads), since and until dates, one or several mailboxes
+// (invalid ids in email_ids are dropped), category_ids (any match) and uncategorized. Needs the
+// unified-inbox feature (active trial or paid plan) and READ_UNIBOX or access_unibox.
+//
+// Errors: 400 unknown folder, bad cursor or limit, 401, 403 missing scope or permission or no
+// unified-inbox feature, 429.
+//
+// GET /unibox
+func (UnimplementedHandler) UniboxList(ctx context.Context, params UniboxListParams) (r *UniboxThreadList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxListScheduled implements unibox_list_scheduled operation.
+//
+// Outbound messages queued but not yet sent, optionally for one thread: task id, scheduled time,
+// sending mailbox, recipients, subject and snippet. Needs the unified-inbox feature and READ_UNIBOX or
+// access_unibox.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission or no unified-inbox feature,
+// 429.
+//
+// GET /unibox/scheduled
+func (UnimplementedHandler) UniboxListScheduled(ctx context.Context, params UniboxListScheduledParams) (r *UniboxScheduledList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxListSnoozes implements unibox_list_snoozes operation.
+//
+// Every snooze of the calling user (thread and snooze-until time) in one list, without paging. Snoozes
+// belong to the user, not the organization. Needs the unified-inbox feature and READ_UNIBOX or
+// access_unibox.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission or no unified-inbox feature,
+// 429.
+//
+// GET /unibox/snoozes
+func (UnimplementedHandler) UniboxListSnoozes(ctx context.Context) (r *UniboxSnoozeList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxMarkSeen implements unibox_mark_seen operation.
+//
+// Sets seen on the listed messages (email_ids, at most 500) or on a whole folder; give exactly one of
+// the two. The request is echoed back, and after the response the change is relayed to the mailbox
+// providers, best effort and only for messages whose state changed. Needs the unified-inbox feature
+// and WRITE_UNIBOX or access_unibox.
+//
+// Errors: 400 both or neither of email_ids and folder, more than 500 ids or invalid body, 401, 403
+// missing scope or permission or no unified-inbox feature, 429.
+//
+// PATCH /unibox/seen
+func (UnimplementedHandler) UniboxMarkSeen(ctx context.Context, req *UniboxMarkSeenRequest, params UniboxMarkSeenParams) (r *UniboxMarkSeenRequest, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxMoveFolder implements unibox_move_folder operation.
+//
+// Moves the listed messages (email_ids, at most 500) to the inbox, archive or trash folder and echoes
+// the request. Needs the unified-inbox feature and WRITE_UNIBOX or access_unibox.
+//
+// Errors: 400 invalid folder, more than 500 ids or invalid body, 401, 403 missing scope or permission
+// or no unified-inbox feature, 429.
+//
+// PATCH /unibox/folder
+func (UnimplementedHandler) UniboxMoveFolder(ctx context.Context, req *UniboxMoveFolderRequest, params UniboxMoveFolderParams) (r *UniboxMoveFolderRequest, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxOverview implements unibox_overview operation.
+//
+// Thread counts for the inbox sidebar: total, unread, today, this week, snoozed, awaiting reply and
+// pending scheduled sends, then per folder (all six in sidebar order, zero-filled), per mailbox, per
+// tag and per category, with the start of the today and week windows. Headline counts leave out spam
+// and trash. Needs the unified-inbox feature and READ_UNIBOX or access_unibox.
+//
+// Errors: 400 missing organization, 401, 403 missing scope or permission or no unified-inbox feature,
+// 429.
+//
+// GET /unibox/overview
+func (UnimplementedHandler) UniboxOverview(ctx context.Context) (r *UniboxOverview, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxReply implements unibox_reply operation.
+//
+// Sends a reply from one of the organization's mailboxes (email_account_id, at least one to address
+// and a subject; thread_id and in_reply_to keep it in the conversation) and returns the task id, send
+// time and mode. send_mode is instant (default; waits in the undo window, 5 to 120 seconds, default
+// 30), smart (the mailbox's next sending gap) or scheduled (scheduled_at required, RFC 3339, in the
+// future); a queued reply can be cancelled through the scheduled-sends routes. Needs an active
+// organization, the unified-inbox feature and SEND_INBOX_REPLY (an API key or OAuth token replies on
+// its own only under an agent policy granting inbox.reply, otherwise it waits for approval) or
+// access_unibox (sessions). Accepts an Idempotency-Key.
+//
+// Errors: 400 invalid body, no recipient, scheduled_at missing or past, or no active organization,
+// 401, 403 missing scope or permission or no unified-inbox feature, 429.
+//
+// POST /unibox/reply
+func (UnimplementedHandler) UniboxReply(ctx context.Context, req *UniboxReplyRequest, params UniboxReplyParams) (r *UniboxReplyResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxSetThreadLabels implements unibox_set_thread_labels operation.
+//
+// Replaces the labels of a thread with category_ids, the full desired set (empty clears them), and
+// returns the labels now on it. Idempotent; ids of other organizations are dropped. Needs the
+// unified-inbox feature and WRITE_UNIBOX or access_unibox.
+//
+// Errors: 400 missing thread_id or invalid body, 401, 403 missing scope or permission or no
+// unified-inbox feature, 429.
+//
+// PUT /unibox/thread/labels
+func (UnimplementedHandler) UniboxSetThreadLabels(ctx context.Context, req *UniboxSetThreadLabelsRequest, params UniboxSetThreadLabelsParams) (r *UniboxLabelList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxSnooze implements unibox_snooze operation.
+//
+// Hides a thread from the caller's inbox list until snoozed_until (RFC 3339) and returns the snooze;
+// snoozing the same thread again updates its time. Other members are not affected. Needs the
+// unified-inbox feature and WRITE_UNIBOX or access_unibox.
+//
+// Errors: 400 missing thread_id or bad snoozed_until, 401, 403 missing scope or permission or no
+// unified-inbox feature, 429.
+//
+// POST /unibox/snooze
+func (UnimplementedHandler) UniboxSnooze(ctx context.Context, req *UniboxSnoozeRequest, params UniboxSnoozeParams) (r *UniboxSnooze, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UniboxUnsnooze implements unibox_unsnooze operation.
+//
+// Removes the caller's snooze on the thread named by the required thread_id query parameter and
+// answers 204. Idempotent: it also succeeds when the thread was not snoozed. Needs the unified-inbox
+// feature and WRITE_UNIBOX or access_unibox.
+//
+// Errors: 400 missing thread_id, 401, 403 missing scope or permission or no unified-inbox feature,
+// 429.
+//
+// DELETE /unibox/snooze
+func (UnimplementedHandler) UniboxUnsnooze(ctx context.Context, params UniboxUnsnoozeParams) error {
+	return ht.ErrNotImplemented
+}
+
+// WebhooksCreate implements webhooks_create operation.
+//
+// Registers an HTTPS `url` whose host resolves to a public address on a standard port (loopback,
+// private, link-local and metadata ranges are refused; redirects are never followed) for the listed
+// `event_types`; an empty or missing list means every non-firehose event. Answers 201 with the signing
+// `secret`, returned only once; the endpoint starts unverified and gets only the signed challenge
+// until a 2xx answer verifies it. `enabled` defaults to true; honours Idempotency-Key; needs WEBHOOKS
+// (API keys, OAuth) or manage_settings (sessions).
+//
+// Errors: 400 invalid body, URL not allowed or unknown event type, 401, 403 missing scope or
+// permission, 429.
+//
+// POST /webhooks
+func (UnimplementedHandler) WebhooksCreate(ctx context.Context, req *WebhookEndpointRequest, params WebhooksCreateParams) (r *WebhookEndpointWithSecret, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// WebhooksDelete implements webhooks_delete operation.
+//
+// Removes the endpoint together with its deliveries and answers 204. Needs WEBHOOKS (API keys, OAuth)
+// or manage_settings (sessions).
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown endpoint, 429.
+//
+// DELETE /webhooks/{id}
+func (UnimplementedHandler) WebhooksDelete(ctx context.Context, params WebhooksDeleteParams) error {
+	return ht.ErrNotImplemented
+}
+
+// WebhooksList implements webhooks_list operation.
+//
+// Webhook endpoints of the organization in an `endpoints` array (not paginated), without secrets, each
+// with its event types, enabled flag and delivery health. Needs WEBHOOKS (API keys, OAuth) or
+// manage_settings (sessions).
+//
+// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
+//
+// GET /webhooks
+func (UnimplementedHandler) WebhooksList(ctx context.Context) (r *WebhookEndpointList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// WebhooksListDeliveries implements webhooks_list_deliveries operation.
+//
+// Deliveries of one endpoint, newest first, each in its latest state across retries (status, attempts,
+// next attempt, response status and the first 1024 bytes of the response body). `limit` 1 to 200
+// (default 50); a value out of range is refused. Needs WEBHOOKS (API keys, OAuth) or manage_settings
+// (sessions).
+//
+// Errors: 400 malformed id or limit out of range, 401, 403 missing scope or permission, 404 unknown
+// endpoint, 429.
+//
+// GET /webhooks/{id}/deliveries
+func (UnimplementedHandler) WebhooksListDeliveries(ctx context.Context, params WebhooksListDeliveriesParams) (r *WebhookDeliveryList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// WebhooksListEventTypes implements webhooks_list_event_types operation.
+//
+// Every event type that can be delivered, with its category, a short description and whether it is a
+// firehose event. Firehose events are opt-in: an endpoint with an empty or omitted event_types list
+// receives every non-firehose event and no firehose event; a firehose event must be listed explicitly.
+// `webhook.test` is the verification challenge only. Payloads carry no version field: an incompatible
+// change is published under a new event type. Needs scope WEBHOOKS or org permission manage_settings.
+//
+// Delivery format: an HTTP POST with Content-Type application/json whose body is a `WebhookPayload`
+// (`id`, stable across retries, `event_type`, `organization_id`, `created_at`, event-specific `data`).
+// Headers: X-Service-Signature `t=<unix>,v1=<hex>`, X-Service-Event (the event type),
+// X-Service-Event-Id (= id; use it as idempotency key), User-Agent `Webhooks/1.0`. The signature is
+// hex HMAC-SHA256, keyed with the endpoint's `whsec_` secret, over `<t>.<raw body>`: receivers parse t
+// and v1, reject t more than 300 seconds from now, compare in constant time against the raw unparsed
+// body, and ignore schemes other than v1. OAuth-app deliveries use the same scheme with the app-level
+// secret.
+//
+// Errors: 400, 401, 403 missing scope WEBHOOKS or permission manage_settings, 429.
+//
+// GET /webhooks/event-types
+func (UnimplementedHandler) WebhooksListEventTypes(ctx context.Context) (r *WebhookEventTypeCatalog, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// WebhooksListOrgDeliveries implements webhooks_list_org_deliveries operation.
+//
+// Deliveries of every endpoint of the current organization, newest first, one row per delivery with
+// its latest state across retries. Retries: a non-2xx answer (3xx included; redirects are not
+// followed), a connection error or the 15 s timeout marks the attempt failed and schedules another,
+// backing off from 30 s and doubling up to 1 hour; after max_attempts (default 8) the delivery is
+// abandoned. response_body_excerpt keeps the first 1024 bytes of the subscriber's answer. Needs scope
+// WEBHOOKS or org permission manage_settings.
+//
+// Errors: 400 bad cursor, unknown status or event_type, limit outside 1..200 (rejected, not clamped),
+// 401, 403 missing scope WEBHOOKS or permission manage_settings, 429.
+//
+// GET /webhooks/deliveries
+func (UnimplementedHandler) WebhooksListOrgDeliveries(ctx context.Context, params WebhooksListOrgDeliveriesParams) (r *WebhookDeliveryPage, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// WebhooksListThrottleDrops implements webhooks_list_throttle_drops operation.
+//
+// Counts of events that were not delivered because a per-endpoint rate limit or the per-organization,
+// per-event-type dispatch throttle suppressed them, aggregated per throttle window, newest window
+// first. Dropped events get no delivery row and cannot be redelivered. `from` and `to` bound the
+// window starts (defaults: to = now, from = 24 hours before to). Needs scope WEBHOOKS or org
+// permission manage_settings.
+//
+// Errors: 400 from not before to, bad date-time, bad cursor, unknown event_type or reason, limit
+// outside 1..200, 401, 403 missing scope WEBHOOKS or permission manage_settings, 429.
+//
+// GET /webhooks/throttle-drops
+func (UnimplementedHandler) WebhooksListThrottleDrops(ctx context.Context, params WebhooksListThrottleDropsParams) (r *WebhookThrottleDropList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// WebhooksRedeliver implements webhooks_redeliver operation.
+//
+// Re-enqueues the delivery whatever its status (delivered, failed or abandoned included): a new
+// attempt lifecycle starts (attempt_count from zero, status pending) with the same event id and
+// payload, so receivers deduplicating on X-Service-Event-Id see it as the same event. The delivery is
+// signed with the endpoint's current secret. Needs scope WEBHOOKS or org permission manage_settings.
+//
+// Errors: 400, 401, 403 missing scope WEBHOOKS or permission manage_settings, 404 unknown delivery id,
+// 429.
+//
+// POST /webhooks/deliveries/{deliveryId}/redeliver
+func (UnimplementedHandler) WebhooksRedeliver(ctx context.Context, params WebhooksRedeliverParams) (r *WebhookDelivery, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// WebhooksRotateSecret implements webhooks_rotate_secret operation.
+//
+// Issues a new signing secret, returned only in this response. Deliveries already signed with the old
+// secret keep verifying against it until they settle. Needs WEBHOOKS (API keys, OAuth) or
+// manage_settings (sessions).
+//
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown endpoint, 429.
+//
+// POST /webhooks/{id}/rotate-secret
+func (UnimplementedHandler) WebhooksRotateSecret(ctx context.Context, params WebhooksRotateSecretParams) (r *WebhookSecretResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// WebhooksUpdate implements webhooks_update operation.
+//
+// Overwrites url (required), description, event_types and enabled with what is sent: an omitted
+// event_types means every non-firehose event and an omitted enabled means true. Changing the URL's
+// host makes the endpoint unverified again. Returns the endpoint without its secret; needs WEBHOOKS
+// (API keys, OAuth) or manage_settings (sessions).
+//
+// Errors: 400 invalid body, URL not allowed or unknown event type, 401, 403 missing scope or
+// permission, 404 unknown endpoint, 429.
+//
+// PATCH /webhooks/{id}
+func (UnimplementedHandler) WebhooksUpdate(ctx context.Context, req *WebhookEndpointRequest, params WebhooksUpdateParams) (r *WebhookEndpoint, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// WebhooksVerify implements webhooks_verify operation.
+//
+// POSTs a signed challenge to the endpoint and waits for its answer (15 s timeout; redirects not
+// followed). The request carries header X-Service-Event `webhook.test` and the body
+// `{event_type: "webhook.test", data: {challenge, endpoint_id, message}}` where challenge is a fresh
+// `whcg_` value, signed like any delivery (X-Service-Signature `t=<unix>,v1=<hex>` with the endpoint
+// secret). Any 2xx verifies an endpoint registered from the dashboard; an endpoint registered by an
+// OAuth app must also echo the challenge, either in a JSON body field `challenge` or in the response
+// header X-Service-Webhook-Challenge. Also usable as a test event on an already verified endpoint. An
+// endpoint stays unverified (no real events) until a challenge succeeds; a failed challenge is
+// reported in the 200 answer, not as an error. Needs scope WEBHOOKS or org permission manage_settings.
+//
+// Errors: 400, 401, 403 missing scope WEBHOOKS or permission manage_settings, 404 unknown id, 429.
+//
+// POST /webhooks/{id}/verify
+func (UnimplementedHandler) WebhooksVerify(ctx context.Context, params WebhooksVerifyParams) (r *WebhookVerificationResult, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
