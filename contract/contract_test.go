@@ -257,6 +257,8 @@ func sampleString(field string) string {
 		return "correct horse battery staple"
 	case strings.Contains(f, "date"):
 		return "2026-11-23"
+	case strings.Contains(f, "color"):
+		return "#1e90ff"
 	case f == "role":
 		return "member"
 	case f == "token":

@@ -18,6 +18,8 @@ import (
 )
 
 var regexMap = map[string]ogenregex.Regexp{
+	"^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$": ogenregex.MustCompile("^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$"),
+	"^([01][0-9]|2[0-3]):[0-5][0-9]$":    ogenregex.MustCompile("^([01][0-9]|2[0-3]):[0-5][0-9]$"),
 	"^(owner|admin|member|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$": ogenregex.MustCompile("^(owner|admin|member|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"),
 	"^[0-9a-fA-F]+$":                 ogenregex.MustCompile("^[0-9a-fA-F]+$"),
 	"^[A-Za-z0-9_-]+$":               ogenregex.MustCompile("^[A-Za-z0-9_-]+$"),

@@ -4,7 +4,6 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -184,10 +183,11 @@ type APIKeysInvoker interface {
 	APIKeysGet(ctx context.Context, params APIKeysGetParams, options ...RequestOption) (*APIKey, error)
 	// APIKeysList invokes api-keys_list operation.
 	//
-	// API keys of the organization, newest first, never with their secret; `limit` 1 to 100 (default 50)
-	// with an opaque `cursor`. Needs API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
+	// API keys of the organization, newest first, never with their secret; paged with an opaque `cursor`
+	// and a `limit` of 1 to 100 (default 50): a limit outside that range falls back to 50 instead of being
+	// refused. Needs API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
 	//
-	// Errors: 400 bad cursor or limit, or no organization, 401, 403 missing scope or permission, 429.
+	// Errors: 400 bad cursor or no organization, 401, 403 missing scope or permission, 429.
 	//
 	// GET /api-keys
 	APIKeysList(ctx context.Context, params APIKeysListParams, options ...RequestOption) (*APIKeyList, error)
@@ -369,11 +369,13 @@ type AnalyticsInvoker interface {
 	AnalyticsAccountsList(ctx context.Context, options ...RequestOption) (*AccountStatusList, error)
 	// AnalyticsAuditLogsList invokes analytics_audit_logs_list operation.
 	//
-	// The organization's audit trail, filtered by actor_id, entity_id, entity_type, action and one UTC
-	// `date`, or by start_date and end_date (RFC 3339 or YYYY-MM-DD), which override `date`. `limit` 10 to
-	// 200 (default 50), `cursor` is an entry id; the organization always comes from the caller's session
-	// or key. Entries carry the actor (null once that user is deleted), changes and metadata, never secret
-	// values; needs READ_AUDIT_LOGS (API keys, OAuth) or view_analytics (sessions).
+	// The organization's audit trail, newest first, filtered by actor_id, entity_id, entity_type (for
+	// example campaign, contact, email_account, api_key, webhook), action (for example create, update,
+	// delete, send, revoke) and one UTC `date`, or by start_date and end_date (RFC 3339 or YYYY-MM-DD),
+	// which override `date`. `limit` 10 to 200 (default 50; outside is refused), `cursor` is an entry id
+	// (a malformed one is refused); the organization always comes from the caller's session or key.
+	// Entries carry the actor (null once that user is deleted), changes and metadata, never secret values;
+	// needs READ_AUDIT_LOGS (API keys, OAuth) or view_analytics (sessions).
 	//
 	// Errors: 400 bad cursor, limit or date, 401, 403 missing scope or permission, 429.
 	//
@@ -391,10 +393,11 @@ type AnalyticsInvoker interface {
 	AnalyticsCampaignDaily(ctx context.Context, params AnalyticsCampaignDailyParams, options ...RequestOption) (*CampaignDailyStats, error)
 	// AnalyticsCampaignGet invokes analytics_campaign_get operation.
 	//
-	// Totals and rates of one campaign (contacts, sends, pending sends, unique opens and clicks, machine
-	// opens, replies, bounces, unsubscribes) and per-step counts, whose rates are percentages of that
-	// step's sends (0 before any send). Human opens are unique_opens minus machine_opens. Needs
-	// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+	// Totals and rates of one campaign (contacts, sends, pending sends, unique opens and clicks with their
+	// machine share, replies, bounces, unsubscribes), per-step counts whose rates are percentages of that
+	// step's sends (0 before any send), and engagement by country, mail client and device (the busiest
+	// eight of each, distinct contacts, a click counting as an open). Human opens are unique_opens minus
+	// machine_opens. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 	//
 	// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown campaign, 429.
 	//
@@ -424,12 +427,13 @@ type AnalyticsInvoker interface {
 	// AnalyticsDashboard invokes analytics_dashboard operation.
 	//
 	// Organization totals and rates over `period` 7d, 30d or 90d (UTC calendar days including today;
-	// default 7d): sends, opens and clicks with their machine share, replies, bounces, active campaigns
-	// and mailboxes, plus recent activity, top campaigns, mailbox health and a daily trend. Totals count
-	// email steps only, and each mailbox sits in exactly one health bucket, its most severe. Needs
-	// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+	// default 7d, and an unknown value falls back to 7d rather than being refused): sends, delivered,
+	// opens and clicks with their machine share, replies and positive replies, bounces, active campaigns
+	// and mailboxes, plus recent activity, top campaigns, mailbox health (total, healthy, warning, error)
+	// and a daily trend. Totals count email steps only, and each mailbox sits in exactly one health
+	// bucket, its most severe. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 	//
-	// Errors: 400 invalid period or no organization, 401, 403 missing scope or permission, 429.
+	// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
 	//
 	// GET /analytics/dashboard
 	AnalyticsDashboard(ctx context.Context, params AnalyticsDashboardParams, options ...RequestOption) (*DashboardAnalytics, error)
@@ -437,9 +441,12 @@ type AnalyticsInvoker interface {
 	//
 	// Deliverability of the organization between `from` and `to` (RFC 3339; default the last 7 days):
 	// bounce, complaint, unsubscribe, reply, open and click counts and rates, reply-intent counters, a
-	// band, and breakdowns by day, mailbox and campaign; the placement rates are left out when there are
-	// no seed samples. The intent_* counters (one per classified reply) do not add up with reply_count.
-	// Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+	// band, a score from 0 to 100 (100 minus saturating penalties: bounce rate up to 40 points, full at 10
+	// percent; complaint rate up to 30, full at 0.30 percent; spam placement up to 40, full at 40
+	// percent), and breakdowns by day, mailbox, campaign and provider plus warmup placement; the placement
+	// rates are left out when there are no seed samples. The intent_* counters (one per classified reply)
+	// do not add up with reply_count. Needs an organization and READ_ANALYTICS (API keys, OAuth) or
+	// view_analytics (sessions).
 	//
 	// Errors: 400 bad from or to, or no organization, 401, 403 missing scope or permission, 429.
 	//
@@ -449,10 +456,11 @@ type AnalyticsInvoker interface {
 	//
 	// Counts of mailboxes (total, active, in warmup, with errors), campaigns by status with emails sent,
 	// and contacts (total, subscribed, added today) for `period` day (since 00:00 UTC, the default), week
-	// (rolling 7 days) or month (rolling month). The `api` block is a placeholder; read the API key usage
-	// endpoints instead. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+	// (rolling 7 days) or month (rolling month); an unknown period falls back to day rather than being
+	// refused. The `api` block is a placeholder; read the API key usage endpoints instead. Needs
+	// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 	//
-	// Errors: 400 invalid period or no organization, 401, 403 missing scope or permission, 429.
+	// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
 	//
 	// GET /analytics/usage
 	AnalyticsUsage(ctx context.Context, params AnalyticsUsageParams, options ...RequestOption) (*UsageOverview, error)
@@ -460,8 +468,9 @@ type AnalyticsInvoker interface {
 	//
 	// Daily warmup sends, replies and target volume between the required `from` and `to` dates, with
 	// totals, reply rate, average daily volume over active days and progress against the planned target
-	// (may exceed 100). The optional `email_id` narrows it to one mailbox; unfiltered, `email_account_id`
-	// is the zero UUID. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+	// (may exceed 100). The optional `email_id` narrows it to one mailbox; a malformed email_id is ignored
+	// (the answer is then unfiltered), and unfiltered, `email_account_id` is the zero UUID. Needs
+	// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 	//
 	// Errors: 400 missing or bad dates, 401, 403 missing scope or permission, 429.
 	//
@@ -477,8 +486,11 @@ type AppConnectionsInvoker interface {
 	//
 	// Registers the customer app that campaign app_action steps call: a `name` unique in the workspace (up
 	// to 100 characters) and an HTTPS `base_url` (query and fragment are dropped; credentials in the URL
-	// are refused). Answers 201 with the connection and its signing `secret`, returned only this once.
-	// Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+	// are refused). Answers 201 with the connection and its signing `secret` (prefixed by the service),
+	// returned only this once. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+	//
+	// Errors: 400 invalid body, name longer than 100 characters, base_url not HTTPS or carrying
+	// credentials, 401, 403 missing scope or permission, 409 name already used in the workspace, 429.
 	//
 	// POST /app-connections
 	AppConnectionsCreate(ctx context.Context, request *AppConnectionsCreateReq, options ...RequestOption) (*AppConnectionCreated, error)
@@ -500,11 +512,13 @@ type AppConnectionsInvoker interface {
 	AppConnectionsGet(ctx context.Context, params AppConnectionsGetParams, options ...RequestOption) (*AppConnection, error)
 	// AppConnectionsList invokes app_connections_list operation.
 	//
-	// The organization's app connections (name, base URL, timestamps) in a `data` array, never with
-	// secrets. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+	// The organization's app connections (name, base URL, timestamps) in a `data` array, not paginated,
+	// never with secrets. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+	//
+	// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
 	//
 	// GET /app-connections
-	AppConnectionsList(ctx context.Context, options ...RequestOption) (*AppConnectionsListOK, error)
+	AppConnectionsList(ctx context.Context, options ...RequestOption) (*AppConnectionList, error)
 	// AppConnectionsRotateSecret invokes app_connections_rotate_secret operation.
 	//
 	// Issues a new signing secret, returned only in this response; the old one stops verifying at once, so
@@ -524,8 +538,13 @@ type AppConnectionsInvoker interface {
 	AppConnectionsTest(ctx context.Context, params AppConnectionsTestParams, options ...RequestOption) (*AppConnectionTest, error)
 	// AppConnectionsUpdate invokes app_connections_update operation.
 	//
-	// Changes the `name` or `base_url` under the same rules as creation and returns the connection; the
-	// secret stays the same. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+	// Changes the `name` (unique in the workspace, up to 100 characters) or `base_url` (HTTPS; query and
+	// fragment dropped; credentials refused) and returns the connection; the secret stays the same. Needs
+	// INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+	//
+	// Errors: 400 invalid body, name longer than 100 characters, base_url not HTTPS or carrying
+	// credentials, 401, 403 missing scope or permission, 404 unknown connection, 409 name already used in
+	// the workspace, 429.
 	//
 	// PATCH /app-connections/{id}
 	AppConnectionsUpdate(ctx context.Context, request *AppConnectionsUpdateReq, params AppConnectionsUpdateParams, options ...RequestOption) (*AppConnection, error)
@@ -559,13 +578,13 @@ type ApprovalsInvoker interface {
 type AuthInvoker interface {
 	// Auth2FADisable invokes auth_2fa_disable operation.
 	//
-	// Turns two-factor authentication off when the `code` is a current TOTP code or an unused recovery
-	// code, and returns `{ok: true}`. Session tokens only.
+	// Turns two-factor authentication off when the required `code` is a current TOTP code or an unused
+	// recovery code, and returns `{ok: true}`. Session tokens only.
 	//
 	// Errors: 400 missing or wrong code, 401 missing or invalid token, 403 not a session token, 429.
 	//
 	// DELETE /auth/2fa
-	Auth2FADisable(ctx context.Context, request OptTwoFACodeRequest, params Auth2FADisableParams, options ...RequestOption) (*OkResponse, error)
+	Auth2FADisable(ctx context.Context, request *TwoFACodeRequest, params Auth2FADisableParams, options ...RequestOption) (*OkResponse, error)
 	// Auth2FAEnrollConfirm invokes auth_2fa_enroll_confirm operation.
 	//
 	// Checks a TOTP `code` from the authenticator app, turns 2FA on and returns the recovery codes, shown
@@ -782,10 +801,10 @@ type AuthInvoker interface {
 	AuthListSessions(ctx context.Context, options ...RequestOption) (SessionList, error)
 	// AuthLoginConfirm invokes auth_login_confirm operation.
 	//
-	// Exchanges the sign-in `session` handle and the emailed code for a token pair; the anti-bot token is
-	// optional here. When the account has 2FA on, it answers with a challenge instead (`two_fa_required`
-	// true, a single-use `pending_token`, `expires_in` 300 seconds) to finish at POST /auth/2fa/verify.
-	// Public.
+	// Exchanges the sign-in `session` handle and the emailed code for a token pair; the anti-bot token
+	// (`captcha`, or the deprecated `turnstile`) is optional here. When the account has 2FA on, it answers
+	// with a challenge instead (`two_fa_required` true, a single-use `pending_token`, `expires_in` 300
+	// seconds) to finish at POST /auth/2fa/verify. Public.
 	//
 	// Errors: 400 invalid body, 401 wrong or expired code or session, 403 anti-bot token rejected, 429 too
 	// many attempts.
@@ -795,8 +814,9 @@ type AuthInvoker interface {
 	// AuthLoginStart invokes auth_login_start operation.
 	//
 	// Checks the email, password and anti-bot token; when they match, emails a one-time code and returns
-	// an opaque signed `session` handle for POST /auth/login/confirm. Public and not usable with API keys;
-	// rate limited per source IP.
+	// an opaque signed `session` handle for POST /auth/login/confirm. The anti-bot token is required: send
+	// `captcha` (older clients may send the deprecated `turnstile` instead; one of the two must be
+	// present). Public and not usable with API keys; rate limited per source IP.
 	//
 	// Errors: 400 invalid body, 401 invalid credentials, 403 anti-bot token rejected, 429 too many
 	// attempts.
@@ -917,7 +937,8 @@ type AuthInvoker interface {
 	// AuthRegisterConfirm invokes auth_register_confirm operation.
 	//
 	// Completes a registration with the `session` handle from POST /auth/register and the emailed code;
-	// the anti-bot token is optional. Answers 204 with no body. Public.
+	// the anti-bot token (`captcha`, or the deprecated `turnstile`) is optional. Answers 204 with no body.
+	// Public.
 	//
 	// Errors: 400 invalid body, 401 wrong or expired code or session, 403 anti-bot token rejected, 429 too
 	// many attempts.
@@ -936,15 +957,17 @@ type AuthInvoker interface {
 	AuthRegisterDeviceToken(ctx context.Context, request *DeviceTokenRegister, params AuthRegisterDeviceTokenParams, options ...RequestOption) (*OkResponse, error)
 	// AuthRegisterStart invokes auth_register_start operation.
 	//
-	// Starts an account registration from the email, password and anti-bot token, emails a one-time code
-	// and returns the `session` handle for POST /auth/register/confirm. A deployment that does not require
-	// email verification answers with the sign-in result directly. Public; rate limited per source IP.
+	// Starts an account registration from the email, password and anti-bot token (required: `captcha`, or
+	// the deprecated `turnstile`; one of the two must be present). When the deployment requires email
+	// verification it emails a one-time code and answers `{session}`, the handle for POST
+	// /auth/register/confirm. When it does not, the sign-in result is returned directly instead: a token
+	// pair, or the 2FA challenge (see AuthRegisterResult). Public; rate limited per source IP.
 	//
 	// Errors: 400 invalid body or weak password, 401 email already in use or not allowed, 403 anti-bot
 	// token rejected, 429 too many attempts.
 	//
 	// POST /auth/register
-	AuthRegisterStart(ctx context.Context, request *AuthCredentials, options ...RequestOption) (*AuthSession, error)
+	AuthRegisterStart(ctx context.Context, request *AuthCredentials, options ...RequestOption) (*AuthRegisterResult, error)
 	// AuthRenamePasskeyCredential invokes auth_rename_passkey_credential operation.
 	//
 	// Sets the display `name` of one of the user's passkeys and returns the updated credential. Session
@@ -957,8 +980,9 @@ type AuthInvoker interface {
 	AuthRenamePasskeyCredential(ctx context.Context, request *PasskeyRenameRequest, params AuthRenamePasskeyCredentialParams, options ...RequestOption) (*PasskeyCredential, error)
 	// AuthResetPasswordConfirm invokes auth_reset_password_confirm operation.
 	//
-	// Sets the new `password` for the account behind the reset `session`, with the anti-bot token, and
-	// answers 200 with an empty body. The password must pass the strength rule. Public.
+	// Sets the new `password` for the account behind the reset `session`, with the anti-bot token
+	// (required: `captcha`, or the deprecated `turnstile`; one of the two must be present), and answers
+	// 200 with an empty body. The password must pass the strength rule. Public.
 	//
 	// Errors: 400 invalid body or weak password, 401 invalid or expired reset session, 403 anti-bot token
 	// rejected, 429.
@@ -967,9 +991,9 @@ type AuthInvoker interface {
 	AuthResetPasswordConfirm(ctx context.Context, request *ResetPasswordConfirmRequest, options ...RequestOption) error
 	// AuthResetPasswordStart invokes auth_reset_password_start operation.
 	//
-	// Starts a password reset for the email, protected by the anti-bot token. It always answers 200 with
-	// an empty body, whether or not an account exists, so it never reveals which emails are registered.
-	// Public.
+	// Starts a password reset for the email, protected by the anti-bot token (required: `captcha`, or the
+	// deprecated `turnstile`; one of the two must be present). It always answers 200 with an empty body,
+	// whether or not an account exists, so it never reveals which emails are registered. Public.
 	//
 	// Errors: 400 invalid body, 403 anti-bot token rejected, 429 too many attempts.
 	//
@@ -1208,8 +1232,9 @@ type CRMInvoker interface {
 	// Adds a stage to the pipeline; name (1 to 255 characters) and color (hex, e.g. #3b82f6) are both
 	// required. Raises crm.pipeline_updated. Scope WRITE_CRM (session permission manage_contacts).
 	// Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
-	// Errors: 400 invalid body (name or color missing, name outside 1 to 255 characters), 401, 403 missing
-	// scope or permission, 404 unknown pipeline or extended surfaces disabled, 429.
+	// Errors: 400 invalid body (name or color missing, name outside 1 to 255 characters, color not a hex
+	// colour), 401, 403 missing scope or permission, 404 unknown pipeline or extended surfaces disabled,
+	// 429.
 	//
 	// POST /crm/pipelines/{id}/stages
 	CrmPipelineStagesCreate(ctx context.Context, request *CreatePipelineStage, params CrmPipelineStagesCreateParams, options ...RequestOption) (*PipelineStage, error)
@@ -1224,21 +1249,22 @@ type CRMInvoker interface {
 	CrmPipelineStagesDelete(ctx context.Context, params CrmPipelineStagesDeleteParams, options ...RequestOption) error
 	// CrmPipelineStagesUpdate invokes crm_pipeline_stages_update operation.
 	//
-	// Changes the stage's name (1 to 255 characters) and/or color (hex). Raises crm.pipeline_updated.
-	// Scope WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless the
-	// operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body or malformed id, 401,
-	// 403 missing scope or permission, 404 unknown pipeline or stage, or extended surfaces disabled, 429.
+	// Changes the stage's name (1 to 255 characters) and/or color (hex, e.g. #3b82f6). Raises
+	// crm.pipeline_updated. Scope WRITE_CRM (session permission manage_contacts). Extended surface:
+	// answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body
+	// (name outside 1 to 255 characters, color not a hex colour) or malformed id, 401, 403 missing scope
+	// or permission, 404 unknown pipeline or stage, or extended surfaces disabled, 429.
 	//
 	// PATCH /crm/pipelines/{id}/stages/{stageId}
 	CrmPipelineStagesUpdate(ctx context.Context, request *UpdatePipelineStage, params CrmPipelineStagesUpdateParams, options ...RequestOption) (*PipelineStage, error)
 	// CrmPipelinesCreate invokes crm_pipelines_create operation.
 	//
 	// Creates a pipeline named name (1 to 255 characters), optionally with its initial stages, each with a
-	// name (1 to 255 characters) and a hex color. The event catalog has no pipeline-created event. Scope
-	// WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless the operator
-	// sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body (name missing or outside 1 to
-	// 255 characters, stage without name or color), 401, 403 missing scope or permission, 404 extended
-	// surfaces disabled, 429.
+	// name (1 to 255 characters) and a hex color (e.g. #3b82f6). The event catalog has no pipeline-created
+	// event. Scope WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless
+	// the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body (name missing or
+	// outside 1 to 255 characters, stage without name or color, color not a hex colour), 401, 403 missing
+	// scope or permission, 404 extended surfaces disabled, 429.
 	//
 	// POST /crm/pipelines
 	CrmPipelinesCreate(ctx context.Context, request *CreatePipeline, params CrmPipelinesCreateParams, options ...RequestOption) (*Pipeline, error)
@@ -1310,8 +1336,9 @@ type CRMInvoker interface {
 	//
 	// Changes any of name (1 to 60 characters), color and position (display order). Scope WRITE_CRM
 	// (session permission manage_contacts). Extended surface: answers 404 unless the operator sets
-	// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body or malformed id, 401, 403 missing
-	// scope or permission, 404 unknown id or extended surfaces disabled, 429.
+	// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body (name outside 1 to 60 characters) or
+	// malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces disabled,
+	// 429.
 	//
 	// PATCH /crm/task-types/{id}
 	CrmTaskTypesUpdate(ctx context.Context, request *UpdateCRMTaskType, params CrmTaskTypesUpdateParams, options ...RequestOption) (*CRMTaskType, error)
@@ -1391,6 +1418,8 @@ type CampaignsInvoker interface {
 	// Stops a test run that is still running or waiting and returns it in state cancelled; no further step
 	// of it is sent. Needs SEND_CAMPAIGNS.
 	//
+	// Errors: 401, 403 missing scope or permission, 404 unknown campaign or test run, 429.
+	//
 	// POST /campaigns/{id}/test-runs/{runId}/cancel
 	CampaignsCancelTestRun(ctx context.Context, params CampaignsCancelTestRunParams, options ...RequestOption) (*CampaignTestRun, error)
 	// CampaignsCreate invokes campaigns_create operation.
@@ -1422,14 +1451,18 @@ type CampaignsInvoker interface {
 	CampaignsCreateAbVariant(ctx context.Context, request *CampaignABVariantCreate, params CampaignsCreateAbVariantParams, options ...RequestOption) (*CampaignABVariant, error)
 	// CampaignsCreateStep invokes campaigns_create_step operation.
 	//
-	// Appends a step to the campaign's sequence and returns it with 201 and its position. A one_time
-	// campaign takes at most one email step. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
-	// (sessions).
+	// Appends a step to the campaign's sequence and returns it with 201 and its position. The optional
+	// body is the step input: name, subject, body_plain, wait_after (days), thread_reply, kind (action or
+	// wait for non-email nodes), action (app_action, wait_for_event, wait ... config), conditions (kept
+	// verbatim) and on_timeout (stop ends a timed-out wait_for_event step; otherwise it continues). A
+	// one_time campaign takes at most one email step. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+	// manage_campaigns (sessions).
 	//
-	// Errors: 401, 403 missing scope or permission, 404 unknown campaign, 429.
+	// Errors: 400 invalid body or action config, or a second email step on a one_time campaign, 401, 403
+	// missing scope or permission, 404 unknown campaign, 429.
 	//
 	// POST /campaigns/{id}/steps
-	CampaignsCreateStep(ctx context.Context, params CampaignsCreateStepParams, options ...RequestOption) (*CampaignStep, error)
+	CampaignsCreateStep(ctx context.Context, request OptCampaignStepCreate, params CampaignsCreateStepParams, options ...RequestOption) (*CampaignStep, error)
 	// CampaignsDelete invokes campaigns_delete operation.
 	//
 	// Deletes the campaign without pausing it first; pending tasks are cancelled in the same transaction,
@@ -1629,6 +1662,8 @@ type CampaignsInvoker interface {
 	// cancelled) and per-step progress, under data with next_cursor and has_more; limit 1 to 100. Needs
 	// READ_CAMPAIGNS.
 	//
+	// Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 unknown campaign, 429.
+	//
 	// GET /campaigns/{id}/test-runs
 	CampaignsListTestRuns(ctx context.Context, params CampaignsListTestRunsParams, options ...RequestOption) (*CampaignsListTestRunsOK, error)
 	// CampaignsPauseLead invokes campaigns_pause_lead operation.
@@ -1737,6 +1772,8 @@ type CampaignsInvoker interface {
 	// from mailbox_id) and answers 202 with the test run; app_action steps call the app connection and
 	// wait_for_event steps wait for the event. Sends real mail. Needs SEND_CAMPAIGNS.
 	//
+	// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown campaign, 429.
+	//
 	// POST /campaigns/{id}/test
 	CampaignsTest(ctx context.Context, request *StartCampaignTest, params CampaignsTestParams, options ...RequestOption) (*CampaignTestRun, error)
 	// CampaignsUpdate invokes campaigns_update operation.
@@ -1804,6 +1841,8 @@ type CampaignsInvoker interface {
 	// Read-only twin of preflight plus structural checks of the step graph: returns valid and a list of
 	// problems, each with code, severity (error or warning), message, a fix and the step it concerns.
 	// Stores no report. Needs READ_CAMPAIGNS.
+	//
+	// Errors: 401, 403 missing scope or permission, 404 unknown campaign, 429.
 	//
 	// POST /campaigns/{id}/validate
 	CampaignsValidate(ctx context.Context, params CampaignsValidateParams, options ...RequestOption) (*CampaignValidation, error)
@@ -2332,11 +2371,12 @@ type IntegrationsInvoker interface {
 	// IntegrationsDeleteConnection invokes integrations_delete_connection operation.
 	//
 	// Disconnects the provider: the connection and its stored credentials are removed and its event
-	// subscriptions stop firing. Needs INTEGRATIONS (API keys, OAuth) and manage_settings (sessions).
-	// Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+	// subscriptions stop firing. Needs INTEGRATIONS (API keys, OAuth) and manage_settings (sessions). A
+	// paid-plan feature like every mutating integrations call: 403 when the organization is not on a paid
+	// plan. Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
 	//
-	// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
-	// disabled, 429.
+	// Errors: 400 malformed id, 401, 403 missing scope or permission or organization not on a paid plan,
+	// 404 unknown id or extended surfaces disabled, 429.
 	//
 	// DELETE /integrations/connections/{id}
 	IntegrationsDeleteConnection(ctx context.Context, params IntegrationsDeleteConnectionParams, options ...RequestOption) error
@@ -2690,19 +2730,23 @@ type MailboxesInvoker interface {
 	MailboxesAuthCheck(ctx context.Context, params MailboxesAuthCheckParams, options ...RequestOption) (*MailboxAuthCheck, error)
 	// MailboxesCreate invokes mailboxes_create operation.
 	//
-	// Adds a mailbox with provider `smtp_imap` once a worker has logged in with both the SMTP and the IMAP
-	// credentials; the password is stored sealed and never returned, and Google or Microsoft mailboxes go
-	// through browser consent instead. security is tls or starttls (none only for a loopback host on a
-	// self-hosted instance); campaign_limit defaults to 50 a day (0 to 5000) and min_wait_time to 600
-	// seconds. Needs WRITE_EMAILS (API keys, OAuth) or manage_emails (sessions); send an Idempotency-Key
-	// so a retry does not add the mailbox twice.
+	// Adds a mailbox with provider `smtp_imap` (required) once a worker has logged in with both the SMTP
+	// and the IMAP credentials, and answers 201 with the mailbox; the password is stored sealed and never
+	// returned. Google (gmail) and Microsoft (outlook) mailboxes need browser consent instead (POST
+	// /emails/onboarding/oauth/cli-start): sent here they are answered 400
+	// `mailbox_provider_requires_oauth`. smtp and imap each take host, port, username, password and an
+	// optional security of tls or starttls (none only for a loopback host on a self-hosted instance);
+	// campaign_limit defaults to 50 a day (0 to 5000) and min_wait_time to 600 seconds. Needs WRITE_EMAILS
+	// (API keys, OAuth) or manage_emails (sessions); send an Idempotency-Key so a retry does not add the
+	// mailbox twice.
 	//
-	// Errors: 400 invalid body, 400 `mailbox_provider_requires_oauth` (Google or Microsoft provider), 400
-	// `mailbox_auth_failed` (credential unusable; the answer carries a fix), 403
-	// `mailbox_allowance_reached` (plan allowance of mailboxes used up).
+	// Errors: 400 invalid body (smtp or imap missing for smtp_imap), 400 `mailbox_provider_requires_oauth`
+	// (Google or Microsoft provider), 400 `mailbox_auth_failed` (credential unusable; the answer carries a
+	// fix), 401, 403 missing scope or permission, 403 `mailbox_allowance_reached` (plan allowance of
+	// mailboxes used up), 429.
 	//
 	// POST /emails
-	MailboxesCreate(ctx context.Context, request *CreateEmailAccount, params MailboxesCreateParams, options ...RequestOption) (MailboxesCreateCreated, error)
+	MailboxesCreate(ctx context.Context, request *CreateEmailAccount, params MailboxesCreateParams, options ...RequestOption) (*Mailbox, error)
 	// MailboxesDelete invokes mailboxes_delete operation.
 	//
 	// Removes the mailbox from the organization and answers 204 with no body. Needs WRITE_EMAILS; accepts
@@ -2714,15 +2758,16 @@ type MailboxesInvoker interface {
 	MailboxesDelete(ctx context.Context, params MailboxesDeleteParams, options ...RequestOption) error
 	// MailboxesGet invokes mailboxes_get operation.
 	//
-	// One mailbox with its settings, signature, warmup, tracking-domain and authentication fields, plus
-	// the campaigns that send from it (id, name, status) and the ten newest entries of its error log.
-	// Needs READ_EMAILS or view_campaigns; an API key limited to some mailboxes reaches only those.
+	// One mailbox with its settings, signature, warmup, tracking-domain and authentication fields
+	// (auth_state and the SPF, DKIM and DMARC findings behind it), plus the campaigns that send from it
+	// (id, name, status) and the ten newest entries of its error log (recent_errors). Needs READ_EMAILS or
+	// view_campaigns; an API key limited to some mailboxes reaches only those.
 	//
 	// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed
 	// mailbox id, 429.
 	//
 	// GET /emails/{id}
-	MailboxesGet(ctx context.Context, params MailboxesGetParams, options ...RequestOption) (*Mailbox, error)
+	MailboxesGet(ctx context.Context, params MailboxesGetParams, options ...RequestOption) (*MailboxDetail, error)
 	// MailboxesGetTrackingDomain invokes mailboxes_get_tracking_domain operation.
 	//
 	// Returns the stored state of the mailbox's custom tracking domain: the domain, whether and when it
@@ -2764,6 +2809,8 @@ type MailboxesInvoker interface {
 	// until it reports done or failed. Works with API keys, unlike the web app's popup routes, which are
 	// session-only. Needs WRITE_EMAILS.
 	//
+	// Errors: 400 invalid body or provider other than gmail or outlook, 401, 403 missing scope, 429.
+	//
 	// POST /emails/onboarding/oauth/cli-start
 	MailboxesOAuthCliStart(ctx context.Context, request *MailboxesOAuthCliStartReq, options ...RequestOption) (*EmailOAuthCLIStart, error)
 	// MailboxesOAuthSessionGet invokes mailboxes_oauth_session_get operation.
@@ -2771,7 +2818,7 @@ type MailboxesInvoker interface {
 	// Status of a consent session opened by cli-start: pending, done (with the connected mailbox) or
 	// failed (with an error carrying code, message and possibly a fix). Needs WRITE_EMAILS.
 	//
-	// Errors: 404 unknown session.
+	// Errors: 401, 403 missing scope, 404 unknown session, 429.
 	//
 	// GET /emails/onboarding/oauth/session/{session}
 	MailboxesOAuthSessionGet(ctx context.Context, params MailboxesOAuthSessionGetParams, options ...RequestOption) (*EmailOAuthCLISession, error)
@@ -2802,18 +2849,24 @@ type MailboxesInvoker interface {
 	// MailboxesSend invokes mailboxes_send operation.
 	//
 	// Sends a single message from this mailbox (to and subject required; cc, bcc, HTML or plain body, and
-	// in_reply_to or thread_id to thread it) instantly (default), in the mailbox's next sending gap
-	// (smart) or at scheduled_at (scheduled), and returns the task id, send time and mode. Needs
-	// SEND_DIRECT_EMAIL: an API key or OAuth token sends on its own only under an agent policy granting
-	// email.compose, otherwise the send waits for a human approval; a session is already human-authorized.
-	// Suppressions, organization limits, mailbox holds, mailbox authentication and health and
-	// deliverability rules apply whatever the policy. Accepts an Idempotency-Key.
+	// in_reply_to or thread_id to thread it) instantly (default; the message waits in the organization's
+	// undo window), in the mailbox's next sending gap (smart) or at scheduled_at (scheduled). Needs
+	// SEND_DIRECT_EMAIL; an API key limited to mailboxes (allowed_email_accounts) can only send from
+	// those. Accepts an Idempotency-Key.
 	//
-	// Errors: 400 invalid body, no recipient or bad scheduled_at, 401, 403 missing scope or capability,
-	// 404 unknown mailbox, 429.
+	// Session (JWT) callers are already human-authorized: the message is queued and the answer is 200 with
+	// result `executed`, the task id, send time and mode. API-key and OAuth callers need an agent policy
+	// bound to the credential granting `email.compose` for that mailbox within its limits: within the
+	// policy the answer is 200 `executed`; otherwise a send approval is created (it expires after 30
+	// minutes) and the answer is 202 with result `awaiting_approval`, approval_id and approval_url, and
+	// nothing is sent until a human approves. Suppressions, organization limits, mailbox holds, mailbox
+	// authentication and health, and deliverability rules apply whatever the policy says.
+	//
+	// Errors: 400 invalid body, no recipient or bad scheduled_at, 401, 403 missing scope or permission, or
+	// mailbox outside the key's allowed_email_accounts, 404 unknown mailbox, 429.
 	//
 	// POST /emails/{id}/send
-	MailboxesSend(ctx context.Context, request *MailboxSendRequest, params MailboxesSendParams, options ...RequestOption) (*MailboxSendResult, error)
+	MailboxesSend(ctx context.Context, request *MailboxSendRequest, params MailboxesSendParams, options ...RequestOption) (MailboxesSendRes, error)
 	// MailboxesSendIdentity invokes mailboxes_send_identity operation.
 	//
 	// Stored send-as state of the mailbox: whether the provider supports aliases, the identities found
@@ -2843,6 +2896,8 @@ type MailboxesInvoker interface {
 	// always answers 200; a failing credential shows as auth false plus an `error` object with code
 	// `mailbox_auth_failed`, a message and a fix. Needs WRITE_EMAILS or manage_emails.
 	//
+	// Errors: 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+	//
 	// POST /emails/{id}/test
 	MailboxesTest(ctx context.Context, params MailboxesTestParams, options ...RequestOption) (*EmailLiveCheck, error)
 	// MailboxesUpdate invokes mailboxes_update operation.
@@ -2862,16 +2917,17 @@ type MailboxesInvoker interface {
 	// MailboxesUpdateTrackingDomain invokes mailboxes_update_tracking_domain operation.
 	//
 	// Saves the custom tracking domain passed in the `domain` query parameter (empty clears it), resolves
-	// it once and returns the resulting tracking-domain state; scheme, path, trailing dot and case are
-	// stripped first. The CNAME must point at the install's tracking host, and a DNS miss is reported as
-	// unverified with a reason, not as an error. Until the domain is verified, opens and clicks go through
-	// the shared tracking host. Needs WRITE_EMAILS or manage_emails.
+	// it once and returns the resulting tracking-domain state (the same shape as GET /emails/{id}/track
+	// and POST /emails/{id}/track/verify). The domain is normalised first: scheme, path, trailing dot and
+	// case are stripped. The CNAME must point at the install's tracking host (cname_target); a DNS miss is
+	// reported as an unverified state with a status and a reason, not as an error. Until the domain is
+	// verified, opens and clicks go through the shared tracking host. Needs WRITE_EMAILS or manage_emails.
 	//
 	// Errors: 400 raw IP, host with port, localhost or single-label domain, 401, 403 missing scope or
 	// permission, 404 unknown mailbox, 429.
 	//
 	// PATCH /emails/{id}/track
-	MailboxesUpdateTrackingDomain(ctx context.Context, params MailboxesUpdateTrackingDomainParams, options ...RequestOption) (*MailboxTrackingDomain, error)
+	MailboxesUpdateTrackingDomain(ctx context.Context, params MailboxesUpdateTrackingDomainParams, options ...RequestOption) (*MailboxTrackingDomainState, error)
 	// MailboxesVerifyAddress invokes mailboxes_verify_address operation.
 	//
 	// Checks one address before mail is sent to it, given in the body or the `email` query parameter, and
@@ -2922,6 +2978,8 @@ type MailboxesInvoker interface {
 	// pool, today's target from the ramp the scheduler follows, ramp settings (base, max, daily increase,
 	// reply rate), health state and any block with its end and reason. Mailboxes the platform provisioned
 	// also report the external warmup provider and its status. Needs READ_EMAILS.
+	//
+	// Errors: 401, 403 missing scope, 404 unknown mailbox, 429.
 	//
 	// GET /emails/{id}/warmup
 	MailboxesWarmupGet(ctx context.Context, params MailboxesWarmupGetParams, options ...RequestOption) (*WarmupStanding, error)
@@ -2996,7 +3054,10 @@ type ManagedMailboxesInvoker interface {
 	// ManagedMailboxesCancelOrder invokes managed_mailboxes_cancel_order operation.
 	//
 	// Cancels the order and returns it with its new status and cancellation time. Needs
-	// MANAGE_MAILBOX_PROVISIONING; hosted edition only.
+	// MANAGE_MAILBOX_PROVISIONING; offered on the hosted edition only.
+	//
+	// Errors: 401, 403 missing scope, 404 unknown or malformed order id, 429, 503
+	// `mailbox_provisioning_unavailable` (self-hosted instance).
 	//
 	// POST /mailbox-provisioning/{id}/cancel
 	ManagedMailboxesCancelOrder(ctx context.Context, params ManagedMailboxesCancelOrderParams, options ...RequestOption) (*ProvisionOrder, error)
@@ -3004,7 +3065,10 @@ type ManagedMailboxesInvoker interface {
 	//
 	// One managed-mailbox order: status, the hosted checkout link while awaiting payment, provisioning
 	// steps with completion times, the mailboxes with their provider and warmup status, pricing, and the
-	// error when it failed. Needs READ_EMAILS; hosted edition only.
+	// error when it failed. Needs READ_EMAILS; offered on the hosted edition only.
+	//
+	// Errors: 401, 403 missing scope, 404 unknown or malformed order id, 429, 503
+	// `mailbox_provisioning_unavailable` (self-hosted instance).
 	//
 	// GET /mailbox-provisioning/{id}
 	ManagedMailboxesGetOrder(ctx context.Context, params ManagedMailboxesGetOrderParams, options ...RequestOption) (*ProvisionOrder, error)
@@ -3012,31 +3076,38 @@ type ManagedMailboxesInvoker interface {
 	//
 	// Managed-mailbox orders of the organization with their status (awaiting_payment, paid, queued,
 	// provisioning, configuring, ready, failed, cancelled), progress steps, pricing and the mailboxes
-	// created so far. Needs READ_EMAILS; hosted edition only (a self-hosted instance answers 503
-	// `mailbox_provisioning_unavailable`).
+	// created so far, in the standard `{data, pagination}` envelope paged by cursor and limit. Needs
+	// READ_EMAILS; offered on the hosted edition only.
+	//
+	// Errors: 400 bad cursor or limit, 401, 403 missing scope, 429, 503 `mailbox_provisioning_unavailable`
+	// (self-hosted instance).
 	//
 	// GET /mailbox-provisioning
-	ManagedMailboxesListOrders(ctx context.Context, options ...RequestOption) (*ManagedMailboxesListOrdersOK, error)
+	ManagedMailboxesListOrders(ctx context.Context, params ManagedMailboxesListOrdersParams, options ...RequestOption) (*ProvisionOrderList, error)
 	// ManagedMailboxesProvision invokes managed_mailboxes_provision operation.
 	//
 	// Turns a quote (quote_id) into an order once the caller is allowed to spend: a session orders
 	// directly; an API key or OAuth token orders only under an agent policy granting mailbox.provision
 	// whose max_monthly_mailbox_spend_cents the order's monthly total fits under. Otherwise the answer is
 	// 202 `awaiting_approval` with the reasons and an approval link; submit the same quote_id again once a
-	// human has approved. An Idempotency-Key is required; needs MANAGE_MAILBOX_PROVISIONING, and a
-	// self-hosted instance answers 503 `mailbox_provisioning_unavailable`.
+	// human has approved. A quote is valid for 15 minutes. An Idempotency-Key is required; needs
+	// MANAGE_MAILBOX_PROVISIONING; offered on the hosted edition only.
+	//
+	// Errors: 400 invalid body, missing Idempotency-Key, or a quote that is unknown or past its 15
+	// minutes, 401, 403 missing scope, 429, 503 `mailbox_provisioning_unavailable` (self-hosted instance).
 	//
 	// POST /mailboxes/provision
 	ManagedMailboxesProvision(ctx context.Context, request *ManagedMailboxesProvisionReq, params ManagedMailboxesProvisionParams, options ...RequestOption) (ManagedMailboxesProvisionAccepted, error)
 	// ManagedMailboxesQuote invokes managed_mailboxes_quote operation.
 	//
 	// Prices an order of mailboxes on a Google or Microsoft platform from live upstream costs and checks
-	// each domain: one `domain`, or several `domains` over which the mailboxes are spread as evenly as
+	// every domain: one `domain`, or several `domains` over which the mailboxes are spread as evenly as
 	// possible, each domain priced separately; warmup and mailbox names are optional. The quote lists line
-	// items, the monthly total and what is due today, and is valid for 15 minutes. Hosted edition only.
-	// Needs MANAGE_MAILBOX_PROVISIONING.
+	// items, the monthly total and what is due today, and is valid for 15 minutes. Needs
+	// MANAGE_MAILBOX_PROVISIONING; offered on the hosted edition only.
 	//
-	// Errors: 503 `mailbox_provisioning_unavailable` (self-hosted instance).
+	// Errors: 400 invalid body (neither domain nor domains), 401, 403 missing scope, 429, 503
+	// `mailbox_provisioning_unavailable` (self-hosted instance).
 	//
 	// POST /mailboxes/provision/quote
 	ManagedMailboxesQuote(ctx context.Context, request *ProvisionQuoteRequest, options ...RequestOption) (*ProvisionQuote, error)
@@ -3569,16 +3640,21 @@ type RunsInvoker interface {
 	//
 	// Moves a run that has not reached a final state to cancelled and returns it. Needs WRITE_RUNS.
 	//
+	// Errors: 400 malformed id, 401, 403 missing scope WRITE_RUNS, 404 unknown run, 429.
+	//
 	// POST /runs/{id}/cancel
 	RunsCancel(ctx context.Context, params RunsCancelParams, options ...RequestOption) (*OutboundRun, error)
 	// RunsCreate invokes runs_create operation.
 	//
 	// Submits a durable outbound launch (an existing campaign or a new one, senders in auto, explicit or
-	// tags mode, inline leads, contact or segment ids, steps and variants, a daily limit, a schedule,
+	// tag mode, inline leads, contact or segment ids, steps and variants, a daily limit, a schedule,
 	// stop_on_reply, opt-out, and an `intent` of draft or launch) and answers 202 with the run queued.
 	// Idempotency-Key is required, so a retry never starts a second run. The launch is preflighted, then
 	// goes ahead only under an agent policy bound to the calling credential or after a human approval;
 	// needs WRITE_RUNS, plus EXECUTE_RUNS for intent launch.
+	//
+	// Errors: 400 invalid body or missing Idempotency-Key, 401, 403 missing scope WRITE_RUNS or
+	// EXECUTE_RUNS, 429.
 	//
 	// POST /runs
 	RunsCreate(ctx context.Context, request *CreateOutboundRun, params RunsCreateParams, options ...RequestOption) (*OutboundRun, error)
@@ -3587,11 +3663,15 @@ type RunsInvoker interface {
 	// Returns one run with its current state and the append-only stream of events recorded for it. Needs
 	// READ_RUNS.
 	//
+	// Errors: 400 malformed id, 401, 403 missing scope READ_RUNS, 404 unknown run, 429.
+	//
 	// GET /runs/{id}
-	RunsGet(ctx context.Context, params RunsGetParams, options ...RequestOption) (RunsGetOK, error)
+	RunsGet(ctx context.Context, params RunsGetParams, options ...RequestOption) (*OutboundRunDetail, error)
 	// RunsList invokes runs_list operation.
 	//
 	// Outbound runs of the organization with their current state, in a `data` array. Needs READ_RUNS.
+	//
+	// Errors: 400 no organization, 401, 403 missing scope READ_RUNS, 429.
 	//
 	// GET /runs
 	RunsList(ctx context.Context, options ...RequestOption) (*RunsListOK, error)
@@ -3891,22 +3971,23 @@ type UniboxInvoker interface {
 	// UniboxGetThread invokes unibox_get_thread operation.
 	//
 	// Messages of one thread (thread_id, also accepted as `id`) with headers and both bodies, paged by
-	// cursor and limit. Without email_id (alias `email`) the thread is read across every mailbox of the
-	// organization. Needs the unified-inbox feature and READ_UNIBOX or access_unibox.
+	// cursor and limit (1 to 100, default 50; out of range is 400). Without email_id (alias `email`) the
+	// thread is read across every mailbox of the organization. Needs the unified-inbox feature and
+	// READ_UNIBOX or access_unibox.
 	//
-	// Errors: 400 missing thread_id, limit out of range or bad cursor, 401, 403 missing scope or
-	// permission or no unified-inbox feature, 429.
+	// Errors: 400 missing thread_id (neither thread_id nor id), limit out of range or bad cursor, 401, 403
+	// missing scope or permission or no unified-inbox feature, 429.
 	//
 	// GET /unibox/thread
 	UniboxGetThread(ctx context.Context, params UniboxGetThreadParams, options ...RequestOption) (*UniboxMessageList, error)
 	// UniboxGetThreadLabels invokes unibox_get_thread_labels operation.
 	//
-	// Conversation labels (contact categories) on a thread, given by thread_id (alias `id`), as id, title
-	// and colour. Labels are shared by every member of the organization. Needs the unified-inbox feature
-	// and READ_UNIBOX or access_unibox.
+	// Conversation labels (contact categories) on a thread, given by thread_id (alias `id`), as
+	// `{data: [{id, title, color}]}`. Labels are shared by every member of the organization. Needs the
+	// unified-inbox feature and READ_UNIBOX or access_unibox.
 	//
-	// Errors: 400 missing thread_id, 401, 403 missing scope or permission or no unified-inbox feature,
-	// 429.
+	// Errors: 400 missing thread_id (neither thread_id nor id), 401, 403 missing scope or permission or no
+	// unified-inbox feature, 429.
 	//
 	// GET /unibox/thread/labels
 	UniboxGetThreadLabels(ctx context.Context, params UniboxGetThreadLabelsParams, options ...RequestOption) (*UniboxLabelList, error)
@@ -3983,19 +4064,25 @@ type UniboxInvoker interface {
 	// UniboxReply invokes unibox_reply operation.
 	//
 	// Sends a reply from one of the organization's mailboxes (email_account_id, at least one to address
-	// and a subject; thread_id and in_reply_to keep it in the conversation) and returns the task id, send
-	// time and mode. send_mode is instant (default; waits in the undo window, 5 to 120 seconds, default
-	// 30), smart (the mailbox's next sending gap) or scheduled (scheduled_at required, RFC 3339, in the
-	// future); a queued reply can be cancelled through the scheduled-sends routes. Needs an active
-	// organization, the unified-inbox feature and SEND_INBOX_REPLY (an API key or OAuth token replies on
-	// its own only under an agent policy granting inbox.reply, otherwise it waits for approval) or
-	// access_unibox (sessions). Accepts an Idempotency-Key.
+	// and a subject; thread_id and in_reply_to keep it in the conversation). send_mode is instant
+	// (default; waits in the undo window, 5 to 120 seconds, default 30), smart (the mailbox's next sending
+	// gap) or scheduled (scheduled_at required, RFC 3339, in the future); a queued reply can be cancelled
+	// through DELETE /unibox/scheduled/{task_id}. Needs an active organization, the unified-inbox feature,
+	// and SEND_INBOX_REPLY (API keys, OAuth) or access_unibox (sessions). Accepts an Idempotency-Key.
 	//
-	// Errors: 400 invalid body, no recipient, scheduled_at missing or past, or no active organization,
-	// 401, 403 missing scope or permission or no unified-inbox feature, 429.
+	// Session (JWT) callers are already human-authorized: the answer is 200 with result `executed` and the
+	// task id, send time and mode. API-key and OAuth callers need an agent policy bound to the credential
+	// granting `inbox.reply` for that mailbox within its limits: within the policy the answer is 200
+	// `executed`; otherwise a send approval is created (it expires after 30 minutes) and the answer is 202
+	// with result `awaiting_approval`, approval_id and approval_url, and nothing is sent until a human
+	// approves. Suppressions, organization limits, mailbox holds, mailbox authentication and health, and
+	// deliverability rules apply whatever the policy says.
+	//
+	// Errors: 400 invalid body, no recipient, missing subject, scheduled_at missing or past, or no active
+	// organization, 401, 403 missing scope or permission or no unified-inbox feature, 429.
 	//
 	// POST /unibox/reply
-	UniboxReply(ctx context.Context, request *UniboxReplyRequest, params UniboxReplyParams, options ...RequestOption) (*UniboxReplyResult, error)
+	UniboxReply(ctx context.Context, request *UniboxReplyRequest, params UniboxReplyParams, options ...RequestOption) (UniboxReplyRes, error)
 	// UniboxSetThreadLabels invokes unibox_set_thread_labels operation.
 	//
 	// Replaces the labels of a thread with category_ids, the full desired set (empty clears them), and
@@ -4070,16 +4157,16 @@ type WebhooksInvoker interface {
 	WebhooksList(ctx context.Context, options ...RequestOption) (*WebhookEndpointList, error)
 	// WebhooksListDeliveries invokes webhooks_list_deliveries operation.
 	//
-	// Deliveries of one endpoint, newest first, each in its latest state across retries (status, attempts,
-	// next attempt, response status and the first 1024 bytes of the response body). `limit` 1 to 200
-	// (default 50); a value out of range is refused. Needs WEBHOOKS (API keys, OAuth) or manage_settings
-	// (sessions).
+	// Deliveries of one endpoint, newest first, one row per delivery in its latest state across retries
+	// (status, attempts, next attempt, response status and the first 1024 bytes of the response body),
+	// filtered by `status` and `event_type`, paged with an opaque `cursor`. `limit` 1 to 200 (default 50);
+	// a value out of range is refused. Needs WEBHOOKS (API keys, OAuth) or manage_settings (sessions).
 	//
-	// Errors: 400 malformed id or limit out of range, 401, 403 missing scope or permission, 404 unknown
-	// endpoint, 429.
+	// Errors: 400 malformed id, bad cursor, unknown status or event_type, limit outside 1..200 (rejected,
+	// not clamped), 401, 403 missing scope or permission, 404 unknown endpoint, 429.
 	//
 	// GET /webhooks/{id}/deliveries
-	WebhooksListDeliveries(ctx context.Context, params WebhooksListDeliveriesParams, options ...RequestOption) (*WebhookDeliveryList, error)
+	WebhooksListDeliveries(ctx context.Context, params WebhooksListDeliveriesParams, options ...RequestOption) (*WebhookDeliveryPage, error)
 	// WebhooksListEventTypes invokes webhooks_list_event_types operation.
 	//
 	// Every event type that can be delivered, with its category, a short description and whether it is a
@@ -4908,10 +4995,11 @@ func (c *Client) sendAPIKeysGet(ctx context.Context, params APIKeysGetParams, re
 
 // APIKeysList invokes api-keys_list operation.
 //
-// API keys of the organization, newest first, never with their secret; `limit` 1 to 100 (default 50)
-// with an opaque `cursor`. Needs API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
+// API keys of the organization, newest first, never with their secret; paged with an opaque `cursor`
+// and a `limit` of 1 to 100 (default 50): a limit outside that range falls back to 50 instead of being
+// refused. Needs API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
 //
-// Errors: 400 bad cursor or limit, or no organization, 401, 403 missing scope or permission, 429.
+// Errors: 400 bad cursor or no organization, 401, 403 missing scope or permission, 429.
 //
 // GET /api-keys
 func (c *Client) APIKeysList(ctx context.Context, params APIKeysListParams, options ...RequestOption) (*APIKeyList, error) {
@@ -5613,6 +5701,15 @@ func (c *Client) APIKeysUpdate(ctx context.Context, request *UpdateAPIKey, param
 }
 
 func (c *Client) sendAPIKeysUpdate(ctx context.Context, request *UpdateAPIKey, params APIKeysUpdateParams, requestOptions ...RequestOption) (res *APIKey, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("api-keys_update"),
 		semconv.HTTPRequestMethodKey.String("PATCH"),
@@ -7538,11 +7635,13 @@ func (c *Client) sendAnalyticsAccountsList(ctx context.Context, requestOptions .
 
 // AnalyticsAuditLogsList invokes analytics_audit_logs_list operation.
 //
-// The organization's audit trail, filtered by actor_id, entity_id, entity_type, action and one UTC
-// `date`, or by start_date and end_date (RFC 3339 or YYYY-MM-DD), which override `date`. `limit` 10 to
-// 200 (default 50), `cursor` is an entry id; the organization always comes from the caller's session
-// or key. Entries carry the actor (null once that user is deleted), changes and metadata, never secret
-// values; needs READ_AUDIT_LOGS (API keys, OAuth) or view_analytics (sessions).
+// The organization's audit trail, newest first, filtered by actor_id, entity_id, entity_type (for
+// example campaign, contact, email_account, api_key, webhook), action (for example create, update,
+// delete, send, revoke) and one UTC `date`, or by start_date and end_date (RFC 3339 or YYYY-MM-DD),
+// which override `date`. `limit` 10 to 200 (default 50; outside is refused), `cursor` is an entry id
+// (a malformed one is refused); the organization always comes from the caller's session or key.
+// Entries carry the actor (null once that user is deleted), changes and metadata, never secret values;
+// needs READ_AUDIT_LOGS (API keys, OAuth) or view_analytics (sessions).
 //
 // Errors: 400 bad cursor, limit or date, 401, 403 missing scope or permission, 429.
 //
@@ -7632,7 +7731,7 @@ func (c *Client) sendAnalyticsAuditLogsList(ctx context.Context, params Analytic
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Cursor.Get(); ok {
-				return e.EncodeValue(conv.StringToString(val))
+				return e.EncodeValue(conv.UUIDToString(val))
 			}
 			return nil
 		}); err != nil {
@@ -8018,10 +8117,11 @@ func (c *Client) sendAnalyticsCampaignDaily(ctx context.Context, params Analytic
 
 // AnalyticsCampaignGet invokes analytics_campaign_get operation.
 //
-// Totals and rates of one campaign (contacts, sends, pending sends, unique opens and clicks, machine
-// opens, replies, bounces, unsubscribes) and per-step counts, whose rates are percentages of that
-// step's sends (0 before any send). Human opens are unique_opens minus machine_opens. Needs
-// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// Totals and rates of one campaign (contacts, sends, pending sends, unique opens and clicks with their
+// machine share, replies, bounces, unsubscribes), per-step counts whose rates are percentages of that
+// step's sends (0 before any send), and engagement by country, mail client and device (the busiest
+// eight of each, distinct contacts, a click counting as an open). Human opens are unique_opens minus
+// machine_opens. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 //
 // Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown campaign, 429.
 //
@@ -8530,12 +8630,13 @@ func (c *Client) sendAnalyticsCampaignsCompare(ctx context.Context, params Analy
 // AnalyticsDashboard invokes analytics_dashboard operation.
 //
 // Organization totals and rates over `period` 7d, 30d or 90d (UTC calendar days including today;
-// default 7d): sends, opens and clicks with their machine share, replies, bounces, active campaigns
-// and mailboxes, plus recent activity, top campaigns, mailbox health and a daily trend. Totals count
-// email steps only, and each mailbox sits in exactly one health bucket, its most severe. Needs
-// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// default 7d, and an unknown value falls back to 7d rather than being refused): sends, delivered,
+// opens and clicks with their machine share, replies and positive replies, bounces, active campaigns
+// and mailboxes, plus recent activity, top campaigns, mailbox health (total, healthy, warning, error)
+// and a daily trend. Totals count email steps only, and each mailbox sits in exactly one health
+// bucket, its most severe. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 //
-// Errors: 400 invalid period or no organization, 401, 403 missing scope or permission, 429.
+// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
 //
 // GET /analytics/dashboard
 func (c *Client) AnalyticsDashboard(ctx context.Context, params AnalyticsDashboardParams, options ...RequestOption) (*DashboardAnalytics, error) {
@@ -8606,7 +8707,7 @@ func (c *Client) sendAnalyticsDashboard(ctx context.Context, params AnalyticsDas
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Period.Get(); ok {
-				return e.EncodeValue(conv.StringToString(string(val)))
+				return e.EncodeValue(conv.StringToString(val))
 			}
 			return nil
 		}); err != nil {
@@ -8689,9 +8790,12 @@ func (c *Client) sendAnalyticsDashboard(ctx context.Context, params AnalyticsDas
 //
 // Deliverability of the organization between `from` and `to` (RFC 3339; default the last 7 days):
 // bounce, complaint, unsubscribe, reply, open and click counts and rates, reply-intent counters, a
-// band, and breakdowns by day, mailbox and campaign; the placement rates are left out when there are
-// no seed samples. The intent_* counters (one per classified reply) do not add up with reply_count.
-// Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// band, a score from 0 to 100 (100 minus saturating penalties: bounce rate up to 40 points, full at 10
+// percent; complaint rate up to 30, full at 0.30 percent; spam placement up to 40, full at 40
+// percent), and breakdowns by day, mailbox, campaign and provider plus warmup placement; the placement
+// rates are left out when there are no seed samples. The intent_* counters (one per classified reply)
+// do not add up with reply_count. Needs an organization and READ_ANALYTICS (API keys, OAuth) or
+// view_analytics (sessions).
 //
 // Errors: 400 bad from or to, or no organization, 401, 403 missing scope or permission, 429.
 //
@@ -8864,10 +8968,11 @@ func (c *Client) sendAnalyticsDeliverability(ctx context.Context, params Analyti
 //
 // Counts of mailboxes (total, active, in warmup, with errors), campaigns by status with emails sent,
 // and contacts (total, subscribed, added today) for `period` day (since 00:00 UTC, the default), week
-// (rolling 7 days) or month (rolling month). The `api` block is a placeholder; read the API key usage
-// endpoints instead. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// (rolling 7 days) or month (rolling month); an unknown period falls back to day rather than being
+// refused. The `api` block is a placeholder; read the API key usage endpoints instead. Needs
+// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 //
-// Errors: 400 invalid period or no organization, 401, 403 missing scope or permission, 429.
+// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
 //
 // GET /analytics/usage
 func (c *Client) AnalyticsUsage(ctx context.Context, params AnalyticsUsageParams, options ...RequestOption) (*UsageOverview, error) {
@@ -8938,7 +9043,7 @@ func (c *Client) sendAnalyticsUsage(ctx context.Context, params AnalyticsUsagePa
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Period.Get(); ok {
-				return e.EncodeValue(conv.StringToString(string(val)))
+				return e.EncodeValue(conv.StringToString(val))
 			}
 			return nil
 		}); err != nil {
@@ -9021,8 +9126,9 @@ func (c *Client) sendAnalyticsUsage(ctx context.Context, params AnalyticsUsagePa
 //
 // Daily warmup sends, replies and target volume between the required `from` and `to` dates, with
 // totals, reply rate, average daily volume over active days and progress against the planned target
-// (may exceed 100). The optional `email_id` narrows it to one mailbox; unfiltered, `email_account_id`
-// is the zero UUID. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// (may exceed 100). The optional `email_id` narrows it to one mailbox; a malformed email_id is ignored
+// (the answer is then unfiltered), and unfiltered, `email_account_id` is the zero UUID. Needs
+// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 //
 // Errors: 400 missing or bad dates, 401, 403 missing scope or permission, 429.
 //
@@ -9123,7 +9229,7 @@ func (c *Client) sendAnalyticsWarmup(ctx context.Context, params AnalyticsWarmup
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.EmailID.Get(); ok {
-				return e.EncodeValue(conv.UUIDToString(val))
+				return e.EncodeValue(conv.StringToString(val))
 			}
 			return nil
 		}); err != nil {
@@ -9206,8 +9312,11 @@ func (c *Client) sendAnalyticsWarmup(ctx context.Context, params AnalyticsWarmup
 //
 // Registers the customer app that campaign app_action steps call: a `name` unique in the workspace (up
 // to 100 characters) and an HTTPS `base_url` (query and fragment are dropped; credentials in the URL
-// are refused). Answers 201 with the connection and its signing `secret`, returned only this once.
-// Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+// are refused). Answers 201 with the connection and its signing `secret` (prefixed by the service),
+// returned only this once. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+//
+// Errors: 400 invalid body, name longer than 100 characters, base_url not HTTPS or carrying
+// credentials, 401, 403 missing scope or permission, 409 name already used in the workspace, 429.
 //
 // POST /app-connections
 func (c *Client) AppConnectionsCreate(ctx context.Context, request *AppConnectionsCreateReq, options ...RequestOption) (*AppConnectionCreated, error) {
@@ -9216,6 +9325,15 @@ func (c *Client) AppConnectionsCreate(ctx context.Context, request *AppConnectio
 }
 
 func (c *Client) sendAppConnectionsCreate(ctx context.Context, request *AppConnectionsCreateReq, requestOptions ...RequestOption) (res *AppConnectionCreated, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("app_connections_create"),
 		semconv.HTTPRequestMethodKey.String("POST"),
@@ -9643,16 +9761,18 @@ func (c *Client) sendAppConnectionsGet(ctx context.Context, params AppConnection
 
 // AppConnectionsList invokes app_connections_list operation.
 //
-// The organization's app connections (name, base URL, timestamps) in a `data` array, never with
-// secrets. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+// The organization's app connections (name, base URL, timestamps) in a `data` array, not paginated,
+// never with secrets. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+//
+// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
 //
 // GET /app-connections
-func (c *Client) AppConnectionsList(ctx context.Context, options ...RequestOption) (*AppConnectionsListOK, error) {
+func (c *Client) AppConnectionsList(ctx context.Context, options ...RequestOption) (*AppConnectionList, error) {
 	res, err := c.sendAppConnectionsList(ctx, options...)
 	return res, err
 }
 
-func (c *Client) sendAppConnectionsList(ctx context.Context, requestOptions ...RequestOption) (res *AppConnectionsListOK, err error) {
+func (c *Client) sendAppConnectionsList(ctx context.Context, requestOptions ...RequestOption) (res *AppConnectionList, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("app_connections_list"),
 		semconv.HTTPRequestMethodKey.String("GET"),
@@ -10080,8 +10200,13 @@ func (c *Client) sendAppConnectionsTest(ctx context.Context, params AppConnectio
 
 // AppConnectionsUpdate invokes app_connections_update operation.
 //
-// Changes the `name` or `base_url` under the same rules as creation and returns the connection; the
-// secret stays the same. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+// Changes the `name` (unique in the workspace, up to 100 characters) or `base_url` (HTTPS; query and
+// fragment dropped; credentials refused) and returns the connection; the secret stays the same. Needs
+// INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+//
+// Errors: 400 invalid body, name longer than 100 characters, base_url not HTTPS or carrying
+// credentials, 401, 403 missing scope or permission, 404 unknown connection, 409 name already used in
+// the workspace, 429.
 //
 // PATCH /app-connections/{id}
 func (c *Client) AppConnectionsUpdate(ctx context.Context, request *AppConnectionsUpdateReq, params AppConnectionsUpdateParams, options ...RequestOption) (*AppConnection, error) {
@@ -10090,6 +10215,15 @@ func (c *Client) AppConnectionsUpdate(ctx context.Context, request *AppConnectio
 }
 
 func (c *Client) sendAppConnectionsUpdate(ctx context.Context, request *AppConnectionsUpdateReq, params AppConnectionsUpdateParams, requestOptions ...RequestOption) (res *AppConnection, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("app_connections_update"),
 		semconv.HTTPRequestMethodKey.String("PATCH"),
@@ -10530,18 +10664,27 @@ func (c *Client) sendApprovalsList(ctx context.Context, requestOptions ...Reques
 
 // Auth2FADisable invokes auth_2fa_disable operation.
 //
-// Turns two-factor authentication off when the `code` is a current TOTP code or an unused recovery
-// code, and returns `{ok: true}`. Session tokens only.
+// Turns two-factor authentication off when the required `code` is a current TOTP code or an unused
+// recovery code, and returns `{ok: true}`. Session tokens only.
 //
 // Errors: 400 missing or wrong code, 401 missing or invalid token, 403 not a session token, 429.
 //
 // DELETE /auth/2fa
-func (c *Client) Auth2FADisable(ctx context.Context, request OptTwoFACodeRequest, params Auth2FADisableParams, options ...RequestOption) (*OkResponse, error) {
+func (c *Client) Auth2FADisable(ctx context.Context, request *TwoFACodeRequest, params Auth2FADisableParams, options ...RequestOption) (*OkResponse, error) {
 	res, err := c.sendAuth2FADisable(ctx, request, params, options...)
 	return res, err
 }
 
-func (c *Client) sendAuth2FADisable(ctx context.Context, request OptTwoFACodeRequest, params Auth2FADisableParams, requestOptions ...RequestOption) (res *OkResponse, err error) {
+func (c *Client) sendAuth2FADisable(ctx context.Context, request *TwoFACodeRequest, params Auth2FADisableParams, requestOptions ...RequestOption) (res *OkResponse, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("auth_2fa_disable"),
 		semconv.HTTPRequestMethodKey.String("DELETE"),
@@ -10696,6 +10839,15 @@ func (c *Client) Auth2FAEnrollConfirm(ctx context.Context, request *TwoFACodeReq
 }
 
 func (c *Client) sendAuth2FAEnrollConfirm(ctx context.Context, request *TwoFACodeRequest, params Auth2FAEnrollConfirmParams, requestOptions ...RequestOption) (res *TwoFARecoveryCodes, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("auth_2fa_enroll_confirm"),
 		semconv.HTTPRequestMethodKey.String("POST"),
@@ -13811,10 +13963,10 @@ func (c *Client) sendAuthListSessions(ctx context.Context, requestOptions ...Req
 
 // AuthLoginConfirm invokes auth_login_confirm operation.
 //
-// Exchanges the sign-in `session` handle and the emailed code for a token pair; the anti-bot token is
-// optional here. When the account has 2FA on, it answers with a challenge instead (`two_fa_required`
-// true, a single-use `pending_token`, `expires_in` 300 seconds) to finish at POST /auth/2fa/verify.
-// Public.
+// Exchanges the sign-in `session` handle and the emailed code for a token pair; the anti-bot token
+// (`captcha`, or the deprecated `turnstile`) is optional here. When the account has 2FA on, it answers
+// with a challenge instead (`two_fa_required` true, a single-use `pending_token`, `expires_in` 300
+// seconds) to finish at POST /auth/2fa/verify. Public.
 //
 // Errors: 400 invalid body, 401 wrong or expired code or session, 403 anti-bot token rejected, 429 too
 // many attempts.
@@ -13919,8 +14071,9 @@ func (c *Client) sendAuthLoginConfirm(ctx context.Context, request *ConfirmReque
 // AuthLoginStart invokes auth_login_start operation.
 //
 // Checks the email, password and anti-bot token; when they match, emails a one-time code and returns
-// an opaque signed `session` handle for POST /auth/login/confirm. Public and not usable with API keys;
-// rate limited per source IP.
+// an opaque signed `session` handle for POST /auth/login/confirm. The anti-bot token is required: send
+// `captcha` (older clients may send the deprecated `turnstile` instead; one of the two must be
+// present). Public and not usable with API keys; rate limited per source IP.
 //
 // Errors: 400 invalid body, 401 invalid credentials, 403 anti-bot token rejected, 429 too many
 // attempts.
@@ -15670,7 +15823,8 @@ func (c *Client) sendAuthRefresh(ctx context.Context, request *RefreshRequest, r
 // AuthRegisterConfirm invokes auth_register_confirm operation.
 //
 // Completes a registration with the `session` handle from POST /auth/register and the emailed code;
-// the anti-bot token is optional. Answers 204 with no body. Public.
+// the anti-bot token (`captcha`, or the deprecated `turnstile`) is optional. Answers 204 with no body.
+// Public.
 //
 // Errors: 400 invalid body, 401 wrong or expired code or session, 403 anti-bot token rejected, 429 too
 // many attempts.
@@ -15938,20 +16092,22 @@ func (c *Client) sendAuthRegisterDeviceToken(ctx context.Context, request *Devic
 
 // AuthRegisterStart invokes auth_register_start operation.
 //
-// Starts an account registration from the email, password and anti-bot token, emails a one-time code
-// and returns the `session` handle for POST /auth/register/confirm. A deployment that does not require
-// email verification answers with the sign-in result directly. Public; rate limited per source IP.
+// Starts an account registration from the email, password and anti-bot token (required: `captcha`, or
+// the deprecated `turnstile`; one of the two must be present). When the deployment requires email
+// verification it emails a one-time code and answers `{session}`, the handle for POST
+// /auth/register/confirm. When it does not, the sign-in result is returned directly instead: a token
+// pair, or the 2FA challenge (see AuthRegisterResult). Public; rate limited per source IP.
 //
 // Errors: 400 invalid body or weak password, 401 email already in use or not allowed, 403 anti-bot
 // token rejected, 429 too many attempts.
 //
 // POST /auth/register
-func (c *Client) AuthRegisterStart(ctx context.Context, request *AuthCredentials, options ...RequestOption) (*AuthSession, error) {
+func (c *Client) AuthRegisterStart(ctx context.Context, request *AuthCredentials, options ...RequestOption) (*AuthRegisterResult, error) {
 	res, err := c.sendAuthRegisterStart(ctx, request, options...)
 	return res, err
 }
 
-func (c *Client) sendAuthRegisterStart(ctx context.Context, request *AuthCredentials, requestOptions ...RequestOption) (res *AuthSession, err error) {
+func (c *Client) sendAuthRegisterStart(ctx context.Context, request *AuthCredentials, requestOptions ...RequestOption) (res *AuthRegisterResult, err error) {
 	// Validate request before sending.
 	if err := func() error {
 		if err := request.Validate(); err != nil {
@@ -16226,8 +16382,9 @@ func (c *Client) sendAuthRenamePasskeyCredential(ctx context.Context, request *P
 
 // AuthResetPasswordConfirm invokes auth_reset_password_confirm operation.
 //
-// Sets the new `password` for the account behind the reset `session`, with the anti-bot token, and
-// answers 200 with an empty body. The password must pass the strength rule. Public.
+// Sets the new `password` for the account behind the reset `session`, with the anti-bot token
+// (required: `captcha`, or the deprecated `turnstile`; one of the two must be present), and answers
+// 200 with an empty body. The password must pass the strength rule. Public.
 //
 // Errors: 400 invalid body or weak password, 401 invalid or expired reset session, 403 anti-bot token
 // rejected, 429.
@@ -16331,9 +16488,9 @@ func (c *Client) sendAuthResetPasswordConfirm(ctx context.Context, request *Rese
 
 // AuthResetPasswordStart invokes auth_reset_password_start operation.
 //
-// Starts a password reset for the email, protected by the anti-bot token. It always answers 200 with
-// an empty body, whether or not an account exists, so it never reveals which emails are registered.
-// Public.
+// Starts a password reset for the email, protected by the anti-bot token (required: `captcha`, or the
+// deprecated `turnstile`; one of the two must be present). It always answers 200 with an empty body,
+// whether or not an account exists, so it never reveals which emails are registered. Public.
 //
 // Errors: 400 invalid body, 403 anti-bot token rejected, 429 too many attempts.
 //
@@ -16891,6 +17048,15 @@ func (c *Client) AuthUpdateMe(ctx context.Context, request *UpdateProfileRequest
 }
 
 func (c *Client) sendAuthUpdateMe(ctx context.Context, request *UpdateProfileRequest, params AuthUpdateMeParams, requestOptions ...RequestOption) (res *AuthUpdateMeNoContent, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("auth_update_me"),
 		semconv.HTTPRequestMethodKey.String("PATCH"),
@@ -18467,6 +18633,8 @@ func (c *Client) sendAutomationsUpdate(ctx context.Context, request *AutomationU
 // Stops a test run that is still running or waiting and returns it in state cancelled; no further step
 // of it is sent. Needs SEND_CAMPAIGNS.
 //
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign or test run, 429.
+//
 // POST /campaigns/{id}/test-runs/{runId}/cancel
 func (c *Client) CampaignsCancelTestRun(ctx context.Context, params CampaignsCancelTestRunParams, options ...RequestOption) (*CampaignTestRun, error) {
 	res, err := c.sendCampaignsCancelTestRun(ctx, params, options...)
@@ -18979,19 +19147,39 @@ func (c *Client) sendCampaignsCreateAbVariant(ctx context.Context, request *Camp
 
 // CampaignsCreateStep invokes campaigns_create_step operation.
 //
-// Appends a step to the campaign's sequence and returns it with 201 and its position. A one_time
-// campaign takes at most one email step. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
-// (sessions).
+// Appends a step to the campaign's sequence and returns it with 201 and its position. The optional
+// body is the step input: name, subject, body_plain, wait_after (days), thread_reply, kind (action or
+// wait for non-email nodes), action (app_action, wait_for_event, wait ... config), conditions (kept
+// verbatim) and on_timeout (stop ends a timed-out wait_for_event step; otherwise it continues). A
+// one_time campaign takes at most one email step. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+// manage_campaigns (sessions).
 //
-// Errors: 401, 403 missing scope or permission, 404 unknown campaign, 429.
+// Errors: 400 invalid body or action config, or a second email step on a one_time campaign, 401, 403
+// missing scope or permission, 404 unknown campaign, 429.
 //
 // POST /campaigns/{id}/steps
-func (c *Client) CampaignsCreateStep(ctx context.Context, params CampaignsCreateStepParams, options ...RequestOption) (*CampaignStep, error) {
-	res, err := c.sendCampaignsCreateStep(ctx, params, options...)
+func (c *Client) CampaignsCreateStep(ctx context.Context, request OptCampaignStepCreate, params CampaignsCreateStepParams, options ...RequestOption) (*CampaignStep, error) {
+	res, err := c.sendCampaignsCreateStep(ctx, request, params, options...)
 	return res, err
 }
 
-func (c *Client) sendCampaignsCreateStep(ctx context.Context, params CampaignsCreateStepParams, requestOptions ...RequestOption) (res *CampaignStep, err error) {
+func (c *Client) sendCampaignsCreateStep(ctx context.Context, request OptCampaignStepCreate, params CampaignsCreateStepParams, requestOptions ...RequestOption) (res *CampaignStep, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if value, ok := request.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("campaigns_create_step"),
 		semconv.HTTPRequestMethodKey.String("POST"),
@@ -19065,6 +19253,9 @@ func (c *Client) sendCampaignsCreateStep(ctx context.Context, params CampaignsCr
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCampaignsCreateStepRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
 	}
 
 	stage = "EncodeHeaderParams"
@@ -21277,6 +21468,40 @@ func (c *Client) sendCampaignsList(ctx context.Context, params CampaignsListPara
 		}
 	}
 	{
+		// Encode "status" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "status",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Status.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "kind" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "kind",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Kind.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
 		// Encode "cursor" parameter.
 		cfg := uri.QueryParameterEncodingConfig{
 			Name:    "cursor",
@@ -21286,7 +21511,7 @@ func (c *Client) sendCampaignsList(ctx context.Context, params CampaignsListPara
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Cursor.Get(); ok {
-				return e.EncodeValue(conv.StringToString(val))
+				return e.EncodeValue(conv.UUIDToString(val))
 			}
 			return nil
 		}); err != nil {
@@ -22196,6 +22421,8 @@ func (c *Client) sendCampaignsListSteps(ctx context.Context, params CampaignsLis
 // Returns the campaign's test runs with their state (running, waiting_for_event, completed, failed,
 // cancelled) and per-step progress, under data with next_cursor and has_more; limit 1 to 100. Needs
 // READ_CAMPAIGNS.
+//
+// Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 unknown campaign, 429.
 //
 // GET /campaigns/{id}/test-runs
 func (c *Client) CampaignsListTestRuns(ctx context.Context, params CampaignsListTestRunsParams, options ...RequestOption) (*CampaignsListTestRunsOK, error) {
@@ -23961,6 +24188,8 @@ func (c *Client) sendCampaignsTemplatePreview(ctx context.Context, request *Temp
 // from mailbox_id) and answers 202 with the test run; app_action steps call the app connection and
 // wait_for_event steps wait for the event. Sends real mail. Needs SEND_CAMPAIGNS.
 //
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown campaign, 429.
+//
 // POST /campaigns/{id}/test
 func (c *Client) CampaignsTest(ctx context.Context, request *StartCampaignTest, params CampaignsTestParams, options ...RequestOption) (*CampaignTestRun, error) {
 	res, err := c.sendCampaignsTest(ctx, request, params, options...)
@@ -25067,6 +25296,8 @@ func (c *Client) sendCampaignsUploadAttachment(ctx context.Context, request *Cam
 // problems, each with code, severity (error or warning), message, a fix and the step it concerns.
 // Stores no report. Needs READ_CAMPAIGNS.
 //
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign, 429.
+//
 // POST /campaigns/{id}/validate
 func (c *Client) CampaignsValidate(ctx context.Context, params CampaignsValidateParams, options ...RequestOption) (*CampaignValidation, error) {
 	res, err := c.sendCampaignsValidate(ctx, params, options...)
@@ -25942,23 +26173,6 @@ func (c *Client) sendContactsCreate(ctx context.Context, request []ContactCreate
 			MaxLengthSet: false,
 		}).ValidateLength(len(request)); err != nil {
 			return errors.Wrap(err, "array")
-		}
-		var failures []validate.FieldError
-		for i, elem := range request {
-			if err := func() error {
-				if err := elem.Validate(); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				failures = append(failures, validate.FieldError{
-					Name:  fmt.Sprintf("[%d]", i),
-					Error: err,
-				})
-			}
-		}
-		if len(failures) > 0 {
-			return &validate.Error{Fields: failures}
 		}
 		return nil
 	}(); err != nil {
@@ -30970,8 +31184,9 @@ func (c *Client) sendCrmDealsUpdate(ctx context.Context, request *UpdateDeal, pa
 // Adds a stage to the pipeline; name (1 to 255 characters) and color (hex, e.g. #3b82f6) are both
 // required. Raises crm.pipeline_updated. Scope WRITE_CRM (session permission manage_contacts).
 // Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
-// Errors: 400 invalid body (name or color missing, name outside 1 to 255 characters), 401, 403 missing
-// scope or permission, 404 unknown pipeline or extended surfaces disabled, 429.
+// Errors: 400 invalid body (name or color missing, name outside 1 to 255 characters, color not a hex
+// colour), 401, 403 missing scope or permission, 404 unknown pipeline or extended surfaces disabled,
+// 429.
 //
 // POST /crm/pipelines/{id}/stages
 func (c *Client) CrmPipelineStagesCreate(ctx context.Context, request *CreatePipelineStage, params CrmPipelineStagesCreateParams, options ...RequestOption) (*PipelineStage, error) {
@@ -31321,10 +31536,11 @@ func (c *Client) sendCrmPipelineStagesDelete(ctx context.Context, params CrmPipe
 
 // CrmPipelineStagesUpdate invokes crm_pipeline_stages_update operation.
 //
-// Changes the stage's name (1 to 255 characters) and/or color (hex). Raises crm.pipeline_updated.
-// Scope WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless the
-// operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body or malformed id, 401,
-// 403 missing scope or permission, 404 unknown pipeline or stage, or extended surfaces disabled, 429.
+// Changes the stage's name (1 to 255 characters) and/or color (hex, e.g. #3b82f6). Raises
+// crm.pipeline_updated. Scope WRITE_CRM (session permission manage_contacts). Extended surface:
+// answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body
+// (name outside 1 to 255 characters, color not a hex colour) or malformed id, 401, 403 missing scope
+// or permission, 404 unknown pipeline or stage, or extended surfaces disabled, 429.
 //
 // PATCH /crm/pipelines/{id}/stages/{stageId}
 func (c *Client) CrmPipelineStagesUpdate(ctx context.Context, request *UpdatePipelineStage, params CrmPipelineStagesUpdateParams, options ...RequestOption) (*PipelineStage, error) {
@@ -31333,6 +31549,15 @@ func (c *Client) CrmPipelineStagesUpdate(ctx context.Context, request *UpdatePip
 }
 
 func (c *Client) sendCrmPipelineStagesUpdate(ctx context.Context, request *UpdatePipelineStage, params CrmPipelineStagesUpdateParams, requestOptions ...RequestOption) (res *PipelineStage, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("crm_pipeline_stages_update"),
 		semconv.HTTPRequestMethodKey.String("PATCH"),
@@ -31496,11 +31721,11 @@ func (c *Client) sendCrmPipelineStagesUpdate(ctx context.Context, request *Updat
 // CrmPipelinesCreate invokes crm_pipelines_create operation.
 //
 // Creates a pipeline named name (1 to 255 characters), optionally with its initial stages, each with a
-// name (1 to 255 characters) and a hex color. The event catalog has no pipeline-created event. Scope
-// WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless the operator
-// sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body (name missing or outside 1 to
-// 255 characters, stage without name or color), 401, 403 missing scope or permission, 404 extended
-// surfaces disabled, 429.
+// name (1 to 255 characters) and a hex color (e.g. #3b82f6). The event catalog has no pipeline-created
+// event. Scope WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless
+// the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body (name missing or
+// outside 1 to 255 characters, stage without name or color, color not a hex colour), 401, 403 missing
+// scope or permission, 404 extended surfaces disabled, 429.
 //
 // POST /crm/pipelines
 func (c *Client) CrmPipelinesCreate(ctx context.Context, request *CreatePipeline, params CrmPipelinesCreateParams, options ...RequestOption) (*Pipeline, error) {
@@ -32111,6 +32336,15 @@ func (c *Client) CrmPipelinesUpdate(ctx context.Context, request *UpdatePipeline
 }
 
 func (c *Client) sendCrmPipelinesUpdate(ctx context.Context, request *UpdatePipeline, params CrmPipelinesUpdateParams, requestOptions ...RequestOption) (res *Pipeline, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("crm_pipelines_update"),
 		semconv.HTTPRequestMethodKey.String("PATCH"),
@@ -32705,8 +32939,9 @@ func (c *Client) sendCrmTaskTypesList(ctx context.Context, requestOptions ...Req
 //
 // Changes any of name (1 to 60 characters), color and position (display order). Scope WRITE_CRM
 // (session permission manage_contacts). Extended surface: answers 404 unless the operator sets
-// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body or malformed id, 401, 403 missing
-// scope or permission, 404 unknown id or extended surfaces disabled, 429.
+// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body (name outside 1 to 60 characters) or
+// malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces disabled,
+// 429.
 //
 // PATCH /crm/task-types/{id}
 func (c *Client) CrmTaskTypesUpdate(ctx context.Context, request *UpdateCRMTaskType, params CrmTaskTypesUpdateParams, options ...RequestOption) (*CRMTaskType, error) {
@@ -32715,6 +32950,15 @@ func (c *Client) CrmTaskTypesUpdate(ctx context.Context, request *UpdateCRMTaskT
 }
 
 func (c *Client) sendCrmTaskTypesUpdate(ctx context.Context, request *UpdateCRMTaskType, params CrmTaskTypesUpdateParams, requestOptions ...RequestOption) (res *CRMTaskType, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("crm_task_types_update"),
 		semconv.HTTPRequestMethodKey.String("PATCH"),
@@ -36937,11 +37181,12 @@ func (c *Client) sendIntegrationsCreateConnectionEvent(ctx context.Context, requ
 // IntegrationsDeleteConnection invokes integrations_delete_connection operation.
 //
 // Disconnects the provider: the connection and its stored credentials are removed and its event
-// subscriptions stop firing. Needs INTEGRATIONS (API keys, OAuth) and manage_settings (sessions).
-// Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+// subscriptions stop firing. Needs INTEGRATIONS (API keys, OAuth) and manage_settings (sessions). A
+// paid-plan feature like every mutating integrations call: 403 when the organization is not on a paid
+// plan. Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
 //
-// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
-// disabled, 429.
+// Errors: 400 malformed id, 401, 403 missing scope or permission or organization not on a paid plan,
+// 404 unknown id or extended surfaces disabled, 429.
 //
 // DELETE /integrations/connections/{id}
 func (c *Client) IntegrationsDeleteConnection(ctx context.Context, params IntegrationsDeleteConnectionParams, options ...RequestOption) error {
@@ -41154,24 +41399,28 @@ func (c *Client) sendMailboxesAuthCheck(ctx context.Context, params MailboxesAut
 
 // MailboxesCreate invokes mailboxes_create operation.
 //
-// Adds a mailbox with provider `smtp_imap` once a worker has logged in with both the SMTP and the IMAP
-// credentials; the password is stored sealed and never returned, and Google or Microsoft mailboxes go
-// through browser consent instead. security is tls or starttls (none only for a loopback host on a
-// self-hosted instance); campaign_limit defaults to 50 a day (0 to 5000) and min_wait_time to 600
-// seconds. Needs WRITE_EMAILS (API keys, OAuth) or manage_emails (sessions); send an Idempotency-Key
-// so a retry does not add the mailbox twice.
+// Adds a mailbox with provider `smtp_imap` (required) once a worker has logged in with both the SMTP
+// and the IMAP credentials, and answers 201 with the mailbox; the password is stored sealed and never
+// returned. Google (gmail) and Microsoft (outlook) mailboxes need browser consent instead (POST
+// /emails/onboarding/oauth/cli-start): sent here they are answered 400
+// `mailbox_provider_requires_oauth`. smtp and imap each take host, port, username, password and an
+// optional security of tls or starttls (none only for a loopback host on a self-hosted instance);
+// campaign_limit defaults to 50 a day (0 to 5000) and min_wait_time to 600 seconds. Needs WRITE_EMAILS
+// (API keys, OAuth) or manage_emails (sessions); send an Idempotency-Key so a retry does not add the
+// mailbox twice.
 //
-// Errors: 400 invalid body, 400 `mailbox_provider_requires_oauth` (Google or Microsoft provider), 400
-// `mailbox_auth_failed` (credential unusable; the answer carries a fix), 403
-// `mailbox_allowance_reached` (plan allowance of mailboxes used up).
+// Errors: 400 invalid body (smtp or imap missing for smtp_imap), 400 `mailbox_provider_requires_oauth`
+// (Google or Microsoft provider), 400 `mailbox_auth_failed` (credential unusable; the answer carries a
+// fix), 401, 403 missing scope or permission, 403 `mailbox_allowance_reached` (plan allowance of
+// mailboxes used up), 429.
 //
 // POST /emails
-func (c *Client) MailboxesCreate(ctx context.Context, request *CreateEmailAccount, params MailboxesCreateParams, options ...RequestOption) (MailboxesCreateCreated, error) {
+func (c *Client) MailboxesCreate(ctx context.Context, request *CreateEmailAccount, params MailboxesCreateParams, options ...RequestOption) (*Mailbox, error) {
 	res, err := c.sendMailboxesCreate(ctx, request, params, options...)
 	return res, err
 }
 
-func (c *Client) sendMailboxesCreate(ctx context.Context, request *CreateEmailAccount, params MailboxesCreateParams, requestOptions ...RequestOption) (res MailboxesCreateCreated, err error) {
+func (c *Client) sendMailboxesCreate(ctx context.Context, request *CreateEmailAccount, params MailboxesCreateParams, requestOptions ...RequestOption) (res *Mailbox, err error) {
 	// Validate request before sending.
 	if err := func() error {
 		if err := request.Validate(); err != nil {
@@ -41667,20 +41916,21 @@ func (c *Client) sendMailboxesDomainsRenewalsList(ctx context.Context, params Ma
 
 // MailboxesGet invokes mailboxes_get operation.
 //
-// One mailbox with its settings, signature, warmup, tracking-domain and authentication fields, plus
-// the campaigns that send from it (id, name, status) and the ten newest entries of its error log.
-// Needs READ_EMAILS or view_campaigns; an API key limited to some mailboxes reaches only those.
+// One mailbox with its settings, signature, warmup, tracking-domain and authentication fields
+// (auth_state and the SPF, DKIM and DMARC findings behind it), plus the campaigns that send from it
+// (id, name, status) and the ten newest entries of its error log (recent_errors). Needs READ_EMAILS or
+// view_campaigns; an API key limited to some mailboxes reaches only those.
 //
 // Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed
 // mailbox id, 429.
 //
 // GET /emails/{id}
-func (c *Client) MailboxesGet(ctx context.Context, params MailboxesGetParams, options ...RequestOption) (*Mailbox, error) {
+func (c *Client) MailboxesGet(ctx context.Context, params MailboxesGetParams, options ...RequestOption) (*MailboxDetail, error) {
 	res, err := c.sendMailboxesGet(ctx, params, options...)
 	return res, err
 }
 
-func (c *Client) sendMailboxesGet(ctx context.Context, params MailboxesGetParams, requestOptions ...RequestOption) (res *Mailbox, err error) {
+func (c *Client) sendMailboxesGet(ctx context.Context, params MailboxesGetParams, requestOptions ...RequestOption) (res *MailboxDetail, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("mailboxes_get"),
 		semconv.HTTPRequestMethodKey.String("GET"),
@@ -42242,7 +42492,7 @@ func (c *Client) sendMailboxesList(ctx context.Context, params MailboxesListPara
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Cursor.Get(); ok {
-				return e.EncodeValue(conv.StringToString(val))
+				return e.EncodeValue(conv.UUIDToString(val))
 			}
 			return nil
 		}); err != nil {
@@ -42344,6 +42594,8 @@ func (c *Client) sendMailboxesList(ctx context.Context, params MailboxesListPara
 // consent URL to open in a browser, a session to poll and its lifetime in seconds. Poll the session
 // until it reports done or failed. Works with API keys, unlike the web app's popup routes, which are
 // session-only. Needs WRITE_EMAILS.
+//
+// Errors: 400 invalid body or provider other than gmail or outlook, 401, 403 missing scope, 429.
 //
 // POST /emails/onboarding/oauth/cli-start
 func (c *Client) MailboxesOAuthCliStart(ctx context.Context, request *MailboxesOAuthCliStartReq, options ...RequestOption) (*EmailOAuthCLIStart, error) {
@@ -42489,7 +42741,7 @@ func (c *Client) sendMailboxesOAuthCliStart(ctx context.Context, request *Mailbo
 // Status of a consent session opened by cli-start: pending, done (with the connected mailbox) or
 // failed (with an error carrying code, message and possibly a fix). Needs WRITE_EMAILS.
 //
-// Errors: 404 unknown session.
+// Errors: 401, 403 missing scope, 404 unknown session, 429.
 //
 // GET /emails/onboarding/oauth/session/{session}
 func (c *Client) MailboxesOAuthSessionGet(ctx context.Context, params MailboxesOAuthSessionGetParams, options ...RequestOption) (*EmailOAuthCLISession, error) {
@@ -43089,23 +43341,29 @@ func (c *Client) sendMailboxesRelease(ctx context.Context, params MailboxesRelea
 // MailboxesSend invokes mailboxes_send operation.
 //
 // Sends a single message from this mailbox (to and subject required; cc, bcc, HTML or plain body, and
-// in_reply_to or thread_id to thread it) instantly (default), in the mailbox's next sending gap
-// (smart) or at scheduled_at (scheduled), and returns the task id, send time and mode. Needs
-// SEND_DIRECT_EMAIL: an API key or OAuth token sends on its own only under an agent policy granting
-// email.compose, otherwise the send waits for a human approval; a session is already human-authorized.
-// Suppressions, organization limits, mailbox holds, mailbox authentication and health and
-// deliverability rules apply whatever the policy. Accepts an Idempotency-Key.
+// in_reply_to or thread_id to thread it) instantly (default; the message waits in the organization's
+// undo window), in the mailbox's next sending gap (smart) or at scheduled_at (scheduled). Needs
+// SEND_DIRECT_EMAIL; an API key limited to mailboxes (allowed_email_accounts) can only send from
+// those. Accepts an Idempotency-Key.
 //
-// Errors: 400 invalid body, no recipient or bad scheduled_at, 401, 403 missing scope or capability,
-// 404 unknown mailbox, 429.
+// Session (JWT) callers are already human-authorized: the message is queued and the answer is 200 with
+// result `executed`, the task id, send time and mode. API-key and OAuth callers need an agent policy
+// bound to the credential granting `email.compose` for that mailbox within its limits: within the
+// policy the answer is 200 `executed`; otherwise a send approval is created (it expires after 30
+// minutes) and the answer is 202 with result `awaiting_approval`, approval_id and approval_url, and
+// nothing is sent until a human approves. Suppressions, organization limits, mailbox holds, mailbox
+// authentication and health, and deliverability rules apply whatever the policy says.
+//
+// Errors: 400 invalid body, no recipient or bad scheduled_at, 401, 403 missing scope or permission, or
+// mailbox outside the key's allowed_email_accounts, 404 unknown mailbox, 429.
 //
 // POST /emails/{id}/send
-func (c *Client) MailboxesSend(ctx context.Context, request *MailboxSendRequest, params MailboxesSendParams, options ...RequestOption) (*MailboxSendResult, error) {
+func (c *Client) MailboxesSend(ctx context.Context, request *MailboxSendRequest, params MailboxesSendParams, options ...RequestOption) (MailboxesSendRes, error) {
 	res, err := c.sendMailboxesSend(ctx, request, params, options...)
 	return res, err
 }
 
-func (c *Client) sendMailboxesSend(ctx context.Context, request *MailboxSendRequest, params MailboxesSendParams, requestOptions ...RequestOption) (res *MailboxSendResult, err error) {
+func (c *Client) sendMailboxesSend(ctx context.Context, request *MailboxSendRequest, params MailboxesSendParams, requestOptions ...RequestOption) (res MailboxesSendRes, err error) {
 	// Validate request before sending.
 	if err := func() error {
 		if err := request.Validate(); err != nil {
@@ -43591,6 +43849,8 @@ func (c *Client) sendMailboxesSyncState(ctx context.Context, params MailboxesSyn
 // always answers 200; a failing credential shows as auth false plus an `error` object with code
 // `mailbox_auth_failed`, a message and a fix. Needs WRITE_EMAILS or manage_emails.
 //
+// Errors: 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
 // POST /emails/{id}/test
 func (c *Client) MailboxesTest(ctx context.Context, params MailboxesTestParams, options ...RequestOption) (*EmailLiveCheck, error) {
 	res, err := c.sendMailboxesTest(ctx, params, options...)
@@ -43926,21 +44186,22 @@ func (c *Client) sendMailboxesUpdate(ctx context.Context, request *MailboxUpdate
 // MailboxesUpdateTrackingDomain invokes mailboxes_update_tracking_domain operation.
 //
 // Saves the custom tracking domain passed in the `domain` query parameter (empty clears it), resolves
-// it once and returns the resulting tracking-domain state; scheme, path, trailing dot and case are
-// stripped first. The CNAME must point at the install's tracking host, and a DNS miss is reported as
-// unverified with a reason, not as an error. Until the domain is verified, opens and clicks go through
-// the shared tracking host. Needs WRITE_EMAILS or manage_emails.
+// it once and returns the resulting tracking-domain state (the same shape as GET /emails/{id}/track
+// and POST /emails/{id}/track/verify). The domain is normalised first: scheme, path, trailing dot and
+// case are stripped. The CNAME must point at the install's tracking host (cname_target); a DNS miss is
+// reported as an unverified state with a status and a reason, not as an error. Until the domain is
+// verified, opens and clicks go through the shared tracking host. Needs WRITE_EMAILS or manage_emails.
 //
 // Errors: 400 raw IP, host with port, localhost or single-label domain, 401, 403 missing scope or
 // permission, 404 unknown mailbox, 429.
 //
 // PATCH /emails/{id}/track
-func (c *Client) MailboxesUpdateTrackingDomain(ctx context.Context, params MailboxesUpdateTrackingDomainParams, options ...RequestOption) (*MailboxTrackingDomain, error) {
+func (c *Client) MailboxesUpdateTrackingDomain(ctx context.Context, params MailboxesUpdateTrackingDomainParams, options ...RequestOption) (*MailboxTrackingDomainState, error) {
 	res, err := c.sendMailboxesUpdateTrackingDomain(ctx, params, options...)
 	return res, err
 }
 
-func (c *Client) sendMailboxesUpdateTrackingDomain(ctx context.Context, params MailboxesUpdateTrackingDomainParams, requestOptions ...RequestOption) (res *MailboxTrackingDomain, err error) {
+func (c *Client) sendMailboxesUpdateTrackingDomain(ctx context.Context, params MailboxesUpdateTrackingDomainParams, requestOptions ...RequestOption) (res *MailboxTrackingDomainState, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("mailboxes_update_tracking_domain"),
 		semconv.HTTPRequestMethodKey.String("PATCH"),
@@ -44787,6 +45048,8 @@ func (c *Client) sendMailboxesWarmupBanStatus(ctx context.Context, params Mailbo
 // reply rate), health state and any block with its end and reason. Mailboxes the platform provisioned
 // also report the external warmup provider and its status. Needs READ_EMAILS.
 //
+// Errors: 401, 403 missing scope, 404 unknown mailbox, 429.
+//
 // GET /emails/{id}/warmup
 func (c *Client) MailboxesWarmupGet(ctx context.Context, params MailboxesWarmupGetParams, options ...RequestOption) (*WarmupStanding, error) {
 	res, err := c.sendMailboxesWarmupGet(ctx, params, options...)
@@ -45620,7 +45883,10 @@ func (c *Client) sendMailboxesWarmupStop(ctx context.Context, params MailboxesWa
 // ManagedMailboxesCancelOrder invokes managed_mailboxes_cancel_order operation.
 //
 // Cancels the order and returns it with its new status and cancellation time. Needs
-// MANAGE_MAILBOX_PROVISIONING; hosted edition only.
+// MANAGE_MAILBOX_PROVISIONING; offered on the hosted edition only.
+//
+// Errors: 401, 403 missing scope, 404 unknown or malformed order id, 429, 503
+// `mailbox_provisioning_unavailable` (self-hosted instance).
 //
 // POST /mailbox-provisioning/{id}/cancel
 func (c *Client) ManagedMailboxesCancelOrder(ctx context.Context, params ManagedMailboxesCancelOrderParams, options ...RequestOption) (*ProvisionOrder, error) {
@@ -45772,7 +46038,10 @@ func (c *Client) sendManagedMailboxesCancelOrder(ctx context.Context, params Man
 //
 // One managed-mailbox order: status, the hosted checkout link while awaiting payment, provisioning
 // steps with completion times, the mailboxes with their provider and warmup status, pricing, and the
-// error when it failed. Needs READ_EMAILS; hosted edition only.
+// error when it failed. Needs READ_EMAILS; offered on the hosted edition only.
+//
+// Errors: 401, 403 missing scope, 404 unknown or malformed order id, 429, 503
+// `mailbox_provisioning_unavailable` (self-hosted instance).
 //
 // GET /mailbox-provisioning/{id}
 func (c *Client) ManagedMailboxesGetOrder(ctx context.Context, params ManagedMailboxesGetOrderParams, options ...RequestOption) (*ProvisionOrder, error) {
@@ -45923,16 +46192,19 @@ func (c *Client) sendManagedMailboxesGetOrder(ctx context.Context, params Manage
 //
 // Managed-mailbox orders of the organization with their status (awaiting_payment, paid, queued,
 // provisioning, configuring, ready, failed, cancelled), progress steps, pricing and the mailboxes
-// created so far. Needs READ_EMAILS; hosted edition only (a self-hosted instance answers 503
-// `mailbox_provisioning_unavailable`).
+// created so far, in the standard `{data, pagination}` envelope paged by cursor and limit. Needs
+// READ_EMAILS; offered on the hosted edition only.
+//
+// Errors: 400 bad cursor or limit, 401, 403 missing scope, 429, 503 `mailbox_provisioning_unavailable`
+// (self-hosted instance).
 //
 // GET /mailbox-provisioning
-func (c *Client) ManagedMailboxesListOrders(ctx context.Context, options ...RequestOption) (*ManagedMailboxesListOrdersOK, error) {
-	res, err := c.sendManagedMailboxesListOrders(ctx, options...)
+func (c *Client) ManagedMailboxesListOrders(ctx context.Context, params ManagedMailboxesListOrdersParams, options ...RequestOption) (*ProvisionOrderList, error) {
+	res, err := c.sendManagedMailboxesListOrders(ctx, params, options...)
 	return res, err
 }
 
-func (c *Client) sendManagedMailboxesListOrders(ctx context.Context, requestOptions ...RequestOption) (res *ManagedMailboxesListOrdersOK, err error) {
+func (c *Client) sendManagedMailboxesListOrders(ctx context.Context, params ManagedMailboxesListOrdersParams, requestOptions ...RequestOption) (res *ProvisionOrderList, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("managed_mailboxes_list_orders"),
 		semconv.HTTPRequestMethodKey.String("GET"),
@@ -45982,6 +46254,44 @@ func (c *Client) sendManagedMailboxesListOrders(ctx context.Context, requestOpti
 	var pathParts [1]string
 	pathParts[0] = "/mailbox-provisioning"
 	uri.AddPathParts(u, pathParts[:]...)
+
+	stage = "EncodeQueryParams"
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "cursor" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "cursor",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Cursor.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "limit" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "limit",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Limit.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
 
 	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
@@ -46059,8 +46369,11 @@ func (c *Client) sendManagedMailboxesListOrders(ctx context.Context, requestOpti
 // directly; an API key or OAuth token orders only under an agent policy granting mailbox.provision
 // whose max_monthly_mailbox_spend_cents the order's monthly total fits under. Otherwise the answer is
 // 202 `awaiting_approval` with the reasons and an approval link; submit the same quote_id again once a
-// human has approved. An Idempotency-Key is required; needs MANAGE_MAILBOX_PROVISIONING, and a
-// self-hosted instance answers 503 `mailbox_provisioning_unavailable`.
+// human has approved. A quote is valid for 15 minutes. An Idempotency-Key is required; needs
+// MANAGE_MAILBOX_PROVISIONING; offered on the hosted edition only.
+//
+// Errors: 400 invalid body, missing Idempotency-Key, or a quote that is unknown or past its 15
+// minutes, 401, 403 missing scope, 429, 503 `mailbox_provisioning_unavailable` (self-hosted instance).
 //
 // POST /mailboxes/provision
 func (c *Client) ManagedMailboxesProvision(ctx context.Context, request *ManagedMailboxesProvisionReq, params ManagedMailboxesProvisionParams, options ...RequestOption) (ManagedMailboxesProvisionAccepted, error) {
@@ -46209,12 +46522,13 @@ func (c *Client) sendManagedMailboxesProvision(ctx context.Context, request *Man
 // ManagedMailboxesQuote invokes managed_mailboxes_quote operation.
 //
 // Prices an order of mailboxes on a Google or Microsoft platform from live upstream costs and checks
-// each domain: one `domain`, or several `domains` over which the mailboxes are spread as evenly as
+// every domain: one `domain`, or several `domains` over which the mailboxes are spread as evenly as
 // possible, each domain priced separately; warmup and mailbox names are optional. The quote lists line
-// items, the monthly total and what is due today, and is valid for 15 minutes. Hosted edition only.
-// Needs MANAGE_MAILBOX_PROVISIONING.
+// items, the monthly total and what is due today, and is valid for 15 minutes. Needs
+// MANAGE_MAILBOX_PROVISIONING; offered on the hosted edition only.
 //
-// Errors: 503 `mailbox_provisioning_unavailable` (self-hosted instance).
+// Errors: 400 invalid body (neither domain nor domains), 401, 403 missing scope, 429, 503
+// `mailbox_provisioning_unavailable` (self-hosted instance).
 //
 // POST /mailboxes/provision/quote
 func (c *Client) ManagedMailboxesQuote(ctx context.Context, request *ProvisionQuoteRequest, options ...RequestOption) (*ProvisionQuote, error) {
@@ -53969,6 +54283,8 @@ func (c *Client) sendProductEventsList(ctx context.Context, params ProductEvents
 //
 // Moves a run that has not reached a final state to cancelled and returns it. Needs WRITE_RUNS.
 //
+// Errors: 400 malformed id, 401, 403 missing scope WRITE_RUNS, 404 unknown run, 429.
+//
 // POST /runs/{id}/cancel
 func (c *Client) RunsCancel(ctx context.Context, params RunsCancelParams, options ...RequestOption) (*OutboundRun, error) {
 	res, err := c.sendRunsCancel(ctx, params, options...)
@@ -54118,11 +54434,14 @@ func (c *Client) sendRunsCancel(ctx context.Context, params RunsCancelParams, re
 // RunsCreate invokes runs_create operation.
 //
 // Submits a durable outbound launch (an existing campaign or a new one, senders in auto, explicit or
-// tags mode, inline leads, contact or segment ids, steps and variants, a daily limit, a schedule,
+// tag mode, inline leads, contact or segment ids, steps and variants, a daily limit, a schedule,
 // stop_on_reply, opt-out, and an `intent` of draft or launch) and answers 202 with the run queued.
 // Idempotency-Key is required, so a retry never starts a second run. The launch is preflighted, then
 // goes ahead only under an agent policy bound to the calling credential or after a human approval;
 // needs WRITE_RUNS, plus EXECUTE_RUNS for intent launch.
+//
+// Errors: 400 invalid body or missing Idempotency-Key, 401, 403 missing scope WRITE_RUNS or
+// EXECUTE_RUNS, 429.
 //
 // POST /runs
 func (c *Client) RunsCreate(ctx context.Context, request *CreateOutboundRun, params RunsCreateParams, options ...RequestOption) (*OutboundRun, error) {
@@ -54282,13 +54601,15 @@ func (c *Client) sendRunsCreate(ctx context.Context, request *CreateOutboundRun,
 // Returns one run with its current state and the append-only stream of events recorded for it. Needs
 // READ_RUNS.
 //
+// Errors: 400 malformed id, 401, 403 missing scope READ_RUNS, 404 unknown run, 429.
+//
 // GET /runs/{id}
-func (c *Client) RunsGet(ctx context.Context, params RunsGetParams, options ...RequestOption) (RunsGetOK, error) {
+func (c *Client) RunsGet(ctx context.Context, params RunsGetParams, options ...RequestOption) (*OutboundRunDetail, error) {
 	res, err := c.sendRunsGet(ctx, params, options...)
 	return res, err
 }
 
-func (c *Client) sendRunsGet(ctx context.Context, params RunsGetParams, requestOptions ...RequestOption) (res RunsGetOK, err error) {
+func (c *Client) sendRunsGet(ctx context.Context, params RunsGetParams, requestOptions ...RequestOption) (res *OutboundRunDetail, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("runs_get"),
 		semconv.HTTPRequestMethodKey.String("GET"),
@@ -54430,6 +54751,8 @@ func (c *Client) sendRunsGet(ctx context.Context, params RunsGetParams, requestO
 // RunsList invokes runs_list operation.
 //
 // Outbound runs of the organization with their current state, in a `data` array. Needs READ_RUNS.
+//
+// Errors: 400 no organization, 401, 403 missing scope READ_RUNS, 429.
 //
 // GET /runs
 func (c *Client) RunsList(ctx context.Context, options ...RequestOption) (*RunsListOK, error) {
@@ -58020,11 +58343,12 @@ func (c *Client) sendUniboxGet(ctx context.Context, params UniboxGetParams, requ
 // UniboxGetThread invokes unibox_get_thread operation.
 //
 // Messages of one thread (thread_id, also accepted as `id`) with headers and both bodies, paged by
-// cursor and limit. Without email_id (alias `email`) the thread is read across every mailbox of the
-// organization. Needs the unified-inbox feature and READ_UNIBOX or access_unibox.
+// cursor and limit (1 to 100, default 50; out of range is 400). Without email_id (alias `email`) the
+// thread is read across every mailbox of the organization. Needs the unified-inbox feature and
+// READ_UNIBOX or access_unibox.
 //
-// Errors: 400 missing thread_id, limit out of range or bad cursor, 401, 403 missing scope or
-// permission or no unified-inbox feature, 429.
+// Errors: 400 missing thread_id (neither thread_id nor id), limit out of range or bad cursor, 401, 403
+// missing scope or permission or no unified-inbox feature, 429.
 //
 // GET /unibox/thread
 func (c *Client) UniboxGetThread(ctx context.Context, params UniboxGetThreadParams, options ...RequestOption) (*UniboxMessageList, error) {
@@ -58094,7 +58418,27 @@ func (c *Client) sendUniboxGetThread(ctx context.Context, params UniboxGetThread
 		}
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
-			return e.EncodeValue(conv.StringToString(params.ThreadID))
+			if val, ok := params.ThreadID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
 		}); err != nil {
 			return res, errors.Wrap(err, "encode query")
 		}
@@ -58109,6 +58453,23 @@ func (c *Client) sendUniboxGetThread(ctx context.Context, params UniboxGetThread
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.EmailID.Get(); ok {
+				return e.EncodeValue(conv.UUIDToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "email" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "email",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Email.Get(); ok {
 				return e.EncodeValue(conv.UUIDToString(val))
 			}
 			return nil
@@ -58224,12 +58585,12 @@ func (c *Client) sendUniboxGetThread(ctx context.Context, params UniboxGetThread
 
 // UniboxGetThreadLabels invokes unibox_get_thread_labels operation.
 //
-// Conversation labels (contact categories) on a thread, given by thread_id (alias `id`), as id, title
-// and colour. Labels are shared by every member of the organization. Needs the unified-inbox feature
-// and READ_UNIBOX or access_unibox.
+// Conversation labels (contact categories) on a thread, given by thread_id (alias `id`), as
+// `{data: [{id, title, color}]}`. Labels are shared by every member of the organization. Needs the
+// unified-inbox feature and READ_UNIBOX or access_unibox.
 //
-// Errors: 400 missing thread_id, 401, 403 missing scope or permission or no unified-inbox feature,
-// 429.
+// Errors: 400 missing thread_id (neither thread_id nor id), 401, 403 missing scope or permission or no
+// unified-inbox feature, 429.
 //
 // GET /unibox/thread/labels
 func (c *Client) UniboxGetThreadLabels(ctx context.Context, params UniboxGetThreadLabelsParams, options ...RequestOption) (*UniboxLabelList, error) {
@@ -58299,7 +58660,27 @@ func (c *Client) sendUniboxGetThreadLabels(ctx context.Context, params UniboxGet
 		}
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
-			return e.EncodeValue(conv.StringToString(params.ThreadID))
+			if val, ok := params.ThreadID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
 		}); err != nil {
 			return res, errors.Wrap(err, "encode query")
 		}
@@ -58662,6 +59043,23 @@ func (c *Client) sendUniboxList(ctx context.Context, params UniboxListParams, re
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.CategoryIds.Get(); ok {
 				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "uncategorized" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "uncategorized",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Uncategorized.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
 			}
 			return nil
 		}); err != nil {
@@ -59503,24 +59901,30 @@ func (c *Client) sendUniboxOverview(ctx context.Context, requestOptions ...Reque
 // UniboxReply invokes unibox_reply operation.
 //
 // Sends a reply from one of the organization's mailboxes (email_account_id, at least one to address
-// and a subject; thread_id and in_reply_to keep it in the conversation) and returns the task id, send
-// time and mode. send_mode is instant (default; waits in the undo window, 5 to 120 seconds, default
-// 30), smart (the mailbox's next sending gap) or scheduled (scheduled_at required, RFC 3339, in the
-// future); a queued reply can be cancelled through the scheduled-sends routes. Needs an active
-// organization, the unified-inbox feature and SEND_INBOX_REPLY (an API key or OAuth token replies on
-// its own only under an agent policy granting inbox.reply, otherwise it waits for approval) or
-// access_unibox (sessions). Accepts an Idempotency-Key.
+// and a subject; thread_id and in_reply_to keep it in the conversation). send_mode is instant
+// (default; waits in the undo window, 5 to 120 seconds, default 30), smart (the mailbox's next sending
+// gap) or scheduled (scheduled_at required, RFC 3339, in the future); a queued reply can be cancelled
+// through DELETE /unibox/scheduled/{task_id}. Needs an active organization, the unified-inbox feature,
+// and SEND_INBOX_REPLY (API keys, OAuth) or access_unibox (sessions). Accepts an Idempotency-Key.
 //
-// Errors: 400 invalid body, no recipient, scheduled_at missing or past, or no active organization,
-// 401, 403 missing scope or permission or no unified-inbox feature, 429.
+// Session (JWT) callers are already human-authorized: the answer is 200 with result `executed` and the
+// task id, send time and mode. API-key and OAuth callers need an agent policy bound to the credential
+// granting `inbox.reply` for that mailbox within its limits: within the policy the answer is 200
+// `executed`; otherwise a send approval is created (it expires after 30 minutes) and the answer is 202
+// with result `awaiting_approval`, approval_id and approval_url, and nothing is sent until a human
+// approves. Suppressions, organization limits, mailbox holds, mailbox authentication and health, and
+// deliverability rules apply whatever the policy says.
+//
+// Errors: 400 invalid body, no recipient, missing subject, scheduled_at missing or past, or no active
+// organization, 401, 403 missing scope or permission or no unified-inbox feature, 429.
 //
 // POST /unibox/reply
-func (c *Client) UniboxReply(ctx context.Context, request *UniboxReplyRequest, params UniboxReplyParams, options ...RequestOption) (*UniboxReplyResult, error) {
+func (c *Client) UniboxReply(ctx context.Context, request *UniboxReplyRequest, params UniboxReplyParams, options ...RequestOption) (UniboxReplyRes, error) {
 	res, err := c.sendUniboxReply(ctx, request, params, options...)
 	return res, err
 }
 
-func (c *Client) sendUniboxReply(ctx context.Context, request *UniboxReplyRequest, params UniboxReplyParams, requestOptions ...RequestOption) (res *UniboxReplyResult, err error) {
+func (c *Client) sendUniboxReply(ctx context.Context, request *UniboxReplyRequest, params UniboxReplyParams, requestOptions ...RequestOption) (res UniboxReplyRes, err error) {
 	// Validate request before sending.
 	if err := func() error {
 		if err := request.Validate(); err != nil {
@@ -60627,21 +61031,21 @@ func (c *Client) sendWebhooksList(ctx context.Context, requestOptions ...Request
 
 // WebhooksListDeliveries invokes webhooks_list_deliveries operation.
 //
-// Deliveries of one endpoint, newest first, each in its latest state across retries (status, attempts,
-// next attempt, response status and the first 1024 bytes of the response body). `limit` 1 to 200
-// (default 50); a value out of range is refused. Needs WEBHOOKS (API keys, OAuth) or manage_settings
-// (sessions).
+// Deliveries of one endpoint, newest first, one row per delivery in its latest state across retries
+// (status, attempts, next attempt, response status and the first 1024 bytes of the response body),
+// filtered by `status` and `event_type`, paged with an opaque `cursor`. `limit` 1 to 200 (default 50);
+// a value out of range is refused. Needs WEBHOOKS (API keys, OAuth) or manage_settings (sessions).
 //
-// Errors: 400 malformed id or limit out of range, 401, 403 missing scope or permission, 404 unknown
-// endpoint, 429.
+// Errors: 400 malformed id, bad cursor, unknown status or event_type, limit outside 1..200 (rejected,
+// not clamped), 401, 403 missing scope or permission, 404 unknown endpoint, 429.
 //
 // GET /webhooks/{id}/deliveries
-func (c *Client) WebhooksListDeliveries(ctx context.Context, params WebhooksListDeliveriesParams, options ...RequestOption) (*WebhookDeliveryList, error) {
+func (c *Client) WebhooksListDeliveries(ctx context.Context, params WebhooksListDeliveriesParams, options ...RequestOption) (*WebhookDeliveryPage, error) {
 	res, err := c.sendWebhooksListDeliveries(ctx, params, options...)
 	return res, err
 }
 
-func (c *Client) sendWebhooksListDeliveries(ctx context.Context, params WebhooksListDeliveriesParams, requestOptions ...RequestOption) (res *WebhookDeliveryList, err error) {
+func (c *Client) sendWebhooksListDeliveries(ctx context.Context, params WebhooksListDeliveriesParams, requestOptions ...RequestOption) (res *WebhookDeliveryPage, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("webhooks_list_deliveries"),
 		semconv.HTTPRequestMethodKey.String("GET"),
@@ -60714,6 +61118,40 @@ func (c *Client) sendWebhooksListDeliveries(ctx context.Context, params Webhooks
 	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
+		// Encode "status" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "status",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Status.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "event_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "event_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.EventType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
 		// Encode "limit" parameter.
 		cfg := uri.QueryParameterEncodingConfig{
 			Name:    "limit",
@@ -60724,6 +61162,23 @@ func (c *Client) sendWebhooksListDeliveries(ctx context.Context, params Webhooks
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Limit.Get(); ok {
 				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "cursor" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "cursor",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Cursor.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
 			}
 			return nil
 		}); err != nil {

@@ -3,6 +3,54 @@
 package api
 
 // setDefaults set default value of fields.
+func (s *Campaign) setDefaults() {
+	{
+		val := CampaignKind("sequence")
+		s.Kind.SetTo(val)
+	}
+	{
+		val := CampaignSenderStrategy("tags")
+		s.SenderStrategy.SetTo(val)
+	}
+	{
+		val := int(0)
+		s.EntryDelayMinutes.SetTo(val)
+	}
+	{
+		val := bool(false)
+		s.Continuous.SetTo(val)
+	}
+	{
+		val := bool(false)
+		s.UtmTracking.SetTo(val)
+	}
+}
+
+// setDefaults set default value of fields.
+func (s *CampaignCreate) setDefaults() {
+	{
+		val := CampaignCreateKind("sequence")
+		s.Kind.SetTo(val)
+	}
+	{
+		val := CampaignCreateSenderStrategy("tags")
+		s.SenderStrategy.SetTo(val)
+	}
+	{
+		val := int(0)
+		s.EntryDelayMinutes.SetTo(val)
+	}
+	{
+		val := bool(false)
+		s.Continuous.SetTo(val)
+	}
+	{
+		val := bool(false)
+		s.UtmTracking.SetTo(val)
+	}
+}
+
+// setDefaults set default value of fields.
 func (s *CampaignEstimateRequest) setDefaults() {
 	{
 		val := int(50)
@@ -19,6 +67,14 @@ func (s *CampaignEstimateRequest) setDefaults() {
 }
 
 // setDefaults set default value of fields.
+func (s *CampaignUpdate) setDefaults() {
+	{
+		val := CampaignUpdateSenderStrategy("tags")
+		s.SenderStrategy.SetTo(val)
+	}
+}
+
+// setDefaults set default value of fields.
 func (s *ContactResearchBatchRequest) setDefaults() {
 	{
 		val := bool(false)
@@ -31,6 +87,30 @@ func (s *ContactResearchRequest) setDefaults() {
 	{
 		val := bool(false)
 		s.Overwrite.SetTo(val)
+	}
+}
+
+// setDefaults set default value of fields.
+func (s *ContactSearchRequest) setDefaults() {
+	{
+		val := string("created_at")
+		s.SortBy.SetTo(val)
+	}
+	{
+		val := bool(false)
+		s.Reverse.SetTo(val)
+	}
+}
+
+// setDefaults set default value of fields.
+func (s *CreateEmailAccount) setDefaults() {
+	{
+		val := int(50)
+		s.CampaignLimit.SetTo(val)
+	}
+	{
+		val := int(600)
+		s.MinWaitTime.SetTo(val)
 	}
 }
 
@@ -67,6 +147,14 @@ func (s *FormField) setDefaults() {
 	{
 		val := bool(false)
 		s.Required.SetTo(val)
+	}
+}
+
+// setDefaults set default value of fields.
+func (s *IntegrationEventSubscriptionCreate) setDefaults() {
+	{
+		val := bool(true)
+		s.Enabled.SetTo(val)
 	}
 }
 
@@ -164,6 +252,22 @@ func (s *RunStep) setDefaults() {
 }
 
 // setDefaults set default value of fields.
+func (s *SearchDeals) setDefaults() {
+	{
+		val := bool(false)
+		s.Reverse.SetTo(val)
+	}
+}
+
+// setDefaults set default value of fields.
+func (s *SearchTasks) setDefaults() {
+	{
+		val := bool(false)
+		s.Reverse.SetTo(val)
+	}
+}
+
+// setDefaults set default value of fields.
 func (s *SegmentCreate) setDefaults() {
 	{
 		val := SegmentCreateKind("static")
@@ -184,6 +288,14 @@ func (s *UniboxReplyRequest) setDefaults() {
 	{
 		val := UniboxReplyRequestSendMode("instant")
 		s.SendMode.SetTo(val)
+	}
+}
+
+// setDefaults set default value of fields.
+func (s *WebhookDelivery) setDefaults() {
+	{
+		val := int(8)
+		s.MaxAttempts = val
 	}
 }
 

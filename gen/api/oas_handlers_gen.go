@@ -885,10 +885,11 @@ func (s *Server) handleAPIKeysGetRequest(args [1]string, argsEscaped bool, w htt
 
 // handleAPIKeysListRequest handles api-keys_list operation.
 //
-// API keys of the organization, newest first, never with their secret; `limit` 1 to 100 (default 50)
-// with an opaque `cursor`. Needs API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
+// API keys of the organization, newest first, never with their secret; paged with an opaque `cursor`
+// and a `limit` of 1 to 100 (default 50): a limit outside that range falls back to 50 instead of being
+// refused. Needs API_KEYS (API keys, OAuth) or manage_api_keys (sessions).
 //
-// Errors: 400 bad cursor or limit, or no organization, 401, 403 missing scope or permission, 429.
+// Errors: 400 bad cursor or no organization, 401, 403 missing scope or permission, 429.
 //
 // GET /api-keys
 func (s *Server) handleAPIKeysListRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -4316,11 +4317,13 @@ func (s *Server) handleAnalyticsAccountsListRequest(args [0]string, argsEscaped 
 
 // handleAnalyticsAuditLogsListRequest handles analytics_audit_logs_list operation.
 //
-// The organization's audit trail, filtered by actor_id, entity_id, entity_type, action and one UTC
-// `date`, or by start_date and end_date (RFC 3339 or YYYY-MM-DD), which override `date`. `limit` 10 to
-// 200 (default 50), `cursor` is an entry id; the organization always comes from the caller's session
-// or key. Entries carry the actor (null once that user is deleted), changes and metadata, never secret
-// values; needs READ_AUDIT_LOGS (API keys, OAuth) or view_analytics (sessions).
+// The organization's audit trail, newest first, filtered by actor_id, entity_id, entity_type (for
+// example campaign, contact, email_account, api_key, webhook), action (for example create, update,
+// delete, send, revoke) and one UTC `date`, or by start_date and end_date (RFC 3339 or YYYY-MM-DD),
+// which override `date`. `limit` 10 to 200 (default 50; outside is refused), `cursor` is an entry id
+// (a malformed one is refused); the organization always comes from the caller's session or key.
+// Entries carry the actor (null once that user is deleted), changes and metadata, never secret values;
+// needs READ_AUDIT_LOGS (API keys, OAuth) or view_analytics (sessions).
 //
 // Errors: 400 bad cursor, limit or date, 401, 403 missing scope or permission, 429.
 //
@@ -4766,10 +4769,11 @@ func (s *Server) handleAnalyticsCampaignDailyRequest(args [1]string, argsEscaped
 
 // handleAnalyticsCampaignGetRequest handles analytics_campaign_get operation.
 //
-// Totals and rates of one campaign (contacts, sends, pending sends, unique opens and clicks, machine
-// opens, replies, bounces, unsubscribes) and per-step counts, whose rates are percentages of that
-// step's sends (0 before any send). Human opens are unique_opens minus machine_opens. Needs
-// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// Totals and rates of one campaign (contacts, sends, pending sends, unique opens and clicks with their
+// machine share, replies, bounces, unsubscribes), per-step counts whose rates are percentages of that
+// step's sends (0 before any send), and engagement by country, mail client and device (the busiest
+// eight of each, distinct contacts, a click counting as an open). Human opens are unique_opens minus
+// machine_opens. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 //
 // Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown campaign, 429.
 //
@@ -5393,12 +5397,13 @@ func (s *Server) handleAnalyticsCampaignsCompareRequest(args [0]string, argsEsca
 // handleAnalyticsDashboardRequest handles analytics_dashboard operation.
 //
 // Organization totals and rates over `period` 7d, 30d or 90d (UTC calendar days including today;
-// default 7d): sends, opens and clicks with their machine share, replies, bounces, active campaigns
-// and mailboxes, plus recent activity, top campaigns, mailbox health and a daily trend. Totals count
-// email steps only, and each mailbox sits in exactly one health bucket, its most severe. Needs
-// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// default 7d, and an unknown value falls back to 7d rather than being refused): sends, delivered,
+// opens and clicks with their machine share, replies and positive replies, bounces, active campaigns
+// and mailboxes, plus recent activity, top campaigns, mailbox health (total, healthy, warning, error)
+// and a daily trend. Totals count email steps only, and each mailbox sits in exactly one health
+// bucket, its most severe. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 //
-// Errors: 400 invalid period or no organization, 401, 403 missing scope or permission, 429.
+// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
 //
 // GET /analytics/dashboard
 func (s *Server) handleAnalyticsDashboardRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -5600,9 +5605,12 @@ func (s *Server) handleAnalyticsDashboardRequest(args [0]string, argsEscaped boo
 //
 // Deliverability of the organization between `from` and `to` (RFC 3339; default the last 7 days):
 // bounce, complaint, unsubscribe, reply, open and click counts and rates, reply-intent counters, a
-// band, and breakdowns by day, mailbox and campaign; the placement rates are left out when there are
-// no seed samples. The intent_* counters (one per classified reply) do not add up with reply_count.
-// Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// band, a score from 0 to 100 (100 minus saturating penalties: bounce rate up to 40 points, full at 10
+// percent; complaint rate up to 30, full at 0.30 percent; spam placement up to 40, full at 40
+// percent), and breakdowns by day, mailbox, campaign and provider plus warmup placement; the placement
+// rates are left out when there are no seed samples. The intent_* counters (one per classified reply)
+// do not add up with reply_count. Needs an organization and READ_ANALYTICS (API keys, OAuth) or
+// view_analytics (sessions).
 //
 // Errors: 400 bad from or to, or no organization, 401, 403 missing scope or permission, 429.
 //
@@ -5810,10 +5818,11 @@ func (s *Server) handleAnalyticsDeliverabilityRequest(args [0]string, argsEscape
 //
 // Counts of mailboxes (total, active, in warmup, with errors), campaigns by status with emails sent,
 // and contacts (total, subscribed, added today) for `period` day (since 00:00 UTC, the default), week
-// (rolling 7 days) or month (rolling month). The `api` block is a placeholder; read the API key usage
-// endpoints instead. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// (rolling 7 days) or month (rolling month); an unknown period falls back to day rather than being
+// refused. The `api` block is a placeholder; read the API key usage endpoints instead. Needs
+// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 //
-// Errors: 400 invalid period or no organization, 401, 403 missing scope or permission, 429.
+// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
 //
 // GET /analytics/usage
 func (s *Server) handleAnalyticsUsageRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -6015,8 +6024,9 @@ func (s *Server) handleAnalyticsUsageRequest(args [0]string, argsEscaped bool, w
 //
 // Daily warmup sends, replies and target volume between the required `from` and `to` dates, with
 // totals, reply rate, average daily volume over active days and progress against the planned target
-// (may exceed 100). The optional `email_id` narrows it to one mailbox; unfiltered, `email_account_id`
-// is the zero UUID. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// (may exceed 100). The optional `email_id` narrows it to one mailbox; a malformed email_id is ignored
+// (the answer is then unfiltered), and unfiltered, `email_account_id` is the zero UUID. Needs
+// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 //
 // Errors: 400 missing or bad dates, 401, 403 missing scope or permission, 429.
 //
@@ -6228,8 +6238,11 @@ func (s *Server) handleAnalyticsWarmupRequest(args [0]string, argsEscaped bool, 
 //
 // Registers the customer app that campaign app_action steps call: a `name` unique in the workspace (up
 // to 100 characters) and an HTTPS `base_url` (query and fragment are dropped; credentials in the URL
-// are refused). Answers 201 with the connection and its signing `secret`, returned only this once.
-// Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+// are refused). Answers 201 with the connection and its signing `secret` (prefixed by the service),
+// returned only this once. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+//
+// Errors: 400 invalid body, name longer than 100 characters, base_url not HTTPS or carrying
+// credentials, 401, 403 missing scope or permission, 409 name already used in the workspace, 429.
 //
 // POST /app-connections
 func (s *Server) handleAppConnectionsCreateRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -6833,8 +6846,10 @@ func (s *Server) handleAppConnectionsGetRequest(args [1]string, argsEscaped bool
 
 // handleAppConnectionsListRequest handles app_connections_list operation.
 //
-// The organization's app connections (name, base URL, timestamps) in a `data` array, never with
-// secrets. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+// The organization's app connections (name, base URL, timestamps) in a `data` array, not paginated,
+// never with secrets. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+//
+// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
 //
 // GET /app-connections
 func (s *Server) handleAppConnectionsListRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -6957,7 +6972,7 @@ func (s *Server) handleAppConnectionsListRequest(args [0]string, argsEscaped boo
 
 	var rawBody []byte
 
-	var response *AppConnectionsListOK
+	var response *AppConnectionList
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -6973,7 +6988,7 @@ func (s *Server) handleAppConnectionsListRequest(args [0]string, argsEscaped boo
 		type (
 			Request  = struct{}
 			Params   = struct{}
-			Response = *AppConnectionsListOK
+			Response = *AppConnectionList
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -7424,8 +7439,13 @@ func (s *Server) handleAppConnectionsTestRequest(args [1]string, argsEscaped boo
 
 // handleAppConnectionsUpdateRequest handles app_connections_update operation.
 //
-// Changes the `name` or `base_url` under the same rules as creation and returns the connection; the
-// secret stays the same. Needs INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+// Changes the `name` (unique in the workspace, up to 100 characters) or `base_url` (HTTPS; query and
+// fragment dropped; credentials refused) and returns the connection; the secret stays the same. Needs
+// INTEGRATIONS (API keys, OAuth) or manage_settings (sessions).
+//
+// Errors: 400 invalid body, name longer than 100 characters, base_url not HTTPS or carrying
+// credentials, 401, 403 missing scope or permission, 404 unknown connection, 409 name already used in
+// the workspace, 429.
 //
 // PATCH /app-connections/{id}
 func (s *Server) handleAppConnectionsUpdateRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -8044,8 +8064,8 @@ func (s *Server) handleApprovalsListRequest(args [0]string, argsEscaped bool, w 
 
 // handleAuth2FADisableRequest handles auth_2fa_disable operation.
 //
-// Turns two-factor authentication off when the `code` is a current TOTP code or an unused recovery
-// code, and returns `{ok: true}`. Session tokens only.
+// Turns two-factor authentication off when the required `code` is a current TOTP code or an unused
+// recovery code, and returns `{ok: true}`. Session tokens only.
 //
 // Errors: 400 missing or wrong code, 401 missing or invalid token, 403 not a session token, 429.
 //
@@ -8214,7 +8234,7 @@ func (s *Server) handleAuth2FADisableRequest(args [0]string, argsEscaped bool, w
 		}
 
 		type (
-			Request  = OptTwoFACodeRequest
+			Request  = *TwoFACodeRequest
 			Params   = Auth2FADisableParams
 			Response = *OkResponse
 		)
@@ -12404,10 +12424,10 @@ func (s *Server) handleAuthListSessionsRequest(args [0]string, argsEscaped bool,
 
 // handleAuthLoginConfirmRequest handles auth_login_confirm operation.
 //
-// Exchanges the sign-in `session` handle and the emailed code for a token pair; the anti-bot token is
-// optional here. When the account has 2FA on, it answers with a challenge instead (`two_fa_required`
-// true, a single-use `pending_token`, `expires_in` 300 seconds) to finish at POST /auth/2fa/verify.
-// Public.
+// Exchanges the sign-in `session` handle and the emailed code for a token pair; the anti-bot token
+// (`captcha`, or the deprecated `turnstile`) is optional here. When the account has 2FA on, it answers
+// with a challenge instead (`two_fa_required` true, a single-use `pending_token`, `expires_in` 300
+// seconds) to finish at POST /auth/2fa/verify. Public.
 //
 // Errors: 400 invalid body, 401 wrong or expired code or session, 403 anti-bot token rejected, 429 too
 // many attempts.
@@ -12565,8 +12585,9 @@ func (s *Server) handleAuthLoginConfirmRequest(args [0]string, argsEscaped bool,
 // handleAuthLoginStartRequest handles auth_login_start operation.
 //
 // Checks the email, password and anti-bot token; when they match, emails a one-time code and returns
-// an opaque signed `session` handle for POST /auth/login/confirm. Public and not usable with API keys;
-// rate limited per source IP.
+// an opaque signed `session` handle for POST /auth/login/confirm. The anti-bot token is required: send
+// `captcha` (older clients may send the deprecated `turnstile` instead; one of the two must be
+// present). Public and not usable with API keys; rate limited per source IP.
 //
 // Errors: 400 invalid body, 401 invalid credentials, 403 anti-bot token rejected, 429 too many
 // attempts.
@@ -14880,7 +14901,8 @@ func (s *Server) handleAuthRefreshRequest(args [0]string, argsEscaped bool, w ht
 // handleAuthRegisterConfirmRequest handles auth_register_confirm operation.
 //
 // Completes a registration with the `session` handle from POST /auth/register and the emailed code;
-// the anti-bot token is optional. Answers 204 with no body. Public.
+// the anti-bot token (`captcha`, or the deprecated `turnstile`) is optional. Answers 204 with no body.
+// Public.
 //
 // Errors: 400 invalid body, 401 wrong or expired code or session, 403 anti-bot token rejected, 429 too
 // many attempts.
@@ -15256,9 +15278,11 @@ func (s *Server) handleAuthRegisterDeviceTokenRequest(args [0]string, argsEscape
 
 // handleAuthRegisterStartRequest handles auth_register_start operation.
 //
-// Starts an account registration from the email, password and anti-bot token, emails a one-time code
-// and returns the `session` handle for POST /auth/register/confirm. A deployment that does not require
-// email verification answers with the sign-in result directly. Public; rate limited per source IP.
+// Starts an account registration from the email, password and anti-bot token (required: `captcha`, or
+// the deprecated `turnstile`; one of the two must be present). When the deployment requires email
+// verification it emails a one-time code and answers `{session}`, the handle for POST
+// /auth/register/confirm. When it does not, the sign-in result is returned directly instead: a token
+// pair, or the 2FA challenge (see AuthRegisterResult). Public; rate limited per source IP.
 //
 // Errors: 400 invalid body or weak password, 401 email already in use or not allowed, 403 anti-bot
 // token rejected, 429 too many attempts.
@@ -15353,7 +15377,7 @@ func (s *Server) handleAuthRegisterStartRequest(args [0]string, argsEscaped bool
 		}
 	}()
 
-	var response *AuthSession
+	var response *AuthRegisterResult
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -15369,7 +15393,7 @@ func (s *Server) handleAuthRegisterStartRequest(args [0]string, argsEscaped bool
 		type (
 			Request  = *AuthCredentials
 			Params   = struct{}
-			Response = *AuthSession
+			Response = *AuthRegisterResult
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -15638,8 +15662,9 @@ func (s *Server) handleAuthRenamePasskeyCredentialRequest(args [1]string, argsEs
 
 // handleAuthResetPasswordConfirmRequest handles auth_reset_password_confirm operation.
 //
-// Sets the new `password` for the account behind the reset `session`, with the anti-bot token, and
-// answers 200 with an empty body. The password must pass the strength rule. Public.
+// Sets the new `password` for the account behind the reset `session`, with the anti-bot token
+// (required: `captcha`, or the deprecated `turnstile`; one of the two must be present), and answers
+// 200 with an empty body. The password must pass the strength rule. Public.
 //
 // Errors: 400 invalid body or weak password, 401 invalid or expired reset session, 403 anti-bot token
 // rejected, 429.
@@ -15796,9 +15821,9 @@ func (s *Server) handleAuthResetPasswordConfirmRequest(args [0]string, argsEscap
 
 // handleAuthResetPasswordStartRequest handles auth_reset_password_start operation.
 //
-// Starts a password reset for the email, protected by the anti-bot token. It always answers 200 with
-// an empty body, whether or not an account exists, so it never reveals which emails are registered.
-// Public.
+// Starts a password reset for the email, protected by the anti-bot token (required: `captcha`, or the
+// deprecated `turnstile`; one of the two must be present). It always answers 200 with an empty body,
+// whether or not an account exists, so it never reveals which emails are registered. Public.
 //
 // Errors: 400 invalid body, 403 anti-bot token rejected, 429 too many attempts.
 //
@@ -18653,6 +18678,8 @@ func (s *Server) handleAutomationsUpdateRequest(args [1]string, argsEscaped bool
 // Stops a test run that is still running or waiting and returns it in state cancelled; no further step
 // of it is sent. Needs SEND_CAMPAIGNS.
 //
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign or test run, 429.
+//
 // POST /campaigns/{id}/test-runs/{runId}/cancel
 func (s *Server) handleCampaignsCancelTestRunRequest(args [2]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
 	statusWriter := &codeRecorder{ResponseWriter: w}
@@ -19304,11 +19331,15 @@ func (s *Server) handleCampaignsCreateAbVariantRequest(args [1]string, argsEscap
 
 // handleCampaignsCreateStepRequest handles campaigns_create_step operation.
 //
-// Appends a step to the campaign's sequence and returns it with 201 and its position. A one_time
-// campaign takes at most one email step. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
-// (sessions).
+// Appends a step to the campaign's sequence and returns it with 201 and its position. The optional
+// body is the step input: name, subject, body_plain, wait_after (days), thread_reply, kind (action or
+// wait for non-email nodes), action (app_action, wait_for_event, wait ... config), conditions (kept
+// verbatim) and on_timeout (stop ends a timed-out wait_for_event step; otherwise it continues). A
+// one_time campaign takes at most one email step. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+// manage_campaigns (sessions).
 //
-// Errors: 401, 403 missing scope or permission, 404 unknown campaign, 429.
+// Errors: 400 invalid body or action config, or a second email step on a one_time campaign, 401, 403
+// missing scope or permission, 404 unknown campaign, 429.
 //
 // POST /campaigns/{id}/steps
 func (s *Server) handleCampaignsCreateStepRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -19440,6 +19471,21 @@ func (s *Server) handleCampaignsCreateStepRequest(args [1]string, argsEscaped bo
 	}
 
 	var rawBody []byte
+	request, rawBody, close, err := s.decodeCampaignsCreateStepRequest(r)
+	if err != nil {
+		err = &ogenerrors.DecodeRequestError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeRequest", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+	defer func() {
+		if err := close(); err != nil {
+			recordError("CloseRequest", err)
+		}
+	}()
 
 	var response *CampaignStep
 	if m := s.cfg.Middleware; m != nil {
@@ -19448,7 +19494,7 @@ func (s *Server) handleCampaignsCreateStepRequest(args [1]string, argsEscaped bo
 			OperationName:    CampaignsCreateStepOperation,
 			OperationSummary: "Add a step to a campaign",
 			OperationID:      "campaigns_create_step",
-			Body:             nil,
+			Body:             request,
 			RawBody:          rawBody,
 			Params: middleware.Parameters{
 				{
@@ -19464,7 +19510,7 @@ func (s *Server) handleCampaignsCreateStepRequest(args [1]string, argsEscaped bo
 		}
 
 		type (
-			Request  = struct{}
+			Request  = OptCampaignStepCreate
 			Params   = CampaignsCreateStepParams
 			Response = *CampaignStep
 		)
@@ -19477,12 +19523,12 @@ func (s *Server) handleCampaignsCreateStepRequest(args [1]string, argsEscaped bo
 			mreq,
 			unpackCampaignsCreateStepParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.CampaignsCreateStep(ctx, params)
+				response, err = s.h.CampaignsCreateStep(ctx, request, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.CampaignsCreateStep(ctx, params)
+		response, err = s.h.CampaignsCreateStep(ctx, request, params)
 	}
 	if err != nil {
 		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
@@ -22168,6 +22214,14 @@ func (s *Server) handleCampaignsListRequest(args [0]string, argsEscaped bool, w 
 					In:   "query",
 				}: params.Folder,
 				{
+					Name: "status",
+					In:   "query",
+				}: params.Status,
+				{
+					Name: "kind",
+					In:   "query",
+				}: params.Kind,
+				{
 					Name: "cursor",
 					In:   "query",
 				}: params.Cursor,
@@ -23260,6 +23314,8 @@ func (s *Server) handleCampaignsListStepsRequest(args [1]string, argsEscaped boo
 // Returns the campaign's test runs with their state (running, waiting_for_event, completed, failed,
 // cancelled) and per-step progress, under data with next_cursor and has_more; limit 1 to 100. Needs
 // READ_CAMPAIGNS.
+//
+// Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 unknown campaign, 429.
 //
 // GET /campaigns/{id}/test-runs
 func (s *Server) handleCampaignsListTestRunsRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -25394,6 +25450,8 @@ func (s *Server) handleCampaignsTemplatePreviewRequest(args [0]string, argsEscap
 // from mailbox_id) and answers 202 with the test run; app_action steps call the app connection and
 // wait_for_event steps wait for the event. Sends real mail. Needs SEND_CAMPAIGNS.
 //
+// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown campaign, 429.
+//
 // POST /campaigns/{id}/test
 func (s *Server) handleCampaignsTestRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
 	statusWriter := &codeRecorder{ResponseWriter: w}
@@ -26743,6 +26801,8 @@ func (s *Server) handleCampaignsUploadAttachmentRequest(args [1]string, argsEsca
 // Read-only twin of preflight plus structural checks of the step graph: returns valid and a list of
 // problems, each with code, severity (error or warning), message, a fix and the step it concerns.
 // Stores no report. Needs READ_CAMPAIGNS.
+//
+// Errors: 401, 403 missing scope or permission, 404 unknown campaign, 429.
 //
 // POST /campaigns/{id}/validate
 func (s *Server) handleCampaignsValidateRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -34017,8 +34077,9 @@ func (s *Server) handleCrmDealsUpdateRequest(args [1]string, argsEscaped bool, w
 // Adds a stage to the pipeline; name (1 to 255 characters) and color (hex, e.g. #3b82f6) are both
 // required. Raises crm.pipeline_updated. Scope WRITE_CRM (session permission manage_contacts).
 // Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
-// Errors: 400 invalid body (name or color missing, name outside 1 to 255 characters), 401, 403 missing
-// scope or permission, 404 unknown pipeline or extended surfaces disabled, 429.
+// Errors: 400 invalid body (name or color missing, name outside 1 to 255 characters, color not a hex
+// colour), 401, 403 missing scope or permission, 404 unknown pipeline or extended surfaces disabled,
+// 429.
 //
 // POST /crm/pipelines/{id}/stages
 func (s *Server) handleCrmPipelineStagesCreateRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -34444,10 +34505,11 @@ func (s *Server) handleCrmPipelineStagesDeleteRequest(args [2]string, argsEscape
 
 // handleCrmPipelineStagesUpdateRequest handles crm_pipeline_stages_update operation.
 //
-// Changes the stage's name (1 to 255 characters) and/or color (hex). Raises crm.pipeline_updated.
-// Scope WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless the
-// operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body or malformed id, 401,
-// 403 missing scope or permission, 404 unknown pipeline or stage, or extended surfaces disabled, 429.
+// Changes the stage's name (1 to 255 characters) and/or color (hex, e.g. #3b82f6). Raises
+// crm.pipeline_updated. Scope WRITE_CRM (session permission manage_contacts). Extended surface:
+// answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body
+// (name outside 1 to 255 characters, color not a hex colour) or malformed id, 401, 403 missing scope
+// or permission, 404 unknown pipeline or stage, or extended surfaces disabled, 429.
 //
 // PATCH /crm/pipelines/{id}/stages/{stageId}
 func (s *Server) handleCrmPipelineStagesUpdateRequest(args [2]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -34667,11 +34729,11 @@ func (s *Server) handleCrmPipelineStagesUpdateRequest(args [2]string, argsEscape
 // handleCrmPipelinesCreateRequest handles crm_pipelines_create operation.
 //
 // Creates a pipeline named name (1 to 255 characters), optionally with its initial stages, each with a
-// name (1 to 255 characters) and a hex color. The event catalog has no pipeline-created event. Scope
-// WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless the operator
-// sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body (name missing or outside 1 to
-// 255 characters, stage without name or color), 401, 403 missing scope or permission, 404 extended
-// surfaces disabled, 429.
+// name (1 to 255 characters) and a hex color (e.g. #3b82f6). The event catalog has no pipeline-created
+// event. Scope WRITE_CRM (session permission manage_contacts). Extended surface: answers 404 unless
+// the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body (name missing or
+// outside 1 to 255 characters, stage without name or color, color not a hex colour), 401, 403 missing
+// scope or permission, 404 extended surfaces disabled, 429.
 //
 // POST /crm/pipelines
 func (s *Server) handleCrmPipelinesCreateRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -36310,8 +36372,9 @@ func (s *Server) handleCrmTaskTypesListRequest(args [0]string, argsEscaped bool,
 //
 // Changes any of name (1 to 60 characters), color and position (display order). Scope WRITE_CRM
 // (session permission manage_contacts). Extended surface: answers 404 unless the operator sets
-// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body or malformed id, 401, 403 missing
-// scope or permission, 404 unknown id or extended surfaces disabled, 429.
+// SERVICE_ENABLE_EXTENDED_SURFACES=true. Errors: 400 invalid body (name outside 1 to 60 characters) or
+// malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces disabled,
+// 429.
 //
 // PATCH /crm/task-types/{id}
 func (s *Server) handleCrmTaskTypesUpdateRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -41648,11 +41711,12 @@ func (s *Server) handleIntegrationsCreateConnectionEventRequest(args [1]string, 
 // handleIntegrationsDeleteConnectionRequest handles integrations_delete_connection operation.
 //
 // Disconnects the provider: the connection and its stored credentials are removed and its event
-// subscriptions stop firing. Needs INTEGRATIONS (API keys, OAuth) and manage_settings (sessions).
-// Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
+// subscriptions stop firing. Needs INTEGRATIONS (API keys, OAuth) and manage_settings (sessions). A
+// paid-plan feature like every mutating integrations call: 403 when the organization is not on a paid
+// plan. Extended surface: answers 404 unless the operator sets SERVICE_ENABLE_EXTENDED_SURFACES=true.
 //
-// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown id or extended surfaces
-// disabled, 429.
+// Errors: 400 malformed id, 401, 403 missing scope or permission or organization not on a paid plan,
+// 404 unknown id or extended surfaces disabled, 429.
 //
 // DELETE /integrations/connections/{id}
 func (s *Server) handleIntegrationsDeleteConnectionRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -47333,16 +47397,20 @@ func (s *Server) handleMailboxesAuthCheckRequest(args [1]string, argsEscaped boo
 
 // handleMailboxesCreateRequest handles mailboxes_create operation.
 //
-// Adds a mailbox with provider `smtp_imap` once a worker has logged in with both the SMTP and the IMAP
-// credentials; the password is stored sealed and never returned, and Google or Microsoft mailboxes go
-// through browser consent instead. security is tls or starttls (none only for a loopback host on a
-// self-hosted instance); campaign_limit defaults to 50 a day (0 to 5000) and min_wait_time to 600
-// seconds. Needs WRITE_EMAILS (API keys, OAuth) or manage_emails (sessions); send an Idempotency-Key
-// so a retry does not add the mailbox twice.
+// Adds a mailbox with provider `smtp_imap` (required) once a worker has logged in with both the SMTP
+// and the IMAP credentials, and answers 201 with the mailbox; the password is stored sealed and never
+// returned. Google (gmail) and Microsoft (outlook) mailboxes need browser consent instead (POST
+// /emails/onboarding/oauth/cli-start): sent here they are answered 400
+// `mailbox_provider_requires_oauth`. smtp and imap each take host, port, username, password and an
+// optional security of tls or starttls (none only for a loopback host on a self-hosted instance);
+// campaign_limit defaults to 50 a day (0 to 5000) and min_wait_time to 600 seconds. Needs WRITE_EMAILS
+// (API keys, OAuth) or manage_emails (sessions); send an Idempotency-Key so a retry does not add the
+// mailbox twice.
 //
-// Errors: 400 invalid body, 400 `mailbox_provider_requires_oauth` (Google or Microsoft provider), 400
-// `mailbox_auth_failed` (credential unusable; the answer carries a fix), 403
-// `mailbox_allowance_reached` (plan allowance of mailboxes used up).
+// Errors: 400 invalid body (smtp or imap missing for smtp_imap), 400 `mailbox_provider_requires_oauth`
+// (Google or Microsoft provider), 400 `mailbox_auth_failed` (credential unusable; the answer carries a
+// fix), 401, 403 missing scope or permission, 403 `mailbox_allowance_reached` (plan allowance of
+// mailboxes used up), 429.
 //
 // POST /emails
 func (s *Server) handleMailboxesCreateRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -47490,7 +47558,7 @@ func (s *Server) handleMailboxesCreateRequest(args [0]string, argsEscaped bool, 
 		}
 	}()
 
-	var response MailboxesCreateCreated
+	var response *Mailbox
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -47511,7 +47579,7 @@ func (s *Server) handleMailboxesCreateRequest(args [0]string, argsEscaped bool, 
 		type (
 			Request  = *CreateEmailAccount
 			Params   = MailboxesCreateParams
-			Response = MailboxesCreateCreated
+			Response = *Mailbox
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -47974,9 +48042,10 @@ func (s *Server) handleMailboxesDomainsRenewalsListRequest(args [0]string, argsE
 
 // handleMailboxesGetRequest handles mailboxes_get operation.
 //
-// One mailbox with its settings, signature, warmup, tracking-domain and authentication fields, plus
-// the campaigns that send from it (id, name, status) and the ten newest entries of its error log.
-// Needs READ_EMAILS or view_campaigns; an API key limited to some mailboxes reaches only those.
+// One mailbox with its settings, signature, warmup, tracking-domain and authentication fields
+// (auth_state and the SPF, DKIM and DMARC findings behind it), plus the campaigns that send from it
+// (id, name, status) and the ten newest entries of its error log (recent_errors). Needs READ_EMAILS or
+// view_campaigns; an API key limited to some mailboxes reaches only those.
 //
 // Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed
 // mailbox id, 429.
@@ -48112,7 +48181,7 @@ func (s *Server) handleMailboxesGetRequest(args [1]string, argsEscaped bool, w h
 
 	var rawBody []byte
 
-	var response *Mailbox
+	var response *MailboxDetail
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -48133,7 +48202,7 @@ func (s *Server) handleMailboxesGetRequest(args [1]string, argsEscaped bool, w h
 		type (
 			Request  = struct{}
 			Params   = MailboxesGetParams
-			Response = *Mailbox
+			Response = *MailboxDetail
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -48812,6 +48881,8 @@ func (s *Server) handleMailboxesListRequest(args [0]string, argsEscaped bool, w 
 // until it reports done or failed. Works with API keys, unlike the web app's popup routes, which are
 // session-only. Needs WRITE_EMAILS.
 //
+// Errors: 400 invalid body or provider other than gmail or outlook, 401, 403 missing scope, 429.
+//
 // POST /emails/onboarding/oauth/cli-start
 func (s *Server) handleMailboxesOAuthCliStartRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
 	statusWriter := &codeRecorder{ResponseWriter: w}
@@ -49013,7 +49084,7 @@ func (s *Server) handleMailboxesOAuthCliStartRequest(args [0]string, argsEscaped
 // Status of a consent session opened by cli-start: pending, done (with the connected mailbox) or
 // failed (with an error carrying code, message and possibly a fix). Needs WRITE_EMAILS.
 //
-// Errors: 404 unknown session.
+// Errors: 401, 403 missing scope, 404 unknown session, 429.
 //
 // GET /emails/onboarding/oauth/session/{session}
 func (s *Server) handleMailboxesOAuthSessionGetRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -49830,15 +49901,21 @@ func (s *Server) handleMailboxesReleaseRequest(args [1]string, argsEscaped bool,
 // handleMailboxesSendRequest handles mailboxes_send operation.
 //
 // Sends a single message from this mailbox (to and subject required; cc, bcc, HTML or plain body, and
-// in_reply_to or thread_id to thread it) instantly (default), in the mailbox's next sending gap
-// (smart) or at scheduled_at (scheduled), and returns the task id, send time and mode. Needs
-// SEND_DIRECT_EMAIL: an API key or OAuth token sends on its own only under an agent policy granting
-// email.compose, otherwise the send waits for a human approval; a session is already human-authorized.
-// Suppressions, organization limits, mailbox holds, mailbox authentication and health and
-// deliverability rules apply whatever the policy. Accepts an Idempotency-Key.
+// in_reply_to or thread_id to thread it) instantly (default; the message waits in the organization's
+// undo window), in the mailbox's next sending gap (smart) or at scheduled_at (scheduled). Needs
+// SEND_DIRECT_EMAIL; an API key limited to mailboxes (allowed_email_accounts) can only send from
+// those. Accepts an Idempotency-Key.
 //
-// Errors: 400 invalid body, no recipient or bad scheduled_at, 401, 403 missing scope or capability,
-// 404 unknown mailbox, 429.
+// Session (JWT) callers are already human-authorized: the message is queued and the answer is 200 with
+// result `executed`, the task id, send time and mode. API-key and OAuth callers need an agent policy
+// bound to the credential granting `email.compose` for that mailbox within its limits: within the
+// policy the answer is 200 `executed`; otherwise a send approval is created (it expires after 30
+// minutes) and the answer is 202 with result `awaiting_approval`, approval_id and approval_url, and
+// nothing is sent until a human approves. Suppressions, organization limits, mailbox holds, mailbox
+// authentication and health, and deliverability rules apply whatever the policy says.
+//
+// Errors: 400 invalid body, no recipient or bad scheduled_at, 401, 403 missing scope or permission, or
+// mailbox outside the key's allowed_email_accounts, 404 unknown mailbox, 429.
 //
 // POST /emails/{id}/send
 func (s *Server) handleMailboxesSendRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -49986,7 +50063,7 @@ func (s *Server) handleMailboxesSendRequest(args [1]string, argsEscaped bool, w 
 		}
 	}()
 
-	var response *MailboxSendResult
+	var response MailboxesSendRes
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -50011,7 +50088,7 @@ func (s *Server) handleMailboxesSendRequest(args [1]string, argsEscaped bool, w 
 		type (
 			Request  = *MailboxSendRequest
 			Params   = MailboxesSendParams
-			Response = *MailboxSendResult
+			Response = MailboxesSendRes
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -50472,6 +50549,8 @@ func (s *Server) handleMailboxesSyncStateRequest(args [1]string, argsEscaped boo
 // always answers 200; a failing credential shows as auth false plus an `error` object with code
 // `mailbox_auth_failed`, a message and a fix. Needs WRITE_EMAILS or manage_emails.
 //
+// Errors: 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+//
 // POST /emails/{id}/test
 func (s *Server) handleMailboxesTestRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
 	statusWriter := &codeRecorder{ResponseWriter: w}
@@ -50898,10 +50977,11 @@ func (s *Server) handleMailboxesUpdateRequest(args [1]string, argsEscaped bool, 
 // handleMailboxesUpdateTrackingDomainRequest handles mailboxes_update_tracking_domain operation.
 //
 // Saves the custom tracking domain passed in the `domain` query parameter (empty clears it), resolves
-// it once and returns the resulting tracking-domain state; scheme, path, trailing dot and case are
-// stripped first. The CNAME must point at the install's tracking host, and a DNS miss is reported as
-// unverified with a reason, not as an error. Until the domain is verified, opens and clicks go through
-// the shared tracking host. Needs WRITE_EMAILS or manage_emails.
+// it once and returns the resulting tracking-domain state (the same shape as GET /emails/{id}/track
+// and POST /emails/{id}/track/verify). The domain is normalised first: scheme, path, trailing dot and
+// case are stripped. The CNAME must point at the install's tracking host (cname_target); a DNS miss is
+// reported as an unverified state with a status and a reason, not as an error. Until the domain is
+// verified, opens and clicks go through the shared tracking host. Needs WRITE_EMAILS or manage_emails.
 //
 // Errors: 400 raw IP, host with port, localhost or single-label domain, 401, 403 missing scope or
 // permission, 404 unknown mailbox, 429.
@@ -51037,7 +51117,7 @@ func (s *Server) handleMailboxesUpdateTrackingDomainRequest(args [1]string, args
 
 	var rawBody []byte
 
-	var response *MailboxTrackingDomain
+	var response *MailboxTrackingDomainState
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -51066,7 +51146,7 @@ func (s *Server) handleMailboxesUpdateTrackingDomainRequest(args [1]string, args
 		type (
 			Request  = struct{}
 			Params   = MailboxesUpdateTrackingDomainParams
-			Response = *MailboxTrackingDomain
+			Response = *MailboxTrackingDomainState
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -51974,6 +52054,8 @@ func (s *Server) handleMailboxesWarmupBanStatusRequest(args [1]string, argsEscap
 // pool, today's target from the ramp the scheduler follows, ramp settings (base, max, daily increase,
 // reply rate), health state and any block with its end and reason. Mailboxes the platform provisioned
 // also report the external warmup provider and its status. Needs READ_EMAILS.
+//
+// Errors: 401, 403 missing scope, 404 unknown mailbox, 429.
 //
 // GET /emails/{id}/warmup
 func (s *Server) handleMailboxesWarmupGetRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -53006,7 +53088,10 @@ func (s *Server) handleMailboxesWarmupStopRequest(args [1]string, argsEscaped bo
 // handleManagedMailboxesCancelOrderRequest handles managed_mailboxes_cancel_order operation.
 //
 // Cancels the order and returns it with its new status and cancellation time. Needs
-// MANAGE_MAILBOX_PROVISIONING; hosted edition only.
+// MANAGE_MAILBOX_PROVISIONING; offered on the hosted edition only.
+//
+// Errors: 401, 403 missing scope, 404 unknown or malformed order id, 429, 503
+// `mailbox_provisioning_unavailable` (self-hosted instance).
 //
 // POST /mailbox-provisioning/{id}/cancel
 func (s *Server) handleManagedMailboxesCancelOrderRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -53208,7 +53293,10 @@ func (s *Server) handleManagedMailboxesCancelOrderRequest(args [1]string, argsEs
 //
 // One managed-mailbox order: status, the hosted checkout link while awaiting payment, provisioning
 // steps with completion times, the mailboxes with their provider and warmup status, pricing, and the
-// error when it failed. Needs READ_EMAILS; hosted edition only.
+// error when it failed. Needs READ_EMAILS; offered on the hosted edition only.
+//
+// Errors: 401, 403 missing scope, 404 unknown or malformed order id, 429, 503
+// `mailbox_provisioning_unavailable` (self-hosted instance).
 //
 // GET /mailbox-provisioning/{id}
 func (s *Server) handleManagedMailboxesGetOrderRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -53410,8 +53498,11 @@ func (s *Server) handleManagedMailboxesGetOrderRequest(args [1]string, argsEscap
 //
 // Managed-mailbox orders of the organization with their status (awaiting_payment, paid, queued,
 // provisioning, configuring, ready, failed, cancelled), progress steps, pricing and the mailboxes
-// created so far. Needs READ_EMAILS; hosted edition only (a self-hosted instance answers 503
-// `mailbox_provisioning_unavailable`).
+// created so far, in the standard `{data, pagination}` envelope paged by cursor and limit. Needs
+// READ_EMAILS; offered on the hosted edition only.
+//
+// Errors: 400 bad cursor or limit, 401, 403 missing scope, 429, 503 `mailbox_provisioning_unavailable`
+// (self-hosted instance).
 //
 // GET /mailbox-provisioning
 func (s *Server) handleManagedMailboxesListOrdersRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -53531,10 +53622,20 @@ func (s *Server) handleManagedMailboxesListOrdersRequest(args [0]string, argsEsc
 			return
 		}
 	}
+	params, err := decodeManagedMailboxesListOrdersParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 
-	var response *ManagedMailboxesListOrdersOK
+	var response *ProvisionOrderList
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -53543,14 +53644,23 @@ func (s *Server) handleManagedMailboxesListOrdersRequest(args [0]string, argsEsc
 			OperationID:      "managed_mailboxes_list_orders",
 			Body:             nil,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "cursor",
+					In:   "query",
+				}: params.Cursor,
+				{
+					Name: "limit",
+					In:   "query",
+				}: params.Limit,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = struct{}
-			Params   = struct{}
-			Response = *ManagedMailboxesListOrdersOK
+			Params   = ManagedMailboxesListOrdersParams
+			Response = *ProvisionOrderList
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -53559,14 +53669,14 @@ func (s *Server) handleManagedMailboxesListOrdersRequest(args [0]string, argsEsc
 		](
 			m,
 			mreq,
-			nil,
+			unpackManagedMailboxesListOrdersParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.ManagedMailboxesListOrders(ctx)
+				response, err = s.h.ManagedMailboxesListOrders(ctx, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.ManagedMailboxesListOrders(ctx)
+		response, err = s.h.ManagedMailboxesListOrders(ctx, params)
 	}
 	if err != nil {
 		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
@@ -53600,8 +53710,11 @@ func (s *Server) handleManagedMailboxesListOrdersRequest(args [0]string, argsEsc
 // directly; an API key or OAuth token orders only under an agent policy granting mailbox.provision
 // whose max_monthly_mailbox_spend_cents the order's monthly total fits under. Otherwise the answer is
 // 202 `awaiting_approval` with the reasons and an approval link; submit the same quote_id again once a
-// human has approved. An Idempotency-Key is required; needs MANAGE_MAILBOX_PROVISIONING, and a
-// self-hosted instance answers 503 `mailbox_provisioning_unavailable`.
+// human has approved. A quote is valid for 15 minutes. An Idempotency-Key is required; needs
+// MANAGE_MAILBOX_PROVISIONING; offered on the hosted edition only.
+//
+// Errors: 400 invalid body, missing Idempotency-Key, or a quote that is unknown or past its 15
+// minutes, 401, 403 missing scope, 429, 503 `mailbox_provisioning_unavailable` (self-hosted instance).
 //
 // POST /mailboxes/provision
 func (s *Server) handleManagedMailboxesProvisionRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -53817,12 +53930,13 @@ func (s *Server) handleManagedMailboxesProvisionRequest(args [0]string, argsEsca
 // handleManagedMailboxesQuoteRequest handles managed_mailboxes_quote operation.
 //
 // Prices an order of mailboxes on a Google or Microsoft platform from live upstream costs and checks
-// each domain: one `domain`, or several `domains` over which the mailboxes are spread as evenly as
+// every domain: one `domain`, or several `domains` over which the mailboxes are spread as evenly as
 // possible, each domain priced separately; warmup and mailbox names are optional. The quote lists line
-// items, the monthly total and what is due today, and is valid for 15 minutes. Hosted edition only.
-// Needs MANAGE_MAILBOX_PROVISIONING.
+// items, the monthly total and what is due today, and is valid for 15 minutes. Needs
+// MANAGE_MAILBOX_PROVISIONING; offered on the hosted edition only.
 //
-// Errors: 503 `mailbox_provisioning_unavailable` (self-hosted instance).
+// Errors: 400 invalid body (neither domain nor domains), 401, 403 missing scope, 429, 503
+// `mailbox_provisioning_unavailable` (self-hosted instance).
 //
 // POST /mailboxes/provision/quote
 func (s *Server) handleManagedMailboxesQuoteRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -63437,6 +63551,8 @@ func (s *Server) handleProductEventsListRequest(args [0]string, argsEscaped bool
 //
 // Moves a run that has not reached a final state to cancelled and returns it. Needs WRITE_RUNS.
 //
+// Errors: 400 malformed id, 401, 403 missing scope WRITE_RUNS, 404 unknown run, 429.
+//
 // POST /runs/{id}/cancel
 func (s *Server) handleRunsCancelRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
 	statusWriter := &codeRecorder{ResponseWriter: w}
@@ -63636,11 +63752,14 @@ func (s *Server) handleRunsCancelRequest(args [1]string, argsEscaped bool, w htt
 // handleRunsCreateRequest handles runs_create operation.
 //
 // Submits a durable outbound launch (an existing campaign or a new one, senders in auto, explicit or
-// tags mode, inline leads, contact or segment ids, steps and variants, a daily limit, a schedule,
+// tag mode, inline leads, contact or segment ids, steps and variants, a daily limit, a schedule,
 // stop_on_reply, opt-out, and an `intent` of draft or launch) and answers 202 with the run queued.
 // Idempotency-Key is required, so a retry never starts a second run. The launch is preflighted, then
 // goes ahead only under an agent policy bound to the calling credential or after a human approval;
 // needs WRITE_RUNS, plus EXECUTE_RUNS for intent launch.
+//
+// Errors: 400 invalid body or missing Idempotency-Key, 401, 403 missing scope WRITE_RUNS or
+// EXECUTE_RUNS, 429.
 //
 // POST /runs
 func (s *Server) handleRunsCreateRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -63858,6 +63977,8 @@ func (s *Server) handleRunsCreateRequest(args [0]string, argsEscaped bool, w htt
 // Returns one run with its current state and the append-only stream of events recorded for it. Needs
 // READ_RUNS.
 //
+// Errors: 400 malformed id, 401, 403 missing scope READ_RUNS, 404 unknown run, 429.
+//
 // GET /runs/{id}
 func (s *Server) handleRunsGetRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
 	statusWriter := &codeRecorder{ResponseWriter: w}
@@ -63989,7 +64110,7 @@ func (s *Server) handleRunsGetRequest(args [1]string, argsEscaped bool, w http.R
 
 	var rawBody []byte
 
-	var response RunsGetOK
+	var response *OutboundRunDetail
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -64010,7 +64131,7 @@ func (s *Server) handleRunsGetRequest(args [1]string, argsEscaped bool, w http.R
 		type (
 			Request  = struct{}
 			Params   = RunsGetParams
-			Response = RunsGetOK
+			Response = *OutboundRunDetail
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -64057,6 +64178,8 @@ func (s *Server) handleRunsGetRequest(args [1]string, argsEscaped bool, w http.R
 // handleRunsListRequest handles runs_list operation.
 //
 // Outbound runs of the organization with their current state, in a `data` array. Needs READ_RUNS.
+//
+// Errors: 400 no organization, 401, 403 missing scope READ_RUNS, 429.
 //
 // GET /runs
 func (s *Server) handleRunsListRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -68707,11 +68830,12 @@ func (s *Server) handleUniboxGetRequest(args [1]string, argsEscaped bool, w http
 // handleUniboxGetThreadRequest handles unibox_get_thread operation.
 //
 // Messages of one thread (thread_id, also accepted as `id`) with headers and both bodies, paged by
-// cursor and limit. Without email_id (alias `email`) the thread is read across every mailbox of the
-// organization. Needs the unified-inbox feature and READ_UNIBOX or access_unibox.
+// cursor and limit (1 to 100, default 50; out of range is 400). Without email_id (alias `email`) the
+// thread is read across every mailbox of the organization. Needs the unified-inbox feature and
+// READ_UNIBOX or access_unibox.
 //
-// Errors: 400 missing thread_id, limit out of range or bad cursor, 401, 403 missing scope or
-// permission or no unified-inbox feature, 429.
+// Errors: 400 missing thread_id (neither thread_id nor id), limit out of range or bad cursor, 401, 403
+// missing scope or permission or no unified-inbox feature, 429.
 //
 // GET /unibox/thread
 func (s *Server) handleUniboxGetThreadRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -68859,9 +68983,17 @@ func (s *Server) handleUniboxGetThreadRequest(args [0]string, argsEscaped bool, 
 					In:   "query",
 				}: params.ThreadID,
 				{
+					Name: "id",
+					In:   "query",
+				}: params.ID,
+				{
 					Name: "email_id",
 					In:   "query",
 				}: params.EmailID,
+				{
+					Name: "email",
+					In:   "query",
+				}: params.Email,
 				{
 					Name: "cursor",
 					In:   "query",
@@ -68923,12 +69055,12 @@ func (s *Server) handleUniboxGetThreadRequest(args [0]string, argsEscaped bool, 
 
 // handleUniboxGetThreadLabelsRequest handles unibox_get_thread_labels operation.
 //
-// Conversation labels (contact categories) on a thread, given by thread_id (alias `id`), as id, title
-// and colour. Labels are shared by every member of the organization. Needs the unified-inbox feature
-// and READ_UNIBOX or access_unibox.
+// Conversation labels (contact categories) on a thread, given by thread_id (alias `id`), as
+// `{data: [{id, title, color}]}`. Labels are shared by every member of the organization. Needs the
+// unified-inbox feature and READ_UNIBOX or access_unibox.
 //
-// Errors: 400 missing thread_id, 401, 403 missing scope or permission or no unified-inbox feature,
-// 429.
+// Errors: 400 missing thread_id (neither thread_id nor id), 401, 403 missing scope or permission or no
+// unified-inbox feature, 429.
 //
 // GET /unibox/thread/labels
 func (s *Server) handleUniboxGetThreadLabelsRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -69075,6 +69207,10 @@ func (s *Server) handleUniboxGetThreadLabelsRequest(args [0]string, argsEscaped 
 					Name: "thread_id",
 					In:   "query",
 				}: params.ThreadID,
+				{
+					Name: "id",
+					In:   "query",
+				}: params.ID,
 			},
 			Raw: r,
 		}
@@ -69331,6 +69467,10 @@ func (s *Server) handleUniboxListRequest(args [0]string, argsEscaped bool, w htt
 					Name: "category_ids",
 					In:   "query",
 				}: params.CategoryIds,
+				{
+					Name: "uncategorized",
+					In:   "query",
+				}: params.Uncategorized,
 			},
 			Raw: r,
 		}
@@ -70411,16 +70551,22 @@ func (s *Server) handleUniboxOverviewRequest(args [0]string, argsEscaped bool, w
 // handleUniboxReplyRequest handles unibox_reply operation.
 //
 // Sends a reply from one of the organization's mailboxes (email_account_id, at least one to address
-// and a subject; thread_id and in_reply_to keep it in the conversation) and returns the task id, send
-// time and mode. send_mode is instant (default; waits in the undo window, 5 to 120 seconds, default
-// 30), smart (the mailbox's next sending gap) or scheduled (scheduled_at required, RFC 3339, in the
-// future); a queued reply can be cancelled through the scheduled-sends routes. Needs an active
-// organization, the unified-inbox feature and SEND_INBOX_REPLY (an API key or OAuth token replies on
-// its own only under an agent policy granting inbox.reply, otherwise it waits for approval) or
-// access_unibox (sessions). Accepts an Idempotency-Key.
+// and a subject; thread_id and in_reply_to keep it in the conversation). send_mode is instant
+// (default; waits in the undo window, 5 to 120 seconds, default 30), smart (the mailbox's next sending
+// gap) or scheduled (scheduled_at required, RFC 3339, in the future); a queued reply can be cancelled
+// through DELETE /unibox/scheduled/{task_id}. Needs an active organization, the unified-inbox feature,
+// and SEND_INBOX_REPLY (API keys, OAuth) or access_unibox (sessions). Accepts an Idempotency-Key.
 //
-// Errors: 400 invalid body, no recipient, scheduled_at missing or past, or no active organization,
-// 401, 403 missing scope or permission or no unified-inbox feature, 429.
+// Session (JWT) callers are already human-authorized: the answer is 200 with result `executed` and the
+// task id, send time and mode. API-key and OAuth callers need an agent policy bound to the credential
+// granting `inbox.reply` for that mailbox within its limits: within the policy the answer is 200
+// `executed`; otherwise a send approval is created (it expires after 30 minutes) and the answer is 202
+// with result `awaiting_approval`, approval_id and approval_url, and nothing is sent until a human
+// approves. Suppressions, organization limits, mailbox holds, mailbox authentication and health, and
+// deliverability rules apply whatever the policy says.
+//
+// Errors: 400 invalid body, no recipient, missing subject, scheduled_at missing or past, or no active
+// organization, 401, 403 missing scope or permission or no unified-inbox feature, 429.
 //
 // POST /unibox/reply
 func (s *Server) handleUniboxReplyRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -70568,7 +70714,7 @@ func (s *Server) handleUniboxReplyRequest(args [0]string, argsEscaped bool, w ht
 		}
 	}()
 
-	var response *UniboxReplyResult
+	var response UniboxReplyRes
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -70589,7 +70735,7 @@ func (s *Server) handleUniboxReplyRequest(args [0]string, argsEscaped bool, w ht
 		type (
 			Request  = *UniboxReplyRequest
 			Params   = UniboxReplyParams
-			Response = *UniboxReplyResult
+			Response = UniboxReplyRes
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -71903,13 +72049,13 @@ func (s *Server) handleWebhooksListRequest(args [0]string, argsEscaped bool, w h
 
 // handleWebhooksListDeliveriesRequest handles webhooks_list_deliveries operation.
 //
-// Deliveries of one endpoint, newest first, each in its latest state across retries (status, attempts,
-// next attempt, response status and the first 1024 bytes of the response body). `limit` 1 to 200
-// (default 50); a value out of range is refused. Needs WEBHOOKS (API keys, OAuth) or manage_settings
-// (sessions).
+// Deliveries of one endpoint, newest first, one row per delivery in its latest state across retries
+// (status, attempts, next attempt, response status and the first 1024 bytes of the response body),
+// filtered by `status` and `event_type`, paged with an opaque `cursor`. `limit` 1 to 200 (default 50);
+// a value out of range is refused. Needs WEBHOOKS (API keys, OAuth) or manage_settings (sessions).
 //
-// Errors: 400 malformed id or limit out of range, 401, 403 missing scope or permission, 404 unknown
-// endpoint, 429.
+// Errors: 400 malformed id, bad cursor, unknown status or event_type, limit outside 1..200 (rejected,
+// not clamped), 401, 403 missing scope or permission, 404 unknown endpoint, 429.
 //
 // GET /webhooks/{id}/deliveries
 func (s *Server) handleWebhooksListDeliveriesRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -72042,7 +72188,7 @@ func (s *Server) handleWebhooksListDeliveriesRequest(args [1]string, argsEscaped
 
 	var rawBody []byte
 
-	var response *WebhookDeliveryList
+	var response *WebhookDeliveryPage
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -72057,9 +72203,21 @@ func (s *Server) handleWebhooksListDeliveriesRequest(args [1]string, argsEscaped
 					In:   "path",
 				}: params.ID,
 				{
+					Name: "status",
+					In:   "query",
+				}: params.Status,
+				{
+					Name: "event_type",
+					In:   "query",
+				}: params.EventType,
+				{
 					Name: "limit",
 					In:   "query",
 				}: params.Limit,
+				{
+					Name: "cursor",
+					In:   "query",
+				}: params.Cursor,
 			},
 			Raw: r,
 		}
@@ -72067,7 +72225,7 @@ func (s *Server) handleWebhooksListDeliveriesRequest(args [1]string, argsEscaped
 		type (
 			Request  = struct{}
 			Params   = WebhooksListDeliveriesParams
-			Response = *WebhookDeliveryList
+			Response = *WebhookDeliveryPage
 		)
 		response, err = middleware.HookMiddleware[
 			Request,

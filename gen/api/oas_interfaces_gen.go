@@ -9,6 +9,10 @@ type ContactsExportRes interface {
 	contactsExportRes()
 }
 
+type MailboxesSendRes interface {
+	mailboxesSendRes()
+}
+
 type McpPostMessageRes interface {
 	mcpPostMessageRes()
 }
@@ -27,4 +31,8 @@ type TrackingUnsubscribeRes interface {
 
 type UniboxComposeRes interface {
 	uniboxComposeRes()
+}
+
+type UniboxReplyRes interface {
+	uniboxReplyRes()
 }

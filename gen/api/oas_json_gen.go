@@ -1711,8 +1711,6 @@ func (s *APIKeyStatus) Decode(d *jx.Decoder) error {
 		*s = APIKeyStatusActive
 	case APIKeyStatusRevoked:
 		*s = APIKeyStatusRevoked
-	case APIKeyStatusExpired:
-		*s = APIKeyStatusExpired
 	default:
 		*s = APIKeyStatus(v)
 	}
@@ -3733,6 +3731,22 @@ func (s *AccountHealthSummary) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *AccountHealthSummary) encodeFields(e *jx.Encoder) {
 	{
+		e.FieldStart("total")
+		e.Int(s.Total)
+	}
+	{
+		e.FieldStart("healthy")
+		e.Int(s.Healthy)
+	}
+	{
+		e.FieldStart("warning")
+		e.Int(s.Warning)
+	}
+	{
+		e.FieldStart("error")
+		e.Int(s.Error)
+	}
+	{
 		if s.TotalAccounts.Set {
 			e.FieldStart("total_accounts")
 			s.TotalAccounts.Encode(e)
@@ -3758,11 +3772,15 @@ func (s *AccountHealthSummary) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfAccountHealthSummary = [4]string{
-	0: "total_accounts",
-	1: "healthy_accounts",
-	2: "warning_accounts",
-	3: "error_accounts",
+var jsonFieldsNameOfAccountHealthSummary = [8]string{
+	0: "total",
+	1: "healthy",
+	2: "warning",
+	3: "error",
+	4: "total_accounts",
+	5: "healthy_accounts",
+	6: "warning_accounts",
+	7: "error_accounts",
 }
 
 // Decode decodes AccountHealthSummary from json.
@@ -3770,9 +3788,58 @@ func (s *AccountHealthSummary) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode AccountHealthSummary to nil")
 	}
+	var requiredBitSet [1]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
+		case "total":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Int()
+				s.Total = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"total\"")
+			}
+		case "healthy":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int()
+				s.Healthy = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"healthy\"")
+			}
+		case "warning":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Int()
+				s.Warning = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warning\"")
+			}
+		case "error":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				v, err := d.Int()
+				s.Error = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"error\"")
+			}
 		case "total_accounts":
 			if err := func() error {
 				s.TotalAccounts.Reset()
@@ -3819,6 +3886,38 @@ func (s *AccountHealthSummary) Decode(d *jx.Decoder) error {
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode AccountHealthSummary")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00001111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfAccountHealthSummary) {
+					name = jsonFieldsNameOfAccountHealthSummary[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
 	}
 
 	return nil
@@ -5406,15 +5505,29 @@ func (s *AdvancedOutreachSettingsPreflight) encodeFields(e *jx.Encoder) {
 			s.CheckScheduleWindow.Encode(e)
 		}
 	}
+	{
+		if s.CheckContentScore.Set {
+			e.FieldStart("check_content_score")
+			s.CheckContentScore.Encode(e)
+		}
+	}
+	{
+		if s.MinContentScore.Set {
+			e.FieldStart("min_content_score")
+			s.MinContentScore.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfAdvancedOutreachSettingsPreflight = [6]string{
+var jsonFieldsNameOfAdvancedOutreachSettingsPreflight = [8]string{
 	0: "enabled",
 	1: "check_tracking_domain",
 	2: "check_unsubscribe_header",
 	3: "check_ab_variant_configured",
 	4: "check_daily_limit",
 	5: "check_schedule_window",
+	6: "check_content_score",
+	7: "min_content_score",
 }
 
 // Decode decodes AdvancedOutreachSettingsPreflight from json.
@@ -5484,6 +5597,26 @@ func (s *AdvancedOutreachSettingsPreflight) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"check_schedule_window\"")
+			}
+		case "check_content_score":
+			if err := func() error {
+				s.CheckContentScore.Reset()
+				if err := s.CheckContentScore.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"check_content_score\"")
+			}
+		case "min_content_score":
+			if err := func() error {
+				s.MinContentScore.Reset()
+				if err := s.MinContentScore.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"min_content_score\"")
 			}
 		default:
 			return d.Skip()
@@ -5588,18 +5721,32 @@ func (s *AdvancedOutreachSettingsReplyIntent) encodeFields(e *jx.Encoder) {
 			s.AutoSuppressOnUnsubscribeKeyword.Encode(e)
 		}
 	}
+	{
+		if s.HoldOnOutOfOffice.Set {
+			e.FieldStart("hold_on_out_of_office")
+			s.HoldOnOutOfOffice.Encode(e)
+		}
+	}
+	{
+		if s.OutOfOfficeHoldDays.Set {
+			e.FieldStart("out_of_office_hold_days")
+			s.OutOfOfficeHoldDays.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfAdvancedOutreachSettingsReplyIntent = [9]string{
-	0: "enabled",
-	1: "positive_keywords",
-	2: "negative_keywords",
-	3: "out_of_office_keywords",
-	4: "question_keywords",
-	5: "auto_create_crm_task",
-	6: "crm_task_intents",
-	7: "auto_pause_on_negative",
-	8: "auto_suppress_on_unsubscribe_keyword",
+var jsonFieldsNameOfAdvancedOutreachSettingsReplyIntent = [11]string{
+	0:  "enabled",
+	1:  "positive_keywords",
+	2:  "negative_keywords",
+	3:  "out_of_office_keywords",
+	4:  "question_keywords",
+	5:  "auto_create_crm_task",
+	6:  "crm_task_intents",
+	7:  "auto_pause_on_negative",
+	8:  "auto_suppress_on_unsubscribe_keyword",
+	9:  "hold_on_out_of_office",
+	10: "out_of_office_hold_days",
 }
 
 // Decode decodes AdvancedOutreachSettingsReplyIntent from json.
@@ -5735,6 +5882,26 @@ func (s *AdvancedOutreachSettingsReplyIntent) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"auto_suppress_on_unsubscribe_keyword\"")
+			}
+		case "hold_on_out_of_office":
+			if err := func() error {
+				s.HoldOnOutOfOffice.Reset()
+				if err := s.HoldOnOutOfOffice.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"hold_on_out_of_office\"")
+			}
+		case "out_of_office_hold_days":
+			if err := func() error {
+				s.OutOfOfficeHoldDays.Reset()
+				if err := s.OutOfOfficeHoldDays.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"out_of_office_hold_days\"")
 			}
 		default:
 			return d.Skip()
@@ -7265,6 +7432,112 @@ func (s *AppConnectionCreated) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *AppConnectionList) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AppConnectionList) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("data")
+		e.ArrStart()
+		for _, elem := range s.Data {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfAppConnectionList = [1]string{
+	0: "data",
+}
+
+// Decode decodes AppConnectionList from json.
+func (s *AppConnectionList) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AppConnectionList to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "data":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.Data = make([]AppConnection, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AppConnection
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Data = append(s.Data, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"data\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AppConnectionList")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfAppConnectionList) {
+					name = jsonFieldsNameOfAppConnectionList[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AppConnectionList) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AppConnectionList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *AppConnectionTest) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -7629,177 +7902,6 @@ func (s AppConnectionsDeleteOK) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *AppConnectionsDeleteOK) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s *AppConnectionsListOK) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *AppConnectionsListOK) encodeFields(e *jx.Encoder) {
-	{
-		if s.Data != nil {
-			e.FieldStart("data")
-			e.ArrStart()
-			for _, elem := range s.Data {
-				elem.Encode(e)
-			}
-			e.ArrEnd()
-		}
-	}
-	{
-		if s.Pagination.Set {
-			e.FieldStart("pagination")
-			s.Pagination.Encode(e)
-		}
-	}
-}
-
-var jsonFieldsNameOfAppConnectionsListOK = [2]string{
-	0: "data",
-	1: "pagination",
-}
-
-// Decode decodes AppConnectionsListOK from json.
-func (s *AppConnectionsListOK) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode AppConnectionsListOK to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "data":
-			if err := func() error {
-				s.Data = make([]AppConnection, 0)
-				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem AppConnection
-					if err := elem.Decode(d); err != nil {
-						return err
-					}
-					s.Data = append(s.Data, elem)
-					return nil
-				}); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"data\"")
-			}
-		case "pagination":
-			if err := func() error {
-				s.Pagination.Reset()
-				if err := s.Pagination.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"pagination\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode AppConnectionsListOK")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *AppConnectionsListOK) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *AppConnectionsListOK) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s *AppConnectionsListOKPagination) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *AppConnectionsListOKPagination) encodeFields(e *jx.Encoder) {
-	{
-		if s.NextCursor.Set {
-			e.FieldStart("next_cursor")
-			s.NextCursor.Encode(e)
-		}
-	}
-	{
-		if s.HasMore.Set {
-			e.FieldStart("has_more")
-			s.HasMore.Encode(e)
-		}
-	}
-}
-
-var jsonFieldsNameOfAppConnectionsListOKPagination = [2]string{
-	0: "next_cursor",
-	1: "has_more",
-}
-
-// Decode decodes AppConnectionsListOKPagination from json.
-func (s *AppConnectionsListOKPagination) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode AppConnectionsListOKPagination to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "next_cursor":
-			if err := func() error {
-				s.NextCursor.Reset()
-				if err := s.NextCursor.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"next_cursor\"")
-			}
-		case "has_more":
-			if err := func() error {
-				s.HasMore.Reset()
-				if err := s.HasMore.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"has_more\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode AppConnectionsListOKPagination")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *AppConnectionsListOKPagination) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *AppConnectionsListOKPagination) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -9335,6 +9437,12 @@ func (s *AuthCredentials) encodeFields(e *jx.Encoder) {
 		e.Str(s.Password)
 	}
 	{
+		if s.Captcha.Set {
+			e.FieldStart("captcha")
+			s.Captcha.Encode(e)
+		}
+	}
+	{
 		if s.Turnstile.Set {
 			e.FieldStart("turnstile")
 			s.Turnstile.Encode(e)
@@ -9342,10 +9450,11 @@ func (s *AuthCredentials) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfAuthCredentials = [3]string{
+var jsonFieldsNameOfAuthCredentials = [4]string{
 	0: "email",
 	1: "password",
-	2: "turnstile",
+	2: "captcha",
+	3: "turnstile",
 }
 
 // Decode decodes AuthCredentials from json.
@@ -9380,6 +9489,16 @@ func (s *AuthCredentials) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"password\"")
+			}
+		case "captcha":
+			if err := func() error {
+				s.Captcha.Reset()
+				if err := s.Captcha.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"captcha\"")
 			}
 		case "turnstile":
 			if err := func() error {
@@ -9665,6 +9784,188 @@ func (s *AuthProviders) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *AuthProviders) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AuthRegisterResult) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AuthRegisterResult) encodeFields(e *jx.Encoder) {
+	{
+		if s.Session.Set {
+			e.FieldStart("session")
+			s.Session.Encode(e)
+		}
+	}
+	{
+		if s.AccessToken.Set {
+			e.FieldStart("access_token")
+			s.AccessToken.Encode(e)
+		}
+	}
+	{
+		if s.AccessTokenExpiresAt.Set {
+			e.FieldStart("access_token_expires_at")
+			s.AccessTokenExpiresAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.RefreshToken.Set {
+			e.FieldStart("refresh_token")
+			s.RefreshToken.Encode(e)
+		}
+	}
+	{
+		if s.RefreshTokenExpiresAt.Set {
+			e.FieldStart("refresh_token_expires_at")
+			s.RefreshTokenExpiresAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.TwoFaRequired.Set {
+			e.FieldStart("two_fa_required")
+			s.TwoFaRequired.Encode(e)
+		}
+	}
+	{
+		if s.PendingToken.Set {
+			e.FieldStart("pending_token")
+			s.PendingToken.Encode(e)
+		}
+	}
+	{
+		if s.ExpiresIn.Set {
+			e.FieldStart("expires_in")
+			s.ExpiresIn.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAuthRegisterResult = [8]string{
+	0: "session",
+	1: "access_token",
+	2: "access_token_expires_at",
+	3: "refresh_token",
+	4: "refresh_token_expires_at",
+	5: "two_fa_required",
+	6: "pending_token",
+	7: "expires_in",
+}
+
+// Decode decodes AuthRegisterResult from json.
+func (s *AuthRegisterResult) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AuthRegisterResult to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "session":
+			if err := func() error {
+				s.Session.Reset()
+				if err := s.Session.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"session\"")
+			}
+		case "access_token":
+			if err := func() error {
+				s.AccessToken.Reset()
+				if err := s.AccessToken.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"access_token\"")
+			}
+		case "access_token_expires_at":
+			if err := func() error {
+				s.AccessTokenExpiresAt.Reset()
+				if err := s.AccessTokenExpiresAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"access_token_expires_at\"")
+			}
+		case "refresh_token":
+			if err := func() error {
+				s.RefreshToken.Reset()
+				if err := s.RefreshToken.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"refresh_token\"")
+			}
+		case "refresh_token_expires_at":
+			if err := func() error {
+				s.RefreshTokenExpiresAt.Reset()
+				if err := s.RefreshTokenExpiresAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"refresh_token_expires_at\"")
+			}
+		case "two_fa_required":
+			if err := func() error {
+				s.TwoFaRequired.Reset()
+				if err := s.TwoFaRequired.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"two_fa_required\"")
+			}
+		case "pending_token":
+			if err := func() error {
+				s.PendingToken.Reset()
+				if err := s.PendingToken.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"pending_token\"")
+			}
+		case "expires_in":
+			if err := func() error {
+				s.ExpiresIn.Reset()
+				if err := s.ExpiresIn.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"expires_in\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AuthRegisterResult")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AuthRegisterResult) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AuthRegisterResult) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -10700,6 +11001,48 @@ func (s *AutomationEdge) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *AutomationEdge) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AutomationEdgeWhen as json.
+func (s AutomationEdgeWhen) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AutomationEdgeWhen from json.
+func (s *AutomationEdgeWhen) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AutomationEdgeWhen to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AutomationEdgeWhen(v) {
+	case AutomationEdgeWhenEmpty:
+		*s = AutomationEdgeWhenEmpty
+	case AutomationEdgeWhenTrue:
+		*s = AutomationEdgeWhenTrue
+	case AutomationEdgeWhenFalse:
+		*s = AutomationEdgeWhenFalse
+	default:
+		*s = AutomationEdgeWhen(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AutomationEdgeWhen) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AutomationEdgeWhen) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -13543,6 +13886,12 @@ func (s *Campaign) encodeFields(e *jx.Encoder) {
 		s.Status.Encode(e)
 	}
 	{
+		if s.Kind.Set {
+			e.FieldStart("kind")
+			s.Kind.Encode(e)
+		}
+	}
+	{
 		if s.StopOnReply.Set {
 			e.FieldStart("stop_on_reply")
 			s.StopOnReply.Encode(e)
@@ -13745,6 +14094,24 @@ func (s *Campaign) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.EntryDelayMinutes.Set {
+			e.FieldStart("entry_delay_minutes")
+			s.EntryDelayMinutes.Encode(e)
+		}
+	}
+	{
+		if s.Continuous.Set {
+			e.FieldStart("continuous")
+			s.Continuous.Encode(e)
+		}
+	}
+	{
+		if s.IdleSince.Set {
+			e.FieldStart("idle_since")
+			s.IdleSince.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
 		if s.TrackingDomain.Set {
 			e.FieldStart("tracking_domain")
 			s.TrackingDomain.Encode(e)
@@ -13763,6 +14130,30 @@ func (s *Campaign) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.UtmTracking.Set {
+			e.FieldStart("utm_tracking")
+			s.UtmTracking.Encode(e)
+		}
+	}
+	{
+		if s.UtmSource.Set {
+			e.FieldStart("utm_source")
+			s.UtmSource.Encode(e)
+		}
+	}
+	{
+		if s.UtmMedium.Set {
+			e.FieldStart("utm_medium")
+			s.UtmMedium.Encode(e)
+		}
+	}
+	{
+		if s.UtmCampaign.Set {
+			e.FieldStart("utm_campaign")
+			s.UtmCampaign.Encode(e)
+		}
+	}
+	{
 		if s.LastStatusChangeAt.Set {
 			e.FieldStart("last_status_change_at")
 			s.LastStatusChangeAt.Encode(e, json.EncodeDateTime)
@@ -13778,50 +14169,58 @@ func (s *Campaign) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfCampaign = [43]string{
+var jsonFieldsNameOfCampaign = [51]string{
 	0:  "id",
 	1:  "user_id",
 	2:  "organization_id",
 	3:  "name",
 	4:  "description",
 	5:  "status",
-	6:  "stop_on_reply",
-	7:  "open_tracking",
-	8:  "link_tracking",
-	9:  "text_only",
-	10: "daily_limit",
-	11: "unsubscribe_header",
-	12: "risky_emails",
-	13: "cc",
-	14: "bcc",
-	15: "start_date",
-	16: "end_date",
-	17: "timezone",
-	18: "days",
-	19: "start_time",
-	20: "end_time",
-	21: "schedule_windows",
-	22: "email_tags",
-	23: "folders",
-	24: "contact_order_by",
-	25: "contact_order_dir",
-	26: "contact_order_field",
-	27: "sender_strategy",
-	28: "rotation_mode",
-	29: "ramp_enabled",
-	30: "ramp_start",
-	31: "ramp_increment",
-	32: "ramp_ceiling",
-	33: "ramp_level",
-	34: "esp_match_mode",
-	35: "max_new_leads_per_day",
-	36: "prioritize_new_leads",
-	37: "tracking_domain",
-	38: "tracking_domain_verified",
-	39: "tracking_domain_verified_at",
-	40: "last_status_change_at",
-	41: "updated_at",
-	42: "created_at",
+	6:  "kind",
+	7:  "stop_on_reply",
+	8:  "open_tracking",
+	9:  "link_tracking",
+	10: "text_only",
+	11: "daily_limit",
+	12: "unsubscribe_header",
+	13: "risky_emails",
+	14: "cc",
+	15: "bcc",
+	16: "start_date",
+	17: "end_date",
+	18: "timezone",
+	19: "days",
+	20: "start_time",
+	21: "end_time",
+	22: "schedule_windows",
+	23: "email_tags",
+	24: "folders",
+	25: "contact_order_by",
+	26: "contact_order_dir",
+	27: "contact_order_field",
+	28: "sender_strategy",
+	29: "rotation_mode",
+	30: "ramp_enabled",
+	31: "ramp_start",
+	32: "ramp_increment",
+	33: "ramp_ceiling",
+	34: "ramp_level",
+	35: "esp_match_mode",
+	36: "max_new_leads_per_day",
+	37: "prioritize_new_leads",
+	38: "entry_delay_minutes",
+	39: "continuous",
+	40: "idle_since",
+	41: "tracking_domain",
+	42: "tracking_domain_verified",
+	43: "tracking_domain_verified_at",
+	44: "utm_tracking",
+	45: "utm_source",
+	46: "utm_medium",
+	47: "utm_campaign",
+	48: "last_status_change_at",
+	49: "updated_at",
+	50: "created_at",
 }
 
 // Decode decodes Campaign from json.
@@ -13829,7 +14228,8 @@ func (s *Campaign) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode Campaign to nil")
 	}
-	var requiredBitSet [6]uint8
+	var requiredBitSet [7]uint8
+	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -13896,6 +14296,16 @@ func (s *Campaign) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"status\"")
+			}
+		case "kind":
+			if err := func() error {
+				s.Kind.Reset()
+				if err := s.Kind.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"kind\"")
 			}
 		case "stop_on_reply":
 			if err := func() error {
@@ -14242,6 +14652,36 @@ func (s *Campaign) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"prioritize_new_leads\"")
 			}
+		case "entry_delay_minutes":
+			if err := func() error {
+				s.EntryDelayMinutes.Reset()
+				if err := s.EntryDelayMinutes.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"entry_delay_minutes\"")
+			}
+		case "continuous":
+			if err := func() error {
+				s.Continuous.Reset()
+				if err := s.Continuous.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"continuous\"")
+			}
+		case "idle_since":
+			if err := func() error {
+				s.IdleSince.Reset()
+				if err := s.IdleSince.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"idle_since\"")
+			}
 		case "tracking_domain":
 			if err := func() error {
 				s.TrackingDomain.Reset()
@@ -14272,6 +14712,46 @@ func (s *Campaign) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"tracking_domain_verified_at\"")
 			}
+		case "utm_tracking":
+			if err := func() error {
+				s.UtmTracking.Reset()
+				if err := s.UtmTracking.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"utm_tracking\"")
+			}
+		case "utm_source":
+			if err := func() error {
+				s.UtmSource.Reset()
+				if err := s.UtmSource.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"utm_source\"")
+			}
+		case "utm_medium":
+			if err := func() error {
+				s.UtmMedium.Reset()
+				if err := s.UtmMedium.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"utm_medium\"")
+			}
+		case "utm_campaign":
+			if err := func() error {
+				s.UtmCampaign.Reset()
+				if err := s.UtmCampaign.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"utm_campaign\"")
+			}
 		case "last_status_change_at":
 			if err := func() error {
 				s.LastStatusChangeAt.Reset()
@@ -14283,7 +14763,7 @@ func (s *Campaign) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"last_status_change_at\"")
 			}
 		case "updated_at":
-			requiredBitSet[5] |= 1 << 1
+			requiredBitSet[6] |= 1 << 1
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.UpdatedAt = v
@@ -14295,7 +14775,7 @@ func (s *Campaign) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"updated_at\"")
 			}
 		case "created_at":
-			requiredBitSet[5] |= 1 << 2
+			requiredBitSet[6] |= 1 << 2
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.CreatedAt = v
@@ -14315,8 +14795,9 @@ func (s *Campaign) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [6]uint8{
+	for i, mask := range [7]uint8{
 		0b00101001,
+		0b00000000,
 		0b00000000,
 		0b00000000,
 		0b00000000,
@@ -15624,15 +16105,20 @@ func (s *CampaignAnalytics) encodeFields(e *jx.Encoder) {
 		}
 		e.ArrEnd()
 	}
+	{
+		e.FieldStart("engagement")
+		s.Engagement.Encode(e)
+	}
 }
 
-var jsonFieldsNameOfCampaignAnalytics = [6]string{
+var jsonFieldsNameOfCampaignAnalytics = [7]string{
 	0: "campaign_id",
 	1: "name",
 	2: "status",
 	3: "date_range",
 	4: "summary",
 	5: "steps",
+	6: "engagement",
 }
 
 // Decode decodes CampaignAnalytics from json.
@@ -15718,6 +16204,16 @@ func (s *CampaignAnalytics) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"steps\"")
 			}
+		case "engagement":
+			requiredBitSet[0] |= 1 << 6
+			if err := func() error {
+				if err := s.Engagement.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"engagement\"")
+			}
 		default:
 			return d.Skip()
 		}
@@ -15728,7 +16224,7 @@ func (s *CampaignAnalytics) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00110111,
+		0b01110111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -15820,6 +16316,12 @@ func (s *CampaignAnalyticsSummary) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.MachineClicks.Set {
+			e.FieldStart("machine_clicks")
+			s.MachineClicks.Encode(e)
+		}
+	}
+	{
 		if s.Replies.Set {
 			e.FieldStart("replies")
 			s.Replies.Encode(e)
@@ -15863,20 +16365,21 @@ func (s *CampaignAnalyticsSummary) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfCampaignAnalyticsSummary = [13]string{
+var jsonFieldsNameOfCampaignAnalyticsSummary = [14]string{
 	0:  "total_contacts",
 	1:  "emails_sent",
 	2:  "emails_pending",
 	3:  "unique_opens",
 	4:  "machine_opens",
 	5:  "unique_clicks",
-	6:  "replies",
-	7:  "bounces",
-	8:  "unsubscribes",
-	9:  "open_rate",
-	10: "click_rate",
-	11: "reply_rate",
-	12: "bounce_rate",
+	6:  "machine_clicks",
+	7:  "replies",
+	8:  "bounces",
+	9:  "unsubscribes",
+	10: "open_rate",
+	11: "click_rate",
+	12: "reply_rate",
+	13: "bounce_rate",
 }
 
 // Decode decodes CampaignAnalyticsSummary from json.
@@ -15946,6 +16449,16 @@ func (s *CampaignAnalyticsSummary) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"unique_clicks\"")
+			}
+		case "machine_clicks":
+			if err := func() error {
+				s.MachineClicks.Reset()
+				if err := s.MachineClicks.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"machine_clicks\"")
 			}
 		case "replies":
 			if err := func() error {
@@ -16723,6 +17236,12 @@ func (s *CampaignCreate) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.Kind.Set {
+			e.FieldStart("kind")
+			s.Kind.Encode(e)
+		}
+	}
+	{
 		if s.StopOnReply.Set {
 			e.FieldStart("stop_on_reply")
 			s.StopOnReply.Encode(e)
@@ -16847,6 +17366,18 @@ func (s *CampaignCreate) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.ContactOrderBy.Set {
+			e.FieldStart("contact_order_by")
+			s.ContactOrderBy.Encode(e)
+		}
+	}
+	{
+		if s.ContactOrderDir.Set {
+			e.FieldStart("contact_order_dir")
+			s.ContactOrderDir.Encode(e)
+		}
+	}
+	{
 		if s.SenderStrategy.Set {
 			e.FieldStart("sender_strategy")
 			s.SenderStrategy.Encode(e)
@@ -16911,9 +17442,45 @@ func (s *CampaignCreate) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.EntryDelayMinutes.Set {
+			e.FieldStart("entry_delay_minutes")
+			s.EntryDelayMinutes.Encode(e)
+		}
+	}
+	{
+		if s.Continuous.Set {
+			e.FieldStart("continuous")
+			s.Continuous.Encode(e)
+		}
+	}
+	{
 		if s.TrackingDomain.Set {
 			e.FieldStart("tracking_domain")
 			s.TrackingDomain.Encode(e)
+		}
+	}
+	{
+		if s.UtmTracking.Set {
+			e.FieldStart("utm_tracking")
+			s.UtmTracking.Encode(e)
+		}
+	}
+	{
+		if s.UtmSource.Set {
+			e.FieldStart("utm_source")
+			s.UtmSource.Encode(e)
+		}
+	}
+	{
+		if s.UtmMedium.Set {
+			e.FieldStart("utm_medium")
+			s.UtmMedium.Encode(e)
+		}
+	}
+	{
+		if s.UtmCampaign.Set {
+			e.FieldStart("utm_campaign")
+			s.UtmCampaign.Encode(e)
 		}
 	}
 	{
@@ -16944,41 +17511,50 @@ func (s *CampaignCreate) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfCampaignCreate = [34]string{
+var jsonFieldsNameOfCampaignCreate = [43]string{
 	0:  "name",
 	1:  "description",
-	2:  "stop_on_reply",
-	3:  "open_tracking",
-	4:  "link_tracking",
-	5:  "text_only",
-	6:  "daily_limit",
-	7:  "unsubscribe_header",
-	8:  "risky_emails",
-	9:  "cc",
-	10: "bcc",
-	11: "start_date",
-	12: "end_date",
-	13: "timezone",
-	14: "days",
-	15: "start_time",
-	16: "end_time",
-	17: "schedule_windows",
-	18: "email_tag_ids",
-	19: "folder_ids",
-	20: "sender_strategy",
-	21: "rotation_mode",
-	22: "senders",
-	23: "ramp_enabled",
-	24: "ramp_start",
-	25: "ramp_increment",
-	26: "ramp_ceiling",
-	27: "esp_match_mode",
-	28: "max_new_leads_per_day",
-	29: "prioritize_new_leads",
-	30: "tracking_domain",
-	31: "steps",
-	32: "variants",
-	33: "advanced_overrides",
+	2:  "kind",
+	3:  "stop_on_reply",
+	4:  "open_tracking",
+	5:  "link_tracking",
+	6:  "text_only",
+	7:  "daily_limit",
+	8:  "unsubscribe_header",
+	9:  "risky_emails",
+	10: "cc",
+	11: "bcc",
+	12: "start_date",
+	13: "end_date",
+	14: "timezone",
+	15: "days",
+	16: "start_time",
+	17: "end_time",
+	18: "schedule_windows",
+	19: "email_tag_ids",
+	20: "folder_ids",
+	21: "contact_order_by",
+	22: "contact_order_dir",
+	23: "sender_strategy",
+	24: "rotation_mode",
+	25: "senders",
+	26: "ramp_enabled",
+	27: "ramp_start",
+	28: "ramp_increment",
+	29: "ramp_ceiling",
+	30: "esp_match_mode",
+	31: "max_new_leads_per_day",
+	32: "prioritize_new_leads",
+	33: "entry_delay_minutes",
+	34: "continuous",
+	35: "tracking_domain",
+	36: "utm_tracking",
+	37: "utm_source",
+	38: "utm_medium",
+	39: "utm_campaign",
+	40: "steps",
+	41: "variants",
+	42: "advanced_overrides",
 }
 
 // Decode decodes CampaignCreate from json.
@@ -16986,7 +17562,8 @@ func (s *CampaignCreate) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode CampaignCreate to nil")
 	}
-	var requiredBitSet [5]uint8
+	var requiredBitSet [6]uint8
+	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -17011,6 +17588,16 @@ func (s *CampaignCreate) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"description\"")
+			}
+		case "kind":
+			if err := func() error {
+				s.Kind.Reset()
+				if err := s.Kind.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"kind\"")
 			}
 		case "stop_on_reply":
 			if err := func() error {
@@ -17227,6 +17814,26 @@ func (s *CampaignCreate) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"folder_ids\"")
 			}
+		case "contact_order_by":
+			if err := func() error {
+				s.ContactOrderBy.Reset()
+				if err := s.ContactOrderBy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"contact_order_by\"")
+			}
+		case "contact_order_dir":
+			if err := func() error {
+				s.ContactOrderDir.Reset()
+				if err := s.ContactOrderDir.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"contact_order_dir\"")
+			}
 		case "sender_strategy":
 			if err := func() error {
 				s.SenderStrategy.Reset()
@@ -17334,6 +17941,26 @@ func (s *CampaignCreate) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"prioritize_new_leads\"")
 			}
+		case "entry_delay_minutes":
+			if err := func() error {
+				s.EntryDelayMinutes.Reset()
+				if err := s.EntryDelayMinutes.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"entry_delay_minutes\"")
+			}
+		case "continuous":
+			if err := func() error {
+				s.Continuous.Reset()
+				if err := s.Continuous.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"continuous\"")
+			}
 		case "tracking_domain":
 			if err := func() error {
 				s.TrackingDomain.Reset()
@@ -17343,6 +17970,46 @@ func (s *CampaignCreate) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"tracking_domain\"")
+			}
+		case "utm_tracking":
+			if err := func() error {
+				s.UtmTracking.Reset()
+				if err := s.UtmTracking.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"utm_tracking\"")
+			}
+		case "utm_source":
+			if err := func() error {
+				s.UtmSource.Reset()
+				if err := s.UtmSource.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"utm_source\"")
+			}
+		case "utm_medium":
+			if err := func() error {
+				s.UtmMedium.Reset()
+				if err := s.UtmMedium.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"utm_medium\"")
+			}
+		case "utm_campaign":
+			if err := func() error {
+				s.UtmCampaign.Reset()
+				if err := s.UtmCampaign.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"utm_campaign\"")
 			}
 		case "steps":
 			if err := func() error {
@@ -17397,8 +18064,9 @@ func (s *CampaignCreate) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [5]uint8{
+	for i, mask := range [6]uint8{
 		0b00000001,
+		0b00000000,
 		0b00000000,
 		0b00000000,
 		0b00000000,
@@ -17448,6 +18116,46 @@ func (s *CampaignCreate) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes CampaignCreateContactOrderDir as json.
+func (s CampaignCreateContactOrderDir) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes CampaignCreateContactOrderDir from json.
+func (s *CampaignCreateContactOrderDir) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignCreateContactOrderDir to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch CampaignCreateContactOrderDir(v) {
+	case CampaignCreateContactOrderDirAsc:
+		*s = CampaignCreateContactOrderDirAsc
+	case CampaignCreateContactOrderDirDesc:
+		*s = CampaignCreateContactOrderDirDesc
+	default:
+		*s = CampaignCreateContactOrderDir(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s CampaignCreateContactOrderDir) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignCreateContactOrderDir) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes CampaignCreateEspMatchMode as json.
 func (s CampaignCreateEspMatchMode) Encode(e *jx.Encoder) {
 	e.Str(string(s))
@@ -17486,6 +18194,46 @@ func (s CampaignCreateEspMatchMode) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *CampaignCreateEspMatchMode) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignCreateKind as json.
+func (s CampaignCreateKind) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes CampaignCreateKind from json.
+func (s *CampaignCreateKind) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignCreateKind to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch CampaignCreateKind(v) {
+	case CampaignCreateKindSequence:
+		*s = CampaignCreateKindSequence
+	case CampaignCreateKindOneTime:
+		*s = CampaignCreateKindOneTime
+	default:
+		*s = CampaignCreateKind(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s CampaignCreateKind) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignCreateKind) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -17826,6 +18574,296 @@ func (s *CampaignDuplicateRequest) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *CampaignDuplicateRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *CampaignEngagement) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *CampaignEngagement) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("countries")
+		e.ArrStart()
+		for _, elem := range s.Countries {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
+		e.FieldStart("clients")
+		e.ArrStart()
+		for _, elem := range s.Clients {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
+		e.FieldStart("devices")
+		e.ArrStart()
+		for _, elem := range s.Devices {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfCampaignEngagement = [3]string{
+	0: "countries",
+	1: "clients",
+	2: "devices",
+}
+
+// Decode decodes CampaignEngagement from json.
+func (s *CampaignEngagement) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignEngagement to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "countries":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.Countries = make([]CampaignEngagementBucket, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem CampaignEngagementBucket
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Countries = append(s.Countries, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"countries\"")
+			}
+		case "clients":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				s.Clients = make([]CampaignEngagementBucket, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem CampaignEngagementBucket
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Clients = append(s.Clients, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"clients\"")
+			}
+		case "devices":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				s.Devices = make([]CampaignEngagementBucket, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem CampaignEngagementBucket
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Devices = append(s.Devices, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"devices\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode CampaignEngagement")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfCampaignEngagement) {
+					name = jsonFieldsNameOfCampaignEngagement[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *CampaignEngagement) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignEngagement) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *CampaignEngagementBucket) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *CampaignEngagementBucket) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("key")
+		e.Str(s.Key)
+	}
+	{
+		e.FieldStart("opens")
+		e.Int(s.Opens)
+	}
+	{
+		e.FieldStart("clicks")
+		e.Int(s.Clicks)
+	}
+}
+
+var jsonFieldsNameOfCampaignEngagementBucket = [3]string{
+	0: "key",
+	1: "opens",
+	2: "clicks",
+}
+
+// Decode decodes CampaignEngagementBucket from json.
+func (s *CampaignEngagementBucket) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignEngagementBucket to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "key":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.Key = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"key\"")
+			}
+		case "opens":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int()
+				s.Opens = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"opens\"")
+			}
+		case "clicks":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Int()
+				s.Clicks = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"clicks\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode CampaignEngagementBucket")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfCampaignEngagementBucket) {
+					name = jsonFieldsNameOfCampaignEngagementBucket[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *CampaignEngagementBucket) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignEngagementBucket) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -18506,6 +19544,46 @@ func (s *CampaignHourlyStats) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *CampaignHourlyStats) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignKind as json.
+func (s CampaignKind) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes CampaignKind from json.
+func (s *CampaignKind) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignKind to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch CampaignKind(v) {
+	case CampaignKindSequence:
+		*s = CampaignKindSequence
+	case CampaignKindOneTime:
+		*s = CampaignKindOneTime
+	default:
+		*s = CampaignKind(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s CampaignKind) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignKind) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -20325,6 +21403,8 @@ func (s *CampaignStatus) Decode(d *jx.Decoder) error {
 		*s = CampaignStatusPaused
 	case CampaignStatusPausedNoAccounts:
 		*s = CampaignStatusPausedNoAccounts
+	case CampaignStatusPausedTrialExpired:
+		*s = CampaignStatusPausedTrialExpired
 	case CampaignStatusCompleted:
 		*s = CampaignStatusCompleted
 	case CampaignStatusStopped:
@@ -20438,9 +21518,15 @@ func (s *CampaignStep) encodeFields(e *jx.Encoder) {
 		e.FieldStart("created_at")
 		json.EncodeDateTime(e, s.CreatedAt)
 	}
+	{
+		if s.OnTimeout.Set {
+			e.FieldStart("on_timeout")
+			s.OnTimeout.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfCampaignStep = [15]string{
+var jsonFieldsNameOfCampaignStep = [16]string{
 	0:  "id",
 	1:  "name",
 	2:  "subject",
@@ -20456,6 +21542,7 @@ var jsonFieldsNameOfCampaignStep = [15]string{
 	12: "action",
 	13: "updated_at",
 	14: "created_at",
+	15: "on_timeout",
 }
 
 // Decode decodes CampaignStep from json.
@@ -20624,6 +21711,16 @@ func (s *CampaignStep) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"created_at\"")
+			}
+		case "on_timeout":
+			if err := func() error {
+				s.OnTimeout.Reset()
+				if err := s.OnTimeout.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"on_timeout\"")
 			}
 		default:
 			return d.Skip()
@@ -20849,9 +21946,27 @@ func (s *CampaignStepCreate) encodeFields(e *jx.Encoder) {
 			s.Kind.Encode(e)
 		}
 	}
+	{
+		if s.Conditions.Set {
+			e.FieldStart("conditions")
+			s.Conditions.Encode(e)
+		}
+	}
+	{
+		if s.Action.Set {
+			e.FieldStart("action")
+			s.Action.Encode(e)
+		}
+	}
+	{
+		if s.OnTimeout.Set {
+			e.FieldStart("on_timeout")
+			s.OnTimeout.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfCampaignStepCreate = [7]string{
+var jsonFieldsNameOfCampaignStepCreate = [10]string{
 	0: "name",
 	1: "subject",
 	2: "body_plain",
@@ -20859,6 +21974,9 @@ var jsonFieldsNameOfCampaignStepCreate = [7]string{
 	4: "wait_after",
 	5: "thread_reply",
 	6: "kind",
+	7: "conditions",
+	8: "action",
+	9: "on_timeout",
 }
 
 // Decode decodes CampaignStepCreate from json.
@@ -20939,6 +22057,36 @@ func (s *CampaignStepCreate) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"kind\"")
 			}
+		case "conditions":
+			if err := func() error {
+				s.Conditions.Reset()
+				if err := s.Conditions.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"conditions\"")
+			}
+		case "action":
+			if err := func() error {
+				s.Action.Reset()
+				if err := s.Action.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"action\"")
+			}
+		case "on_timeout":
+			if err := func() error {
+				s.OnTimeout.Reset()
+				if err := s.OnTimeout.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"on_timeout\"")
+			}
 		default:
 			return d.Skip()
 		}
@@ -20959,6 +22107,122 @@ func (s *CampaignStepCreate) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *CampaignStepCreate) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s CampaignStepCreateAction) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s CampaignStepCreateAction) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
+
+// Decode decodes CampaignStepCreateAction from json.
+func (s *CampaignStepCreateAction) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignStepCreateAction to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode CampaignStepCreateAction")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s CampaignStepCreateAction) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignStepCreateAction) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s CampaignStepCreateConditions) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s CampaignStepCreateConditions) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
+
+// Decode decodes CampaignStepCreateConditions from json.
+func (s *CampaignStepCreateConditions) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignStepCreateConditions to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode CampaignStepCreateConditions")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s CampaignStepCreateConditions) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignStepCreateConditions) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -21005,6 +22269,46 @@ func (s *CampaignStepCreateKind) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes CampaignStepCreateOnTimeout as json.
+func (s CampaignStepCreateOnTimeout) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes CampaignStepCreateOnTimeout from json.
+func (s *CampaignStepCreateOnTimeout) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignStepCreateOnTimeout to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch CampaignStepCreateOnTimeout(v) {
+	case CampaignStepCreateOnTimeoutContinue:
+		*s = CampaignStepCreateOnTimeoutContinue
+	case CampaignStepCreateOnTimeoutStop:
+		*s = CampaignStepCreateOnTimeoutStop
+	default:
+		*s = CampaignStepCreateOnTimeout(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s CampaignStepCreateOnTimeout) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignStepCreateOnTimeout) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes CampaignStepKind as json.
 func (s CampaignStepKind) Encode(e *jx.Encoder) {
 	e.Str(string(s))
@@ -21043,6 +22347,46 @@ func (s CampaignStepKind) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *CampaignStepKind) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignStepOnTimeout as json.
+func (s CampaignStepOnTimeout) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes CampaignStepOnTimeout from json.
+func (s *CampaignStepOnTimeout) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignStepOnTimeout to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch CampaignStepOnTimeout(v) {
+	case CampaignStepOnTimeoutContinue:
+		*s = CampaignStepOnTimeoutContinue
+	case CampaignStepOnTimeoutStop:
+		*s = CampaignStepOnTimeoutStop
+	default:
+		*s = CampaignStepOnTimeout(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s CampaignStepOnTimeout) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignStepOnTimeout) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -21606,9 +22950,15 @@ func (s *CampaignStepUpdate) encodeFields(e *jx.Encoder) {
 			s.Action.Encode(e)
 		}
 	}
+	{
+		if s.OnTimeout.Set {
+			e.FieldStart("on_timeout")
+			s.OnTimeout.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfCampaignStepUpdate = [11]string{
+var jsonFieldsNameOfCampaignStepUpdate = [12]string{
 	0:  "name",
 	1:  "subject",
 	2:  "body_plain",
@@ -21620,6 +22970,7 @@ var jsonFieldsNameOfCampaignStepUpdate = [11]string{
 	8:  "conditions",
 	9:  "kind",
 	10: "action",
+	11: "on_timeout",
 }
 
 // Decode decodes CampaignStepUpdate from json.
@@ -21739,6 +23090,16 @@ func (s *CampaignStepUpdate) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"action\"")
+			}
+		case "on_timeout":
+			if err := func() error {
+				s.OnTimeout.Reset()
+				if err := s.OnTimeout.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"on_timeout\"")
 			}
 		default:
 			return d.Skip()
@@ -21918,6 +23279,46 @@ func (s CampaignStepUpdateKind) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *CampaignStepUpdateKind) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignStepUpdateOnTimeout as json.
+func (s CampaignStepUpdateOnTimeout) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes CampaignStepUpdateOnTimeout from json.
+func (s *CampaignStepUpdateOnTimeout) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignStepUpdateOnTimeout to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch CampaignStepUpdateOnTimeout(v) {
+	case CampaignStepUpdateOnTimeoutContinue:
+		*s = CampaignStepUpdateOnTimeoutContinue
+	case CampaignStepUpdateOnTimeoutStop:
+		*s = CampaignStepUpdateOnTimeoutStop
+	default:
+		*s = CampaignStepUpdateOnTimeout(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s CampaignStepUpdateOnTimeout) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignStepUpdateOnTimeout) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -23336,14 +24737,50 @@ func (s *CampaignUpdate) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.EntryDelayMinutes.Set {
+			e.FieldStart("entry_delay_minutes")
+			s.EntryDelayMinutes.Encode(e)
+		}
+	}
+	{
+		if s.Continuous.Set {
+			e.FieldStart("continuous")
+			s.Continuous.Encode(e)
+		}
+	}
+	{
 		if s.TrackingDomain.Set {
 			e.FieldStart("tracking_domain")
 			s.TrackingDomain.Encode(e)
 		}
 	}
+	{
+		if s.UtmTracking.Set {
+			e.FieldStart("utm_tracking")
+			s.UtmTracking.Encode(e)
+		}
+	}
+	{
+		if s.UtmSource.Set {
+			e.FieldStart("utm_source")
+			s.UtmSource.Encode(e)
+		}
+	}
+	{
+		if s.UtmMedium.Set {
+			e.FieldStart("utm_medium")
+			s.UtmMedium.Encode(e)
+		}
+	}
+	{
+		if s.UtmCampaign.Set {
+			e.FieldStart("utm_campaign")
+			s.UtmCampaign.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfCampaignUpdate = [34]string{
+var jsonFieldsNameOfCampaignUpdate = [40]string{
 	0:  "name",
 	1:  "description",
 	2:  "status",
@@ -23377,7 +24814,13 @@ var jsonFieldsNameOfCampaignUpdate = [34]string{
 	30: "esp_match_mode",
 	31: "max_new_leads_per_day",
 	32: "prioritize_new_leads",
-	33: "tracking_domain",
+	33: "entry_delay_minutes",
+	34: "continuous",
+	35: "tracking_domain",
+	36: "utm_tracking",
+	37: "utm_source",
+	38: "utm_medium",
+	39: "utm_campaign",
 }
 
 // Decode decodes CampaignUpdate from json.
@@ -23385,6 +24828,7 @@ func (s *CampaignUpdate) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode CampaignUpdate to nil")
 	}
+	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -23753,6 +25197,26 @@ func (s *CampaignUpdate) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"prioritize_new_leads\"")
 			}
+		case "entry_delay_minutes":
+			if err := func() error {
+				s.EntryDelayMinutes.Reset()
+				if err := s.EntryDelayMinutes.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"entry_delay_minutes\"")
+			}
+		case "continuous":
+			if err := func() error {
+				s.Continuous.Reset()
+				if err := s.Continuous.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"continuous\"")
+			}
 		case "tracking_domain":
 			if err := func() error {
 				s.TrackingDomain.Reset()
@@ -23762,6 +25226,46 @@ func (s *CampaignUpdate) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"tracking_domain\"")
+			}
+		case "utm_tracking":
+			if err := func() error {
+				s.UtmTracking.Reset()
+				if err := s.UtmTracking.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"utm_tracking\"")
+			}
+		case "utm_source":
+			if err := func() error {
+				s.UtmSource.Reset()
+				if err := s.UtmSource.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"utm_source\"")
+			}
+		case "utm_medium":
+			if err := func() error {
+				s.UtmMedium.Reset()
+				if err := s.UtmMedium.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"utm_medium\"")
+			}
+		case "utm_campaign":
+			if err := func() error {
+				s.UtmCampaign.Reset()
+				if err := s.UtmCampaign.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"utm_campaign\"")
 			}
 		default:
 			return d.Skip()
@@ -24553,6 +26057,12 @@ func (s *ConfirmRequest) encodeFields(e *jx.Encoder) {
 		e.Str(s.Code)
 	}
 	{
+		if s.Captcha.Set {
+			e.FieldStart("captcha")
+			s.Captcha.Encode(e)
+		}
+	}
+	{
 		if s.Turnstile.Set {
 			e.FieldStart("turnstile")
 			s.Turnstile.Encode(e)
@@ -24560,10 +26070,11 @@ func (s *ConfirmRequest) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfConfirmRequest = [3]string{
+var jsonFieldsNameOfConfirmRequest = [4]string{
 	0: "session",
 	1: "code",
-	2: "turnstile",
+	2: "captcha",
+	3: "turnstile",
 }
 
 // Decode decodes ConfirmRequest from json.
@@ -24598,6 +26109,16 @@ func (s *ConfirmRequest) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"code\"")
+			}
+		case "captcha":
+			if err := func() error {
+				s.Captcha.Reset()
+				if err := s.Captcha.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"captcha\"")
 			}
 		case "turnstile":
 			if err := func() error {
@@ -24727,6 +26248,24 @@ func (s *Contact) encodeFields(e *jx.Encoder) {
 		s.VerificationStatus.Encode(e)
 	}
 	{
+		if s.VerificationSubStatus.Set {
+			e.FieldStart("verification_sub_status")
+			s.VerificationSubStatus.Encode(e)
+		}
+	}
+	{
+		if s.VerificationSource.Set {
+			e.FieldStart("verification_source")
+			s.VerificationSource.Encode(e)
+		}
+	}
+	{
+		if s.VerificationProvider.Set {
+			e.FieldStart("verification_provider")
+			s.VerificationProvider.Encode(e)
+		}
+	}
+	{
 		e.FieldStart("verification_reason")
 		e.Str(s.VerificationReason)
 	}
@@ -24738,6 +26277,12 @@ func (s *Contact) encodeFields(e *jx.Encoder) {
 		if s.VerificationCheckedAt.Set {
 			e.FieldStart("verification_checked_at")
 			s.VerificationCheckedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.VerificationConfidence.Set {
+			e.FieldStart("verification_confidence")
+			s.VerificationConfidence.Encode(e)
 		}
 	}
 	{
@@ -24766,7 +26311,7 @@ func (s *Contact) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfContact = [19]string{
+var jsonFieldsNameOfContact = [23]string{
 	0:  "id",
 	1:  "first_name",
 	2:  "last_name",
@@ -24778,14 +26323,18 @@ var jsonFieldsNameOfContact = [19]string{
 	8:  "campaigns",
 	9:  "categories",
 	10: "verification_status",
-	11: "verification_reason",
-	12: "is_catch_all",
-	13: "verification_checked_at",
-	14: "esp_provider",
-	15: "esp_resolved_at",
-	16: "campaign_lead",
-	17: "updated_at",
-	18: "created_at",
+	11: "verification_sub_status",
+	12: "verification_source",
+	13: "verification_provider",
+	14: "verification_reason",
+	15: "is_catch_all",
+	16: "verification_checked_at",
+	17: "verification_confidence",
+	18: "esp_provider",
+	19: "esp_resolved_at",
+	20: "campaign_lead",
+	21: "updated_at",
+	22: "created_at",
 }
 
 // Decode decodes Contact from json.
@@ -24937,8 +26486,38 @@ func (s *Contact) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"verification_status\"")
 			}
+		case "verification_sub_status":
+			if err := func() error {
+				s.VerificationSubStatus.Reset()
+				if err := s.VerificationSubStatus.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verification_sub_status\"")
+			}
+		case "verification_source":
+			if err := func() error {
+				s.VerificationSource.Reset()
+				if err := s.VerificationSource.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verification_source\"")
+			}
+		case "verification_provider":
+			if err := func() error {
+				s.VerificationProvider.Reset()
+				if err := s.VerificationProvider.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verification_provider\"")
+			}
 		case "verification_reason":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
 				v, err := d.Str()
 				s.VerificationReason = string(v)
@@ -24950,7 +26529,7 @@ func (s *Contact) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"verification_reason\"")
 			}
 		case "is_catch_all":
-			requiredBitSet[1] |= 1 << 4
+			requiredBitSet[1] |= 1 << 7
 			if err := func() error {
 				v, err := d.Bool()
 				s.IsCatchAll = bool(v)
@@ -24971,8 +26550,18 @@ func (s *Contact) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"verification_checked_at\"")
 			}
+		case "verification_confidence":
+			if err := func() error {
+				s.VerificationConfidence.Reset()
+				if err := s.VerificationConfidence.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verification_confidence\"")
+			}
 		case "esp_provider":
-			requiredBitSet[1] |= 1 << 6
+			requiredBitSet[2] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.EspProvider = string(v)
@@ -25004,7 +26593,7 @@ func (s *Contact) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"campaign_lead\"")
 			}
 		case "updated_at":
-			requiredBitSet[2] |= 1 << 1
+			requiredBitSet[2] |= 1 << 5
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.UpdatedAt = v
@@ -25016,7 +26605,7 @@ func (s *Contact) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"updated_at\"")
 			}
 		case "created_at":
-			requiredBitSet[2] |= 1 << 2
+			requiredBitSet[2] |= 1 << 6
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.CreatedAt = v
@@ -25038,8 +26627,8 @@ func (s *Contact) Decode(d *jx.Decoder) error {
 	var failures []validate.FieldError
 	for i, mask := range [3]uint8{
 		0b11111111,
-		0b01011111,
-		0b00000110,
+		0b11000111,
+		0b01100100,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -26102,6 +27691,12 @@ func (s *ContactCampaignProgress) encodeFields(e *jx.Encoder) {
 		e.Int(s.Opened)
 	}
 	{
+		if s.MachineOpened.Set {
+			e.FieldStart("machine_opened")
+			s.MachineOpened.Encode(e)
+		}
+	}
+	{
 		e.FieldStart("clicked")
 		e.Int(s.Clicked)
 	}
@@ -26117,6 +27712,12 @@ func (s *ContactCampaignProgress) encodeFields(e *jx.Encoder) {
 		if s.CurrentStep.Set {
 			e.FieldStart("current_step")
 			s.CurrentStep.Encode(e)
+		}
+	}
+	{
+		if s.Sender.Set {
+			e.FieldStart("sender")
+			s.Sender.Encode(e)
 		}
 	}
 	{
@@ -26139,17 +27740,19 @@ func (s *ContactCampaignProgress) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfContactCampaignProgress = [10]string{
-	0: "status",
-	1: "sent",
-	2: "opened",
-	3: "clicked",
-	4: "replied",
-	5: "bounced",
-	6: "current_step",
-	7: "failure_reason",
-	8: "last_activity_at",
-	9: "hold",
+var jsonFieldsNameOfContactCampaignProgress = [12]string{
+	0:  "status",
+	1:  "sent",
+	2:  "opened",
+	3:  "machine_opened",
+	4:  "clicked",
+	5:  "replied",
+	6:  "bounced",
+	7:  "current_step",
+	8:  "sender",
+	9:  "failure_reason",
+	10: "last_activity_at",
+	11: "hold",
 }
 
 // Decode decodes ContactCampaignProgress from json.
@@ -26195,8 +27798,18 @@ func (s *ContactCampaignProgress) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"opened\"")
 			}
+		case "machine_opened":
+			if err := func() error {
+				s.MachineOpened.Reset()
+				if err := s.MachineOpened.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"machine_opened\"")
+			}
 		case "clicked":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				v, err := d.Int()
 				s.Clicked = int(v)
@@ -26208,7 +27821,7 @@ func (s *ContactCampaignProgress) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"clicked\"")
 			}
 		case "replied":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				v, err := d.Int()
 				s.Replied = int(v)
@@ -26220,7 +27833,7 @@ func (s *ContactCampaignProgress) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"replied\"")
 			}
 		case "bounced":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				v, err := d.Int()
 				s.Bounced = int(v)
@@ -26240,6 +27853,16 @@ func (s *ContactCampaignProgress) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"current_step\"")
+			}
+		case "sender":
+			if err := func() error {
+				s.Sender.Reset()
+				if err := s.Sender.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sender\"")
 			}
 		case "failure_reason":
 			if err := func() error {
@@ -26281,7 +27904,7 @@ func (s *ContactCampaignProgress) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
-		0b00111111,
+		0b01110111,
 		0b00000000,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
@@ -26383,6 +28006,310 @@ func (s *ContactCampaignProgressStatus) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *ContactCategoryCount) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ContactCategoryCount) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("category_id")
+		json.EncodeUUID(e, s.CategoryID)
+	}
+	{
+		e.FieldStart("count")
+		e.Int(s.Count)
+	}
+}
+
+var jsonFieldsNameOfContactCategoryCount = [2]string{
+	0: "category_id",
+	1: "count",
+}
+
+// Decode decodes ContactCategoryCount from json.
+func (s *ContactCategoryCount) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ContactCategoryCount to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "category_id":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := json.DecodeUUID(d)
+				s.CategoryID = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"category_id\"")
+			}
+		case "count":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int()
+				s.Count = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ContactCategoryCount")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfContactCategoryCount) {
+					name = jsonFieldsNameOfContactCategoryCount[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ContactCategoryCount) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ContactCategoryCount) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ContactCounts) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ContactCounts) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("total")
+		e.Int(s.Total)
+	}
+	{
+		e.FieldStart("subscribed")
+		e.Int(s.Subscribed)
+	}
+	{
+		e.FieldStart("unsubscribed")
+		e.Int(s.Unsubscribed)
+	}
+	{
+		e.FieldStart("in_campaign")
+		e.Int(s.InCampaign)
+	}
+	{
+		e.FieldStart("not_contacted")
+		e.Int(s.NotContacted)
+	}
+	{
+		e.FieldStart("categories")
+		e.ArrStart()
+		for _, elem := range s.Categories {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfContactCounts = [6]string{
+	0: "total",
+	1: "subscribed",
+	2: "unsubscribed",
+	3: "in_campaign",
+	4: "not_contacted",
+	5: "categories",
+}
+
+// Decode decodes ContactCounts from json.
+func (s *ContactCounts) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ContactCounts to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "total":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Int()
+				s.Total = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"total\"")
+			}
+		case "subscribed":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int()
+				s.Subscribed = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"subscribed\"")
+			}
+		case "unsubscribed":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Int()
+				s.Unsubscribed = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"unsubscribed\"")
+			}
+		case "in_campaign":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				v, err := d.Int()
+				s.InCampaign = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"in_campaign\"")
+			}
+		case "not_contacted":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				v, err := d.Int()
+				s.NotContacted = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"not_contacted\"")
+			}
+		case "categories":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				s.Categories = make([]ContactCategoryCount, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem ContactCategoryCount
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Categories = append(s.Categories, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"categories\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ContactCounts")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00111111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfContactCounts) {
+					name = jsonFieldsNameOfContactCounts[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ContactCounts) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ContactCounts) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *ContactCreate) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -26440,22 +28367,54 @@ func (s *ContactCreate) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.Segments != nil {
+			e.FieldStart("segments")
+			e.ArrStart()
+			for _, elem := range s.Segments {
+				json.EncodeUUID(e, elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
 		if s.CustomFields.Set {
 			e.FieldStart("custom_fields")
 			s.CustomFields.Encode(e)
 		}
 	}
+	{
+		if s.Subscribed.Set {
+			e.FieldStart("subscribed")
+			s.Subscribed.Encode(e)
+		}
+	}
+	{
+		if s.VerificationStatus.Set {
+			e.FieldStart("verification_status")
+			s.VerificationStatus.Encode(e)
+		}
+	}
+	{
+		if s.VerificationProvider.Set {
+			e.FieldStart("verification_provider")
+			s.VerificationProvider.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfContactCreate = [8]string{
-	0: "email",
-	1: "first_name",
-	2: "last_name",
-	3: "company",
-	4: "phone",
-	5: "campaigns",
-	6: "categories",
-	7: "custom_fields",
+var jsonFieldsNameOfContactCreate = [12]string{
+	0:  "email",
+	1:  "first_name",
+	2:  "last_name",
+	3:  "company",
+	4:  "phone",
+	5:  "campaigns",
+	6:  "categories",
+	7:  "segments",
+	8:  "custom_fields",
+	9:  "subscribed",
+	10: "verification_status",
+	11: "verification_provider",
 }
 
 // Decode decodes ContactCreate from json.
@@ -26463,7 +28422,7 @@ func (s *ContactCreate) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode ContactCreate to nil")
 	}
-	var requiredBitSet [1]uint8
+	var requiredBitSet [2]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -26557,6 +28516,25 @@ func (s *ContactCreate) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"categories\"")
 			}
+		case "segments":
+			if err := func() error {
+				s.Segments = make([]uuid.UUID, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem uuid.UUID
+					v, err := json.DecodeUUID(d)
+					elem = v
+					if err != nil {
+						return err
+					}
+					s.Segments = append(s.Segments, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"segments\"")
+			}
 		case "custom_fields":
 			if err := func() error {
 				s.CustomFields.Reset()
@@ -26567,6 +28545,36 @@ func (s *ContactCreate) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"custom_fields\"")
 			}
+		case "subscribed":
+			if err := func() error {
+				s.Subscribed.Reset()
+				if err := s.Subscribed.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"subscribed\"")
+			}
+		case "verification_status":
+			if err := func() error {
+				s.VerificationStatus.Reset()
+				if err := s.VerificationStatus.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verification_status\"")
+			}
+		case "verification_provider":
+			if err := func() error {
+				s.VerificationProvider.Reset()
+				if err := s.VerificationProvider.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verification_provider\"")
+			}
 		default:
 			return d.Skip()
 		}
@@ -26576,8 +28584,9 @@ func (s *ContactCreate) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [1]uint8{
+	for i, mask := range [2]uint8{
 		0b00000001,
+		0b00000000,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -26969,6 +28978,24 @@ func (s *ContactDetail) encodeFields(e *jx.Encoder) {
 		s.VerificationStatus.Encode(e)
 	}
 	{
+		if s.VerificationSubStatus.Set {
+			e.FieldStart("verification_sub_status")
+			s.VerificationSubStatus.Encode(e)
+		}
+	}
+	{
+		if s.VerificationSource.Set {
+			e.FieldStart("verification_source")
+			s.VerificationSource.Encode(e)
+		}
+	}
+	{
+		if s.VerificationProvider.Set {
+			e.FieldStart("verification_provider")
+			s.VerificationProvider.Encode(e)
+		}
+	}
+	{
 		e.FieldStart("verification_reason")
 		e.Str(s.VerificationReason)
 	}
@@ -26980,6 +29007,12 @@ func (s *ContactDetail) encodeFields(e *jx.Encoder) {
 		if s.VerificationCheckedAt.Set {
 			e.FieldStart("verification_checked_at")
 			s.VerificationCheckedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.VerificationConfidence.Set {
+			e.FieldStart("verification_confidence")
+			s.VerificationConfidence.Encode(e)
 		}
 	}
 	{
@@ -27018,7 +29051,7 @@ func (s *ContactDetail) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfContactDetail = [21]string{
+var jsonFieldsNameOfContactDetail = [25]string{
 	0:  "id",
 	1:  "first_name",
 	2:  "last_name",
@@ -27030,16 +29063,20 @@ var jsonFieldsNameOfContactDetail = [21]string{
 	8:  "campaigns",
 	9:  "categories",
 	10: "verification_status",
-	11: "verification_reason",
-	12: "is_catch_all",
-	13: "verification_checked_at",
-	14: "esp_provider",
-	15: "esp_resolved_at",
-	16: "campaign_lead",
-	17: "updated_at",
-	18: "created_at",
-	19: "engagement",
-	20: "suppression",
+	11: "verification_sub_status",
+	12: "verification_source",
+	13: "verification_provider",
+	14: "verification_reason",
+	15: "is_catch_all",
+	16: "verification_checked_at",
+	17: "verification_confidence",
+	18: "esp_provider",
+	19: "esp_resolved_at",
+	20: "campaign_lead",
+	21: "updated_at",
+	22: "created_at",
+	23: "engagement",
+	24: "suppression",
 }
 
 // Decode decodes ContactDetail from json.
@@ -27047,7 +29084,7 @@ func (s *ContactDetail) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode ContactDetail to nil")
 	}
-	var requiredBitSet [3]uint8
+	var requiredBitSet [4]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -27191,8 +29228,38 @@ func (s *ContactDetail) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"verification_status\"")
 			}
+		case "verification_sub_status":
+			if err := func() error {
+				s.VerificationSubStatus.Reset()
+				if err := s.VerificationSubStatus.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verification_sub_status\"")
+			}
+		case "verification_source":
+			if err := func() error {
+				s.VerificationSource.Reset()
+				if err := s.VerificationSource.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verification_source\"")
+			}
+		case "verification_provider":
+			if err := func() error {
+				s.VerificationProvider.Reset()
+				if err := s.VerificationProvider.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verification_provider\"")
+			}
 		case "verification_reason":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
 				v, err := d.Str()
 				s.VerificationReason = string(v)
@@ -27204,7 +29271,7 @@ func (s *ContactDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"verification_reason\"")
 			}
 		case "is_catch_all":
-			requiredBitSet[1] |= 1 << 4
+			requiredBitSet[1] |= 1 << 7
 			if err := func() error {
 				v, err := d.Bool()
 				s.IsCatchAll = bool(v)
@@ -27225,8 +29292,18 @@ func (s *ContactDetail) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"verification_checked_at\"")
 			}
+		case "verification_confidence":
+			if err := func() error {
+				s.VerificationConfidence.Reset()
+				if err := s.VerificationConfidence.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verification_confidence\"")
+			}
 		case "esp_provider":
-			requiredBitSet[1] |= 1 << 6
+			requiredBitSet[2] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.EspProvider = string(v)
@@ -27258,7 +29335,7 @@ func (s *ContactDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"campaign_lead\"")
 			}
 		case "updated_at":
-			requiredBitSet[2] |= 1 << 1
+			requiredBitSet[2] |= 1 << 5
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.UpdatedAt = v
@@ -27270,7 +29347,7 @@ func (s *ContactDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"updated_at\"")
 			}
 		case "created_at":
-			requiredBitSet[2] |= 1 << 2
+			requiredBitSet[2] |= 1 << 6
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.CreatedAt = v
@@ -27282,7 +29359,7 @@ func (s *ContactDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"created_at\"")
 			}
 		case "engagement":
-			requiredBitSet[2] |= 1 << 3
+			requiredBitSet[2] |= 1 << 7
 			if err := func() error {
 				if err := s.Engagement.Decode(d); err != nil {
 					return err
@@ -27310,10 +29387,11 @@ func (s *ContactDetail) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [3]uint8{
+	for i, mask := range [4]uint8{
 		0b11111111,
-		0b01011111,
-		0b00001110,
+		0b11000111,
+		0b11100100,
+		0b00000000,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -27415,6 +29493,52 @@ func (s *ContactDetailCustomFields) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes ContactDetailVerificationSource as json.
+func (s ContactDetailVerificationSource) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes ContactDetailVerificationSource from json.
+func (s *ContactDetailVerificationSource) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ContactDetailVerificationSource to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch ContactDetailVerificationSource(v) {
+	case ContactDetailVerificationSourceProbe:
+		*s = ContactDetailVerificationSourceProbe
+	case ContactDetailVerificationSourceProvider:
+		*s = ContactDetailVerificationSourceProvider
+	case ContactDetailVerificationSourceImported:
+		*s = ContactDetailVerificationSourceImported
+	case ContactDetailVerificationSourceManual:
+		*s = ContactDetailVerificationSourceManual
+	case ContactDetailVerificationSourceEmpty:
+		*s = ContactDetailVerificationSourceEmpty
+	default:
+		*s = ContactDetailVerificationSource(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s ContactDetailVerificationSource) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ContactDetailVerificationSource) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes ContactDetailVerificationStatus as json.
 func (s ContactDetailVerificationStatus) Encode(e *jx.Encoder) {
 	e.Str(string(s))
@@ -27455,6 +29579,60 @@ func (s ContactDetailVerificationStatus) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *ContactDetailVerificationStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ContactDetailVerificationSubStatus as json.
+func (s ContactDetailVerificationSubStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes ContactDetailVerificationSubStatus from json.
+func (s *ContactDetailVerificationSubStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ContactDetailVerificationSubStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch ContactDetailVerificationSubStatus(v) {
+	case ContactDetailVerificationSubStatusCatchAll:
+		*s = ContactDetailVerificationSubStatusCatchAll
+	case ContactDetailVerificationSubStatusDisposable:
+		*s = ContactDetailVerificationSubStatusDisposable
+	case ContactDetailVerificationSubStatusRole:
+		*s = ContactDetailVerificationSubStatusRole
+	case ContactDetailVerificationSubStatusSpamtrap:
+		*s = ContactDetailVerificationSubStatusSpamtrap
+	case ContactDetailVerificationSubStatusMailboxFull:
+		*s = ContactDetailVerificationSubStatusMailboxFull
+	case ContactDetailVerificationSubStatusNoMx:
+		*s = ContactDetailVerificationSubStatusNoMx
+	case ContactDetailVerificationSubStatusSyntax:
+		*s = ContactDetailVerificationSubStatusSyntax
+	case ContactDetailVerificationSubStatusUndisclosed:
+		*s = ContactDetailVerificationSubStatusUndisclosed
+	case ContactDetailVerificationSubStatusEmpty:
+		*s = ContactDetailVerificationSubStatusEmpty
+	default:
+		*s = ContactDetailVerificationSubStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s ContactDetailVerificationSubStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ContactDetailVerificationSubStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -28036,12 +30214,19 @@ func (s *ContactImportColumnMapping) encodeFields(e *jx.Encoder) {
 			s.CustomKey.Encode(e)
 		}
 	}
+	{
+		if s.VerificationProvider.Set {
+			e.FieldStart("verification_provider")
+			s.VerificationProvider.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfContactImportColumnMapping = [3]string{
+var jsonFieldsNameOfContactImportColumnMapping = [4]string{
 	0: "index",
 	1: "target",
 	2: "custom_key",
+	3: "verification_provider",
 }
 
 // Decode decodes ContactImportColumnMapping from json.
@@ -28084,6 +30269,16 @@ func (s *ContactImportColumnMapping) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"custom_key\"")
+			}
+		case "verification_provider":
+			if err := func() error {
+				s.VerificationProvider.Reset()
+				if err := s.VerificationProvider.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verification_provider\"")
 			}
 		default:
 			return d.Skip()
@@ -28173,6 +30368,10 @@ func (s *ContactImportColumnMappingTarget) Decode(d *jx.Decoder) error {
 		*s = ContactImportColumnMappingTargetSubscribed
 	case ContactImportColumnMappingTargetCategories:
 		*s = ContactImportColumnMappingTargetCategories
+	case ContactImportColumnMappingTargetVerificationStatus:
+		*s = ContactImportColumnMappingTargetVerificationStatus
+	case ContactImportColumnMappingTargetCustom:
+		*s = ContactImportColumnMappingTargetCustom
 	default:
 		*s = ContactImportColumnMappingTarget(v)
 	}
@@ -28438,6 +30637,170 @@ func (s *ContactImportPreview) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *ContactImportQuality) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ContactImportQuality) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("malformed")
+		e.Int(s.Malformed)
+	}
+	{
+		e.FieldStart("disposable")
+		e.Int(s.Disposable)
+	}
+	{
+		e.FieldStart("role")
+		e.Int(s.Role)
+	}
+	{
+		e.FieldStart("bad_share_pct")
+		e.Float64(s.BadSharePct)
+	}
+	{
+		e.FieldStart("flagged")
+		e.Bool(s.Flagged)
+	}
+}
+
+var jsonFieldsNameOfContactImportQuality = [5]string{
+	0: "malformed",
+	1: "disposable",
+	2: "role",
+	3: "bad_share_pct",
+	4: "flagged",
+}
+
+// Decode decodes ContactImportQuality from json.
+func (s *ContactImportQuality) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ContactImportQuality to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "malformed":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Int()
+				s.Malformed = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"malformed\"")
+			}
+		case "disposable":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int()
+				s.Disposable = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"disposable\"")
+			}
+		case "role":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Int()
+				s.Role = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"role\"")
+			}
+		case "bad_share_pct":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				v, err := d.Float64()
+				s.BadSharePct = float64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"bad_share_pct\"")
+			}
+		case "flagged":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				v, err := d.Bool()
+				s.Flagged = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"flagged\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ContactImportQuality")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00011111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfContactImportQuality) {
+					name = jsonFieldsNameOfContactImportQuality[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ContactImportQuality) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ContactImportQuality) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *ContactImportResult) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -28484,17 +30847,38 @@ func (s *ContactImportResult) encodeFields(e *jx.Encoder) {
 			e.ArrEnd()
 		}
 	}
+	{
+		if s.ErrorsTruncated.Set {
+			e.FieldStart("errors_truncated")
+			s.ErrorsTruncated.Encode(e)
+		}
+	}
+	{
+		if s.SegmentsPinned.Set {
+			e.FieldStart("segments_pinned")
+			s.SegmentsPinned.Encode(e)
+		}
+	}
+	{
+		if s.Quality.Set {
+			e.FieldStart("quality")
+			s.Quality.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfContactImportResult = [8]string{
-	0: "total",
-	1: "imported",
-	2: "updated",
-	3: "skipped",
-	4: "failed",
-	5: "started_at",
-	6: "ended_at",
-	7: "errors",
+var jsonFieldsNameOfContactImportResult = [11]string{
+	0:  "total",
+	1:  "imported",
+	2:  "updated",
+	3:  "skipped",
+	4:  "failed",
+	5:  "started_at",
+	6:  "ended_at",
+	7:  "errors",
+	8:  "errors_truncated",
+	9:  "segments_pinned",
+	10: "quality",
 }
 
 // Decode decodes ContactImportResult from json.
@@ -28502,7 +30886,7 @@ func (s *ContactImportResult) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode ContactImportResult to nil")
 	}
-	var requiredBitSet [1]uint8
+	var requiredBitSet [2]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -28607,6 +30991,36 @@ func (s *ContactImportResult) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"errors\"")
 			}
+		case "errors_truncated":
+			if err := func() error {
+				s.ErrorsTruncated.Reset()
+				if err := s.ErrorsTruncated.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"errors_truncated\"")
+			}
+		case "segments_pinned":
+			if err := func() error {
+				s.SegmentsPinned.Reset()
+				if err := s.SegmentsPinned.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"segments_pinned\"")
+			}
+		case "quality":
+			if err := func() error {
+				s.Quality.Reset()
+				if err := s.Quality.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"quality\"")
+			}
 		default:
 			return d.Skip()
 		}
@@ -28616,8 +31030,9 @@ func (s *ContactImportResult) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [1]uint8{
+	for i, mask := range [2]uint8{
 		0b01111111,
+		0b00000000,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -28819,6 +31234,324 @@ func (s *ContactImportRowError) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *ContactImportRowError) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ContactLeadCounts) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ContactLeadCounts) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("total")
+		e.Int(s.Total)
+	}
+	{
+		e.FieldStart("queued")
+		e.Int(s.Queued)
+	}
+	{
+		e.FieldStart("processing")
+		e.Int(s.Processing)
+	}
+	{
+		e.FieldStart("completed")
+		e.Int(s.Completed)
+	}
+	{
+		e.FieldStart("replied")
+		e.Int(s.Replied)
+	}
+	{
+		e.FieldStart("bounced")
+		e.Int(s.Bounced)
+	}
+	{
+		e.FieldStart("failed")
+		e.Int(s.Failed)
+	}
+	{
+		e.FieldStart("paused")
+		e.Int(s.Paused)
+	}
+	{
+		e.FieldStart("undeliverable")
+		e.Int(s.Undeliverable)
+	}
+	{
+		e.FieldStart("unsubscribed")
+		e.Int(s.Unsubscribed)
+	}
+	{
+		e.FieldStart("contacted")
+		e.Int(s.Contacted)
+	}
+	{
+		e.FieldStart("opened")
+		e.Int(s.Opened)
+	}
+	{
+		e.FieldStart("clicked")
+		e.Int(s.Clicked)
+	}
+	{
+		e.FieldStart("replied_any")
+		e.Int(s.RepliedAny)
+	}
+}
+
+var jsonFieldsNameOfContactLeadCounts = [14]string{
+	0:  "total",
+	1:  "queued",
+	2:  "processing",
+	3:  "completed",
+	4:  "replied",
+	5:  "bounced",
+	6:  "failed",
+	7:  "paused",
+	8:  "undeliverable",
+	9:  "unsubscribed",
+	10: "contacted",
+	11: "opened",
+	12: "clicked",
+	13: "replied_any",
+}
+
+// Decode decodes ContactLeadCounts from json.
+func (s *ContactLeadCounts) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ContactLeadCounts to nil")
+	}
+	var requiredBitSet [2]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "total":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Int()
+				s.Total = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"total\"")
+			}
+		case "queued":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int()
+				s.Queued = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"queued\"")
+			}
+		case "processing":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Int()
+				s.Processing = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"processing\"")
+			}
+		case "completed":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				v, err := d.Int()
+				s.Completed = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"completed\"")
+			}
+		case "replied":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				v, err := d.Int()
+				s.Replied = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"replied\"")
+			}
+		case "bounced":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				v, err := d.Int()
+				s.Bounced = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"bounced\"")
+			}
+		case "failed":
+			requiredBitSet[0] |= 1 << 6
+			if err := func() error {
+				v, err := d.Int()
+				s.Failed = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"failed\"")
+			}
+		case "paused":
+			requiredBitSet[0] |= 1 << 7
+			if err := func() error {
+				v, err := d.Int()
+				s.Paused = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"paused\"")
+			}
+		case "undeliverable":
+			requiredBitSet[1] |= 1 << 0
+			if err := func() error {
+				v, err := d.Int()
+				s.Undeliverable = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"undeliverable\"")
+			}
+		case "unsubscribed":
+			requiredBitSet[1] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int()
+				s.Unsubscribed = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"unsubscribed\"")
+			}
+		case "contacted":
+			requiredBitSet[1] |= 1 << 2
+			if err := func() error {
+				v, err := d.Int()
+				s.Contacted = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"contacted\"")
+			}
+		case "opened":
+			requiredBitSet[1] |= 1 << 3
+			if err := func() error {
+				v, err := d.Int()
+				s.Opened = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"opened\"")
+			}
+		case "clicked":
+			requiredBitSet[1] |= 1 << 4
+			if err := func() error {
+				v, err := d.Int()
+				s.Clicked = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"clicked\"")
+			}
+		case "replied_any":
+			requiredBitSet[1] |= 1 << 5
+			if err := func() error {
+				v, err := d.Int()
+				s.RepliedAny = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"replied_any\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ContactLeadCounts")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [2]uint8{
+		0b11111111,
+		0b00111111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfContactLeadCounts) {
+					name = jsonFieldsNameOfContactLeadCounts[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ContactLeadCounts) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ContactLeadCounts) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -29077,11 +31810,25 @@ func (s *ContactList) encodeFields(e *jx.Encoder) {
 		e.FieldStart("pagination")
 		s.Pagination.Encode(e)
 	}
+	{
+		if s.Counts.Set {
+			e.FieldStart("counts")
+			s.Counts.Encode(e)
+		}
+	}
+	{
+		if s.LeadCounts.Set {
+			e.FieldStart("lead_counts")
+			s.LeadCounts.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfContactList = [2]string{
+var jsonFieldsNameOfContactList = [4]string{
 	0: "data",
 	1: "pagination",
+	2: "counts",
+	3: "lead_counts",
 }
 
 // Decode decodes ContactList from json.
@@ -29120,6 +31867,26 @@ func (s *ContactList) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"pagination\"")
+			}
+		case "counts":
+			if err := func() error {
+				s.Counts.Reset()
+				if err := s.Counts.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"counts\"")
+			}
+		case "lead_counts":
+			if err := func() error {
+				s.LeadCounts.Reset()
+				if err := s.LeadCounts.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"lead_counts\"")
 			}
 		default:
 			return d.Skip()
@@ -30897,6 +33664,18 @@ func (s *ContactSearchRequest) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.LeadStatus.Set {
+			e.FieldStart("lead_status")
+			s.LeadStatus.Encode(e)
+		}
+	}
+	{
+		if s.Engagement.Set {
+			e.FieldStart("engagement")
+			s.Engagement.Encode(e)
+		}
+	}
+	{
 		if s.CategoryIds != nil {
 			e.FieldStart("category_ids")
 			e.ArrStart()
@@ -30904,6 +33683,22 @@ func (s *ContactSearchRequest) encodeFields(e *jx.Encoder) {
 				e.Str(elem)
 			}
 			e.ArrEnd()
+		}
+	}
+	{
+		if s.SegmentIds != nil {
+			e.FieldStart("segment_ids")
+			e.ArrStart()
+			for _, elem := range s.SegmentIds {
+				json.EncodeUUID(e, elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.VerificationStatus.Set {
+			e.FieldStart("verification_status")
+			s.VerificationStatus.Encode(e)
 		}
 	}
 	{
@@ -30962,20 +33757,24 @@ func (s *ContactSearchRequest) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfContactSearchRequest = [13]string{
+var jsonFieldsNameOfContactSearchRequest = [17]string{
 	0:  "query",
 	1:  "custom_field_filters",
 	2:  "campaign_ids",
-	3:  "category_ids",
-	4:  "min_campaigns",
-	5:  "max_campaigns",
-	6:  "subscribed",
-	7:  "created_after",
-	8:  "created_before",
-	9:  "updated_after",
-	10: "updated_before",
-	11: "sort_by",
-	12: "reverse",
+	3:  "lead_status",
+	4:  "engagement",
+	5:  "category_ids",
+	6:  "segment_ids",
+	7:  "verification_status",
+	8:  "min_campaigns",
+	9:  "max_campaigns",
+	10: "subscribed",
+	11: "created_after",
+	12: "created_before",
+	13: "updated_after",
+	14: "updated_before",
+	15: "sort_by",
+	16: "reverse",
 }
 
 // Decode decodes ContactSearchRequest from json.
@@ -30983,6 +33782,7 @@ func (s *ContactSearchRequest) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode ContactSearchRequest to nil")
 	}
+	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -31032,6 +33832,26 @@ func (s *ContactSearchRequest) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"campaign_ids\"")
 			}
+		case "lead_status":
+			if err := func() error {
+				s.LeadStatus.Reset()
+				if err := s.LeadStatus.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"lead_status\"")
+			}
+		case "engagement":
+			if err := func() error {
+				s.Engagement.Reset()
+				if err := s.Engagement.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"engagement\"")
+			}
 		case "category_ids":
 			if err := func() error {
 				s.CategoryIds = make([]string, 0)
@@ -31050,6 +33870,35 @@ func (s *ContactSearchRequest) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"category_ids\"")
+			}
+		case "segment_ids":
+			if err := func() error {
+				s.SegmentIds = make([]uuid.UUID, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem uuid.UUID
+					v, err := json.DecodeUUID(d)
+					elem = v
+					if err != nil {
+						return err
+					}
+					s.SegmentIds = append(s.SegmentIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"segment_ids\"")
+			}
+		case "verification_status":
+			if err := func() error {
+				s.VerificationStatus.Reset()
+				if err := s.VerificationStatus.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verification_status\"")
 			}
 		case "min_campaigns":
 			if err := func() error {
@@ -31161,6 +34010,50 @@ func (s *ContactSearchRequest) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *ContactSearchRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ContactSearchRequestVerificationStatus as json.
+func (s ContactSearchRequestVerificationStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes ContactSearchRequestVerificationStatus from json.
+func (s *ContactSearchRequestVerificationStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ContactSearchRequestVerificationStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch ContactSearchRequestVerificationStatus(v) {
+	case ContactSearchRequestVerificationStatusValid:
+		*s = ContactSearchRequestVerificationStatusValid
+	case ContactSearchRequestVerificationStatusRisky:
+		*s = ContactSearchRequestVerificationStatusRisky
+	case ContactSearchRequestVerificationStatusInvalid:
+		*s = ContactSearchRequestVerificationStatusInvalid
+	case ContactSearchRequestVerificationStatusUnknown:
+		*s = ContactSearchRequestVerificationStatusUnknown
+	default:
+		*s = ContactSearchRequestVerificationStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s ContactSearchRequestVerificationStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ContactSearchRequestVerificationStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -33810,6 +36703,52 @@ func (s *ContactVerificationRunStatus) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes ContactVerificationSource as json.
+func (s ContactVerificationSource) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes ContactVerificationSource from json.
+func (s *ContactVerificationSource) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ContactVerificationSource to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch ContactVerificationSource(v) {
+	case ContactVerificationSourceProbe:
+		*s = ContactVerificationSourceProbe
+	case ContactVerificationSourceProvider:
+		*s = ContactVerificationSourceProvider
+	case ContactVerificationSourceImported:
+		*s = ContactVerificationSourceImported
+	case ContactVerificationSourceManual:
+		*s = ContactVerificationSourceManual
+	case ContactVerificationSourceEmpty:
+		*s = ContactVerificationSourceEmpty
+	default:
+		*s = ContactVerificationSource(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s ContactVerificationSource) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ContactVerificationSource) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes ContactVerificationStatus as json.
 func (s ContactVerificationStatus) Encode(e *jx.Encoder) {
 	e.Str(string(s))
@@ -33850,6 +36789,60 @@ func (s ContactVerificationStatus) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *ContactVerificationStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ContactVerificationSubStatus as json.
+func (s ContactVerificationSubStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes ContactVerificationSubStatus from json.
+func (s *ContactVerificationSubStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ContactVerificationSubStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch ContactVerificationSubStatus(v) {
+	case ContactVerificationSubStatusCatchAll:
+		*s = ContactVerificationSubStatusCatchAll
+	case ContactVerificationSubStatusDisposable:
+		*s = ContactVerificationSubStatusDisposable
+	case ContactVerificationSubStatusRole:
+		*s = ContactVerificationSubStatusRole
+	case ContactVerificationSubStatusSpamtrap:
+		*s = ContactVerificationSubStatusSpamtrap
+	case ContactVerificationSubStatusMailboxFull:
+		*s = ContactVerificationSubStatusMailboxFull
+	case ContactVerificationSubStatusNoMx:
+		*s = ContactVerificationSubStatusNoMx
+	case ContactVerificationSubStatusSyntax:
+		*s = ContactVerificationSubStatusSyntax
+	case ContactVerificationSubStatusUndisclosed:
+		*s = ContactVerificationSubStatusUndisclosed
+	case ContactVerificationSubStatusEmpty:
+		*s = ContactVerificationSubStatusEmpty
+	default:
+		*s = ContactVerificationSubStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s ContactVerificationSubStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ContactVerificationSubStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -34800,12 +37793,16 @@ func (s *CreateEmailAccount) encodeFields(e *jx.Encoder) {
 		e.Str(s.Name)
 	}
 	{
-		e.FieldStart("smtp")
-		s.SMTP.Encode(e)
+		if s.SMTP.Set {
+			e.FieldStart("smtp")
+			s.SMTP.Encode(e)
+		}
 	}
 	{
-		e.FieldStart("imap")
-		s.Imap.Encode(e)
+		if s.Imap.Set {
+			e.FieldStart("imap")
+			s.Imap.Encode(e)
+		}
 	}
 	{
 		if s.CampaignLimit.Set {
@@ -34837,6 +37834,7 @@ func (s *CreateEmailAccount) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode CreateEmailAccount to nil")
 	}
 	var requiredBitSet [1]uint8
+	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -34875,8 +37873,8 @@ func (s *CreateEmailAccount) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"name\"")
 			}
 		case "smtp":
-			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
+				s.SMTP.Reset()
 				if err := s.SMTP.Decode(d); err != nil {
 					return err
 				}
@@ -34885,8 +37883,8 @@ func (s *CreateEmailAccount) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"smtp\"")
 			}
 		case "imap":
-			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
+				s.Imap.Reset()
 				if err := s.Imap.Decode(d); err != nil {
 					return err
 				}
@@ -34924,7 +37922,7 @@ func (s *CreateEmailAccount) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00011111,
+		0b00000111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -34988,6 +37986,10 @@ func (s *CreateEmailAccountProvider) Decode(d *jx.Decoder) error {
 	switch CreateEmailAccountProvider(v) {
 	case CreateEmailAccountProviderSMTPImap:
 		*s = CreateEmailAccountProviderSMTPImap
+	case CreateEmailAccountProviderGmail:
+		*s = CreateEmailAccountProviderGmail
+	case CreateEmailAccountProviderOutlook:
+		*s = CreateEmailAccountProviderOutlook
 	default:
 		*s = CreateEmailAccountProvider(v)
 	}
@@ -37242,9 +40244,27 @@ func (s *Deal) encodeFields(e *jx.Encoder) {
 		e.FieldStart("updated_at")
 		json.EncodeDateTime(e, s.UpdatedAt)
 	}
+	{
+		if s.Contact.Set {
+			e.FieldStart("contact")
+			s.Contact.Encode(e)
+		}
+	}
+	{
+		if s.Stage.Set {
+			e.FieldStart("stage")
+			s.Stage.Encode(e)
+		}
+	}
+	{
+		if s.CampaignName.Set {
+			e.FieldStart("campaign_name")
+			s.CampaignName.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfDeal = [18]string{
+var jsonFieldsNameOfDeal = [21]string{
 	0:  "id",
 	1:  "organization_id",
 	2:  "pipeline_id",
@@ -37263,6 +40283,9 @@ var jsonFieldsNameOfDeal = [18]string{
 	15: "source_mailbox_id",
 	16: "created_at",
 	17: "updated_at",
+	18: "contact",
+	19: "stage",
+	20: "campaign_name",
 }
 
 // Decode decodes Deal from json.
@@ -37470,6 +40493,36 @@ func (s *Deal) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"updated_at\"")
 			}
+		case "contact":
+			if err := func() error {
+				s.Contact.Reset()
+				if err := s.Contact.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"contact\"")
+			}
+		case "stage":
+			if err := func() error {
+				s.Stage.Reset()
+				if err := s.Stage.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"stage\"")
+			}
+		case "campaign_name":
+			if err := func() error {
+				s.CampaignName.Reset()
+				if err := s.CampaignName.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"campaign_name\"")
+			}
 		default:
 			return d.Skip()
 		}
@@ -37524,6 +40577,214 @@ func (s *Deal) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *Deal) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *DealContact) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *DealContact) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.Email.Set {
+			e.FieldStart("email")
+			s.Email.Encode(e)
+		}
+	}
+	{
+		if s.FirstName.Set {
+			e.FieldStart("first_name")
+			s.FirstName.Encode(e)
+		}
+	}
+	{
+		if s.LastName.Set {
+			e.FieldStart("last_name")
+			s.LastName.Encode(e)
+		}
+	}
+	{
+		if s.Company.Set {
+			e.FieldStart("company")
+			s.Company.Encode(e)
+		}
+	}
+	for k, elem := range s.AdditionalProps {
+		e.FieldStart(k)
+
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
+
+var jsonFieldsNameOfDealContact = [5]string{
+	0: "id",
+	1: "email",
+	2: "first_name",
+	3: "last_name",
+	4: "company",
+}
+
+// Decode decodes DealContact from json.
+func (s *DealContact) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode DealContact to nil")
+	}
+	s.AdditionalProps = map[string]jx.Raw{}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "email":
+			if err := func() error {
+				s.Email.Reset()
+				if err := s.Email.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"email\"")
+			}
+		case "first_name":
+			if err := func() error {
+				s.FirstName.Reset()
+				if err := s.FirstName.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"first_name\"")
+			}
+		case "last_name":
+			if err := func() error {
+				s.LastName.Reset()
+				if err := s.LastName.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"last_name\"")
+			}
+		case "company":
+			if err := func() error {
+				s.Company.Reset()
+				if err := s.Company.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"company\"")
+			}
+		default:
+			var elem jx.Raw
+			if err := func() error {
+				v, err := d.RawAppend(nil)
+				elem = jx.Raw(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrapf(err, "decode field %q", k)
+			}
+			s.AdditionalProps[string(k)] = elem
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode DealContact")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *DealContact) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *DealContact) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s DealContactAdditional) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s DealContactAdditional) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
+
+// Decode decodes DealContactAdditional from json.
+func (s *DealContactAdditional) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode DealContactAdditional to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode DealContactAdditional")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s DealContactAdditional) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *DealContactAdditional) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -37645,6 +40906,180 @@ func (s *DealList) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *DealList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *DealStage) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *DealStage) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.Name.Set {
+			e.FieldStart("name")
+			s.Name.Encode(e)
+		}
+	}
+	{
+		if s.Color.Set {
+			e.FieldStart("color")
+			s.Color.Encode(e)
+		}
+	}
+	for k, elem := range s.AdditionalProps {
+		e.FieldStart(k)
+
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
+
+var jsonFieldsNameOfDealStage = [3]string{
+	0: "id",
+	1: "name",
+	2: "color",
+}
+
+// Decode decodes DealStage from json.
+func (s *DealStage) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode DealStage to nil")
+	}
+	s.AdditionalProps = map[string]jx.Raw{}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "name":
+			if err := func() error {
+				s.Name.Reset()
+				if err := s.Name.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "color":
+			if err := func() error {
+				s.Color.Reset()
+				if err := s.Color.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"color\"")
+			}
+		default:
+			var elem jx.Raw
+			if err := func() error {
+				v, err := d.RawAppend(nil)
+				elem = jx.Raw(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrapf(err, "decode field %q", k)
+			}
+			s.AdditionalProps[string(k)] = elem
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode DealStage")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *DealStage) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *DealStage) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s DealStageAdditional) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s DealStageAdditional) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
+
+// Decode decodes DealStageAdditional from json.
+func (s *DealStageAdditional) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode DealStageAdditional to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode DealStageAdditional")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s DealStageAdditional) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *DealStageAdditional) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -38550,6 +41985,10 @@ func (s *DeliverabilityDashboard) encodeFields(e *jx.Encoder) {
 		s.Band.Encode(e)
 	}
 	{
+		e.FieldStart("score")
+		e.Float64(s.Score)
+	}
+	{
 		if s.Timeseries != nil {
 			e.FieldStart("timeseries")
 			e.ArrStart()
@@ -38579,9 +42018,25 @@ func (s *DeliverabilityDashboard) encodeFields(e *jx.Encoder) {
 			e.ArrEnd()
 		}
 	}
+	{
+		if s.ByProvider != nil {
+			e.FieldStart("by_provider")
+			e.ArrStart()
+			for _, elem := range s.ByProvider {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.WarmupPlacement.Set {
+			e.FieldStart("warmup_placement")
+			s.WarmupPlacement.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfDeliverabilityDashboard = [30]string{
+var jsonFieldsNameOfDeliverabilityDashboard = [33]string{
 	0:  "from",
 	1:  "to",
 	2:  "events_total",
@@ -38609,9 +42064,12 @@ var jsonFieldsNameOfDeliverabilityDashboard = [30]string{
 	24: "inbox_placement_rate",
 	25: "placement_samples",
 	26: "band",
-	27: "timeseries",
-	28: "by_mailbox",
-	29: "by_campaign",
+	27: "score",
+	28: "timeseries",
+	29: "by_mailbox",
+	30: "by_campaign",
+	31: "by_provider",
+	32: "warmup_placement",
 }
 
 // Decode decodes DeliverabilityDashboard from json.
@@ -38619,7 +42077,7 @@ func (s *DeliverabilityDashboard) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode DeliverabilityDashboard to nil")
 	}
-	var requiredBitSet [4]uint8
+	var requiredBitSet [5]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -38897,6 +42355,18 @@ func (s *DeliverabilityDashboard) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"band\"")
 			}
+		case "score":
+			requiredBitSet[3] |= 1 << 3
+			if err := func() error {
+				v, err := d.Float64()
+				s.Score = float64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"score\"")
+			}
 		case "timeseries":
 			if err := func() error {
 				s.Timeseries = make([]DeliverabilityDayPoint, 0)
@@ -38948,6 +42418,33 @@ func (s *DeliverabilityDashboard) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"by_campaign\"")
 			}
+		case "by_provider":
+			if err := func() error {
+				s.ByProvider = make([]DeliverabilityProvider, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem DeliverabilityProvider
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.ByProvider = append(s.ByProvider, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"by_provider\"")
+			}
+		case "warmup_placement":
+			if err := func() error {
+				s.WarmupPlacement.Reset()
+				if err := s.WarmupPlacement.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warmup_placement\"")
+			}
 		default:
 			return d.Skip()
 		}
@@ -38957,11 +42454,12 @@ func (s *DeliverabilityDashboard) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [4]uint8{
+	for i, mask := range [5]uint8{
 		0b00000011,
 		0b00000000,
 		0b00000000,
-		0b00000100,
+		0b00001100,
+		0b00000000,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -39413,6 +42911,268 @@ func (s *DeliverabilityMailbox) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *DeliverabilityMailbox) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *DeliverabilityProvider) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *DeliverabilityProvider) encodeFields(e *jx.Encoder) {
+	{
+		if s.Provider.Set {
+			e.FieldStart("provider")
+			s.Provider.Encode(e)
+		}
+	}
+	{
+		if s.Sent.Set {
+			e.FieldStart("sent")
+			s.Sent.Encode(e)
+		}
+	}
+	{
+		if s.Bounces.Set {
+			e.FieldStart("bounces")
+			s.Bounces.Encode(e)
+		}
+	}
+	{
+		if s.Complaints.Set {
+			e.FieldStart("complaints")
+			s.Complaints.Encode(e)
+		}
+	}
+	{
+		if s.BounceRate.Set {
+			e.FieldStart("bounce_rate")
+			s.BounceRate.Encode(e)
+		}
+	}
+	{
+		if s.ComplaintRate.Set {
+			e.FieldStart("complaint_rate")
+			s.ComplaintRate.Encode(e)
+		}
+	}
+	{
+		if s.Band.Set {
+			e.FieldStart("band")
+			s.Band.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfDeliverabilityProvider = [7]string{
+	0: "provider",
+	1: "sent",
+	2: "bounces",
+	3: "complaints",
+	4: "bounce_rate",
+	5: "complaint_rate",
+	6: "band",
+}
+
+// Decode decodes DeliverabilityProvider from json.
+func (s *DeliverabilityProvider) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode DeliverabilityProvider to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "provider":
+			if err := func() error {
+				s.Provider.Reset()
+				if err := s.Provider.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"provider\"")
+			}
+		case "sent":
+			if err := func() error {
+				s.Sent.Reset()
+				if err := s.Sent.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sent\"")
+			}
+		case "bounces":
+			if err := func() error {
+				s.Bounces.Reset()
+				if err := s.Bounces.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"bounces\"")
+			}
+		case "complaints":
+			if err := func() error {
+				s.Complaints.Reset()
+				if err := s.Complaints.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"complaints\"")
+			}
+		case "bounce_rate":
+			if err := func() error {
+				s.BounceRate.Reset()
+				if err := s.BounceRate.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"bounce_rate\"")
+			}
+		case "complaint_rate":
+			if err := func() error {
+				s.ComplaintRate.Reset()
+				if err := s.ComplaintRate.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"complaint_rate\"")
+			}
+		case "band":
+			if err := func() error {
+				s.Band.Reset()
+				if err := s.Band.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"band\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode DeliverabilityProvider")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *DeliverabilityProvider) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *DeliverabilityProvider) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *DeliverabilityWarmupPlacement) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *DeliverabilityWarmupPlacement) encodeFields(e *jx.Encoder) {
+	{
+		if s.Samples.Set {
+			e.FieldStart("samples")
+			s.Samples.Encode(e)
+		}
+	}
+	{
+		if s.InboxPlacementRate.Set {
+			e.FieldStart("inbox_placement_rate")
+			s.InboxPlacementRate.Encode(e)
+		}
+	}
+	{
+		if s.SpamPlacementRate.Set {
+			e.FieldStart("spam_placement_rate")
+			s.SpamPlacementRate.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfDeliverabilityWarmupPlacement = [3]string{
+	0: "samples",
+	1: "inbox_placement_rate",
+	2: "spam_placement_rate",
+}
+
+// Decode decodes DeliverabilityWarmupPlacement from json.
+func (s *DeliverabilityWarmupPlacement) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode DeliverabilityWarmupPlacement to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "samples":
+			if err := func() error {
+				s.Samples.Reset()
+				if err := s.Samples.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"samples\"")
+			}
+		case "inbox_placement_rate":
+			if err := func() error {
+				s.InboxPlacementRate.Reset()
+				if err := s.InboxPlacementRate.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"inbox_placement_rate\"")
+			}
+		case "spam_placement_rate":
+			if err := func() error {
+				s.SpamPlacementRate.Reset()
+				if err := s.SpamPlacementRate.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"spam_placement_rate\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode DeliverabilityWarmupPlacement")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *DeliverabilityWarmupPlacement) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *DeliverabilityWarmupPlacement) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -39884,9 +43644,9 @@ func (s *EmailLiveCheck) Decode(d *jx.Decoder) error {
 			}
 		case "campaigns":
 			if err := func() error {
-				s.Campaigns = make([]EmailLiveCheckCampaignsItem, 0)
+				s.Campaigns = make([]MailboxCampaign, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem EmailLiveCheckCampaignsItem
+					var elem MailboxCampaign
 					if err := elem.Decode(d); err != nil {
 						return err
 					}
@@ -39901,9 +43661,9 @@ func (s *EmailLiveCheck) Decode(d *jx.Decoder) error {
 			}
 		case "recent_errors":
 			if err := func() error {
-				s.RecentErrors = make([]EmailLiveCheckRecentErrorsItem, 0)
+				s.RecentErrors = make([]MailboxErrorLogEntry, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem EmailLiveCheckRecentErrorsItem
+					var elem MailboxErrorLogEntry
 					if err := elem.Decode(d); err != nil {
 						return err
 					}
@@ -39979,161 +43739,6 @@ func (s *EmailLiveCheck) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *EmailLiveCheck) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s *EmailLiveCheckCampaignsItem) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *EmailLiveCheckCampaignsItem) encodeFields(e *jx.Encoder) {
-	{
-		if s.ID.Set {
-			e.FieldStart("id")
-			s.ID.Encode(e)
-		}
-	}
-	{
-		if s.Name.Set {
-			e.FieldStart("name")
-			s.Name.Encode(e)
-		}
-	}
-	{
-		if s.Status.Set {
-			e.FieldStart("status")
-			s.Status.Encode(e)
-		}
-	}
-}
-
-var jsonFieldsNameOfEmailLiveCheckCampaignsItem = [3]string{
-	0: "id",
-	1: "name",
-	2: "status",
-}
-
-// Decode decodes EmailLiveCheckCampaignsItem from json.
-func (s *EmailLiveCheckCampaignsItem) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode EmailLiveCheckCampaignsItem to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "id":
-			if err := func() error {
-				s.ID.Reset()
-				if err := s.ID.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"id\"")
-			}
-		case "name":
-			if err := func() error {
-				s.Name.Reset()
-				if err := s.Name.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"name\"")
-			}
-		case "status":
-			if err := func() error {
-				s.Status.Reset()
-				if err := s.Status.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"status\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode EmailLiveCheckCampaignsItem")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *EmailLiveCheckCampaignsItem) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *EmailLiveCheckCampaignsItem) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s EmailLiveCheckRecentErrorsItem) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields implements json.Marshaler.
-func (s EmailLiveCheckRecentErrorsItem) encodeFields(e *jx.Encoder) {
-	for k, elem := range s {
-		e.FieldStart(k)
-
-		if len(elem) != 0 {
-			e.Raw(elem)
-		}
-	}
-}
-
-// Decode decodes EmailLiveCheckRecentErrorsItem from json.
-func (s *EmailLiveCheckRecentErrorsItem) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode EmailLiveCheckRecentErrorsItem to nil")
-	}
-	m := s.init()
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		var elem jx.Raw
-		if err := func() error {
-			v, err := d.RawAppend(nil)
-			elem = jx.Raw(v)
-			if err != nil {
-				return err
-			}
-			return nil
-		}(); err != nil {
-			return errors.Wrapf(err, "decode field %q", k)
-		}
-		m[string(k)] = elem
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode EmailLiveCheckRecentErrorsItem")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s EmailLiveCheckRecentErrorsItem) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *EmailLiveCheckRecentErrorsItem) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -46005,6 +49610,7 @@ func (s *IntegrationEventSubscriptionCreate) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode IntegrationEventSubscriptionCreate to nil")
 	}
 	var requiredBitSet [1]uint8
+	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -46970,6 +50576,54 @@ func (s *IntegrationFieldMappingReplaceMappingsItem) MarshalJSON() ([]byte, erro
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *IntegrationFieldMappingReplaceMappingsItem) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes IntegrationFieldMappingReplaceMappingsItemTransform as json.
+func (s IntegrationFieldMappingReplaceMappingsItemTransform) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes IntegrationFieldMappingReplaceMappingsItemTransform from json.
+func (s *IntegrationFieldMappingReplaceMappingsItemTransform) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IntegrationFieldMappingReplaceMappingsItemTransform to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch IntegrationFieldMappingReplaceMappingsItemTransform(v) {
+	case IntegrationFieldMappingReplaceMappingsItemTransformEmpty:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransformEmpty
+	case IntegrationFieldMappingReplaceMappingsItemTransformNone:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransformNone
+	case IntegrationFieldMappingReplaceMappingsItemTransformStatic:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransformStatic
+	case IntegrationFieldMappingReplaceMappingsItemTransformUppercase:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransformUppercase
+	case IntegrationFieldMappingReplaceMappingsItemTransformLowercase:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransformLowercase
+	case IntegrationFieldMappingReplaceMappingsItemTransformTrim:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransformTrim
+	default:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransform(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s IntegrationFieldMappingReplaceMappingsItemTransform) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IntegrationFieldMappingReplaceMappingsItemTransform) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -49106,6 +52760,54 @@ func (s *Mailbox) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.AuthState.Set {
+			e.FieldStart("auth_state")
+			s.AuthState.Encode(e)
+		}
+	}
+	{
+		if s.AuthSpf.Set {
+			e.FieldStart("auth_spf")
+			s.AuthSpf.Encode(e)
+		}
+	}
+	{
+		if s.AuthDkim.Set {
+			e.FieldStart("auth_dkim")
+			s.AuthDkim.Encode(e)
+		}
+	}
+	{
+		if s.AuthDmarc.Set {
+			e.FieldStart("auth_dmarc")
+			s.AuthDmarc.Encode(e)
+		}
+	}
+	{
+		if s.AuthDmarcPolicy.Set {
+			e.FieldStart("auth_dmarc_policy")
+			s.AuthDmarcPolicy.Encode(e)
+		}
+	}
+	{
+		if s.AuthReason.Set {
+			e.FieldStart("auth_reason")
+			s.AuthReason.Encode(e)
+		}
+	}
+	{
+		if s.AuthCheckedAt.Set {
+			e.FieldStart("auth_checked_at")
+			s.AuthCheckedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.AuthFailingSince.Set {
+			e.FieldStart("auth_failing_since")
+			s.AuthFailingSince.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
 		if s.Warmup.Set {
 			e.FieldStart("warmup")
 			s.Warmup.Encode(e, json.EncodeDateTime)
@@ -49197,7 +52899,7 @@ func (s *Mailbox) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfMailbox = [37]string{
+var jsonFieldsNameOfMailbox = [45]string{
 	0:  "id",
 	1:  "user_id",
 	2:  "organization_id",
@@ -49220,21 +52922,29 @@ var jsonFieldsNameOfMailbox = [37]string{
 	19: "tracking_domain",
 	20: "tracking_domain_verified",
 	21: "tracking_domain_verified_at",
-	22: "warmup",
-	23: "warmup_paused_at",
-	24: "warmup_base",
-	25: "warmup_max",
-	26: "warmup_increase",
-	27: "warmup_reply_rate",
-	28: "warmup_tag",
-	29: "warmup_pool_type",
-	30: "warmup_start_time",
-	31: "warmup_end_time",
-	32: "warmup_days",
-	33: "timezone",
-	34: "tags",
-	35: "created_at",
-	36: "updated_at",
+	22: "auth_state",
+	23: "auth_spf",
+	24: "auth_dkim",
+	25: "auth_dmarc",
+	26: "auth_dmarc_policy",
+	27: "auth_reason",
+	28: "auth_checked_at",
+	29: "auth_failing_since",
+	30: "warmup",
+	31: "warmup_paused_at",
+	32: "warmup_base",
+	33: "warmup_max",
+	34: "warmup_increase",
+	35: "warmup_reply_rate",
+	36: "warmup_tag",
+	37: "warmup_pool_type",
+	38: "warmup_start_time",
+	39: "warmup_end_time",
+	40: "warmup_days",
+	41: "timezone",
+	42: "tags",
+	43: "created_at",
+	44: "updated_at",
 }
 
 // Decode decodes Mailbox from json.
@@ -49242,7 +52952,7 @@ func (s *Mailbox) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode Mailbox to nil")
 	}
-	var requiredBitSet [5]uint8
+	var requiredBitSet [6]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -49474,6 +53184,86 @@ func (s *Mailbox) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"tracking_domain_verified_at\"")
 			}
+		case "auth_state":
+			if err := func() error {
+				s.AuthState.Reset()
+				if err := s.AuthState.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_state\"")
+			}
+		case "auth_spf":
+			if err := func() error {
+				s.AuthSpf.Reset()
+				if err := s.AuthSpf.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_spf\"")
+			}
+		case "auth_dkim":
+			if err := func() error {
+				s.AuthDkim.Reset()
+				if err := s.AuthDkim.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_dkim\"")
+			}
+		case "auth_dmarc":
+			if err := func() error {
+				s.AuthDmarc.Reset()
+				if err := s.AuthDmarc.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_dmarc\"")
+			}
+		case "auth_dmarc_policy":
+			if err := func() error {
+				s.AuthDmarcPolicy.Reset()
+				if err := s.AuthDmarcPolicy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_dmarc_policy\"")
+			}
+		case "auth_reason":
+			if err := func() error {
+				s.AuthReason.Reset()
+				if err := s.AuthReason.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_reason\"")
+			}
+		case "auth_checked_at":
+			if err := func() error {
+				s.AuthCheckedAt.Reset()
+				if err := s.AuthCheckedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_checked_at\"")
+			}
+		case "auth_failing_since":
+			if err := func() error {
+				s.AuthFailingSince.Reset()
+				if err := s.AuthFailingSince.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_failing_since\"")
+			}
 		case "warmup":
 			if err := func() error {
 				s.Warmup.Reset()
@@ -49614,7 +53404,7 @@ func (s *Mailbox) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"tags\"")
 			}
 		case "created_at":
-			requiredBitSet[4] |= 1 << 3
+			requiredBitSet[5] |= 1 << 3
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.CreatedAt = v
@@ -49626,7 +53416,7 @@ func (s *Mailbox) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"created_at\"")
 			}
 		case "updated_at":
-			requiredBitSet[4] |= 1 << 4
+			requiredBitSet[5] |= 1 << 4
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.UpdatedAt = v
@@ -49646,10 +53436,11 @@ func (s *Mailbox) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [5]uint8{
+	for i, mask := range [6]uint8{
 		0b00010001,
 		0b10011000,
 		0b00000001,
+		0b00000000,
 		0b00000000,
 		0b00011000,
 	} {
@@ -49725,6 +53516,10 @@ func (s *MailboxAuthCheck) encodeFields(e *jx.Encoder) {
 		e.Bool(s.DkimFound)
 	}
 	{
+		e.FieldStart("dkim_status")
+		s.DkimStatus.Encode(e)
+	}
+	{
 		if s.DkimSelectors != nil {
 			e.FieldStart("dkim_selectors")
 			e.ArrStart()
@@ -49745,6 +53540,24 @@ func (s *MailboxAuthCheck) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.DmarcDomain.Set {
+			e.FieldStart("dmarc_domain")
+			s.DmarcDomain.Encode(e)
+		}
+	}
+	{
+		e.FieldStart("dmarc_inherited")
+		e.Bool(s.DmarcInherited)
+	}
+	{
+		e.FieldStart("reserved")
+		e.Bool(s.Reserved)
+	}
+	{
+		e.FieldStart("lookup_error")
+		e.Bool(s.LookupError)
+	}
+	{
 		e.FieldStart("all_aligned")
 		e.Bool(s.AllAligned)
 	}
@@ -49754,16 +53567,21 @@ func (s *MailboxAuthCheck) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfMailboxAuthCheck = [9]string{
-	0: "domain",
-	1: "spf_found",
-	2: "spf_record",
-	3: "dkim_found",
-	4: "dkim_selectors",
-	5: "dmarc_found",
-	6: "dmarc_policy",
-	7: "all_aligned",
-	8: "summary",
+var jsonFieldsNameOfMailboxAuthCheck = [14]string{
+	0:  "domain",
+	1:  "spf_found",
+	2:  "spf_record",
+	3:  "dkim_found",
+	4:  "dkim_status",
+	5:  "dkim_selectors",
+	6:  "dmarc_found",
+	7:  "dmarc_policy",
+	8:  "dmarc_domain",
+	9:  "dmarc_inherited",
+	10: "reserved",
+	11: "lookup_error",
+	12: "all_aligned",
+	13: "summary",
 }
 
 // Decode decodes MailboxAuthCheck from json.
@@ -49821,6 +53639,16 @@ func (s *MailboxAuthCheck) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"dkim_found\"")
 			}
+		case "dkim_status":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				if err := s.DkimStatus.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dkim_status\"")
+			}
 		case "dkim_selectors":
 			if err := func() error {
 				s.DkimSelectors = make([]string, 0)
@@ -49841,7 +53669,7 @@ func (s *MailboxAuthCheck) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"dkim_selectors\"")
 			}
 		case "dmarc_found":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				v, err := d.Bool()
 				s.DmarcFound = bool(v)
@@ -49862,8 +53690,54 @@ func (s *MailboxAuthCheck) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"dmarc_policy\"")
 			}
+		case "dmarc_domain":
+			if err := func() error {
+				s.DmarcDomain.Reset()
+				if err := s.DmarcDomain.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dmarc_domain\"")
+			}
+		case "dmarc_inherited":
+			requiredBitSet[1] |= 1 << 1
+			if err := func() error {
+				v, err := d.Bool()
+				s.DmarcInherited = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dmarc_inherited\"")
+			}
+		case "reserved":
+			requiredBitSet[1] |= 1 << 2
+			if err := func() error {
+				v, err := d.Bool()
+				s.Reserved = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reserved\"")
+			}
+		case "lookup_error":
+			requiredBitSet[1] |= 1 << 3
+			if err := func() error {
+				v, err := d.Bool()
+				s.LookupError = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"lookup_error\"")
+			}
 		case "all_aligned":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
 				v, err := d.Bool()
 				s.AllAligned = bool(v)
@@ -49875,7 +53749,7 @@ func (s *MailboxAuthCheck) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"all_aligned\"")
 			}
 		case "summary":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 5
 			if err := func() error {
 				v, err := d.Str()
 				s.Summary = string(v)
@@ -49896,8 +53770,8 @@ func (s *MailboxAuthCheck) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
-		0b10101011,
-		0b00000001,
+		0b01011011,
+		0b00111110,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -49939,6 +53813,1328 @@ func (s *MailboxAuthCheck) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *MailboxAuthCheck) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MailboxAuthCheckDkimStatus as json.
+func (s MailboxAuthCheckDkimStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes MailboxAuthCheckDkimStatus from json.
+func (s *MailboxAuthCheckDkimStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MailboxAuthCheckDkimStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch MailboxAuthCheckDkimStatus(v) {
+	case MailboxAuthCheckDkimStatusFound:
+		*s = MailboxAuthCheckDkimStatusFound
+	case MailboxAuthCheckDkimStatusUndetermined:
+		*s = MailboxAuthCheckDkimStatusUndetermined
+	default:
+		*s = MailboxAuthCheckDkimStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s MailboxAuthCheckDkimStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MailboxAuthCheckDkimStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MailboxAuthState as json.
+func (s MailboxAuthState) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes MailboxAuthState from json.
+func (s *MailboxAuthState) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MailboxAuthState to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch MailboxAuthState(v) {
+	case MailboxAuthStatePassing:
+		*s = MailboxAuthStatePassing
+	case MailboxAuthStateFailing:
+		*s = MailboxAuthStateFailing
+	case MailboxAuthStateUnknown:
+		*s = MailboxAuthStateUnknown
+	default:
+		*s = MailboxAuthState(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s MailboxAuthState) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MailboxAuthState) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *MailboxCampaign) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *MailboxCampaign) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("id")
+		json.EncodeUUID(e, s.ID)
+	}
+	{
+		e.FieldStart("name")
+		e.Str(s.Name)
+	}
+	{
+		e.FieldStart("status")
+		e.Str(s.Status)
+	}
+}
+
+var jsonFieldsNameOfMailboxCampaign = [3]string{
+	0: "id",
+	1: "name",
+	2: "status",
+}
+
+// Decode decodes MailboxCampaign from json.
+func (s *MailboxCampaign) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MailboxCampaign to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := json.DecodeUUID(d)
+				s.ID = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "name":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Str()
+				s.Name = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "status":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Str()
+				s.Status = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"status\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode MailboxCampaign")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfMailboxCampaign) {
+					name = jsonFieldsNameOfMailboxCampaign[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *MailboxCampaign) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MailboxCampaign) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *MailboxDetail) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *MailboxDetail) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("id")
+		json.EncodeUUID(e, s.ID)
+	}
+	{
+		if s.UserID.Set {
+			e.FieldStart("user_id")
+			s.UserID.Encode(e)
+		}
+	}
+	{
+		if s.OrganizationID.Set {
+			e.FieldStart("organization_id")
+			s.OrganizationID.Encode(e)
+		}
+	}
+	{
+		if s.WorkerID.Set {
+			e.FieldStart("worker_id")
+			s.WorkerID.Encode(e)
+		}
+	}
+	{
+		e.FieldStart("email")
+		e.Str(s.Email)
+	}
+	{
+		if s.Name.Set {
+			e.FieldStart("name")
+			s.Name.Encode(e)
+		}
+	}
+	{
+		if s.SignaturePlain.Set {
+			e.FieldStart("signature_plain")
+			s.SignaturePlain.Encode(e)
+		}
+	}
+	{
+		if s.SignatureHTML.Set {
+			e.FieldStart("signature_html")
+			s.SignatureHTML.Encode(e)
+		}
+	}
+	{
+		if s.SignatureSync.Set {
+			e.FieldStart("signature_sync")
+			s.SignatureSync.Encode(e)
+		}
+	}
+	{
+		if s.SignatureCode.Set {
+			e.FieldStart("signature_code")
+			s.SignatureCode.Encode(e)
+		}
+	}
+	{
+		if s.SendAsEmail.Set {
+			e.FieldStart("send_as_email")
+			s.SendAsEmail.Encode(e)
+		}
+	}
+	{
+		e.FieldStart("provider")
+		s.Provider.Encode(e)
+	}
+	{
+		e.FieldStart("status")
+		s.Status.Encode(e)
+	}
+	{
+		if s.LastSyncedAt.Set {
+			e.FieldStart("last_synced_at")
+			s.LastSyncedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.LastID.Set {
+			e.FieldStart("last_id")
+			s.LastID.Encode(e)
+		}
+	}
+	{
+		e.FieldStart("campaign_limit")
+		e.Int(s.CampaignLimit)
+	}
+	{
+		e.FieldStart("min_wait_time")
+		e.Int(s.MinWaitTime)
+	}
+	{
+		if s.ReplyTo.Set {
+			e.FieldStart("reply_to")
+			s.ReplyTo.Encode(e)
+		}
+	}
+	{
+		if s.SaveToSent.Set {
+			e.FieldStart("save_to_sent")
+			s.SaveToSent.Encode(e)
+		}
+	}
+	{
+		if s.TrackingDomain.Set {
+			e.FieldStart("tracking_domain")
+			s.TrackingDomain.Encode(e)
+		}
+	}
+	{
+		if s.TrackingDomainVerified.Set {
+			e.FieldStart("tracking_domain_verified")
+			s.TrackingDomainVerified.Encode(e)
+		}
+	}
+	{
+		if s.TrackingDomainVerifiedAt.Set {
+			e.FieldStart("tracking_domain_verified_at")
+			s.TrackingDomainVerifiedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.AuthState.Set {
+			e.FieldStart("auth_state")
+			s.AuthState.Encode(e)
+		}
+	}
+	{
+		if s.AuthSpf.Set {
+			e.FieldStart("auth_spf")
+			s.AuthSpf.Encode(e)
+		}
+	}
+	{
+		if s.AuthDkim.Set {
+			e.FieldStart("auth_dkim")
+			s.AuthDkim.Encode(e)
+		}
+	}
+	{
+		if s.AuthDmarc.Set {
+			e.FieldStart("auth_dmarc")
+			s.AuthDmarc.Encode(e)
+		}
+	}
+	{
+		if s.AuthDmarcPolicy.Set {
+			e.FieldStart("auth_dmarc_policy")
+			s.AuthDmarcPolicy.Encode(e)
+		}
+	}
+	{
+		if s.AuthReason.Set {
+			e.FieldStart("auth_reason")
+			s.AuthReason.Encode(e)
+		}
+	}
+	{
+		if s.AuthCheckedAt.Set {
+			e.FieldStart("auth_checked_at")
+			s.AuthCheckedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.AuthFailingSince.Set {
+			e.FieldStart("auth_failing_since")
+			s.AuthFailingSince.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.Warmup.Set {
+			e.FieldStart("warmup")
+			s.Warmup.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.WarmupPausedAt.Set {
+			e.FieldStart("warmup_paused_at")
+			s.WarmupPausedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.WarmupBase.Set {
+			e.FieldStart("warmup_base")
+			s.WarmupBase.Encode(e)
+		}
+	}
+	{
+		if s.WarmupMax.Set {
+			e.FieldStart("warmup_max")
+			s.WarmupMax.Encode(e)
+		}
+	}
+	{
+		if s.WarmupIncrease.Set {
+			e.FieldStart("warmup_increase")
+			s.WarmupIncrease.Encode(e)
+		}
+	}
+	{
+		if s.WarmupReplyRate.Set {
+			e.FieldStart("warmup_reply_rate")
+			s.WarmupReplyRate.Encode(e)
+		}
+	}
+	{
+		if s.WarmupTag.Set {
+			e.FieldStart("warmup_tag")
+			s.WarmupTag.Encode(e)
+		}
+	}
+	{
+		if s.WarmupPoolType.Set {
+			e.FieldStart("warmup_pool_type")
+			s.WarmupPoolType.Encode(e)
+		}
+	}
+	{
+		if s.WarmupStartTime.Set {
+			e.FieldStart("warmup_start_time")
+			s.WarmupStartTime.Encode(e)
+		}
+	}
+	{
+		if s.WarmupEndTime.Set {
+			e.FieldStart("warmup_end_time")
+			s.WarmupEndTime.Encode(e)
+		}
+	}
+	{
+		if s.WarmupDays.Set {
+			e.FieldStart("warmup_days")
+			s.WarmupDays.Encode(e)
+		}
+	}
+	{
+		if s.Timezone.Set {
+			e.FieldStart("timezone")
+			s.Timezone.Encode(e)
+		}
+	}
+	{
+		if s.Tags != nil {
+			e.FieldStart("tags")
+			e.ArrStart()
+			for _, elem := range s.Tags {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		e.FieldStart("created_at")
+		json.EncodeDateTime(e, s.CreatedAt)
+	}
+	{
+		e.FieldStart("updated_at")
+		json.EncodeDateTime(e, s.UpdatedAt)
+	}
+	{
+		e.FieldStart("campaigns")
+		e.ArrStart()
+		for _, elem := range s.Campaigns {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
+		e.FieldStart("recent_errors")
+		e.ArrStart()
+		for _, elem := range s.RecentErrors {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfMailboxDetail = [47]string{
+	0:  "id",
+	1:  "user_id",
+	2:  "organization_id",
+	3:  "worker_id",
+	4:  "email",
+	5:  "name",
+	6:  "signature_plain",
+	7:  "signature_html",
+	8:  "signature_sync",
+	9:  "signature_code",
+	10: "send_as_email",
+	11: "provider",
+	12: "status",
+	13: "last_synced_at",
+	14: "last_id",
+	15: "campaign_limit",
+	16: "min_wait_time",
+	17: "reply_to",
+	18: "save_to_sent",
+	19: "tracking_domain",
+	20: "tracking_domain_verified",
+	21: "tracking_domain_verified_at",
+	22: "auth_state",
+	23: "auth_spf",
+	24: "auth_dkim",
+	25: "auth_dmarc",
+	26: "auth_dmarc_policy",
+	27: "auth_reason",
+	28: "auth_checked_at",
+	29: "auth_failing_since",
+	30: "warmup",
+	31: "warmup_paused_at",
+	32: "warmup_base",
+	33: "warmup_max",
+	34: "warmup_increase",
+	35: "warmup_reply_rate",
+	36: "warmup_tag",
+	37: "warmup_pool_type",
+	38: "warmup_start_time",
+	39: "warmup_end_time",
+	40: "warmup_days",
+	41: "timezone",
+	42: "tags",
+	43: "created_at",
+	44: "updated_at",
+	45: "campaigns",
+	46: "recent_errors",
+}
+
+// Decode decodes MailboxDetail from json.
+func (s *MailboxDetail) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MailboxDetail to nil")
+	}
+	var requiredBitSet [6]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := json.DecodeUUID(d)
+				s.ID = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "user_id":
+			if err := func() error {
+				s.UserID.Reset()
+				if err := s.UserID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"user_id\"")
+			}
+		case "organization_id":
+			if err := func() error {
+				s.OrganizationID.Reset()
+				if err := s.OrganizationID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"organization_id\"")
+			}
+		case "worker_id":
+			if err := func() error {
+				s.WorkerID.Reset()
+				if err := s.WorkerID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"worker_id\"")
+			}
+		case "email":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				v, err := d.Str()
+				s.Email = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"email\"")
+			}
+		case "name":
+			if err := func() error {
+				s.Name.Reset()
+				if err := s.Name.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "signature_plain":
+			if err := func() error {
+				s.SignaturePlain.Reset()
+				if err := s.SignaturePlain.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"signature_plain\"")
+			}
+		case "signature_html":
+			if err := func() error {
+				s.SignatureHTML.Reset()
+				if err := s.SignatureHTML.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"signature_html\"")
+			}
+		case "signature_sync":
+			if err := func() error {
+				s.SignatureSync.Reset()
+				if err := s.SignatureSync.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"signature_sync\"")
+			}
+		case "signature_code":
+			if err := func() error {
+				s.SignatureCode.Reset()
+				if err := s.SignatureCode.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"signature_code\"")
+			}
+		case "send_as_email":
+			if err := func() error {
+				s.SendAsEmail.Reset()
+				if err := s.SendAsEmail.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"send_as_email\"")
+			}
+		case "provider":
+			requiredBitSet[1] |= 1 << 3
+			if err := func() error {
+				if err := s.Provider.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"provider\"")
+			}
+		case "status":
+			requiredBitSet[1] |= 1 << 4
+			if err := func() error {
+				if err := s.Status.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"status\"")
+			}
+		case "last_synced_at":
+			if err := func() error {
+				s.LastSyncedAt.Reset()
+				if err := s.LastSyncedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"last_synced_at\"")
+			}
+		case "last_id":
+			if err := func() error {
+				s.LastID.Reset()
+				if err := s.LastID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"last_id\"")
+			}
+		case "campaign_limit":
+			requiredBitSet[1] |= 1 << 7
+			if err := func() error {
+				v, err := d.Int()
+				s.CampaignLimit = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"campaign_limit\"")
+			}
+		case "min_wait_time":
+			requiredBitSet[2] |= 1 << 0
+			if err := func() error {
+				v, err := d.Int()
+				s.MinWaitTime = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"min_wait_time\"")
+			}
+		case "reply_to":
+			if err := func() error {
+				s.ReplyTo.Reset()
+				if err := s.ReplyTo.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reply_to\"")
+			}
+		case "save_to_sent":
+			if err := func() error {
+				s.SaveToSent.Reset()
+				if err := s.SaveToSent.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"save_to_sent\"")
+			}
+		case "tracking_domain":
+			if err := func() error {
+				s.TrackingDomain.Reset()
+				if err := s.TrackingDomain.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tracking_domain\"")
+			}
+		case "tracking_domain_verified":
+			if err := func() error {
+				s.TrackingDomainVerified.Reset()
+				if err := s.TrackingDomainVerified.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tracking_domain_verified\"")
+			}
+		case "tracking_domain_verified_at":
+			if err := func() error {
+				s.TrackingDomainVerifiedAt.Reset()
+				if err := s.TrackingDomainVerifiedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tracking_domain_verified_at\"")
+			}
+		case "auth_state":
+			if err := func() error {
+				s.AuthState.Reset()
+				if err := s.AuthState.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_state\"")
+			}
+		case "auth_spf":
+			if err := func() error {
+				s.AuthSpf.Reset()
+				if err := s.AuthSpf.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_spf\"")
+			}
+		case "auth_dkim":
+			if err := func() error {
+				s.AuthDkim.Reset()
+				if err := s.AuthDkim.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_dkim\"")
+			}
+		case "auth_dmarc":
+			if err := func() error {
+				s.AuthDmarc.Reset()
+				if err := s.AuthDmarc.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_dmarc\"")
+			}
+		case "auth_dmarc_policy":
+			if err := func() error {
+				s.AuthDmarcPolicy.Reset()
+				if err := s.AuthDmarcPolicy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_dmarc_policy\"")
+			}
+		case "auth_reason":
+			if err := func() error {
+				s.AuthReason.Reset()
+				if err := s.AuthReason.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_reason\"")
+			}
+		case "auth_checked_at":
+			if err := func() error {
+				s.AuthCheckedAt.Reset()
+				if err := s.AuthCheckedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_checked_at\"")
+			}
+		case "auth_failing_since":
+			if err := func() error {
+				s.AuthFailingSince.Reset()
+				if err := s.AuthFailingSince.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"auth_failing_since\"")
+			}
+		case "warmup":
+			if err := func() error {
+				s.Warmup.Reset()
+				if err := s.Warmup.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warmup\"")
+			}
+		case "warmup_paused_at":
+			if err := func() error {
+				s.WarmupPausedAt.Reset()
+				if err := s.WarmupPausedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warmup_paused_at\"")
+			}
+		case "warmup_base":
+			if err := func() error {
+				s.WarmupBase.Reset()
+				if err := s.WarmupBase.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warmup_base\"")
+			}
+		case "warmup_max":
+			if err := func() error {
+				s.WarmupMax.Reset()
+				if err := s.WarmupMax.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warmup_max\"")
+			}
+		case "warmup_increase":
+			if err := func() error {
+				s.WarmupIncrease.Reset()
+				if err := s.WarmupIncrease.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warmup_increase\"")
+			}
+		case "warmup_reply_rate":
+			if err := func() error {
+				s.WarmupReplyRate.Reset()
+				if err := s.WarmupReplyRate.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warmup_reply_rate\"")
+			}
+		case "warmup_tag":
+			if err := func() error {
+				s.WarmupTag.Reset()
+				if err := s.WarmupTag.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warmup_tag\"")
+			}
+		case "warmup_pool_type":
+			if err := func() error {
+				s.WarmupPoolType.Reset()
+				if err := s.WarmupPoolType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warmup_pool_type\"")
+			}
+		case "warmup_start_time":
+			if err := func() error {
+				s.WarmupStartTime.Reset()
+				if err := s.WarmupStartTime.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warmup_start_time\"")
+			}
+		case "warmup_end_time":
+			if err := func() error {
+				s.WarmupEndTime.Reset()
+				if err := s.WarmupEndTime.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warmup_end_time\"")
+			}
+		case "warmup_days":
+			if err := func() error {
+				s.WarmupDays.Reset()
+				if err := s.WarmupDays.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"warmup_days\"")
+			}
+		case "timezone":
+			if err := func() error {
+				s.Timezone.Reset()
+				if err := s.Timezone.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timezone\"")
+			}
+		case "tags":
+			if err := func() error {
+				s.Tags = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.Tags = append(s.Tags, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tags\"")
+			}
+		case "created_at":
+			requiredBitSet[5] |= 1 << 3
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.CreatedAt = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"created_at\"")
+			}
+		case "updated_at":
+			requiredBitSet[5] |= 1 << 4
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.UpdatedAt = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"updated_at\"")
+			}
+		case "campaigns":
+			requiredBitSet[5] |= 1 << 5
+			if err := func() error {
+				s.Campaigns = make([]MailboxCampaign, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem MailboxCampaign
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Campaigns = append(s.Campaigns, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"campaigns\"")
+			}
+		case "recent_errors":
+			requiredBitSet[5] |= 1 << 6
+			if err := func() error {
+				s.RecentErrors = make([]MailboxErrorLogEntry, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem MailboxErrorLogEntry
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.RecentErrors = append(s.RecentErrors, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"recent_errors\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode MailboxDetail")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [6]uint8{
+		0b00010001,
+		0b10011000,
+		0b00000001,
+		0b00000000,
+		0b00000000,
+		0b01111000,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfMailboxDetail) {
+					name = jsonFieldsNameOfMailboxDetail[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *MailboxDetail) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MailboxDetail) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *MailboxErrorLogEntry) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *MailboxErrorLogEntry) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("code")
+		e.Str(s.Code)
+	}
+	{
+		e.FieldStart("severity")
+		e.Str(s.Severity)
+	}
+	{
+		e.FieldStart("title")
+		e.Str(s.Title)
+	}
+	{
+		e.FieldStart("message")
+		e.Str(s.Message)
+	}
+	{
+		e.FieldStart("action_required")
+		e.Bool(s.ActionRequired)
+	}
+	{
+		e.FieldStart("created_at")
+		json.EncodeDateTime(e, s.CreatedAt)
+	}
+	{
+		if s.ResolvedAt.Set {
+			e.FieldStart("resolved_at")
+			s.ResolvedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+}
+
+var jsonFieldsNameOfMailboxErrorLogEntry = [7]string{
+	0: "code",
+	1: "severity",
+	2: "title",
+	3: "message",
+	4: "action_required",
+	5: "created_at",
+	6: "resolved_at",
+}
+
+// Decode decodes MailboxErrorLogEntry from json.
+func (s *MailboxErrorLogEntry) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MailboxErrorLogEntry to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "code":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.Code = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"code\"")
+			}
+		case "severity":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Str()
+				s.Severity = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"severity\"")
+			}
+		case "title":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Str()
+				s.Title = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"title\"")
+			}
+		case "message":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				v, err := d.Str()
+				s.Message = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"message\"")
+			}
+		case "action_required":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				v, err := d.Bool()
+				s.ActionRequired = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"action_required\"")
+			}
+		case "created_at":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.CreatedAt = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"created_at\"")
+			}
+		case "resolved_at":
+			if err := func() error {
+				s.ResolvedAt.Reset()
+				if err := s.ResolvedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"resolved_at\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode MailboxErrorLogEntry")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00111111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfMailboxErrorLogEntry) {
+					name = jsonFieldsNameOfMailboxErrorLogEntry[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *MailboxErrorLogEntry) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MailboxErrorLogEntry) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -51058,23 +56254,66 @@ func (s *MailboxSendResult) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *MailboxSendResult) encodeFields(e *jx.Encoder) {
 	{
-		e.FieldStart("task_id")
-		json.EncodeUUID(e, s.TaskID)
+		e.FieldStart("result")
+		s.Result.Encode(e)
 	}
 	{
-		e.FieldStart("scheduled_at")
-		json.EncodeDateTime(e, s.ScheduledAt)
+		if s.TaskID.Set {
+			e.FieldStart("task_id")
+			s.TaskID.Encode(e)
+		}
 	}
 	{
-		e.FieldStart("send_mode")
-		s.SendMode.Encode(e)
+		if s.ScheduledAt.Set {
+			e.FieldStart("scheduled_at")
+			s.ScheduledAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.SendMode.Set {
+			e.FieldStart("send_mode")
+			s.SendMode.Encode(e)
+		}
+	}
+	{
+		if s.ApprovalID.Set {
+			e.FieldStart("approval_id")
+			s.ApprovalID.Encode(e)
+		}
+	}
+	{
+		if s.ApprovalURL.Set {
+			e.FieldStart("approval_url")
+			s.ApprovalURL.Encode(e)
+		}
+	}
+	{
+		if s.ExpiresAt.Set {
+			e.FieldStart("expires_at")
+			s.ExpiresAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.Reasons != nil {
+			e.FieldStart("reasons")
+			e.ArrStart()
+			for _, elem := range s.Reasons {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
 	}
 }
 
-var jsonFieldsNameOfMailboxSendResult = [3]string{
-	0: "task_id",
-	1: "scheduled_at",
-	2: "send_mode",
+var jsonFieldsNameOfMailboxSendResult = [8]string{
+	0: "result",
+	1: "task_id",
+	2: "scheduled_at",
+	3: "send_mode",
+	4: "approval_id",
+	5: "approval_url",
+	6: "expires_at",
+	7: "reasons",
 }
 
 // Decode decodes MailboxSendResult from json.
@@ -51086,12 +56325,20 @@ func (s *MailboxSendResult) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
-		case "task_id":
+		case "result":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeUUID(d)
-				s.TaskID = v
-				if err != nil {
+				if err := s.Result.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"result\"")
+			}
+		case "task_id":
+			if err := func() error {
+				s.TaskID.Reset()
+				if err := s.TaskID.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -51099,11 +56346,9 @@ func (s *MailboxSendResult) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"task_id\"")
 			}
 		case "scheduled_at":
-			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
-				s.ScheduledAt = v
-				if err != nil {
+				s.ScheduledAt.Reset()
+				if err := s.ScheduledAt.Decode(d, json.DecodeDateTime); err != nil {
 					return err
 				}
 				return nil
@@ -51111,14 +56356,63 @@ func (s *MailboxSendResult) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"scheduled_at\"")
 			}
 		case "send_mode":
-			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
+				s.SendMode.Reset()
 				if err := s.SendMode.Decode(d); err != nil {
 					return err
 				}
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"send_mode\"")
+			}
+		case "approval_id":
+			if err := func() error {
+				s.ApprovalID.Reset()
+				if err := s.ApprovalID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"approval_id\"")
+			}
+		case "approval_url":
+			if err := func() error {
+				s.ApprovalURL.Reset()
+				if err := s.ApprovalURL.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"approval_url\"")
+			}
+		case "expires_at":
+			if err := func() error {
+				s.ExpiresAt.Reset()
+				if err := s.ExpiresAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"expires_at\"")
+			}
+		case "reasons":
+			if err := func() error {
+				s.Reasons = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.Reasons = append(s.Reasons, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reasons\"")
 			}
 		default:
 			return d.Skip()
@@ -51130,7 +56424,7 @@ func (s *MailboxSendResult) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000111,
+		0b00000001,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -51172,6 +56466,46 @@ func (s *MailboxSendResult) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *MailboxSendResult) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MailboxSendResultResult as json.
+func (s MailboxSendResultResult) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes MailboxSendResultResult from json.
+func (s *MailboxSendResultResult) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MailboxSendResultResult to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch MailboxSendResultResult(v) {
+	case MailboxSendResultResultExecuted:
+		*s = MailboxSendResultResultExecuted
+	case MailboxSendResultResultAwaitingApproval:
+		*s = MailboxSendResultResultAwaitingApproval
+	default:
+		*s = MailboxSendResultResult(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s MailboxSendResultResult) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MailboxSendResultResult) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -51838,136 +57172,6 @@ func (s *MailboxSyncStateThrottleReason) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s *MailboxTrackingDomain) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *MailboxTrackingDomain) encodeFields(e *jx.Encoder) {
-	{
-		e.FieldStart("tracking_domain")
-		e.Str(s.TrackingDomain)
-	}
-	{
-		e.FieldStart("tracking_domain_verified")
-		e.Bool(s.TrackingDomainVerified)
-	}
-	{
-		if s.TrackingDomainVerifiedAt.Set {
-			e.FieldStart("tracking_domain_verified_at")
-			s.TrackingDomainVerifiedAt.Encode(e, json.EncodeDateTime)
-		}
-	}
-}
-
-var jsonFieldsNameOfMailboxTrackingDomain = [3]string{
-	0: "tracking_domain",
-	1: "tracking_domain_verified",
-	2: "tracking_domain_verified_at",
-}
-
-// Decode decodes MailboxTrackingDomain from json.
-func (s *MailboxTrackingDomain) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode MailboxTrackingDomain to nil")
-	}
-	var requiredBitSet [1]uint8
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "tracking_domain":
-			requiredBitSet[0] |= 1 << 0
-			if err := func() error {
-				v, err := d.Str()
-				s.TrackingDomain = string(v)
-				if err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"tracking_domain\"")
-			}
-		case "tracking_domain_verified":
-			requiredBitSet[0] |= 1 << 1
-			if err := func() error {
-				v, err := d.Bool()
-				s.TrackingDomainVerified = bool(v)
-				if err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"tracking_domain_verified\"")
-			}
-		case "tracking_domain_verified_at":
-			if err := func() error {
-				s.TrackingDomainVerifiedAt.Reset()
-				if err := s.TrackingDomainVerifiedAt.Decode(d, json.DecodeDateTime); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"tracking_domain_verified_at\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode MailboxTrackingDomain")
-	}
-	// Validate required fields.
-	var failures []validate.FieldError
-	for i, mask := range [1]uint8{
-		0b00000011,
-	} {
-		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
-			// Mask only required fields and check equality to mask using XOR.
-			//
-			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
-			// Bits of fields which would be set are actually bits of missed fields.
-			missed := bits.OnesCount8(result)
-			for bitN := 0; bitN < missed; bitN++ {
-				bitIdx := bits.TrailingZeros8(result)
-				fieldIdx := i*8 + bitIdx
-				var name string
-				if fieldIdx < len(jsonFieldsNameOfMailboxTrackingDomain) {
-					name = jsonFieldsNameOfMailboxTrackingDomain[fieldIdx]
-				} else {
-					name = strconv.Itoa(fieldIdx)
-				}
-				failures = append(failures, validate.FieldError{
-					Name:  name,
-					Error: validate.ErrFieldRequired,
-				})
-				// Reset bit.
-				result &^= 1 << bitIdx
-			}
-		}
-	}
-	if len(failures) > 0 {
-		return &validate.Error{Fields: failures}
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *MailboxTrackingDomain) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *MailboxTrackingDomain) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
 func (s *MailboxTrackingDomainState) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -52306,6 +57510,12 @@ func (s *MailboxUpdate) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.Timezone.Set {
+			e.FieldStart("timezone")
+			s.Timezone.Encode(e)
+		}
+	}
+	{
 		if s.Warmup.Set {
 			e.FieldStart("warmup")
 			s.Warmup.Encode(e)
@@ -52371,7 +57581,7 @@ func (s *MailboxUpdate) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfMailboxUpdate = [21]string{
+var jsonFieldsNameOfMailboxUpdate = [22]string{
 	0:  "name",
 	1:  "signature_plain",
 	2:  "signature_html",
@@ -52383,16 +57593,17 @@ var jsonFieldsNameOfMailboxUpdate = [21]string{
 	8:  "min_wait_time",
 	9:  "reply_to",
 	10: "save_to_sent",
-	11: "warmup",
-	12: "warmup_base",
-	13: "warmup_max",
-	14: "warmup_increase",
-	15: "warmup_reply_rate",
-	16: "warmup_tag",
-	17: "warmup_start_time",
-	18: "warmup_end_time",
-	19: "warmup_days",
-	20: "tags",
+	11: "timezone",
+	12: "warmup",
+	13: "warmup_base",
+	14: "warmup_max",
+	15: "warmup_increase",
+	16: "warmup_reply_rate",
+	17: "warmup_tag",
+	18: "warmup_start_time",
+	19: "warmup_end_time",
+	20: "warmup_days",
+	21: "tags",
 }
 
 // Decode decodes MailboxUpdate from json.
@@ -52512,6 +57723,16 @@ func (s *MailboxUpdate) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"save_to_sent\"")
+			}
+		case "timezone":
+			if err := func() error {
+				s.Timezone.Reset()
+				if err := s.Timezone.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timezone\"")
 			}
 		case "warmup":
 			if err := func() error {
@@ -52642,48 +57863,6 @@ func (s *MailboxUpdate) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *MailboxUpdate) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode encodes MailboxUpdateStatus as json.
-func (s MailboxUpdateStatus) Encode(e *jx.Encoder) {
-	e.Str(string(s))
-}
-
-// Decode decodes MailboxUpdateStatus from json.
-func (s *MailboxUpdateStatus) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode MailboxUpdateStatus to nil")
-	}
-	v, err := d.StrBytes()
-	if err != nil {
-		return err
-	}
-	// Try to use constant string.
-	switch MailboxUpdateStatus(v) {
-	case MailboxUpdateStatusActive:
-		*s = MailboxUpdateStatusActive
-	case MailboxUpdateStatusInactive:
-		*s = MailboxUpdateStatusInactive
-	case MailboxUpdateStatusRevoked:
-		*s = MailboxUpdateStatusRevoked
-	default:
-		*s = MailboxUpdateStatus(v)
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s MailboxUpdateStatus) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *MailboxUpdateStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -53433,64 +58612,6 @@ func (s *MailboxWarmupPoolType) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s MailboxesCreateCreated) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields implements json.Marshaler.
-func (s MailboxesCreateCreated) encodeFields(e *jx.Encoder) {
-	for k, elem := range s {
-		e.FieldStart(k)
-
-		if len(elem) != 0 {
-			e.Raw(elem)
-		}
-	}
-}
-
-// Decode decodes MailboxesCreateCreated from json.
-func (s *MailboxesCreateCreated) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode MailboxesCreateCreated to nil")
-	}
-	m := s.init()
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		var elem jx.Raw
-		if err := func() error {
-			v, err := d.RawAppend(nil)
-			elem = jx.Raw(v)
-			if err != nil {
-				return err
-			}
-			return nil
-		}(); err != nil {
-			return errors.Wrapf(err, "decode field %q", k)
-		}
-		m[string(k)] = elem
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode MailboxesCreateCreated")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s MailboxesCreateCreated) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *MailboxesCreateCreated) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
 func (s *MailboxesOAuthCliStartReq) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -53620,6 +58741,82 @@ func (s MailboxesOAuthCliStartReqProvider) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *MailboxesOAuthCliStartReqProvider) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MailboxesSendAccepted as json.
+func (s *MailboxesSendAccepted) Encode(e *jx.Encoder) {
+	unwrapped := (*MailboxSendResult)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes MailboxesSendAccepted from json.
+func (s *MailboxesSendAccepted) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MailboxesSendAccepted to nil")
+	}
+	var unwrapped MailboxSendResult
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = MailboxesSendAccepted(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *MailboxesSendAccepted) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MailboxesSendAccepted) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MailboxesSendOK as json.
+func (s *MailboxesSendOK) Encode(e *jx.Encoder) {
+	unwrapped := (*MailboxSendResult)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes MailboxesSendOK from json.
+func (s *MailboxesSendOK) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MailboxesSendOK to nil")
+	}
+	var unwrapped MailboxSendResult
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = MailboxesSendOK(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *MailboxesSendOK) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MailboxesSendOK) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -54101,177 +59298,6 @@ func (s *ManagedDomainRenewalList) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
-// Encode implements json.Marshaler.
-func (s *ManagedMailboxesListOrdersOK) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *ManagedMailboxesListOrdersOK) encodeFields(e *jx.Encoder) {
-	{
-		if s.Data != nil {
-			e.FieldStart("data")
-			e.ArrStart()
-			for _, elem := range s.Data {
-				elem.Encode(e)
-			}
-			e.ArrEnd()
-		}
-	}
-	{
-		if s.Pagination.Set {
-			e.FieldStart("pagination")
-			s.Pagination.Encode(e)
-		}
-	}
-}
-
-var jsonFieldsNameOfManagedMailboxesListOrdersOK = [2]string{
-	0: "data",
-	1: "pagination",
-}
-
-// Decode decodes ManagedMailboxesListOrdersOK from json.
-func (s *ManagedMailboxesListOrdersOK) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode ManagedMailboxesListOrdersOK to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "data":
-			if err := func() error {
-				s.Data = make([]ProvisionOrder, 0)
-				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem ProvisionOrder
-					if err := elem.Decode(d); err != nil {
-						return err
-					}
-					s.Data = append(s.Data, elem)
-					return nil
-				}); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"data\"")
-			}
-		case "pagination":
-			if err := func() error {
-				s.Pagination.Reset()
-				if err := s.Pagination.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"pagination\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode ManagedMailboxesListOrdersOK")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *ManagedMailboxesListOrdersOK) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *ManagedMailboxesListOrdersOK) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s *ManagedMailboxesListOrdersOKPagination) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *ManagedMailboxesListOrdersOKPagination) encodeFields(e *jx.Encoder) {
-	{
-		if s.NextCursor.Set {
-			e.FieldStart("next_cursor")
-			s.NextCursor.Encode(e)
-		}
-	}
-	{
-		if s.HasMore.Set {
-			e.FieldStart("has_more")
-			s.HasMore.Encode(e)
-		}
-	}
-}
-
-var jsonFieldsNameOfManagedMailboxesListOrdersOKPagination = [2]string{
-	0: "next_cursor",
-	1: "has_more",
-}
-
-// Decode decodes ManagedMailboxesListOrdersOKPagination from json.
-func (s *ManagedMailboxesListOrdersOKPagination) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode ManagedMailboxesListOrdersOKPagination to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "next_cursor":
-			if err := func() error {
-				s.NextCursor.Reset()
-				if err := s.NextCursor.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"next_cursor\"")
-			}
-		case "has_more":
-			if err := func() error {
-				s.HasMore.Reset()
-				if err := s.HasMore.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"has_more\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode ManagedMailboxesListOrdersOKPagination")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *ManagedMailboxesListOrdersOKPagination) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *ManagedMailboxesListOrdersOKPagination) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
 // Encode encodes ManagedMailboxesProvisionAccepted as json.
 func (s ManagedMailboxesProvisionAccepted) Encode(e *jx.Encoder) {
 	switch s.Type {
@@ -54366,6 +59392,19 @@ func (s *ManagedMailboxesProvisionAccepted) Decode(d *jx.Decoder) error {
 			case "domain_registration":
 				// Type-based discrimination: check if field has expected JSON type
 				if typ := d.Next(); typ != jx.Bool {
+					// Field exists but has wrong type, not a match for this variant
+					return d.Skip()
+				}
+				match := ProvisionOrderManagedMailboxesProvisionAccepted
+				if found && s.Type != match {
+					s.Type = ""
+					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
+				}
+				found = true
+				s.Type = match
+			case "domains":
+				// Type-based discrimination: check if field has expected JSON type
+				if typ := d.Next(); typ != jx.Array {
 					// Field exists but has wrong type, not a match for this variant
 					return d.Skip()
 				}
@@ -57325,9 +62364,9 @@ func (s *OAuthApplication) Decode(d *jx.Decoder) error {
 		case "webhook_events":
 			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
-				s.WebhookEvents = make([]WebhookCatalogEventType, 0)
+				s.WebhookEvents = make([]WebhookEventType, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem WebhookCatalogEventType
+					var elem WebhookEventType
 					if err := elem.Decode(d); err != nil {
 						return err
 					}
@@ -57646,9 +62685,9 @@ func (s *OAuthApplicationCreate) Decode(d *jx.Decoder) error {
 			}
 		case "webhook_events":
 			if err := func() error {
-				s.WebhookEvents = make([]WebhookCatalogEventType, 0)
+				s.WebhookEvents = make([]WebhookEventType, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem WebhookCatalogEventType
+					var elem WebhookEventType
 					if err := elem.Decode(d); err != nil {
 						return err
 					}
@@ -58087,9 +63126,9 @@ func (s *OAuthApplicationUpdate) Decode(d *jx.Decoder) error {
 			}
 		case "webhook_events":
 			if err := func() error {
-				s.WebhookEvents = make([]WebhookCatalogEventType, 0)
+				s.WebhookEvents = make([]WebhookEventType, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem WebhookCatalogEventType
+					var elem WebhookEventType
 					if err := elem.Decode(d); err != nil {
 						return err
 					}
@@ -58830,9 +63869,9 @@ func (s *OAuthApplicationWithSecrets) Decode(d *jx.Decoder) error {
 		case "webhook_events":
 			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
-				s.WebhookEvents = make([]WebhookCatalogEventType, 0)
+				s.WebhookEvents = make([]WebhookEventType, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem WebhookCatalogEventType
+					var elem WebhookEventType
 					if err := elem.Decode(d); err != nil {
 						return err
 					}
@@ -61801,72 +66840,6 @@ func (s *OptAdvancedOutreachSettingsUnsubscribeMode) UnmarshalJSON(data []byte) 
 	return s.Decode(d)
 }
 
-// Encode encodes AppConnectionsListOKPagination as json.
-func (o OptAppConnectionsListOKPagination) Encode(e *jx.Encoder) {
-	if !o.Set {
-		return
-	}
-	o.Value.Encode(e)
-}
-
-// Decode decodes AppConnectionsListOKPagination from json.
-func (o *OptAppConnectionsListOKPagination) Decode(d *jx.Decoder) error {
-	if o == nil {
-		return errors.New("invalid: unable to decode OptAppConnectionsListOKPagination to nil")
-	}
-	o.Set = true
-	if err := o.Value.Decode(d); err != nil {
-		return err
-	}
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s OptAppConnectionsListOKPagination) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *OptAppConnectionsListOKPagination) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode encodes AuditActor as json.
-func (o OptAuditActor) Encode(e *jx.Encoder) {
-	if !o.Set {
-		return
-	}
-	o.Value.Encode(e)
-}
-
-// Decode decodes AuditActor from json.
-func (o *OptAuditActor) Decode(d *jx.Decoder) error {
-	if o == nil {
-		return errors.New("invalid: unable to decode OptAuditActor to nil")
-	}
-	o.Set = true
-	if err := o.Value.Decode(d); err != nil {
-		return err
-	}
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s OptAuditActor) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *OptAuditActor) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
 // Encode encodes AuditLogChanges as json.
 func (o OptAuditLogChanges) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -62031,6 +67004,39 @@ func (s OptAutomationDryRunRequestData) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptAutomationDryRunRequestData) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AutomationEdgeWhen as json.
+func (o OptAutomationEdgeWhen) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AutomationEdgeWhen from json.
+func (o *OptAutomationEdgeWhen) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAutomationEdgeWhen to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAutomationEdgeWhen) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAutomationEdgeWhen) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -62408,6 +67414,39 @@ func (s *OptCampaignContactOrderDir) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes CampaignCreateContactOrderDir as json.
+func (o OptCampaignCreateContactOrderDir) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes CampaignCreateContactOrderDir from json.
+func (o *OptCampaignCreateContactOrderDir) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptCampaignCreateContactOrderDir to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptCampaignCreateContactOrderDir) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptCampaignCreateContactOrderDir) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes CampaignCreateEspMatchMode as json.
 func (o OptCampaignCreateEspMatchMode) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -62437,6 +67476,39 @@ func (s OptCampaignCreateEspMatchMode) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptCampaignCreateEspMatchMode) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignCreateKind as json.
+func (o OptCampaignCreateKind) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes CampaignCreateKind from json.
+func (o *OptCampaignCreateKind) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptCampaignCreateKind to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptCampaignCreateKind) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptCampaignCreateKind) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -62536,6 +67608,39 @@ func (s OptCampaignEspMatchMode) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptCampaignEspMatchMode) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignKind as json.
+func (o OptCampaignKind) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes CampaignKind from json.
+func (o *OptCampaignKind) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptCampaignKind to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptCampaignKind) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptCampaignKind) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -62774,6 +67879,107 @@ func (s *OptCampaignStepConditions) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes CampaignStepCreate as json.
+func (o OptCampaignStepCreate) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes CampaignStepCreate from json.
+func (o *OptCampaignStepCreate) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptCampaignStepCreate to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptCampaignStepCreate) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptCampaignStepCreate) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignStepCreateAction as json.
+func (o OptCampaignStepCreateAction) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes CampaignStepCreateAction from json.
+func (o *OptCampaignStepCreateAction) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptCampaignStepCreateAction to nil")
+	}
+	o.Set = true
+	o.Value = make(CampaignStepCreateAction)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptCampaignStepCreateAction) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptCampaignStepCreateAction) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignStepCreateConditions as json.
+func (o OptCampaignStepCreateConditions) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes CampaignStepCreateConditions from json.
+func (o *OptCampaignStepCreateConditions) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptCampaignStepCreateConditions to nil")
+	}
+	o.Set = true
+	o.Value = make(CampaignStepCreateConditions)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptCampaignStepCreateConditions) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptCampaignStepCreateConditions) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes CampaignStepCreateKind as json.
 func (o OptCampaignStepCreateKind) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -62803,6 +68009,72 @@ func (s OptCampaignStepCreateKind) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptCampaignStepCreateKind) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignStepCreateOnTimeout as json.
+func (o OptCampaignStepCreateOnTimeout) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes CampaignStepCreateOnTimeout from json.
+func (o *OptCampaignStepCreateOnTimeout) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptCampaignStepCreateOnTimeout to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptCampaignStepCreateOnTimeout) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptCampaignStepCreateOnTimeout) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignStepOnTimeout as json.
+func (o OptCampaignStepOnTimeout) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes CampaignStepOnTimeout from json.
+func (o *OptCampaignStepOnTimeout) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptCampaignStepOnTimeout to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptCampaignStepOnTimeout) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptCampaignStepOnTimeout) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -62904,6 +68176,39 @@ func (s OptCampaignStepUpdateKind) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptCampaignStepUpdateKind) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignStepUpdateOnTimeout as json.
+func (o OptCampaignStepUpdateOnTimeout) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes CampaignStepUpdateOnTimeout from json.
+func (o *OptCampaignStepUpdateOnTimeout) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptCampaignStepUpdateOnTimeout to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptCampaignStepUpdateOnTimeout) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptCampaignStepUpdateOnTimeout) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -63141,6 +68446,39 @@ func (s *OptContactCampaignProgress) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes ContactCounts as json.
+func (o OptContactCounts) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ContactCounts from json.
+func (o *OptContactCounts) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptContactCounts to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptContactCounts) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptContactCounts) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes ContactCreateCustomFields as json.
 func (o OptContactCreateCustomFields) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -63171,6 +68509,138 @@ func (s OptContactCreateCustomFields) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptContactCreateCustomFields) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ContactDetailVerificationSource as json.
+func (o OptContactDetailVerificationSource) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes ContactDetailVerificationSource from json.
+func (o *OptContactDetailVerificationSource) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptContactDetailVerificationSource to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptContactDetailVerificationSource) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptContactDetailVerificationSource) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ContactDetailVerificationSubStatus as json.
+func (o OptContactDetailVerificationSubStatus) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes ContactDetailVerificationSubStatus from json.
+func (o *OptContactDetailVerificationSubStatus) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptContactDetailVerificationSubStatus to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptContactDetailVerificationSubStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptContactDetailVerificationSubStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ContactImportQuality as json.
+func (o OptContactImportQuality) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ContactImportQuality from json.
+func (o *OptContactImportQuality) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptContactImportQuality to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptContactImportQuality) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptContactImportQuality) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ContactLeadCounts as json.
+func (o OptContactLeadCounts) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ContactLeadCounts from json.
+func (o *OptContactLeadCounts) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptContactLeadCounts to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptContactLeadCounts) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptContactLeadCounts) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -63309,6 +68779,39 @@ func (s *OptContactSearchRequest) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes ContactSearchRequestVerificationStatus as json.
+func (o OptContactSearchRequestVerificationStatus) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes ContactSearchRequestVerificationStatus from json.
+func (o *OptContactSearchRequestVerificationStatus) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptContactSearchRequestVerificationStatus to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptContactSearchRequestVerificationStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptContactSearchRequestVerificationStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes ContactSuppression as json.
 func (o OptContactSuppression) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -63405,6 +68908,72 @@ func (s OptContactUpdateCustomFields) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptContactUpdateCustomFields) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ContactVerificationSource as json.
+func (o OptContactVerificationSource) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes ContactVerificationSource from json.
+func (o *OptContactVerificationSource) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptContactVerificationSource to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptContactVerificationSource) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptContactVerificationSource) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ContactVerificationSubStatus as json.
+func (o OptContactVerificationSubStatus) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes ContactVerificationSubStatus from json.
+func (o *OptContactVerificationSubStatus) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptContactVerificationSubStatus to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptContactVerificationSubStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptContactVerificationSubStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -63543,6 +69112,39 @@ func (s OptDateTime) MarshalJSON() ([]byte, error) {
 func (s *OptDateTime) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d, json.DecodeDateTime)
+}
+
+// Encode encodes DeliverabilityWarmupPlacement as json.
+func (o OptDeliverabilityWarmupPlacement) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes DeliverabilityWarmupPlacement from json.
+func (o *OptDeliverabilityWarmupPlacement) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptDeliverabilityWarmupPlacement to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptDeliverabilityWarmupPlacement) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptDeliverabilityWarmupPlacement) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
 }
 
 // Encode encodes DeviceTokenRegisterEnvironment as json.
@@ -64120,6 +69722,39 @@ func (s *OptIntegrationFieldMappingDirection) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes IntegrationFieldMappingReplaceMappingsItemTransform as json.
+func (o OptIntegrationFieldMappingReplaceMappingsItemTransform) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes IntegrationFieldMappingReplaceMappingsItemTransform from json.
+func (o *OptIntegrationFieldMappingReplaceMappingsItemTransform) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptIntegrationFieldMappingReplaceMappingsItemTransform to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptIntegrationFieldMappingReplaceMappingsItemTransform) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptIntegrationFieldMappingReplaceMappingsItemTransform) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes Issue as json.
 func (o OptIssue) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -64153,6 +69788,39 @@ func (s *OptIssue) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes MailService as json.
+func (o OptMailService) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes MailService from json.
+func (o *OptMailService) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptMailService to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptMailService) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptMailService) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes MailServiceSecurity as json.
 func (o OptMailServiceSecurity) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -64182,6 +69850,39 @@ func (s OptMailServiceSecurity) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptMailServiceSecurity) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MailboxAuthState as json.
+func (o OptMailboxAuthState) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes MailboxAuthState from json.
+func (o *OptMailboxAuthState) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptMailboxAuthState to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptMailboxAuthState) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptMailboxAuthState) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -64285,6 +69986,72 @@ func (s *OptMailboxSendRequestSendMode) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes MailboxSendResultSendMode as json.
+func (o OptMailboxSendResultSendMode) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes MailboxSendResultSendMode from json.
+func (o *OptMailboxSendResultSendMode) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptMailboxSendResultSendMode to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptMailboxSendResultSendMode) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptMailboxSendResultSendMode) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MailboxStatus as json.
+func (o OptMailboxStatus) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes MailboxStatus from json.
+func (o *OptMailboxStatus) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptMailboxStatus to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptMailboxStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptMailboxStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes MailboxSyncStateThrottleReason as json.
 func (o OptMailboxSyncStateThrottleReason) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -64314,39 +70081,6 @@ func (s OptMailboxSyncStateThrottleReason) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptMailboxSyncStateThrottleReason) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode encodes MailboxUpdateStatus as json.
-func (o OptMailboxUpdateStatus) Encode(e *jx.Encoder) {
-	if !o.Set {
-		return
-	}
-	e.Str(string(o.Value))
-}
-
-// Decode decodes MailboxUpdateStatus from json.
-func (o *OptMailboxUpdateStatus) Decode(d *jx.Decoder) error {
-	if o == nil {
-		return errors.New("invalid: unable to decode OptMailboxUpdateStatus to nil")
-	}
-	o.Set = true
-	if err := o.Value.Decode(d); err != nil {
-		return err
-	}
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s OptMailboxUpdateStatus) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *OptMailboxUpdateStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -64483,39 +70217,6 @@ func (s *OptManagedDomainRenewalCharge) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
-// Encode encodes ManagedMailboxesListOrdersOKPagination as json.
-func (o OptManagedMailboxesListOrdersOKPagination) Encode(e *jx.Encoder) {
-	if !o.Set {
-		return
-	}
-	o.Value.Encode(e)
-}
-
-// Decode decodes ManagedMailboxesListOrdersOKPagination from json.
-func (o *OptManagedMailboxesListOrdersOKPagination) Decode(d *jx.Decoder) error {
-	if o == nil {
-		return errors.New("invalid: unable to decode OptManagedMailboxesListOrdersOKPagination to nil")
-	}
-	o.Set = true
-	if err := o.Value.Decode(d); err != nil {
-		return err
-	}
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s OptManagedMailboxesListOrdersOKPagination) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *OptManagedMailboxesListOrdersOKPagination) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
 // Encode encodes []AdvancedOutreachSettingsReplyIntentCrmTaskIntentsItem as json.
 func (o OptNilAdvancedOutreachSettingsReplyIntentCrmTaskIntentsItemArray) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -64573,6 +70274,55 @@ func (s OptNilAdvancedOutreachSettingsReplyIntentCrmTaskIntentsItemArray) Marsha
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptNilAdvancedOutreachSettingsReplyIntentCrmTaskIntentsItemArray) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AuditActor as json.
+func (o OptNilAuditActor) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	if o.Null {
+		e.Null()
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AuditActor from json.
+func (o *OptNilAuditActor) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptNilAuditActor to nil")
+	}
+	if d.Next() == jx.Null {
+		if err := d.Null(); err != nil {
+			return err
+		}
+
+		var v AuditActor
+		o.Value = v
+		o.Set = true
+		o.Null = true
+		return nil
+	}
+	o.Set = true
+	o.Null = false
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptNilAuditActor) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptNilAuditActor) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -64726,6 +70476,104 @@ func (s OptNilDateTime) MarshalJSON() ([]byte, error) {
 func (s *OptNilDateTime) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d, json.DecodeDateTime)
+}
+
+// Encode encodes DealContact as json.
+func (o OptNilDealContact) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	if o.Null {
+		e.Null()
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes DealContact from json.
+func (o *OptNilDealContact) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptNilDealContact to nil")
+	}
+	if d.Next() == jx.Null {
+		if err := d.Null(); err != nil {
+			return err
+		}
+
+		var v DealContact
+		o.Value = v
+		o.Set = true
+		o.Null = true
+		return nil
+	}
+	o.Set = true
+	o.Null = false
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptNilDealContact) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptNilDealContact) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes DealStage as json.
+func (o OptNilDealStage) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	if o.Null {
+		e.Null()
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes DealStage from json.
+func (o *OptNilDealStage) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptNilDealStage to nil")
+	}
+	if d.Next() == jx.Null {
+		if err := d.Null(); err != nil {
+			return err
+		}
+
+		var v DealStage
+		o.Value = v
+		o.Set = true
+		o.Null = true
+		return nil
+	}
+	o.Set = true
+	o.Null = false
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptNilDealStage) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptNilDealStage) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
 }
 
 // Encode encodes EngagementOrigin as json.
@@ -65296,6 +71144,74 @@ func (s *OptOnboardingCompleteRequestTeamSize) UnmarshalJSON(data []byte) error 
 	return s.Decode(d)
 }
 
+// Encode encodes OutboundRunDetailErrorDetails as json.
+func (o OptOutboundRunDetailErrorDetails) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes OutboundRunDetailErrorDetails from json.
+func (o *OptOutboundRunDetailErrorDetails) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptOutboundRunDetailErrorDetails to nil")
+	}
+	o.Set = true
+	o.Value = make(OutboundRunDetailErrorDetails)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptOutboundRunDetailErrorDetails) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptOutboundRunDetailErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes OutboundRunDetailPreflightReport as json.
+func (o OptOutboundRunDetailPreflightReport) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes OutboundRunDetailPreflightReport from json.
+func (o *OptOutboundRunDetailPreflightReport) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptOutboundRunDetailPreflightReport to nil")
+	}
+	o.Set = true
+	o.Value = make(OutboundRunDetailPreflightReport)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptOutboundRunDetailPreflightReport) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptOutboundRunDetailPreflightReport) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes OutboundRunErrorDetails as json.
 func (o OptOutboundRunErrorDetails) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -65598,6 +71514,40 @@ func (s *OptPublishProductEventData) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes RunEventData as json.
+func (o OptRunEventData) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes RunEventData from json.
+func (o *OptRunEventData) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptRunEventData to nil")
+	}
+	o.Set = true
+	o.Value = make(RunEventData)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptRunEventData) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptRunEventData) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes RunLeadCustomFields as json.
 func (o OptRunLeadCustomFields) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -65628,6 +71578,39 @@ func (s OptRunLeadCustomFields) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptRunLeadCustomFields) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes RunState as json.
+func (o OptRunState) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes RunState from json.
+func (o *OptRunState) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptRunState to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptRunState) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptRunState) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -66364,18 +72347,18 @@ func (s *OptTemplatePreviewRequestContactCustomFields) UnmarshalJSON(data []byte
 	return s.Decode(d)
 }
 
-// Encode encodes TwoFACodeRequest as json.
-func (o OptTwoFACodeRequest) Encode(e *jx.Encoder) {
+// Encode encodes TrackingDomainStatusStatus as json.
+func (o OptTrackingDomainStatusStatus) Encode(e *jx.Encoder) {
 	if !o.Set {
 		return
 	}
-	o.Value.Encode(e)
+	e.Str(string(o.Value))
 }
 
-// Decode decodes TwoFACodeRequest from json.
-func (o *OptTwoFACodeRequest) Decode(d *jx.Decoder) error {
+// Decode decodes TrackingDomainStatusStatus from json.
+func (o *OptTrackingDomainStatusStatus) Decode(d *jx.Decoder) error {
 	if o == nil {
-		return errors.New("invalid: unable to decode OptTwoFACodeRequest to nil")
+		return errors.New("invalid: unable to decode OptTrackingDomainStatusStatus to nil")
 	}
 	o.Set = true
 	if err := o.Value.Decode(d); err != nil {
@@ -66385,14 +72368,14 @@ func (o *OptTwoFACodeRequest) Decode(d *jx.Decoder) error {
 }
 
 // MarshalJSON implements stdjson.Marshaler.
-func (s OptTwoFACodeRequest) MarshalJSON() ([]byte, error) {
+func (s OptTrackingDomainStatusStatus) MarshalJSON() ([]byte, error) {
 	e := jx.Encoder{}
 	s.Encode(&e)
 	return e.Bytes(), nil
 }
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *OptTwoFACodeRequest) UnmarshalJSON(data []byte) error {
+func (s *OptTrackingDomainStatusStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -66595,6 +72578,39 @@ func (s OptUniboxReplyRequestSendMode) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptUniboxReplyRequestSendMode) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes UniboxReplyResultSendMode as json.
+func (o OptUniboxReplyResultSendMode) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes UniboxReplyResultSendMode from json.
+func (o *OptUniboxReplyResultSendMode) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptUniboxReplyResultSendMode to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptUniboxReplyResultSendMode) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptUniboxReplyResultSendMode) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -66995,39 +73011,6 @@ func (s *OptWarmupStatus) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
-// Encode encodes WebhookCatalogEventType as json.
-func (o OptWebhookCatalogEventType) Encode(e *jx.Encoder) {
-	if !o.Set {
-		return
-	}
-	e.Str(string(o.Value))
-}
-
-// Decode decodes WebhookCatalogEventType from json.
-func (o *OptWebhookCatalogEventType) Decode(d *jx.Decoder) error {
-	if o == nil {
-		return errors.New("invalid: unable to decode OptWebhookCatalogEventType to nil")
-	}
-	o.Set = true
-	if err := o.Value.Decode(d); err != nil {
-		return err
-	}
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s OptWebhookCatalogEventType) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *OptWebhookCatalogEventType) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
 // Encode encodes WebhookDeliveryStatus as json.
 func (o OptWebhookDeliveryStatus) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -67057,6 +73040,39 @@ func (s OptWebhookDeliveryStatus) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptWebhookDeliveryStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes WebhookEventType as json.
+func (o OptWebhookEventType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes WebhookEventType from json.
+func (o *OptWebhookEventType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptWebhookEventType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptWebhookEventType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptWebhookEventType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -69153,6 +75169,515 @@ func (s *OutboundRun) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *OutboundRunDetail) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutboundRunDetail) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("id")
+		json.EncodeUUID(e, s.ID)
+	}
+	{
+		e.FieldStart("state")
+		s.State.Encode(e)
+	}
+	{
+		e.FieldStart("input")
+		s.Input.Encode(e)
+	}
+	{
+		if s.CampaignID.Set {
+			e.FieldStart("campaign_id")
+			s.CampaignID.Encode(e)
+		}
+	}
+	{
+		if s.FrozenSenderIds != nil {
+			e.FieldStart("frozen_sender_ids")
+			e.ArrStart()
+			for _, elem := range s.FrozenSenderIds {
+				json.EncodeUUID(e, elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.RecipientCount.Set {
+			e.FieldStart("recipient_count")
+			s.RecipientCount.Encode(e)
+		}
+	}
+	{
+		if s.ActionCount.Set {
+			e.FieldStart("action_count")
+			s.ActionCount.Encode(e)
+		}
+	}
+	{
+		e.FieldStart("policy_decision")
+		s.PolicyDecision.Encode(e)
+	}
+	{
+		if s.PreflightReport.Set {
+			e.FieldStart("preflight_report")
+			s.PreflightReport.Encode(e)
+		}
+	}
+	{
+		if s.ErrorDetails.Set {
+			e.FieldStart("error_details")
+			s.ErrorDetails.Encode(e)
+		}
+	}
+	{
+		if s.ApprovalURL.Set {
+			e.FieldStart("approval_url")
+			s.ApprovalURL.Encode(e)
+		}
+	}
+	{
+		if s.CreatedAt.Set {
+			e.FieldStart("created_at")
+			s.CreatedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.UpdatedAt.Set {
+			e.FieldStart("updated_at")
+			s.UpdatedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		e.FieldStart("events")
+		e.ArrStart()
+		for _, elem := range s.Events {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfOutboundRunDetail = [14]string{
+	0:  "id",
+	1:  "state",
+	2:  "input",
+	3:  "campaign_id",
+	4:  "frozen_sender_ids",
+	5:  "recipient_count",
+	6:  "action_count",
+	7:  "policy_decision",
+	8:  "preflight_report",
+	9:  "error_details",
+	10: "approval_url",
+	11: "created_at",
+	12: "updated_at",
+	13: "events",
+}
+
+// Decode decodes OutboundRunDetail from json.
+func (s *OutboundRunDetail) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutboundRunDetail to nil")
+	}
+	var requiredBitSet [2]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := json.DecodeUUID(d)
+				s.ID = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "state":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				if err := s.State.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"state\"")
+			}
+		case "input":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.Input.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"input\"")
+			}
+		case "campaign_id":
+			if err := func() error {
+				s.CampaignID.Reset()
+				if err := s.CampaignID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"campaign_id\"")
+			}
+		case "frozen_sender_ids":
+			if err := func() error {
+				s.FrozenSenderIds = make([]uuid.UUID, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem uuid.UUID
+					v, err := json.DecodeUUID(d)
+					elem = v
+					if err != nil {
+						return err
+					}
+					s.FrozenSenderIds = append(s.FrozenSenderIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"frozen_sender_ids\"")
+			}
+		case "recipient_count":
+			if err := func() error {
+				s.RecipientCount.Reset()
+				if err := s.RecipientCount.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"recipient_count\"")
+			}
+		case "action_count":
+			if err := func() error {
+				s.ActionCount.Reset()
+				if err := s.ActionCount.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"action_count\"")
+			}
+		case "policy_decision":
+			requiredBitSet[0] |= 1 << 7
+			if err := func() error {
+				if err := s.PolicyDecision.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"policy_decision\"")
+			}
+		case "preflight_report":
+			if err := func() error {
+				s.PreflightReport.Reset()
+				if err := s.PreflightReport.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"preflight_report\"")
+			}
+		case "error_details":
+			if err := func() error {
+				s.ErrorDetails.Reset()
+				if err := s.ErrorDetails.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"error_details\"")
+			}
+		case "approval_url":
+			if err := func() error {
+				s.ApprovalURL.Reset()
+				if err := s.ApprovalURL.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"approval_url\"")
+			}
+		case "created_at":
+			if err := func() error {
+				s.CreatedAt.Reset()
+				if err := s.CreatedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"created_at\"")
+			}
+		case "updated_at":
+			if err := func() error {
+				s.UpdatedAt.Reset()
+				if err := s.UpdatedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"updated_at\"")
+			}
+		case "events":
+			requiredBitSet[1] |= 1 << 5
+			if err := func() error {
+				s.Events = make([]RunEvent, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem RunEvent
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Events = append(s.Events, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"events\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutboundRunDetail")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [2]uint8{
+		0b10000111,
+		0b00100000,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfOutboundRunDetail) {
+					name = jsonFieldsNameOfOutboundRunDetail[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutboundRunDetail) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutboundRunDetail) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s OutboundRunDetailErrorDetails) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s OutboundRunDetailErrorDetails) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
+
+// Decode decodes OutboundRunDetailErrorDetails from json.
+func (s *OutboundRunDetailErrorDetails) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutboundRunDetailErrorDetails to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutboundRunDetailErrorDetails")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OutboundRunDetailErrorDetails) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutboundRunDetailErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s OutboundRunDetailPolicyDecision) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s OutboundRunDetailPolicyDecision) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
+
+// Decode decodes OutboundRunDetailPolicyDecision from json.
+func (s *OutboundRunDetailPolicyDecision) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutboundRunDetailPolicyDecision to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutboundRunDetailPolicyDecision")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OutboundRunDetailPolicyDecision) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutboundRunDetailPolicyDecision) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s OutboundRunDetailPreflightReport) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s OutboundRunDetailPreflightReport) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
+
+// Decode decodes OutboundRunDetailPreflightReport from json.
+func (s *OutboundRunDetailPreflightReport) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutboundRunDetailPreflightReport to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutboundRunDetailPreflightReport")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OutboundRunDetailPreflightReport) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutboundRunDetailPreflightReport) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s OutboundRunErrorDetails) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -69326,62 +75851,6 @@ func (s *OutboundRunPreflightReport) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
-// Encode encodes OutboundRunState as json.
-func (s OutboundRunState) Encode(e *jx.Encoder) {
-	e.Str(string(s))
-}
-
-// Decode decodes OutboundRunState from json.
-func (s *OutboundRunState) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode OutboundRunState to nil")
-	}
-	v, err := d.StrBytes()
-	if err != nil {
-		return err
-	}
-	// Try to use constant string.
-	switch OutboundRunState(v) {
-	case OutboundRunStateQueued:
-		*s = OutboundRunStateQueued
-	case OutboundRunStatePreflighting:
-		*s = OutboundRunStatePreflighting
-	case OutboundRunStateAwaitingApproval:
-		*s = OutboundRunStateAwaitingApproval
-	case OutboundRunStateLaunching:
-		*s = OutboundRunStateLaunching
-	case OutboundRunStateActive:
-		*s = OutboundRunStateActive
-	case OutboundRunStatePaused:
-		*s = OutboundRunStatePaused
-	case OutboundRunStateCompleted:
-		*s = OutboundRunStateCompleted
-	case OutboundRunStateFailed:
-		*s = OutboundRunStateFailed
-	case OutboundRunStateDenied:
-		*s = OutboundRunStateDenied
-	case OutboundRunStateCancelled:
-		*s = OutboundRunStateCancelled
-	default:
-		*s = OutboundRunState(v)
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s OutboundRunState) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *OutboundRunState) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
 // Encode implements json.Marshaler.
 func (s *OverallStats) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -69416,15 +75885,33 @@ func (s *OverallStats) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.MachineClicks.Set {
+			e.FieldStart("machine_clicks")
+			s.MachineClicks.Encode(e)
+		}
+	}
+	{
 		if s.TotalReplies.Set {
 			e.FieldStart("total_replies")
 			s.TotalReplies.Encode(e)
 		}
 	}
 	{
+		if s.PositiveReplies.Set {
+			e.FieldStart("positive_replies")
+			s.PositiveReplies.Encode(e)
+		}
+	}
+	{
 		if s.TotalBounces.Set {
 			e.FieldStart("total_bounces")
 			s.TotalBounces.Encode(e)
+		}
+	}
+	{
+		if s.TotalDelivered.Set {
+			e.FieldStart("total_delivered")
+			s.TotalDelivered.Encode(e)
 		}
 	}
 	{
@@ -69465,19 +75952,22 @@ func (s *OverallStats) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfOverallStats = [12]string{
+var jsonFieldsNameOfOverallStats = [15]string{
 	0:  "total_emails_sent",
 	1:  "total_opens",
 	2:  "machine_opens",
 	3:  "total_clicks",
-	4:  "total_replies",
-	5:  "total_bounces",
-	6:  "open_rate",
-	7:  "click_rate",
-	8:  "reply_rate",
-	9:  "bounce_rate",
-	10: "active_campaigns",
-	11: "active_accounts",
+	4:  "machine_clicks",
+	5:  "total_replies",
+	6:  "positive_replies",
+	7:  "total_bounces",
+	8:  "total_delivered",
+	9:  "open_rate",
+	10: "click_rate",
+	11: "reply_rate",
+	12: "bounce_rate",
+	13: "active_campaigns",
+	14: "active_accounts",
 }
 
 // Decode decodes OverallStats from json.
@@ -69528,6 +76018,16 @@ func (s *OverallStats) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"total_clicks\"")
 			}
+		case "machine_clicks":
+			if err := func() error {
+				s.MachineClicks.Reset()
+				if err := s.MachineClicks.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"machine_clicks\"")
+			}
 		case "total_replies":
 			if err := func() error {
 				s.TotalReplies.Reset()
@@ -69538,6 +76038,16 @@ func (s *OverallStats) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"total_replies\"")
 			}
+		case "positive_replies":
+			if err := func() error {
+				s.PositiveReplies.Reset()
+				if err := s.PositiveReplies.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"positive_replies\"")
+			}
 		case "total_bounces":
 			if err := func() error {
 				s.TotalBounces.Reset()
@@ -69547,6 +76057,16 @@ func (s *OverallStats) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"total_bounces\"")
+			}
+		case "total_delivered":
+			if err := func() error {
+				s.TotalDelivered.Reset()
+				if err := s.TotalDelivered.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"total_delivered\"")
 			}
 		case "open_rate":
 			if err := func() error {
@@ -72885,6 +79405,16 @@ func (s *ProvisionOrder) encodeFields(e *jx.Encoder) {
 		e.Str(s.Domain)
 	}
 	{
+		if s.Domains != nil {
+			e.FieldStart("domains")
+			e.ArrStart()
+			for _, elem := range s.Domains {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
 		if s.DomainRegistration.Set {
 			e.FieldStart("domain_registration")
 			s.DomainRegistration.Encode(e)
@@ -72986,7 +79516,7 @@ func (s *ProvisionOrder) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfProvisionOrder = [23]string{
+var jsonFieldsNameOfProvisionOrder = [24]string{
 	0:  "provisioning_id",
 	1:  "organization_id",
 	2:  "quote_id",
@@ -72994,22 +79524,23 @@ var jsonFieldsNameOfProvisionOrder = [23]string{
 	4:  "provider",
 	5:  "mailboxes_requested",
 	6:  "domain",
-	7:  "domain_registration",
-	8:  "warmup",
-	9:  "currency",
-	10: "total_monthly_cents",
-	11: "total_due_today_cents",
-	12: "checkout_url",
-	13: "stripe_subscription_id",
-	14: "external_status",
-	15: "steps",
-	16: "mailboxes",
-	17: "error",
-	18: "created_at",
-	19: "updated_at",
-	20: "paid_at",
-	21: "ready_at",
-	22: "cancelled_at",
+	7:  "domains",
+	8:  "domain_registration",
+	9:  "warmup",
+	10: "currency",
+	11: "total_monthly_cents",
+	12: "total_due_today_cents",
+	13: "checkout_url",
+	14: "stripe_subscription_id",
+	15: "external_status",
+	16: "steps",
+	17: "mailboxes",
+	18: "error",
+	19: "created_at",
+	20: "updated_at",
+	21: "paid_at",
+	22: "ready_at",
+	23: "cancelled_at",
 }
 
 // Decode decodes ProvisionOrder from json.
@@ -73099,6 +79630,25 @@ func (s *ProvisionOrder) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"domain\"")
 			}
+		case "domains":
+			if err := func() error {
+				s.Domains = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.Domains = append(s.Domains, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"domains\"")
+			}
 		case "domain_registration":
 			if err := func() error {
 				s.DomainRegistration.Reset()
@@ -73180,7 +79730,7 @@ func (s *ProvisionOrder) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"external_status\"")
 			}
 		case "steps":
-			requiredBitSet[1] |= 1 << 7
+			requiredBitSet[2] |= 1 << 0
 			if err := func() error {
 				s.Steps = make([]ProvisionOrderStepsItem, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -73198,7 +79748,7 @@ func (s *ProvisionOrder) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"steps\"")
 			}
 		case "mailboxes":
-			requiredBitSet[2] |= 1 << 0
+			requiredBitSet[2] |= 1 << 1
 			if err := func() error {
 				s.Mailboxes = make([]ProvisionOrderMailboxesItem, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -73286,8 +79836,8 @@ func (s *ProvisionOrder) Decode(d *jx.Decoder) error {
 	var failures []validate.FieldError
 	for i, mask := range [3]uint8{
 		0b01111001,
-		0b10000000,
-		0b00000001,
+		0b00000000,
+		0b00000011,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -73329,6 +79879,127 @@ func (s *ProvisionOrder) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *ProvisionOrder) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ProvisionOrderList) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ProvisionOrderList) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("data")
+		e.ArrStart()
+		for _, elem := range s.Data {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
+		e.FieldStart("pagination")
+		s.Pagination.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfProvisionOrderList = [2]string{
+	0: "data",
+	1: "pagination",
+}
+
+// Decode decodes ProvisionOrderList from json.
+func (s *ProvisionOrderList) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ProvisionOrderList to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "data":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.Data = make([]ProvisionOrder, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem ProvisionOrder
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Data = append(s.Data, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"data\"")
+			}
+		case "pagination":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				if err := s.Pagination.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"pagination\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ProvisionOrderList")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfProvisionOrderList) {
+					name = jsonFieldsNameOfProvisionOrderList[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ProvisionOrderList) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ProvisionOrderList) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -73964,6 +80635,16 @@ func (s *ProvisionQuote) encodeFields(e *jx.Encoder) {
 		e.Str(s.Domain)
 	}
 	{
+		if s.Domains != nil {
+			e.FieldStart("domains")
+			e.ArrStart()
+			for _, elem := range s.Domains {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
 		if s.DomainRegistration.Set {
 			e.FieldStart("domain_registration")
 			s.DomainRegistration.Encode(e)
@@ -74029,22 +80710,23 @@ func (s *ProvisionQuote) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfProvisionQuote = [15]string{
+var jsonFieldsNameOfProvisionQuote = [16]string{
 	0:  "quote_id",
 	1:  "provider",
 	2:  "count",
 	3:  "domain",
-	4:  "domain_registration",
-	5:  "warmup",
-	6:  "names",
-	7:  "currency",
-	8:  "mailbox_monthly_cents",
-	9:  "warmup_monthly_cents",
-	10: "domain_cents",
-	11: "total_monthly_cents",
-	12: "total_due_today_cents",
-	13: "line_items",
-	14: "expires_at",
+	4:  "domains",
+	5:  "domain_registration",
+	6:  "warmup",
+	7:  "names",
+	8:  "currency",
+	9:  "mailbox_monthly_cents",
+	10: "warmup_monthly_cents",
+	11: "domain_cents",
+	12: "total_monthly_cents",
+	13: "total_due_today_cents",
+	14: "line_items",
+	15: "expires_at",
 }
 
 // Decode decodes ProvisionQuote from json.
@@ -74104,6 +80786,25 @@ func (s *ProvisionQuote) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"domain\"")
 			}
+		case "domains":
+			if err := func() error {
+				s.Domains = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.Domains = append(s.Domains, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"domains\"")
+			}
 		case "domain_registration":
 			if err := func() error {
 				s.DomainRegistration.Reset()
@@ -74142,7 +80843,7 @@ func (s *ProvisionQuote) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"names\"")
 			}
 		case "currency":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := d.Str()
 				s.Currency = string(v)
@@ -74184,7 +80885,7 @@ func (s *ProvisionQuote) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"domain_cents\"")
 			}
 		case "total_monthly_cents":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
 				v, err := d.Int()
 				s.TotalMonthlyCents = int(v)
@@ -74196,7 +80897,7 @@ func (s *ProvisionQuote) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"total_monthly_cents\"")
 			}
 		case "total_due_today_cents":
-			requiredBitSet[1] |= 1 << 4
+			requiredBitSet[1] |= 1 << 5
 			if err := func() error {
 				v, err := d.Int()
 				s.TotalDueTodayCents = int(v)
@@ -74208,7 +80909,7 @@ func (s *ProvisionQuote) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"total_due_today_cents\"")
 			}
 		case "line_items":
-			requiredBitSet[1] |= 1 << 5
+			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
 				s.LineItems = make([]ProvisionLineItem, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -74226,7 +80927,7 @@ func (s *ProvisionQuote) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"line_items\"")
 			}
 		case "expires_at":
-			requiredBitSet[1] |= 1 << 6
+			requiredBitSet[1] |= 1 << 7
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.ExpiresAt = v
@@ -74247,8 +80948,8 @@ func (s *ProvisionQuote) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
-		0b10001111,
-		0b01111000,
+		0b00001111,
+		0b11110001,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -74312,8 +81013,20 @@ func (s *ProvisionQuoteRequest) encodeFields(e *jx.Encoder) {
 		e.Int(s.Count)
 	}
 	{
-		e.FieldStart("domain")
-		e.Str(s.Domain)
+		if s.Domain.Set {
+			e.FieldStart("domain")
+			s.Domain.Encode(e)
+		}
+	}
+	{
+		if s.Domains != nil {
+			e.FieldStart("domains")
+			e.ArrStart()
+			for _, elem := range s.Domains {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
 	}
 	{
 		if s.Warmup.Set {
@@ -74333,12 +81046,13 @@ func (s *ProvisionQuoteRequest) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfProvisionQuoteRequest = [5]string{
+var jsonFieldsNameOfProvisionQuoteRequest = [6]string{
 	0: "provider",
 	1: "count",
 	2: "domain",
-	3: "warmup",
-	4: "names",
+	3: "domains",
+	4: "warmup",
+	5: "names",
 }
 
 // Decode decodes ProvisionQuoteRequest from json.
@@ -74373,16 +81087,33 @@ func (s *ProvisionQuoteRequest) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"count\"")
 			}
 		case "domain":
-			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
-				v, err := d.Str()
-				s.Domain = string(v)
-				if err != nil {
+				s.Domain.Reset()
+				if err := s.Domain.Decode(d); err != nil {
 					return err
 				}
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"domain\"")
+			}
+		case "domains":
+			if err := func() error {
+				s.Domains = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.Domains = append(s.Domains, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"domains\"")
 			}
 		case "warmup":
 			if err := func() error {
@@ -74421,7 +81152,7 @@ func (s *ProvisionQuoteRequest) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000111,
+		0b00000011,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -75651,6 +82382,12 @@ func (s *ResetPasswordConfirmRequest) encodeFields(e *jx.Encoder) {
 		e.Str(s.Password)
 	}
 	{
+		if s.Captcha.Set {
+			e.FieldStart("captcha")
+			s.Captcha.Encode(e)
+		}
+	}
+	{
 		if s.Turnstile.Set {
 			e.FieldStart("turnstile")
 			s.Turnstile.Encode(e)
@@ -75658,10 +82395,11 @@ func (s *ResetPasswordConfirmRequest) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfResetPasswordConfirmRequest = [3]string{
+var jsonFieldsNameOfResetPasswordConfirmRequest = [4]string{
 	0: "session",
 	1: "password",
-	2: "turnstile",
+	2: "captcha",
+	3: "turnstile",
 }
 
 // Decode decodes ResetPasswordConfirmRequest from json.
@@ -75696,6 +82434,16 @@ func (s *ResetPasswordConfirmRequest) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"password\"")
+			}
+		case "captcha":
+			if err := func() error {
+				s.Captcha.Reset()
+				if err := s.Captcha.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"captcha\"")
 			}
 		case "turnstile":
 			if err := func() error {
@@ -75777,6 +82525,12 @@ func (s *ResetPasswordStartRequest) encodeFields(e *jx.Encoder) {
 		e.Str(s.Email)
 	}
 	{
+		if s.Captcha.Set {
+			e.FieldStart("captcha")
+			s.Captcha.Encode(e)
+		}
+	}
+	{
 		if s.Turnstile.Set {
 			e.FieldStart("turnstile")
 			s.Turnstile.Encode(e)
@@ -75784,9 +82538,10 @@ func (s *ResetPasswordStartRequest) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfResetPasswordStartRequest = [2]string{
+var jsonFieldsNameOfResetPasswordStartRequest = [3]string{
 	0: "email",
-	1: "turnstile",
+	1: "captcha",
+	2: "turnstile",
 }
 
 // Decode decodes ResetPasswordStartRequest from json.
@@ -75809,6 +82564,16 @@ func (s *ResetPasswordStartRequest) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"email\"")
+			}
+		case "captcha":
+			if err := func() error {
+				s.Captcha.Reset()
+				if err := s.Captcha.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"captcha\"")
 			}
 		case "turnstile":
 			if err := func() error {
@@ -75872,6 +82637,245 @@ func (s *ResetPasswordStartRequest) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *ResetPasswordStartRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *RunEvent) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *RunEvent) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		e.FieldStart("type")
+		e.Str(s.Type)
+	}
+	{
+		if s.State.Set {
+			e.FieldStart("state")
+			s.State.Encode(e)
+		}
+	}
+	{
+		if s.Message.Set {
+			e.FieldStart("message")
+			s.Message.Encode(e)
+		}
+	}
+	{
+		if s.Data.Set {
+			e.FieldStart("data")
+			s.Data.Encode(e)
+		}
+	}
+	{
+		e.FieldStart("created_at")
+		json.EncodeDateTime(e, s.CreatedAt)
+	}
+}
+
+var jsonFieldsNameOfRunEvent = [6]string{
+	0: "id",
+	1: "type",
+	2: "state",
+	3: "message",
+	4: "data",
+	5: "created_at",
+}
+
+// Decode decodes RunEvent from json.
+func (s *RunEvent) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RunEvent to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "type":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Str()
+				s.Type = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"type\"")
+			}
+		case "state":
+			if err := func() error {
+				s.State.Reset()
+				if err := s.State.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"state\"")
+			}
+		case "message":
+			if err := func() error {
+				s.Message.Reset()
+				if err := s.Message.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"message\"")
+			}
+		case "data":
+			if err := func() error {
+				s.Data.Reset()
+				if err := s.Data.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"data\"")
+			}
+		case "created_at":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.CreatedAt = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"created_at\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode RunEvent")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00100010,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfRunEvent) {
+					name = jsonFieldsNameOfRunEvent[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *RunEvent) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RunEvent) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s RunEventData) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s RunEventData) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
+
+// Decode decodes RunEventData from json.
+func (s *RunEventData) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RunEventData to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode RunEventData")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RunEventData) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RunEventData) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -76287,8 +83291,8 @@ func (s *RunSenderSelectionMode) Decode(d *jx.Decoder) error {
 		*s = RunSenderSelectionModeAuto
 	case RunSenderSelectionModeExplicit:
 		*s = RunSenderSelectionModeExplicit
-	case RunSenderSelectionModeTags:
-		*s = RunSenderSelectionModeTags
+	case RunSenderSelectionModeTag:
+		*s = RunSenderSelectionModeTag
 	default:
 		*s = RunSenderSelectionMode(v)
 	}
@@ -76305,6 +83309,62 @@ func (s RunSenderSelectionMode) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *RunSenderSelectionMode) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes RunState as json.
+func (s RunState) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes RunState from json.
+func (s *RunState) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RunState to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch RunState(v) {
+	case RunStateQueued:
+		*s = RunStateQueued
+	case RunStatePreflighting:
+		*s = RunStatePreflighting
+	case RunStateAwaitingApproval:
+		*s = RunStateAwaitingApproval
+	case RunStateLaunching:
+		*s = RunStateLaunching
+	case RunStateActive:
+		*s = RunStateActive
+	case RunStateFailed:
+		*s = RunStateFailed
+	case RunStateDenied:
+		*s = RunStateDenied
+	case RunStatePaused:
+		*s = RunStatePaused
+	case RunStateCompleted:
+		*s = RunStateCompleted
+	case RunStateCancelled:
+		*s = RunStateCancelled
+	default:
+		*s = RunState(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RunState) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RunState) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -77149,64 +84209,6 @@ func (s *RunVariant) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s RunsGetOK) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields implements json.Marshaler.
-func (s RunsGetOK) encodeFields(e *jx.Encoder) {
-	for k, elem := range s {
-		e.FieldStart(k)
-
-		if len(elem) != 0 {
-			e.Raw(elem)
-		}
-	}
-}
-
-// Decode decodes RunsGetOK from json.
-func (s *RunsGetOK) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode RunsGetOK to nil")
-	}
-	m := s.init()
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		var elem jx.Raw
-		if err := func() error {
-			v, err := d.RawAppend(nil)
-			elem = jx.Raw(v)
-			if err != nil {
-				return err
-			}
-			return nil
-		}(); err != nil {
-			return errors.Wrapf(err, "decode field %q", k)
-		}
-		m[string(k)] = elem
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode RunsGetOK")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s RunsGetOK) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *RunsGetOK) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
 func (s *RunsListOK) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -77677,6 +84679,7 @@ func (s *SearchDeals) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode SearchDeals to nil")
 	}
+	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -78105,6 +85108,7 @@ func (s *SearchTasks) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode SearchTasks to nil")
 	}
+	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -82960,12 +89964,47 @@ func (s *TrackingDomainStatus) encodeFields(e *jx.Encoder) {
 			s.TrackingDomainVerifiedAt.Encode(e, json.EncodeDateTime)
 		}
 	}
+	{
+		if s.CnameTarget.Set {
+			e.FieldStart("cname_target")
+			s.CnameTarget.Encode(e)
+		}
+	}
+	{
+		if s.Status.Set {
+			e.FieldStart("status")
+			s.Status.Encode(e)
+		}
+	}
+	{
+		if s.Message.Set {
+			e.FieldStart("message")
+			s.Message.Encode(e)
+		}
+	}
+	{
+		if s.Observed.Set {
+			e.FieldStart("observed")
+			s.Observed.Encode(e)
+		}
+	}
+	{
+		if s.TrackingHostUnresolvable.Set {
+			e.FieldStart("tracking_host_unresolvable")
+			s.TrackingHostUnresolvable.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfTrackingDomainStatus = [3]string{
+var jsonFieldsNameOfTrackingDomainStatus = [8]string{
 	0: "tracking_domain",
 	1: "tracking_domain_verified",
 	2: "tracking_domain_verified_at",
+	3: "cname_target",
+	4: "status",
+	5: "message",
+	6: "observed",
+	7: "tracking_host_unresolvable",
 }
 
 // Decode decodes TrackingDomainStatus from json.
@@ -83006,6 +90045,56 @@ func (s *TrackingDomainStatus) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"tracking_domain_verified_at\"")
 			}
+		case "cname_target":
+			if err := func() error {
+				s.CnameTarget.Reset()
+				if err := s.CnameTarget.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"cname_target\"")
+			}
+		case "status":
+			if err := func() error {
+				s.Status.Reset()
+				if err := s.Status.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"status\"")
+			}
+		case "message":
+			if err := func() error {
+				s.Message.Reset()
+				if err := s.Message.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"message\"")
+			}
+		case "observed":
+			if err := func() error {
+				s.Observed.Reset()
+				if err := s.Observed.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"observed\"")
+			}
+		case "tracking_host_unresolvable":
+			if err := func() error {
+				s.TrackingHostUnresolvable.Reset()
+				if err := s.TrackingHostUnresolvable.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tracking_host_unresolvable\"")
+			}
 		default:
 			return d.Skip()
 		}
@@ -83030,6 +90119,56 @@ func (s *TrackingDomainStatus) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes TrackingDomainStatusStatus as json.
+func (s TrackingDomainStatusStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes TrackingDomainStatusStatus from json.
+func (s *TrackingDomainStatusStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode TrackingDomainStatusStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch TrackingDomainStatusStatus(v) {
+	case TrackingDomainStatusStatusVerified:
+		*s = TrackingDomainStatusStatusVerified
+	case TrackingDomainStatusStatusUnset:
+		*s = TrackingDomainStatusStatusUnset
+	case TrackingDomainStatusStatusNoTarget:
+		*s = TrackingDomainStatusStatusNoTarget
+	case TrackingDomainStatusStatusNotFound:
+		*s = TrackingDomainStatusStatusNotFound
+	case TrackingDomainStatusStatusWrongTarget:
+		*s = TrackingDomainStatusStatusWrongTarget
+	case TrackingDomainStatusStatusLookupError:
+		*s = TrackingDomainStatusStatusLookupError
+	case TrackingDomainStatusStatusPending:
+		*s = TrackingDomainStatusStatusPending
+	default:
+		*s = TrackingDomainStatusStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s TrackingDomainStatusStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *TrackingDomainStatusStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *TwoFACodeRequest) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -83040,10 +90179,8 @@ func (s *TwoFACodeRequest) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *TwoFACodeRequest) encodeFields(e *jx.Encoder) {
 	{
-		if s.Code.Set {
-			e.FieldStart("code")
-			s.Code.Encode(e)
-		}
+		e.FieldStart("code")
+		e.Str(s.Code)
 	}
 }
 
@@ -83056,13 +90193,16 @@ func (s *TwoFACodeRequest) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode TwoFACodeRequest to nil")
 	}
+	var requiredBitSet [1]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
 		case "code":
+			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				s.Code.Reset()
-				if err := s.Code.Decode(d); err != nil {
+				v, err := d.Str()
+				s.Code = string(v)
+				if err != nil {
 					return err
 				}
 				return nil
@@ -83075,6 +90215,38 @@ func (s *TwoFACodeRequest) Decode(d *jx.Decoder) error {
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode TwoFACodeRequest")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfTwoFACodeRequest) {
+					name = jsonFieldsNameOfTwoFACodeRequest[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
 	}
 
 	return nil
@@ -84349,6 +91521,16 @@ func (s *UniboxEmail) encodeFields(e *jx.Encoder) {
 		json.EncodeUUID(e, s.ID)
 	}
 	{
+		e.FieldStart("email_id")
+		json.EncodeUUID(e, s.EmailID)
+	}
+	{
+		if s.Mailbox.Set {
+			e.FieldStart("mailbox")
+			s.Mailbox.Encode(e)
+		}
+	}
+	{
 		if s.GmailID.Set {
 			e.FieldStart("gmail_id")
 			s.GmailID.Encode(e)
@@ -84475,6 +91657,16 @@ func (s *UniboxEmail) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.Snippet.Set {
+			e.FieldStart("snippet")
+			s.Snippet.Encode(e)
+		}
+	}
+	{
+		e.FieldStart("seen")
+		e.Bool(s.Seen)
+	}
+	{
 		if s.BodyPlain.Set {
 			e.FieldStart("body_plain")
 			s.BodyPlain.Encode(e)
@@ -84492,30 +91684,48 @@ func (s *UniboxEmail) encodeFields(e *jx.Encoder) {
 			s.BodyTruncated.Encode(e)
 		}
 	}
+	{
+		if s.UpdatedAt.Set {
+			e.FieldStart("updated_at")
+			s.UpdatedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.CreatedAt.Set {
+			e.FieldStart("created_at")
+			s.CreatedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
 }
 
-var jsonFieldsNameOfUniboxEmail = [21]string{
+var jsonFieldsNameOfUniboxEmail = [27]string{
 	0:  "id",
-	1:  "gmail_id",
-	2:  "uid",
-	3:  "parent_id",
-	4:  "thread_id",
-	5:  "flags",
-	6:  "bcc",
-	7:  "cc",
-	8:  "date",
-	9:  "from",
-	10: "in_reply_to",
-	11: "message_id",
-	12: "ReplyTo",
-	13: "to",
-	14: "subject",
-	15: "size",
-	16: "internal_date",
-	17: "mod_seq",
-	18: "body_plain",
-	19: "body_html",
-	20: "body_truncated",
+	1:  "email_id",
+	2:  "mailbox",
+	3:  "gmail_id",
+	4:  "uid",
+	5:  "parent_id",
+	6:  "thread_id",
+	7:  "flags",
+	8:  "bcc",
+	9:  "cc",
+	10: "date",
+	11: "from",
+	12: "in_reply_to",
+	13: "message_id",
+	14: "ReplyTo",
+	15: "to",
+	16: "subject",
+	17: "size",
+	18: "internal_date",
+	19: "mod_seq",
+	20: "snippet",
+	21: "seen",
+	22: "body_plain",
+	23: "body_html",
+	24: "body_truncated",
+	25: "updated_at",
+	26: "created_at",
 }
 
 // Decode decodes UniboxEmail from json.
@@ -84523,7 +91733,7 @@ func (s *UniboxEmail) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode UniboxEmail to nil")
 	}
-	var requiredBitSet [3]uint8
+	var requiredBitSet [4]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -84538,6 +91748,28 @@ func (s *UniboxEmail) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "email_id":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := json.DecodeUUID(d)
+				s.EmailID = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"email_id\"")
+			}
+		case "mailbox":
+			if err := func() error {
+				s.Mailbox.Reset()
+				if err := s.Mailbox.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"mailbox\"")
 			}
 		case "gmail_id":
 			if err := func() error {
@@ -84570,7 +91802,7 @@ func (s *UniboxEmail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"parent_id\"")
 			}
 		case "thread_id":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				v, err := d.Str()
 				s.ThreadID = string(v)
@@ -84735,7 +91967,7 @@ func (s *UniboxEmail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"to\"")
 			}
 		case "subject":
-			requiredBitSet[1] |= 1 << 6
+			requiredBitSet[2] |= 1 << 0
 			if err := func() error {
 				v, err := d.Str()
 				s.Subject = string(v)
@@ -84776,6 +92008,28 @@ func (s *UniboxEmail) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"mod_seq\"")
 			}
+		case "snippet":
+			if err := func() error {
+				s.Snippet.Reset()
+				if err := s.Snippet.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"snippet\"")
+			}
+		case "seen":
+			requiredBitSet[2] |= 1 << 5
+			if err := func() error {
+				v, err := d.Bool()
+				s.Seen = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"seen\"")
+			}
 		case "body_plain":
 			if err := func() error {
 				s.BodyPlain.Reset()
@@ -84806,6 +92060,26 @@ func (s *UniboxEmail) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"body_truncated\"")
 			}
+		case "updated_at":
+			if err := func() error {
+				s.UpdatedAt.Reset()
+				if err := s.UpdatedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"updated_at\"")
+			}
+		case "created_at":
+			if err := func() error {
+				s.CreatedAt.Reset()
+				if err := s.CreatedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"created_at\"")
+			}
 		default:
 			return d.Skip()
 		}
@@ -84815,9 +92089,10 @@ func (s *UniboxEmail) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [3]uint8{
-		0b00010001,
-		0b01000000,
+	for i, mask := range [4]uint8{
+		0b01000011,
+		0b00000000,
+		0b00100001,
 		0b00000000,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
@@ -87042,6 +94317,82 @@ func (s *UniboxOverviewMailbox) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes UniboxReplyAccepted as json.
+func (s *UniboxReplyAccepted) Encode(e *jx.Encoder) {
+	unwrapped := (*UniboxReplyResult)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes UniboxReplyAccepted from json.
+func (s *UniboxReplyAccepted) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UniboxReplyAccepted to nil")
+	}
+	var unwrapped UniboxReplyResult
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = UniboxReplyAccepted(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UniboxReplyAccepted) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UniboxReplyAccepted) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes UniboxReplyOK as json.
+func (s *UniboxReplyOK) Encode(e *jx.Encoder) {
+	unwrapped := (*UniboxReplyResult)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes UniboxReplyOK from json.
+func (s *UniboxReplyOK) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UniboxReplyOK to nil")
+	}
+	var unwrapped UniboxReplyResult
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = UniboxReplyOK(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UniboxReplyOK) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UniboxReplyOK) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *UniboxReplyRequest) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -87413,23 +94764,66 @@ func (s *UniboxReplyResult) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *UniboxReplyResult) encodeFields(e *jx.Encoder) {
 	{
-		e.FieldStart("task_id")
-		json.EncodeUUID(e, s.TaskID)
+		e.FieldStart("result")
+		s.Result.Encode(e)
 	}
 	{
-		e.FieldStart("scheduled_at")
-		json.EncodeDateTime(e, s.ScheduledAt)
+		if s.TaskID.Set {
+			e.FieldStart("task_id")
+			s.TaskID.Encode(e)
+		}
 	}
 	{
-		e.FieldStart("send_mode")
-		s.SendMode.Encode(e)
+		if s.ScheduledAt.Set {
+			e.FieldStart("scheduled_at")
+			s.ScheduledAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.SendMode.Set {
+			e.FieldStart("send_mode")
+			s.SendMode.Encode(e)
+		}
+	}
+	{
+		if s.ApprovalID.Set {
+			e.FieldStart("approval_id")
+			s.ApprovalID.Encode(e)
+		}
+	}
+	{
+		if s.ApprovalURL.Set {
+			e.FieldStart("approval_url")
+			s.ApprovalURL.Encode(e)
+		}
+	}
+	{
+		if s.ExpiresAt.Set {
+			e.FieldStart("expires_at")
+			s.ExpiresAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.Reasons != nil {
+			e.FieldStart("reasons")
+			e.ArrStart()
+			for _, elem := range s.Reasons {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
 	}
 }
 
-var jsonFieldsNameOfUniboxReplyResult = [3]string{
-	0: "task_id",
-	1: "scheduled_at",
-	2: "send_mode",
+var jsonFieldsNameOfUniboxReplyResult = [8]string{
+	0: "result",
+	1: "task_id",
+	2: "scheduled_at",
+	3: "send_mode",
+	4: "approval_id",
+	5: "approval_url",
+	6: "expires_at",
+	7: "reasons",
 }
 
 // Decode decodes UniboxReplyResult from json.
@@ -87441,12 +94835,20 @@ func (s *UniboxReplyResult) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
-		case "task_id":
+		case "result":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeUUID(d)
-				s.TaskID = v
-				if err != nil {
+				if err := s.Result.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"result\"")
+			}
+		case "task_id":
+			if err := func() error {
+				s.TaskID.Reset()
+				if err := s.TaskID.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -87454,11 +94856,9 @@ func (s *UniboxReplyResult) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"task_id\"")
 			}
 		case "scheduled_at":
-			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
-				s.ScheduledAt = v
-				if err != nil {
+				s.ScheduledAt.Reset()
+				if err := s.ScheduledAt.Decode(d, json.DecodeDateTime); err != nil {
 					return err
 				}
 				return nil
@@ -87466,14 +94866,63 @@ func (s *UniboxReplyResult) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"scheduled_at\"")
 			}
 		case "send_mode":
-			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
+				s.SendMode.Reset()
 				if err := s.SendMode.Decode(d); err != nil {
 					return err
 				}
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"send_mode\"")
+			}
+		case "approval_id":
+			if err := func() error {
+				s.ApprovalID.Reset()
+				if err := s.ApprovalID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"approval_id\"")
+			}
+		case "approval_url":
+			if err := func() error {
+				s.ApprovalURL.Reset()
+				if err := s.ApprovalURL.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"approval_url\"")
+			}
+		case "expires_at":
+			if err := func() error {
+				s.ExpiresAt.Reset()
+				if err := s.ExpiresAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"expires_at\"")
+			}
+		case "reasons":
+			if err := func() error {
+				s.Reasons = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.Reasons = append(s.Reasons, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reasons\"")
 			}
 		default:
 			return d.Skip()
@@ -87485,7 +94934,7 @@ func (s *UniboxReplyResult) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000111,
+		0b00000001,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -87527,6 +94976,46 @@ func (s *UniboxReplyResult) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *UniboxReplyResult) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes UniboxReplyResultResult as json.
+func (s UniboxReplyResultResult) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes UniboxReplyResultResult from json.
+func (s *UniboxReplyResultResult) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UniboxReplyResultResult to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch UniboxReplyResultResult(v) {
+	case UniboxReplyResultResultExecuted:
+		*s = UniboxReplyResultResultExecuted
+	case UniboxReplyResultResultAwaitingApproval:
+		*s = UniboxReplyResultResultAwaitingApproval
+	default:
+		*s = UniboxReplyResultResult(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s UniboxReplyResultResult) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UniboxReplyResultResult) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -89925,16 +97414,12 @@ func (s *UpdateProfileRequest) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *UpdateProfileRequest) encodeFields(e *jx.Encoder) {
 	{
-		if s.FirstName.Set {
-			e.FieldStart("first_name")
-			s.FirstName.Encode(e)
-		}
+		e.FieldStart("first_name")
+		e.Str(s.FirstName)
 	}
 	{
-		if s.LastName.Set {
-			e.FieldStart("last_name")
-			s.LastName.Encode(e)
-		}
+		e.FieldStart("last_name")
+		e.Str(s.LastName)
 	}
 }
 
@@ -89948,13 +97433,16 @@ func (s *UpdateProfileRequest) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode UpdateProfileRequest to nil")
 	}
+	var requiredBitSet [1]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
 		case "first_name":
+			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				s.FirstName.Reset()
-				if err := s.FirstName.Decode(d); err != nil {
+				v, err := d.Str()
+				s.FirstName = string(v)
+				if err != nil {
 					return err
 				}
 				return nil
@@ -89962,9 +97450,11 @@ func (s *UpdateProfileRequest) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"first_name\"")
 			}
 		case "last_name":
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				s.LastName.Reset()
-				if err := s.LastName.Decode(d); err != nil {
+				v, err := d.Str()
+				s.LastName = string(v)
+				if err != nil {
 					return err
 				}
 				return nil
@@ -89977,6 +97467,38 @@ func (s *UpdateProfileRequest) Decode(d *jx.Decoder) error {
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode UpdateProfileRequest")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfUpdateProfileRequest) {
+					name = jsonFieldsNameOfUpdateProfileRequest[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
 	}
 
 	return nil
@@ -93718,168 +101240,6 @@ func (s *WarmupSummary) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
-// Encode encodes WebhookCatalogEventType as json.
-func (s WebhookCatalogEventType) Encode(e *jx.Encoder) {
-	e.Str(string(s))
-}
-
-// Decode decodes WebhookCatalogEventType from json.
-func (s *WebhookCatalogEventType) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode WebhookCatalogEventType to nil")
-	}
-	v, err := d.StrBytes()
-	if err != nil {
-		return err
-	}
-	// Try to use constant string.
-	switch WebhookCatalogEventType(v) {
-	case WebhookCatalogEventTypeCampaignStarted:
-		*s = WebhookCatalogEventTypeCampaignStarted
-	case WebhookCatalogEventTypeCampaignPaused:
-		*s = WebhookCatalogEventTypeCampaignPaused
-	case WebhookCatalogEventTypeCampaignCompleted:
-		*s = WebhookCatalogEventTypeCampaignCompleted
-	case WebhookCatalogEventTypeCampaignCreated:
-		*s = WebhookCatalogEventTypeCampaignCreated
-	case WebhookCatalogEventTypeCampaignUpdated:
-		*s = WebhookCatalogEventTypeCampaignUpdated
-	case WebhookCatalogEventTypeCampaignDeleted:
-		*s = WebhookCatalogEventTypeCampaignDeleted
-	case WebhookCatalogEventTypeCampaignEmailSent:
-		*s = WebhookCatalogEventTypeCampaignEmailSent
-	case WebhookCatalogEventTypeCampaignEmailDelivered:
-		*s = WebhookCatalogEventTypeCampaignEmailDelivered
-	case WebhookCatalogEventTypeCampaignEmailOpened:
-		*s = WebhookCatalogEventTypeCampaignEmailOpened
-	case WebhookCatalogEventTypeCampaignEmailClicked:
-		*s = WebhookCatalogEventTypeCampaignEmailClicked
-	case WebhookCatalogEventTypeCampaignEmailBounced:
-		*s = WebhookCatalogEventTypeCampaignEmailBounced
-	case WebhookCatalogEventTypeCampaignReplyReceived:
-		*s = WebhookCatalogEventTypeCampaignReplyReceived
-	case WebhookCatalogEventTypeCampaignUnsubscribed:
-		*s = WebhookCatalogEventTypeCampaignUnsubscribed
-	case WebhookCatalogEventTypeCampaignDeliverabilityWarning:
-		*s = WebhookCatalogEventTypeCampaignDeliverabilityWarning
-	case WebhookCatalogEventTypeCampaignAction:
-		*s = WebhookCatalogEventTypeCampaignAction
-	case WebhookCatalogEventTypeWarmupEmailSent:
-		*s = WebhookCatalogEventTypeWarmupEmailSent
-	case WebhookCatalogEventTypeWarmupHealthChanged:
-		*s = WebhookCatalogEventTypeWarmupHealthChanged
-	case WebhookCatalogEventTypeWarmupPlacementInSpam:
-		*s = WebhookCatalogEventTypeWarmupPlacementInSpam
-	case WebhookCatalogEventTypeWarmupQuarantined:
-		*s = WebhookCatalogEventTypeWarmupQuarantined
-	case WebhookCatalogEventTypeWarmupBlocked:
-		*s = WebhookCatalogEventTypeWarmupBlocked
-	case WebhookCatalogEventTypeDeliverabilityBounce:
-		*s = WebhookCatalogEventTypeDeliverabilityBounce
-	case WebhookCatalogEventTypeDeliverabilityComplaint:
-		*s = WebhookCatalogEventTypeDeliverabilityComplaint
-	case WebhookCatalogEventTypeInboxEmailReceived:
-		*s = WebhookCatalogEventTypeInboxEmailReceived
-	case WebhookCatalogEventTypeInboxEmailUpdated:
-		*s = WebhookCatalogEventTypeInboxEmailUpdated
-	case WebhookCatalogEventTypeInboxEmailDeleted:
-		*s = WebhookCatalogEventTypeInboxEmailDeleted
-	case WebhookCatalogEventTypeInboxReplyReceived:
-		*s = WebhookCatalogEventTypeInboxReplyReceived
-	case WebhookCatalogEventTypeEmailAccountConnected:
-		*s = WebhookCatalogEventTypeEmailAccountConnected
-	case WebhookCatalogEventTypeEmailAccountDisconnected:
-		*s = WebhookCatalogEventTypeEmailAccountDisconnected
-	case WebhookCatalogEventTypeEmailAccountRemoved:
-		*s = WebhookCatalogEventTypeEmailAccountRemoved
-	case WebhookCatalogEventTypeEmailAccountError:
-		*s = WebhookCatalogEventTypeEmailAccountError
-	case WebhookCatalogEventTypeEmailAccountSynced:
-		*s = WebhookCatalogEventTypeEmailAccountSynced
-	case WebhookCatalogEventTypeEmailAccountHealthChanged:
-		*s = WebhookCatalogEventTypeEmailAccountHealthChanged
-	case WebhookCatalogEventTypeContactCreated:
-		*s = WebhookCatalogEventTypeContactCreated
-	case WebhookCatalogEventTypeContactUpdated:
-		*s = WebhookCatalogEventTypeContactUpdated
-	case WebhookCatalogEventTypeContactDeleted:
-		*s = WebhookCatalogEventTypeContactDeleted
-	case WebhookCatalogEventTypeFormSubmitted:
-		*s = WebhookCatalogEventTypeFormSubmitted
-	case WebhookCatalogEventTypeCrmDealCreated:
-		*s = WebhookCatalogEventTypeCrmDealCreated
-	case WebhookCatalogEventTypeCrmDealUpdated:
-		*s = WebhookCatalogEventTypeCrmDealUpdated
-	case WebhookCatalogEventTypeCrmDealDeleted:
-		*s = WebhookCatalogEventTypeCrmDealDeleted
-	case WebhookCatalogEventTypeCrmTaskCreated:
-		*s = WebhookCatalogEventTypeCrmTaskCreated
-	case WebhookCatalogEventTypeCrmTaskUpdated:
-		*s = WebhookCatalogEventTypeCrmTaskUpdated
-	case WebhookCatalogEventTypeCrmNoteCreated:
-		*s = WebhookCatalogEventTypeCrmNoteCreated
-	case WebhookCatalogEventTypeCrmPipelineUpdated:
-		*s = WebhookCatalogEventTypeCrmPipelineUpdated
-	case WebhookCatalogEventTypeAutomationCreated:
-		*s = WebhookCatalogEventTypeAutomationCreated
-	case WebhookCatalogEventTypeAutomationUpdated:
-		*s = WebhookCatalogEventTypeAutomationUpdated
-	case WebhookCatalogEventTypeAutomationDeleted:
-		*s = WebhookCatalogEventTypeAutomationDeleted
-	case WebhookCatalogEventTypeAutomationRun:
-		*s = WebhookCatalogEventTypeAutomationRun
-	case WebhookCatalogEventTypeMeetingBooked:
-		*s = WebhookCatalogEventTypeMeetingBooked
-	case WebhookCatalogEventTypeMeetingRescheduled:
-		*s = WebhookCatalogEventTypeMeetingRescheduled
-	case WebhookCatalogEventTypeMeetingCanceled:
-		*s = WebhookCatalogEventTypeMeetingCanceled
-	case WebhookCatalogEventTypeTeamMemberInvited:
-		*s = WebhookCatalogEventTypeTeamMemberInvited
-	case WebhookCatalogEventTypeTeamMemberRemoved:
-		*s = WebhookCatalogEventTypeTeamMemberRemoved
-	case WebhookCatalogEventTypeRoleCreated:
-		*s = WebhookCatalogEventTypeRoleCreated
-	case WebhookCatalogEventTypeRoleUpdated:
-		*s = WebhookCatalogEventTypeRoleUpdated
-	case WebhookCatalogEventTypeRoleDeleted:
-		*s = WebhookCatalogEventTypeRoleDeleted
-	case WebhookCatalogEventTypeBulkOperationStarted:
-		*s = WebhookCatalogEventTypeBulkOperationStarted
-	case WebhookCatalogEventTypeBulkOperationCompleted:
-		*s = WebhookCatalogEventTypeBulkOperationCompleted
-	case WebhookCatalogEventTypeBulkOperationFailed:
-		*s = WebhookCatalogEventTypeBulkOperationFailed
-	case WebhookCatalogEventTypeLeadSyncSourceUpdated:
-		*s = WebhookCatalogEventTypeLeadSyncSourceUpdated
-	case WebhookCatalogEventTypeSettingsUpdated:
-		*s = WebhookCatalogEventTypeSettingsUpdated
-	case WebhookCatalogEventTypeSubscriptionUpdated:
-		*s = WebhookCatalogEventTypeSubscriptionUpdated
-	case WebhookCatalogEventTypeCustomEvent:
-		*s = WebhookCatalogEventTypeCustomEvent
-	case WebhookCatalogEventTypeWebhookTest:
-		*s = WebhookCatalogEventTypeWebhookTest
-	default:
-		*s = WebhookCatalogEventType(v)
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s WebhookCatalogEventType) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *WebhookCatalogEventType) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
 // Encode implements json.Marshaler.
 func (s *WebhookDelivery) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -93988,6 +101348,7 @@ func (s *WebhookDelivery) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode WebhookDelivery to nil")
 	}
 	var requiredBitSet [2]uint8
+	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -94227,112 +101588,6 @@ func (s *WebhookDelivery) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s *WebhookDeliveryList) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *WebhookDeliveryList) encodeFields(e *jx.Encoder) {
-	{
-		e.FieldStart("deliveries")
-		e.ArrStart()
-		for _, elem := range s.Deliveries {
-			elem.Encode(e)
-		}
-		e.ArrEnd()
-	}
-}
-
-var jsonFieldsNameOfWebhookDeliveryList = [1]string{
-	0: "deliveries",
-}
-
-// Decode decodes WebhookDeliveryList from json.
-func (s *WebhookDeliveryList) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode WebhookDeliveryList to nil")
-	}
-	var requiredBitSet [1]uint8
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "deliveries":
-			requiredBitSet[0] |= 1 << 0
-			if err := func() error {
-				s.Deliveries = make([]WebhookDelivery, 0)
-				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem WebhookDelivery
-					if err := elem.Decode(d); err != nil {
-						return err
-					}
-					s.Deliveries = append(s.Deliveries, elem)
-					return nil
-				}); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"deliveries\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode WebhookDeliveryList")
-	}
-	// Validate required fields.
-	var failures []validate.FieldError
-	for i, mask := range [1]uint8{
-		0b00000001,
-	} {
-		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
-			// Mask only required fields and check equality to mask using XOR.
-			//
-			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
-			// Bits of fields which would be set are actually bits of missed fields.
-			missed := bits.OnesCount8(result)
-			for bitN := 0; bitN < missed; bitN++ {
-				bitIdx := bits.TrailingZeros8(result)
-				fieldIdx := i*8 + bitIdx
-				var name string
-				if fieldIdx < len(jsonFieldsNameOfWebhookDeliveryList) {
-					name = jsonFieldsNameOfWebhookDeliveryList[fieldIdx]
-				} else {
-					name = strconv.Itoa(fieldIdx)
-				}
-				failures = append(failures, validate.FieldError{
-					Name:  name,
-					Error: validate.ErrFieldRequired,
-				})
-				// Reset bit.
-				result &^= 1 << bitIdx
-			}
-		}
-	}
-	if len(failures) > 0 {
-		return &validate.Error{Fields: failures}
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *WebhookDeliveryList) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *WebhookDeliveryList) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
 func (s *WebhookDeliveryPage) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -94537,6 +101792,14 @@ func (s *WebhookEndpoint) encodeFields(e *jx.Encoder) {
 		e.Bool(s.Enabled)
 	}
 	{
+		e.FieldStart("verified_at")
+		s.VerifiedAt.Encode(e, json.EncodeDateTime)
+	}
+	{
+		e.FieldStart("ownership_confirmed")
+		e.Bool(s.OwnershipConfirmed)
+	}
+	{
 		if s.LastSuccessAt.Set {
 			e.FieldStart("last_success_at")
 			s.LastSuccessAt.Encode(e, json.EncodeDateTime)
@@ -94568,19 +101831,21 @@ func (s *WebhookEndpoint) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfWebhookEndpoint = [12]string{
+var jsonFieldsNameOfWebhookEndpoint = [14]string{
 	0:  "id",
 	1:  "organization_id",
 	2:  "url",
 	3:  "description",
 	4:  "event_types",
 	5:  "enabled",
-	6:  "last_success_at",
-	7:  "last_failure_at",
-	8:  "last_failure_reason",
-	9:  "consecutive_failures",
-	10: "created_at",
-	11: "updated_at",
+	6:  "verified_at",
+	7:  "ownership_confirmed",
+	8:  "last_success_at",
+	9:  "last_failure_at",
+	10: "last_failure_reason",
+	11: "consecutive_failures",
+	12: "created_at",
+	13: "updated_at",
 }
 
 // Decode decodes WebhookEndpoint from json.
@@ -94670,6 +101935,28 @@ func (s *WebhookEndpoint) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"enabled\"")
 			}
+		case "verified_at":
+			requiredBitSet[0] |= 1 << 6
+			if err := func() error {
+				if err := s.VerifiedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verified_at\"")
+			}
+		case "ownership_confirmed":
+			requiredBitSet[0] |= 1 << 7
+			if err := func() error {
+				v, err := d.Bool()
+				s.OwnershipConfirmed = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ownership_confirmed\"")
+			}
 		case "last_success_at":
 			if err := func() error {
 				s.LastSuccessAt.Reset()
@@ -94701,7 +101988,7 @@ func (s *WebhookEndpoint) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"last_failure_reason\"")
 			}
 		case "consecutive_failures":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.ConsecutiveFailures = int(v)
@@ -94713,7 +102000,7 @@ func (s *WebhookEndpoint) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"consecutive_failures\"")
 			}
 		case "created_at":
-			requiredBitSet[1] |= 1 << 2
+			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.CreatedAt = v
@@ -94725,7 +102012,7 @@ func (s *WebhookEndpoint) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"created_at\"")
 			}
 		case "updated_at":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 5
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.UpdatedAt = v
@@ -94746,8 +102033,8 @@ func (s *WebhookEndpoint) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
-		0b00111111,
-		0b00001110,
+		0b11111111,
+		0b00111000,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -94811,12 +102098,14 @@ func (s *WebhookEndpointList) encodeFields(e *jx.Encoder) {
 		e.ArrEnd()
 	}
 	{
-		e.FieldStart("event_types")
-		e.ArrStart()
-		for _, elem := range s.EventTypes {
-			elem.Encode(e)
+		if s.EventTypes != nil {
+			e.FieldStart("event_types")
+			e.ArrStart()
+			for _, elem := range s.EventTypes {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
 		}
-		e.ArrEnd()
 	}
 }
 
@@ -94853,7 +102142,6 @@ func (s *WebhookEndpointList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"endpoints\"")
 			}
 		case "event_types":
-			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				s.EventTypes = make([]WebhookEventType, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -94880,7 +102168,7 @@ func (s *WebhookEndpointList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000011,
+		0b00000001,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -95123,6 +102411,14 @@ func (s *WebhookEndpointWithSecret) encodeFields(e *jx.Encoder) {
 		e.Bool(s.Enabled)
 	}
 	{
+		e.FieldStart("verified_at")
+		s.VerifiedAt.Encode(e, json.EncodeDateTime)
+	}
+	{
+		e.FieldStart("ownership_confirmed")
+		e.Bool(s.OwnershipConfirmed)
+	}
+	{
 		if s.LastSuccessAt.Set {
 			e.FieldStart("last_success_at")
 			s.LastSuccessAt.Encode(e, json.EncodeDateTime)
@@ -95158,20 +102454,22 @@ func (s *WebhookEndpointWithSecret) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfWebhookEndpointWithSecret = [13]string{
+var jsonFieldsNameOfWebhookEndpointWithSecret = [15]string{
 	0:  "id",
 	1:  "organization_id",
 	2:  "url",
 	3:  "description",
 	4:  "event_types",
 	5:  "enabled",
-	6:  "last_success_at",
-	7:  "last_failure_at",
-	8:  "last_failure_reason",
-	9:  "consecutive_failures",
-	10: "created_at",
-	11: "updated_at",
-	12: "secret",
+	6:  "verified_at",
+	7:  "ownership_confirmed",
+	8:  "last_success_at",
+	9:  "last_failure_at",
+	10: "last_failure_reason",
+	11: "consecutive_failures",
+	12: "created_at",
+	13: "updated_at",
+	14: "secret",
 }
 
 // Decode decodes WebhookEndpointWithSecret from json.
@@ -95261,6 +102559,28 @@ func (s *WebhookEndpointWithSecret) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"enabled\"")
 			}
+		case "verified_at":
+			requiredBitSet[0] |= 1 << 6
+			if err := func() error {
+				if err := s.VerifiedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"verified_at\"")
+			}
+		case "ownership_confirmed":
+			requiredBitSet[0] |= 1 << 7
+			if err := func() error {
+				v, err := d.Bool()
+				s.OwnershipConfirmed = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ownership_confirmed\"")
+			}
 		case "last_success_at":
 			if err := func() error {
 				s.LastSuccessAt.Reset()
@@ -95292,7 +102612,7 @@ func (s *WebhookEndpointWithSecret) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"last_failure_reason\"")
 			}
 		case "consecutive_failures":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.ConsecutiveFailures = int(v)
@@ -95304,7 +102624,7 @@ func (s *WebhookEndpointWithSecret) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"consecutive_failures\"")
 			}
 		case "created_at":
-			requiredBitSet[1] |= 1 << 2
+			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.CreatedAt = v
@@ -95316,7 +102636,7 @@ func (s *WebhookEndpointWithSecret) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"created_at\"")
 			}
 		case "updated_at":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 5
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.UpdatedAt = v
@@ -95328,7 +102648,7 @@ func (s *WebhookEndpointWithSecret) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"updated_at\"")
 			}
 		case "secret":
-			requiredBitSet[1] |= 1 << 4
+			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
 				v, err := d.Str()
 				s.Secret = string(v)
@@ -95349,8 +102669,8 @@ func (s *WebhookEndpointWithSecret) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
-		0b00111111,
-		0b00011110,
+		0b11111111,
+		0b01111000,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -95476,10 +102796,18 @@ func (s *WebhookEventType) Decode(d *jx.Decoder) error {
 	}
 	// Try to use constant string.
 	switch WebhookEventType(v) {
-	case WebhookEventTypeEmailAccountConnected:
-		*s = WebhookEventTypeEmailAccountConnected
-	case WebhookEventTypeEmailAccountRemoved:
-		*s = WebhookEventTypeEmailAccountRemoved
+	case WebhookEventTypeCampaignStarted:
+		*s = WebhookEventTypeCampaignStarted
+	case WebhookEventTypeCampaignPaused:
+		*s = WebhookEventTypeCampaignPaused
+	case WebhookEventTypeCampaignCompleted:
+		*s = WebhookEventTypeCampaignCompleted
+	case WebhookEventTypeCampaignCreated:
+		*s = WebhookEventTypeCampaignCreated
+	case WebhookEventTypeCampaignUpdated:
+		*s = WebhookEventTypeCampaignUpdated
+	case WebhookEventTypeCampaignDeleted:
+		*s = WebhookEventTypeCampaignDeleted
 	case WebhookEventTypeCampaignEmailSent:
 		*s = WebhookEventTypeCampaignEmailSent
 	case WebhookEventTypeCampaignEmailDelivered:
@@ -95494,12 +102822,6 @@ func (s *WebhookEventType) Decode(d *jx.Decoder) error {
 		*s = WebhookEventTypeCampaignReplyReceived
 	case WebhookEventTypeCampaignUnsubscribed:
 		*s = WebhookEventTypeCampaignUnsubscribed
-	case WebhookEventTypeCampaignStarted:
-		*s = WebhookEventTypeCampaignStarted
-	case WebhookEventTypeCampaignPaused:
-		*s = WebhookEventTypeCampaignPaused
-	case WebhookEventTypeCampaignCompleted:
-		*s = WebhookEventTypeCampaignCompleted
 	case WebhookEventTypeCampaignDeliverabilityWarning:
 		*s = WebhookEventTypeCampaignDeliverabilityWarning
 	case WebhookEventTypeCampaignAction:
@@ -95518,12 +102840,88 @@ func (s *WebhookEventType) Decode(d *jx.Decoder) error {
 		*s = WebhookEventTypeDeliverabilityBounce
 	case WebhookEventTypeDeliverabilityComplaint:
 		*s = WebhookEventTypeDeliverabilityComplaint
+	case WebhookEventTypeInboxEmailReceived:
+		*s = WebhookEventTypeInboxEmailReceived
+	case WebhookEventTypeInboxEmailUpdated:
+		*s = WebhookEventTypeInboxEmailUpdated
+	case WebhookEventTypeInboxEmailDeleted:
+		*s = WebhookEventTypeInboxEmailDeleted
+	case WebhookEventTypeInboxReplyReceived:
+		*s = WebhookEventTypeInboxReplyReceived
+	case WebhookEventTypeEmailAccountConnected:
+		*s = WebhookEventTypeEmailAccountConnected
+	case WebhookEventTypeEmailAccountDisconnected:
+		*s = WebhookEventTypeEmailAccountDisconnected
+	case WebhookEventTypeEmailAccountRemoved:
+		*s = WebhookEventTypeEmailAccountRemoved
+	case WebhookEventTypeEmailAccountError:
+		*s = WebhookEventTypeEmailAccountError
+	case WebhookEventTypeEmailAccountSynced:
+		*s = WebhookEventTypeEmailAccountSynced
+	case WebhookEventTypeEmailAccountHealthChanged:
+		*s = WebhookEventTypeEmailAccountHealthChanged
+	case WebhookEventTypeContactCreated:
+		*s = WebhookEventTypeContactCreated
+	case WebhookEventTypeContactUpdated:
+		*s = WebhookEventTypeContactUpdated
+	case WebhookEventTypeContactDeleted:
+		*s = WebhookEventTypeContactDeleted
+	case WebhookEventTypeFormSubmitted:
+		*s = WebhookEventTypeFormSubmitted
+	case WebhookEventTypeCrmDealCreated:
+		*s = WebhookEventTypeCrmDealCreated
+	case WebhookEventTypeCrmDealUpdated:
+		*s = WebhookEventTypeCrmDealUpdated
+	case WebhookEventTypeCrmDealDeleted:
+		*s = WebhookEventTypeCrmDealDeleted
+	case WebhookEventTypeCrmTaskCreated:
+		*s = WebhookEventTypeCrmTaskCreated
+	case WebhookEventTypeCrmTaskUpdated:
+		*s = WebhookEventTypeCrmTaskUpdated
+	case WebhookEventTypeCrmNoteCreated:
+		*s = WebhookEventTypeCrmNoteCreated
+	case WebhookEventTypeCrmPipelineUpdated:
+		*s = WebhookEventTypeCrmPipelineUpdated
+	case WebhookEventTypeAutomationCreated:
+		*s = WebhookEventTypeAutomationCreated
+	case WebhookEventTypeAutomationUpdated:
+		*s = WebhookEventTypeAutomationUpdated
+	case WebhookEventTypeAutomationDeleted:
+		*s = WebhookEventTypeAutomationDeleted
+	case WebhookEventTypeAutomationRun:
+		*s = WebhookEventTypeAutomationRun
 	case WebhookEventTypeMeetingBooked:
 		*s = WebhookEventTypeMeetingBooked
 	case WebhookEventTypeMeetingRescheduled:
 		*s = WebhookEventTypeMeetingRescheduled
 	case WebhookEventTypeMeetingCanceled:
 		*s = WebhookEventTypeMeetingCanceled
+	case WebhookEventTypeTeamMemberInvited:
+		*s = WebhookEventTypeTeamMemberInvited
+	case WebhookEventTypeTeamMemberRemoved:
+		*s = WebhookEventTypeTeamMemberRemoved
+	case WebhookEventTypeRoleCreated:
+		*s = WebhookEventTypeRoleCreated
+	case WebhookEventTypeRoleUpdated:
+		*s = WebhookEventTypeRoleUpdated
+	case WebhookEventTypeRoleDeleted:
+		*s = WebhookEventTypeRoleDeleted
+	case WebhookEventTypeBulkOperationStarted:
+		*s = WebhookEventTypeBulkOperationStarted
+	case WebhookEventTypeBulkOperationCompleted:
+		*s = WebhookEventTypeBulkOperationCompleted
+	case WebhookEventTypeBulkOperationFailed:
+		*s = WebhookEventTypeBulkOperationFailed
+	case WebhookEventTypeLeadSyncSourceUpdated:
+		*s = WebhookEventTypeLeadSyncSourceUpdated
+	case WebhookEventTypeSettingsUpdated:
+		*s = WebhookEventTypeSettingsUpdated
+	case WebhookEventTypeSubscriptionUpdated:
+		*s = WebhookEventTypeSubscriptionUpdated
+	case WebhookEventTypeCustomEvent:
+		*s = WebhookEventTypeCustomEvent
+	case WebhookEventTypeWebhookTest:
+		*s = WebhookEventTypeWebhookTest
 	default:
 		*s = WebhookEventType(v)
 	}

@@ -553,7 +553,8 @@ func decodeAPIKeysGetParams(args [1]string, argsEscaped bool, r *http.Request) (
 // APIKeysListParams is parameters of api-keys_list operation.
 type APIKeysListParams struct {
 	Cursor OptString `json:",omitempty,omitzero"`
-	Limit  OptInt    `json:",omitempty,omitzero"`
+	// Page size 1 to 100, default 50; a value outside the range falls back to 50.
+	Limit OptInt `json:",omitempty,omitzero"`
 }
 
 func unpackAPIKeysListParams(packed middleware.Parameters) (params APIKeysListParams) {
@@ -656,31 +657,6 @@ func decodeAPIKeysListParams(args [0]string, argsEscaped bool, r *http.Request) 
 				params.Limit.SetTo(paramsDotLimitVal)
 				return nil
 			}); err != nil {
-				return err
-			}
-			if err := func() error {
-				if value, ok := params.Limit.Get(); ok {
-					if err := func() error {
-						if err := (validate.Int{
-							MinSet:        true,
-							Min:           1,
-							MaxSet:        true,
-							Max:           100,
-							MinExclusive:  false,
-							MaxExclusive:  false,
-							MultipleOfSet: false,
-							MultipleOf:    0,
-							Pattern:       nil,
-						}).Validate(int64(value)); err != nil {
-							return errors.Wrap(err, "int")
-						}
-						return nil
-					}(); err != nil {
-						return err
-					}
-				}
-				return nil
-			}(); err != nil {
 				return err
 			}
 		}
@@ -1676,15 +1652,22 @@ func decodeAnalyticsAccountGetParams(args [1]string, argsEscaped bool, r *http.R
 
 // AnalyticsAuditLogsListParams is parameters of analytics_audit_logs_list operation.
 type AnalyticsAuditLogsListParams struct {
-	Limit      OptInt    `json:",omitempty,omitzero"`
-	Cursor     OptString `json:",omitempty,omitzero"`
-	ActorID    OptUUID   `json:",omitempty,omitzero"`
-	EntityID   OptUUID   `json:",omitempty,omitzero"`
+	// Page size 10 to 200, default 50; out of range is 400.
+	Limit OptInt `json:",omitempty,omitzero"`
+	// The next_cursor of the previous page (an entry id); a malformed value is 400.
+	Cursor   OptUUID `json:",omitempty,omitzero"`
+	ActorID  OptUUID `json:",omitempty,omitzero"`
+	EntityID OptUUID `json:",omitempty,omitzero"`
+	// For example campaign, contact, email_account, api_key, webhook.
 	EntityType OptString `json:",omitempty,omitzero"`
-	Action     OptString `json:",omitempty,omitzero"`
-	Date       OptDate   `json:",omitempty,omitzero"`
-	StartDate  OptString `json:",omitempty,omitzero"`
-	EndDate    OptString `json:",omitempty,omitzero"`
+	// For example create, update, delete, send, revoke.
+	Action OptString `json:",omitempty,omitzero"`
+	// One UTC day; overridden by start_date and end_date.
+	Date OptDate `json:",omitempty,omitzero"`
+	// RFC 3339 date-time or YYYY-MM-DD; overrides date.
+	StartDate OptString `json:",omitempty,omitzero"`
+	// RFC 3339 date-time or YYYY-MM-DD; overrides date.
+	EndDate OptString `json:",omitempty,omitzero"`
 }
 
 func unpackAnalyticsAuditLogsListParams(packed middleware.Parameters) (params AnalyticsAuditLogsListParams) {
@@ -1703,7 +1686,7 @@ func unpackAnalyticsAuditLogsListParams(packed middleware.Parameters) (params An
 			In:   "query",
 		}
 		if v, ok := packed[key]; ok {
-			params.Cursor = v.(OptString)
+			params.Cursor = v.(OptUUID)
 		}
 	}
 	{
@@ -1855,14 +1838,14 @@ func decodeAnalyticsAuditLogsListParams(args [0]string, argsEscaped bool, r *htt
 
 		if err := q.HasParam(cfg); err == nil {
 			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
-				var paramsDotCursorVal string
+				var paramsDotCursorVal uuid.UUID
 				if err := func() error {
 					val, err := d.DecodeValue()
 					if err != nil {
 						return err
 					}
 
-					c, err := conv.ToString(val)
+					c, err := conv.ToUUID(val)
 					if err != nil {
 						return err
 					}
@@ -2659,7 +2642,8 @@ func decodeAnalyticsCampaignsCompareParams(args [0]string, argsEscaped bool, r *
 
 // AnalyticsDashboardParams is parameters of analytics_dashboard operation.
 type AnalyticsDashboardParams struct {
-	Period OptAnalyticsDashboardPeriod `json:",omitempty,omitzero"`
+	// 7d, 30d or 90d; absent or any other value falls back to 7d.
+	Period OptString `json:",omitempty,omitzero"`
 }
 
 func unpackAnalyticsDashboardParams(packed middleware.Parameters) (params AnalyticsDashboardParams) {
@@ -2669,7 +2653,7 @@ func unpackAnalyticsDashboardParams(packed middleware.Parameters) (params Analyt
 			In:   "query",
 		}
 		if v, ok := packed[key]; ok {
-			params.Period = v.(OptAnalyticsDashboardPeriod)
+			params.Period = v.(OptString)
 		}
 	}
 	return params
@@ -2679,7 +2663,7 @@ func decodeAnalyticsDashboardParams(args [0]string, argsEscaped bool, r *http.Re
 	q := uri.NewQueryDecoder(r.URL.Query())
 	// Set default value for query: period.
 	{
-		val := AnalyticsDashboardPeriod("7d")
+		val := string("7d")
 		params.Period.SetTo(val)
 	}
 	// Decode query: period.
@@ -2692,7 +2676,7 @@ func decodeAnalyticsDashboardParams(args [0]string, argsEscaped bool, r *http.Re
 
 		if err := q.HasParam(cfg); err == nil {
 			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
-				var paramsDotPeriodVal AnalyticsDashboardPeriod
+				var paramsDotPeriodVal string
 				if err := func() error {
 					val, err := d.DecodeValue()
 					if err != nil {
@@ -2704,7 +2688,7 @@ func decodeAnalyticsDashboardParams(args [0]string, argsEscaped bool, r *http.Re
 						return err
 					}
 
-					paramsDotPeriodVal = AnalyticsDashboardPeriod(c)
+					paramsDotPeriodVal = c
 					return nil
 				}(); err != nil {
 					return err
@@ -2712,21 +2696,6 @@ func decodeAnalyticsDashboardParams(args [0]string, argsEscaped bool, r *http.Re
 				params.Period.SetTo(paramsDotPeriodVal)
 				return nil
 			}); err != nil {
-				return err
-			}
-			if err := func() error {
-				if value, ok := params.Period.Get(); ok {
-					if err := func() error {
-						if err := value.Validate(); err != nil {
-							return err
-						}
-						return nil
-					}(); err != nil {
-						return err
-					}
-				}
-				return nil
-			}(); err != nil {
 				return err
 			}
 		}
@@ -2858,7 +2827,8 @@ func decodeAnalyticsDeliverabilityParams(args [0]string, argsEscaped bool, r *ht
 
 // AnalyticsUsageParams is parameters of analytics_usage operation.
 type AnalyticsUsageParams struct {
-	Period OptAnalyticsUsagePeriod `json:",omitempty,omitzero"`
+	// Day, week or month; absent or any other value falls back to day.
+	Period OptString `json:",omitempty,omitzero"`
 }
 
 func unpackAnalyticsUsageParams(packed middleware.Parameters) (params AnalyticsUsageParams) {
@@ -2868,7 +2838,7 @@ func unpackAnalyticsUsageParams(packed middleware.Parameters) (params AnalyticsU
 			In:   "query",
 		}
 		if v, ok := packed[key]; ok {
-			params.Period = v.(OptAnalyticsUsagePeriod)
+			params.Period = v.(OptString)
 		}
 	}
 	return params
@@ -2878,7 +2848,7 @@ func decodeAnalyticsUsageParams(args [0]string, argsEscaped bool, r *http.Reques
 	q := uri.NewQueryDecoder(r.URL.Query())
 	// Set default value for query: period.
 	{
-		val := AnalyticsUsagePeriod("day")
+		val := string("day")
 		params.Period.SetTo(val)
 	}
 	// Decode query: period.
@@ -2891,7 +2861,7 @@ func decodeAnalyticsUsageParams(args [0]string, argsEscaped bool, r *http.Reques
 
 		if err := q.HasParam(cfg); err == nil {
 			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
-				var paramsDotPeriodVal AnalyticsUsagePeriod
+				var paramsDotPeriodVal string
 				if err := func() error {
 					val, err := d.DecodeValue()
 					if err != nil {
@@ -2903,7 +2873,7 @@ func decodeAnalyticsUsageParams(args [0]string, argsEscaped bool, r *http.Reques
 						return err
 					}
 
-					paramsDotPeriodVal = AnalyticsUsagePeriod(c)
+					paramsDotPeriodVal = c
 					return nil
 				}(); err != nil {
 					return err
@@ -2911,21 +2881,6 @@ func decodeAnalyticsUsageParams(args [0]string, argsEscaped bool, r *http.Reques
 				params.Period.SetTo(paramsDotPeriodVal)
 				return nil
 			}); err != nil {
-				return err
-			}
-			if err := func() error {
-				if value, ok := params.Period.Get(); ok {
-					if err := func() error {
-						if err := value.Validate(); err != nil {
-							return err
-						}
-						return nil
-					}(); err != nil {
-						return err
-					}
-				}
-				return nil
-			}(); err != nil {
 				return err
 			}
 		}
@@ -2942,9 +2897,10 @@ func decodeAnalyticsUsageParams(args [0]string, argsEscaped bool, r *http.Reques
 
 // AnalyticsWarmupParams is parameters of analytics_warmup operation.
 type AnalyticsWarmupParams struct {
-	From    time.Time
-	To      time.Time
-	EmailID OptUUID `json:",omitempty,omitzero"`
+	From time.Time
+	To   time.Time
+	// Mailbox id to narrow to; a value that is not a valid id is ignored.
+	EmailID OptString `json:",omitempty,omitzero"`
 }
 
 func unpackAnalyticsWarmupParams(packed middleware.Parameters) (params AnalyticsWarmupParams) {
@@ -2968,7 +2924,7 @@ func unpackAnalyticsWarmupParams(packed middleware.Parameters) (params Analytics
 			In:   "query",
 		}
 		if v, ok := packed[key]; ok {
-			params.EmailID = v.(OptUUID)
+			params.EmailID = v.(OptString)
 		}
 	}
 	return params
@@ -3058,14 +3014,14 @@ func decodeAnalyticsWarmupParams(args [0]string, argsEscaped bool, r *http.Reque
 
 		if err := q.HasParam(cfg); err == nil {
 			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
-				var paramsDotEmailIDVal uuid.UUID
+				var paramsDotEmailIDVal string
 				if err := func() error {
 					val, err := d.DecodeValue()
 					if err != nil {
 						return err
 					}
 
-					c, err := conv.ToUUID(val)
+					c, err := conv.ToString(val)
 					if err != nil {
 						return err
 					}
@@ -8757,10 +8713,18 @@ func decodeCampaignsGetTestRunParams(args [2]string, argsEscaped bool, r *http.R
 
 // CampaignsListParams is parameters of campaigns_list operation.
 type CampaignsListParams struct {
-	Q      OptString `json:",omitempty,omitzero"`
+	// Text matched against the campaign name.
+	Q OptString `json:",omitempty,omitzero"`
+	// Campaign folder id.
 	Folder OptString `json:",omitempty,omitzero"`
-	Cursor OptString `json:",omitempty,omitzero"`
-	Limit  OptInt    `json:",omitempty,omitzero"`
+	// Draft, active, paused (every paused variant) or completed; another value is 400.
+	Status OptCampaignsListStatus `json:",omitempty,omitzero"`
+	// Sequence or one_time; another value is 400.
+	Kind OptCampaignsListKind `json:",omitempty,omitzero"`
+	// Campaign id to continue after (the next_cursor of the previous page).
+	Cursor OptUUID `json:",omitempty,omitzero"`
+	// Page size, 1 to 100, default 50 (sent as a numeric string).
+	Limit OptInt `json:",omitempty,omitzero"`
 }
 
 func unpackCampaignsListParams(packed middleware.Parameters) (params CampaignsListParams) {
@@ -8784,11 +8748,29 @@ func unpackCampaignsListParams(packed middleware.Parameters) (params CampaignsLi
 	}
 	{
 		key := middleware.ParameterKey{
+			Name: "status",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Status = v.(OptCampaignsListStatus)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "kind",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Kind = v.(OptCampaignsListKind)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
 			Name: "cursor",
 			In:   "query",
 		}
 		if v, ok := packed[key]; ok {
-			params.Cursor = v.(OptString)
+			params.Cursor = v.(OptUUID)
 		}
 	}
 	{
@@ -8887,6 +8869,118 @@ func decodeCampaignsListParams(args [0]string, argsEscaped bool, r *http.Request
 			Err:  err,
 		}
 	}
+	// Decode query: status.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "status",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotStatusVal CampaignsListStatus
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotStatusVal = CampaignsListStatus(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Status.SetTo(paramsDotStatusVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.Status.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "status",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: kind.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "kind",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotKindVal CampaignsListKind
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotKindVal = CampaignsListKind(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Kind.SetTo(paramsDotKindVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.Kind.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "kind",
+			In:   "query",
+			Err:  err,
+		}
+	}
 	// Decode query: cursor.
 	if err := func() error {
 		cfg := uri.QueryParameterDecodingConfig{
@@ -8897,14 +8991,14 @@ func decodeCampaignsListParams(args [0]string, argsEscaped bool, r *http.Request
 
 		if err := q.HasParam(cfg); err == nil {
 			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
-				var paramsDotCursorVal string
+				var paramsDotCursorVal uuid.UUID
 				if err := func() error {
 					val, err := d.DecodeValue()
 					if err != nil {
 						return err
 					}
 
-					c, err := conv.ToString(val)
+					c, err := conv.ToUUID(val)
 					if err != nil {
 						return err
 					}
@@ -14174,9 +14268,13 @@ func decodeContactsResearchGetParams(args [1]string, argsEscaped bool, r *http.R
 
 // ContactsSearchParams is parameters of contacts_search operation.
 type ContactsSearchParams struct {
-	Cursor   OptString `json:",omitempty,omitzero"`
-	Limit    OptString `json:",omitempty,omitzero"`
-	Category OptUUID   `json:",omitempty,omitzero"`
+	// Opaque cursor from the previous page; a malformed one, or one replayed with a different sort_by or
+	// reverse, is 400.
+	Cursor OptString `json:",omitempty,omitzero"`
+	// Page size as a numeric string.
+	Limit OptString `json:",omitempty,omitzero"`
+	// Single category id to narrow to.
+	Category OptUUID `json:",omitempty,omitzero"`
 }
 
 func unpackContactsSearchParams(packed middleware.Parameters) (params ContactsSearchParams) {
@@ -21493,10 +21591,14 @@ func decodeMailboxesHoldParams(args [1]string, argsEscaped bool, r *http.Request
 
 // MailboxesListParams is parameters of mailboxes_list operation.
 type MailboxesListParams struct {
-	Q      OptString `json:",omitempty,omitzero"`
-	Tag    OptUUID   `json:",omitempty,omitzero"`
-	Cursor OptString `json:",omitempty,omitzero"`
-	Limit  OptInt    `json:",omitempty,omitzero"`
+	// Text matched against the address and the name.
+	Q OptString `json:",omitempty,omitzero"`
+	// Only mailboxes carrying this tag id.
+	Tag OptUUID `json:",omitempty,omitzero"`
+	// Cursor from the previous page's pagination.next_cursor (a mailbox id); a malformed one is 400.
+	Cursor OptUUID `json:",omitempty,omitzero"`
+	// Page size, 1 to 100 (default 50); an invalid value is 400.
+	Limit OptInt `json:",omitempty,omitzero"`
 }
 
 func unpackMailboxesListParams(packed middleware.Parameters) (params MailboxesListParams) {
@@ -21524,7 +21626,7 @@ func unpackMailboxesListParams(packed middleware.Parameters) (params MailboxesLi
 			In:   "query",
 		}
 		if v, ok := packed[key]; ok {
-			params.Cursor = v.(OptString)
+			params.Cursor = v.(OptUUID)
 		}
 	}
 	{
@@ -21633,14 +21735,14 @@ func decodeMailboxesListParams(args [0]string, argsEscaped bool, r *http.Request
 
 		if err := q.HasParam(cfg); err == nil {
 			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
-				var paramsDotCursorVal string
+				var paramsDotCursorVal uuid.UUID
 				if err := func() error {
 					val, err := d.DecodeValue()
 					if err != nil {
 						return err
 					}
 
-					c, err := conv.ToString(val)
+					c, err := conv.ToUUID(val)
 					if err != nil {
 						return err
 					}
@@ -22423,7 +22525,9 @@ type MailboxesUpdateTrackingDomainParams struct {
 	// and replayed; the same key with a different request is refused with `idempotency_key_reused`.
 	IdempotencyKey OptString `json:",omitempty,omitzero"`
 	ID             uuid.UUID
-	Domain         OptString `json:",omitempty,omitzero"`
+	// The custom tracking domain; empty clears it. A raw IP, a host with a port, localhost or a
+	// single-label name is 400.
+	Domain OptString `json:",omitempty,omitzero"`
 }
 
 func unpackMailboxesUpdateTrackingDomainParams(packed middleware.Parameters) (params MailboxesUpdateTrackingDomainParams) {
@@ -23802,6 +23906,153 @@ func decodeManagedMailboxesGetOrderParams(args [1]string, argsEscaped bool, r *h
 	return params, nil
 }
 
+// ManagedMailboxesListOrdersParams is parameters of managed_mailboxes_list_orders operation.
+type ManagedMailboxesListOrdersParams struct {
+	// Opaque cursor from the previous page's pagination.next_cursor.
+	Cursor OptString `json:",omitempty,omitzero"`
+	// Page size, 1 to 100 (default 50).
+	Limit OptInt `json:",omitempty,omitzero"`
+}
+
+func unpackManagedMailboxesListOrdersParams(packed middleware.Parameters) (params ManagedMailboxesListOrdersParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "cursor",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Cursor = v.(OptString)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "limit",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Limit = v.(OptInt)
+		}
+	}
+	return params
+}
+
+func decodeManagedMailboxesListOrdersParams(args [0]string, argsEscaped bool, r *http.Request) (params ManagedMailboxesListOrdersParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: cursor.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "cursor",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotCursorVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCursorVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Cursor.SetTo(paramsDotCursorVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "cursor",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Set default value for query: limit.
+	{
+		val := int(50)
+		params.Limit.SetTo(val)
+	}
+	// Decode query: limit.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "limit",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotLimitVal int
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToInt(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotLimitVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Limit.SetTo(paramsDotLimitVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.Limit.Get(); ok {
+					if err := func() error {
+						if err := (validate.Int{
+							MinSet:        true,
+							Min:           1,
+							MaxSet:        true,
+							Max:           100,
+							MinExclusive:  false,
+							MaxExclusive:  false,
+							MultipleOfSet: false,
+							MultipleOf:    0,
+							Pattern:       nil,
+						}).Validate(int64(value)); err != nil {
+							return errors.Wrap(err, "int")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "limit",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // ManagedMailboxesProvisionParams is parameters of managed_mailboxes_provision operation.
 type ManagedMailboxesProvisionParams struct {
 	IdempotencyKey string
@@ -24940,8 +25191,8 @@ func decodeOAuthApplicationsListParams(args [0]string, argsEscaped bool, r *http
 // OAuthApplicationsListWebhookDeliveriesParams is parameters of oauth_applications_list_webhook_deliveries operation.
 type OAuthApplicationsListWebhookDeliveriesParams struct {
 	ID        uuid.UUID
-	Status    OptWebhookDeliveryStatus   `json:",omitempty,omitzero"`
-	EventType OptWebhookCatalogEventType `json:",omitempty,omitzero"`
+	Status    OptWebhookDeliveryStatus `json:",omitempty,omitzero"`
+	EventType OptWebhookEventType      `json:",omitempty,omitzero"`
 	// Page size 1 to 200; out of range is 400.
 	Limit  OptInt    `json:",omitempty,omitzero"`
 	Cursor OptString `json:",omitempty,omitzero"`
@@ -24970,7 +25221,7 @@ func unpackOAuthApplicationsListWebhookDeliveriesParams(packed middleware.Parame
 			In:   "query",
 		}
 		if v, ok := packed[key]; ok {
-			params.EventType = v.(OptWebhookCatalogEventType)
+			params.EventType = v.(OptWebhookEventType)
 		}
 	}
 	{
@@ -25107,7 +25358,7 @@ func decodeOAuthApplicationsListWebhookDeliveriesParams(args [1]string, argsEsca
 
 		if err := q.HasParam(cfg); err == nil {
 			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
-				var paramsDotEventTypeVal WebhookCatalogEventType
+				var paramsDotEventTypeVal WebhookEventType
 				if err := func() error {
 					val, err := d.DecodeValue()
 					if err != nil {
@@ -25119,7 +25370,7 @@ func decodeOAuthApplicationsListWebhookDeliveriesParams(args [1]string, argsEsca
 						return err
 					}
 
-					paramsDotEventTypeVal = WebhookCatalogEventType(c)
+					paramsDotEventTypeVal = WebhookEventType(c)
 					return nil
 				}(); err != nil {
 					return err
@@ -31318,10 +31569,17 @@ func decodeUniboxGetParams(args [1]string, argsEscaped bool, r *http.Request) (p
 
 // UniboxGetThreadParams is parameters of unibox_get_thread operation.
 type UniboxGetThreadParams struct {
-	ThreadID string
-	EmailID  OptUUID   `json:",omitempty,omitzero"`
-	Cursor   OptString `json:",omitempty,omitzero"`
-	Limit    OptInt    `json:",omitempty,omitzero"`
+	// The thread to read; required, unless given as `id`.
+	ThreadID OptString `json:",omitempty,omitzero"`
+	// Alias of thread_id.
+	ID OptString `json:",omitempty,omitzero"`
+	// Read the thread in this mailbox only; omitted = across all mailboxes.
+	EmailID OptUUID `json:",omitempty,omitzero"`
+	// Alias of email_id.
+	Email  OptUUID   `json:",omitempty,omitzero"`
+	Cursor OptString `json:",omitempty,omitzero"`
+	// Page size, 1 to 100 (default 50); out of range is 400.
+	Limit OptInt `json:",omitempty,omitzero"`
 }
 
 func unpackUniboxGetThreadParams(packed middleware.Parameters) (params UniboxGetThreadParams) {
@@ -31330,7 +31588,18 @@ func unpackUniboxGetThreadParams(packed middleware.Parameters) (params UniboxGet
 			Name: "thread_id",
 			In:   "query",
 		}
-		params.ThreadID = packed[key].(string)
+		if v, ok := packed[key]; ok {
+			params.ThreadID = v.(OptString)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ID = v.(OptString)
+		}
 	}
 	{
 		key := middleware.ParameterKey{
@@ -31339,6 +31608,15 @@ func unpackUniboxGetThreadParams(packed middleware.Parameters) (params UniboxGet
 		}
 		if v, ok := packed[key]; ok {
 			params.EmailID = v.(OptUUID)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "email",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Email = v.(OptUUID)
 		}
 	}
 	{
@@ -31374,28 +31652,74 @@ func decodeUniboxGetThreadParams(args [0]string, argsEscaped bool, r *http.Reque
 
 		if err := q.HasParam(cfg); err == nil {
 			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
-				val, err := d.DecodeValue()
-				if err != nil {
+				var paramsDotThreadIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotThreadIDVal = c
+					return nil
+				}(); err != nil {
 					return err
 				}
-
-				c, err := conv.ToString(val)
-				if err != nil {
-					return err
-				}
-
-				params.ThreadID = c
+				params.ThreadID.SetTo(paramsDotThreadIDVal)
 				return nil
 			}); err != nil {
 				return err
 			}
-		} else {
-			return err
 		}
 		return nil
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "thread_id",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID.SetTo(paramsDotIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
 			In:   "query",
 			Err:  err,
 		}
@@ -31437,6 +31761,47 @@ func decodeUniboxGetThreadParams(args [0]string, argsEscaped bool, r *http.Reque
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "email_id",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: email.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "email",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotEmailVal uuid.UUID
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToUUID(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEmailVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Email.SetTo(paramsDotEmailVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "email",
 			In:   "query",
 			Err:  err,
 		}
@@ -31523,8 +31888,8 @@ func decodeUniboxGetThreadParams(args [0]string, argsEscaped bool, r *http.Reque
 				if value, ok := params.Limit.Get(); ok {
 					if err := func() error {
 						if err := (validate.Int{
-							MinSet:        false,
-							Min:           0,
+							MinSet:        true,
+							Min:           1,
 							MaxSet:        true,
 							Max:           100,
 							MinExclusive:  false,
@@ -31558,7 +31923,10 @@ func decodeUniboxGetThreadParams(args [0]string, argsEscaped bool, r *http.Reque
 
 // UniboxGetThreadLabelsParams is parameters of unibox_get_thread_labels operation.
 type UniboxGetThreadLabelsParams struct {
-	ThreadID string
+	// The thread; required, unless given as `id`.
+	ThreadID OptString `json:",omitempty,omitzero"`
+	// Alias of thread_id.
+	ID OptString `json:",omitempty,omitzero"`
 }
 
 func unpackUniboxGetThreadLabelsParams(packed middleware.Parameters) (params UniboxGetThreadLabelsParams) {
@@ -31567,7 +31935,18 @@ func unpackUniboxGetThreadLabelsParams(packed middleware.Parameters) (params Uni
 			Name: "thread_id",
 			In:   "query",
 		}
-		params.ThreadID = packed[key].(string)
+		if v, ok := packed[key]; ok {
+			params.ThreadID = v.(OptString)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ID = v.(OptString)
+		}
 	}
 	return params
 }
@@ -31584,23 +31963,28 @@ func decodeUniboxGetThreadLabelsParams(args [0]string, argsEscaped bool, r *http
 
 		if err := q.HasParam(cfg); err == nil {
 			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
-				val, err := d.DecodeValue()
-				if err != nil {
+				var paramsDotThreadIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotThreadIDVal = c
+					return nil
+				}(); err != nil {
 					return err
 				}
-
-				c, err := conv.ToString(val)
-				if err != nil {
-					return err
-				}
-
-				params.ThreadID = c
+				params.ThreadID.SetTo(paramsDotThreadIDVal)
 				return nil
 			}); err != nil {
 				return err
 			}
-		} else {
-			return err
 		}
 		return nil
 	}(); err != nil {
@@ -31610,24 +31994,78 @@ func decodeUniboxGetThreadLabelsParams(args [0]string, argsEscaped bool, r *http
 			Err:  err,
 		}
 	}
+	// Decode query: id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID.SetTo(paramsDotIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "query",
+			Err:  err,
+		}
+	}
 	return params, nil
 }
 
 // UniboxListParams is parameters of unibox_list operation.
 type UniboxListParams struct {
-	Cursor        OptString           `json:",omitempty,omitzero"`
-	Limit         OptInt              `json:",omitempty,omitzero"`
-	From          OptString           `json:",omitempty,omitzero"`
-	Subject       OptString           `json:",omitempty,omitzero"`
-	Folder        OptUniboxListFolder `json:",omitempty,omitzero"`
-	Unseen        OptBool             `json:",omitempty,omitzero"`
-	AwaitingReply OptBool             `json:",omitempty,omitzero"`
-	Snoozed       OptString           `json:",omitempty,omitzero"`
-	Since         OptDate             `json:",omitempty,omitzero"`
-	Until         OptDate             `json:",omitempty,omitzero"`
-	EmailID       OptUUID             `json:",omitempty,omitzero"`
-	EmailIds      OptString           `json:",omitempty,omitzero"`
-	CategoryIds   OptString           `json:",omitempty,omitzero"`
+	Cursor OptString `json:",omitempty,omitzero"`
+	Limit  OptInt    `json:",omitempty,omitzero"`
+	// Sender substring.
+	From OptString `json:",omitempty,omitzero"`
+	// Subject substring.
+	Subject OptString `json:",omitempty,omitzero"`
+	// One folder; omitted = every folder but spam and trash; an unknown value is 400.
+	Folder OptUniboxListFolder `json:",omitempty,omitzero"`
+	// Only threads with unread messages.
+	Unseen OptBool `json:",omitempty,omitzero"`
+	// Only threads whose latest message was sent by you.
+	AwaitingReply OptBool `json:",omitempty,omitzero"`
+	// `true` lists only snoozed threads; omitted, snoozed threads are left out.
+	Snoozed OptString `json:",omitempty,omitzero"`
+	// YYYY-MM-DD.
+	Since OptDate `json:",omitempty,omitzero"`
+	// YYYY-MM-DD.
+	Until OptDate `json:",omitempty,omitzero"`
+	// One mailbox.
+	EmailID OptUUID `json:",omitempty,omitzero"`
+	// Several mailboxes, comma-separated; invalid ids are dropped.
+	EmailIds OptString `json:",omitempty,omitzero"`
+	// Conversation label (category) ids, comma-separated; a thread matches when it has any of them.
+	CategoryIds OptString `json:",omitempty,omitzero"`
+	// True lists only threads that carry no conversation label.
+	Uncategorized OptBool `json:",omitempty,omitzero"`
 }
 
 func unpackUniboxListParams(packed middleware.Parameters) (params UniboxListParams) {
@@ -31746,6 +32184,15 @@ func unpackUniboxListParams(packed middleware.Parameters) (params UniboxListPara
 		}
 		if v, ok := packed[key]; ok {
 			params.CategoryIds = v.(OptString)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "uncategorized",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Uncategorized = v.(OptBool)
 		}
 	}
 	return params
@@ -32327,6 +32774,47 @@ func decodeUniboxListParams(args [0]string, argsEscaped bool, r *http.Request) (
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "category_ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: uncategorized.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "uncategorized",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotUncategorizedVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotUncategorizedVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Uncategorized.SetTo(paramsDotUncategorizedVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "uncategorized",
 			In:   "query",
 			Err:  err,
 		}
@@ -33226,8 +33714,12 @@ func decodeWebhooksDeleteParams(args [1]string, argsEscaped bool, r *http.Reques
 
 // WebhooksListDeliveriesParams is parameters of webhooks_list_deliveries operation.
 type WebhooksListDeliveriesParams struct {
-	ID    uuid.UUID
-	Limit OptInt `json:",omitempty,omitzero"`
+	ID        uuid.UUID
+	Status    OptWebhookDeliveryStatus `json:",omitempty,omitzero"`
+	EventType OptWebhookEventType      `json:",omitempty,omitzero"`
+	// Page size 1 to 200; out of range is 400.
+	Limit  OptInt    `json:",omitempty,omitzero"`
+	Cursor OptString `json:",omitempty,omitzero"`
 }
 
 func unpackWebhooksListDeliveriesParams(packed middleware.Parameters) (params WebhooksListDeliveriesParams) {
@@ -33240,11 +33732,38 @@ func unpackWebhooksListDeliveriesParams(packed middleware.Parameters) (params We
 	}
 	{
 		key := middleware.ParameterKey{
+			Name: "status",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Status = v.(OptWebhookDeliveryStatus)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "event_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.EventType = v.(OptWebhookEventType)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
 			Name: "limit",
 			In:   "query",
 		}
 		if v, ok := packed[key]; ok {
 			params.Limit = v.(OptInt)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "cursor",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Cursor = v.(OptString)
 		}
 	}
 	return params
@@ -33294,6 +33813,118 @@ func decodeWebhooksListDeliveriesParams(args [1]string, argsEscaped bool, r *htt
 		return params, &ogenerrors.DecodeParamError{
 			Name: "id",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	// Decode query: status.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "status",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotStatusVal WebhookDeliveryStatus
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotStatusVal = WebhookDeliveryStatus(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Status.SetTo(paramsDotStatusVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.Status.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "status",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: event_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "event_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotEventTypeVal WebhookEventType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEventTypeVal = WebhookEventType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.EventType.SetTo(paramsDotEventTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.EventType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "event_type",
+			In:   "query",
 			Err:  err,
 		}
 	}
@@ -33368,13 +33999,54 @@ func decodeWebhooksListDeliveriesParams(args [1]string, argsEscaped bool, r *htt
 			Err:  err,
 		}
 	}
+	// Decode query: cursor.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "cursor",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotCursorVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCursorVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Cursor.SetTo(paramsDotCursorVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "cursor",
+			In:   "query",
+			Err:  err,
+		}
+	}
 	return params, nil
 }
 
 // WebhooksListOrgDeliveriesParams is parameters of webhooks_list_org_deliveries operation.
 type WebhooksListOrgDeliveriesParams struct {
-	Status    OptWebhookDeliveryStatus   `json:",omitempty,omitzero"`
-	EventType OptWebhookCatalogEventType `json:",omitempty,omitzero"`
+	Status    OptWebhookDeliveryStatus `json:",omitempty,omitzero"`
+	EventType OptWebhookEventType      `json:",omitempty,omitzero"`
 	// Page size 1 to 200; out of range is 400.
 	Limit  OptInt    `json:",omitempty,omitzero"`
 	Cursor OptString `json:",omitempty,omitzero"`
@@ -33396,7 +34068,7 @@ func unpackWebhooksListOrgDeliveriesParams(packed middleware.Parameters) (params
 			In:   "query",
 		}
 		if v, ok := packed[key]; ok {
-			params.EventType = v.(OptWebhookCatalogEventType)
+			params.EventType = v.(OptWebhookEventType)
 		}
 	}
 	{
@@ -33488,7 +34160,7 @@ func decodeWebhooksListOrgDeliveriesParams(args [0]string, argsEscaped bool, r *
 
 		if err := q.HasParam(cfg); err == nil {
 			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
-				var paramsDotEventTypeVal WebhookCatalogEventType
+				var paramsDotEventTypeVal WebhookEventType
 				if err := func() error {
 					val, err := d.DecodeValue()
 					if err != nil {
@@ -33500,7 +34172,7 @@ func decodeWebhooksListOrgDeliveriesParams(args [0]string, argsEscaped bool, r *
 						return err
 					}
 
-					paramsDotEventTypeVal = WebhookCatalogEventType(c)
+					paramsDotEventTypeVal = WebhookEventType(c)
 					return nil
 				}(); err != nil {
 					return err
@@ -33655,7 +34327,7 @@ type WebhooksListThrottleDropsParams struct {
 	From OptDateTime `json:",omitempty,omitzero"`
 	// End of the range (RFC 3339); default now.
 	To        OptDateTime                  `json:",omitempty,omitzero"`
-	EventType OptWebhookCatalogEventType   `json:",omitempty,omitzero"`
+	EventType OptWebhookEventType          `json:",omitempty,omitzero"`
 	Reason    OptWebhookThrottleDropReason `json:",omitempty,omitzero"`
 	Limit     OptInt                       `json:",omitempty,omitzero"`
 	Cursor    OptString                    `json:",omitempty,omitzero"`
@@ -33686,7 +34358,7 @@ func unpackWebhooksListThrottleDropsParams(packed middleware.Parameters) (params
 			In:   "query",
 		}
 		if v, ok := packed[key]; ok {
-			params.EventType = v.(OptWebhookCatalogEventType)
+			params.EventType = v.(OptWebhookEventType)
 		}
 	}
 	{
@@ -33813,7 +34485,7 @@ func decodeWebhooksListThrottleDropsParams(args [0]string, argsEscaped bool, r *
 
 		if err := q.HasParam(cfg); err == nil {
 			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
-				var paramsDotEventTypeVal WebhookCatalogEventType
+				var paramsDotEventTypeVal WebhookEventType
 				if err := func() error {
 					val, err := d.DecodeValue()
 					if err != nil {
@@ -33825,7 +34497,7 @@ func decodeWebhooksListThrottleDropsParams(args [0]string, argsEscaped bool, r *
 						return err
 					}
 
-					paramsDotEventTypeVal = WebhookCatalogEventType(c)
+					paramsDotEventTypeVal = WebhookEventType(c)
 					return nil
 				}(); err != nil {
 					return err

@@ -2794,6 +2794,15 @@ func decodeAppConnectionsCreateResponse(resp *http.Response) (res *AppConnection
 				}
 				return res, err
 			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
 			return &response, nil
 		default:
 			return res, validate.InvalidContentType(ct)
@@ -2960,6 +2969,15 @@ func decodeAppConnectionsGetResponse(resp *http.Response) (res *AppConnection, _
 				}
 				return res, err
 			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
 			return &response, nil
 		default:
 			return res, validate.InvalidContentType(ct)
@@ -3010,7 +3028,7 @@ func decodeAppConnectionsGetResponse(resp *http.Response) (res *AppConnection, _
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeAppConnectionsListResponse(resp *http.Response) (res *AppConnectionsListOK, _ error) {
+func decodeAppConnectionsListResponse(resp *http.Response) (res *AppConnectionList, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -3026,7 +3044,7 @@ func decodeAppConnectionsListResponse(resp *http.Response) (res *AppConnectionsL
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response AppConnectionsListOK
+			var response AppConnectionList
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -3042,6 +3060,15 @@ func decodeAppConnectionsListResponse(resp *http.Response) (res *AppConnectionsL
 					Err:         err,
 				}
 				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
 			}
 			return &response, nil
 		default:
@@ -3291,6 +3318,15 @@ func decodeAppConnectionsUpdateResponse(resp *http.Response) (res *AppConnection
 					Err:         err,
 				}
 				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
 			}
 			return &response, nil
 		default:
@@ -6702,7 +6738,7 @@ func decodeAuthRegisterDeviceTokenResponse(resp *http.Response) (res *OkResponse
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeAuthRegisterStartResponse(resp *http.Response) (res *AuthSession, _ error) {
+func decodeAuthRegisterStartResponse(resp *http.Response) (res *AuthRegisterResult, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -6718,7 +6754,7 @@ func decodeAuthRegisterStartResponse(resp *http.Response) (res *AuthSession, _ e
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response AuthSession
+			var response AuthRegisterResult
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -11412,6 +11448,15 @@ func decodeCampaignsVerifyTrackingDomainResponse(resp *http.Response) (res *Trac
 				}
 				return res, err
 			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
 			return &response, nil
 		default:
 			return res, validate.InvalidContentType(ct)
@@ -12296,6 +12341,15 @@ func decodeContactsImportCommitResponse(resp *http.Response) (res *ContactImport
 					Err:         err,
 				}
 				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
 			}
 			return &response, nil
 		default:
@@ -19368,6 +19422,15 @@ func decodeMailboxesAuthCheckResponse(resp *http.Response) (res *MailboxAuthChec
 				}
 				return res, err
 			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
 			return &response, nil
 		default:
 			return res, validate.InvalidContentType(ct)
@@ -19418,7 +19481,7 @@ func decodeMailboxesAuthCheckResponse(resp *http.Response) (res *MailboxAuthChec
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeMailboxesCreateResponse(resp *http.Response) (res MailboxesCreateCreated, _ error) {
+func decodeMailboxesCreateResponse(resp *http.Response) (res *Mailbox, _ error) {
 	switch resp.StatusCode {
 	case 201:
 		// Code 201.
@@ -19434,7 +19497,7 @@ func decodeMailboxesCreateResponse(resp *http.Response) (res MailboxesCreateCrea
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response MailboxesCreateCreated
+			var response Mailbox
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -19451,7 +19514,16 @@ func decodeMailboxesCreateResponse(resp *http.Response) (res MailboxesCreateCrea
 				}
 				return res, err
 			}
-			return response, nil
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
+			return &response, nil
 		default:
 			return res, validate.InvalidContentType(ct)
 		}
@@ -19644,7 +19716,7 @@ func decodeMailboxesDomainsRenewalsListResponse(resp *http.Response) (res *Manag
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeMailboxesGetResponse(resp *http.Response) (res *Mailbox, _ error) {
+func decodeMailboxesGetResponse(resp *http.Response) (res *MailboxDetail, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -19660,7 +19732,7 @@ func decodeMailboxesGetResponse(resp *http.Response) (res *Mailbox, _ error) {
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response Mailbox
+			var response MailboxDetail
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -20463,7 +20535,7 @@ func decodeMailboxesReleaseResponse(resp *http.Response) (res *MailboxRotationSt
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeMailboxesSendResponse(resp *http.Response) (res *MailboxSendResult, _ error) {
+func decodeMailboxesSendResponse(resp *http.Response) (res MailboxesSendRes, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -20479,7 +20551,51 @@ func decodeMailboxesSendResponse(resp *http.Response) (res *MailboxSendResult, _
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response MailboxSendResult
+			var response MailboxesSendOK
+			if err := func() error {
+				if err := response.Decode(d); err != nil {
+					return err
+				}
+				if err := d.Skip(); err != io.EOF {
+					return errors.New("unexpected trailing data")
+				}
+				return nil
+			}(); err != nil {
+				err = &ogenerrors.DecodeBodyError{
+					ContentType: ct,
+					Body:        buf,
+					Err:         err,
+				}
+				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
+			return &response, nil
+		default:
+			return res, validate.InvalidContentType(ct)
+		}
+	case 202:
+		// Code 202.
+		ct, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if err != nil {
+			return res, errors.Wrap(err, "parse media type")
+		}
+		switch {
+		case ct == "application/json":
+			buf, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return res, err
+			}
+			d := jx.DecodeBytes(buf)
+
+			var response MailboxesSendAccepted
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -20923,7 +21039,7 @@ func decodeMailboxesUpdateResponse(resp *http.Response) (res *Mailbox, _ error) 
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeMailboxesUpdateTrackingDomainResponse(resp *http.Response) (res *MailboxTrackingDomain, _ error) {
+func decodeMailboxesUpdateTrackingDomainResponse(resp *http.Response) (res *MailboxTrackingDomainState, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -20939,7 +21055,7 @@ func decodeMailboxesUpdateTrackingDomainResponse(resp *http.Response) (res *Mail
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response MailboxTrackingDomain
+			var response MailboxTrackingDomainState
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -20955,6 +21071,15 @@ func decodeMailboxesUpdateTrackingDomainResponse(resp *http.Response) (res *Mail
 					Err:         err,
 				}
 				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
 			}
 			return &response, nil
 		default:
@@ -22009,7 +22134,7 @@ func decodeManagedMailboxesGetOrderResponse(resp *http.Response) (res *Provision
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeManagedMailboxesListOrdersResponse(resp *http.Response) (res *ManagedMailboxesListOrdersOK, _ error) {
+func decodeManagedMailboxesListOrdersResponse(resp *http.Response) (res *ProvisionOrderList, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -22025,7 +22150,7 @@ func decodeManagedMailboxesListOrdersResponse(resp *http.Response) (res *Managed
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ManagedMailboxesListOrdersOK
+			var response ProvisionOrderList
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -26472,7 +26597,7 @@ func decodeRunsCreateResponse(resp *http.Response) (res *OutboundRun, _ error) {
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeRunsGetResponse(resp *http.Response) (res RunsGetOK, _ error) {
+func decodeRunsGetResponse(resp *http.Response) (res *OutboundRunDetail, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -26488,7 +26613,7 @@ func decodeRunsGetResponse(resp *http.Response) (res RunsGetOK, _ error) {
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response RunsGetOK
+			var response OutboundRunDetail
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -26505,7 +26630,16 @@ func decodeRunsGetResponse(resp *http.Response) (res RunsGetOK, _ error) {
 				}
 				return res, err
 			}
-			return response, nil
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
+			return &response, nil
 		default:
 			return res, validate.InvalidContentType(ct)
 		}
@@ -29253,7 +29387,7 @@ func decodeUniboxOverviewResponse(resp *http.Response) (res *UniboxOverview, _ e
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeUniboxReplyResponse(resp *http.Response) (res *UniboxReplyResult, _ error) {
+func decodeUniboxReplyResponse(resp *http.Response) (res UniboxReplyRes, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -29269,7 +29403,51 @@ func decodeUniboxReplyResponse(resp *http.Response) (res *UniboxReplyResult, _ e
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response UniboxReplyResult
+			var response UniboxReplyOK
+			if err := func() error {
+				if err := response.Decode(d); err != nil {
+					return err
+				}
+				if err := d.Skip(); err != io.EOF {
+					return errors.New("unexpected trailing data")
+				}
+				return nil
+			}(); err != nil {
+				err = &ogenerrors.DecodeBodyError{
+					ContentType: ct,
+					Body:        buf,
+					Err:         err,
+				}
+				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
+			return &response, nil
+		default:
+			return res, validate.InvalidContentType(ct)
+		}
+	case 202:
+		// Code 202.
+		ct, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if err != nil {
+			return res, errors.Wrap(err, "parse media type")
+		}
+		switch {
+		case ct == "application/json":
+			buf, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return res, err
+			}
+			d := jx.DecodeBytes(buf)
+
+			var response UniboxReplyAccepted
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -29806,7 +29984,7 @@ func decodeWebhooksListResponse(resp *http.Response) (res *WebhookEndpointList, 
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeWebhooksListDeliveriesResponse(resp *http.Response) (res *WebhookDeliveryList, _ error) {
+func decodeWebhooksListDeliveriesResponse(resp *http.Response) (res *WebhookDeliveryPage, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -29822,7 +30000,7 @@ func decodeWebhooksListDeliveriesResponse(resp *http.Response) (res *WebhookDeli
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response WebhookDeliveryList
+			var response WebhookDeliveryPage
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err

@@ -459,7 +459,7 @@ func encodeAppConnectionsGetResponse(response *AppConnection, w http.ResponseWri
 	return nil
 }
 
-func encodeAppConnectionsListResponse(response *AppConnectionsListOK, w http.ResponseWriter, span trace.Span) error {
+func encodeAppConnectionsListResponse(response *AppConnectionList, w http.ResponseWriter, span trace.Span) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1048,7 +1048,7 @@ func encodeAuthRegisterDeviceTokenResponse(response *OkResponse, w http.Response
 	return nil
 }
 
-func encodeAuthRegisterStartResponse(response *AuthSession, w http.ResponseWriter, span trace.Span) error {
+func encodeAuthRegisterStartResponse(response *AuthRegisterResult, w http.ResponseWriter, span trace.Span) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2868,7 +2868,7 @@ func encodeMailboxesAuthCheckResponse(response *MailboxAuthCheck, w http.Respons
 	return nil
 }
 
-func encodeMailboxesCreateResponse(response MailboxesCreateCreated, w http.ResponseWriter, span trace.Span) error {
+func encodeMailboxesCreateResponse(response *Mailbox, w http.ResponseWriter, span trace.Span) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(201)
 
@@ -2900,7 +2900,7 @@ func encodeMailboxesDomainsRenewalsListResponse(response *ManagedDomainRenewalLi
 	return nil
 }
 
-func encodeMailboxesGetResponse(response *Mailbox, w http.ResponseWriter, span trace.Span) error {
+func encodeMailboxesGetResponse(response *MailboxDetail, w http.ResponseWriter, span trace.Span) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -3017,17 +3017,35 @@ func encodeMailboxesReleaseResponse(response *MailboxRotationState, w http.Respo
 	return nil
 }
 
-func encodeMailboxesSendResponse(response *MailboxSendResult, w http.ResponseWriter, span trace.Span) error {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(200)
+func encodeMailboxesSendResponse(response MailboxesSendRes, w http.ResponseWriter, span trace.Span) error {
+	switch response := response.(type) {
+	case *MailboxesSendOK:
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(200)
 
-	e := new(jx.Encoder)
-	response.Encode(e)
-	if _, err := e.WriteTo(w); err != nil {
-		return errors.Wrap(err, "write")
+		e := new(jx.Encoder)
+		response.Encode(e)
+		if _, err := e.WriteTo(w); err != nil {
+			return errors.Wrap(err, "write")
+		}
+
+		return nil
+
+	case *MailboxesSendAccepted:
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(202)
+
+		e := new(jx.Encoder)
+		response.Encode(e)
+		if _, err := e.WriteTo(w); err != nil {
+			return errors.Wrap(err, "write")
+		}
+
+		return nil
+
+	default:
+		return errors.Errorf("unexpected response type: %T", response)
 	}
-
-	return nil
 }
 
 func encodeMailboxesSendIdentityResponse(response *MailboxSendIdentity, w http.ResponseWriter, span trace.Span) error {
@@ -3082,7 +3100,7 @@ func encodeMailboxesUpdateResponse(response *Mailbox, w http.ResponseWriter, spa
 	return nil
 }
 
-func encodeMailboxesUpdateTrackingDomainResponse(response *MailboxTrackingDomain, w http.ResponseWriter, span trace.Span) error {
+func encodeMailboxesUpdateTrackingDomainResponse(response *MailboxTrackingDomainState, w http.ResponseWriter, span trace.Span) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -3238,7 +3256,7 @@ func encodeManagedMailboxesGetOrderResponse(response *ProvisionOrder, w http.Res
 	return nil
 }
 
-func encodeManagedMailboxesListOrdersResponse(response *ManagedMailboxesListOrdersOK, w http.ResponseWriter, span trace.Span) error {
+func encodeManagedMailboxesListOrdersResponse(response *ProvisionOrderList, w http.ResponseWriter, span trace.Span) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -3978,7 +3996,7 @@ func encodeRunsCreateResponse(response *OutboundRun, w http.ResponseWriter, span
 	return nil
 }
 
-func encodeRunsGetResponse(response RunsGetOK, w http.ResponseWriter, span trace.Span) error {
+func encodeRunsGetResponse(response *OutboundRunDetail, w http.ResponseWriter, span trace.Span) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -4446,17 +4464,35 @@ func encodeUniboxOverviewResponse(response *UniboxOverview, w http.ResponseWrite
 	return nil
 }
 
-func encodeUniboxReplyResponse(response *UniboxReplyResult, w http.ResponseWriter, span trace.Span) error {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(200)
+func encodeUniboxReplyResponse(response UniboxReplyRes, w http.ResponseWriter, span trace.Span) error {
+	switch response := response.(type) {
+	case *UniboxReplyOK:
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(200)
 
-	e := new(jx.Encoder)
-	response.Encode(e)
-	if _, err := e.WriteTo(w); err != nil {
-		return errors.Wrap(err, "write")
+		e := new(jx.Encoder)
+		response.Encode(e)
+		if _, err := e.WriteTo(w); err != nil {
+			return errors.Wrap(err, "write")
+		}
+
+		return nil
+
+	case *UniboxReplyAccepted:
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(202)
+
+		e := new(jx.Encoder)
+		response.Encode(e)
+		if _, err := e.WriteTo(w); err != nil {
+			return errors.Wrap(err, "write")
+		}
+
+		return nil
+
+	default:
+		return errors.Errorf("unexpected response type: %T", response)
 	}
-
-	return nil
 }
 
 func encodeUniboxSetThreadLabelsResponse(response *UniboxLabelList, w http.ResponseWriter, span trace.Span) error {
@@ -4523,7 +4559,7 @@ func encodeWebhooksListResponse(response *WebhookEndpointList, w http.ResponseWr
 	return nil
 }
 
-func encodeWebhooksListDeliveriesResponse(response *WebhookDeliveryList, w http.ResponseWriter, span trace.Span) error {
+func encodeWebhooksListDeliveriesResponse(response *WebhookDeliveryPage, w http.ResponseWriter, span trace.Span) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -305,7 +305,7 @@ var (
 	}
 	rn130AllowedHeaders = map[string]string{
 		"GET":  "Authorization",
-		"POST": "Authorization,Idempotency-Key",
+		"POST": "Authorization,Content-Type,Idempotency-Key",
 	}
 	rn137AllowedHeaders = map[string]string{
 		"DELETE": "Authorization,Idempotency-Key",
@@ -4386,7 +4386,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 															s.notAllowed(w, r, notAllowedParams{
 																allowedMethods: "GET,POST",
 																allowedHeaders: rn130AllowedHeaders,
-																acceptPost:     "",
+																acceptPost:     "application/json",
 																acceptPatch:    "",
 															})
 														}

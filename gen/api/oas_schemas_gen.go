@@ -215,25 +215,32 @@ func (s *ABWinnerAnalysisVariantsItem) SetBounceRate(val OptFloat64) {
 
 // Ref: #/components/schemas/APIKey
 type APIKey struct {
-	ID                   uuid.UUID      `json:"id"`
-	UserID               uuid.UUID      `json:"user_id"`
-	OrganizationID       uuid.UUID      `json:"organization_id"`
-	Name                 string         `json:"name"`
-	Description          OptString      `json:"description"`
-	KeyPrefix            string         `json:"key_prefix"`
-	KeySuffix            string         `json:"key_suffix"`
-	Permissions          int64          `json:"permissions"`
-	AllowedIps           []string       `json:"allowed_ips"`
-	AllowedEmailAccounts []uuid.UUID    `json:"allowed_email_accounts"`
-	RateLimitPerMinute   int            `json:"rate_limit_per_minute"`
-	Status               APIKeyStatus   `json:"status"`
-	LastUsedAt           OptNilDateTime `json:"last_used_at"`
-	LastRequestIP        OptNilString   `json:"last_request_ip"`
-	ExpiresAt            OptNilDateTime `json:"expires_at"`
-	RevokedAt            OptNilDateTime `json:"revoked_at"`
-	RevokedReason        OptNilString   `json:"revoked_reason"`
-	CreatedAt            time.Time      `json:"created_at"`
-	UpdatedAt            time.Time      `json:"updated_at"`
+	ID             uuid.UUID `json:"id"`
+	UserID         uuid.UUID `json:"user_id"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	Name           string    `json:"name"`
+	Description    OptString `json:"description"`
+	// Short display part; only a hash of the key plus prefix and suffix are stored.
+	KeyPrefix string `json:"key_prefix"`
+	KeySuffix string `json:"key_suffix"`
+	// Permission bitmask, an unsigned 64-bit value (carried as a 64-bit integer). A request is allowed
+	// only if the mask contains every bit the route needs; GET /api-keys/permissions lists the bit values.
+	Permissions int64 `json:"permissions"`
+	// Source IPs the key may be used from; empty = any IP.
+	AllowedIps []string `json:"allowed_ips"`
+	// Mailboxes mailbox-scoped routes accept for this key; empty = all.
+	AllowedEmailAccounts []uuid.UUID `json:"allowed_email_accounts"`
+	// Per-key sliding-window limit; 0 means the default of 60.
+	RateLimitPerMinute int            `json:"rate_limit_per_minute"`
+	Status             APIKeyStatus   `json:"status"`
+	LastUsedAt         OptNilDateTime `json:"last_used_at"`
+	LastRequestIP      OptNilString   `json:"last_request_ip"`
+	// After this time the key authenticates nothing, though its status still reads active.
+	ExpiresAt     OptNilDateTime `json:"expires_at"`
+	RevokedAt     OptNilDateTime `json:"revoked_at"`
+	RevokedReason OptNilString   `json:"revoked_reason"`
+	CreatedAt     time.Time      `json:"created_at"`
+	UpdatedAt     time.Time      `json:"updated_at"`
 }
 
 // GetID returns the value of ID.
@@ -749,13 +756,14 @@ func (s *APIKeyRevokeResultStatus) UnmarshalText(data []byte) error {
 	}
 }
 
+// `active` or `revoked`. Expiry is evaluated when a key is read: a key past its expires_at still
+// reports `active` but authenticates nothing.
 // Ref: #/components/schemas/APIKeyStatus
 type APIKeyStatus string
 
 const (
 	APIKeyStatusActive  APIKeyStatus = "active"
 	APIKeyStatusRevoked APIKeyStatus = "revoked"
-	APIKeyStatusExpired APIKeyStatus = "expired"
 )
 
 // AllValues returns all APIKeyStatus values.
@@ -763,7 +771,6 @@ func (APIKeyStatus) AllValues() []APIKeyStatus {
 	return []APIKeyStatus{
 		APIKeyStatusActive,
 		APIKeyStatusRevoked,
-		APIKeyStatusExpired,
 	}
 }
 
@@ -773,8 +780,6 @@ func (s APIKeyStatus) MarshalText() ([]byte, error) {
 	case APIKeyStatusActive:
 		return []byte(s), nil
 	case APIKeyStatusRevoked:
-		return []byte(s), nil
-	case APIKeyStatusExpired:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -789,9 +794,6 @@ func (s *APIKeyStatus) UnmarshalText(data []byte) error {
 		return nil
 	case APIKeyStatusRevoked:
 		*s = APIKeyStatusRevoked
-		return nil
-	case APIKeyStatusExpired:
-		*s = APIKeyStatusExpired
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -999,8 +1001,9 @@ func (s *APIKeyUsageLogList) SetPagination(val Pagination) {
 
 // Ref: #/components/schemas/APIKeyUsageSummary
 type APIKeyUsageSummary struct {
-	ActiveKeys      int            `json:"active_keys"`
-	RevokedKeys     int            `json:"revoked_keys"`
+	ActiveKeys  int `json:"active_keys"`
+	RevokedKeys int `json:"revoked_keys"`
+	// Keys past their expires_at (their status still reads active).
 	ExpiredKeys     int            `json:"expired_keys"`
 	Requests24h     int64          `json:"requests_24h"`
 	Errors24h       int64          `json:"errors_24h"`
@@ -1081,26 +1084,33 @@ func (s *APIKeyUsageSummary) SetLastCallAt(val OptNilDateTime) {
 // Merged schema.
 // Ref: #/components/schemas/APIKeyWithSecret
 type APIKeyWithSecret struct {
-	ID                   uuid.UUID      `json:"id"`
-	UserID               uuid.UUID      `json:"user_id"`
-	OrganizationID       uuid.UUID      `json:"organization_id"`
-	Name                 string         `json:"name"`
-	Description          OptString      `json:"description"`
-	KeyPrefix            string         `json:"key_prefix"`
-	KeySuffix            string         `json:"key_suffix"`
-	Permissions          int64          `json:"permissions"`
-	AllowedIps           []string       `json:"allowed_ips"`
-	AllowedEmailAccounts []uuid.UUID    `json:"allowed_email_accounts"`
-	RateLimitPerMinute   int            `json:"rate_limit_per_minute"`
-	Status               APIKeyStatus   `json:"status"`
-	LastUsedAt           OptNilDateTime `json:"last_used_at"`
-	LastRequestIP        OptNilString   `json:"last_request_ip"`
-	ExpiresAt            OptNilDateTime `json:"expires_at"`
-	RevokedAt            OptNilDateTime `json:"revoked_at"`
-	RevokedReason        OptNilString   `json:"revoked_reason"`
-	CreatedAt            time.Time      `json:"created_at"`
-	UpdatedAt            time.Time      `json:"updated_at"`
-	Secret               string         `json:"secret"`
+	ID             uuid.UUID `json:"id"`
+	UserID         uuid.UUID `json:"user_id"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	Name           string    `json:"name"`
+	Description    OptString `json:"description"`
+	// Short display part; only a hash of the key plus prefix and suffix are stored.
+	KeyPrefix string `json:"key_prefix"`
+	KeySuffix string `json:"key_suffix"`
+	// Permission bitmask, an unsigned 64-bit value (carried as a 64-bit integer). A request is allowed
+	// only if the mask contains every bit the route needs; GET /api-keys/permissions lists the bit values.
+	Permissions int64 `json:"permissions"`
+	// Source IPs the key may be used from; empty = any IP.
+	AllowedIps []string `json:"allowed_ips"`
+	// Mailboxes mailbox-scoped routes accept for this key; empty = all.
+	AllowedEmailAccounts []uuid.UUID `json:"allowed_email_accounts"`
+	// Per-key sliding-window limit; 0 means the default of 60.
+	RateLimitPerMinute int            `json:"rate_limit_per_minute"`
+	Status             APIKeyStatus   `json:"status"`
+	LastUsedAt         OptNilDateTime `json:"last_used_at"`
+	LastRequestIP      OptNilString   `json:"last_request_ip"`
+	// After this time the key authenticates nothing, though its status still reads active.
+	ExpiresAt     OptNilDateTime `json:"expires_at"`
+	RevokedAt     OptNilDateTime `json:"revoked_at"`
+	RevokedReason OptNilString   `json:"revoked_reason"`
+	CreatedAt     time.Time      `json:"created_at"`
+	UpdatedAt     time.Time      `json:"updated_at"`
+	Secret        string         `json:"secret"`
 }
 
 // GetID returns the value of ID.
@@ -1401,7 +1411,8 @@ func (s *APIKeysUsageAnalyticsInterval) UnmarshalText(data []byte) error {
 
 // Ref: #/components/schemas/APIPermission
 type APIPermission struct {
-	Name        string                `json:"name"`
+	Name string `json:"name"`
+	// The permission's bit, an unsigned 64-bit value (carried as a 64-bit integer).
 	Value       int64                 `json:"value"`
 	Description string                `json:"description"`
 	Category    APIPermissionCategory `json:"category"`
@@ -1449,8 +1460,9 @@ func (s *APIPermission) SetCategory(val APIPermissionCategory) {
 
 // Ref: #/components/schemas/APIPermissionCatalog
 type APIPermissionCatalog struct {
-	Permissions []APIPermission             `json:"permissions"`
-	Presets     APIPermissionCatalogPresets `json:"presets"`
+	Permissions []APIPermission `json:"permissions"`
+	// Ready-made masks (unsigned 64-bit values carried as 64-bit integers).
+	Presets APIPermissionCatalogPresets `json:"presets"`
 }
 
 // GetPermissions returns the value of Permissions.
@@ -1473,6 +1485,7 @@ func (s *APIPermissionCatalog) SetPresets(val APIPermissionCatalogPresets) {
 	s.Presets = val
 }
 
+// Ready-made masks (unsigned 64-bit values carried as 64-bit integers).
 type APIPermissionCatalogPresets struct {
 	ReadOnly   int64 `json:"read_only"`
 	FullAccess int64 `json:"full_access"`
@@ -1719,12 +1732,51 @@ func (s *AccountHealth) SetIssues(val []string) {
 	s.Issues = val
 }
 
+// Mailboxes by health. The buckets are mutually exclusive: each mailbox counts once, in its most
+// severe state, so healthy + warning + error = total. The `*_accounts` fields are the earlier names of
+// the same counts.
 // Ref: #/components/schemas/AccountHealthSummary
 type AccountHealthSummary struct {
-	TotalAccounts   OptInt `json:"total_accounts"`
+	Total   int `json:"total"`
+	Healthy int `json:"healthy"`
+	Warning int `json:"warning"`
+	Error   int `json:"error"`
+	// Same value as `total`.
+	//
+	// Deprecated: schema marks this property as deprecated.
+	TotalAccounts OptInt `json:"total_accounts"`
+	// Same value as `healthy`.
+	//
+	// Deprecated: schema marks this property as deprecated.
 	HealthyAccounts OptInt `json:"healthy_accounts"`
+	// Same value as `warning`.
+	//
+	// Deprecated: schema marks this property as deprecated.
 	WarningAccounts OptInt `json:"warning_accounts"`
-	ErrorAccounts   OptInt `json:"error_accounts"`
+	// Same value as `error`.
+	//
+	// Deprecated: schema marks this property as deprecated.
+	ErrorAccounts OptInt `json:"error_accounts"`
+}
+
+// GetTotal returns the value of Total.
+func (s *AccountHealthSummary) GetTotal() int {
+	return s.Total
+}
+
+// GetHealthy returns the value of Healthy.
+func (s *AccountHealthSummary) GetHealthy() int {
+	return s.Healthy
+}
+
+// GetWarning returns the value of Warning.
+func (s *AccountHealthSummary) GetWarning() int {
+	return s.Warning
+}
+
+// GetError returns the value of Error.
+func (s *AccountHealthSummary) GetError() int {
+	return s.Error
 }
 
 // GetTotalAccounts returns the value of TotalAccounts.
@@ -1745,6 +1797,26 @@ func (s *AccountHealthSummary) GetWarningAccounts() OptInt {
 // GetErrorAccounts returns the value of ErrorAccounts.
 func (s *AccountHealthSummary) GetErrorAccounts() OptInt {
 	return s.ErrorAccounts
+}
+
+// SetTotal sets the value of Total.
+func (s *AccountHealthSummary) SetTotal(val int) {
+	s.Total = val
+}
+
+// SetHealthy sets the value of Healthy.
+func (s *AccountHealthSummary) SetHealthy(val int) {
+	s.Healthy = val
+}
+
+// SetWarning sets the value of Warning.
+func (s *AccountHealthSummary) SetWarning(val int) {
+	s.Warning = val
+}
+
+// SetError sets the value of Error.
+func (s *AccountHealthSummary) SetError(val int) {
+	s.Error = val
 }
 
 // SetTotalAccounts sets the value of TotalAccounts.
@@ -2088,6 +2160,8 @@ func (s *AddSuppressionsResult) SetSkipped(val []string) {
 	s.Skipped = val
 }
 
+// Advanced per-campaign overrides, block by block: bounce_pipeline, task_reliability, ab_testing,
+// reply_intent, send_time_optimization, preflight, dashboard and unsubscribe.
 // Ref: #/components/schemas/AdvancedOutreachSettings
 type AdvancedOutreachSettings struct {
 	BouncePipeline       OptAdvancedOutreachSettingsBouncePipeline       `json:"bounce_pipeline"`
@@ -2361,6 +2435,10 @@ type AdvancedOutreachSettingsPreflight struct {
 	CheckAbVariantConfigured OptBool `json:"check_ab_variant_configured"`
 	CheckDailyLimit          OptBool `json:"check_daily_limit"`
 	CheckScheduleWindow      OptBool `json:"check_schedule_window"`
+	// Check the content score of the steps.
+	CheckContentScore OptBool `json:"check_content_score"`
+	// Lowest content score that passes the content check.
+	MinContentScore OptInt `json:"min_content_score"`
 }
 
 // GetEnabled returns the value of Enabled.
@@ -2393,6 +2471,16 @@ func (s *AdvancedOutreachSettingsPreflight) GetCheckScheduleWindow() OptBool {
 	return s.CheckScheduleWindow
 }
 
+// GetCheckContentScore returns the value of CheckContentScore.
+func (s *AdvancedOutreachSettingsPreflight) GetCheckContentScore() OptBool {
+	return s.CheckContentScore
+}
+
+// GetMinContentScore returns the value of MinContentScore.
+func (s *AdvancedOutreachSettingsPreflight) GetMinContentScore() OptInt {
+	return s.MinContentScore
+}
+
 // SetEnabled sets the value of Enabled.
 func (s *AdvancedOutreachSettingsPreflight) SetEnabled(val OptBool) {
 	s.Enabled = val
@@ -2423,6 +2511,16 @@ func (s *AdvancedOutreachSettingsPreflight) SetCheckScheduleWindow(val OptBool) 
 	s.CheckScheduleWindow = val
 }
 
+// SetCheckContentScore sets the value of CheckContentScore.
+func (s *AdvancedOutreachSettingsPreflight) SetCheckContentScore(val OptBool) {
+	s.CheckContentScore = val
+}
+
+// SetMinContentScore sets the value of MinContentScore.
+func (s *AdvancedOutreachSettingsPreflight) SetMinContentScore(val OptInt) {
+	s.MinContentScore = val
+}
+
 type AdvancedOutreachSettingsReplyIntent struct {
 	Enabled                          OptBool                                                          `json:"enabled"`
 	PositiveKeywords                 []string                                                         `json:"positive_keywords"`
@@ -2433,6 +2531,10 @@ type AdvancedOutreachSettingsReplyIntent struct {
 	CrmTaskIntents                   OptNilAdvancedOutreachSettingsReplyIntentCrmTaskIntentsItemArray `json:"crm_task_intents"`
 	AutoPauseOnNegative              OptBool                                                          `json:"auto_pause_on_negative"`
 	AutoSuppressOnUnsubscribeKeyword OptBool                                                          `json:"auto_suppress_on_unsubscribe_keyword"`
+	// Hold the lead's flow when an out-of-office auto-reply arrives.
+	HoldOnOutOfOffice OptBool `json:"hold_on_out_of_office"`
+	// How many days an out-of-office hold lasts.
+	OutOfOfficeHoldDays OptInt `json:"out_of_office_hold_days"`
 }
 
 // GetEnabled returns the value of Enabled.
@@ -2480,6 +2582,16 @@ func (s *AdvancedOutreachSettingsReplyIntent) GetAutoSuppressOnUnsubscribeKeywor
 	return s.AutoSuppressOnUnsubscribeKeyword
 }
 
+// GetHoldOnOutOfOffice returns the value of HoldOnOutOfOffice.
+func (s *AdvancedOutreachSettingsReplyIntent) GetHoldOnOutOfOffice() OptBool {
+	return s.HoldOnOutOfOffice
+}
+
+// GetOutOfOfficeHoldDays returns the value of OutOfOfficeHoldDays.
+func (s *AdvancedOutreachSettingsReplyIntent) GetOutOfOfficeHoldDays() OptInt {
+	return s.OutOfOfficeHoldDays
+}
+
 // SetEnabled sets the value of Enabled.
 func (s *AdvancedOutreachSettingsReplyIntent) SetEnabled(val OptBool) {
 	s.Enabled = val
@@ -2523,6 +2635,16 @@ func (s *AdvancedOutreachSettingsReplyIntent) SetAutoPauseOnNegative(val OptBool
 // SetAutoSuppressOnUnsubscribeKeyword sets the value of AutoSuppressOnUnsubscribeKeyword.
 func (s *AdvancedOutreachSettingsReplyIntent) SetAutoSuppressOnUnsubscribeKeyword(val OptBool) {
 	s.AutoSuppressOnUnsubscribeKeyword = val
+}
+
+// SetHoldOnOutOfOffice sets the value of HoldOnOutOfOffice.
+func (s *AdvancedOutreachSettingsReplyIntent) SetHoldOnOutOfOffice(val OptBool) {
+	s.HoldOnOutOfOffice = val
+}
+
+// SetOutOfOfficeHoldDays sets the value of OutOfOfficeHoldDays.
+func (s *AdvancedOutreachSettingsReplyIntent) SetOutOfOfficeHoldDays(val OptInt) {
+	s.OutOfOfficeHoldDays = val
 }
 
 type AdvancedOutreachSettingsReplyIntentCrmTaskIntentsItem string
@@ -3064,110 +3186,18 @@ func (s *AgentToolsListOK) init() AgentToolsListOK {
 	return m
 }
 
-type AnalyticsDashboardPeriod string
-
-const (
-	AnalyticsDashboardPeriod7d  AnalyticsDashboardPeriod = "7d"
-	AnalyticsDashboardPeriod30d AnalyticsDashboardPeriod = "30d"
-	AnalyticsDashboardPeriod90d AnalyticsDashboardPeriod = "90d"
-)
-
-// AllValues returns all AnalyticsDashboardPeriod values.
-func (AnalyticsDashboardPeriod) AllValues() []AnalyticsDashboardPeriod {
-	return []AnalyticsDashboardPeriod{
-		AnalyticsDashboardPeriod7d,
-		AnalyticsDashboardPeriod30d,
-		AnalyticsDashboardPeriod90d,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s AnalyticsDashboardPeriod) MarshalText() ([]byte, error) {
-	switch s {
-	case AnalyticsDashboardPeriod7d:
-		return []byte(s), nil
-	case AnalyticsDashboardPeriod30d:
-		return []byte(s), nil
-	case AnalyticsDashboardPeriod90d:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *AnalyticsDashboardPeriod) UnmarshalText(data []byte) error {
-	switch AnalyticsDashboardPeriod(data) {
-	case AnalyticsDashboardPeriod7d:
-		*s = AnalyticsDashboardPeriod7d
-		return nil
-	case AnalyticsDashboardPeriod30d:
-		*s = AnalyticsDashboardPeriod30d
-		return nil
-	case AnalyticsDashboardPeriod90d:
-		*s = AnalyticsDashboardPeriod90d
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
-}
-
-type AnalyticsUsagePeriod string
-
-const (
-	AnalyticsUsagePeriodDay   AnalyticsUsagePeriod = "day"
-	AnalyticsUsagePeriodWeek  AnalyticsUsagePeriod = "week"
-	AnalyticsUsagePeriodMonth AnalyticsUsagePeriod = "month"
-)
-
-// AllValues returns all AnalyticsUsagePeriod values.
-func (AnalyticsUsagePeriod) AllValues() []AnalyticsUsagePeriod {
-	return []AnalyticsUsagePeriod{
-		AnalyticsUsagePeriodDay,
-		AnalyticsUsagePeriodWeek,
-		AnalyticsUsagePeriodMonth,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s AnalyticsUsagePeriod) MarshalText() ([]byte, error) {
-	switch s {
-	case AnalyticsUsagePeriodDay:
-		return []byte(s), nil
-	case AnalyticsUsagePeriodWeek:
-		return []byte(s), nil
-	case AnalyticsUsagePeriodMonth:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *AnalyticsUsagePeriod) UnmarshalText(data []byte) error {
-	switch AnalyticsUsagePeriod(data) {
-	case AnalyticsUsagePeriodDay:
-		*s = AnalyticsUsagePeriodDay
-		return nil
-	case AnalyticsUsagePeriodWeek:
-		*s = AnalyticsUsagePeriodWeek
-		return nil
-	case AnalyticsUsagePeriodMonth:
-		*s = AnalyticsUsagePeriodMonth
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
-}
-
+// The customer app campaign app_action steps call. The signing secret is returned only on create and
+// rotate.
 // Ref: #/components/schemas/AppConnection
 type AppConnection struct {
-	ID             uuid.UUID   `json:"id"`
-	OrganizationID OptUUID     `json:"organization_id"`
-	Name           string      `json:"name"`
-	BaseURL        url.URL     `json:"base_url"`
-	CreatedAt      OptDateTime `json:"created_at"`
-	UpdatedAt      OptDateTime `json:"updated_at"`
+	ID             uuid.UUID `json:"id"`
+	OrganizationID OptUUID   `json:"organization_id"`
+	// Unique in the workspace; at most 100 characters.
+	Name string `json:"name"`
+	// HTTPS base URL; query and fragment are dropped and credentials in the URL are refused.
+	BaseURL   url.URL     `json:"base_url"`
+	CreatedAt OptDateTime `json:"created_at"`
+	UpdatedAt OptDateTime `json:"updated_at"`
 }
 
 // GetID returns the value of ID.
@@ -3256,6 +3286,22 @@ func (s *AppConnectionCreated) SetSecret(val string) {
 	s.Secret = val
 }
 
+// The organization's app connections in one `data` array (not paginated), never with secrets.
+// Ref: #/components/schemas/AppConnectionList
+type AppConnectionList struct {
+	Data []AppConnection `json:"data"`
+}
+
+// GetData returns the value of Data.
+func (s *AppConnectionList) GetData() []AppConnection {
+	return s.Data
+}
+
+// SetData sets the value of Data.
+func (s *AppConnectionList) SetData(val []AppConnection) {
+	s.Data = val
+}
+
 // Ref: #/components/schemas/AppConnectionTest
 type AppConnectionTest struct {
 	DNS            bool     `json:"dns"`
@@ -3338,7 +3384,9 @@ func (s *AppConnectionTest) SetError(val OptIssue) {
 }
 
 type AppConnectionsCreateReq struct {
-	Name    string  `json:"name"`
+	// Unique in the workspace.
+	Name string `json:"name"`
+	// HTTPS; query and fragment are dropped, credentials in the URL are refused.
 	BaseURL url.URL `json:"base_url"`
 }
 
@@ -3373,56 +3421,6 @@ func (s *AppConnectionsDeleteOK) init() AppConnectionsDeleteOK {
 	return m
 }
 
-type AppConnectionsListOK struct {
-	Data       []AppConnection                   `json:"data"`
-	Pagination OptAppConnectionsListOKPagination `json:"pagination"`
-}
-
-// GetData returns the value of Data.
-func (s *AppConnectionsListOK) GetData() []AppConnection {
-	return s.Data
-}
-
-// GetPagination returns the value of Pagination.
-func (s *AppConnectionsListOK) GetPagination() OptAppConnectionsListOKPagination {
-	return s.Pagination
-}
-
-// SetData sets the value of Data.
-func (s *AppConnectionsListOK) SetData(val []AppConnection) {
-	s.Data = val
-}
-
-// SetPagination sets the value of Pagination.
-func (s *AppConnectionsListOK) SetPagination(val OptAppConnectionsListOKPagination) {
-	s.Pagination = val
-}
-
-type AppConnectionsListOKPagination struct {
-	NextCursor OptString `json:"next_cursor"`
-	HasMore    OptBool   `json:"has_more"`
-}
-
-// GetNextCursor returns the value of NextCursor.
-func (s *AppConnectionsListOKPagination) GetNextCursor() OptString {
-	return s.NextCursor
-}
-
-// GetHasMore returns the value of HasMore.
-func (s *AppConnectionsListOKPagination) GetHasMore() OptBool {
-	return s.HasMore
-}
-
-// SetNextCursor sets the value of NextCursor.
-func (s *AppConnectionsListOKPagination) SetNextCursor(val OptString) {
-	s.NextCursor = val
-}
-
-// SetHasMore sets the value of HasMore.
-func (s *AppConnectionsListOKPagination) SetHasMore(val OptBool) {
-	s.HasMore = val
-}
-
 type AppConnectionsRotateSecretOK struct {
 	Secret OptString `json:"secret"`
 }
@@ -3438,8 +3436,10 @@ func (s *AppConnectionsRotateSecretOK) SetSecret(val OptString) {
 }
 
 type AppConnectionsUpdateReq struct {
-	Name    OptString `json:"name"`
-	BaseURL OptURI    `json:"base_url"`
+	// Unique in the workspace.
+	Name OptString `json:"name"`
+	// HTTPS; query and fragment are dropped, credentials in the URL are refused.
+	BaseURL OptURI `json:"base_url"`
 }
 
 // GetName returns the value of Name.
@@ -3698,14 +3698,18 @@ func (s *AuditActor) SetEmail(val OptString) {
 	s.Email = val
 }
 
+// One audit entry. Secret values are never recorded.
 // Ref: #/components/schemas/AuditLog
 type AuditLog struct {
-	ID         uuid.UUID           `json:"id"`
-	OrgID      uuid.UUID           `json:"org_id"`
-	UserID     OptNilUUID          `json:"user_id"`
-	Actor      OptAuditActor       `json:"actor"`
-	ActionDate time.Time           `json:"action_date"`
-	Action     string              `json:"action"`
+	ID     uuid.UUID  `json:"id"`
+	OrgID  uuid.UUID  `json:"org_id"`
+	UserID OptNilUUID `json:"user_id"`
+	// The acting user; null when that user has been deleted.
+	Actor      OptNilAuditActor `json:"actor"`
+	ActionDate time.Time        `json:"action_date"`
+	// For example create, update, delete, send, revoke.
+	Action string `json:"action"`
+	// For example campaign, contact, email_account, api_key, webhook.
 	EntityType string              `json:"entity_type"`
 	EntityID   OptUUID             `json:"entity_id"`
 	IPAddress  OptString           `json:"ip_address"`
@@ -3731,7 +3735,7 @@ func (s *AuditLog) GetUserID() OptNilUUID {
 }
 
 // GetActor returns the value of Actor.
-func (s *AuditLog) GetActor() OptAuditActor {
+func (s *AuditLog) GetActor() OptNilAuditActor {
 	return s.Actor
 }
 
@@ -3796,7 +3800,7 @@ func (s *AuditLog) SetUserID(val OptNilUUID) {
 }
 
 // SetActor sets the value of Actor.
-func (s *AuditLog) SetActor(val OptAuditActor) {
+func (s *AuditLog) SetActor(val OptNilAuditActor) {
 	s.Actor = val
 }
 
@@ -4097,10 +4101,18 @@ func (s *AuthConfig) SetPasskeysEnabled(val bool) {
 	s.PasskeysEnabled = val
 }
 
+// Email, password and the anti-bot token for POST /auth/login and POST /auth/register. The anti-bot
+// token is required: send it as `captcha` (or, from older clients, as the deprecated `turnstile`); one
+// of the two must be present, and a rejected token is refused with 403.
 // Ref: #/components/schemas/AuthCredentials
 type AuthCredentials struct {
-	Email     string    `json:"email"`
-	Password  string    `json:"password"`
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	// Anti-bot token. Required (this field or the deprecated `turnstile`).
+	Captcha OptString `json:"captcha"`
+	// Deprecated alias of `captcha`, still accepted from older clients; `captcha` wins when both are sent.
+	//
+	// Deprecated: schema marks this property as deprecated.
 	Turnstile OptString `json:"turnstile"`
 }
 
@@ -4112,6 +4124,11 @@ func (s *AuthCredentials) GetEmail() string {
 // GetPassword returns the value of Password.
 func (s *AuthCredentials) GetPassword() string {
 	return s.Password
+}
+
+// GetCaptcha returns the value of Captcha.
+func (s *AuthCredentials) GetCaptcha() OptString {
+	return s.Captcha
 }
 
 // GetTurnstile returns the value of Turnstile.
@@ -4127,6 +4144,11 @@ func (s *AuthCredentials) SetEmail(val string) {
 // SetPassword sets the value of Password.
 func (s *AuthCredentials) SetPassword(val string) {
 	s.Password = val
+}
+
+// SetCaptcha sets the value of Captcha.
+func (s *AuthCredentials) SetCaptcha(val OptString) {
+	s.Captcha = val
 }
 
 // SetTurnstile sets the value of Turnstile.
@@ -4289,6 +4311,104 @@ func (s *AuthProviders) SetGoogle(val AuthProviderStatus) {
 
 // AuthRegisterConfirmNoContent is response for AuthRegisterConfirm operation.
 type AuthRegisterConfirmNoContent struct{}
+
+// Answer of POST /auth/register. When the deployment requires email verification (GET /auth/config
+// `email_verification_required`), only `session` is set: the handle for POST /auth/register/confirm.
+// Otherwise the sign-in result is returned directly and `session` is absent: a token pair, or the 2FA
+// challenge (`two_fa_required`, `pending_token`, `expires_in`), exactly as in LoginResult.
+// Ref: #/components/schemas/AuthRegisterResult
+type AuthRegisterResult struct {
+	// Opaque signed handle for POST /auth/register/confirm; present when an email code was sent.
+	Session               OptString   `json:"session"`
+	AccessToken           OptString   `json:"access_token"`
+	AccessTokenExpiresAt  OptDateTime `json:"access_token_expires_at"`
+	RefreshToken          OptString   `json:"refresh_token"`
+	RefreshTokenExpiresAt OptDateTime `json:"refresh_token_expires_at"`
+	TwoFaRequired         OptBool     `json:"two_fa_required"`
+	PendingToken          OptString   `json:"pending_token"`
+	// Seconds the pending_token stays valid (300).
+	ExpiresIn OptInt `json:"expires_in"`
+}
+
+// GetSession returns the value of Session.
+func (s *AuthRegisterResult) GetSession() OptString {
+	return s.Session
+}
+
+// GetAccessToken returns the value of AccessToken.
+func (s *AuthRegisterResult) GetAccessToken() OptString {
+	return s.AccessToken
+}
+
+// GetAccessTokenExpiresAt returns the value of AccessTokenExpiresAt.
+func (s *AuthRegisterResult) GetAccessTokenExpiresAt() OptDateTime {
+	return s.AccessTokenExpiresAt
+}
+
+// GetRefreshToken returns the value of RefreshToken.
+func (s *AuthRegisterResult) GetRefreshToken() OptString {
+	return s.RefreshToken
+}
+
+// GetRefreshTokenExpiresAt returns the value of RefreshTokenExpiresAt.
+func (s *AuthRegisterResult) GetRefreshTokenExpiresAt() OptDateTime {
+	return s.RefreshTokenExpiresAt
+}
+
+// GetTwoFaRequired returns the value of TwoFaRequired.
+func (s *AuthRegisterResult) GetTwoFaRequired() OptBool {
+	return s.TwoFaRequired
+}
+
+// GetPendingToken returns the value of PendingToken.
+func (s *AuthRegisterResult) GetPendingToken() OptString {
+	return s.PendingToken
+}
+
+// GetExpiresIn returns the value of ExpiresIn.
+func (s *AuthRegisterResult) GetExpiresIn() OptInt {
+	return s.ExpiresIn
+}
+
+// SetSession sets the value of Session.
+func (s *AuthRegisterResult) SetSession(val OptString) {
+	s.Session = val
+}
+
+// SetAccessToken sets the value of AccessToken.
+func (s *AuthRegisterResult) SetAccessToken(val OptString) {
+	s.AccessToken = val
+}
+
+// SetAccessTokenExpiresAt sets the value of AccessTokenExpiresAt.
+func (s *AuthRegisterResult) SetAccessTokenExpiresAt(val OptDateTime) {
+	s.AccessTokenExpiresAt = val
+}
+
+// SetRefreshToken sets the value of RefreshToken.
+func (s *AuthRegisterResult) SetRefreshToken(val OptString) {
+	s.RefreshToken = val
+}
+
+// SetRefreshTokenExpiresAt sets the value of RefreshTokenExpiresAt.
+func (s *AuthRegisterResult) SetRefreshTokenExpiresAt(val OptDateTime) {
+	s.RefreshTokenExpiresAt = val
+}
+
+// SetTwoFaRequired sets the value of TwoFaRequired.
+func (s *AuthRegisterResult) SetTwoFaRequired(val OptBool) {
+	s.TwoFaRequired = val
+}
+
+// SetPendingToken sets the value of PendingToken.
+func (s *AuthRegisterResult) SetPendingToken(val OptString) {
+	s.PendingToken = val
+}
+
+// SetExpiresIn sets the value of ExpiresIn.
+func (s *AuthRegisterResult) SetExpiresIn(val OptInt) {
+	s.ExpiresIn = val
+}
 
 // AuthResetPasswordConfirmOK is response for AuthResetPasswordConfirm operation.
 type AuthResetPasswordConfirmOK struct{}
@@ -4564,10 +4684,11 @@ func (s *AutomationDryRunResponseData) init() AutomationDryRunResponseData {
 
 // Ref: #/components/schemas/AutomationEdge
 type AutomationEdge struct {
-	ID     string    `json:"id"`
-	Source string    `json:"source"`
-	Target string    `json:"target"`
-	When   OptString `json:"when"`
+	ID     string `json:"id"`
+	Source string `json:"source"`
+	Target string `json:"target"`
+	// Empty on plain edges; true or false on the two edges leaving a condition node.
+	When OptAutomationEdgeWhen `json:"when"`
 }
 
 // GetID returns the value of ID.
@@ -4586,7 +4707,7 @@ func (s *AutomationEdge) GetTarget() string {
 }
 
 // GetWhen returns the value of When.
-func (s *AutomationEdge) GetWhen() OptString {
+func (s *AutomationEdge) GetWhen() OptAutomationEdgeWhen {
 	return s.When
 }
 
@@ -4606,8 +4727,57 @@ func (s *AutomationEdge) SetTarget(val string) {
 }
 
 // SetWhen sets the value of When.
-func (s *AutomationEdge) SetWhen(val OptString) {
+func (s *AutomationEdge) SetWhen(val OptAutomationEdgeWhen) {
 	s.When = val
+}
+
+// Empty on plain edges; true or false on the two edges leaving a condition node.
+type AutomationEdgeWhen string
+
+const (
+	AutomationEdgeWhenEmpty AutomationEdgeWhen = ""
+	AutomationEdgeWhenTrue  AutomationEdgeWhen = "true"
+	AutomationEdgeWhenFalse AutomationEdgeWhen = "false"
+)
+
+// AllValues returns all AutomationEdgeWhen values.
+func (AutomationEdgeWhen) AllValues() []AutomationEdgeWhen {
+	return []AutomationEdgeWhen{
+		AutomationEdgeWhenEmpty,
+		AutomationEdgeWhenTrue,
+		AutomationEdgeWhenFalse,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AutomationEdgeWhen) MarshalText() ([]byte, error) {
+	switch s {
+	case AutomationEdgeWhenEmpty:
+		return []byte(s), nil
+	case AutomationEdgeWhenTrue:
+		return []byte(s), nil
+	case AutomationEdgeWhenFalse:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AutomationEdgeWhen) UnmarshalText(data []byte) error {
+	switch AutomationEdgeWhen(data) {
+	case AutomationEdgeWhenEmpty:
+		*s = AutomationEdgeWhenEmpty
+		return nil
+	case AutomationEdgeWhenTrue:
+		*s = AutomationEdgeWhenTrue
+		return nil
+	case AutomationEdgeWhenFalse:
+		*s = AutomationEdgeWhenFalse
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // One automation wrapped as `{automation}`.
@@ -4637,6 +4807,7 @@ func (s *AutomationFilter) init() AutomationFilter {
 	return m
 }
 
+// Nodes and edges; exactly one node has type trigger, and its id is `trigger`.
 // Ref: #/components/schemas/AutomationGraph
 type AutomationGraph struct {
 	Nodes []AutomationNode `json:"nodes"`
@@ -5274,11 +5445,12 @@ func (s *AutomationUpdateFilter) init() AutomationUpdateFilter {
 
 // Ref: #/components/schemas/AutomationWrite
 type AutomationWrite struct {
-	Name         string                   `json:"name"`
-	Enabled      OptBool                  `json:"enabled"`
-	TriggerEvent string                   `json:"trigger_event"`
-	Filter       OptAutomationWriteFilter `json:"filter"`
-	Graph        AutomationGraph          `json:"graph"`
+	Name         string  `json:"name"`
+	Enabled      OptBool `json:"enabled"`
+	TriggerEvent string  `json:"trigger_event"`
+	// Automation-wide gate, e.g. intents and min_confidence.
+	Filter OptAutomationWriteFilter `json:"filter"`
+	Graph  AutomationGraph          `json:"graph"`
 }
 
 // GetName returns the value of Name.
@@ -5331,6 +5503,7 @@ func (s *AutomationWrite) SetGraph(val AutomationGraph) {
 	s.Graph = val
 }
 
+// Automation-wide gate, e.g. intents and min_confidence.
 type AutomationWriteFilter map[string]jx.Raw
 
 func (s *AutomationWriteFilter) init() AutomationWriteFilter {
@@ -5813,49 +5986,91 @@ func (s *CRMTaskTypeList) SetData(val []CRMTaskType) {
 
 // Ref: #/components/schemas/Campaign
 type Campaign struct {
-	ID                       uuid.UUID                  `json:"id"`
-	UserID                   OptString                  `json:"user_id"`
-	OrganizationID           OptUUID                    `json:"organization_id"`
-	Name                     string                     `json:"name"`
-	Description              OptString                  `json:"description"`
-	Status                   CampaignStatus             `json:"status"`
-	StopOnReply              OptBool                    `json:"stop_on_reply"`
-	OpenTracking             OptBool                    `json:"open_tracking"`
-	LinkTracking             OptBool                    `json:"link_tracking"`
-	TextOnly                 OptBool                    `json:"text_only"`
-	DailyLimit               OptInt                     `json:"daily_limit"`
-	UnsubscribeHeader        OptBool                    `json:"unsubscribe_header"`
-	RiskyEmails              OptBool                    `json:"risky_emails"`
-	Cc                       []string                   `json:"cc"`
-	Bcc                      []string                   `json:"bcc"`
-	StartDate                OptNilDateTime             `json:"start_date"`
-	EndDate                  OptNilDateTime             `json:"end_date"`
-	Timezone                 OptString                  `json:"timezone"`
-	Days                     OptInt                     `json:"days"`
-	StartTime                OptString                  `json:"start_time"`
-	EndTime                  OptString                  `json:"end_time"`
-	ScheduleWindows          ScheduleWindows            `json:"schedule_windows"`
-	EmailTags                []string                   `json:"email_tags"`
-	Folders                  []string                   `json:"folders"`
-	ContactOrderBy           OptString                  `json:"contact_order_by"`
-	ContactOrderDir          OptCampaignContactOrderDir `json:"contact_order_dir"`
-	ContactOrderField        OptNilString               `json:"contact_order_field"`
-	SenderStrategy           OptCampaignSenderStrategy  `json:"sender_strategy"`
-	RotationMode             OptString                  `json:"rotation_mode"`
-	RampEnabled              OptBool                    `json:"ramp_enabled"`
-	RampStart                OptInt                     `json:"ramp_start"`
-	RampIncrement            OptInt                     `json:"ramp_increment"`
-	RampCeiling              OptInt                     `json:"ramp_ceiling"`
-	RampLevel                OptInt                     `json:"ramp_level"`
-	EspMatchMode             OptCampaignEspMatchMode    `json:"esp_match_mode"`
-	MaxNewLeadsPerDay        OptInt                     `json:"max_new_leads_per_day"`
-	PrioritizeNewLeads       OptBool                    `json:"prioritize_new_leads"`
-	TrackingDomain           OptString                  `json:"tracking_domain"`
-	TrackingDomainVerified   OptBool                    `json:"tracking_domain_verified"`
-	TrackingDomainVerifiedAt OptNilDateTime             `json:"tracking_domain_verified_at"`
-	LastStatusChangeAt       OptNilDateTime             `json:"last_status_change_at"`
-	UpdatedAt                time.Time                  `json:"updated_at"`
-	CreatedAt                time.Time                  `json:"created_at"`
+	ID uuid.UUID `json:"id"`
+	// Member who created the campaign.
+	UserID         OptUUID        `json:"user_id"`
+	OrganizationID OptUUID        `json:"organization_id"`
+	Name           string         `json:"name"`
+	Description    OptString      `json:"description"`
+	Status         CampaignStatus `json:"status"`
+	// Sequence or one_time (at most one email step); fixed at creation.
+	Kind OptCampaignKind `json:"kind"`
+	// Stop a lead's sequence when it replies.
+	StopOnReply  OptBool `json:"stop_on_reply"`
+	OpenTracking OptBool `json:"open_tracking"`
+	// Give each link its own ticket so clicks are attributed per link.
+	LinkTracking OptBool `json:"link_tracking"`
+	// Send no HTML part; turns open and click tracking off.
+	TextOnly OptBool `json:"text_only"`
+	// Per-campaign daily cap.
+	DailyLimit        OptInt  `json:"daily_limit"`
+	UnsubscribeHeader OptBool `json:"unsubscribe_header"`
+	// Also send to contacts verified risky (never to invalid ones).
+	RiskyEmails OptBool        `json:"risky_emails"`
+	Cc          []string       `json:"cc"`
+	Bcc         []string       `json:"bcc"`
+	StartDate   OptNilDateTime `json:"start_date"`
+	EndDate     OptNilDateTime `json:"end_date"`
+	// IANA zone of the schedule.
+	Timezone OptString `json:"timezone"`
+	// Legacy weekday bitmask 0 to 127 (bit 0 = Monday); superseded by a non-empty schedule_windows.
+	Days OptInt `json:"days"`
+	// Legacy window start, HH:MM; superseded by a non-empty schedule_windows.
+	StartTime OptString `json:"start_time"`
+	// Legacy window end, HH:MM; superseded by a non-empty schedule_windows.
+	EndTime         OptString       `json:"end_time"`
+	ScheduleWindows ScheduleWindows `json:"schedule_windows"`
+	EmailTags       []string        `json:"email_tags"`
+	Folders         []string        `json:"folders"`
+	// Ordering of leads.
+	ContactOrderBy OptString `json:"contact_order_by"`
+	// Direction of the lead ordering.
+	ContactOrderDir   OptCampaignContactOrderDir `json:"contact_order_dir"`
+	ContactOrderField OptNilString               `json:"contact_order_field"`
+	// Tags (default): the sender pool comes from the email tags and falls back to every active workspace
+	// mailbox when nothing else is set; explicit: the listed senders plus any tagged mailboxes, never
+	// widened (an empty pool pauses the campaign as paused_no_accounts).
+	SenderStrategy OptCampaignSenderStrategy `json:"sender_strategy"`
+	// How senders are rotated, for example round_robin.
+	RotationMode  OptString `json:"rotation_mode"`
+	RampEnabled   OptBool   `json:"ramp_enabled"`
+	RampStart     OptInt    `json:"ramp_start"`
+	RampIncrement OptInt    `json:"ramp_increment"`
+	// Ramp-up ceiling; never exceeds the per-mailbox cap.
+	RampCeiling OptInt `json:"ramp_ceiling"`
+	RampLevel   OptInt `json:"ramp_level"`
+	// Match sender and recipient mail providers: off, prefer or strict.
+	EspMatchMode OptCampaignEspMatchMode `json:"esp_match_mode"`
+	// New leads started per day; 0 = unlimited.
+	MaxNewLeadsPerDay  OptInt  `json:"max_new_leads_per_day"`
+	PrioritizeNewLeads OptBool `json:"prioritize_new_leads"`
+	// Minutes to wait after a contact enters the campaign before its first step (0 to 129600, i.e. 90
+	// days; default 0). Anchored on when each contact entered; leads enrolled before the field existed
+	// count from the campaign's created_at. A schedule field: changing it on an active campaign
+	// reschedules the next send at once.
+	EntryDelayMinutes OptInt `json:"entry_delay_minutes"`
+	// When true the campaign stays active waiting for new leads once every lead is exhausted (idle_since
+	// is set) instead of completing, and it may be started with no leads.
+	Continuous OptBool `json:"continuous"`
+	// When a continuous campaign ran out of things to send; null while there is something to send.
+	IdleSince OptNilDateTime `json:"idle_since"`
+	// Campaign-scoped tracking domain; used for opens and clicks only once verified.
+	TrackingDomain OptString `json:"tracking_domain"`
+	// The campaign tracking domain is honoured only once verified.
+	TrackingDomainVerified   OptBool        `json:"tracking_domain_verified"`
+	TrackingDomainVerifiedAt OptNilDateTime `json:"tracking_domain_verified_at"`
+	// Tag links at send time with utm_source, utm_medium, utm_campaign and a per-link utm_content (default
+	// off); values already on a link are kept.
+	UtmTracking OptBool `json:"utm_tracking"`
+	// Up to 128 characters; empty = the service name.
+	UtmSource OptString `json:"utm_source"`
+	// Empty = `email`.
+	UtmMedium OptString `json:"utm_medium"`
+	// Empty = the campaign name as a slug.
+	UtmCampaign        OptString      `json:"utm_campaign"`
+	LastStatusChangeAt OptNilDateTime `json:"last_status_change_at"`
+	UpdatedAt          time.Time      `json:"updated_at"`
+	CreatedAt          time.Time      `json:"created_at"`
 }
 
 // GetID returns the value of ID.
@@ -5864,7 +6079,7 @@ func (s *Campaign) GetID() uuid.UUID {
 }
 
 // GetUserID returns the value of UserID.
-func (s *Campaign) GetUserID() OptString {
+func (s *Campaign) GetUserID() OptUUID {
 	return s.UserID
 }
 
@@ -5886,6 +6101,11 @@ func (s *Campaign) GetDescription() OptString {
 // GetStatus returns the value of Status.
 func (s *Campaign) GetStatus() CampaignStatus {
 	return s.Status
+}
+
+// GetKind returns the value of Kind.
+func (s *Campaign) GetKind() OptCampaignKind {
+	return s.Kind
 }
 
 // GetStopOnReply returns the value of StopOnReply.
@@ -6043,6 +6263,21 @@ func (s *Campaign) GetPrioritizeNewLeads() OptBool {
 	return s.PrioritizeNewLeads
 }
 
+// GetEntryDelayMinutes returns the value of EntryDelayMinutes.
+func (s *Campaign) GetEntryDelayMinutes() OptInt {
+	return s.EntryDelayMinutes
+}
+
+// GetContinuous returns the value of Continuous.
+func (s *Campaign) GetContinuous() OptBool {
+	return s.Continuous
+}
+
+// GetIdleSince returns the value of IdleSince.
+func (s *Campaign) GetIdleSince() OptNilDateTime {
+	return s.IdleSince
+}
+
 // GetTrackingDomain returns the value of TrackingDomain.
 func (s *Campaign) GetTrackingDomain() OptString {
 	return s.TrackingDomain
@@ -6056,6 +6291,26 @@ func (s *Campaign) GetTrackingDomainVerified() OptBool {
 // GetTrackingDomainVerifiedAt returns the value of TrackingDomainVerifiedAt.
 func (s *Campaign) GetTrackingDomainVerifiedAt() OptNilDateTime {
 	return s.TrackingDomainVerifiedAt
+}
+
+// GetUtmTracking returns the value of UtmTracking.
+func (s *Campaign) GetUtmTracking() OptBool {
+	return s.UtmTracking
+}
+
+// GetUtmSource returns the value of UtmSource.
+func (s *Campaign) GetUtmSource() OptString {
+	return s.UtmSource
+}
+
+// GetUtmMedium returns the value of UtmMedium.
+func (s *Campaign) GetUtmMedium() OptString {
+	return s.UtmMedium
+}
+
+// GetUtmCampaign returns the value of UtmCampaign.
+func (s *Campaign) GetUtmCampaign() OptString {
+	return s.UtmCampaign
 }
 
 // GetLastStatusChangeAt returns the value of LastStatusChangeAt.
@@ -6079,7 +6334,7 @@ func (s *Campaign) SetID(val uuid.UUID) {
 }
 
 // SetUserID sets the value of UserID.
-func (s *Campaign) SetUserID(val OptString) {
+func (s *Campaign) SetUserID(val OptUUID) {
 	s.UserID = val
 }
 
@@ -6101,6 +6356,11 @@ func (s *Campaign) SetDescription(val OptString) {
 // SetStatus sets the value of Status.
 func (s *Campaign) SetStatus(val CampaignStatus) {
 	s.Status = val
+}
+
+// SetKind sets the value of Kind.
+func (s *Campaign) SetKind(val OptCampaignKind) {
+	s.Kind = val
 }
 
 // SetStopOnReply sets the value of StopOnReply.
@@ -6258,6 +6518,21 @@ func (s *Campaign) SetPrioritizeNewLeads(val OptBool) {
 	s.PrioritizeNewLeads = val
 }
 
+// SetEntryDelayMinutes sets the value of EntryDelayMinutes.
+func (s *Campaign) SetEntryDelayMinutes(val OptInt) {
+	s.EntryDelayMinutes = val
+}
+
+// SetContinuous sets the value of Continuous.
+func (s *Campaign) SetContinuous(val OptBool) {
+	s.Continuous = val
+}
+
+// SetIdleSince sets the value of IdleSince.
+func (s *Campaign) SetIdleSince(val OptNilDateTime) {
+	s.IdleSince = val
+}
+
 // SetTrackingDomain sets the value of TrackingDomain.
 func (s *Campaign) SetTrackingDomain(val OptString) {
 	s.TrackingDomain = val
@@ -6271,6 +6546,26 @@ func (s *Campaign) SetTrackingDomainVerified(val OptBool) {
 // SetTrackingDomainVerifiedAt sets the value of TrackingDomainVerifiedAt.
 func (s *Campaign) SetTrackingDomainVerifiedAt(val OptNilDateTime) {
 	s.TrackingDomainVerifiedAt = val
+}
+
+// SetUtmTracking sets the value of UtmTracking.
+func (s *Campaign) SetUtmTracking(val OptBool) {
+	s.UtmTracking = val
+}
+
+// SetUtmSource sets the value of UtmSource.
+func (s *Campaign) SetUtmSource(val OptString) {
+	s.UtmSource = val
+}
+
+// SetUtmMedium sets the value of UtmMedium.
+func (s *Campaign) SetUtmMedium(val OptString) {
+	s.UtmMedium = val
+}
+
+// SetUtmCampaign sets the value of UtmCampaign.
+func (s *Campaign) SetUtmCampaign(val OptString) {
+	s.UtmCampaign = val
 }
 
 // SetLastStatusChangeAt sets the value of LastStatusChangeAt.
@@ -6290,19 +6585,22 @@ func (s *Campaign) SetCreatedAt(val time.Time) {
 
 // Ref: #/components/schemas/CampaignABVariant
 type CampaignABVariant struct {
-	ID         uuid.UUID                    `json:"id"`
-	CampaignID uuid.UUID                    `json:"campaign_id"`
-	StepID     OptNilUUID                   `json:"step_id"`
-	Name       string                       `json:"name"`
-	Weight     OptInt                       `json:"weight"`
-	Subject    OptString                    `json:"subject"`
-	BodyHTML   OptString                    `json:"body_html"`
-	BodyPlain  OptString                    `json:"body_plain"`
-	IsControl  OptBool                      `json:"is_control"`
-	IsActive   OptBool                      `json:"is_active"`
-	Metadata   OptCampaignABVariantMetadata `json:"metadata"`
-	CreatedAt  time.Time                    `json:"created_at"`
-	UpdatedAt  time.Time                    `json:"updated_at"`
+	ID         uuid.UUID `json:"id"`
+	CampaignID uuid.UUID `json:"campaign_id"`
+	// Sequence step the variant applies to; null (or omitted on create) for a campaign-level variant. An
+	// is_control variant on a step carries the original's weight, and its subject and body are ignored.
+	StepID    OptNilUUID `json:"step_id"`
+	Name      string     `json:"name"`
+	Weight    OptInt     `json:"weight"`
+	Subject   OptString  `json:"subject"`
+	BodyHTML  OptString  `json:"body_html"`
+	BodyPlain OptString  `json:"body_plain"`
+	// The Original of its step: carries the original's weight; its subject and body are ignored.
+	IsControl OptBool                      `json:"is_control"`
+	IsActive  OptBool                      `json:"is_active"`
+	Metadata  OptCampaignABVariantMetadata `json:"metadata"`
+	CreatedAt time.Time                    `json:"created_at"`
+	UpdatedAt time.Time                    `json:"updated_at"`
 }
 
 // GetID returns the value of ID.
@@ -6437,12 +6735,15 @@ func (s *CampaignABVariant) SetUpdatedAt(val time.Time) {
 
 // Ref: #/components/schemas/CampaignABVariantCreate
 type CampaignABVariantCreate struct {
-	Name      string                             `json:"name"`
-	StepID    OptUUID                            `json:"step_id"`
-	Weight    OptInt                             `json:"weight"`
-	Subject   OptString                          `json:"subject"`
-	BodyHTML  OptString                          `json:"body_html"`
-	BodyPlain OptString                          `json:"body_plain"`
+	Name string `json:"name"`
+	// Sequence step the variant applies to; null (or omitted on create) for a campaign-level variant. An
+	// is_control variant on a step carries the original's weight, and its subject and body are ignored.
+	StepID    OptUUID   `json:"step_id"`
+	Weight    OptInt    `json:"weight"`
+	Subject   OptString `json:"subject"`
+	BodyHTML  OptString `json:"body_html"`
+	BodyPlain OptString `json:"body_plain"`
+	// The Original of its step: carries the original's weight; its subject and body are ignored.
 	IsControl OptBool                            `json:"is_control"`
 	IsActive  OptBool                            `json:"is_active"`
 	Metadata  OptCampaignABVariantCreateMetadata `json:"metadata"`
@@ -6738,6 +7039,7 @@ type CampaignAnalytics struct {
 	DateRange  OptDateRange             `json:"date_range"`
 	Summary    CampaignAnalyticsSummary `json:"summary"`
 	Steps      []CampaignStepStats      `json:"steps"`
+	Engagement CampaignEngagement       `json:"engagement"`
 }
 
 // GetCampaignID returns the value of CampaignID.
@@ -6770,6 +7072,11 @@ func (s *CampaignAnalytics) GetSteps() []CampaignStepStats {
 	return s.Steps
 }
 
+// GetEngagement returns the value of Engagement.
+func (s *CampaignAnalytics) GetEngagement() CampaignEngagement {
+	return s.Engagement
+}
+
 // SetCampaignID sets the value of CampaignID.
 func (s *CampaignAnalytics) SetCampaignID(val uuid.UUID) {
 	s.CampaignID = val
@@ -6800,6 +7107,13 @@ func (s *CampaignAnalytics) SetSteps(val []CampaignStepStats) {
 	s.Steps = val
 }
 
+// SetEngagement sets the value of Engagement.
+func (s *CampaignAnalytics) SetEngagement(val CampaignEngagement) {
+	s.Engagement = val
+}
+
+// Human opens are unique_opens minus machine_opens; human clicks are unique_clicks minus
+// machine_clicks.
 // Ref: #/components/schemas/CampaignAnalyticsSummary
 type CampaignAnalyticsSummary struct {
 	TotalContacts OptInt     `json:"total_contacts"`
@@ -6808,6 +7122,7 @@ type CampaignAnalyticsSummary struct {
 	UniqueOpens   OptInt     `json:"unique_opens"`
 	MachineOpens  OptInt     `json:"machine_opens"`
 	UniqueClicks  OptInt     `json:"unique_clicks"`
+	MachineClicks OptInt     `json:"machine_clicks"`
 	Replies       OptInt     `json:"replies"`
 	Bounces       OptInt     `json:"bounces"`
 	Unsubscribes  OptInt     `json:"unsubscribes"`
@@ -6845,6 +7160,11 @@ func (s *CampaignAnalyticsSummary) GetMachineOpens() OptInt {
 // GetUniqueClicks returns the value of UniqueClicks.
 func (s *CampaignAnalyticsSummary) GetUniqueClicks() OptInt {
 	return s.UniqueClicks
+}
+
+// GetMachineClicks returns the value of MachineClicks.
+func (s *CampaignAnalyticsSummary) GetMachineClicks() OptInt {
+	return s.MachineClicks
 }
 
 // GetReplies returns the value of Replies.
@@ -6910,6 +7230,11 @@ func (s *CampaignAnalyticsSummary) SetMachineOpens(val OptInt) {
 // SetUniqueClicks sets the value of UniqueClicks.
 func (s *CampaignAnalyticsSummary) SetUniqueClicks(val OptInt) {
 	s.UniqueClicks = val
+}
+
+// SetMachineClicks sets the value of MachineClicks.
+func (s *CampaignAnalyticsSummary) SetMachineClicks(val OptInt) {
+	s.MachineClicks = val
 }
 
 // SetReplies sets the value of Replies.
@@ -7172,6 +7497,7 @@ func (s *CampaignComparisonItem) SetBounceRate(val OptFloat64) {
 	s.BounceRate = val
 }
 
+// Direction of the lead ordering.
 type CampaignContactOrderDir string
 
 const (
@@ -7213,42 +7539,96 @@ func (s *CampaignContactOrderDir) UnmarshalText(data []byte) error {
 	}
 }
 
+// Name is required; any other campaign field may be given, plus email_tag_ids, folder_ids, senders
+// (the explicit pool), steps, variants and advanced_overrides. The campaign is created as a draft.
 // Ref: #/components/schemas/CampaignCreate
 type CampaignCreate struct {
-	Name               string                          `json:"name"`
-	Description        OptString                       `json:"description"`
-	StopOnReply        OptBool                         `json:"stop_on_reply"`
-	OpenTracking       OptBool                         `json:"open_tracking"`
-	LinkTracking       OptBool                         `json:"link_tracking"`
-	TextOnly           OptBool                         `json:"text_only"`
-	DailyLimit         OptInt                          `json:"daily_limit"`
-	UnsubscribeHeader  OptBool                         `json:"unsubscribe_header"`
-	RiskyEmails        OptBool                         `json:"risky_emails"`
-	Cc                 []string                        `json:"cc"`
-	Bcc                []string                        `json:"bcc"`
-	StartDate          OptDateTime                     `json:"start_date"`
-	EndDate            OptDateTime                     `json:"end_date"`
-	Timezone           OptString                       `json:"timezone"`
-	Days               OptInt                          `json:"days"`
-	StartTime          OptString                       `json:"start_time"`
-	EndTime            OptString                       `json:"end_time"`
-	ScheduleWindows    ScheduleWindows                 `json:"schedule_windows"`
-	EmailTagIds        []string                        `json:"email_tag_ids"`
-	FolderIds          []string                        `json:"folder_ids"`
-	SenderStrategy     OptCampaignCreateSenderStrategy `json:"sender_strategy"`
-	RotationMode       OptString                       `json:"rotation_mode"`
-	Senders            []CampaignSenderInput           `json:"senders"`
-	RampEnabled        OptBool                         `json:"ramp_enabled"`
-	RampStart          OptInt                          `json:"ramp_start"`
-	RampIncrement      OptInt                          `json:"ramp_increment"`
-	RampCeiling        OptInt                          `json:"ramp_ceiling"`
-	EspMatchMode       OptCampaignCreateEspMatchMode   `json:"esp_match_mode"`
-	MaxNewLeadsPerDay  OptInt                          `json:"max_new_leads_per_day"`
-	PrioritizeNewLeads OptBool                         `json:"prioritize_new_leads"`
-	TrackingDomain     OptString                       `json:"tracking_domain"`
-	Steps              []CampaignStepCreate            `json:"steps"`
-	Variants           []CampaignABVariantCreate       `json:"variants"`
-	AdvancedOverrides  OptAdvancedOutreachSettings     `json:"advanced_overrides"`
+	// Required.
+	Name        string    `json:"name"`
+	Description OptString `json:"description"`
+	// Sequence (default) or one_time; fixed at creation. A one_time campaign takes at most one email step.
+	Kind OptCampaignCreateKind `json:"kind"`
+	// Stop a lead's sequence when it replies.
+	StopOnReply  OptBool `json:"stop_on_reply"`
+	OpenTracking OptBool `json:"open_tracking"`
+	// Give each link its own ticket so clicks are attributed per link.
+	LinkTracking OptBool `json:"link_tracking"`
+	// Send no HTML part; turns open and click tracking off.
+	TextOnly OptBool `json:"text_only"`
+	// Per-campaign daily cap.
+	DailyLimit        OptInt  `json:"daily_limit"`
+	UnsubscribeHeader OptBool `json:"unsubscribe_header"`
+	// Also send to contacts verified risky (never to invalid ones).
+	RiskyEmails OptBool  `json:"risky_emails"`
+	Cc          []string `json:"cc"`
+	Bcc         []string `json:"bcc"`
+	// Today or later, or null.
+	StartDate OptNilDateTime `json:"start_date"`
+	// In the future, or null.
+	EndDate OptNilDateTime `json:"end_date"`
+	// IANA zone of the schedule.
+	Timezone OptString `json:"timezone"`
+	// Legacy weekday bitmask 0 to 127 (bit 0 = Monday); superseded by a non-empty schedule_windows.
+	Days OptInt `json:"days"`
+	// Legacy window start, HH:MM; superseded by a non-empty schedule_windows.
+	StartTime OptString `json:"start_time"`
+	// Legacy window end, HH:MM; superseded by a non-empty schedule_windows.
+	EndTime         OptString       `json:"end_time"`
+	ScheduleWindows ScheduleWindows `json:"schedule_windows"`
+	// Mailbox tags the sender pool is resolved from.
+	EmailTagIds []string `json:"email_tag_ids"`
+	// Campaign folders.
+	FolderIds []string `json:"folder_ids"`
+	// Ordering of leads.
+	ContactOrderBy OptString `json:"contact_order_by"`
+	// Direction of the lead ordering.
+	ContactOrderDir OptCampaignCreateContactOrderDir `json:"contact_order_dir"`
+	// Tags (default): the sender pool comes from the email tags and falls back to every active workspace
+	// mailbox when nothing else is set; explicit: the listed senders plus any tagged mailboxes, never
+	// widened (an empty pool pauses the campaign as paused_no_accounts).
+	SenderStrategy OptCampaignCreateSenderStrategy `json:"sender_strategy"`
+	// How senders are rotated, for example round_robin.
+	RotationMode OptString `json:"rotation_mode"`
+	// Explicit sender pool (sender_strategy explicit).
+	Senders       []CampaignSenderInput `json:"senders"`
+	RampEnabled   OptBool               `json:"ramp_enabled"`
+	RampStart     OptInt                `json:"ramp_start"`
+	RampIncrement OptInt                `json:"ramp_increment"`
+	// Ramp-up ceiling; never exceeds the per-mailbox cap.
+	RampCeiling OptInt `json:"ramp_ceiling"`
+	// Match sender and recipient mail providers: off, prefer or strict.
+	EspMatchMode OptCampaignCreateEspMatchMode `json:"esp_match_mode"`
+	// New leads started per day; 0 = unlimited.
+	MaxNewLeadsPerDay  OptInt  `json:"max_new_leads_per_day"`
+	PrioritizeNewLeads OptBool `json:"prioritize_new_leads"`
+	// Minutes to wait after a contact enters the campaign before its first step (0 to 129600, i.e. 90
+	// days; default 0). Anchored on when each contact entered; leads enrolled before the field existed
+	// count from the campaign's created_at. A schedule field: changing it on an active campaign
+	// reschedules the next send at once.
+	EntryDelayMinutes OptInt `json:"entry_delay_minutes"`
+	// When true the campaign stays active waiting for new leads once every lead is exhausted (idle_since
+	// is set) instead of completing, and it may be started with no leads.
+	Continuous OptBool `json:"continuous"`
+	// Campaign-scoped tracking domain; used for opens and clicks only once verified.
+	TrackingDomain OptString `json:"tracking_domain"`
+	// Tag links at send time with utm_source, utm_medium, utm_campaign and a per-link utm_content (default
+	// off); values already on a link are kept.
+	UtmTracking OptBool `json:"utm_tracking"`
+	// Up to 128 characters; empty = the service name.
+	UtmSource OptString `json:"utm_source"`
+	// Empty = `email`.
+	UtmMedium OptString `json:"utm_medium"`
+	// Empty = the campaign name as a slug.
+	UtmCampaign OptString `json:"utm_campaign"`
+	// Sequence steps, each connected to the next. The first step's wait_after defaults to 0 and follow-ups
+	// to 3 days; a step with no subject or the conversation's subject defaults to thread_reply true, one
+	// with its own subject to false. Non-email steps are routed by outcome (app_action continues on
+	// success and stops on error); conditions given are kept verbatim.
+	Steps []CampaignStepCreate `json:"steps"`
+	// A/B variants of the campaign or of its steps.
+	Variants []CampaignABVariantCreate `json:"variants"`
+	// Advanced settings blocks, as in PATCH /campaigns/{id}/advanced.
+	AdvancedOverrides OptAdvancedOutreachSettings `json:"advanced_overrides"`
 }
 
 // GetName returns the value of Name.
@@ -7259,6 +7639,11 @@ func (s *CampaignCreate) GetName() string {
 // GetDescription returns the value of Description.
 func (s *CampaignCreate) GetDescription() OptString {
 	return s.Description
+}
+
+// GetKind returns the value of Kind.
+func (s *CampaignCreate) GetKind() OptCampaignCreateKind {
+	return s.Kind
 }
 
 // GetStopOnReply returns the value of StopOnReply.
@@ -7307,12 +7692,12 @@ func (s *CampaignCreate) GetBcc() []string {
 }
 
 // GetStartDate returns the value of StartDate.
-func (s *CampaignCreate) GetStartDate() OptDateTime {
+func (s *CampaignCreate) GetStartDate() OptNilDateTime {
 	return s.StartDate
 }
 
 // GetEndDate returns the value of EndDate.
-func (s *CampaignCreate) GetEndDate() OptDateTime {
+func (s *CampaignCreate) GetEndDate() OptNilDateTime {
 	return s.EndDate
 }
 
@@ -7349,6 +7734,16 @@ func (s *CampaignCreate) GetEmailTagIds() []string {
 // GetFolderIds returns the value of FolderIds.
 func (s *CampaignCreate) GetFolderIds() []string {
 	return s.FolderIds
+}
+
+// GetContactOrderBy returns the value of ContactOrderBy.
+func (s *CampaignCreate) GetContactOrderBy() OptString {
+	return s.ContactOrderBy
+}
+
+// GetContactOrderDir returns the value of ContactOrderDir.
+func (s *CampaignCreate) GetContactOrderDir() OptCampaignCreateContactOrderDir {
+	return s.ContactOrderDir
 }
 
 // GetSenderStrategy returns the value of SenderStrategy.
@@ -7401,9 +7796,39 @@ func (s *CampaignCreate) GetPrioritizeNewLeads() OptBool {
 	return s.PrioritizeNewLeads
 }
 
+// GetEntryDelayMinutes returns the value of EntryDelayMinutes.
+func (s *CampaignCreate) GetEntryDelayMinutes() OptInt {
+	return s.EntryDelayMinutes
+}
+
+// GetContinuous returns the value of Continuous.
+func (s *CampaignCreate) GetContinuous() OptBool {
+	return s.Continuous
+}
+
 // GetTrackingDomain returns the value of TrackingDomain.
 func (s *CampaignCreate) GetTrackingDomain() OptString {
 	return s.TrackingDomain
+}
+
+// GetUtmTracking returns the value of UtmTracking.
+func (s *CampaignCreate) GetUtmTracking() OptBool {
+	return s.UtmTracking
+}
+
+// GetUtmSource returns the value of UtmSource.
+func (s *CampaignCreate) GetUtmSource() OptString {
+	return s.UtmSource
+}
+
+// GetUtmMedium returns the value of UtmMedium.
+func (s *CampaignCreate) GetUtmMedium() OptString {
+	return s.UtmMedium
+}
+
+// GetUtmCampaign returns the value of UtmCampaign.
+func (s *CampaignCreate) GetUtmCampaign() OptString {
+	return s.UtmCampaign
 }
 
 // GetSteps returns the value of Steps.
@@ -7429,6 +7854,11 @@ func (s *CampaignCreate) SetName(val string) {
 // SetDescription sets the value of Description.
 func (s *CampaignCreate) SetDescription(val OptString) {
 	s.Description = val
+}
+
+// SetKind sets the value of Kind.
+func (s *CampaignCreate) SetKind(val OptCampaignCreateKind) {
+	s.Kind = val
 }
 
 // SetStopOnReply sets the value of StopOnReply.
@@ -7477,12 +7907,12 @@ func (s *CampaignCreate) SetBcc(val []string) {
 }
 
 // SetStartDate sets the value of StartDate.
-func (s *CampaignCreate) SetStartDate(val OptDateTime) {
+func (s *CampaignCreate) SetStartDate(val OptNilDateTime) {
 	s.StartDate = val
 }
 
 // SetEndDate sets the value of EndDate.
-func (s *CampaignCreate) SetEndDate(val OptDateTime) {
+func (s *CampaignCreate) SetEndDate(val OptNilDateTime) {
 	s.EndDate = val
 }
 
@@ -7519,6 +7949,16 @@ func (s *CampaignCreate) SetEmailTagIds(val []string) {
 // SetFolderIds sets the value of FolderIds.
 func (s *CampaignCreate) SetFolderIds(val []string) {
 	s.FolderIds = val
+}
+
+// SetContactOrderBy sets the value of ContactOrderBy.
+func (s *CampaignCreate) SetContactOrderBy(val OptString) {
+	s.ContactOrderBy = val
+}
+
+// SetContactOrderDir sets the value of ContactOrderDir.
+func (s *CampaignCreate) SetContactOrderDir(val OptCampaignCreateContactOrderDir) {
+	s.ContactOrderDir = val
 }
 
 // SetSenderStrategy sets the value of SenderStrategy.
@@ -7571,9 +8011,39 @@ func (s *CampaignCreate) SetPrioritizeNewLeads(val OptBool) {
 	s.PrioritizeNewLeads = val
 }
 
+// SetEntryDelayMinutes sets the value of EntryDelayMinutes.
+func (s *CampaignCreate) SetEntryDelayMinutes(val OptInt) {
+	s.EntryDelayMinutes = val
+}
+
+// SetContinuous sets the value of Continuous.
+func (s *CampaignCreate) SetContinuous(val OptBool) {
+	s.Continuous = val
+}
+
 // SetTrackingDomain sets the value of TrackingDomain.
 func (s *CampaignCreate) SetTrackingDomain(val OptString) {
 	s.TrackingDomain = val
+}
+
+// SetUtmTracking sets the value of UtmTracking.
+func (s *CampaignCreate) SetUtmTracking(val OptBool) {
+	s.UtmTracking = val
+}
+
+// SetUtmSource sets the value of UtmSource.
+func (s *CampaignCreate) SetUtmSource(val OptString) {
+	s.UtmSource = val
+}
+
+// SetUtmMedium sets the value of UtmMedium.
+func (s *CampaignCreate) SetUtmMedium(val OptString) {
+	s.UtmMedium = val
+}
+
+// SetUtmCampaign sets the value of UtmCampaign.
+func (s *CampaignCreate) SetUtmCampaign(val OptString) {
+	s.UtmCampaign = val
 }
 
 // SetSteps sets the value of Steps.
@@ -7591,6 +8061,49 @@ func (s *CampaignCreate) SetAdvancedOverrides(val OptAdvancedOutreachSettings) {
 	s.AdvancedOverrides = val
 }
 
+// Direction of the lead ordering.
+type CampaignCreateContactOrderDir string
+
+const (
+	CampaignCreateContactOrderDirAsc  CampaignCreateContactOrderDir = "asc"
+	CampaignCreateContactOrderDirDesc CampaignCreateContactOrderDir = "desc"
+)
+
+// AllValues returns all CampaignCreateContactOrderDir values.
+func (CampaignCreateContactOrderDir) AllValues() []CampaignCreateContactOrderDir {
+	return []CampaignCreateContactOrderDir{
+		CampaignCreateContactOrderDirAsc,
+		CampaignCreateContactOrderDirDesc,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CampaignCreateContactOrderDir) MarshalText() ([]byte, error) {
+	switch s {
+	case CampaignCreateContactOrderDirAsc:
+		return []byte(s), nil
+	case CampaignCreateContactOrderDirDesc:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CampaignCreateContactOrderDir) UnmarshalText(data []byte) error {
+	switch CampaignCreateContactOrderDir(data) {
+	case CampaignCreateContactOrderDirAsc:
+		*s = CampaignCreateContactOrderDirAsc
+		return nil
+	case CampaignCreateContactOrderDirDesc:
+		*s = CampaignCreateContactOrderDirDesc
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Match sender and recipient mail providers: off, prefer or strict.
 type CampaignCreateEspMatchMode string
 
 const (
@@ -7639,6 +8152,51 @@ func (s *CampaignCreateEspMatchMode) UnmarshalText(data []byte) error {
 	}
 }
 
+// Sequence (default) or one_time; fixed at creation. A one_time campaign takes at most one email step.
+type CampaignCreateKind string
+
+const (
+	CampaignCreateKindSequence CampaignCreateKind = "sequence"
+	CampaignCreateKindOneTime  CampaignCreateKind = "one_time"
+)
+
+// AllValues returns all CampaignCreateKind values.
+func (CampaignCreateKind) AllValues() []CampaignCreateKind {
+	return []CampaignCreateKind{
+		CampaignCreateKindSequence,
+		CampaignCreateKindOneTime,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CampaignCreateKind) MarshalText() ([]byte, error) {
+	switch s {
+	case CampaignCreateKindSequence:
+		return []byte(s), nil
+	case CampaignCreateKindOneTime:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CampaignCreateKind) UnmarshalText(data []byte) error {
+	switch CampaignCreateKind(data) {
+	case CampaignCreateKindSequence:
+		*s = CampaignCreateKindSequence
+		return nil
+	case CampaignCreateKindOneTime:
+		*s = CampaignCreateKindOneTime
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Tags (default): the sender pool comes from the email tags and falls back to every active workspace
+// mailbox when nothing else is set; explicit: the listed senders plus any tagged mailboxes, never
+// widened (an empty pool pauses the campaign as paused_no_accounts).
 type CampaignCreateSenderStrategy string
 
 const (
@@ -7771,6 +8329,88 @@ func (s *CampaignDuplicateRequest) SetName(val OptString) {
 	s.Name = val
 }
 
+// Where engagement came from: the busiest eight countries, mail clients and devices, each counting
+// distinct contacts (a click counts as an open). An empty key means unknown; the country is unknown
+// when no geo database is configured.
+// Ref: #/components/schemas/CampaignEngagement
+type CampaignEngagement struct {
+	Countries []CampaignEngagementBucket `json:"countries"`
+	Clients   []CampaignEngagementBucket `json:"clients"`
+	// Keys desktop, mobile, tablet (or empty for unknown).
+	Devices []CampaignEngagementBucket `json:"devices"`
+}
+
+// GetCountries returns the value of Countries.
+func (s *CampaignEngagement) GetCountries() []CampaignEngagementBucket {
+	return s.Countries
+}
+
+// GetClients returns the value of Clients.
+func (s *CampaignEngagement) GetClients() []CampaignEngagementBucket {
+	return s.Clients
+}
+
+// GetDevices returns the value of Devices.
+func (s *CampaignEngagement) GetDevices() []CampaignEngagementBucket {
+	return s.Devices
+}
+
+// SetCountries sets the value of Countries.
+func (s *CampaignEngagement) SetCountries(val []CampaignEngagementBucket) {
+	s.Countries = val
+}
+
+// SetClients sets the value of Clients.
+func (s *CampaignEngagement) SetClients(val []CampaignEngagementBucket) {
+	s.Clients = val
+}
+
+// SetDevices sets the value of Devices.
+func (s *CampaignEngagement) SetDevices(val []CampaignEngagementBucket) {
+	s.Devices = val
+}
+
+// Ref: #/components/schemas/CampaignEngagementBucket
+type CampaignEngagementBucket struct {
+	// Country, client or device; empty = unknown.
+	Key string `json:"key"`
+	// Distinct contacts who opened (a click counts as an open).
+	Opens int `json:"opens"`
+	// Distinct contacts who clicked.
+	Clicks int `json:"clicks"`
+}
+
+// GetKey returns the value of Key.
+func (s *CampaignEngagementBucket) GetKey() string {
+	return s.Key
+}
+
+// GetOpens returns the value of Opens.
+func (s *CampaignEngagementBucket) GetOpens() int {
+	return s.Opens
+}
+
+// GetClicks returns the value of Clicks.
+func (s *CampaignEngagementBucket) GetClicks() int {
+	return s.Clicks
+}
+
+// SetKey sets the value of Key.
+func (s *CampaignEngagementBucket) SetKey(val string) {
+	s.Key = val
+}
+
+// SetOpens sets the value of Opens.
+func (s *CampaignEngagementBucket) SetOpens(val int) {
+	s.Opens = val
+}
+
+// SetClicks sets the value of Clicks.
+func (s *CampaignEngagementBucket) SetClicks(val int) {
+	s.Clicks = val
+}
+
+// Match sender and recipient mail providers: off, prefer or strict.
 type CampaignEspMatchMode string
 
 const (
@@ -8056,6 +8696,48 @@ func (s *CampaignHourlyStats) SetData(val []CampaignHourPoint) {
 // SetDate sets the value of Date.
 func (s *CampaignHourlyStats) SetDate(val time.Time) {
 	s.Date = val
+}
+
+// Sequence or one_time (at most one email step); fixed at creation.
+type CampaignKind string
+
+const (
+	CampaignKindSequence CampaignKind = "sequence"
+	CampaignKindOneTime  CampaignKind = "one_time"
+)
+
+// AllValues returns all CampaignKind values.
+func (CampaignKind) AllValues() []CampaignKind {
+	return []CampaignKind{
+		CampaignKindSequence,
+		CampaignKindOneTime,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CampaignKind) MarshalText() ([]byte, error) {
+	switch s {
+	case CampaignKindSequence:
+		return []byte(s), nil
+	case CampaignKindOneTime:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CampaignKind) UnmarshalText(data []byte) error {
+	switch CampaignKind(data) {
+	case CampaignKindSequence:
+		*s = CampaignKindSequence
+		return nil
+	case CampaignKindOneTime:
+		*s = CampaignKindOneTime
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/CampaignLeadHold
@@ -8555,6 +9237,9 @@ func (s *CampaignSenderList) SetData(val []CampaignSender) {
 	s.Data = val
 }
 
+// Tags (default): the sender pool comes from the email tags and falls back to every active workspace
+// mailbox when nothing else is set; explicit: the listed senders plus any tagged mailboxes, never
+// widened (an empty pool pauses the campaign as paused_no_accounts).
 type CampaignSenderStrategy string
 
 const (
@@ -8626,17 +9311,23 @@ func (s *CampaignStartResult) SetStatus(val OptString) {
 	s.Status = val
 }
 
+// Campaign state. New and duplicated campaigns start as draft; start moves draft or paused to active;
+// an active campaign whose leads are all exhausted becomes completed unless it is continuous (then it
+// stays active with idle_since set); a completed campaign restarts when a lead is added and the launch
+// checks pass; an explicit sender pool that empties moves it to paused_no_accounts;
+// paused_trial_expired is set when the trial ends. PATCH /campaigns/{id} may set any value.
 // Ref: #/components/schemas/CampaignStatus
 type CampaignStatus string
 
 const (
-	CampaignStatusDraft            CampaignStatus = "draft"
-	CampaignStatusScheduled        CampaignStatus = "scheduled"
-	CampaignStatusActive           CampaignStatus = "active"
-	CampaignStatusPaused           CampaignStatus = "paused"
-	CampaignStatusPausedNoAccounts CampaignStatus = "paused_no_accounts"
-	CampaignStatusCompleted        CampaignStatus = "completed"
-	CampaignStatusStopped          CampaignStatus = "stopped"
+	CampaignStatusDraft              CampaignStatus = "draft"
+	CampaignStatusScheduled          CampaignStatus = "scheduled"
+	CampaignStatusActive             CampaignStatus = "active"
+	CampaignStatusPaused             CampaignStatus = "paused"
+	CampaignStatusPausedNoAccounts   CampaignStatus = "paused_no_accounts"
+	CampaignStatusPausedTrialExpired CampaignStatus = "paused_trial_expired"
+	CampaignStatusCompleted          CampaignStatus = "completed"
+	CampaignStatusStopped            CampaignStatus = "stopped"
 )
 
 // AllValues returns all CampaignStatus values.
@@ -8647,6 +9338,7 @@ func (CampaignStatus) AllValues() []CampaignStatus {
 		CampaignStatusActive,
 		CampaignStatusPaused,
 		CampaignStatusPausedNoAccounts,
+		CampaignStatusPausedTrialExpired,
 		CampaignStatusCompleted,
 		CampaignStatusStopped,
 	}
@@ -8664,6 +9356,8 @@ func (s CampaignStatus) MarshalText() ([]byte, error) {
 	case CampaignStatusPaused:
 		return []byte(s), nil
 	case CampaignStatusPausedNoAccounts:
+		return []byte(s), nil
+	case CampaignStatusPausedTrialExpired:
 		return []byte(s), nil
 	case CampaignStatusCompleted:
 		return []byte(s), nil
@@ -8692,6 +9386,9 @@ func (s *CampaignStatus) UnmarshalText(data []byte) error {
 	case CampaignStatusPausedNoAccounts:
 		*s = CampaignStatusPausedNoAccounts
 		return nil
+	case CampaignStatusPausedTrialExpired:
+		*s = CampaignStatusPausedTrialExpired
+		return nil
 	case CampaignStatusCompleted:
 		*s = CampaignStatusCompleted
 		return nil
@@ -8705,21 +9402,30 @@ func (s *CampaignStatus) UnmarshalText(data []byte) error {
 
 // Ref: #/components/schemas/CampaignStep
 type CampaignStep struct {
-	ID          uuid.UUID                 `json:"id"`
-	Name        OptString                 `json:"name"`
-	Subject     OptString                 `json:"subject"`
-	BodyPlain   OptString                 `json:"body_plain"`
-	BodyHTML    OptString                 `json:"body_html"`
-	BodySync    OptBool                   `json:"body_sync"`
-	BodyCode    OptBool                   `json:"body_code"`
-	WaitAfter   OptInt                    `json:"wait_after"`
-	ThreadReply OptBool                   `json:"thread_reply"`
-	Position    int                       `json:"position"`
-	Kind        CampaignStepKind          `json:"kind"`
-	Conditions  OptCampaignStepConditions `json:"conditions"`
-	Action      OptCampaignStepAction     `json:"action"`
-	UpdatedAt   time.Time                 `json:"updated_at"`
-	CreatedAt   time.Time                 `json:"created_at"`
+	ID        uuid.UUID `json:"id"`
+	Name      OptString `json:"name"`
+	Subject   OptString `json:"subject"`
+	BodyPlain OptString `json:"body_plain"`
+	BodyHTML  OptString `json:"body_html"`
+	BodySync  OptBool   `json:"body_sync"`
+	BodyCode  OptBool   `json:"body_code"`
+	// Days to wait after the previous step (first step default 0, follow-ups 3).
+	WaitAfter OptInt `json:"wait_after"`
+	// Send as a reply carrying the conversation's subject. Defaults to true for a step with no subject or
+	// the conversation's subject, false for one with its own subject.
+	ThreadReply OptBool `json:"thread_reply"`
+	Position    int     `json:"position"`
+	// Email, or action or wait for non-email nodes.
+	Kind CampaignStepKind `json:"kind"`
+	// Routing conditions of the step; kept verbatim as sent.
+	Conditions OptCampaignStepConditions `json:"conditions"`
+	// Action config of a non-email step. Types: app_action {app_connection_id, path, output_key, inputs};
+	// wait_for_event {wait_event_name, timeout_minutes}; wait {wait_minutes}; others exist.
+	Action    OptCampaignStepAction `json:"action"`
+	UpdatedAt time.Time             `json:"updated_at"`
+	CreatedAt time.Time             `json:"created_at"`
+	// What a wait_for_event step does when its timeout passes: continue (default) or stop.
+	OnTimeout OptCampaignStepOnTimeout `json:"on_timeout"`
 }
 
 // GetID returns the value of ID.
@@ -8797,6 +9503,11 @@ func (s *CampaignStep) GetCreatedAt() time.Time {
 	return s.CreatedAt
 }
 
+// GetOnTimeout returns the value of OnTimeout.
+func (s *CampaignStep) GetOnTimeout() OptCampaignStepOnTimeout {
+	return s.OnTimeout
+}
+
 // SetID sets the value of ID.
 func (s *CampaignStep) SetID(val uuid.UUID) {
 	s.ID = val
@@ -8872,6 +9583,13 @@ func (s *CampaignStep) SetCreatedAt(val time.Time) {
 	s.CreatedAt = val
 }
 
+// SetOnTimeout sets the value of OnTimeout.
+func (s *CampaignStep) SetOnTimeout(val OptCampaignStepOnTimeout) {
+	s.OnTimeout = val
+}
+
+// Action config of a non-email step. Types: app_action {app_connection_id, path, output_key, inputs};
+// wait_for_event {wait_event_name, timeout_minutes}; wait {wait_minutes}; others exist.
 type CampaignStepAction map[string]jx.Raw
 
 func (s *CampaignStepAction) init() CampaignStepAction {
@@ -8883,6 +9601,7 @@ func (s *CampaignStepAction) init() CampaignStepAction {
 	return m
 }
 
+// Routing conditions of the step; kept verbatim as sent.
 type CampaignStepConditions map[string]jx.Raw
 
 func (s *CampaignStepConditions) init() CampaignStepConditions {
@@ -8894,15 +9613,28 @@ func (s *CampaignStepConditions) init() CampaignStepConditions {
 	return m
 }
 
+// Step input: name, subject, body_plain, wait_after (days), thread_reply, kind (action or wait for
+// non-email nodes), action (config object), conditions and on_timeout.
 // Ref: #/components/schemas/CampaignStepCreate
 type CampaignStepCreate struct {
-	Name        OptString                 `json:"name"`
-	Subject     OptString                 `json:"subject"`
-	BodyPlain   OptString                 `json:"body_plain"`
-	BodyHTML    OptString                 `json:"body_html"`
-	WaitAfter   OptInt                    `json:"wait_after"`
-	ThreadReply OptBool                   `json:"thread_reply"`
-	Kind        OptCampaignStepCreateKind `json:"kind"`
+	Name      OptString `json:"name"`
+	Subject   OptString `json:"subject"`
+	BodyPlain OptString `json:"body_plain"`
+	BodyHTML  OptString `json:"body_html"`
+	// Days to wait after the previous step (first step default 0, follow-ups 3).
+	WaitAfter OptInt `json:"wait_after"`
+	// Send as a reply carrying the conversation's subject. Defaults to true for a step with no subject or
+	// the conversation's subject, false for one with its own subject.
+	ThreadReply OptBool `json:"thread_reply"`
+	// Email, or action or wait for non-email nodes.
+	Kind OptCampaignStepCreateKind `json:"kind"`
+	// Routing conditions of the step; kept verbatim as sent.
+	Conditions OptCampaignStepCreateConditions `json:"conditions"`
+	// Action config of a non-email step. Types: app_action {app_connection_id, path, output_key, inputs};
+	// wait_for_event {wait_event_name, timeout_minutes}; wait {wait_minutes}; others exist.
+	Action OptCampaignStepCreateAction `json:"action"`
+	// What a wait_for_event step does when its timeout passes: continue (default) or stop.
+	OnTimeout OptCampaignStepCreateOnTimeout `json:"on_timeout"`
 }
 
 // GetName returns the value of Name.
@@ -8940,6 +9672,21 @@ func (s *CampaignStepCreate) GetKind() OptCampaignStepCreateKind {
 	return s.Kind
 }
 
+// GetConditions returns the value of Conditions.
+func (s *CampaignStepCreate) GetConditions() OptCampaignStepCreateConditions {
+	return s.Conditions
+}
+
+// GetAction returns the value of Action.
+func (s *CampaignStepCreate) GetAction() OptCampaignStepCreateAction {
+	return s.Action
+}
+
+// GetOnTimeout returns the value of OnTimeout.
+func (s *CampaignStepCreate) GetOnTimeout() OptCampaignStepCreateOnTimeout {
+	return s.OnTimeout
+}
+
 // SetName sets the value of Name.
 func (s *CampaignStepCreate) SetName(val OptString) {
 	s.Name = val
@@ -8975,6 +9722,47 @@ func (s *CampaignStepCreate) SetKind(val OptCampaignStepCreateKind) {
 	s.Kind = val
 }
 
+// SetConditions sets the value of Conditions.
+func (s *CampaignStepCreate) SetConditions(val OptCampaignStepCreateConditions) {
+	s.Conditions = val
+}
+
+// SetAction sets the value of Action.
+func (s *CampaignStepCreate) SetAction(val OptCampaignStepCreateAction) {
+	s.Action = val
+}
+
+// SetOnTimeout sets the value of OnTimeout.
+func (s *CampaignStepCreate) SetOnTimeout(val OptCampaignStepCreateOnTimeout) {
+	s.OnTimeout = val
+}
+
+// Action config of a non-email step. Types: app_action {app_connection_id, path, output_key, inputs};
+// wait_for_event {wait_event_name, timeout_minutes}; wait {wait_minutes}; others exist.
+type CampaignStepCreateAction map[string]jx.Raw
+
+func (s *CampaignStepCreateAction) init() CampaignStepCreateAction {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// Routing conditions of the step; kept verbatim as sent.
+type CampaignStepCreateConditions map[string]jx.Raw
+
+func (s *CampaignStepCreateConditions) init() CampaignStepCreateConditions {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// Email, or action or wait for non-email nodes.
 type CampaignStepCreateKind string
 
 const (
@@ -9023,6 +9811,49 @@ func (s *CampaignStepCreateKind) UnmarshalText(data []byte) error {
 	}
 }
 
+// What a wait_for_event step does when its timeout passes: continue (default) or stop.
+type CampaignStepCreateOnTimeout string
+
+const (
+	CampaignStepCreateOnTimeoutContinue CampaignStepCreateOnTimeout = "continue"
+	CampaignStepCreateOnTimeoutStop     CampaignStepCreateOnTimeout = "stop"
+)
+
+// AllValues returns all CampaignStepCreateOnTimeout values.
+func (CampaignStepCreateOnTimeout) AllValues() []CampaignStepCreateOnTimeout {
+	return []CampaignStepCreateOnTimeout{
+		CampaignStepCreateOnTimeoutContinue,
+		CampaignStepCreateOnTimeoutStop,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CampaignStepCreateOnTimeout) MarshalText() ([]byte, error) {
+	switch s {
+	case CampaignStepCreateOnTimeoutContinue:
+		return []byte(s), nil
+	case CampaignStepCreateOnTimeoutStop:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CampaignStepCreateOnTimeout) UnmarshalText(data []byte) error {
+	switch CampaignStepCreateOnTimeout(data) {
+	case CampaignStepCreateOnTimeoutContinue:
+		*s = CampaignStepCreateOnTimeoutContinue
+		return nil
+	case CampaignStepCreateOnTimeoutStop:
+		*s = CampaignStepCreateOnTimeoutStop
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Email, or action or wait for non-email nodes.
 type CampaignStepKind string
 
 const (
@@ -9065,6 +9896,48 @@ func (s *CampaignStepKind) UnmarshalText(data []byte) error {
 		return nil
 	case CampaignStepKindWait:
 		*s = CampaignStepKindWait
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// What a wait_for_event step does when its timeout passes: continue (default) or stop.
+type CampaignStepOnTimeout string
+
+const (
+	CampaignStepOnTimeoutContinue CampaignStepOnTimeout = "continue"
+	CampaignStepOnTimeoutStop     CampaignStepOnTimeout = "stop"
+)
+
+// AllValues returns all CampaignStepOnTimeout values.
+func (CampaignStepOnTimeout) AllValues() []CampaignStepOnTimeout {
+	return []CampaignStepOnTimeout{
+		CampaignStepOnTimeoutContinue,
+		CampaignStepOnTimeoutStop,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CampaignStepOnTimeout) MarshalText() ([]byte, error) {
+	switch s {
+	case CampaignStepOnTimeoutContinue:
+		return []byte(s), nil
+	case CampaignStepOnTimeoutStop:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CampaignStepOnTimeout) UnmarshalText(data []byte) error {
+	switch CampaignStepOnTimeout(data) {
+	case CampaignStepOnTimeoutContinue:
+		*s = CampaignStepOnTimeoutContinue
+		return nil
+	case CampaignStepOnTimeoutStop:
+		*s = CampaignStepOnTimeoutStop
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -9168,6 +10041,7 @@ func (s *CampaignStepRunRetryResultStatus) UnmarshalText(data []byte) error {
 	}
 }
 
+// Per-step counts; the rates are percentages of that step's sends, 0 while nothing was sent.
 // Ref: #/components/schemas/CampaignStepStats
 type CampaignStepStats struct {
 	StepID        OptUUID    `json:"step_id"`
@@ -9328,17 +10202,26 @@ func (s *CampaignStepStats) SetBounceRate(val OptFloat64) {
 
 // Ref: #/components/schemas/CampaignStepUpdate
 type CampaignStepUpdate struct {
-	Name        OptString                       `json:"name"`
-	Subject     OptString                       `json:"subject"`
-	BodyPlain   OptString                       `json:"body_plain"`
-	BodyHTML    OptString                       `json:"body_html"`
-	BodySync    OptBool                         `json:"body_sync"`
-	BodyCode    OptBool                         `json:"body_code"`
-	WaitAfter   OptInt                          `json:"wait_after"`
-	ThreadReply OptBool                         `json:"thread_reply"`
-	Conditions  OptCampaignStepUpdateConditions `json:"conditions"`
-	Kind        OptCampaignStepUpdateKind       `json:"kind"`
-	Action      OptCampaignStepUpdateAction     `json:"action"`
+	Name      OptString `json:"name"`
+	Subject   OptString `json:"subject"`
+	BodyPlain OptString `json:"body_plain"`
+	BodyHTML  OptString `json:"body_html"`
+	BodySync  OptBool   `json:"body_sync"`
+	BodyCode  OptBool   `json:"body_code"`
+	// Days to wait after the previous step (first step default 0, follow-ups 3).
+	WaitAfter OptInt `json:"wait_after"`
+	// Send as a reply carrying the conversation's subject. Defaults to true for a step with no subject or
+	// the conversation's subject, false for one with its own subject.
+	ThreadReply OptBool `json:"thread_reply"`
+	// Routing conditions of the step; kept verbatim as sent.
+	Conditions OptCampaignStepUpdateConditions `json:"conditions"`
+	// Email, or action or wait for non-email nodes.
+	Kind OptCampaignStepUpdateKind `json:"kind"`
+	// Action config of a non-email step. Types: app_action {app_connection_id, path, output_key, inputs};
+	// wait_for_event {wait_event_name, timeout_minutes}; wait {wait_minutes}; others exist.
+	Action OptCampaignStepUpdateAction `json:"action"`
+	// What a wait_for_event step does when its timeout passes: continue (default) or stop.
+	OnTimeout OptCampaignStepUpdateOnTimeout `json:"on_timeout"`
 }
 
 // GetName returns the value of Name.
@@ -9396,6 +10279,11 @@ func (s *CampaignStepUpdate) GetAction() OptCampaignStepUpdateAction {
 	return s.Action
 }
 
+// GetOnTimeout returns the value of OnTimeout.
+func (s *CampaignStepUpdate) GetOnTimeout() OptCampaignStepUpdateOnTimeout {
+	return s.OnTimeout
+}
+
 // SetName sets the value of Name.
 func (s *CampaignStepUpdate) SetName(val OptString) {
 	s.Name = val
@@ -9451,6 +10339,13 @@ func (s *CampaignStepUpdate) SetAction(val OptCampaignStepUpdateAction) {
 	s.Action = val
 }
 
+// SetOnTimeout sets the value of OnTimeout.
+func (s *CampaignStepUpdate) SetOnTimeout(val OptCampaignStepUpdateOnTimeout) {
+	s.OnTimeout = val
+}
+
+// Action config of a non-email step. Types: app_action {app_connection_id, path, output_key, inputs};
+// wait_for_event {wait_event_name, timeout_minutes}; wait {wait_minutes}; others exist.
 type CampaignStepUpdateAction map[string]jx.Raw
 
 func (s *CampaignStepUpdateAction) init() CampaignStepUpdateAction {
@@ -9462,6 +10357,7 @@ func (s *CampaignStepUpdateAction) init() CampaignStepUpdateAction {
 	return m
 }
 
+// Routing conditions of the step; kept verbatim as sent.
 type CampaignStepUpdateConditions map[string]jx.Raw
 
 func (s *CampaignStepUpdateConditions) init() CampaignStepUpdateConditions {
@@ -9473,6 +10369,7 @@ func (s *CampaignStepUpdateConditions) init() CampaignStepUpdateConditions {
 	return m
 }
 
+// Email, or action or wait for non-email nodes.
 type CampaignStepUpdateKind string
 
 const (
@@ -9515,6 +10412,48 @@ func (s *CampaignStepUpdateKind) UnmarshalText(data []byte) error {
 		return nil
 	case CampaignStepUpdateKindWait:
 		*s = CampaignStepUpdateKindWait
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// What a wait_for_event step does when its timeout passes: continue (default) or stop.
+type CampaignStepUpdateOnTimeout string
+
+const (
+	CampaignStepUpdateOnTimeoutContinue CampaignStepUpdateOnTimeout = "continue"
+	CampaignStepUpdateOnTimeoutStop     CampaignStepUpdateOnTimeout = "stop"
+)
+
+// AllValues returns all CampaignStepUpdateOnTimeout values.
+func (CampaignStepUpdateOnTimeout) AllValues() []CampaignStepUpdateOnTimeout {
+	return []CampaignStepUpdateOnTimeout{
+		CampaignStepUpdateOnTimeoutContinue,
+		CampaignStepUpdateOnTimeoutStop,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CampaignStepUpdateOnTimeout) MarshalText() ([]byte, error) {
+	switch s {
+	case CampaignStepUpdateOnTimeoutContinue:
+		return []byte(s), nil
+	case CampaignStepUpdateOnTimeoutStop:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CampaignStepUpdateOnTimeout) UnmarshalText(data []byte) error {
+	switch CampaignStepUpdateOnTimeout(data) {
+	case CampaignStepUpdateOnTimeoutContinue:
+		*s = CampaignStepUpdateOnTimeoutContinue
+		return nil
+	case CampaignStepUpdateOnTimeoutStop:
+		*s = CampaignStepUpdateOnTimeoutStop
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -10105,42 +11044,82 @@ func (s *CampaignTestStepState) UnmarshalText(data []byte) error {
 	}
 }
 
+// Any subset of the campaign fields; start_date and end_date take null to clear. kind is fixed at
+// creation. The explicit sender list is edited through PUT /campaigns/{id}/senders; only
+// sender_strategy and rotation_mode ride this PATCH.
 // Ref: #/components/schemas/CampaignUpdate
 type CampaignUpdate struct {
-	Name               OptString                        `json:"name"`
-	Description        OptString                        `json:"description"`
-	Status             OptCampaignStatus                `json:"status"`
-	StopOnReply        OptBool                          `json:"stop_on_reply"`
-	OpenTracking       OptBool                          `json:"open_tracking"`
-	LinkTracking       OptBool                          `json:"link_tracking"`
-	TextOnly           OptBool                          `json:"text_only"`
-	DailyLimit         OptInt                           `json:"daily_limit"`
-	UnsubscribeHeader  OptBool                          `json:"unsubscribe_header"`
-	RiskyEmails        OptBool                          `json:"risky_emails"`
-	Cc                 []string                         `json:"cc"`
-	Bcc                []string                         `json:"bcc"`
-	StartDate          OptNilDateTime                   `json:"start_date"`
-	EndDate            OptNilDateTime                   `json:"end_date"`
-	Timezone           OptString                        `json:"timezone"`
-	Days               OptInt                           `json:"days"`
-	StartTime          OptString                        `json:"start_time"`
-	EndTime            OptString                        `json:"end_time"`
-	ScheduleWindows    ScheduleWindows                  `json:"schedule_windows"`
-	EmailTags          []string                         `json:"email_tags"`
-	Folders            []string                         `json:"folders"`
-	ContactOrderBy     OptString                        `json:"contact_order_by"`
-	ContactOrderDir    OptCampaignUpdateContactOrderDir `json:"contact_order_dir"`
-	ContactOrderField  OptString                        `json:"contact_order_field"`
-	SenderStrategy     OptCampaignUpdateSenderStrategy  `json:"sender_strategy"`
-	RotationMode       OptString                        `json:"rotation_mode"`
-	RampEnabled        OptBool                          `json:"ramp_enabled"`
-	RampStart          OptInt                           `json:"ramp_start"`
-	RampIncrement      OptInt                           `json:"ramp_increment"`
-	RampCeiling        OptInt                           `json:"ramp_ceiling"`
-	EspMatchMode       OptCampaignUpdateEspMatchMode    `json:"esp_match_mode"`
-	MaxNewLeadsPerDay  OptInt                           `json:"max_new_leads_per_day"`
-	PrioritizeNewLeads OptBool                          `json:"prioritize_new_leads"`
-	TrackingDomain     OptString                        `json:"tracking_domain"`
+	Name        OptString         `json:"name"`
+	Description OptString         `json:"description"`
+	Status      OptCampaignStatus `json:"status"`
+	// Stop a lead's sequence when it replies.
+	StopOnReply  OptBool `json:"stop_on_reply"`
+	OpenTracking OptBool `json:"open_tracking"`
+	// Give each link its own ticket so clicks are attributed per link.
+	LinkTracking OptBool `json:"link_tracking"`
+	// Send no HTML part; turns open and click tracking off.
+	TextOnly OptBool `json:"text_only"`
+	// Per-campaign daily cap.
+	DailyLimit        OptInt  `json:"daily_limit"`
+	UnsubscribeHeader OptBool `json:"unsubscribe_header"`
+	// Also send to contacts verified risky (never to invalid ones).
+	RiskyEmails OptBool        `json:"risky_emails"`
+	Cc          []string       `json:"cc"`
+	Bcc         []string       `json:"bcc"`
+	StartDate   OptNilDateTime `json:"start_date"`
+	EndDate     OptNilDateTime `json:"end_date"`
+	// IANA zone of the schedule.
+	Timezone OptString `json:"timezone"`
+	// Legacy weekday bitmask 0 to 127 (bit 0 = Monday); superseded by a non-empty schedule_windows.
+	Days OptInt `json:"days"`
+	// Legacy window start, HH:MM; superseded by a non-empty schedule_windows.
+	StartTime OptString `json:"start_time"`
+	// Legacy window end, HH:MM; superseded by a non-empty schedule_windows.
+	EndTime         OptString       `json:"end_time"`
+	ScheduleWindows ScheduleWindows `json:"schedule_windows"`
+	EmailTags       []string        `json:"email_tags"`
+	Folders         []string        `json:"folders"`
+	// Ordering of leads.
+	ContactOrderBy OptString `json:"contact_order_by"`
+	// Direction of the lead ordering.
+	ContactOrderDir OptCampaignUpdateContactOrderDir `json:"contact_order_dir"`
+	// Field the leads are ordered by (with contact_order_by).
+	ContactOrderField OptString `json:"contact_order_field"`
+	// Tags (default): the sender pool comes from the email tags and falls back to every active workspace
+	// mailbox when nothing else is set; explicit: the listed senders plus any tagged mailboxes, never
+	// widened (an empty pool pauses the campaign as paused_no_accounts).
+	SenderStrategy OptCampaignUpdateSenderStrategy `json:"sender_strategy"`
+	// How senders are rotated, for example round_robin.
+	RotationMode  OptString `json:"rotation_mode"`
+	RampEnabled   OptBool   `json:"ramp_enabled"`
+	RampStart     OptInt    `json:"ramp_start"`
+	RampIncrement OptInt    `json:"ramp_increment"`
+	// Ramp-up ceiling; never exceeds the per-mailbox cap.
+	RampCeiling OptInt `json:"ramp_ceiling"`
+	// Match sender and recipient mail providers: off, prefer or strict.
+	EspMatchMode OptCampaignUpdateEspMatchMode `json:"esp_match_mode"`
+	// New leads started per day; 0 = unlimited.
+	MaxNewLeadsPerDay  OptInt  `json:"max_new_leads_per_day"`
+	PrioritizeNewLeads OptBool `json:"prioritize_new_leads"`
+	// Minutes to wait after a contact enters the campaign before its first step (0 to 129600, i.e. 90
+	// days; default 0). Anchored on when each contact entered; leads enrolled before the field existed
+	// count from the campaign's created_at. A schedule field: changing it on an active campaign
+	// reschedules the next send at once.
+	EntryDelayMinutes OptInt `json:"entry_delay_minutes"`
+	// When true the campaign stays active waiting for new leads once every lead is exhausted (idle_since
+	// is set) instead of completing, and it may be started with no leads.
+	Continuous OptBool `json:"continuous"`
+	// Campaign-scoped tracking domain; used for opens and clicks only once verified.
+	TrackingDomain OptString `json:"tracking_domain"`
+	// Tag links at send time with utm_source, utm_medium, utm_campaign and a per-link utm_content (default
+	// off); values already on a link are kept.
+	UtmTracking OptBool `json:"utm_tracking"`
+	// Up to 128 characters; empty = the service name.
+	UtmSource OptString `json:"utm_source"`
+	// Empty = `email`.
+	UtmMedium OptString `json:"utm_medium"`
+	// Empty = the campaign name as a slug.
+	UtmCampaign OptString `json:"utm_campaign"`
 }
 
 // GetName returns the value of Name.
@@ -10308,9 +11287,39 @@ func (s *CampaignUpdate) GetPrioritizeNewLeads() OptBool {
 	return s.PrioritizeNewLeads
 }
 
+// GetEntryDelayMinutes returns the value of EntryDelayMinutes.
+func (s *CampaignUpdate) GetEntryDelayMinutes() OptInt {
+	return s.EntryDelayMinutes
+}
+
+// GetContinuous returns the value of Continuous.
+func (s *CampaignUpdate) GetContinuous() OptBool {
+	return s.Continuous
+}
+
 // GetTrackingDomain returns the value of TrackingDomain.
 func (s *CampaignUpdate) GetTrackingDomain() OptString {
 	return s.TrackingDomain
+}
+
+// GetUtmTracking returns the value of UtmTracking.
+func (s *CampaignUpdate) GetUtmTracking() OptBool {
+	return s.UtmTracking
+}
+
+// GetUtmSource returns the value of UtmSource.
+func (s *CampaignUpdate) GetUtmSource() OptString {
+	return s.UtmSource
+}
+
+// GetUtmMedium returns the value of UtmMedium.
+func (s *CampaignUpdate) GetUtmMedium() OptString {
+	return s.UtmMedium
+}
+
+// GetUtmCampaign returns the value of UtmCampaign.
+func (s *CampaignUpdate) GetUtmCampaign() OptString {
+	return s.UtmCampaign
 }
 
 // SetName sets the value of Name.
@@ -10478,11 +11487,42 @@ func (s *CampaignUpdate) SetPrioritizeNewLeads(val OptBool) {
 	s.PrioritizeNewLeads = val
 }
 
+// SetEntryDelayMinutes sets the value of EntryDelayMinutes.
+func (s *CampaignUpdate) SetEntryDelayMinutes(val OptInt) {
+	s.EntryDelayMinutes = val
+}
+
+// SetContinuous sets the value of Continuous.
+func (s *CampaignUpdate) SetContinuous(val OptBool) {
+	s.Continuous = val
+}
+
 // SetTrackingDomain sets the value of TrackingDomain.
 func (s *CampaignUpdate) SetTrackingDomain(val OptString) {
 	s.TrackingDomain = val
 }
 
+// SetUtmTracking sets the value of UtmTracking.
+func (s *CampaignUpdate) SetUtmTracking(val OptBool) {
+	s.UtmTracking = val
+}
+
+// SetUtmSource sets the value of UtmSource.
+func (s *CampaignUpdate) SetUtmSource(val OptString) {
+	s.UtmSource = val
+}
+
+// SetUtmMedium sets the value of UtmMedium.
+func (s *CampaignUpdate) SetUtmMedium(val OptString) {
+	s.UtmMedium = val
+}
+
+// SetUtmCampaign sets the value of UtmCampaign.
+func (s *CampaignUpdate) SetUtmCampaign(val OptString) {
+	s.UtmCampaign = val
+}
+
+// Direction of the lead ordering.
 type CampaignUpdateContactOrderDir string
 
 const (
@@ -10524,6 +11564,7 @@ func (s *CampaignUpdateContactOrderDir) UnmarshalText(data []byte) error {
 	}
 }
 
+// Match sender and recipient mail providers: off, prefer or strict.
 type CampaignUpdateEspMatchMode string
 
 const (
@@ -10572,6 +11613,9 @@ func (s *CampaignUpdateEspMatchMode) UnmarshalText(data []byte) error {
 	}
 }
 
+// Tags (default): the sender pool comes from the email tags and falls back to every active workspace
+// mailbox when nothing else is set; explicit: the listed senders plus any tagged mailboxes, never
+// widened (an empty pool pauses the campaign as paused_no_accounts).
 type CampaignUpdateSenderStrategy string
 
 const (
@@ -10761,6 +11805,102 @@ type CampaignsDeleteNoContent struct{}
 // CampaignsDeleteStepOK is response for CampaignsDeleteStep operation.
 type CampaignsDeleteStepOK struct{}
 
+type CampaignsListKind string
+
+const (
+	CampaignsListKindSequence CampaignsListKind = "sequence"
+	CampaignsListKindOneTime  CampaignsListKind = "one_time"
+)
+
+// AllValues returns all CampaignsListKind values.
+func (CampaignsListKind) AllValues() []CampaignsListKind {
+	return []CampaignsListKind{
+		CampaignsListKindSequence,
+		CampaignsListKindOneTime,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CampaignsListKind) MarshalText() ([]byte, error) {
+	switch s {
+	case CampaignsListKindSequence:
+		return []byte(s), nil
+	case CampaignsListKindOneTime:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CampaignsListKind) UnmarshalText(data []byte) error {
+	switch CampaignsListKind(data) {
+	case CampaignsListKindSequence:
+		*s = CampaignsListKindSequence
+		return nil
+	case CampaignsListKindOneTime:
+		*s = CampaignsListKindOneTime
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type CampaignsListStatus string
+
+const (
+	CampaignsListStatusDraft     CampaignsListStatus = "draft"
+	CampaignsListStatusActive    CampaignsListStatus = "active"
+	CampaignsListStatusPaused    CampaignsListStatus = "paused"
+	CampaignsListStatusCompleted CampaignsListStatus = "completed"
+)
+
+// AllValues returns all CampaignsListStatus values.
+func (CampaignsListStatus) AllValues() []CampaignsListStatus {
+	return []CampaignsListStatus{
+		CampaignsListStatusDraft,
+		CampaignsListStatusActive,
+		CampaignsListStatusPaused,
+		CampaignsListStatusCompleted,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CampaignsListStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case CampaignsListStatusDraft:
+		return []byte(s), nil
+	case CampaignsListStatusActive:
+		return []byte(s), nil
+	case CampaignsListStatusPaused:
+		return []byte(s), nil
+	case CampaignsListStatusCompleted:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CampaignsListStatus) UnmarshalText(data []byte) error {
+	switch CampaignsListStatus(data) {
+	case CampaignsListStatusDraft:
+		*s = CampaignsListStatusDraft
+		return nil
+	case CampaignsListStatusActive:
+		*s = CampaignsListStatusActive
+		return nil
+	case CampaignsListStatusPaused:
+		*s = CampaignsListStatusPaused
+		return nil
+	case CampaignsListStatusCompleted:
+		*s = CampaignsListStatusCompleted
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 type CampaignsListTestRunsOK struct {
 	Data       []CampaignTestRun                    `json:"data"`
 	Pagination OptCampaignsListTestRunsOKPagination `json:"pagination"`
@@ -10865,10 +12005,19 @@ func (s *ChangePasswordRequest) SetNewPassword(val string) {
 	s.NewPassword = val
 }
 
+// The `session` handle of a sign-in or registration start and the emailed one-time `code`. The
+// anti-bot token is optional on this confirm step.
 // Ref: #/components/schemas/ConfirmRequest
 type ConfirmRequest struct {
-	Session   string    `json:"session"`
-	Code      string    `json:"code"`
+	// Opaque signed handle returned by the start call.
+	Session string `json:"session"`
+	// One-time code sent by email.
+	Code string `json:"code"`
+	// Anti-bot token; optional here.
+	Captcha OptString `json:"captcha"`
+	// Deprecated alias of `captcha`.
+	//
+	// Deprecated: schema marks this property as deprecated.
 	Turnstile OptString `json:"turnstile"`
 }
 
@@ -10880,6 +12029,11 @@ func (s *ConfirmRequest) GetSession() string {
 // GetCode returns the value of Code.
 func (s *ConfirmRequest) GetCode() string {
 	return s.Code
+}
+
+// GetCaptcha returns the value of Captcha.
+func (s *ConfirmRequest) GetCaptcha() OptString {
+	return s.Captcha
 }
 
 // GetTurnstile returns the value of Turnstile.
@@ -10897,6 +12051,11 @@ func (s *ConfirmRequest) SetCode(val string) {
 	s.Code = val
 }
 
+// SetCaptcha sets the value of Captcha.
+func (s *ConfirmRequest) SetCaptcha(val OptString) {
+	s.Captcha = val
+}
+
 // SetTurnstile sets the value of Turnstile.
 func (s *ConfirmRequest) SetTurnstile(val OptString) {
 	s.Turnstile = val
@@ -10904,25 +12063,38 @@ func (s *ConfirmRequest) SetTurnstile(val OptString) {
 
 // Ref: #/components/schemas/Contact
 type Contact struct {
-	ID                    uuid.UUID                  `json:"id"`
-	FirstName             string                     `json:"first_name"`
-	LastName              string                     `json:"last_name"`
-	Email                 string                     `json:"email"`
-	Company               string                     `json:"company"`
-	Phone                 string                     `json:"phone"`
-	CustomFields          ContactCustomFields        `json:"custom_fields"`
-	Subscribed            bool                       `json:"subscribed"`
-	Campaigns             []MiniCampaign             `json:"campaigns"`
-	Categories            []MiniCategory             `json:"categories"`
-	VerificationStatus    ContactVerificationStatus  `json:"verification_status"`
-	VerificationReason    string                     `json:"verification_reason"`
-	IsCatchAll            bool                       `json:"is_catch_all"`
-	VerificationCheckedAt OptNilDateTime             `json:"verification_checked_at"`
-	EspProvider           string                     `json:"esp_provider"`
-	EspResolvedAt         OptNilDateTime             `json:"esp_resolved_at"`
-	CampaignLead          OptContactCampaignProgress `json:"campaign_lead"`
-	UpdatedAt             time.Time                  `json:"updated_at"`
-	CreatedAt             time.Time                  `json:"created_at"`
+	ID        uuid.UUID `json:"id"`
+	FirstName string    `json:"first_name"`
+	LastName  string    `json:"last_name"`
+	// Lowercased address.
+	Email   string `json:"email"`
+	Company string `json:"company"`
+	Phone   string `json:"phone"`
+	// String map; keys may use letters, digits, underscore, space and dash.
+	CustomFields ContactCustomFields `json:"custom_fields"`
+	Subscribed   bool                `json:"subscribed"`
+	Campaigns    []MiniCampaign      `json:"campaigns"`
+	Categories   []MiniCategory      `json:"categories"`
+	// Valid, risky, invalid or unknown. Campaigns never send to invalid addresses and send to risky ones
+	// only when the campaign's risky_emails is on.
+	VerificationStatus ContactVerificationStatus `json:"verification_status"`
+	// Detail of the verdict; empty when none.
+	VerificationSubStatus OptContactVerificationSubStatus `json:"verification_sub_status"`
+	// Where the verdict came from; empty when never verified.
+	VerificationSource OptContactVerificationSource `json:"verification_source"`
+	// Verifier that gave the verdict (external provider name), when any.
+	VerificationProvider  OptString      `json:"verification_provider"`
+	VerificationReason    string         `json:"verification_reason"`
+	IsCatchAll            bool           `json:"is_catch_all"`
+	VerificationCheckedAt OptNilDateTime `json:"verification_checked_at"`
+	// Confidence of the verdict, 0 to 100.
+	VerificationConfidence OptInt         `json:"verification_confidence"`
+	EspProvider            string         `json:"esp_provider"`
+	EspResolvedAt          OptNilDateTime `json:"esp_resolved_at"`
+	// Present only when a search names exactly one campaign: the lead's progress in it.
+	CampaignLead OptContactCampaignProgress `json:"campaign_lead"`
+	UpdatedAt    time.Time                  `json:"updated_at"`
+	CreatedAt    time.Time                  `json:"created_at"`
 }
 
 // GetID returns the value of ID.
@@ -10980,6 +12152,21 @@ func (s *Contact) GetVerificationStatus() ContactVerificationStatus {
 	return s.VerificationStatus
 }
 
+// GetVerificationSubStatus returns the value of VerificationSubStatus.
+func (s *Contact) GetVerificationSubStatus() OptContactVerificationSubStatus {
+	return s.VerificationSubStatus
+}
+
+// GetVerificationSource returns the value of VerificationSource.
+func (s *Contact) GetVerificationSource() OptContactVerificationSource {
+	return s.VerificationSource
+}
+
+// GetVerificationProvider returns the value of VerificationProvider.
+func (s *Contact) GetVerificationProvider() OptString {
+	return s.VerificationProvider
+}
+
 // GetVerificationReason returns the value of VerificationReason.
 func (s *Contact) GetVerificationReason() string {
 	return s.VerificationReason
@@ -10993,6 +12180,11 @@ func (s *Contact) GetIsCatchAll() bool {
 // GetVerificationCheckedAt returns the value of VerificationCheckedAt.
 func (s *Contact) GetVerificationCheckedAt() OptNilDateTime {
 	return s.VerificationCheckedAt
+}
+
+// GetVerificationConfidence returns the value of VerificationConfidence.
+func (s *Contact) GetVerificationConfidence() OptInt {
+	return s.VerificationConfidence
 }
 
 // GetEspProvider returns the value of EspProvider.
@@ -11075,6 +12267,21 @@ func (s *Contact) SetVerificationStatus(val ContactVerificationStatus) {
 	s.VerificationStatus = val
 }
 
+// SetVerificationSubStatus sets the value of VerificationSubStatus.
+func (s *Contact) SetVerificationSubStatus(val OptContactVerificationSubStatus) {
+	s.VerificationSubStatus = val
+}
+
+// SetVerificationSource sets the value of VerificationSource.
+func (s *Contact) SetVerificationSource(val OptContactVerificationSource) {
+	s.VerificationSource = val
+}
+
+// SetVerificationProvider sets the value of VerificationProvider.
+func (s *Contact) SetVerificationProvider(val OptString) {
+	s.VerificationProvider = val
+}
+
 // SetVerificationReason sets the value of VerificationReason.
 func (s *Contact) SetVerificationReason(val string) {
 	s.VerificationReason = val
@@ -11088,6 +12295,11 @@ func (s *Contact) SetIsCatchAll(val bool) {
 // SetVerificationCheckedAt sets the value of VerificationCheckedAt.
 func (s *Contact) SetVerificationCheckedAt(val OptNilDateTime) {
 	s.VerificationCheckedAt = val
+}
+
+// SetVerificationConfidence sets the value of VerificationConfidence.
+func (s *Contact) SetVerificationConfidence(val OptInt) {
+	s.VerificationConfidence = val
 }
 
 // SetEspProvider sets the value of EspProvider.
@@ -11493,19 +12705,29 @@ func (s *ContactBulkFieldOpType) UnmarshalText(data []byte) error {
 	}
 }
 
-// Give either the explicit list, or `all: true` with `filters` (and optionally `exclude`).
+// Selects contacts for a bulk action: either `contacts` (1 to 1000 ids), or `all: true` with `filters`
+// (a contact search body) and an optional `exclude` list. A filter selection matching nothing is 400,
+// one matching more than 50,000 contacts is 400 `selection_too_large`; an exclude list over 50,000 ids
+// is 400 `too_many_contacts` (checked by the handler, hence no maxItems); exclude is ignored unless
+// all is true. Plus the change set: add_campaigns, remove_campaigns, add_categories,
+// remove_categories, custom-field operations (fields) and subscribe.
 // Ref: #/components/schemas/ContactBulkUpdateRequest
 type ContactBulkUpdateRequest struct {
-	Contacts         []uuid.UUID             `json:"contacts"`
-	All              OptBool                 `json:"all"`
-	Filters          OptContactSearchRequest `json:"filters"`
-	Exclude          []uuid.UUID             `json:"exclude"`
-	AddCampaigns     []uuid.UUID             `json:"add_campaigns"`
-	RemoveCampaigns  []uuid.UUID             `json:"remove_campaigns"`
-	AddCategories    []uuid.UUID             `json:"add_categories"`
-	RemoveCategories []uuid.UUID             `json:"remove_categories"`
-	Fields           []ContactBulkFieldOp    `json:"fields"`
-	Subscribe        OptBool                 `json:"subscribe"`
+	// Explicit contact ids, 1 to 1000.
+	Contacts []uuid.UUID `json:"contacts"`
+	// Select every contact matching filters.
+	All OptBool `json:"all"`
+	// Contact search body of an all selection.
+	Filters OptContactSearchRequest `json:"filters"`
+	// Ids left out of an all selection; at most 50,000 (more is `too_many_contacts`); ignored unless all
+	// is true.
+	Exclude          []uuid.UUID          `json:"exclude"`
+	AddCampaigns     []uuid.UUID          `json:"add_campaigns"`
+	RemoveCampaigns  []uuid.UUID          `json:"remove_campaigns"`
+	AddCategories    []uuid.UUID          `json:"add_categories"`
+	RemoveCategories []uuid.UUID          `json:"remove_categories"`
+	Fields           []ContactBulkFieldOp `json:"fields"`
+	Subscribe        OptBool              `json:"subscribe"`
 }
 
 // GetContacts returns the value of Contacts.
@@ -11608,18 +12830,31 @@ func (s *ContactBulkUpdateRequest) SetSubscribe(val OptBool) {
 	s.Subscribe = val
 }
 
+// Progress of a contact as a lead of one campaign.
 // Ref: #/components/schemas/ContactCampaignProgress
 type ContactCampaignProgress struct {
-	Status         ContactCampaignProgressStatus `json:"status"`
-	Sent           int                           `json:"sent"`
-	Opened         int                           `json:"opened"`
-	Clicked        int                           `json:"clicked"`
-	Replied        int                           `json:"replied"`
-	Bounced        int                           `json:"bounced"`
-	CurrentStep    OptString                     `json:"current_step"`
-	FailureReason  OptString                     `json:"failure_reason"`
-	LastActivityAt OptNilDateTime                `json:"last_activity_at"`
-	Hold           OptCampaignLeadHold           `json:"hold"`
+	// Lead status, derived highest priority first: unsubscribed (not subscribed), bounced, replied, failed
+	// (a step could not be sent after all retries), completed (every email step sent, no reply), paused
+	// (held by an out-of-office auto-reply or by hand), active (some steps sent, more to send),
+	// undeliverable (pre-send verification refused the address; never sent), pending (queued, nothing
+	// sent). A step counts as sent only once the worker delivered it to the mailbox provider.
+	Status ContactCampaignProgressStatus `json:"status"`
+	Sent   int                           `json:"sent"`
+	// Human opens.
+	Opened int `json:"opened"`
+	// Automated opens (privacy proxies, prefetches, security gateways).
+	MachineOpened OptInt    `json:"machine_opened"`
+	Clicked       int       `json:"clicked"`
+	Replied       int       `json:"replied"`
+	Bounced       int       `json:"bounced"`
+	CurrentStep   OptString `json:"current_step"`
+	// Mailbox address fixed when the first email went out; absent before.
+	Sender OptString `json:"sender"`
+	// Present when the lead failed.
+	FailureReason  OptString      `json:"failure_reason"`
+	LastActivityAt OptNilDateTime `json:"last_activity_at"`
+	// Present while the lead is held.
+	Hold OptCampaignLeadHold `json:"hold"`
 }
 
 // GetStatus returns the value of Status.
@@ -11635,6 +12870,11 @@ func (s *ContactCampaignProgress) GetSent() int {
 // GetOpened returns the value of Opened.
 func (s *ContactCampaignProgress) GetOpened() int {
 	return s.Opened
+}
+
+// GetMachineOpened returns the value of MachineOpened.
+func (s *ContactCampaignProgress) GetMachineOpened() OptInt {
+	return s.MachineOpened
 }
 
 // GetClicked returns the value of Clicked.
@@ -11655,6 +12895,11 @@ func (s *ContactCampaignProgress) GetBounced() int {
 // GetCurrentStep returns the value of CurrentStep.
 func (s *ContactCampaignProgress) GetCurrentStep() OptString {
 	return s.CurrentStep
+}
+
+// GetSender returns the value of Sender.
+func (s *ContactCampaignProgress) GetSender() OptString {
+	return s.Sender
 }
 
 // GetFailureReason returns the value of FailureReason.
@@ -11687,6 +12932,11 @@ func (s *ContactCampaignProgress) SetOpened(val int) {
 	s.Opened = val
 }
 
+// SetMachineOpened sets the value of MachineOpened.
+func (s *ContactCampaignProgress) SetMachineOpened(val OptInt) {
+	s.MachineOpened = val
+}
+
 // SetClicked sets the value of Clicked.
 func (s *ContactCampaignProgress) SetClicked(val int) {
 	s.Clicked = val
@@ -11707,6 +12957,11 @@ func (s *ContactCampaignProgress) SetCurrentStep(val OptString) {
 	s.CurrentStep = val
 }
 
+// SetSender sets the value of Sender.
+func (s *ContactCampaignProgress) SetSender(val OptString) {
+	s.Sender = val
+}
+
 // SetFailureReason sets the value of FailureReason.
 func (s *ContactCampaignProgress) SetFailureReason(val OptString) {
 	s.FailureReason = val
@@ -11722,6 +12977,11 @@ func (s *ContactCampaignProgress) SetHold(val OptCampaignLeadHold) {
 	s.Hold = val
 }
 
+// Lead status, derived highest priority first: unsubscribed (not subscribed), bounced, replied, failed
+// (a step could not be sent after all retries), completed (every email step sent, no reply), paused
+// (held by an out-of-office auto-reply or by hand), active (some steps sent, more to send),
+// undeliverable (pre-send verification refused the address; never sent), pending (queued, nothing
+// sent). A step counts as sent only once the worker delivered it to the mailbox provider.
 type ContactCampaignProgressStatus string
 
 const (
@@ -11812,16 +13072,134 @@ func (s *ContactCampaignProgressStatus) UnmarshalText(data []byte) error {
 	}
 }
 
+// Ref: #/components/schemas/ContactCategoryCount
+type ContactCategoryCount struct {
+	CategoryID uuid.UUID `json:"category_id"`
+	Count      int       `json:"count"`
+}
+
+// GetCategoryID returns the value of CategoryID.
+func (s *ContactCategoryCount) GetCategoryID() uuid.UUID {
+	return s.CategoryID
+}
+
+// GetCount returns the value of Count.
+func (s *ContactCategoryCount) GetCount() int {
+	return s.Count
+}
+
+// SetCategoryID sets the value of CategoryID.
+func (s *ContactCategoryCount) SetCategoryID(val uuid.UUID) {
+	s.CategoryID = val
+}
+
+// SetCount sets the value of Count.
+func (s *ContactCategoryCount) SetCount(val int) {
+	s.Count = val
+}
+
+// Org-wide contact counts, independent of the search filters (first page only).
+// Ref: #/components/schemas/ContactCounts
+type ContactCounts struct {
+	Total        int                    `json:"total"`
+	Subscribed   int                    `json:"subscribed"`
+	Unsubscribed int                    `json:"unsubscribed"`
+	InCampaign   int                    `json:"in_campaign"`
+	NotContacted int                    `json:"not_contacted"`
+	Categories   []ContactCategoryCount `json:"categories"`
+}
+
+// GetTotal returns the value of Total.
+func (s *ContactCounts) GetTotal() int {
+	return s.Total
+}
+
+// GetSubscribed returns the value of Subscribed.
+func (s *ContactCounts) GetSubscribed() int {
+	return s.Subscribed
+}
+
+// GetUnsubscribed returns the value of Unsubscribed.
+func (s *ContactCounts) GetUnsubscribed() int {
+	return s.Unsubscribed
+}
+
+// GetInCampaign returns the value of InCampaign.
+func (s *ContactCounts) GetInCampaign() int {
+	return s.InCampaign
+}
+
+// GetNotContacted returns the value of NotContacted.
+func (s *ContactCounts) GetNotContacted() int {
+	return s.NotContacted
+}
+
+// GetCategories returns the value of Categories.
+func (s *ContactCounts) GetCategories() []ContactCategoryCount {
+	return s.Categories
+}
+
+// SetTotal sets the value of Total.
+func (s *ContactCounts) SetTotal(val int) {
+	s.Total = val
+}
+
+// SetSubscribed sets the value of Subscribed.
+func (s *ContactCounts) SetSubscribed(val int) {
+	s.Subscribed = val
+}
+
+// SetUnsubscribed sets the value of Unsubscribed.
+func (s *ContactCounts) SetUnsubscribed(val int) {
+	s.Unsubscribed = val
+}
+
+// SetInCampaign sets the value of InCampaign.
+func (s *ContactCounts) SetInCampaign(val int) {
+	s.InCampaign = val
+}
+
+// SetNotContacted sets the value of NotContacted.
+func (s *ContactCounts) SetNotContacted(val int) {
+	s.NotContacted = val
+}
+
+// SetCategories sets the value of Categories.
+func (s *ContactCounts) SetCategories(val []ContactCategoryCount) {
+	s.Categories = val
+}
+
+// One contact to create or enrich, matched by email: sent fields replace, omitted or empty fields are
+// kept, custom_fields merge key by key.
 // Ref: #/components/schemas/ContactCreate
 type ContactCreate struct {
-	Email        string                       `json:"email"`
-	FirstName    OptString                    `json:"first_name"`
-	LastName     OptString                    `json:"last_name"`
-	Company      OptString                    `json:"company"`
-	Phone        OptString                    `json:"phone"`
-	Campaigns    []uuid.UUID                  `json:"campaigns"`
-	Categories   []uuid.UUID                  `json:"categories"`
+	// Required. Lowercased; a display-name form (`Name <a@b.example>`) is reduced to the address; a
+	// non-address is 400.
+	Email     string    `json:"email"`
+	FirstName OptString `json:"first_name"`
+	LastName  OptString `json:"last_name"`
+	Company   OptString `json:"company"`
+	Phone     OptString `json:"phone"`
+	// Campaigns to add the contact to.
+	Campaigns []uuid.UUID `json:"campaigns"`
+	// Categories to add.
+	Categories []uuid.UUID `json:"categories"`
+	// Segments to pin the contact into (manual include override, written in the same transaction); an
+	// unknown id is 400 before any write.
+	Segments []uuid.UUID `json:"segments"`
+	// Merged key by key into the stored ones.
 	CustomFields OptContactCreateCustomFields `json:"custom_fields"`
+	Subscribed   OptBool                      `json:"subscribed"`
+	// Imported verdict, in this service's vocabulary (valid, risky, invalid, unknown) or another
+	// verifier's (for example ok, catch-all, do_not_mail, deliverable, ok_for_all); stored as an imported
+	// verdict the background check leaves alone. An unrecognised value is 400
+	// `unknown_verification_status`.
+	VerificationStatus OptString `json:"verification_status"`
+	// Verifier whose vocabulary verification_status uses: zerobounce, millionverifier, cleanmylist,
+	// neverbounce, bouncer, kickbox, emailable, debounce, clearout, emaillistverify, or `service` for this
+	// service's own; omitted = recognised from the value itself; another value is 400
+	// `unknown_verification_provider`.
+	VerificationProvider OptString `json:"verification_provider"`
 }
 
 // GetEmail returns the value of Email.
@@ -11859,9 +13237,29 @@ func (s *ContactCreate) GetCategories() []uuid.UUID {
 	return s.Categories
 }
 
+// GetSegments returns the value of Segments.
+func (s *ContactCreate) GetSegments() []uuid.UUID {
+	return s.Segments
+}
+
 // GetCustomFields returns the value of CustomFields.
 func (s *ContactCreate) GetCustomFields() OptContactCreateCustomFields {
 	return s.CustomFields
+}
+
+// GetSubscribed returns the value of Subscribed.
+func (s *ContactCreate) GetSubscribed() OptBool {
+	return s.Subscribed
+}
+
+// GetVerificationStatus returns the value of VerificationStatus.
+func (s *ContactCreate) GetVerificationStatus() OptString {
+	return s.VerificationStatus
+}
+
+// GetVerificationProvider returns the value of VerificationProvider.
+func (s *ContactCreate) GetVerificationProvider() OptString {
+	return s.VerificationProvider
 }
 
 // SetEmail sets the value of Email.
@@ -11899,11 +13297,32 @@ func (s *ContactCreate) SetCategories(val []uuid.UUID) {
 	s.Categories = val
 }
 
+// SetSegments sets the value of Segments.
+func (s *ContactCreate) SetSegments(val []uuid.UUID) {
+	s.Segments = val
+}
+
 // SetCustomFields sets the value of CustomFields.
 func (s *ContactCreate) SetCustomFields(val OptContactCreateCustomFields) {
 	s.CustomFields = val
 }
 
+// SetSubscribed sets the value of Subscribed.
+func (s *ContactCreate) SetSubscribed(val OptBool) {
+	s.Subscribed = val
+}
+
+// SetVerificationStatus sets the value of VerificationStatus.
+func (s *ContactCreate) SetVerificationStatus(val OptString) {
+	s.VerificationStatus = val
+}
+
+// SetVerificationProvider sets the value of VerificationProvider.
+func (s *ContactCreate) SetVerificationProvider(val OptString) {
+	s.VerificationProvider = val
+}
+
+// Merged key by key into the stored ones.
 type ContactCreateCustomFields map[string]string
 
 func (s *ContactCreateCustomFields) init() ContactCreateCustomFields {
@@ -12007,6 +13426,7 @@ func (s *ContactCustomFieldFilterType) UnmarshalText(data []byte) error {
 	}
 }
 
+// String map; keys may use letters, digits, underscore, space and dash.
 type ContactCustomFields map[string]string
 
 func (s *ContactCustomFields) init() ContactCustomFields {
@@ -12021,27 +13441,40 @@ func (s *ContactCustomFields) init() ContactCustomFields {
 // Merged schema.
 // Ref: #/components/schemas/ContactDetail
 type ContactDetail struct {
-	ID                    uuid.UUID                       `json:"id"`
-	FirstName             string                          `json:"first_name"`
-	LastName              string                          `json:"last_name"`
-	Email                 string                          `json:"email"`
-	Company               string                          `json:"company"`
-	Phone                 string                          `json:"phone"`
-	CustomFields          ContactDetailCustomFields       `json:"custom_fields"`
-	Subscribed            bool                            `json:"subscribed"`
-	Campaigns             []MiniCampaign                  `json:"campaigns"`
-	Categories            []MiniCategory                  `json:"categories"`
-	VerificationStatus    ContactDetailVerificationStatus `json:"verification_status"`
-	VerificationReason    string                          `json:"verification_reason"`
-	IsCatchAll            bool                            `json:"is_catch_all"`
-	VerificationCheckedAt OptNilDateTime                  `json:"verification_checked_at"`
-	EspProvider           string                          `json:"esp_provider"`
-	EspResolvedAt         OptNilDateTime                  `json:"esp_resolved_at"`
-	CampaignLead          OptContactCampaignProgress      `json:"campaign_lead"`
-	UpdatedAt             time.Time                       `json:"updated_at"`
-	CreatedAt             time.Time                       `json:"created_at"`
-	Engagement            ContactEngagement               `json:"engagement"`
-	Suppression           OptContactSuppression           `json:"suppression"`
+	ID        uuid.UUID `json:"id"`
+	FirstName string    `json:"first_name"`
+	LastName  string    `json:"last_name"`
+	// Lowercased address.
+	Email   string `json:"email"`
+	Company string `json:"company"`
+	Phone   string `json:"phone"`
+	// String map; keys may use letters, digits, underscore, space and dash.
+	CustomFields ContactDetailCustomFields `json:"custom_fields"`
+	Subscribed   bool                      `json:"subscribed"`
+	Campaigns    []MiniCampaign            `json:"campaigns"`
+	Categories   []MiniCategory            `json:"categories"`
+	// Valid, risky, invalid or unknown. Campaigns never send to invalid addresses and send to risky ones
+	// only when the campaign's risky_emails is on.
+	VerificationStatus ContactDetailVerificationStatus `json:"verification_status"`
+	// Detail of the verdict; empty when none.
+	VerificationSubStatus OptContactDetailVerificationSubStatus `json:"verification_sub_status"`
+	// Where the verdict came from; empty when never verified.
+	VerificationSource OptContactDetailVerificationSource `json:"verification_source"`
+	// Verifier that gave the verdict (external provider name), when any.
+	VerificationProvider  OptString      `json:"verification_provider"`
+	VerificationReason    string         `json:"verification_reason"`
+	IsCatchAll            bool           `json:"is_catch_all"`
+	VerificationCheckedAt OptNilDateTime `json:"verification_checked_at"`
+	// Confidence of the verdict, 0 to 100.
+	VerificationConfidence OptInt         `json:"verification_confidence"`
+	EspProvider            string         `json:"esp_provider"`
+	EspResolvedAt          OptNilDateTime `json:"esp_resolved_at"`
+	// Present only when a search names exactly one campaign: the lead's progress in it.
+	CampaignLead OptContactCampaignProgress `json:"campaign_lead"`
+	UpdatedAt    time.Time                  `json:"updated_at"`
+	CreatedAt    time.Time                  `json:"created_at"`
+	Engagement   ContactEngagement          `json:"engagement"`
+	Suppression  OptContactSuppression      `json:"suppression"`
 }
 
 // GetID returns the value of ID.
@@ -12099,6 +13532,21 @@ func (s *ContactDetail) GetVerificationStatus() ContactDetailVerificationStatus 
 	return s.VerificationStatus
 }
 
+// GetVerificationSubStatus returns the value of VerificationSubStatus.
+func (s *ContactDetail) GetVerificationSubStatus() OptContactDetailVerificationSubStatus {
+	return s.VerificationSubStatus
+}
+
+// GetVerificationSource returns the value of VerificationSource.
+func (s *ContactDetail) GetVerificationSource() OptContactDetailVerificationSource {
+	return s.VerificationSource
+}
+
+// GetVerificationProvider returns the value of VerificationProvider.
+func (s *ContactDetail) GetVerificationProvider() OptString {
+	return s.VerificationProvider
+}
+
 // GetVerificationReason returns the value of VerificationReason.
 func (s *ContactDetail) GetVerificationReason() string {
 	return s.VerificationReason
@@ -12112,6 +13560,11 @@ func (s *ContactDetail) GetIsCatchAll() bool {
 // GetVerificationCheckedAt returns the value of VerificationCheckedAt.
 func (s *ContactDetail) GetVerificationCheckedAt() OptNilDateTime {
 	return s.VerificationCheckedAt
+}
+
+// GetVerificationConfidence returns the value of VerificationConfidence.
+func (s *ContactDetail) GetVerificationConfidence() OptInt {
+	return s.VerificationConfidence
 }
 
 // GetEspProvider returns the value of EspProvider.
@@ -12204,6 +13657,21 @@ func (s *ContactDetail) SetVerificationStatus(val ContactDetailVerificationStatu
 	s.VerificationStatus = val
 }
 
+// SetVerificationSubStatus sets the value of VerificationSubStatus.
+func (s *ContactDetail) SetVerificationSubStatus(val OptContactDetailVerificationSubStatus) {
+	s.VerificationSubStatus = val
+}
+
+// SetVerificationSource sets the value of VerificationSource.
+func (s *ContactDetail) SetVerificationSource(val OptContactDetailVerificationSource) {
+	s.VerificationSource = val
+}
+
+// SetVerificationProvider sets the value of VerificationProvider.
+func (s *ContactDetail) SetVerificationProvider(val OptString) {
+	s.VerificationProvider = val
+}
+
 // SetVerificationReason sets the value of VerificationReason.
 func (s *ContactDetail) SetVerificationReason(val string) {
 	s.VerificationReason = val
@@ -12217,6 +13685,11 @@ func (s *ContactDetail) SetIsCatchAll(val bool) {
 // SetVerificationCheckedAt sets the value of VerificationCheckedAt.
 func (s *ContactDetail) SetVerificationCheckedAt(val OptNilDateTime) {
 	s.VerificationCheckedAt = val
+}
+
+// SetVerificationConfidence sets the value of VerificationConfidence.
+func (s *ContactDetail) SetVerificationConfidence(val OptInt) {
+	s.VerificationConfidence = val
 }
 
 // SetEspProvider sets the value of EspProvider.
@@ -12254,6 +13727,7 @@ func (s *ContactDetail) SetSuppression(val OptContactSuppression) {
 	s.Suppression = val
 }
 
+// String map; keys may use letters, digits, underscore, space and dash.
 type ContactDetailCustomFields map[string]string
 
 func (s *ContactDetailCustomFields) init() ContactDetailCustomFields {
@@ -12265,6 +13739,71 @@ func (s *ContactDetailCustomFields) init() ContactDetailCustomFields {
 	return m
 }
 
+// Where the verdict came from; empty when never verified.
+type ContactDetailVerificationSource string
+
+const (
+	ContactDetailVerificationSourceProbe    ContactDetailVerificationSource = "probe"
+	ContactDetailVerificationSourceProvider ContactDetailVerificationSource = "provider"
+	ContactDetailVerificationSourceImported ContactDetailVerificationSource = "imported"
+	ContactDetailVerificationSourceManual   ContactDetailVerificationSource = "manual"
+	ContactDetailVerificationSourceEmpty    ContactDetailVerificationSource = ""
+)
+
+// AllValues returns all ContactDetailVerificationSource values.
+func (ContactDetailVerificationSource) AllValues() []ContactDetailVerificationSource {
+	return []ContactDetailVerificationSource{
+		ContactDetailVerificationSourceProbe,
+		ContactDetailVerificationSourceProvider,
+		ContactDetailVerificationSourceImported,
+		ContactDetailVerificationSourceManual,
+		ContactDetailVerificationSourceEmpty,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ContactDetailVerificationSource) MarshalText() ([]byte, error) {
+	switch s {
+	case ContactDetailVerificationSourceProbe:
+		return []byte(s), nil
+	case ContactDetailVerificationSourceProvider:
+		return []byte(s), nil
+	case ContactDetailVerificationSourceImported:
+		return []byte(s), nil
+	case ContactDetailVerificationSourceManual:
+		return []byte(s), nil
+	case ContactDetailVerificationSourceEmpty:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ContactDetailVerificationSource) UnmarshalText(data []byte) error {
+	switch ContactDetailVerificationSource(data) {
+	case ContactDetailVerificationSourceProbe:
+		*s = ContactDetailVerificationSourceProbe
+		return nil
+	case ContactDetailVerificationSourceProvider:
+		*s = ContactDetailVerificationSourceProvider
+		return nil
+	case ContactDetailVerificationSourceImported:
+		*s = ContactDetailVerificationSourceImported
+		return nil
+	case ContactDetailVerificationSourceManual:
+		*s = ContactDetailVerificationSourceManual
+		return nil
+	case ContactDetailVerificationSourceEmpty:
+		*s = ContactDetailVerificationSourceEmpty
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Valid, risky, invalid or unknown. Campaigns never send to invalid addresses and send to risky ones
+// only when the campaign's risky_emails is on.
 type ContactDetailVerificationStatus string
 
 const (
@@ -12314,6 +13853,97 @@ func (s *ContactDetailVerificationStatus) UnmarshalText(data []byte) error {
 		return nil
 	case ContactDetailVerificationStatusUnknown:
 		*s = ContactDetailVerificationStatusUnknown
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Detail of the verdict; empty when none.
+type ContactDetailVerificationSubStatus string
+
+const (
+	ContactDetailVerificationSubStatusCatchAll    ContactDetailVerificationSubStatus = "catch_all"
+	ContactDetailVerificationSubStatusDisposable  ContactDetailVerificationSubStatus = "disposable"
+	ContactDetailVerificationSubStatusRole        ContactDetailVerificationSubStatus = "role"
+	ContactDetailVerificationSubStatusSpamtrap    ContactDetailVerificationSubStatus = "spamtrap"
+	ContactDetailVerificationSubStatusMailboxFull ContactDetailVerificationSubStatus = "mailbox_full"
+	ContactDetailVerificationSubStatusNoMx        ContactDetailVerificationSubStatus = "no_mx"
+	ContactDetailVerificationSubStatusSyntax      ContactDetailVerificationSubStatus = "syntax"
+	ContactDetailVerificationSubStatusUndisclosed ContactDetailVerificationSubStatus = "undisclosed"
+	ContactDetailVerificationSubStatusEmpty       ContactDetailVerificationSubStatus = ""
+)
+
+// AllValues returns all ContactDetailVerificationSubStatus values.
+func (ContactDetailVerificationSubStatus) AllValues() []ContactDetailVerificationSubStatus {
+	return []ContactDetailVerificationSubStatus{
+		ContactDetailVerificationSubStatusCatchAll,
+		ContactDetailVerificationSubStatusDisposable,
+		ContactDetailVerificationSubStatusRole,
+		ContactDetailVerificationSubStatusSpamtrap,
+		ContactDetailVerificationSubStatusMailboxFull,
+		ContactDetailVerificationSubStatusNoMx,
+		ContactDetailVerificationSubStatusSyntax,
+		ContactDetailVerificationSubStatusUndisclosed,
+		ContactDetailVerificationSubStatusEmpty,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ContactDetailVerificationSubStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case ContactDetailVerificationSubStatusCatchAll:
+		return []byte(s), nil
+	case ContactDetailVerificationSubStatusDisposable:
+		return []byte(s), nil
+	case ContactDetailVerificationSubStatusRole:
+		return []byte(s), nil
+	case ContactDetailVerificationSubStatusSpamtrap:
+		return []byte(s), nil
+	case ContactDetailVerificationSubStatusMailboxFull:
+		return []byte(s), nil
+	case ContactDetailVerificationSubStatusNoMx:
+		return []byte(s), nil
+	case ContactDetailVerificationSubStatusSyntax:
+		return []byte(s), nil
+	case ContactDetailVerificationSubStatusUndisclosed:
+		return []byte(s), nil
+	case ContactDetailVerificationSubStatusEmpty:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ContactDetailVerificationSubStatus) UnmarshalText(data []byte) error {
+	switch ContactDetailVerificationSubStatus(data) {
+	case ContactDetailVerificationSubStatusCatchAll:
+		*s = ContactDetailVerificationSubStatusCatchAll
+		return nil
+	case ContactDetailVerificationSubStatusDisposable:
+		*s = ContactDetailVerificationSubStatusDisposable
+		return nil
+	case ContactDetailVerificationSubStatusRole:
+		*s = ContactDetailVerificationSubStatusRole
+		return nil
+	case ContactDetailVerificationSubStatusSpamtrap:
+		*s = ContactDetailVerificationSubStatusSpamtrap
+		return nil
+	case ContactDetailVerificationSubStatusMailboxFull:
+		*s = ContactDetailVerificationSubStatusMailboxFull
+		return nil
+	case ContactDetailVerificationSubStatusNoMx:
+		*s = ContactDetailVerificationSubStatusNoMx
+		return nil
+	case ContactDetailVerificationSubStatusSyntax:
+		*s = ContactDetailVerificationSubStatusSyntax
+		return nil
+	case ContactDetailVerificationSubStatusUndisclosed:
+		*s = ContactDetailVerificationSubStatusUndisclosed
+		return nil
+	case ContactDetailVerificationSubStatusEmpty:
+		*s = ContactDetailVerificationSubStatusEmpty
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -12447,12 +14077,20 @@ func (s *ContactEngagement) SetLastBouncedAt(val OptNilDateTime) {
 
 // Ref: #/components/schemas/ContactExportRequest
 type ContactExportRequest struct {
-	Format     ContactExportRequestFormat `json:"format"`
-	Scope      ContactExportRequestScope  `json:"scope"`
-	ContactIds []uuid.UUID                `json:"contact_ids"`
-	Filters    OptContactSearchRequest    `json:"filters"`
-	Fields     []string                   `json:"fields"`
-	Filename   OptString                  `json:"filename"`
+	// File format (required).
+	Format ContactExportRequestFormat `json:"format"`
+	// All, filtered (uses filters) or selected (uses contact_ids).
+	Scope ContactExportRequestScope `json:"scope"`
+	// Contacts to export with scope selected.
+	ContactIds []uuid.UUID `json:"contact_ids"`
+	// Search body for scope filtered; an optional extra narrowing for selected.
+	Filters OptContactSearchRequest `json:"filters"`
+	// Column identifiers in order: built-ins such as email or first_name, or `custom:<key>`; empty =
+	// default columns. lead_status, lead_opened, lead_clicked and lead_replied are blank unless filters
+	// name exactly one campaign.
+	Fields []string `json:"fields"`
+	// Sanitised; default `contacts-<YYYY-MM-DD>`.
+	Filename OptString `json:"filename"`
 }
 
 // GetFormat returns the value of Format.
@@ -12515,6 +14153,7 @@ func (s *ContactExportRequest) SetFilename(val OptString) {
 	s.Filename = val
 }
 
+// File format (required).
 type ContactExportRequestFormat string
 
 const (
@@ -12563,6 +14202,7 @@ func (s *ContactExportRequestFormat) UnmarshalText(data []byte) error {
 	}
 }
 
+// All, filtered (uses filters) or selected (uses contact_ids).
 type ContactExportRequestScope string
 
 const (
@@ -12611,11 +14251,20 @@ func (s *ContactExportRequestScope) UnmarshalText(data []byte) error {
 	}
 }
 
+// Where one file column goes.
 // Ref: #/components/schemas/ContactImportColumnMapping
 type ContactImportColumnMapping struct {
-	Index     int                              `json:"index"`
-	Target    ContactImportColumnMappingTarget `json:"target"`
-	CustomKey OptString                        `json:"custom_key"`
+	// Zero-based column index.
+	Index int `json:"index"`
+	// Destination of the column; custom needs custom_key (the older spelling `custom:<key>` is also
+	// accepted on commit). Exactly one column must map to email. The preview suggests verification_status
+	// itself when a column looks like another verifier's output.
+	Target ContactImportColumnMappingTarget `json:"target"`
+	// Custom-field name, required with target custom.
+	CustomKey OptString `json:"custom_key"`
+	// Verifier vocabulary of a verification_status column (same names as POST /contacts); an unrecognised
+	// cell leaves that contact unverified, not failed.
+	VerificationProvider OptString `json:"verification_provider"`
 }
 
 // GetIndex returns the value of Index.
@@ -12633,6 +14282,11 @@ func (s *ContactImportColumnMapping) GetCustomKey() OptString {
 	return s.CustomKey
 }
 
+// GetVerificationProvider returns the value of VerificationProvider.
+func (s *ContactImportColumnMapping) GetVerificationProvider() OptString {
+	return s.VerificationProvider
+}
+
 // SetIndex sets the value of Index.
 func (s *ContactImportColumnMapping) SetIndex(val int) {
 	s.Index = val
@@ -12648,17 +14302,27 @@ func (s *ContactImportColumnMapping) SetCustomKey(val OptString) {
 	s.CustomKey = val
 }
 
+// SetVerificationProvider sets the value of VerificationProvider.
+func (s *ContactImportColumnMapping) SetVerificationProvider(val OptString) {
+	s.VerificationProvider = val
+}
+
+// Destination of the column; custom needs custom_key (the older spelling `custom:<key>` is also
+// accepted on commit). Exactly one column must map to email. The preview suggests verification_status
+// itself when a column looks like another verifier's output.
 type ContactImportColumnMappingTarget string
 
 const (
-	ContactImportColumnMappingTargetIgnore     ContactImportColumnMappingTarget = "ignore"
-	ContactImportColumnMappingTargetEmail      ContactImportColumnMappingTarget = "email"
-	ContactImportColumnMappingTargetFirstName  ContactImportColumnMappingTarget = "first_name"
-	ContactImportColumnMappingTargetLastName   ContactImportColumnMappingTarget = "last_name"
-	ContactImportColumnMappingTargetCompany    ContactImportColumnMappingTarget = "company"
-	ContactImportColumnMappingTargetPhone      ContactImportColumnMappingTarget = "phone"
-	ContactImportColumnMappingTargetSubscribed ContactImportColumnMappingTarget = "subscribed"
-	ContactImportColumnMappingTargetCategories ContactImportColumnMappingTarget = "categories"
+	ContactImportColumnMappingTargetIgnore             ContactImportColumnMappingTarget = "ignore"
+	ContactImportColumnMappingTargetEmail              ContactImportColumnMappingTarget = "email"
+	ContactImportColumnMappingTargetFirstName          ContactImportColumnMappingTarget = "first_name"
+	ContactImportColumnMappingTargetLastName           ContactImportColumnMappingTarget = "last_name"
+	ContactImportColumnMappingTargetCompany            ContactImportColumnMappingTarget = "company"
+	ContactImportColumnMappingTargetPhone              ContactImportColumnMappingTarget = "phone"
+	ContactImportColumnMappingTargetSubscribed         ContactImportColumnMappingTarget = "subscribed"
+	ContactImportColumnMappingTargetCategories         ContactImportColumnMappingTarget = "categories"
+	ContactImportColumnMappingTargetVerificationStatus ContactImportColumnMappingTarget = "verification_status"
+	ContactImportColumnMappingTargetCustom             ContactImportColumnMappingTarget = "custom"
 )
 
 // AllValues returns all ContactImportColumnMappingTarget values.
@@ -12672,6 +14336,8 @@ func (ContactImportColumnMappingTarget) AllValues() []ContactImportColumnMapping
 		ContactImportColumnMappingTargetPhone,
 		ContactImportColumnMappingTargetSubscribed,
 		ContactImportColumnMappingTargetCategories,
+		ContactImportColumnMappingTargetVerificationStatus,
+		ContactImportColumnMappingTargetCustom,
 	}
 }
 
@@ -12693,6 +14359,10 @@ func (s ContactImportColumnMappingTarget) MarshalText() ([]byte, error) {
 	case ContactImportColumnMappingTargetSubscribed:
 		return []byte(s), nil
 	case ContactImportColumnMappingTargetCategories:
+		return []byte(s), nil
+	case ContactImportColumnMappingTargetVerificationStatus:
+		return []byte(s), nil
+	case ContactImportColumnMappingTargetCustom:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -12726,6 +14396,12 @@ func (s *ContactImportColumnMappingTarget) UnmarshalText(data []byte) error {
 	case ContactImportColumnMappingTargetCategories:
 		*s = ContactImportColumnMappingTargetCategories
 		return nil
+	case ContactImportColumnMappingTargetVerificationStatus:
+		*s = ContactImportColumnMappingTargetVerificationStatus
+		return nil
+	case ContactImportColumnMappingTargetCustom:
+		*s = ContactImportColumnMappingTargetCustom
+		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
@@ -12733,11 +14409,13 @@ func (s *ContactImportColumnMappingTarget) UnmarshalText(data []byte) error {
 
 // Ref: #/components/schemas/ContactImportPreview
 type ContactImportPreview struct {
-	Filename         string                       `json:"filename"`
-	Format           string                       `json:"format"`
-	TotalRows        int                          `json:"total_rows"`
-	Columns          []string                     `json:"columns"`
-	HasHeader        bool                         `json:"has_header"`
+	Filename string `json:"filename"`
+	// Csv or xlsx.
+	Format    string   `json:"format"`
+	TotalRows int      `json:"total_rows"`
+	Columns   []string `json:"columns"`
+	HasHeader bool     `json:"has_header"`
+	// Up to 20 rows.
 	SampleRows       [][]string                   `json:"sample_rows"`
 	SuggestedMapping []ContactImportColumnMapping `json:"suggested_mapping"`
 }
@@ -12812,16 +14490,86 @@ func (s *ContactImportPreview) SetSuggestedMapping(val []ContactImportColumnMapp
 	s.SuggestedMapping = val
 }
 
+// Advisory quality report of an imported file.
+// Ref: #/components/schemas/ContactImportQuality
+type ContactImportQuality struct {
+	Malformed  int `json:"malformed"`
+	Disposable int `json:"disposable"`
+	Role       int `json:"role"`
+	// Malformed plus disposable as a percent of the file (role excluded).
+	BadSharePct float64 `json:"bad_share_pct"`
+	// Set above 25 percent on files of at least 20 rows; advisory.
+	Flagged bool `json:"flagged"`
+}
+
+// GetMalformed returns the value of Malformed.
+func (s *ContactImportQuality) GetMalformed() int {
+	return s.Malformed
+}
+
+// GetDisposable returns the value of Disposable.
+func (s *ContactImportQuality) GetDisposable() int {
+	return s.Disposable
+}
+
+// GetRole returns the value of Role.
+func (s *ContactImportQuality) GetRole() int {
+	return s.Role
+}
+
+// GetBadSharePct returns the value of BadSharePct.
+func (s *ContactImportQuality) GetBadSharePct() float64 {
+	return s.BadSharePct
+}
+
+// GetFlagged returns the value of Flagged.
+func (s *ContactImportQuality) GetFlagged() bool {
+	return s.Flagged
+}
+
+// SetMalformed sets the value of Malformed.
+func (s *ContactImportQuality) SetMalformed(val int) {
+	s.Malformed = val
+}
+
+// SetDisposable sets the value of Disposable.
+func (s *ContactImportQuality) SetDisposable(val int) {
+	s.Disposable = val
+}
+
+// SetRole sets the value of Role.
+func (s *ContactImportQuality) SetRole(val int) {
+	s.Role = val
+}
+
+// SetBadSharePct sets the value of BadSharePct.
+func (s *ContactImportQuality) SetBadSharePct(val float64) {
+	s.BadSharePct = val
+}
+
+// SetFlagged sets the value of Flagged.
+func (s *ContactImportQuality) SetFlagged(val bool) {
+	s.Flagged = val
+}
+
+// Outcome of an import; imported, updated, skipped and failed sum to total.
 // Ref: #/components/schemas/ContactImportResult
 type ContactImportResult struct {
-	Total     int                     `json:"total"`
-	Imported  int                     `json:"imported"`
-	Updated   int                     `json:"updated"`
-	Skipped   int                     `json:"skipped"`
-	Failed    int                     `json:"failed"`
-	StartedAt time.Time               `json:"started_at"`
-	EndedAt   time.Time               `json:"ended_at"`
-	Errors    []ContactImportRowError `json:"errors"`
+	Total     int       `json:"total"`
+	Imported  int       `json:"imported"`
+	Updated   int       `json:"updated"`
+	Skipped   int       `json:"skipped"`
+	Failed    int       `json:"failed"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	// Row errors and notes (some entries are notes, not failures), at most 1000; a note about the whole
+	// import has line 0 and is listed first.
+	Errors []ContactImportRowError `json:"errors"`
+	// True when more entries than the 1000 listed occurred.
+	ErrorsTruncated OptBool `json:"errors_truncated"`
+	// Contacts pinned into segment_ids; only when segment_ids was set.
+	SegmentsPinned OptInt                  `json:"segments_pinned"`
+	Quality        OptContactImportQuality `json:"quality"`
 }
 
 // GetTotal returns the value of Total.
@@ -12864,6 +14612,21 @@ func (s *ContactImportResult) GetErrors() []ContactImportRowError {
 	return s.Errors
 }
 
+// GetErrorsTruncated returns the value of ErrorsTruncated.
+func (s *ContactImportResult) GetErrorsTruncated() OptBool {
+	return s.ErrorsTruncated
+}
+
+// GetSegmentsPinned returns the value of SegmentsPinned.
+func (s *ContactImportResult) GetSegmentsPinned() OptInt {
+	return s.SegmentsPinned
+}
+
+// GetQuality returns the value of Quality.
+func (s *ContactImportResult) GetQuality() OptContactImportQuality {
+	return s.Quality
+}
+
 // SetTotal sets the value of Total.
 func (s *ContactImportResult) SetTotal(val int) {
 	s.Total = val
@@ -12904,8 +14667,24 @@ func (s *ContactImportResult) SetErrors(val []ContactImportRowError) {
 	s.Errors = val
 }
 
+// SetErrorsTruncated sets the value of ErrorsTruncated.
+func (s *ContactImportResult) SetErrorsTruncated(val OptBool) {
+	s.ErrorsTruncated = val
+}
+
+// SetSegmentsPinned sets the value of SegmentsPinned.
+func (s *ContactImportResult) SetSegmentsPinned(val OptInt) {
+	s.SegmentsPinned = val
+}
+
+// SetQuality sets the value of Quality.
+func (s *ContactImportResult) SetQuality(val OptContactImportQuality) {
+	s.Quality = val
+}
+
 // Ref: #/components/schemas/ContactImportRowError
 type ContactImportRowError struct {
+	// File line; 0 for a note about the whole import.
 	Line   int       `json:"line"`
 	Email  OptString `json:"email"`
 	Values []string  `json:"values"`
@@ -12950,6 +14729,167 @@ func (s *ContactImportRowError) SetValues(val []string) {
 // SetReason sets the value of Reason.
 func (s *ContactImportRowError) SetReason(val string) {
 	s.Reason = val
+}
+
+// Lead counts of the one campaign the search names (first page only), independent of the lead_status
+// and engagement filters: lead totals by state plus engagement totals contacted, opened, clicked and
+// replied_any.
+// Ref: #/components/schemas/ContactLeadCounts
+type ContactLeadCounts struct {
+	Total         int `json:"total"`
+	Queued        int `json:"queued"`
+	Processing    int `json:"processing"`
+	Completed     int `json:"completed"`
+	Replied       int `json:"replied"`
+	Bounced       int `json:"bounced"`
+	Failed        int `json:"failed"`
+	Paused        int `json:"paused"`
+	Undeliverable int `json:"undeliverable"`
+	Unsubscribed  int `json:"unsubscribed"`
+	Contacted     int `json:"contacted"`
+	Opened        int `json:"opened"`
+	Clicked       int `json:"clicked"`
+	RepliedAny    int `json:"replied_any"`
+}
+
+// GetTotal returns the value of Total.
+func (s *ContactLeadCounts) GetTotal() int {
+	return s.Total
+}
+
+// GetQueued returns the value of Queued.
+func (s *ContactLeadCounts) GetQueued() int {
+	return s.Queued
+}
+
+// GetProcessing returns the value of Processing.
+func (s *ContactLeadCounts) GetProcessing() int {
+	return s.Processing
+}
+
+// GetCompleted returns the value of Completed.
+func (s *ContactLeadCounts) GetCompleted() int {
+	return s.Completed
+}
+
+// GetReplied returns the value of Replied.
+func (s *ContactLeadCounts) GetReplied() int {
+	return s.Replied
+}
+
+// GetBounced returns the value of Bounced.
+func (s *ContactLeadCounts) GetBounced() int {
+	return s.Bounced
+}
+
+// GetFailed returns the value of Failed.
+func (s *ContactLeadCounts) GetFailed() int {
+	return s.Failed
+}
+
+// GetPaused returns the value of Paused.
+func (s *ContactLeadCounts) GetPaused() int {
+	return s.Paused
+}
+
+// GetUndeliverable returns the value of Undeliverable.
+func (s *ContactLeadCounts) GetUndeliverable() int {
+	return s.Undeliverable
+}
+
+// GetUnsubscribed returns the value of Unsubscribed.
+func (s *ContactLeadCounts) GetUnsubscribed() int {
+	return s.Unsubscribed
+}
+
+// GetContacted returns the value of Contacted.
+func (s *ContactLeadCounts) GetContacted() int {
+	return s.Contacted
+}
+
+// GetOpened returns the value of Opened.
+func (s *ContactLeadCounts) GetOpened() int {
+	return s.Opened
+}
+
+// GetClicked returns the value of Clicked.
+func (s *ContactLeadCounts) GetClicked() int {
+	return s.Clicked
+}
+
+// GetRepliedAny returns the value of RepliedAny.
+func (s *ContactLeadCounts) GetRepliedAny() int {
+	return s.RepliedAny
+}
+
+// SetTotal sets the value of Total.
+func (s *ContactLeadCounts) SetTotal(val int) {
+	s.Total = val
+}
+
+// SetQueued sets the value of Queued.
+func (s *ContactLeadCounts) SetQueued(val int) {
+	s.Queued = val
+}
+
+// SetProcessing sets the value of Processing.
+func (s *ContactLeadCounts) SetProcessing(val int) {
+	s.Processing = val
+}
+
+// SetCompleted sets the value of Completed.
+func (s *ContactLeadCounts) SetCompleted(val int) {
+	s.Completed = val
+}
+
+// SetReplied sets the value of Replied.
+func (s *ContactLeadCounts) SetReplied(val int) {
+	s.Replied = val
+}
+
+// SetBounced sets the value of Bounced.
+func (s *ContactLeadCounts) SetBounced(val int) {
+	s.Bounced = val
+}
+
+// SetFailed sets the value of Failed.
+func (s *ContactLeadCounts) SetFailed(val int) {
+	s.Failed = val
+}
+
+// SetPaused sets the value of Paused.
+func (s *ContactLeadCounts) SetPaused(val int) {
+	s.Paused = val
+}
+
+// SetUndeliverable sets the value of Undeliverable.
+func (s *ContactLeadCounts) SetUndeliverable(val int) {
+	s.Undeliverable = val
+}
+
+// SetUnsubscribed sets the value of Unsubscribed.
+func (s *ContactLeadCounts) SetUnsubscribed(val int) {
+	s.Unsubscribed = val
+}
+
+// SetContacted sets the value of Contacted.
+func (s *ContactLeadCounts) SetContacted(val int) {
+	s.Contacted = val
+}
+
+// SetOpened sets the value of Opened.
+func (s *ContactLeadCounts) SetOpened(val int) {
+	s.Opened = val
+}
+
+// SetClicked sets the value of Clicked.
+func (s *ContactLeadCounts) SetClicked(val int) {
+	s.Clicked = val
+}
+
+// SetRepliedAny sets the value of RepliedAny.
+func (s *ContactLeadCounts) SetRepliedAny(val int) {
+	s.RepliedAny = val
 }
 
 // Ref: #/components/schemas/ContactLinkClick
@@ -13055,10 +14995,14 @@ func (s *ContactLinkClick) SetUserAgent(val OptString) {
 	s.UserAgent = val
 }
 
+// A page of contacts. pagination.total (count of the whole filtered set), counts and, when the search
+// names exactly one campaign, lead_counts are present on the first page only.
 // Ref: #/components/schemas/ContactList
 type ContactList struct {
-	Data       []Contact  `json:"data"`
-	Pagination Pagination `json:"pagination"`
+	Data       []Contact            `json:"data"`
+	Pagination Pagination           `json:"pagination"`
+	Counts     OptContactCounts     `json:"counts"`
+	LeadCounts OptContactLeadCounts `json:"lead_counts"`
 }
 
 // GetData returns the value of Data.
@@ -13071,6 +15015,16 @@ func (s *ContactList) GetPagination() Pagination {
 	return s.Pagination
 }
 
+// GetCounts returns the value of Counts.
+func (s *ContactList) GetCounts() OptContactCounts {
+	return s.Counts
+}
+
+// GetLeadCounts returns the value of LeadCounts.
+func (s *ContactList) GetLeadCounts() OptContactLeadCounts {
+	return s.LeadCounts
+}
+
 // SetData sets the value of Data.
 func (s *ContactList) SetData(val []Contact) {
 	s.Data = val
@@ -13079,6 +15033,16 @@ func (s *ContactList) SetData(val []Contact) {
 // SetPagination sets the value of Pagination.
 func (s *ContactList) SetPagination(val Pagination) {
 	s.Pagination = val
+}
+
+// SetCounts sets the value of Counts.
+func (s *ContactList) SetCounts(val OptContactCounts) {
+	s.Counts = val
+}
+
+// SetLeadCounts sets the value of LeadCounts.
+func (s *ContactList) SetLeadCounts(val OptContactLeadCounts) {
+	s.LeadCounts = val
 }
 
 // Ref: #/components/schemas/ContactLookupResult
@@ -13258,10 +15222,15 @@ func (s *ContactNoteUser) init() ContactNoteUser {
 // Merged schema.
 // Ref: #/components/schemas/ContactResearchBatchRequest
 type ContactResearchBatchRequest struct {
-	Contacts []uuid.UUID             `json:"contacts"`
-	All      OptBool                 `json:"all"`
-	Filters  OptContactSearchRequest `json:"filters"`
-	Exclude  []uuid.UUID             `json:"exclude"`
+	// Explicit contact ids, 1 to 1000.
+	Contacts []uuid.UUID `json:"contacts"`
+	// Select every contact matching filters.
+	All OptBool `json:"all"`
+	// Contact search body of an all selection.
+	Filters OptContactSearchRequest `json:"filters"`
+	// Ids left out of an all selection; at most 50,000 (more is `too_many_contacts`); ignored unless all
+	// is true.
+	Exclude []uuid.UUID `json:"exclude"`
 	// Targets to look up; empty or omitted = all of them. company is written to the contact's company, the
 	// others to custom_fields under the same key.
 	Fields []ContactResearchField `json:"fields"`
@@ -13827,21 +15796,51 @@ func (s *ContactResearchResultStatus) UnmarshalText(data []byte) error {
 	}
 }
 
+// Contact filters; every field optional, an empty body matches every contact. Filters are ANDed.
 // Ref: #/components/schemas/ContactSearchRequest
 type ContactSearchRequest struct {
-	Query              OptString                  `json:"query"`
+	// Text matched against name, email and company.
+	Query OptString `json:"query"`
+	// Custom-field conditions, all of which must hold.
 	CustomFieldFilters []ContactCustomFieldFilter `json:"custom_field_filters"`
-	CampaignIds        []string                   `json:"campaign_ids"`
-	CategoryIds        []string                   `json:"category_ids"`
-	MinCampaigns       OptInt                     `json:"min_campaigns"`
-	MaxCampaigns       OptInt                     `json:"max_campaigns"`
-	Subscribed         OptBool                    `json:"subscribed"`
-	CreatedAfter       OptDateTime                `json:"created_after"`
-	CreatedBefore      OptDateTime                `json:"created_before"`
-	UpdatedAfter       OptDateTime                `json:"updated_after"`
-	UpdatedBefore      OptDateTime                `json:"updated_before"`
-	SortBy             OptString                  `json:"sort_by"`
-	Reverse            OptBool                    `json:"reverse"`
+	// Contact is in ALL of these campaigns.
+	CampaignIds []string `json:"campaign_ids"`
+	// Lead status in the one campaign named by campaign_ids: pending, active, completed, replied, bounced,
+	// failed, paused, undeliverable or unsubscribed. Needs exactly one campaign_ids entry (else 400
+	// `lead_filter_requires_campaign`); another value is 400 `invalid_lead_status`. A plain string so the
+	// handler can answer that code.
+	LeadStatus OptString `json:"lead_status"`
+	// Engagement in the one campaign named by campaign_ids: opened (a human open), not_opened, clicked,
+	// not_clicked, replied, not_replied or bounced; the not_* values match only leads sent at least one
+	// step. ANDed with lead_status. Needs exactly one campaign_ids entry (else 400
+	// `lead_filter_requires_campaign`); another value is 400 `invalid_engagement`. A plain string so the
+	// handler can answer that code.
+	Engagement OptString `json:"engagement"`
+	// Contact has ALL of these categories.
+	CategoryIds []string `json:"category_ids"`
+	// Contact is a member of ALL of these segments; a non-UUID id is 400, an unknown segment matches
+	// nothing.
+	SegmentIds []uuid.UUID `json:"segment_ids"`
+	// Verification verdict.
+	VerificationStatus OptContactSearchRequestVerificationStatus `json:"verification_status"`
+	// At least this many campaigns.
+	MinCampaigns OptInt `json:"min_campaigns"`
+	// At most this many campaigns.
+	MaxCampaigns OptInt  `json:"max_campaigns"`
+	Subscribed   OptBool `json:"subscribed"`
+	// RFC 3339 timestamp.
+	CreatedAfter OptDateTime `json:"created_after"`
+	// RFC 3339 timestamp.
+	CreatedBefore OptDateTime `json:"created_before"`
+	// RFC 3339 timestamp.
+	UpdatedAfter OptDateTime `json:"updated_after"`
+	// RFC 3339 timestamp.
+	UpdatedBefore OptDateTime `json:"updated_before"`
+	// Created_at (default), updated_at, first_name, last_name, email or campaign_count; any other value
+	// falls back to created_at.
+	SortBy OptString `json:"sort_by"`
+	// True = ascending; default descending. A cursor replayed with a different sort_by or reverse is 400.
+	Reverse OptBool `json:"reverse"`
 }
 
 // GetQuery returns the value of Query.
@@ -13859,9 +15858,29 @@ func (s *ContactSearchRequest) GetCampaignIds() []string {
 	return s.CampaignIds
 }
 
+// GetLeadStatus returns the value of LeadStatus.
+func (s *ContactSearchRequest) GetLeadStatus() OptString {
+	return s.LeadStatus
+}
+
+// GetEngagement returns the value of Engagement.
+func (s *ContactSearchRequest) GetEngagement() OptString {
+	return s.Engagement
+}
+
 // GetCategoryIds returns the value of CategoryIds.
 func (s *ContactSearchRequest) GetCategoryIds() []string {
 	return s.CategoryIds
+}
+
+// GetSegmentIds returns the value of SegmentIds.
+func (s *ContactSearchRequest) GetSegmentIds() []uuid.UUID {
+	return s.SegmentIds
+}
+
+// GetVerificationStatus returns the value of VerificationStatus.
+func (s *ContactSearchRequest) GetVerificationStatus() OptContactSearchRequestVerificationStatus {
+	return s.VerificationStatus
 }
 
 // GetMinCampaigns returns the value of MinCampaigns.
@@ -13924,9 +15943,29 @@ func (s *ContactSearchRequest) SetCampaignIds(val []string) {
 	s.CampaignIds = val
 }
 
+// SetLeadStatus sets the value of LeadStatus.
+func (s *ContactSearchRequest) SetLeadStatus(val OptString) {
+	s.LeadStatus = val
+}
+
+// SetEngagement sets the value of Engagement.
+func (s *ContactSearchRequest) SetEngagement(val OptString) {
+	s.Engagement = val
+}
+
 // SetCategoryIds sets the value of CategoryIds.
 func (s *ContactSearchRequest) SetCategoryIds(val []string) {
 	s.CategoryIds = val
+}
+
+// SetSegmentIds sets the value of SegmentIds.
+func (s *ContactSearchRequest) SetSegmentIds(val []uuid.UUID) {
+	s.SegmentIds = val
+}
+
+// SetVerificationStatus sets the value of VerificationStatus.
+func (s *ContactSearchRequest) SetVerificationStatus(val OptContactSearchRequestVerificationStatus) {
+	s.VerificationStatus = val
 }
 
 // SetMinCampaigns sets the value of MinCampaigns.
@@ -13974,13 +16013,78 @@ func (s *ContactSearchRequest) SetReverse(val OptBool) {
 	s.Reverse = val
 }
 
-// Give either the explicit list, or `all: true` with `filters` (and optionally `exclude`).
+// Verification verdict.
+type ContactSearchRequestVerificationStatus string
+
+const (
+	ContactSearchRequestVerificationStatusValid   ContactSearchRequestVerificationStatus = "valid"
+	ContactSearchRequestVerificationStatusRisky   ContactSearchRequestVerificationStatus = "risky"
+	ContactSearchRequestVerificationStatusInvalid ContactSearchRequestVerificationStatus = "invalid"
+	ContactSearchRequestVerificationStatusUnknown ContactSearchRequestVerificationStatus = "unknown"
+)
+
+// AllValues returns all ContactSearchRequestVerificationStatus values.
+func (ContactSearchRequestVerificationStatus) AllValues() []ContactSearchRequestVerificationStatus {
+	return []ContactSearchRequestVerificationStatus{
+		ContactSearchRequestVerificationStatusValid,
+		ContactSearchRequestVerificationStatusRisky,
+		ContactSearchRequestVerificationStatusInvalid,
+		ContactSearchRequestVerificationStatusUnknown,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ContactSearchRequestVerificationStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case ContactSearchRequestVerificationStatusValid:
+		return []byte(s), nil
+	case ContactSearchRequestVerificationStatusRisky:
+		return []byte(s), nil
+	case ContactSearchRequestVerificationStatusInvalid:
+		return []byte(s), nil
+	case ContactSearchRequestVerificationStatusUnknown:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ContactSearchRequestVerificationStatus) UnmarshalText(data []byte) error {
+	switch ContactSearchRequestVerificationStatus(data) {
+	case ContactSearchRequestVerificationStatusValid:
+		*s = ContactSearchRequestVerificationStatusValid
+		return nil
+	case ContactSearchRequestVerificationStatusRisky:
+		*s = ContactSearchRequestVerificationStatusRisky
+		return nil
+	case ContactSearchRequestVerificationStatusInvalid:
+		*s = ContactSearchRequestVerificationStatusInvalid
+		return nil
+	case ContactSearchRequestVerificationStatusUnknown:
+		*s = ContactSearchRequestVerificationStatusUnknown
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Selects contacts for a bulk action: either `contacts` (1 to 1000 ids), or `all: true` with `filters`
+// (a contact search body) and an optional `exclude` list. A filter selection matching nothing is 400,
+// one matching more than 50,000 contacts is 400 `selection_too_large`; an exclude list over 50,000 ids
+// is 400 `too_many_contacts` (checked by the handler, hence no maxItems); exclude is ignored unless
+// all is true.
 // Ref: #/components/schemas/ContactSelection
 type ContactSelection struct {
-	Contacts []uuid.UUID             `json:"contacts"`
-	All      OptBool                 `json:"all"`
-	Filters  OptContactSearchRequest `json:"filters"`
-	Exclude  []uuid.UUID             `json:"exclude"`
+	// Explicit contact ids, 1 to 1000.
+	Contacts []uuid.UUID `json:"contacts"`
+	// Select every contact matching filters.
+	All OptBool `json:"all"`
+	// Contact search body of an all selection.
+	Filters OptContactSearchRequest `json:"filters"`
+	// Ids left out of an all selection; at most 50,000 (more is `too_many_contacts`); ignored unless all
+	// is true.
+	Exclude []uuid.UUID `json:"exclude"`
 }
 
 // GetContacts returns the value of Contacts.
@@ -15361,6 +17465,71 @@ func (s *ContactVerificationRunStatus) UnmarshalText(data []byte) error {
 	}
 }
 
+// Where the verdict came from; empty when never verified.
+type ContactVerificationSource string
+
+const (
+	ContactVerificationSourceProbe    ContactVerificationSource = "probe"
+	ContactVerificationSourceProvider ContactVerificationSource = "provider"
+	ContactVerificationSourceImported ContactVerificationSource = "imported"
+	ContactVerificationSourceManual   ContactVerificationSource = "manual"
+	ContactVerificationSourceEmpty    ContactVerificationSource = ""
+)
+
+// AllValues returns all ContactVerificationSource values.
+func (ContactVerificationSource) AllValues() []ContactVerificationSource {
+	return []ContactVerificationSource{
+		ContactVerificationSourceProbe,
+		ContactVerificationSourceProvider,
+		ContactVerificationSourceImported,
+		ContactVerificationSourceManual,
+		ContactVerificationSourceEmpty,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ContactVerificationSource) MarshalText() ([]byte, error) {
+	switch s {
+	case ContactVerificationSourceProbe:
+		return []byte(s), nil
+	case ContactVerificationSourceProvider:
+		return []byte(s), nil
+	case ContactVerificationSourceImported:
+		return []byte(s), nil
+	case ContactVerificationSourceManual:
+		return []byte(s), nil
+	case ContactVerificationSourceEmpty:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ContactVerificationSource) UnmarshalText(data []byte) error {
+	switch ContactVerificationSource(data) {
+	case ContactVerificationSourceProbe:
+		*s = ContactVerificationSourceProbe
+		return nil
+	case ContactVerificationSourceProvider:
+		*s = ContactVerificationSourceProvider
+		return nil
+	case ContactVerificationSourceImported:
+		*s = ContactVerificationSourceImported
+		return nil
+	case ContactVerificationSourceManual:
+		*s = ContactVerificationSourceManual
+		return nil
+	case ContactVerificationSourceEmpty:
+		*s = ContactVerificationSourceEmpty
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Valid, risky, invalid or unknown. Campaigns never send to invalid addresses and send to risky ones
+// only when the campaign's risky_emails is on.
 type ContactVerificationStatus string
 
 const (
@@ -15410,6 +17579,97 @@ func (s *ContactVerificationStatus) UnmarshalText(data []byte) error {
 		return nil
 	case ContactVerificationStatusUnknown:
 		*s = ContactVerificationStatusUnknown
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Detail of the verdict; empty when none.
+type ContactVerificationSubStatus string
+
+const (
+	ContactVerificationSubStatusCatchAll    ContactVerificationSubStatus = "catch_all"
+	ContactVerificationSubStatusDisposable  ContactVerificationSubStatus = "disposable"
+	ContactVerificationSubStatusRole        ContactVerificationSubStatus = "role"
+	ContactVerificationSubStatusSpamtrap    ContactVerificationSubStatus = "spamtrap"
+	ContactVerificationSubStatusMailboxFull ContactVerificationSubStatus = "mailbox_full"
+	ContactVerificationSubStatusNoMx        ContactVerificationSubStatus = "no_mx"
+	ContactVerificationSubStatusSyntax      ContactVerificationSubStatus = "syntax"
+	ContactVerificationSubStatusUndisclosed ContactVerificationSubStatus = "undisclosed"
+	ContactVerificationSubStatusEmpty       ContactVerificationSubStatus = ""
+)
+
+// AllValues returns all ContactVerificationSubStatus values.
+func (ContactVerificationSubStatus) AllValues() []ContactVerificationSubStatus {
+	return []ContactVerificationSubStatus{
+		ContactVerificationSubStatusCatchAll,
+		ContactVerificationSubStatusDisposable,
+		ContactVerificationSubStatusRole,
+		ContactVerificationSubStatusSpamtrap,
+		ContactVerificationSubStatusMailboxFull,
+		ContactVerificationSubStatusNoMx,
+		ContactVerificationSubStatusSyntax,
+		ContactVerificationSubStatusUndisclosed,
+		ContactVerificationSubStatusEmpty,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ContactVerificationSubStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case ContactVerificationSubStatusCatchAll:
+		return []byte(s), nil
+	case ContactVerificationSubStatusDisposable:
+		return []byte(s), nil
+	case ContactVerificationSubStatusRole:
+		return []byte(s), nil
+	case ContactVerificationSubStatusSpamtrap:
+		return []byte(s), nil
+	case ContactVerificationSubStatusMailboxFull:
+		return []byte(s), nil
+	case ContactVerificationSubStatusNoMx:
+		return []byte(s), nil
+	case ContactVerificationSubStatusSyntax:
+		return []byte(s), nil
+	case ContactVerificationSubStatusUndisclosed:
+		return []byte(s), nil
+	case ContactVerificationSubStatusEmpty:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ContactVerificationSubStatus) UnmarshalText(data []byte) error {
+	switch ContactVerificationSubStatus(data) {
+	case ContactVerificationSubStatusCatchAll:
+		*s = ContactVerificationSubStatusCatchAll
+		return nil
+	case ContactVerificationSubStatusDisposable:
+		*s = ContactVerificationSubStatusDisposable
+		return nil
+	case ContactVerificationSubStatusRole:
+		*s = ContactVerificationSubStatusRole
+		return nil
+	case ContactVerificationSubStatusSpamtrap:
+		*s = ContactVerificationSubStatusSpamtrap
+		return nil
+	case ContactVerificationSubStatusMailboxFull:
+		*s = ContactVerificationSubStatusMailboxFull
+		return nil
+	case ContactVerificationSubStatusNoMx:
+		*s = ContactVerificationSubStatusNoMx
+		return nil
+	case ContactVerificationSubStatusSyntax:
+		*s = ContactVerificationSubStatusSyntax
+		return nil
+	case ContactVerificationSubStatusUndisclosed:
+		*s = ContactVerificationSubStatusUndisclosed
+		return nil
+	case ContactVerificationSubStatusEmpty:
+		*s = ContactVerificationSubStatusEmpty
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -15724,13 +17984,18 @@ type ContactsNotesDeleteNoContent struct{}
 
 // Ref: #/components/schemas/CreateAPIKey
 type CreateAPIKey struct {
-	Name                 string      `json:"name"`
-	Description          OptString   `json:"description"`
-	Permissions          int64       `json:"permissions"`
-	AllowedIps           []string    `json:"allowed_ips"`
+	Name        string    `json:"name"`
+	Description OptString `json:"description"`
+	// Unsigned 64-bit permission bitmask (carried as a 64-bit integer); only defined bits are accepted.
+	Permissions int64 `json:"permissions"`
+	// Source IPs the key may be used from; empty = any IP.
+	AllowedIps []string `json:"allowed_ips"`
+	// Mailboxes the key may use on mailbox-scoped routes; empty = all.
 	AllowedEmailAccounts []uuid.UUID `json:"allowed_email_accounts"`
-	RateLimitPerMinute   OptInt      `json:"rate_limit_per_minute"`
-	ExpiresAt            OptDateTime `json:"expires_at"`
+	// Requests per minute for this key (sliding window); 0 or omitted = the default of 60.
+	RateLimitPerMinute OptInt `json:"rate_limit_per_minute"`
+	// RFC 3339; omitted = never expires.
+	ExpiresAt OptDateTime `json:"expires_at"`
 }
 
 // GetName returns the value of Name.
@@ -16101,15 +18366,22 @@ func (s *CreateDeal) SetSourceMailboxID(val OptUUID) {
 	s.SourceMailboxID = val
 }
 
+// An SMTP/IMAP mailbox. Only provider `smtp_imap` can be created here: gmail and outlook are accepted
+// by the schema but answered 400 `mailbox_provider_requires_oauth` (connect them through POST
+// /emails/onboarding/oauth/cli-start). smtp and imap are required for smtp_imap.
 // Ref: #/components/schemas/CreateEmailAccount
 type CreateEmailAccount struct {
-	Provider      CreateEmailAccountProvider `json:"provider"`
-	Email         string                     `json:"email"`
-	Name          string                     `json:"name"`
-	SMTP          MailService                `json:"smtp"`
-	Imap          MailService                `json:"imap"`
-	CampaignLimit OptInt                     `json:"campaign_limit"`
-	MinWaitTime   OptInt                     `json:"min_wait_time"`
+	// Smtp_imap; a Google (gmail) or Microsoft (outlook) value answers 400
+	// `mailbox_provider_requires_oauth`.
+	Provider CreateEmailAccountProvider `json:"provider"`
+	Email    string                     `json:"email"`
+	Name     string                     `json:"name"`
+	SMTP     OptMailService             `json:"smtp"`
+	Imap     OptMailService             `json:"imap"`
+	// Campaign emails per day, 0 to 5000.
+	CampaignLimit OptInt `json:"campaign_limit"`
+	// Seconds between sends.
+	MinWaitTime OptInt `json:"min_wait_time"`
 }
 
 // GetProvider returns the value of Provider.
@@ -16128,12 +18400,12 @@ func (s *CreateEmailAccount) GetName() string {
 }
 
 // GetSMTP returns the value of SMTP.
-func (s *CreateEmailAccount) GetSMTP() MailService {
+func (s *CreateEmailAccount) GetSMTP() OptMailService {
 	return s.SMTP
 }
 
 // GetImap returns the value of Imap.
-func (s *CreateEmailAccount) GetImap() MailService {
+func (s *CreateEmailAccount) GetImap() OptMailService {
 	return s.Imap
 }
 
@@ -16163,12 +18435,12 @@ func (s *CreateEmailAccount) SetName(val string) {
 }
 
 // SetSMTP sets the value of SMTP.
-func (s *CreateEmailAccount) SetSMTP(val MailService) {
+func (s *CreateEmailAccount) SetSMTP(val OptMailService) {
 	s.SMTP = val
 }
 
 // SetImap sets the value of Imap.
-func (s *CreateEmailAccount) SetImap(val MailService) {
+func (s *CreateEmailAccount) SetImap(val OptMailService) {
 	s.Imap = val
 }
 
@@ -16182,16 +18454,22 @@ func (s *CreateEmailAccount) SetMinWaitTime(val OptInt) {
 	s.MinWaitTime = val
 }
 
+// Smtp_imap; a Google (gmail) or Microsoft (outlook) value answers 400
+// `mailbox_provider_requires_oauth`.
 type CreateEmailAccountProvider string
 
 const (
 	CreateEmailAccountProviderSMTPImap CreateEmailAccountProvider = "smtp_imap"
+	CreateEmailAccountProviderGmail    CreateEmailAccountProvider = "gmail"
+	CreateEmailAccountProviderOutlook  CreateEmailAccountProvider = "outlook"
 )
 
 // AllValues returns all CreateEmailAccountProvider values.
 func (CreateEmailAccountProvider) AllValues() []CreateEmailAccountProvider {
 	return []CreateEmailAccountProvider{
 		CreateEmailAccountProviderSMTPImap,
+		CreateEmailAccountProviderGmail,
+		CreateEmailAccountProviderOutlook,
 	}
 }
 
@@ -16199,6 +18477,10 @@ func (CreateEmailAccountProvider) AllValues() []CreateEmailAccountProvider {
 func (s CreateEmailAccountProvider) MarshalText() ([]byte, error) {
 	switch s {
 	case CreateEmailAccountProviderSMTPImap:
+		return []byte(s), nil
+	case CreateEmailAccountProviderGmail:
+		return []byte(s), nil
+	case CreateEmailAccountProviderOutlook:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -16210,6 +18492,12 @@ func (s *CreateEmailAccountProvider) UnmarshalText(data []byte) error {
 	switch CreateEmailAccountProvider(data) {
 	case CreateEmailAccountProviderSMTPImap:
 		*s = CreateEmailAccountProviderSMTPImap
+		return nil
+	case CreateEmailAccountProviderGmail:
+		*s = CreateEmailAccountProviderGmail
+		return nil
+	case CreateEmailAccountProviderOutlook:
+		*s = CreateEmailAccountProviderOutlook
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -16557,7 +18845,8 @@ func (s *CreatePipeline) SetStages(val []CreatePipelineStage) {
 
 // Ref: #/components/schemas/CreatePipelineStage
 type CreatePipelineStage struct {
-	Name  string `json:"name"`
+	Name string `json:"name"`
+	// Hex colour, e.g. `#3b82f6`.
 	Color string `json:"color"`
 }
 
@@ -16999,6 +19288,7 @@ func (s *DailyTrendPoint) SetReplies(val OptInt) {
 
 // Ref: #/components/schemas/DashboardAnalytics
 type DashboardAnalytics struct {
+	// The period actually used (an absent or unknown query value falls back to 7d).
 	Period         DashboardAnalyticsPeriod `json:"period"`
 	OverallStats   OverallStats             `json:"overall_stats"`
 	RecentActivity []RecentActivity         `json:"recent_activity"`
@@ -17067,6 +19357,7 @@ func (s *DashboardAnalytics) SetDailyTrend(val []DailyTrendPoint) {
 	s.DailyTrend = val
 }
 
+// The period actually used (an absent or unknown query value falls back to 7d).
 type DashboardAnalyticsPeriod string
 
 const (
@@ -17141,16 +19432,19 @@ func (s *DateRange) SetTo(val OptDateTime) {
 	s.To = val
 }
 
+// A deal. List and search rows (GET /crm/deals, POST /crm/deals/search) may add the joined contact,
+// stage and campaign_name; GET /crm/deals/{id} and the write answers carry the deal without joins.
 // Ref: #/components/schemas/Deal
 type Deal struct {
-	ID                uuid.UUID      `json:"id"`
-	OrganizationID    uuid.UUID      `json:"organization_id"`
-	PipelineID        uuid.UUID      `json:"pipeline_id"`
-	StageID           uuid.UUID      `json:"stage_id"`
-	ContactID         OptNilUUID     `json:"contact_id"`
-	Name              string         `json:"name"`
-	Value             OptNilFloat64  `json:"value"`
-	Currency          string         `json:"currency"`
+	ID             uuid.UUID     `json:"id"`
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	PipelineID     uuid.UUID     `json:"pipeline_id"`
+	StageID        uuid.UUID     `json:"stage_id"`
+	ContactID      OptNilUUID    `json:"contact_id"`
+	Name           string        `json:"name"`
+	Value          OptNilFloat64 `json:"value"`
+	Currency       string        `json:"currency"`
+	// New deals start open; setting won or lost stamps the close timestamp (won_at or lost_at).
 	Status            DealStatus     `json:"status"`
 	ExpectedCloseDate OptNilDateTime `json:"expected_close_date"`
 	WonAt             OptNilDateTime `json:"won_at"`
@@ -17161,6 +19455,13 @@ type Deal struct {
 	SourceMailboxID   OptNilUUID     `json:"source_mailbox_id"`
 	CreatedAt         time.Time      `json:"created_at"`
 	UpdatedAt         time.Time      `json:"updated_at"`
+	// Joined contact of the deal; only on list and search rows. Fields beyond those listed are not fixed.
+	Contact OptNilDealContact `json:"contact"`
+	// Joined pipeline stage of the deal; only on list and search rows. Fields beyond those listed are not
+	// fixed.
+	Stage OptNilDealStage `json:"stage"`
+	// Name of the deal's campaign; only on list and search rows.
+	CampaignName OptNilString `json:"campaign_name"`
 }
 
 // GetID returns the value of ID.
@@ -17253,6 +19554,21 @@ func (s *Deal) GetUpdatedAt() time.Time {
 	return s.UpdatedAt
 }
 
+// GetContact returns the value of Contact.
+func (s *Deal) GetContact() OptNilDealContact {
+	return s.Contact
+}
+
+// GetStage returns the value of Stage.
+func (s *Deal) GetStage() OptNilDealStage {
+	return s.Stage
+}
+
+// GetCampaignName returns the value of CampaignName.
+func (s *Deal) GetCampaignName() OptNilString {
+	return s.CampaignName
+}
+
 // SetID sets the value of ID.
 func (s *Deal) SetID(val uuid.UUID) {
 	s.ID = val
@@ -17343,6 +19659,102 @@ func (s *Deal) SetUpdatedAt(val time.Time) {
 	s.UpdatedAt = val
 }
 
+// SetContact sets the value of Contact.
+func (s *Deal) SetContact(val OptNilDealContact) {
+	s.Contact = val
+}
+
+// SetStage sets the value of Stage.
+func (s *Deal) SetStage(val OptNilDealStage) {
+	s.Stage = val
+}
+
+// SetCampaignName sets the value of CampaignName.
+func (s *Deal) SetCampaignName(val OptNilString) {
+	s.CampaignName = val
+}
+
+// Joined contact of the deal; only on list and search rows. Fields beyond those listed are not fixed.
+type DealContact struct {
+	ID              OptUUID   `json:"id"`
+	Email           OptString `json:"email"`
+	FirstName       OptString `json:"first_name"`
+	LastName        OptString `json:"last_name"`
+	Company         OptString `json:"company"`
+	AdditionalProps DealContactAdditional
+}
+
+// GetID returns the value of ID.
+func (s *DealContact) GetID() OptUUID {
+	return s.ID
+}
+
+// GetEmail returns the value of Email.
+func (s *DealContact) GetEmail() OptString {
+	return s.Email
+}
+
+// GetFirstName returns the value of FirstName.
+func (s *DealContact) GetFirstName() OptString {
+	return s.FirstName
+}
+
+// GetLastName returns the value of LastName.
+func (s *DealContact) GetLastName() OptString {
+	return s.LastName
+}
+
+// GetCompany returns the value of Company.
+func (s *DealContact) GetCompany() OptString {
+	return s.Company
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *DealContact) GetAdditionalProps() DealContactAdditional {
+	return s.AdditionalProps
+}
+
+// SetID sets the value of ID.
+func (s *DealContact) SetID(val OptUUID) {
+	s.ID = val
+}
+
+// SetEmail sets the value of Email.
+func (s *DealContact) SetEmail(val OptString) {
+	s.Email = val
+}
+
+// SetFirstName sets the value of FirstName.
+func (s *DealContact) SetFirstName(val OptString) {
+	s.FirstName = val
+}
+
+// SetLastName sets the value of LastName.
+func (s *DealContact) SetLastName(val OptString) {
+	s.LastName = val
+}
+
+// SetCompany sets the value of Company.
+func (s *DealContact) SetCompany(val OptString) {
+	s.Company = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *DealContact) SetAdditionalProps(val DealContactAdditional) {
+	s.AdditionalProps = val
+}
+
+type DealContactAdditional map[string]jx.Raw
+
+func (s *DealContactAdditional) init() DealContactAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
 // Ref: #/components/schemas/DealList
 type DealList struct {
 	Data       []Deal     `json:"data"`
@@ -17367,6 +19779,66 @@ func (s *DealList) SetData(val []Deal) {
 // SetPagination sets the value of Pagination.
 func (s *DealList) SetPagination(val Pagination) {
 	s.Pagination = val
+}
+
+// Joined pipeline stage of the deal; only on list and search rows. Fields beyond those listed are not
+// fixed.
+type DealStage struct {
+	ID              OptUUID   `json:"id"`
+	Name            OptString `json:"name"`
+	Color           OptString `json:"color"`
+	AdditionalProps DealStageAdditional
+}
+
+// GetID returns the value of ID.
+func (s *DealStage) GetID() OptUUID {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *DealStage) GetName() OptString {
+	return s.Name
+}
+
+// GetColor returns the value of Color.
+func (s *DealStage) GetColor() OptString {
+	return s.Color
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *DealStage) GetAdditionalProps() DealStageAdditional {
+	return s.AdditionalProps
+}
+
+// SetID sets the value of ID.
+func (s *DealStage) SetID(val OptUUID) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *DealStage) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetColor sets the value of Color.
+func (s *DealStage) SetColor(val OptString) {
+	s.Color = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *DealStage) SetAdditionalProps(val DealStageAdditional) {
+	s.AdditionalProps = val
+}
+
+type DealStageAdditional map[string]jx.Raw
+
+func (s *DealStageAdditional) init() DealStageAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
 }
 
 // Ref: #/components/schemas/DealStageSummary
@@ -17406,6 +19878,7 @@ func (s *DealStageSummary) SetValue(val float64) {
 	s.Value = val
 }
 
+// New deals start open; setting won or lost stamps the close timestamp (won_at or lost_at).
 type DealStatus string
 
 const (
@@ -17686,38 +20159,51 @@ func (s *DeliverabilityCampaign) SetBand(val OptString) {
 	s.Band = val
 }
 
+// Deliverability posture of the organization between from and to. The intent_* counters (one per
+// classified reply, machine replies included) are not additive with reply_count (reply events reported
+// by providers or integrations). spam_placement_rate and inbox_placement_rate are omitted when there
+// are no seed samples.
 // Ref: #/components/schemas/DeliverabilityDashboard
 type DeliverabilityDashboard struct {
-	From                 time.Time                   `json:"from"`
-	To                   time.Time                   `json:"to"`
-	EventsTotal          OptInt                      `json:"events_total"`
-	BounceCount          OptInt                      `json:"bounce_count"`
-	ComplaintCount       OptInt                      `json:"complaint_count"`
-	UnsubscribeCount     OptInt                      `json:"unsubscribe_count"`
-	ReplyCount           OptInt                      `json:"reply_count"`
-	OpenCount            OptInt                      `json:"open_count"`
-	ClickCount           OptInt                      `json:"click_count"`
-	SuppressedRecipients OptInt                      `json:"suppressed_recipients"`
-	DlqPending           OptInt                      `json:"dlq_pending"`
-	IntentPositive       OptInt                      `json:"intent_positive"`
-	IntentNegative       OptInt                      `json:"intent_negative"`
-	IntentOutOfOffice    OptInt                      `json:"intent_out_of_office"`
-	IntentQuestion       OptInt                      `json:"intent_question"`
-	IntentNeutral        OptInt                      `json:"intent_neutral"`
-	IntentAutomated      OptInt                      `json:"intent_automated"`
-	EmailsSent           OptInt                      `json:"emails_sent"`
-	BounceRate           OptFloat64                  `json:"bounce_rate"`
-	ComplaintRate        OptFloat64                  `json:"complaint_rate"`
-	OpenRate             OptFloat64                  `json:"open_rate"`
-	ClickRate            OptFloat64                  `json:"click_rate"`
-	ReplyRate            OptFloat64                  `json:"reply_rate"`
-	SpamPlacementRate    OptFloat64                  `json:"spam_placement_rate"`
-	InboxPlacementRate   OptFloat64                  `json:"inbox_placement_rate"`
-	PlacementSamples     OptInt                      `json:"placement_samples"`
-	Band                 DeliverabilityDashboardBand `json:"band"`
-	Timeseries           []DeliverabilityDayPoint    `json:"timeseries"`
-	ByMailbox            []DeliverabilityMailbox     `json:"by_mailbox"`
-	ByCampaign           []DeliverabilityCampaign    `json:"by_campaign"`
+	From                 time.Time  `json:"from"`
+	To                   time.Time  `json:"to"`
+	EventsTotal          OptInt     `json:"events_total"`
+	BounceCount          OptInt     `json:"bounce_count"`
+	ComplaintCount       OptInt     `json:"complaint_count"`
+	UnsubscribeCount     OptInt     `json:"unsubscribe_count"`
+	ReplyCount           OptInt     `json:"reply_count"`
+	OpenCount            OptInt     `json:"open_count"`
+	ClickCount           OptInt     `json:"click_count"`
+	SuppressedRecipients OptInt     `json:"suppressed_recipients"`
+	DlqPending           OptInt     `json:"dlq_pending"`
+	IntentPositive       OptInt     `json:"intent_positive"`
+	IntentNegative       OptInt     `json:"intent_negative"`
+	IntentOutOfOffice    OptInt     `json:"intent_out_of_office"`
+	IntentQuestion       OptInt     `json:"intent_question"`
+	IntentNeutral        OptInt     `json:"intent_neutral"`
+	IntentAutomated      OptInt     `json:"intent_automated"`
+	EmailsSent           OptInt     `json:"emails_sent"`
+	BounceRate           OptFloat64 `json:"bounce_rate"`
+	ComplaintRate        OptFloat64 `json:"complaint_rate"`
+	OpenRate             OptFloat64 `json:"open_rate"`
+	ClickRate            OptFloat64 `json:"click_rate"`
+	ReplyRate            OptFloat64 `json:"reply_rate"`
+	// Omitted when there are no seed samples.
+	SpamPlacementRate OptFloat64 `json:"spam_placement_rate"`
+	// Omitted when there are no seed samples.
+	InboxPlacementRate OptFloat64                  `json:"inbox_placement_rate"`
+	PlacementSamples   OptInt                      `json:"placement_samples"`
+	Band               DeliverabilityDashboardBand `json:"band"`
+	// 0 to 100: starts at 100 minus saturating penalties: bounce rate up to 40 points (reached at 10
+	// percent), complaint rate up to 30 (reached at 0.30 percent), spam placement up to 40 (reached at 40
+	// percent).
+	Score      float64                  `json:"score"`
+	Timeseries []DeliverabilityDayPoint `json:"timeseries"`
+	ByMailbox  []DeliverabilityMailbox  `json:"by_mailbox"`
+	ByCampaign []DeliverabilityCampaign `json:"by_campaign"`
+	// The same counters grouped by mailbox provider.
+	ByProvider      []DeliverabilityProvider         `json:"by_provider"`
+	WarmupPlacement OptDeliverabilityWarmupPlacement `json:"warmup_placement"`
 }
 
 // GetFrom returns the value of From.
@@ -17855,6 +20341,11 @@ func (s *DeliverabilityDashboard) GetBand() DeliverabilityDashboardBand {
 	return s.Band
 }
 
+// GetScore returns the value of Score.
+func (s *DeliverabilityDashboard) GetScore() float64 {
+	return s.Score
+}
+
 // GetTimeseries returns the value of Timeseries.
 func (s *DeliverabilityDashboard) GetTimeseries() []DeliverabilityDayPoint {
 	return s.Timeseries
@@ -17868,6 +20359,16 @@ func (s *DeliverabilityDashboard) GetByMailbox() []DeliverabilityMailbox {
 // GetByCampaign returns the value of ByCampaign.
 func (s *DeliverabilityDashboard) GetByCampaign() []DeliverabilityCampaign {
 	return s.ByCampaign
+}
+
+// GetByProvider returns the value of ByProvider.
+func (s *DeliverabilityDashboard) GetByProvider() []DeliverabilityProvider {
+	return s.ByProvider
+}
+
+// GetWarmupPlacement returns the value of WarmupPlacement.
+func (s *DeliverabilityDashboard) GetWarmupPlacement() OptDeliverabilityWarmupPlacement {
+	return s.WarmupPlacement
 }
 
 // SetFrom sets the value of From.
@@ -18005,6 +20506,11 @@ func (s *DeliverabilityDashboard) SetBand(val DeliverabilityDashboardBand) {
 	s.Band = val
 }
 
+// SetScore sets the value of Score.
+func (s *DeliverabilityDashboard) SetScore(val float64) {
+	s.Score = val
+}
+
 // SetTimeseries sets the value of Timeseries.
 func (s *DeliverabilityDashboard) SetTimeseries(val []DeliverabilityDayPoint) {
 	s.Timeseries = val
@@ -18018,6 +20524,16 @@ func (s *DeliverabilityDashboard) SetByMailbox(val []DeliverabilityMailbox) {
 // SetByCampaign sets the value of ByCampaign.
 func (s *DeliverabilityDashboard) SetByCampaign(val []DeliverabilityCampaign) {
 	s.ByCampaign = val
+}
+
+// SetByProvider sets the value of ByProvider.
+func (s *DeliverabilityDashboard) SetByProvider(val []DeliverabilityProvider) {
+	s.ByProvider = val
+}
+
+// SetWarmupPlacement sets the value of WarmupPlacement.
+func (s *DeliverabilityDashboard) SetWarmupPlacement(val OptDeliverabilityWarmupPlacement) {
+	s.WarmupPlacement = val
 }
 
 type DeliverabilityDashboardBand string
@@ -18275,6 +20791,127 @@ type DeliverabilityOpsIngestEventAccepted struct{}
 // DeliverabilityOpsRemoveSuppressionNoContent is response for DeliverabilityOpsRemoveSuppression operation.
 type DeliverabilityOpsRemoveSuppressionNoContent struct{}
 
+// Deliverability counters of the mailboxes of one provider.
+// Ref: #/components/schemas/DeliverabilityProvider
+type DeliverabilityProvider struct {
+	Provider      OptString  `json:"provider"`
+	Sent          OptInt     `json:"sent"`
+	Bounces       OptInt     `json:"bounces"`
+	Complaints    OptInt     `json:"complaints"`
+	BounceRate    OptFloat64 `json:"bounce_rate"`
+	ComplaintRate OptFloat64 `json:"complaint_rate"`
+	Band          OptString  `json:"band"`
+}
+
+// GetProvider returns the value of Provider.
+func (s *DeliverabilityProvider) GetProvider() OptString {
+	return s.Provider
+}
+
+// GetSent returns the value of Sent.
+func (s *DeliverabilityProvider) GetSent() OptInt {
+	return s.Sent
+}
+
+// GetBounces returns the value of Bounces.
+func (s *DeliverabilityProvider) GetBounces() OptInt {
+	return s.Bounces
+}
+
+// GetComplaints returns the value of Complaints.
+func (s *DeliverabilityProvider) GetComplaints() OptInt {
+	return s.Complaints
+}
+
+// GetBounceRate returns the value of BounceRate.
+func (s *DeliverabilityProvider) GetBounceRate() OptFloat64 {
+	return s.BounceRate
+}
+
+// GetComplaintRate returns the value of ComplaintRate.
+func (s *DeliverabilityProvider) GetComplaintRate() OptFloat64 {
+	return s.ComplaintRate
+}
+
+// GetBand returns the value of Band.
+func (s *DeliverabilityProvider) GetBand() OptString {
+	return s.Band
+}
+
+// SetProvider sets the value of Provider.
+func (s *DeliverabilityProvider) SetProvider(val OptString) {
+	s.Provider = val
+}
+
+// SetSent sets the value of Sent.
+func (s *DeliverabilityProvider) SetSent(val OptInt) {
+	s.Sent = val
+}
+
+// SetBounces sets the value of Bounces.
+func (s *DeliverabilityProvider) SetBounces(val OptInt) {
+	s.Bounces = val
+}
+
+// SetComplaints sets the value of Complaints.
+func (s *DeliverabilityProvider) SetComplaints(val OptInt) {
+	s.Complaints = val
+}
+
+// SetBounceRate sets the value of BounceRate.
+func (s *DeliverabilityProvider) SetBounceRate(val OptFloat64) {
+	s.BounceRate = val
+}
+
+// SetComplaintRate sets the value of ComplaintRate.
+func (s *DeliverabilityProvider) SetComplaintRate(val OptFloat64) {
+	s.ComplaintRate = val
+}
+
+// SetBand sets the value of Band.
+func (s *DeliverabilityProvider) SetBand(val OptString) {
+	s.Band = val
+}
+
+// Inbox versus spam placement observed on warmup traffic over the same window.
+// Ref: #/components/schemas/DeliverabilityWarmupPlacement
+type DeliverabilityWarmupPlacement struct {
+	// Number of warmup placements observed.
+	Samples            OptInt     `json:"samples"`
+	InboxPlacementRate OptFloat64 `json:"inbox_placement_rate"`
+	SpamPlacementRate  OptFloat64 `json:"spam_placement_rate"`
+}
+
+// GetSamples returns the value of Samples.
+func (s *DeliverabilityWarmupPlacement) GetSamples() OptInt {
+	return s.Samples
+}
+
+// GetInboxPlacementRate returns the value of InboxPlacementRate.
+func (s *DeliverabilityWarmupPlacement) GetInboxPlacementRate() OptFloat64 {
+	return s.InboxPlacementRate
+}
+
+// GetSpamPlacementRate returns the value of SpamPlacementRate.
+func (s *DeliverabilityWarmupPlacement) GetSpamPlacementRate() OptFloat64 {
+	return s.SpamPlacementRate
+}
+
+// SetSamples sets the value of Samples.
+func (s *DeliverabilityWarmupPlacement) SetSamples(val OptInt) {
+	s.Samples = val
+}
+
+// SetInboxPlacementRate sets the value of InboxPlacementRate.
+func (s *DeliverabilityWarmupPlacement) SetInboxPlacementRate(val OptFloat64) {
+	s.InboxPlacementRate = val
+}
+
+// SetSpamPlacementRate sets the value of SpamPlacementRate.
+func (s *DeliverabilityWarmupPlacement) SetSpamPlacementRate(val OptFloat64) {
+	s.SpamPlacementRate = val
+}
+
 // Ref: #/components/schemas/DeviceTokenRegister
 type DeviceTokenRegister struct {
 	// Hex device token issued by the push service.
@@ -18390,23 +21027,28 @@ func (s *DeviceTokenRegisterPlatform) UnmarshalText(data []byte) error {
 	}
 }
 
+// Live check of a mailbox (POST /emails/{id}/test, always 200). A failing credential shows as auth
+// false plus `error` with code `mailbox_auth_failed`, a message and a fix.
 // Ref: #/components/schemas/EmailLiveCheck
 type EmailLiveCheck struct {
-	EmailAccountID  uuid.UUID                        `json:"email_account_id"`
-	Email           string                           `json:"email"`
-	Provider        string                           `json:"provider"`
-	SMTP            OptBool                          `json:"smtp"`
-	Imap            OptBool                          `json:"imap"`
-	Auth            bool                             `json:"auth"`
-	Healthy         bool                             `json:"healthy"`
-	SendingStatus   string                           `json:"sending_status"`
-	Status          string                           `json:"status"`
-	DailyLimit      int                              `json:"daily_limit"`
-	MinDelaySeconds int                              `json:"min_delay_seconds"`
-	Warmup          OptWarmupStanding                `json:"warmup"`
-	Campaigns       []EmailLiveCheckCampaignsItem    `json:"campaigns"`
-	RecentErrors    []EmailLiveCheckRecentErrorsItem `json:"recent_errors"`
-	Error           OptIssue                         `json:"error"`
+	EmailAccountID uuid.UUID `json:"email_account_id"`
+	Email          string    `json:"email"`
+	Provider       string    `json:"provider"`
+	// SMTP reachable.
+	SMTP OptBool `json:"smtp"`
+	// IMAP reachable.
+	Imap OptBool `json:"imap"`
+	// The credential authenticates.
+	Auth            bool                   `json:"auth"`
+	Healthy         bool                   `json:"healthy"`
+	SendingStatus   string                 `json:"sending_status"`
+	Status          string                 `json:"status"`
+	DailyLimit      int                    `json:"daily_limit"`
+	MinDelaySeconds int                    `json:"min_delay_seconds"`
+	Warmup          OptWarmupStanding      `json:"warmup"`
+	Campaigns       []MailboxCampaign      `json:"campaigns"`
+	RecentErrors    []MailboxErrorLogEntry `json:"recent_errors"`
+	Error           OptIssue               `json:"error"`
 }
 
 // GetEmailAccountID returns the value of EmailAccountID.
@@ -18470,12 +21112,12 @@ func (s *EmailLiveCheck) GetWarmup() OptWarmupStanding {
 }
 
 // GetCampaigns returns the value of Campaigns.
-func (s *EmailLiveCheck) GetCampaigns() []EmailLiveCheckCampaignsItem {
+func (s *EmailLiveCheck) GetCampaigns() []MailboxCampaign {
 	return s.Campaigns
 }
 
 // GetRecentErrors returns the value of RecentErrors.
-func (s *EmailLiveCheck) GetRecentErrors() []EmailLiveCheckRecentErrorsItem {
+func (s *EmailLiveCheck) GetRecentErrors() []MailboxErrorLogEntry {
 	return s.RecentErrors
 }
 
@@ -18545,65 +21187,18 @@ func (s *EmailLiveCheck) SetWarmup(val OptWarmupStanding) {
 }
 
 // SetCampaigns sets the value of Campaigns.
-func (s *EmailLiveCheck) SetCampaigns(val []EmailLiveCheckCampaignsItem) {
+func (s *EmailLiveCheck) SetCampaigns(val []MailboxCampaign) {
 	s.Campaigns = val
 }
 
 // SetRecentErrors sets the value of RecentErrors.
-func (s *EmailLiveCheck) SetRecentErrors(val []EmailLiveCheckRecentErrorsItem) {
+func (s *EmailLiveCheck) SetRecentErrors(val []MailboxErrorLogEntry) {
 	s.RecentErrors = val
 }
 
 // SetError sets the value of Error.
 func (s *EmailLiveCheck) SetError(val OptIssue) {
 	s.Error = val
-}
-
-type EmailLiveCheckCampaignsItem struct {
-	ID     OptUUID   `json:"id"`
-	Name   OptString `json:"name"`
-	Status OptString `json:"status"`
-}
-
-// GetID returns the value of ID.
-func (s *EmailLiveCheckCampaignsItem) GetID() OptUUID {
-	return s.ID
-}
-
-// GetName returns the value of Name.
-func (s *EmailLiveCheckCampaignsItem) GetName() OptString {
-	return s.Name
-}
-
-// GetStatus returns the value of Status.
-func (s *EmailLiveCheckCampaignsItem) GetStatus() OptString {
-	return s.Status
-}
-
-// SetID sets the value of ID.
-func (s *EmailLiveCheckCampaignsItem) SetID(val OptUUID) {
-	s.ID = val
-}
-
-// SetName sets the value of Name.
-func (s *EmailLiveCheckCampaignsItem) SetName(val OptString) {
-	s.Name = val
-}
-
-// SetStatus sets the value of Status.
-func (s *EmailLiveCheckCampaignsItem) SetStatus(val OptString) {
-	s.Status = val
-}
-
-type EmailLiveCheckRecentErrorsItem map[string]jx.Raw
-
-func (s *EmailLiveCheckRecentErrorsItem) init() EmailLiveCheckRecentErrorsItem {
-	m := *s
-	if m == nil {
-		m = map[string]jx.Raw{}
-		*s = m
-	}
-	return m
 }
 
 // Ref: #/components/schemas/EmailOAuthCLISession
@@ -20921,7 +23516,8 @@ func (s *IntegrationConnectionCreateConfig) init() IntegrationConnectionCreateCo
 type IntegrationConnectionDetail struct {
 	Connection IntegrationConnection          `json:"connection"`
 	Events     []IntegrationEventSubscription `json:"events"`
-	Runs       []IntegrationSyncRun           `json:"runs"`
+	// The 20 most recent runs, newest first.
+	Runs []IntegrationSyncRun `json:"runs"`
 }
 
 // GetConnection returns the value of Connection.
@@ -21323,10 +23919,12 @@ func (s *IntegrationEventSubscriptionConfig) init() IntegrationEventSubscription
 
 // Ref: #/components/schemas/IntegrationEventSubscriptionCreate
 type IntegrationEventSubscriptionCreate struct {
-	EventType string                                      `json:"event_type"`
-	Action    string                                      `json:"action"`
-	Config    OptIntegrationEventSubscriptionCreateConfig `json:"config"`
-	Enabled   OptBool                                     `json:"enabled"`
+	// An event of the catalog, e.g. campaign.reply_received.
+	EventType string `json:"event_type"`
+	// One of the provider's action_types.
+	Action  string                                      `json:"action"`
+	Config  OptIntegrationEventSubscriptionCreateConfig `json:"config"`
+	Enabled OptBool                                     `json:"enabled"`
 }
 
 // GetEventType returns the value of EventType.
@@ -21405,10 +24003,11 @@ type IntegrationFieldMapping struct {
 	ObjectName     string                              `json:"object_name"`
 	SendsetsField  string                              `json:"sendsets_field"`
 	ExternalField  string                              `json:"external_field"`
-	Transform      OptString                           `json:"transform"`
-	StaticValue    OptString                           `json:"static_value"`
-	IsDefault      bool                                `json:"is_default"`
-	CreatedAt      time.Time                           `json:"created_at"`
+	// One of empty, none, static, uppercase, lowercase, trim.
+	Transform   OptString `json:"transform"`
+	StaticValue OptString `json:"static_value"`
+	IsDefault   bool      `json:"is_default"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // GetID returns the value of ID.
@@ -21594,8 +24193,10 @@ func (s *IntegrationFieldMappingList) SetMappings(val []IntegrationFieldMapping)
 	s.Mappings = val
 }
 
+// Body of PUT /integrations/connections/{id}/field-mappings; replaces the whole set.
 // Ref: #/components/schemas/IntegrationFieldMappingReplace
 type IntegrationFieldMappingReplace struct {
+	// Provider object the set applies to, e.g. contact or person.
 	Object   OptString                                    `json:"object"`
 	Mappings []IntegrationFieldMappingReplaceMappingsItem `json:"mappings"`
 }
@@ -21620,11 +24221,15 @@ func (s *IntegrationFieldMappingReplace) SetMappings(val []IntegrationFieldMappi
 	s.Mappings = val
 }
 
+// One mapping. sendsets_field is required unless transform is static; static_value is required for
+// static.
 type IntegrationFieldMappingReplaceMappingsItem struct {
-	ExternalField string    `json:"external_field"`
-	SendsetsField OptString `json:"sendsets_field"`
-	Transform     OptString `json:"transform"`
-	StaticValue   OptString `json:"static_value"`
+	ExternalField string `json:"external_field"`
+	// Required unless transform is static.
+	SendsetsField OptString                                              `json:"sendsets_field"`
+	Transform     OptIntegrationFieldMappingReplaceMappingsItemTransform `json:"transform"`
+	// Required for static.
+	StaticValue OptString `json:"static_value"`
 }
 
 // GetExternalField returns the value of ExternalField.
@@ -21638,7 +24243,7 @@ func (s *IntegrationFieldMappingReplaceMappingsItem) GetSendsetsField() OptStrin
 }
 
 // GetTransform returns the value of Transform.
-func (s *IntegrationFieldMappingReplaceMappingsItem) GetTransform() OptString {
+func (s *IntegrationFieldMappingReplaceMappingsItem) GetTransform() OptIntegrationFieldMappingReplaceMappingsItemTransform {
 	return s.Transform
 }
 
@@ -21658,13 +24263,82 @@ func (s *IntegrationFieldMappingReplaceMappingsItem) SetSendsetsField(val OptStr
 }
 
 // SetTransform sets the value of Transform.
-func (s *IntegrationFieldMappingReplaceMappingsItem) SetTransform(val OptString) {
+func (s *IntegrationFieldMappingReplaceMappingsItem) SetTransform(val OptIntegrationFieldMappingReplaceMappingsItemTransform) {
 	s.Transform = val
 }
 
 // SetStaticValue sets the value of StaticValue.
 func (s *IntegrationFieldMappingReplaceMappingsItem) SetStaticValue(val OptString) {
 	s.StaticValue = val
+}
+
+type IntegrationFieldMappingReplaceMappingsItemTransform string
+
+const (
+	IntegrationFieldMappingReplaceMappingsItemTransformEmpty     IntegrationFieldMappingReplaceMappingsItemTransform = ""
+	IntegrationFieldMappingReplaceMappingsItemTransformNone      IntegrationFieldMappingReplaceMappingsItemTransform = "none"
+	IntegrationFieldMappingReplaceMappingsItemTransformStatic    IntegrationFieldMappingReplaceMappingsItemTransform = "static"
+	IntegrationFieldMappingReplaceMappingsItemTransformUppercase IntegrationFieldMappingReplaceMappingsItemTransform = "uppercase"
+	IntegrationFieldMappingReplaceMappingsItemTransformLowercase IntegrationFieldMappingReplaceMappingsItemTransform = "lowercase"
+	IntegrationFieldMappingReplaceMappingsItemTransformTrim      IntegrationFieldMappingReplaceMappingsItemTransform = "trim"
+)
+
+// AllValues returns all IntegrationFieldMappingReplaceMappingsItemTransform values.
+func (IntegrationFieldMappingReplaceMappingsItemTransform) AllValues() []IntegrationFieldMappingReplaceMappingsItemTransform {
+	return []IntegrationFieldMappingReplaceMappingsItemTransform{
+		IntegrationFieldMappingReplaceMappingsItemTransformEmpty,
+		IntegrationFieldMappingReplaceMappingsItemTransformNone,
+		IntegrationFieldMappingReplaceMappingsItemTransformStatic,
+		IntegrationFieldMappingReplaceMappingsItemTransformUppercase,
+		IntegrationFieldMappingReplaceMappingsItemTransformLowercase,
+		IntegrationFieldMappingReplaceMappingsItemTransformTrim,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IntegrationFieldMappingReplaceMappingsItemTransform) MarshalText() ([]byte, error) {
+	switch s {
+	case IntegrationFieldMappingReplaceMappingsItemTransformEmpty:
+		return []byte(s), nil
+	case IntegrationFieldMappingReplaceMappingsItemTransformNone:
+		return []byte(s), nil
+	case IntegrationFieldMappingReplaceMappingsItemTransformStatic:
+		return []byte(s), nil
+	case IntegrationFieldMappingReplaceMappingsItemTransformUppercase:
+		return []byte(s), nil
+	case IntegrationFieldMappingReplaceMappingsItemTransformLowercase:
+		return []byte(s), nil
+	case IntegrationFieldMappingReplaceMappingsItemTransformTrim:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IntegrationFieldMappingReplaceMappingsItemTransform) UnmarshalText(data []byte) error {
+	switch IntegrationFieldMappingReplaceMappingsItemTransform(data) {
+	case IntegrationFieldMappingReplaceMappingsItemTransformEmpty:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransformEmpty
+		return nil
+	case IntegrationFieldMappingReplaceMappingsItemTransformNone:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransformNone
+		return nil
+	case IntegrationFieldMappingReplaceMappingsItemTransformStatic:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransformStatic
+		return nil
+	case IntegrationFieldMappingReplaceMappingsItemTransformUppercase:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransformUppercase
+		return nil
+	case IntegrationFieldMappingReplaceMappingsItemTransformLowercase:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransformLowercase
+		return nil
+	case IntegrationFieldMappingReplaceMappingsItemTransformTrim:
+		*s = IntegrationFieldMappingReplaceMappingsItemTransformTrim
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Where to send the browser to grant access.
@@ -21772,13 +24446,16 @@ func (s *IntegrationOAuthStartRequest) SetReturnTo(val OptString) {
 	s.ReturnTo = val
 }
 
-// Give either the explicit list, or `all: true` with `filters` (and optionally `exclude`).
+// Give either the explicit list, or `all: true` with `filters` (at most 500 matches; and optionally
+// `exclude`).
 // Ref: #/components/schemas/IntegrationPushRequest
 type IntegrationPushRequest struct {
+	// 1 to 500 contact ids; duplicates are dropped.
 	ContactIds []uuid.UUID             `json:"contact_ids"`
 	All        OptBool                 `json:"all"`
 	Filters    OptContactSearchRequest `json:"filters"`
-	Exclude    []uuid.UUID             `json:"exclude"`
+	// Ids left out of a filter selection; ignored unless all is true.
+	Exclude []uuid.UUID `json:"exclude"`
 }
 
 // GetContactIds returns the value of ContactIds.
@@ -22021,6 +24698,7 @@ func (s *IntegrationSyncRun) SetFinishedAt(val OptNilDateTime) {
 
 // Ref: #/components/schemas/IntegrationSyncRunList
 type IntegrationSyncRunList struct {
+	// Up to 50 most recent runs, newest first.
 	Runs []IntegrationSyncRun `json:"runs"`
 }
 
@@ -22219,15 +24897,21 @@ type LabelsDeleteFolderNoContent struct{}
 // LabelsDeleteTagNoContent is response for LabelsDeleteTag operation.
 type LabelsDeleteTagNoContent struct{}
 
+// A completed sign-in: either a token pair (access_token, access_token_expires_at, refresh_token,
+// refresh_token_expires_at) or, when the account has 2FA on, the challenge (`two_fa_required` true, a
+// single-use `pending_token` and `expires_in` 300 seconds) to finish at POST /auth/2fa/verify.
 // Ref: #/components/schemas/LoginResult
 type LoginResult struct {
 	AccessToken           OptString   `json:"access_token"`
 	AccessTokenExpiresAt  OptDateTime `json:"access_token_expires_at"`
 	RefreshToken          OptString   `json:"refresh_token"`
 	RefreshTokenExpiresAt OptDateTime `json:"refresh_token_expires_at"`
-	TwoFaRequired         OptBool     `json:"two_fa_required"`
-	PendingToken          OptString   `json:"pending_token"`
-	ExpiresIn             OptInt      `json:"expires_in"`
+	// True when a 2FA code is needed; the token fields are then absent.
+	TwoFaRequired OptBool `json:"two_fa_required"`
+	// Single-use token for POST /auth/2fa/verify.
+	PendingToken OptString `json:"pending_token"`
+	// Seconds the pending_token stays valid (300).
+	ExpiresIn OptInt `json:"expires_in"`
 }
 
 // GetAccessToken returns the value of AccessToken.
@@ -22300,12 +24984,14 @@ func (s *LoginResult) SetExpiresIn(val OptInt) {
 	s.ExpiresIn = val
 }
 
+// SMTP or IMAP credentials. The password is stored sealed and never returned.
 // Ref: #/components/schemas/MailService
 type MailService struct {
-	Host     string                 `json:"host"`
-	Port     int                    `json:"port"`
-	Username string                 `json:"username"`
-	Password string                 `json:"password"`
+	Host     string `json:"host"`
+	Port     int    `json:"port"`
+	Username string `json:"username"`
+	Password string `json:"password"`
+	// Tls or starttls; none is accepted only for a loopback host on a self-hosted instance.
 	Security OptMailServiceSecurity `json:"security"`
 }
 
@@ -22359,6 +25045,7 @@ func (s *MailService) SetSecurity(val OptMailServiceSecurity) {
 	s.Security = val
 }
 
+// Tls or starttls; none is accepted only for a loopback host on a self-hosted instance.
 type MailServiceSecurity string
 
 const (
@@ -22407,45 +25094,80 @@ func (s *MailServiceSecurity) UnmarshalText(data []byte) error {
 	}
 }
 
+// A sender mailbox (element of GET /emails; also returned by PATCH /emails/{id} and the warmup start,
+// pause, resume and stop routes).
 // Ref: #/components/schemas/Mailbox
 type Mailbox struct {
-	ID                       uuid.UUID                `json:"id"`
-	UserID                   OptUUID                  `json:"user_id"`
-	OrganizationID           OptUUID                  `json:"organization_id"`
-	WorkerID                 OptNilUUID               `json:"worker_id"`
-	Email                    string                   `json:"email"`
-	Name                     OptString                `json:"name"`
-	SignaturePlain           OptString                `json:"signature_plain"`
-	SignatureHTML            OptString                `json:"signature_html"`
-	SignatureSync            OptBool                  `json:"signature_sync"`
-	SignatureCode            OptBool                  `json:"signature_code"`
-	SendAsEmail              OptString                `json:"send_as_email"`
-	Provider                 MailboxProvider          `json:"provider"`
-	Status                   MailboxStatus            `json:"status"`
-	LastSyncedAt             OptNilDateTime           `json:"last_synced_at"`
-	LastID                   OptInt                   `json:"last_id"`
-	CampaignLimit            int                      `json:"campaign_limit"`
-	MinWaitTime              int                      `json:"min_wait_time"`
-	ReplyTo                  OptString                `json:"reply_to"`
-	SaveToSent               OptBool                  `json:"save_to_sent"`
-	TrackingDomain           OptString                `json:"tracking_domain"`
-	TrackingDomainVerified   OptBool                  `json:"tracking_domain_verified"`
-	TrackingDomainVerifiedAt OptNilDateTime           `json:"tracking_domain_verified_at"`
-	Warmup                   OptNilDateTime           `json:"warmup"`
-	WarmupPausedAt           OptNilDateTime           `json:"warmup_paused_at"`
-	WarmupBase               OptInt                   `json:"warmup_base"`
-	WarmupMax                OptInt                   `json:"warmup_max"`
-	WarmupIncrease           OptInt                   `json:"warmup_increase"`
-	WarmupReplyRate          OptInt                   `json:"warmup_reply_rate"`
-	WarmupTag                OptString                `json:"warmup_tag"`
-	WarmupPoolType           OptMailboxWarmupPoolType `json:"warmup_pool_type"`
-	WarmupStartTime          OptString                `json:"warmup_start_time"`
-	WarmupEndTime            OptString                `json:"warmup_end_time"`
-	WarmupDays               OptInt                   `json:"warmup_days"`
-	Timezone                 OptString                `json:"timezone"`
-	Tags                     []string                 `json:"tags"`
-	CreatedAt                time.Time                `json:"created_at"`
-	UpdatedAt                time.Time                `json:"updated_at"`
+	ID             uuid.UUID `json:"id"`
+	UserID         OptUUID   `json:"user_id"`
+	OrganizationID OptUUID   `json:"organization_id"`
+	// Worker running the mailbox; null when it is not on a worker.
+	WorkerID       OptNilUUID `json:"worker_id"`
+	Email          string     `json:"email"`
+	Name           OptString  `json:"name"`
+	SignaturePlain OptString  `json:"signature_plain"`
+	SignatureHTML  OptString  `json:"signature_html"`
+	// Append the signature to outgoing mail.
+	SignatureSync OptBool `json:"signature_sync"`
+	// Treat the HTML signature as raw code.
+	SignatureCode OptBool `json:"signature_code"`
+	// Verified provider alias mail is sent as; empty means the mailbox's own address.
+	SendAsEmail  OptString       `json:"send_as_email"`
+	Provider     MailboxProvider `json:"provider"`
+	Status       MailboxStatus   `json:"status"`
+	LastSyncedAt OptNilDateTime  `json:"last_synced_at"`
+	LastID       OptInt          `json:"last_id"`
+	// Campaign emails per day, 0 to 5000 (default 50; 30 to 50 a day is the cold band).
+	CampaignLimit int `json:"campaign_limit"`
+	// Seconds between sends (default 600).
+	MinWaitTime              int                 `json:"min_wait_time"`
+	ReplyTo                  OptString           `json:"reply_to"`
+	SaveToSent               OptBool             `json:"save_to_sent"`
+	TrackingDomain           OptString           `json:"tracking_domain"`
+	TrackingDomainVerified   OptBool             `json:"tracking_domain_verified"`
+	TrackingDomainVerifiedAt OptNilDateTime      `json:"tracking_domain_verified_at"`
+	AuthState                OptMailboxAuthState `json:"auth_state"`
+	// An SPF record was found.
+	AuthSpf OptBool `json:"auth_spf"`
+	// A DKIM key was found. Positive-only; false means unverified and never gates sending.
+	AuthDkim OptBool `json:"auth_dkim"`
+	// A DMARC record (own or inherited) was found.
+	AuthDmarc OptBool `json:"auth_dmarc"`
+	// The DMARC policy in force (for example none, quarantine, reject); empty when none was found.
+	AuthDmarcPolicy OptString `json:"auth_dmarc_policy"`
+	// One sentence explaining auth_state.
+	AuthReason OptString `json:"auth_reason"`
+	// When the domain was last checked; absent when it never was.
+	AuthCheckedAt OptDateTime `json:"auth_checked_at"`
+	// Since when the domain has been failing; null when it is not. A domain failing past the instance's
+	// grace period stops cold sending and warmup on every mailbox of that domain.
+	AuthFailingSince OptNilDateTime `json:"auth_failing_since"`
+	// Warmup anchor; null when warmup was never enabled or has been stopped.
+	Warmup OptNilDateTime `json:"warmup"`
+	// Non-null while warmup is enabled but paused.
+	WarmupPausedAt OptNilDateTime `json:"warmup_paused_at"`
+	// Starting warmup volume per day.
+	WarmupBase OptInt `json:"warmup_base"`
+	// Daily warmup ceiling.
+	WarmupMax OptInt `json:"warmup_max"`
+	// Per-day increment of the ramp.
+	WarmupIncrease OptInt `json:"warmup_increase"`
+	// Percent of warmup threads replied to.
+	WarmupReplyRate OptInt                   `json:"warmup_reply_rate"`
+	WarmupTag       OptString                `json:"warmup_tag"`
+	WarmupPoolType  OptMailboxWarmupPoolType `json:"warmup_pool_type"`
+	// Start of the daily warmup window, HH:MM.
+	WarmupStartTime OptString `json:"warmup_start_time"`
+	// End of the daily warmup window, HH:MM.
+	WarmupEndTime OptString `json:"warmup_end_time"`
+	// Active warmup days per week.
+	WarmupDays OptInt `json:"warmup_days"`
+	// IANA zone in which sending behaviour and business hours are evaluated; empty when none is set.
+	Timezone OptString `json:"timezone"`
+	// Ids of the mailbox tags.
+	Tags      []string  `json:"tags"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // GetID returns the value of ID.
@@ -22556,6 +25278,46 @@ func (s *Mailbox) GetTrackingDomainVerified() OptBool {
 // GetTrackingDomainVerifiedAt returns the value of TrackingDomainVerifiedAt.
 func (s *Mailbox) GetTrackingDomainVerifiedAt() OptNilDateTime {
 	return s.TrackingDomainVerifiedAt
+}
+
+// GetAuthState returns the value of AuthState.
+func (s *Mailbox) GetAuthState() OptMailboxAuthState {
+	return s.AuthState
+}
+
+// GetAuthSpf returns the value of AuthSpf.
+func (s *Mailbox) GetAuthSpf() OptBool {
+	return s.AuthSpf
+}
+
+// GetAuthDkim returns the value of AuthDkim.
+func (s *Mailbox) GetAuthDkim() OptBool {
+	return s.AuthDkim
+}
+
+// GetAuthDmarc returns the value of AuthDmarc.
+func (s *Mailbox) GetAuthDmarc() OptBool {
+	return s.AuthDmarc
+}
+
+// GetAuthDmarcPolicy returns the value of AuthDmarcPolicy.
+func (s *Mailbox) GetAuthDmarcPolicy() OptString {
+	return s.AuthDmarcPolicy
+}
+
+// GetAuthReason returns the value of AuthReason.
+func (s *Mailbox) GetAuthReason() OptString {
+	return s.AuthReason
+}
+
+// GetAuthCheckedAt returns the value of AuthCheckedAt.
+func (s *Mailbox) GetAuthCheckedAt() OptDateTime {
+	return s.AuthCheckedAt
+}
+
+// GetAuthFailingSince returns the value of AuthFailingSince.
+func (s *Mailbox) GetAuthFailingSince() OptNilDateTime {
+	return s.AuthFailingSince
 }
 
 // GetWarmup returns the value of Warmup.
@@ -22743,6 +25505,46 @@ func (s *Mailbox) SetTrackingDomainVerifiedAt(val OptNilDateTime) {
 	s.TrackingDomainVerifiedAt = val
 }
 
+// SetAuthState sets the value of AuthState.
+func (s *Mailbox) SetAuthState(val OptMailboxAuthState) {
+	s.AuthState = val
+}
+
+// SetAuthSpf sets the value of AuthSpf.
+func (s *Mailbox) SetAuthSpf(val OptBool) {
+	s.AuthSpf = val
+}
+
+// SetAuthDkim sets the value of AuthDkim.
+func (s *Mailbox) SetAuthDkim(val OptBool) {
+	s.AuthDkim = val
+}
+
+// SetAuthDmarc sets the value of AuthDmarc.
+func (s *Mailbox) SetAuthDmarc(val OptBool) {
+	s.AuthDmarc = val
+}
+
+// SetAuthDmarcPolicy sets the value of AuthDmarcPolicy.
+func (s *Mailbox) SetAuthDmarcPolicy(val OptString) {
+	s.AuthDmarcPolicy = val
+}
+
+// SetAuthReason sets the value of AuthReason.
+func (s *Mailbox) SetAuthReason(val OptString) {
+	s.AuthReason = val
+}
+
+// SetAuthCheckedAt sets the value of AuthCheckedAt.
+func (s *Mailbox) SetAuthCheckedAt(val OptDateTime) {
+	s.AuthCheckedAt = val
+}
+
+// SetAuthFailingSince sets the value of AuthFailingSince.
+func (s *Mailbox) SetAuthFailingSince(val OptNilDateTime) {
+	s.AuthFailingSince = val
+}
+
 // SetWarmup sets the value of Warmup.
 func (s *Mailbox) SetWarmup(val OptNilDateTime) {
 	s.Warmup = val
@@ -22818,17 +25620,31 @@ func (s *Mailbox) SetUpdatedAt(val time.Time) {
 	s.UpdatedAt = val
 }
 
+// SPF, DKIM and DMARC of a mailbox's domain (GET /emails/{id}/auth-check). spf_record, dkim_selectors,
+// dmarc_policy and dmarc_domain are omitted when not found.
 // Ref: #/components/schemas/MailboxAuthCheck
 type MailboxAuthCheck struct {
-	Domain        string    `json:"domain"`
-	SpfFound      bool      `json:"spf_found"`
-	SpfRecord     OptString `json:"spf_record"`
-	DkimFound     bool      `json:"dkim_found"`
-	DkimSelectors []string  `json:"dkim_selectors"`
-	DmarcFound    bool      `json:"dmarc_found"`
-	DmarcPolicy   OptString `json:"dmarc_policy"`
-	AllAligned    bool      `json:"all_aligned"`
-	Summary       string    `json:"summary"`
+	Domain    string    `json:"domain"`
+	SpfFound  bool      `json:"spf_found"`
+	SpfRecord OptString `json:"spf_record"`
+	// Positive-only; false means the probed selectors did not answer, not that the domain lacks DKIM.
+	DkimFound bool `json:"dkim_found"`
+	// Found when a DKIM key answered; otherwise undetermined (unverified, never failing).
+	DkimStatus    MailboxAuthCheckDkimStatus `json:"dkim_status"`
+	DkimSelectors []string                   `json:"dkim_selectors"`
+	DmarcFound    bool                       `json:"dmarc_found"`
+	DmarcPolicy   OptString                  `json:"dmarc_policy"`
+	// Domain the DMARC record was found on; differs from domain when the policy is inherited.
+	DmarcDomain OptString `json:"dmarc_domain"`
+	// The domain has no DMARC record of its own and is covered by its organizational domain's policy.
+	DmarcInherited bool `json:"dmarc_inherited"`
+	// Special-use domain that cannot be evaluated (it classifies as unknown, not failing).
+	Reserved bool `json:"reserved"`
+	// An SPF or DMARC lookup failed for a reason other than the record not existing (timeout, server
+	// failure); the result then classifies as unknown, not failing.
+	LookupError bool   `json:"lookup_error"`
+	AllAligned  bool   `json:"all_aligned"`
+	Summary     string `json:"summary"`
 }
 
 // GetDomain returns the value of Domain.
@@ -22851,6 +25667,11 @@ func (s *MailboxAuthCheck) GetDkimFound() bool {
 	return s.DkimFound
 }
 
+// GetDkimStatus returns the value of DkimStatus.
+func (s *MailboxAuthCheck) GetDkimStatus() MailboxAuthCheckDkimStatus {
+	return s.DkimStatus
+}
+
 // GetDkimSelectors returns the value of DkimSelectors.
 func (s *MailboxAuthCheck) GetDkimSelectors() []string {
 	return s.DkimSelectors
@@ -22864,6 +25685,26 @@ func (s *MailboxAuthCheck) GetDmarcFound() bool {
 // GetDmarcPolicy returns the value of DmarcPolicy.
 func (s *MailboxAuthCheck) GetDmarcPolicy() OptString {
 	return s.DmarcPolicy
+}
+
+// GetDmarcDomain returns the value of DmarcDomain.
+func (s *MailboxAuthCheck) GetDmarcDomain() OptString {
+	return s.DmarcDomain
+}
+
+// GetDmarcInherited returns the value of DmarcInherited.
+func (s *MailboxAuthCheck) GetDmarcInherited() bool {
+	return s.DmarcInherited
+}
+
+// GetReserved returns the value of Reserved.
+func (s *MailboxAuthCheck) GetReserved() bool {
+	return s.Reserved
+}
+
+// GetLookupError returns the value of LookupError.
+func (s *MailboxAuthCheck) GetLookupError() bool {
+	return s.LookupError
 }
 
 // GetAllAligned returns the value of AllAligned.
@@ -22896,6 +25737,11 @@ func (s *MailboxAuthCheck) SetDkimFound(val bool) {
 	s.DkimFound = val
 }
 
+// SetDkimStatus sets the value of DkimStatus.
+func (s *MailboxAuthCheck) SetDkimStatus(val MailboxAuthCheckDkimStatus) {
+	s.DkimStatus = val
+}
+
 // SetDkimSelectors sets the value of DkimSelectors.
 func (s *MailboxAuthCheck) SetDkimSelectors(val []string) {
 	s.DkimSelectors = val
@@ -22911,6 +25757,26 @@ func (s *MailboxAuthCheck) SetDmarcPolicy(val OptString) {
 	s.DmarcPolicy = val
 }
 
+// SetDmarcDomain sets the value of DmarcDomain.
+func (s *MailboxAuthCheck) SetDmarcDomain(val OptString) {
+	s.DmarcDomain = val
+}
+
+// SetDmarcInherited sets the value of DmarcInherited.
+func (s *MailboxAuthCheck) SetDmarcInherited(val bool) {
+	s.DmarcInherited = val
+}
+
+// SetReserved sets the value of Reserved.
+func (s *MailboxAuthCheck) SetReserved(val bool) {
+	s.Reserved = val
+}
+
+// SetLookupError sets the value of LookupError.
+func (s *MailboxAuthCheck) SetLookupError(val bool) {
+	s.LookupError = val
+}
+
 // SetAllAligned sets the value of AllAligned.
 func (s *MailboxAuthCheck) SetAllAligned(val bool) {
 	s.AllAligned = val
@@ -22919,6 +25785,771 @@ func (s *MailboxAuthCheck) SetAllAligned(val bool) {
 // SetSummary sets the value of Summary.
 func (s *MailboxAuthCheck) SetSummary(val string) {
 	s.Summary = val
+}
+
+// Found when a DKIM key answered; otherwise undetermined (unverified, never failing).
+type MailboxAuthCheckDkimStatus string
+
+const (
+	MailboxAuthCheckDkimStatusFound        MailboxAuthCheckDkimStatus = "found"
+	MailboxAuthCheckDkimStatusUndetermined MailboxAuthCheckDkimStatus = "undetermined"
+)
+
+// AllValues returns all MailboxAuthCheckDkimStatus values.
+func (MailboxAuthCheckDkimStatus) AllValues() []MailboxAuthCheckDkimStatus {
+	return []MailboxAuthCheckDkimStatus{
+		MailboxAuthCheckDkimStatusFound,
+		MailboxAuthCheckDkimStatusUndetermined,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MailboxAuthCheckDkimStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case MailboxAuthCheckDkimStatusFound:
+		return []byte(s), nil
+	case MailboxAuthCheckDkimStatusUndetermined:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MailboxAuthCheckDkimStatus) UnmarshalText(data []byte) error {
+	switch MailboxAuthCheckDkimStatus(data) {
+	case MailboxAuthCheckDkimStatusFound:
+		*s = MailboxAuthCheckDkimStatusFound
+		return nil
+	case MailboxAuthCheckDkimStatusUndetermined:
+		*s = MailboxAuthCheckDkimStatusUndetermined
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Stored authentication verdict of the mailbox's domain: passing (SPF and DMARC present), failing (SPF
+// or DMARC missing), unknown (not checked, the lookup could not complete, or a special-use domain).
+// Ref: #/components/schemas/MailboxAuthState
+type MailboxAuthState string
+
+const (
+	MailboxAuthStatePassing MailboxAuthState = "passing"
+	MailboxAuthStateFailing MailboxAuthState = "failing"
+	MailboxAuthStateUnknown MailboxAuthState = "unknown"
+)
+
+// AllValues returns all MailboxAuthState values.
+func (MailboxAuthState) AllValues() []MailboxAuthState {
+	return []MailboxAuthState{
+		MailboxAuthStatePassing,
+		MailboxAuthStateFailing,
+		MailboxAuthStateUnknown,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MailboxAuthState) MarshalText() ([]byte, error) {
+	switch s {
+	case MailboxAuthStatePassing:
+		return []byte(s), nil
+	case MailboxAuthStateFailing:
+		return []byte(s), nil
+	case MailboxAuthStateUnknown:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MailboxAuthState) UnmarshalText(data []byte) error {
+	switch MailboxAuthState(data) {
+	case MailboxAuthStatePassing:
+		*s = MailboxAuthStatePassing
+		return nil
+	case MailboxAuthStateFailing:
+		*s = MailboxAuthStateFailing
+		return nil
+	case MailboxAuthStateUnknown:
+		*s = MailboxAuthStateUnknown
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A campaign that sends from a mailbox.
+// Ref: #/components/schemas/MailboxCampaign
+type MailboxCampaign struct {
+	ID     uuid.UUID `json:"id"`
+	Name   string    `json:"name"`
+	Status string    `json:"status"`
+}
+
+// GetID returns the value of ID.
+func (s *MailboxCampaign) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *MailboxCampaign) GetName() string {
+	return s.Name
+}
+
+// GetStatus returns the value of Status.
+func (s *MailboxCampaign) GetStatus() string {
+	return s.Status
+}
+
+// SetID sets the value of ID.
+func (s *MailboxCampaign) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *MailboxCampaign) SetName(val string) {
+	s.Name = val
+}
+
+// SetStatus sets the value of Status.
+func (s *MailboxCampaign) SetStatus(val string) {
+	s.Status = val
+}
+
+// Merged schema.
+// Ref: #/components/schemas/MailboxDetail
+type MailboxDetail struct {
+	ID             uuid.UUID `json:"id"`
+	UserID         OptUUID   `json:"user_id"`
+	OrganizationID OptUUID   `json:"organization_id"`
+	// Worker running the mailbox; null when it is not on a worker.
+	WorkerID       OptNilUUID `json:"worker_id"`
+	Email          string     `json:"email"`
+	Name           OptString  `json:"name"`
+	SignaturePlain OptString  `json:"signature_plain"`
+	SignatureHTML  OptString  `json:"signature_html"`
+	// Append the signature to outgoing mail.
+	SignatureSync OptBool `json:"signature_sync"`
+	// Treat the HTML signature as raw code.
+	SignatureCode OptBool `json:"signature_code"`
+	// Verified provider alias mail is sent as; empty means the mailbox's own address.
+	SendAsEmail  OptString       `json:"send_as_email"`
+	Provider     MailboxProvider `json:"provider"`
+	Status       MailboxStatus   `json:"status"`
+	LastSyncedAt OptNilDateTime  `json:"last_synced_at"`
+	LastID       OptInt          `json:"last_id"`
+	// Campaign emails per day, 0 to 5000 (default 50; 30 to 50 a day is the cold band).
+	CampaignLimit int `json:"campaign_limit"`
+	// Seconds between sends (default 600).
+	MinWaitTime              int                 `json:"min_wait_time"`
+	ReplyTo                  OptString           `json:"reply_to"`
+	SaveToSent               OptBool             `json:"save_to_sent"`
+	TrackingDomain           OptString           `json:"tracking_domain"`
+	TrackingDomainVerified   OptBool             `json:"tracking_domain_verified"`
+	TrackingDomainVerifiedAt OptNilDateTime      `json:"tracking_domain_verified_at"`
+	AuthState                OptMailboxAuthState `json:"auth_state"`
+	// An SPF record was found.
+	AuthSpf OptBool `json:"auth_spf"`
+	// A DKIM key was found. Positive-only; false means unverified and never gates sending.
+	AuthDkim OptBool `json:"auth_dkim"`
+	// A DMARC record (own or inherited) was found.
+	AuthDmarc OptBool `json:"auth_dmarc"`
+	// The DMARC policy in force (for example none, quarantine, reject); empty when none was found.
+	AuthDmarcPolicy OptString `json:"auth_dmarc_policy"`
+	// One sentence explaining auth_state.
+	AuthReason OptString `json:"auth_reason"`
+	// When the domain was last checked; absent when it never was.
+	AuthCheckedAt OptDateTime `json:"auth_checked_at"`
+	// Since when the domain has been failing; null when it is not. A domain failing past the instance's
+	// grace period stops cold sending and warmup on every mailbox of that domain.
+	AuthFailingSince OptNilDateTime `json:"auth_failing_since"`
+	// Warmup anchor; null when warmup was never enabled or has been stopped.
+	Warmup OptNilDateTime `json:"warmup"`
+	// Non-null while warmup is enabled but paused.
+	WarmupPausedAt OptNilDateTime `json:"warmup_paused_at"`
+	// Starting warmup volume per day.
+	WarmupBase OptInt `json:"warmup_base"`
+	// Daily warmup ceiling.
+	WarmupMax OptInt `json:"warmup_max"`
+	// Per-day increment of the ramp.
+	WarmupIncrease OptInt `json:"warmup_increase"`
+	// Percent of warmup threads replied to.
+	WarmupReplyRate OptInt                   `json:"warmup_reply_rate"`
+	WarmupTag       OptString                `json:"warmup_tag"`
+	WarmupPoolType  OptMailboxWarmupPoolType `json:"warmup_pool_type"`
+	// Start of the daily warmup window, HH:MM.
+	WarmupStartTime OptString `json:"warmup_start_time"`
+	// End of the daily warmup window, HH:MM.
+	WarmupEndTime OptString `json:"warmup_end_time"`
+	// Active warmup days per week.
+	WarmupDays OptInt `json:"warmup_days"`
+	// IANA zone in which sending behaviour and business hours are evaluated; empty when none is set.
+	Timezone OptString `json:"timezone"`
+	// Ids of the mailbox tags.
+	Tags      []string  `json:"tags"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// Campaigns that send from this mailbox.
+	Campaigns []MailboxCampaign `json:"campaigns"`
+	// The newest ten entries of the mailbox's error log, newest first.
+	RecentErrors []MailboxErrorLogEntry `json:"recent_errors"`
+}
+
+// GetID returns the value of ID.
+func (s *MailboxDetail) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetUserID returns the value of UserID.
+func (s *MailboxDetail) GetUserID() OptUUID {
+	return s.UserID
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *MailboxDetail) GetOrganizationID() OptUUID {
+	return s.OrganizationID
+}
+
+// GetWorkerID returns the value of WorkerID.
+func (s *MailboxDetail) GetWorkerID() OptNilUUID {
+	return s.WorkerID
+}
+
+// GetEmail returns the value of Email.
+func (s *MailboxDetail) GetEmail() string {
+	return s.Email
+}
+
+// GetName returns the value of Name.
+func (s *MailboxDetail) GetName() OptString {
+	return s.Name
+}
+
+// GetSignaturePlain returns the value of SignaturePlain.
+func (s *MailboxDetail) GetSignaturePlain() OptString {
+	return s.SignaturePlain
+}
+
+// GetSignatureHTML returns the value of SignatureHTML.
+func (s *MailboxDetail) GetSignatureHTML() OptString {
+	return s.SignatureHTML
+}
+
+// GetSignatureSync returns the value of SignatureSync.
+func (s *MailboxDetail) GetSignatureSync() OptBool {
+	return s.SignatureSync
+}
+
+// GetSignatureCode returns the value of SignatureCode.
+func (s *MailboxDetail) GetSignatureCode() OptBool {
+	return s.SignatureCode
+}
+
+// GetSendAsEmail returns the value of SendAsEmail.
+func (s *MailboxDetail) GetSendAsEmail() OptString {
+	return s.SendAsEmail
+}
+
+// GetProvider returns the value of Provider.
+func (s *MailboxDetail) GetProvider() MailboxProvider {
+	return s.Provider
+}
+
+// GetStatus returns the value of Status.
+func (s *MailboxDetail) GetStatus() MailboxStatus {
+	return s.Status
+}
+
+// GetLastSyncedAt returns the value of LastSyncedAt.
+func (s *MailboxDetail) GetLastSyncedAt() OptNilDateTime {
+	return s.LastSyncedAt
+}
+
+// GetLastID returns the value of LastID.
+func (s *MailboxDetail) GetLastID() OptInt {
+	return s.LastID
+}
+
+// GetCampaignLimit returns the value of CampaignLimit.
+func (s *MailboxDetail) GetCampaignLimit() int {
+	return s.CampaignLimit
+}
+
+// GetMinWaitTime returns the value of MinWaitTime.
+func (s *MailboxDetail) GetMinWaitTime() int {
+	return s.MinWaitTime
+}
+
+// GetReplyTo returns the value of ReplyTo.
+func (s *MailboxDetail) GetReplyTo() OptString {
+	return s.ReplyTo
+}
+
+// GetSaveToSent returns the value of SaveToSent.
+func (s *MailboxDetail) GetSaveToSent() OptBool {
+	return s.SaveToSent
+}
+
+// GetTrackingDomain returns the value of TrackingDomain.
+func (s *MailboxDetail) GetTrackingDomain() OptString {
+	return s.TrackingDomain
+}
+
+// GetTrackingDomainVerified returns the value of TrackingDomainVerified.
+func (s *MailboxDetail) GetTrackingDomainVerified() OptBool {
+	return s.TrackingDomainVerified
+}
+
+// GetTrackingDomainVerifiedAt returns the value of TrackingDomainVerifiedAt.
+func (s *MailboxDetail) GetTrackingDomainVerifiedAt() OptNilDateTime {
+	return s.TrackingDomainVerifiedAt
+}
+
+// GetAuthState returns the value of AuthState.
+func (s *MailboxDetail) GetAuthState() OptMailboxAuthState {
+	return s.AuthState
+}
+
+// GetAuthSpf returns the value of AuthSpf.
+func (s *MailboxDetail) GetAuthSpf() OptBool {
+	return s.AuthSpf
+}
+
+// GetAuthDkim returns the value of AuthDkim.
+func (s *MailboxDetail) GetAuthDkim() OptBool {
+	return s.AuthDkim
+}
+
+// GetAuthDmarc returns the value of AuthDmarc.
+func (s *MailboxDetail) GetAuthDmarc() OptBool {
+	return s.AuthDmarc
+}
+
+// GetAuthDmarcPolicy returns the value of AuthDmarcPolicy.
+func (s *MailboxDetail) GetAuthDmarcPolicy() OptString {
+	return s.AuthDmarcPolicy
+}
+
+// GetAuthReason returns the value of AuthReason.
+func (s *MailboxDetail) GetAuthReason() OptString {
+	return s.AuthReason
+}
+
+// GetAuthCheckedAt returns the value of AuthCheckedAt.
+func (s *MailboxDetail) GetAuthCheckedAt() OptDateTime {
+	return s.AuthCheckedAt
+}
+
+// GetAuthFailingSince returns the value of AuthFailingSince.
+func (s *MailboxDetail) GetAuthFailingSince() OptNilDateTime {
+	return s.AuthFailingSince
+}
+
+// GetWarmup returns the value of Warmup.
+func (s *MailboxDetail) GetWarmup() OptNilDateTime {
+	return s.Warmup
+}
+
+// GetWarmupPausedAt returns the value of WarmupPausedAt.
+func (s *MailboxDetail) GetWarmupPausedAt() OptNilDateTime {
+	return s.WarmupPausedAt
+}
+
+// GetWarmupBase returns the value of WarmupBase.
+func (s *MailboxDetail) GetWarmupBase() OptInt {
+	return s.WarmupBase
+}
+
+// GetWarmupMax returns the value of WarmupMax.
+func (s *MailboxDetail) GetWarmupMax() OptInt {
+	return s.WarmupMax
+}
+
+// GetWarmupIncrease returns the value of WarmupIncrease.
+func (s *MailboxDetail) GetWarmupIncrease() OptInt {
+	return s.WarmupIncrease
+}
+
+// GetWarmupReplyRate returns the value of WarmupReplyRate.
+func (s *MailboxDetail) GetWarmupReplyRate() OptInt {
+	return s.WarmupReplyRate
+}
+
+// GetWarmupTag returns the value of WarmupTag.
+func (s *MailboxDetail) GetWarmupTag() OptString {
+	return s.WarmupTag
+}
+
+// GetWarmupPoolType returns the value of WarmupPoolType.
+func (s *MailboxDetail) GetWarmupPoolType() OptMailboxWarmupPoolType {
+	return s.WarmupPoolType
+}
+
+// GetWarmupStartTime returns the value of WarmupStartTime.
+func (s *MailboxDetail) GetWarmupStartTime() OptString {
+	return s.WarmupStartTime
+}
+
+// GetWarmupEndTime returns the value of WarmupEndTime.
+func (s *MailboxDetail) GetWarmupEndTime() OptString {
+	return s.WarmupEndTime
+}
+
+// GetWarmupDays returns the value of WarmupDays.
+func (s *MailboxDetail) GetWarmupDays() OptInt {
+	return s.WarmupDays
+}
+
+// GetTimezone returns the value of Timezone.
+func (s *MailboxDetail) GetTimezone() OptString {
+	return s.Timezone
+}
+
+// GetTags returns the value of Tags.
+func (s *MailboxDetail) GetTags() []string {
+	return s.Tags
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *MailboxDetail) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *MailboxDetail) GetUpdatedAt() time.Time {
+	return s.UpdatedAt
+}
+
+// GetCampaigns returns the value of Campaigns.
+func (s *MailboxDetail) GetCampaigns() []MailboxCampaign {
+	return s.Campaigns
+}
+
+// GetRecentErrors returns the value of RecentErrors.
+func (s *MailboxDetail) GetRecentErrors() []MailboxErrorLogEntry {
+	return s.RecentErrors
+}
+
+// SetID sets the value of ID.
+func (s *MailboxDetail) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetUserID sets the value of UserID.
+func (s *MailboxDetail) SetUserID(val OptUUID) {
+	s.UserID = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *MailboxDetail) SetOrganizationID(val OptUUID) {
+	s.OrganizationID = val
+}
+
+// SetWorkerID sets the value of WorkerID.
+func (s *MailboxDetail) SetWorkerID(val OptNilUUID) {
+	s.WorkerID = val
+}
+
+// SetEmail sets the value of Email.
+func (s *MailboxDetail) SetEmail(val string) {
+	s.Email = val
+}
+
+// SetName sets the value of Name.
+func (s *MailboxDetail) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetSignaturePlain sets the value of SignaturePlain.
+func (s *MailboxDetail) SetSignaturePlain(val OptString) {
+	s.SignaturePlain = val
+}
+
+// SetSignatureHTML sets the value of SignatureHTML.
+func (s *MailboxDetail) SetSignatureHTML(val OptString) {
+	s.SignatureHTML = val
+}
+
+// SetSignatureSync sets the value of SignatureSync.
+func (s *MailboxDetail) SetSignatureSync(val OptBool) {
+	s.SignatureSync = val
+}
+
+// SetSignatureCode sets the value of SignatureCode.
+func (s *MailboxDetail) SetSignatureCode(val OptBool) {
+	s.SignatureCode = val
+}
+
+// SetSendAsEmail sets the value of SendAsEmail.
+func (s *MailboxDetail) SetSendAsEmail(val OptString) {
+	s.SendAsEmail = val
+}
+
+// SetProvider sets the value of Provider.
+func (s *MailboxDetail) SetProvider(val MailboxProvider) {
+	s.Provider = val
+}
+
+// SetStatus sets the value of Status.
+func (s *MailboxDetail) SetStatus(val MailboxStatus) {
+	s.Status = val
+}
+
+// SetLastSyncedAt sets the value of LastSyncedAt.
+func (s *MailboxDetail) SetLastSyncedAt(val OptNilDateTime) {
+	s.LastSyncedAt = val
+}
+
+// SetLastID sets the value of LastID.
+func (s *MailboxDetail) SetLastID(val OptInt) {
+	s.LastID = val
+}
+
+// SetCampaignLimit sets the value of CampaignLimit.
+func (s *MailboxDetail) SetCampaignLimit(val int) {
+	s.CampaignLimit = val
+}
+
+// SetMinWaitTime sets the value of MinWaitTime.
+func (s *MailboxDetail) SetMinWaitTime(val int) {
+	s.MinWaitTime = val
+}
+
+// SetReplyTo sets the value of ReplyTo.
+func (s *MailboxDetail) SetReplyTo(val OptString) {
+	s.ReplyTo = val
+}
+
+// SetSaveToSent sets the value of SaveToSent.
+func (s *MailboxDetail) SetSaveToSent(val OptBool) {
+	s.SaveToSent = val
+}
+
+// SetTrackingDomain sets the value of TrackingDomain.
+func (s *MailboxDetail) SetTrackingDomain(val OptString) {
+	s.TrackingDomain = val
+}
+
+// SetTrackingDomainVerified sets the value of TrackingDomainVerified.
+func (s *MailboxDetail) SetTrackingDomainVerified(val OptBool) {
+	s.TrackingDomainVerified = val
+}
+
+// SetTrackingDomainVerifiedAt sets the value of TrackingDomainVerifiedAt.
+func (s *MailboxDetail) SetTrackingDomainVerifiedAt(val OptNilDateTime) {
+	s.TrackingDomainVerifiedAt = val
+}
+
+// SetAuthState sets the value of AuthState.
+func (s *MailboxDetail) SetAuthState(val OptMailboxAuthState) {
+	s.AuthState = val
+}
+
+// SetAuthSpf sets the value of AuthSpf.
+func (s *MailboxDetail) SetAuthSpf(val OptBool) {
+	s.AuthSpf = val
+}
+
+// SetAuthDkim sets the value of AuthDkim.
+func (s *MailboxDetail) SetAuthDkim(val OptBool) {
+	s.AuthDkim = val
+}
+
+// SetAuthDmarc sets the value of AuthDmarc.
+func (s *MailboxDetail) SetAuthDmarc(val OptBool) {
+	s.AuthDmarc = val
+}
+
+// SetAuthDmarcPolicy sets the value of AuthDmarcPolicy.
+func (s *MailboxDetail) SetAuthDmarcPolicy(val OptString) {
+	s.AuthDmarcPolicy = val
+}
+
+// SetAuthReason sets the value of AuthReason.
+func (s *MailboxDetail) SetAuthReason(val OptString) {
+	s.AuthReason = val
+}
+
+// SetAuthCheckedAt sets the value of AuthCheckedAt.
+func (s *MailboxDetail) SetAuthCheckedAt(val OptDateTime) {
+	s.AuthCheckedAt = val
+}
+
+// SetAuthFailingSince sets the value of AuthFailingSince.
+func (s *MailboxDetail) SetAuthFailingSince(val OptNilDateTime) {
+	s.AuthFailingSince = val
+}
+
+// SetWarmup sets the value of Warmup.
+func (s *MailboxDetail) SetWarmup(val OptNilDateTime) {
+	s.Warmup = val
+}
+
+// SetWarmupPausedAt sets the value of WarmupPausedAt.
+func (s *MailboxDetail) SetWarmupPausedAt(val OptNilDateTime) {
+	s.WarmupPausedAt = val
+}
+
+// SetWarmupBase sets the value of WarmupBase.
+func (s *MailboxDetail) SetWarmupBase(val OptInt) {
+	s.WarmupBase = val
+}
+
+// SetWarmupMax sets the value of WarmupMax.
+func (s *MailboxDetail) SetWarmupMax(val OptInt) {
+	s.WarmupMax = val
+}
+
+// SetWarmupIncrease sets the value of WarmupIncrease.
+func (s *MailboxDetail) SetWarmupIncrease(val OptInt) {
+	s.WarmupIncrease = val
+}
+
+// SetWarmupReplyRate sets the value of WarmupReplyRate.
+func (s *MailboxDetail) SetWarmupReplyRate(val OptInt) {
+	s.WarmupReplyRate = val
+}
+
+// SetWarmupTag sets the value of WarmupTag.
+func (s *MailboxDetail) SetWarmupTag(val OptString) {
+	s.WarmupTag = val
+}
+
+// SetWarmupPoolType sets the value of WarmupPoolType.
+func (s *MailboxDetail) SetWarmupPoolType(val OptMailboxWarmupPoolType) {
+	s.WarmupPoolType = val
+}
+
+// SetWarmupStartTime sets the value of WarmupStartTime.
+func (s *MailboxDetail) SetWarmupStartTime(val OptString) {
+	s.WarmupStartTime = val
+}
+
+// SetWarmupEndTime sets the value of WarmupEndTime.
+func (s *MailboxDetail) SetWarmupEndTime(val OptString) {
+	s.WarmupEndTime = val
+}
+
+// SetWarmupDays sets the value of WarmupDays.
+func (s *MailboxDetail) SetWarmupDays(val OptInt) {
+	s.WarmupDays = val
+}
+
+// SetTimezone sets the value of Timezone.
+func (s *MailboxDetail) SetTimezone(val OptString) {
+	s.Timezone = val
+}
+
+// SetTags sets the value of Tags.
+func (s *MailboxDetail) SetTags(val []string) {
+	s.Tags = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *MailboxDetail) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *MailboxDetail) SetUpdatedAt(val time.Time) {
+	s.UpdatedAt = val
+}
+
+// SetCampaigns sets the value of Campaigns.
+func (s *MailboxDetail) SetCampaigns(val []MailboxCampaign) {
+	s.Campaigns = val
+}
+
+// SetRecentErrors sets the value of RecentErrors.
+func (s *MailboxDetail) SetRecentErrors(val []MailboxErrorLogEntry) {
+	s.RecentErrors = val
+}
+
+// One entry of a mailbox's error log.
+// Ref: #/components/schemas/MailboxErrorLogEntry
+type MailboxErrorLogEntry struct {
+	// Upper-case error-log code, for example EMAIL_AUTH_ERROR.
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	Title    string `json:"title"`
+	Message  string `json:"message"`
+	// Whether a person has to act to clear the error.
+	ActionRequired bool      `json:"action_required"`
+	CreatedAt      time.Time `json:"created_at"`
+	// When the error was resolved; null while it is open.
+	ResolvedAt OptNilDateTime `json:"resolved_at"`
+}
+
+// GetCode returns the value of Code.
+func (s *MailboxErrorLogEntry) GetCode() string {
+	return s.Code
+}
+
+// GetSeverity returns the value of Severity.
+func (s *MailboxErrorLogEntry) GetSeverity() string {
+	return s.Severity
+}
+
+// GetTitle returns the value of Title.
+func (s *MailboxErrorLogEntry) GetTitle() string {
+	return s.Title
+}
+
+// GetMessage returns the value of Message.
+func (s *MailboxErrorLogEntry) GetMessage() string {
+	return s.Message
+}
+
+// GetActionRequired returns the value of ActionRequired.
+func (s *MailboxErrorLogEntry) GetActionRequired() bool {
+	return s.ActionRequired
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *MailboxErrorLogEntry) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetResolvedAt returns the value of ResolvedAt.
+func (s *MailboxErrorLogEntry) GetResolvedAt() OptNilDateTime {
+	return s.ResolvedAt
+}
+
+// SetCode sets the value of Code.
+func (s *MailboxErrorLogEntry) SetCode(val string) {
+	s.Code = val
+}
+
+// SetSeverity sets the value of Severity.
+func (s *MailboxErrorLogEntry) SetSeverity(val string) {
+	s.Severity = val
+}
+
+// SetTitle sets the value of Title.
+func (s *MailboxErrorLogEntry) SetTitle(val string) {
+	s.Title = val
+}
+
+// SetMessage sets the value of Message.
+func (s *MailboxErrorLogEntry) SetMessage(val string) {
+	s.Message = val
+}
+
+// SetActionRequired sets the value of ActionRequired.
+func (s *MailboxErrorLogEntry) SetActionRequired(val bool) {
+	s.ActionRequired = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *MailboxErrorLogEntry) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetResolvedAt sets the value of ResolvedAt.
+func (s *MailboxErrorLogEntry) SetResolvedAt(val OptNilDateTime) {
+	s.ResolvedAt = val
 }
 
 // Ref: #/components/schemas/MailboxList
@@ -22947,6 +26578,8 @@ func (s *MailboxList) SetPagination(val Pagination) {
 	s.Pagination = val
 }
 
+// Gmail (Google-hosted), outlook (Microsoft-hosted) or smtp_imap.
+// Ref: #/components/schemas/MailboxProvider
 type MailboxProvider string
 
 const (
@@ -23456,41 +27089,146 @@ func (s *MailboxSendRequestSendMode) UnmarshalText(data []byte) error {
 	}
 }
 
+// Outcome of a direct send (POST /emails/{id}/send). `executed` (200): task_id, scheduled_at and
+// send_mode are set. `awaiting_approval` (202, API-key and OAuth callers outside their agent policy):
+// approval_id, approval_url, expires_at and reasons are set and nothing is queued until a human
+// approves.
 // Ref: #/components/schemas/MailboxSendResult
 type MailboxSendResult struct {
-	TaskID      uuid.UUID                 `json:"task_id"`
-	ScheduledAt time.Time                 `json:"scheduled_at"`
-	SendMode    MailboxSendResultSendMode `json:"send_mode"`
+	Result MailboxSendResultResult `json:"result"`
+	// The queued send; cancellable through DELETE /unibox/scheduled/{task_id} before it fires.
+	TaskID OptUUID `json:"task_id"`
+	// When the message leaves (end of the undo window for instant sends).
+	ScheduledAt OptDateTime                  `json:"scheduled_at"`
+	SendMode    OptMailboxSendResultSendMode `json:"send_mode"`
+	// The send approval a human must decide.
+	ApprovalID  OptUUID `json:"approval_id"`
+	ApprovalURL OptURI  `json:"approval_url"`
+	// When the approval expires (30 minutes after creation).
+	ExpiresAt OptDateTime `json:"expires_at"`
+	// Why the policy did not permit the send autonomously.
+	Reasons []string `json:"reasons"`
+}
+
+// GetResult returns the value of Result.
+func (s *MailboxSendResult) GetResult() MailboxSendResultResult {
+	return s.Result
 }
 
 // GetTaskID returns the value of TaskID.
-func (s *MailboxSendResult) GetTaskID() uuid.UUID {
+func (s *MailboxSendResult) GetTaskID() OptUUID {
 	return s.TaskID
 }
 
 // GetScheduledAt returns the value of ScheduledAt.
-func (s *MailboxSendResult) GetScheduledAt() time.Time {
+func (s *MailboxSendResult) GetScheduledAt() OptDateTime {
 	return s.ScheduledAt
 }
 
 // GetSendMode returns the value of SendMode.
-func (s *MailboxSendResult) GetSendMode() MailboxSendResultSendMode {
+func (s *MailboxSendResult) GetSendMode() OptMailboxSendResultSendMode {
 	return s.SendMode
 }
 
+// GetApprovalID returns the value of ApprovalID.
+func (s *MailboxSendResult) GetApprovalID() OptUUID {
+	return s.ApprovalID
+}
+
+// GetApprovalURL returns the value of ApprovalURL.
+func (s *MailboxSendResult) GetApprovalURL() OptURI {
+	return s.ApprovalURL
+}
+
+// GetExpiresAt returns the value of ExpiresAt.
+func (s *MailboxSendResult) GetExpiresAt() OptDateTime {
+	return s.ExpiresAt
+}
+
+// GetReasons returns the value of Reasons.
+func (s *MailboxSendResult) GetReasons() []string {
+	return s.Reasons
+}
+
+// SetResult sets the value of Result.
+func (s *MailboxSendResult) SetResult(val MailboxSendResultResult) {
+	s.Result = val
+}
+
 // SetTaskID sets the value of TaskID.
-func (s *MailboxSendResult) SetTaskID(val uuid.UUID) {
+func (s *MailboxSendResult) SetTaskID(val OptUUID) {
 	s.TaskID = val
 }
 
 // SetScheduledAt sets the value of ScheduledAt.
-func (s *MailboxSendResult) SetScheduledAt(val time.Time) {
+func (s *MailboxSendResult) SetScheduledAt(val OptDateTime) {
 	s.ScheduledAt = val
 }
 
 // SetSendMode sets the value of SendMode.
-func (s *MailboxSendResult) SetSendMode(val MailboxSendResultSendMode) {
+func (s *MailboxSendResult) SetSendMode(val OptMailboxSendResultSendMode) {
 	s.SendMode = val
+}
+
+// SetApprovalID sets the value of ApprovalID.
+func (s *MailboxSendResult) SetApprovalID(val OptUUID) {
+	s.ApprovalID = val
+}
+
+// SetApprovalURL sets the value of ApprovalURL.
+func (s *MailboxSendResult) SetApprovalURL(val OptURI) {
+	s.ApprovalURL = val
+}
+
+// SetExpiresAt sets the value of ExpiresAt.
+func (s *MailboxSendResult) SetExpiresAt(val OptDateTime) {
+	s.ExpiresAt = val
+}
+
+// SetReasons sets the value of Reasons.
+func (s *MailboxSendResult) SetReasons(val []string) {
+	s.Reasons = val
+}
+
+type MailboxSendResultResult string
+
+const (
+	MailboxSendResultResultExecuted         MailboxSendResultResult = "executed"
+	MailboxSendResultResultAwaitingApproval MailboxSendResultResult = "awaiting_approval"
+)
+
+// AllValues returns all MailboxSendResultResult values.
+func (MailboxSendResultResult) AllValues() []MailboxSendResultResult {
+	return []MailboxSendResultResult{
+		MailboxSendResultResultExecuted,
+		MailboxSendResultResultAwaitingApproval,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MailboxSendResultResult) MarshalText() ([]byte, error) {
+	switch s {
+	case MailboxSendResultResultExecuted:
+		return []byte(s), nil
+	case MailboxSendResultResultAwaitingApproval:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MailboxSendResultResult) UnmarshalText(data []byte) error {
+	switch MailboxSendResultResult(data) {
+	case MailboxSendResultResultExecuted:
+		*s = MailboxSendResultResultExecuted
+		return nil
+	case MailboxSendResultResultAwaitingApproval:
+		*s = MailboxSendResultResultAwaitingApproval
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 type MailboxSendResultSendMode string
@@ -23541,6 +27279,8 @@ func (s *MailboxSendResultSendMode) UnmarshalText(data []byte) error {
 	}
 }
 
+// Active, inactive or revoked.
+// Ref: #/components/schemas/MailboxStatus
 type MailboxStatus string
 
 const (
@@ -23883,44 +27623,7 @@ func (s *MailboxSyncStateThrottleReason) UnmarshalText(data []byte) error {
 	}
 }
 
-// Ref: #/components/schemas/MailboxTrackingDomain
-type MailboxTrackingDomain struct {
-	TrackingDomain           string         `json:"tracking_domain"`
-	TrackingDomainVerified   bool           `json:"tracking_domain_verified"`
-	TrackingDomainVerifiedAt OptNilDateTime `json:"tracking_domain_verified_at"`
-}
-
-// GetTrackingDomain returns the value of TrackingDomain.
-func (s *MailboxTrackingDomain) GetTrackingDomain() string {
-	return s.TrackingDomain
-}
-
-// GetTrackingDomainVerified returns the value of TrackingDomainVerified.
-func (s *MailboxTrackingDomain) GetTrackingDomainVerified() bool {
-	return s.TrackingDomainVerified
-}
-
-// GetTrackingDomainVerifiedAt returns the value of TrackingDomainVerifiedAt.
-func (s *MailboxTrackingDomain) GetTrackingDomainVerifiedAt() OptNilDateTime {
-	return s.TrackingDomainVerifiedAt
-}
-
-// SetTrackingDomain sets the value of TrackingDomain.
-func (s *MailboxTrackingDomain) SetTrackingDomain(val string) {
-	s.TrackingDomain = val
-}
-
-// SetTrackingDomainVerified sets the value of TrackingDomainVerified.
-func (s *MailboxTrackingDomain) SetTrackingDomainVerified(val bool) {
-	s.TrackingDomainVerified = val
-}
-
-// SetTrackingDomainVerifiedAt sets the value of TrackingDomainVerifiedAt.
-func (s *MailboxTrackingDomain) SetTrackingDomainVerifiedAt(val OptNilDateTime) {
-	s.TrackingDomainVerifiedAt = val
-}
-
-// State of a mailbox's custom tracking domain (GET /emails/{id}/track, POST
+// State of a mailbox's custom tracking domain (GET /emails/{id}/track, PATCH /emails/{id}/track, POST
 // /emails/{id}/track/verify).
 // Ref: #/components/schemas/MailboxTrackingDomainState
 type MailboxTrackingDomainState struct {
@@ -24101,29 +27804,48 @@ func (s *MailboxTrackingDomainStateStatus) UnmarshalText(data []byte) error {
 	}
 }
 
+// Any subset of the mailbox's settings; fields left out are unchanged.
 // Ref: #/components/schemas/MailboxUpdate
 type MailboxUpdate struct {
-	Name            OptString              `json:"name"`
-	SignaturePlain  OptString              `json:"signature_plain"`
-	SignatureHTML   OptString              `json:"signature_html"`
-	SignatureSync   OptBool                `json:"signature_sync"`
-	SignatureCode   OptBool                `json:"signature_code"`
-	SendAsEmail     OptString              `json:"send_as_email"`
-	Status          OptMailboxUpdateStatus `json:"status"`
-	CampaignLimit   OptInt                 `json:"campaign_limit"`
-	MinWaitTime     OptInt                 `json:"min_wait_time"`
-	ReplyTo         OptString              `json:"reply_to"`
-	SaveToSent      OptBool                `json:"save_to_sent"`
-	Warmup          OptBool                `json:"warmup"`
-	WarmupBase      OptInt                 `json:"warmup_base"`
-	WarmupMax       OptInt                 `json:"warmup_max"`
-	WarmupIncrease  OptInt                 `json:"warmup_increase"`
-	WarmupReplyRate OptInt                 `json:"warmup_reply_rate"`
-	WarmupTag       OptString              `json:"warmup_tag"`
-	WarmupStartTime OptString              `json:"warmup_start_time"`
-	WarmupEndTime   OptString              `json:"warmup_end_time"`
-	WarmupDays      OptInt                 `json:"warmup_days"`
-	Tags            []string               `json:"tags"`
+	Name           OptString `json:"name"`
+	SignaturePlain OptString `json:"signature_plain"`
+	SignatureHTML  OptString `json:"signature_html"`
+	// Append the signature to outgoing mail.
+	SignatureSync OptBool `json:"signature_sync"`
+	// Treat the HTML signature as raw code.
+	SignatureCode OptBool `json:"signature_code"`
+	// A send-as alias the provider has verified, or the mailbox's own address (else
+	// `mailbox_send_as_unknown`); an empty string resets it to the own address. Google mailboxes only.
+	SendAsEmail OptString        `json:"send_as_email"`
+	Status      OptMailboxStatus `json:"status"`
+	// Campaign emails per day, 0 to 5000.
+	CampaignLimit OptInt `json:"campaign_limit"`
+	// Seconds between sends.
+	MinWaitTime OptInt    `json:"min_wait_time"`
+	ReplyTo     OptString `json:"reply_to"`
+	SaveToSent  OptBool   `json:"save_to_sent"`
+	// IANA zone (for example Europe/Berlin) in which sending behaviour and business hours are evaluated;
+	// an empty string clears it.
+	Timezone OptString `json:"timezone"`
+	// True enables warmup, false disables it.
+	Warmup OptBool `json:"warmup"`
+	// Starting warmup volume per day.
+	WarmupBase OptInt `json:"warmup_base"`
+	// Daily warmup ceiling.
+	WarmupMax OptInt `json:"warmup_max"`
+	// Per-day increment of the ramp.
+	WarmupIncrease OptInt `json:"warmup_increase"`
+	// Percent of warmup threads replied to.
+	WarmupReplyRate OptInt    `json:"warmup_reply_rate"`
+	WarmupTag       OptString `json:"warmup_tag"`
+	// Start of the daily warmup window, HH:MM.
+	WarmupStartTime OptString `json:"warmup_start_time"`
+	// End of the daily warmup window, HH:MM.
+	WarmupEndTime OptString `json:"warmup_end_time"`
+	// Active warmup days per week.
+	WarmupDays OptInt `json:"warmup_days"`
+	// Tag ids; the full set the mailbox should carry.
+	Tags []string `json:"tags"`
 }
 
 // GetName returns the value of Name.
@@ -24157,7 +27879,7 @@ func (s *MailboxUpdate) GetSendAsEmail() OptString {
 }
 
 // GetStatus returns the value of Status.
-func (s *MailboxUpdate) GetStatus() OptMailboxUpdateStatus {
+func (s *MailboxUpdate) GetStatus() OptMailboxStatus {
 	return s.Status
 }
 
@@ -24179,6 +27901,11 @@ func (s *MailboxUpdate) GetReplyTo() OptString {
 // GetSaveToSent returns the value of SaveToSent.
 func (s *MailboxUpdate) GetSaveToSent() OptBool {
 	return s.SaveToSent
+}
+
+// GetTimezone returns the value of Timezone.
+func (s *MailboxUpdate) GetTimezone() OptString {
+	return s.Timezone
 }
 
 // GetWarmup returns the value of Warmup.
@@ -24262,7 +27989,7 @@ func (s *MailboxUpdate) SetSendAsEmail(val OptString) {
 }
 
 // SetStatus sets the value of Status.
-func (s *MailboxUpdate) SetStatus(val OptMailboxUpdateStatus) {
+func (s *MailboxUpdate) SetStatus(val OptMailboxStatus) {
 	s.Status = val
 }
 
@@ -24284,6 +28011,11 @@ func (s *MailboxUpdate) SetReplyTo(val OptString) {
 // SetSaveToSent sets the value of SaveToSent.
 func (s *MailboxUpdate) SetSaveToSent(val OptBool) {
 	s.SaveToSent = val
+}
+
+// SetTimezone sets the value of Timezone.
+func (s *MailboxUpdate) SetTimezone(val OptString) {
+	s.Timezone = val
 }
 
 // SetWarmup sets the value of Warmup.
@@ -24334,54 +28066,6 @@ func (s *MailboxUpdate) SetWarmupDays(val OptInt) {
 // SetTags sets the value of Tags.
 func (s *MailboxUpdate) SetTags(val []string) {
 	s.Tags = val
-}
-
-type MailboxUpdateStatus string
-
-const (
-	MailboxUpdateStatusActive   MailboxUpdateStatus = "active"
-	MailboxUpdateStatusInactive MailboxUpdateStatus = "inactive"
-	MailboxUpdateStatusRevoked  MailboxUpdateStatus = "revoked"
-)
-
-// AllValues returns all MailboxUpdateStatus values.
-func (MailboxUpdateStatus) AllValues() []MailboxUpdateStatus {
-	return []MailboxUpdateStatus{
-		MailboxUpdateStatusActive,
-		MailboxUpdateStatusInactive,
-		MailboxUpdateStatusRevoked,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s MailboxUpdateStatus) MarshalText() ([]byte, error) {
-	switch s {
-	case MailboxUpdateStatusActive:
-		return []byte(s), nil
-	case MailboxUpdateStatusInactive:
-		return []byte(s), nil
-	case MailboxUpdateStatusRevoked:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *MailboxUpdateStatus) UnmarshalText(data []byte) error {
-	switch MailboxUpdateStatus(data) {
-	case MailboxUpdateStatusActive:
-		*s = MailboxUpdateStatusActive
-		return nil
-	case MailboxUpdateStatusInactive:
-		*s = MailboxUpdateStatusInactive
-		return nil
-	case MailboxUpdateStatusRevoked:
-		*s = MailboxUpdateStatusRevoked
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
 }
 
 // Ref: #/components/schemas/MailboxVerifyRequest
@@ -24708,6 +28392,8 @@ func (s *MailboxWarmupBanStatusHealthState) UnmarshalText(data []byte) error {
 	}
 }
 
+// Warmup pool the mailbox takes part in.
+// Ref: #/components/schemas/MailboxWarmupPoolType
 type MailboxWarmupPoolType string
 
 const (
@@ -24747,17 +28433,6 @@ func (s *MailboxWarmupPoolType) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
-}
-
-type MailboxesCreateCreated map[string]jx.Raw
-
-func (s *MailboxesCreateCreated) init() MailboxesCreateCreated {
-	m := *s
-	if m == nil {
-		m = map[string]jx.Raw{}
-		*s = m
-	}
-	return m
 }
 
 // MailboxesDeleteNoContent is response for MailboxesDelete operation.
@@ -24817,6 +28492,14 @@ func (s *MailboxesOAuthCliStartReqProvider) UnmarshalText(data []byte) error {
 		return errors.Errorf("invalid value: %q", data)
 	}
 }
+
+type MailboxesSendAccepted MailboxSendResult
+
+func (*MailboxesSendAccepted) mailboxesSendRes() {}
+
+type MailboxesSendOK MailboxSendResult
+
+func (*MailboxesSendOK) mailboxesSendRes() {}
 
 // Renewal cycle of one managed domain.
 // Ref: #/components/schemas/ManagedDomainRenewal
@@ -24979,56 +28662,6 @@ func (s *ManagedDomainRenewalList) SetData(val []ManagedDomainRenewal) {
 // SetPagination sets the value of Pagination.
 func (s *ManagedDomainRenewalList) SetPagination(val Pagination) {
 	s.Pagination = val
-}
-
-type ManagedMailboxesListOrdersOK struct {
-	Data       []ProvisionOrder                          `json:"data"`
-	Pagination OptManagedMailboxesListOrdersOKPagination `json:"pagination"`
-}
-
-// GetData returns the value of Data.
-func (s *ManagedMailboxesListOrdersOK) GetData() []ProvisionOrder {
-	return s.Data
-}
-
-// GetPagination returns the value of Pagination.
-func (s *ManagedMailboxesListOrdersOK) GetPagination() OptManagedMailboxesListOrdersOKPagination {
-	return s.Pagination
-}
-
-// SetData sets the value of Data.
-func (s *ManagedMailboxesListOrdersOK) SetData(val []ProvisionOrder) {
-	s.Data = val
-}
-
-// SetPagination sets the value of Pagination.
-func (s *ManagedMailboxesListOrdersOK) SetPagination(val OptManagedMailboxesListOrdersOKPagination) {
-	s.Pagination = val
-}
-
-type ManagedMailboxesListOrdersOKPagination struct {
-	NextCursor OptString `json:"next_cursor"`
-	HasMore    OptBool   `json:"has_more"`
-}
-
-// GetNextCursor returns the value of NextCursor.
-func (s *ManagedMailboxesListOrdersOKPagination) GetNextCursor() OptString {
-	return s.NextCursor
-}
-
-// GetHasMore returns the value of HasMore.
-func (s *ManagedMailboxesListOrdersOKPagination) GetHasMore() OptBool {
-	return s.HasMore
-}
-
-// SetNextCursor sets the value of NextCursor.
-func (s *ManagedMailboxesListOrdersOKPagination) SetNextCursor(val OptString) {
-	s.NextCursor = val
-}
-
-// SetHasMore sets the value of HasMore.
-func (s *ManagedMailboxesListOrdersOKPagination) SetHasMore(val OptBool) {
-	s.HasMore = val
 }
 
 // ManagedMailboxesProvisionAccepted represents sum type.
@@ -25455,6 +29088,7 @@ func (s *MeetingBooking) SetUpdatedAt(val time.Time) {
 
 // Ref: #/components/schemas/MeetingBookingList
 type MeetingBookingList struct {
+	// Up to 50 most recent bookings, newest first.
 	Bookings []MeetingBooking `json:"bookings"`
 }
 
@@ -26468,9 +30102,9 @@ type OAuthApplication struct {
 	// App-level webhook target (HTTPS); empty = no app webhooks.
 	WebhookURL string `json:"webhook_url"`
 	// Empty = every non-firehose event the organization's granted scopes permit.
-	WebhookEvents []WebhookCatalogEventType `json:"webhook_events"`
-	CreatedAt     time.Time                 `json:"created_at"`
-	UpdatedAt     time.Time                 `json:"updated_at"`
+	WebhookEvents []WebhookEventType `json:"webhook_events"`
+	CreatedAt     time.Time          `json:"created_at"`
+	UpdatedAt     time.Time          `json:"updated_at"`
 }
 
 // GetID returns the value of ID.
@@ -26534,7 +30168,7 @@ func (s *OAuthApplication) GetWebhookURL() string {
 }
 
 // GetWebhookEvents returns the value of WebhookEvents.
-func (s *OAuthApplication) GetWebhookEvents() []WebhookCatalogEventType {
+func (s *OAuthApplication) GetWebhookEvents() []WebhookEventType {
 	return s.WebhookEvents
 }
 
@@ -26609,7 +30243,7 @@ func (s *OAuthApplication) SetWebhookURL(val string) {
 }
 
 // SetWebhookEvents sets the value of WebhookEvents.
-func (s *OAuthApplication) SetWebhookEvents(val []WebhookCatalogEventType) {
+func (s *OAuthApplication) SetWebhookEvents(val []WebhookEventType) {
 	s.WebhookEvents = val
 }
 
@@ -26650,7 +30284,7 @@ type OAuthApplicationCreate struct {
 	// READ_UNIBOX; campaign., deliverability., meeting.* READ_CAMPAIGNS; email_account., warmup.
 	// READ_EMAILS; contact., bulk_operation. READ_CONTACTS; crm.* READ_CRM; automation.* INTEGRATIONS;
 	// team., role., settings., subscription. READ_AUDIT_LOGS; custom.event REALTIME_SUBSCRIBE.
-	WebhookEvents []WebhookCatalogEventType `json:"webhook_events"`
+	WebhookEvents []WebhookEventType `json:"webhook_events"`
 }
 
 // GetName returns the value of Name.
@@ -26699,7 +30333,7 @@ func (s *OAuthApplicationCreate) GetWebhookURL() OptString {
 }
 
 // GetWebhookEvents returns the value of WebhookEvents.
-func (s *OAuthApplicationCreate) GetWebhookEvents() []WebhookCatalogEventType {
+func (s *OAuthApplicationCreate) GetWebhookEvents() []WebhookEventType {
 	return s.WebhookEvents
 }
 
@@ -26749,7 +30383,7 @@ func (s *OAuthApplicationCreate) SetWebhookURL(val OptString) {
 }
 
 // SetWebhookEvents sets the value of WebhookEvents.
-func (s *OAuthApplicationCreate) SetWebhookEvents(val []WebhookCatalogEventType) {
+func (s *OAuthApplicationCreate) SetWebhookEvents(val []WebhookEventType) {
 	s.WebhookEvents = val
 }
 
@@ -26833,8 +30467,8 @@ type OAuthApplicationUpdate struct {
 	Scopes                []OAuthScope `json:"scopes"`
 	AllowedWebhookDomains []string     `json:"allowed_webhook_domains"`
 	// HTTPS; empty string opts out of app webhooks.
-	WebhookURL    OptString                 `json:"webhook_url"`
-	WebhookEvents []WebhookCatalogEventType `json:"webhook_events"`
+	WebhookURL    OptString          `json:"webhook_url"`
+	WebhookEvents []WebhookEventType `json:"webhook_events"`
 }
 
 // GetName returns the value of Name.
@@ -26878,7 +30512,7 @@ func (s *OAuthApplicationUpdate) GetWebhookURL() OptString {
 }
 
 // GetWebhookEvents returns the value of WebhookEvents.
-func (s *OAuthApplicationUpdate) GetWebhookEvents() []WebhookCatalogEventType {
+func (s *OAuthApplicationUpdate) GetWebhookEvents() []WebhookEventType {
 	return s.WebhookEvents
 }
 
@@ -26923,7 +30557,7 @@ func (s *OAuthApplicationUpdate) SetWebhookURL(val OptString) {
 }
 
 // SetWebhookEvents sets the value of WebhookEvents.
-func (s *OAuthApplicationUpdate) SetWebhookEvents(val []WebhookCatalogEventType) {
+func (s *OAuthApplicationUpdate) SetWebhookEvents(val []WebhookEventType) {
 	s.WebhookEvents = val
 }
 
@@ -27074,9 +30708,9 @@ type OAuthApplicationWithSecrets struct {
 	// App-level webhook target (HTTPS); empty = no app webhooks.
 	WebhookURL string `json:"webhook_url"`
 	// Empty = every non-firehose event the organization's granted scopes permit.
-	WebhookEvents []WebhookCatalogEventType `json:"webhook_events"`
-	CreatedAt     time.Time                 `json:"created_at"`
-	UpdatedAt     time.Time                 `json:"updated_at"`
+	WebhookEvents []WebhookEventType `json:"webhook_events"`
+	CreatedAt     time.Time          `json:"created_at"`
+	UpdatedAt     time.Time          `json:"updated_at"`
 	// Only for confidential apps; shown once.
 	ClientSecret OptString `json:"client_secret"`
 	// App webhook signing secret (`whsec_` prefix), shared by all installs.
@@ -27144,7 +30778,7 @@ func (s *OAuthApplicationWithSecrets) GetWebhookURL() string {
 }
 
 // GetWebhookEvents returns the value of WebhookEvents.
-func (s *OAuthApplicationWithSecrets) GetWebhookEvents() []WebhookCatalogEventType {
+func (s *OAuthApplicationWithSecrets) GetWebhookEvents() []WebhookEventType {
 	return s.WebhookEvents
 }
 
@@ -27229,7 +30863,7 @@ func (s *OAuthApplicationWithSecrets) SetWebhookURL(val string) {
 }
 
 // SetWebhookEvents sets the value of WebhookEvents.
-func (s *OAuthApplicationWithSecrets) SetWebhookEvents(val []WebhookCatalogEventType) {
+func (s *OAuthApplicationWithSecrets) SetWebhookEvents(val []WebhookEventType) {
 	s.WebhookEvents = val
 }
 
@@ -30061,190 +33695,6 @@ func (o OptAdvancedOutreachSettingsUnsubscribeMode) Or(d AdvancedOutreachSetting
 	return d
 }
 
-// NewOptAnalyticsDashboardPeriod returns new OptAnalyticsDashboardPeriod with value set to v.
-func NewOptAnalyticsDashboardPeriod(v AnalyticsDashboardPeriod) OptAnalyticsDashboardPeriod {
-	return OptAnalyticsDashboardPeriod{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptAnalyticsDashboardPeriod is optional AnalyticsDashboardPeriod.
-type OptAnalyticsDashboardPeriod struct {
-	Value AnalyticsDashboardPeriod
-	Set   bool
-}
-
-// IsSet returns true if OptAnalyticsDashboardPeriod was set.
-func (o OptAnalyticsDashboardPeriod) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptAnalyticsDashboardPeriod) Reset() {
-	var v AnalyticsDashboardPeriod
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptAnalyticsDashboardPeriod) SetTo(v AnalyticsDashboardPeriod) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptAnalyticsDashboardPeriod) Get() (v AnalyticsDashboardPeriod, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptAnalyticsDashboardPeriod) Or(d AnalyticsDashboardPeriod) AnalyticsDashboardPeriod {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptAnalyticsUsagePeriod returns new OptAnalyticsUsagePeriod with value set to v.
-func NewOptAnalyticsUsagePeriod(v AnalyticsUsagePeriod) OptAnalyticsUsagePeriod {
-	return OptAnalyticsUsagePeriod{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptAnalyticsUsagePeriod is optional AnalyticsUsagePeriod.
-type OptAnalyticsUsagePeriod struct {
-	Value AnalyticsUsagePeriod
-	Set   bool
-}
-
-// IsSet returns true if OptAnalyticsUsagePeriod was set.
-func (o OptAnalyticsUsagePeriod) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptAnalyticsUsagePeriod) Reset() {
-	var v AnalyticsUsagePeriod
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptAnalyticsUsagePeriod) SetTo(v AnalyticsUsagePeriod) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptAnalyticsUsagePeriod) Get() (v AnalyticsUsagePeriod, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptAnalyticsUsagePeriod) Or(d AnalyticsUsagePeriod) AnalyticsUsagePeriod {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptAppConnectionsListOKPagination returns new OptAppConnectionsListOKPagination with value set to v.
-func NewOptAppConnectionsListOKPagination(v AppConnectionsListOKPagination) OptAppConnectionsListOKPagination {
-	return OptAppConnectionsListOKPagination{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptAppConnectionsListOKPagination is optional AppConnectionsListOKPagination.
-type OptAppConnectionsListOKPagination struct {
-	Value AppConnectionsListOKPagination
-	Set   bool
-}
-
-// IsSet returns true if OptAppConnectionsListOKPagination was set.
-func (o OptAppConnectionsListOKPagination) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptAppConnectionsListOKPagination) Reset() {
-	var v AppConnectionsListOKPagination
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptAppConnectionsListOKPagination) SetTo(v AppConnectionsListOKPagination) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptAppConnectionsListOKPagination) Get() (v AppConnectionsListOKPagination, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptAppConnectionsListOKPagination) Or(d AppConnectionsListOKPagination) AppConnectionsListOKPagination {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptAuditActor returns new OptAuditActor with value set to v.
-func NewOptAuditActor(v AuditActor) OptAuditActor {
-	return OptAuditActor{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptAuditActor is optional AuditActor.
-type OptAuditActor struct {
-	Value AuditActor
-	Set   bool
-}
-
-// IsSet returns true if OptAuditActor was set.
-func (o OptAuditActor) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptAuditActor) Reset() {
-	var v AuditActor
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptAuditActor) SetTo(v AuditActor) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptAuditActor) Get() (v AuditActor, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptAuditActor) Or(d AuditActor) AuditActor {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
 // NewOptAuditLogChanges returns new OptAuditLogChanges with value set to v.
 func NewOptAuditLogChanges(v AuditLogChanges) OptAuditLogChanges {
 	return OptAuditLogChanges{
@@ -30515,6 +33965,52 @@ func (o OptAutomationDryRunRequestData) Get() (v AutomationDryRunRequestData, ok
 
 // Or returns value if set, or given parameter if does not.
 func (o OptAutomationDryRunRequestData) Or(d AutomationDryRunRequestData) AutomationDryRunRequestData {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAutomationEdgeWhen returns new OptAutomationEdgeWhen with value set to v.
+func NewOptAutomationEdgeWhen(v AutomationEdgeWhen) OptAutomationEdgeWhen {
+	return OptAutomationEdgeWhen{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAutomationEdgeWhen is optional AutomationEdgeWhen.
+type OptAutomationEdgeWhen struct {
+	Value AutomationEdgeWhen
+	Set   bool
+}
+
+// IsSet returns true if OptAutomationEdgeWhen was set.
+func (o OptAutomationEdgeWhen) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAutomationEdgeWhen) Reset() {
+	var v AutomationEdgeWhen
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAutomationEdgeWhen) SetTo(v AutomationEdgeWhen) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAutomationEdgeWhen) Get() (v AutomationEdgeWhen, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAutomationEdgeWhen) Or(d AutomationEdgeWhen) AutomationEdgeWhen {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -31027,6 +34523,52 @@ func (o OptCampaignContactOrderDir) Or(d CampaignContactOrderDir) CampaignContac
 	return d
 }
 
+// NewOptCampaignCreateContactOrderDir returns new OptCampaignCreateContactOrderDir with value set to v.
+func NewOptCampaignCreateContactOrderDir(v CampaignCreateContactOrderDir) OptCampaignCreateContactOrderDir {
+	return OptCampaignCreateContactOrderDir{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignCreateContactOrderDir is optional CampaignCreateContactOrderDir.
+type OptCampaignCreateContactOrderDir struct {
+	Value CampaignCreateContactOrderDir
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignCreateContactOrderDir was set.
+func (o OptCampaignCreateContactOrderDir) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignCreateContactOrderDir) Reset() {
+	var v CampaignCreateContactOrderDir
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignCreateContactOrderDir) SetTo(v CampaignCreateContactOrderDir) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignCreateContactOrderDir) Get() (v CampaignCreateContactOrderDir, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignCreateContactOrderDir) Or(d CampaignCreateContactOrderDir) CampaignCreateContactOrderDir {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptCampaignCreateEspMatchMode returns new OptCampaignCreateEspMatchMode with value set to v.
 func NewOptCampaignCreateEspMatchMode(v CampaignCreateEspMatchMode) OptCampaignCreateEspMatchMode {
 	return OptCampaignCreateEspMatchMode{
@@ -31067,6 +34609,52 @@ func (o OptCampaignCreateEspMatchMode) Get() (v CampaignCreateEspMatchMode, ok b
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCampaignCreateEspMatchMode) Or(d CampaignCreateEspMatchMode) CampaignCreateEspMatchMode {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCampaignCreateKind returns new OptCampaignCreateKind with value set to v.
+func NewOptCampaignCreateKind(v CampaignCreateKind) OptCampaignCreateKind {
+	return OptCampaignCreateKind{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignCreateKind is optional CampaignCreateKind.
+type OptCampaignCreateKind struct {
+	Value CampaignCreateKind
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignCreateKind was set.
+func (o OptCampaignCreateKind) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignCreateKind) Reset() {
+	var v CampaignCreateKind
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignCreateKind) SetTo(v CampaignCreateKind) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignCreateKind) Get() (v CampaignCreateKind, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignCreateKind) Or(d CampaignCreateKind) CampaignCreateKind {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -31205,6 +34793,52 @@ func (o OptCampaignEspMatchMode) Get() (v CampaignEspMatchMode, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCampaignEspMatchMode) Or(d CampaignEspMatchMode) CampaignEspMatchMode {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCampaignKind returns new OptCampaignKind with value set to v.
+func NewOptCampaignKind(v CampaignKind) OptCampaignKind {
+	return OptCampaignKind{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignKind is optional CampaignKind.
+type OptCampaignKind struct {
+	Value CampaignKind
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignKind was set.
+func (o OptCampaignKind) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignKind) Reset() {
+	var v CampaignKind
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignKind) SetTo(v CampaignKind) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignKind) Get() (v CampaignKind, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignKind) Or(d CampaignKind) CampaignKind {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -31533,6 +35167,144 @@ func (o OptCampaignStepConditions) Or(d CampaignStepConditions) CampaignStepCond
 	return d
 }
 
+// NewOptCampaignStepCreate returns new OptCampaignStepCreate with value set to v.
+func NewOptCampaignStepCreate(v CampaignStepCreate) OptCampaignStepCreate {
+	return OptCampaignStepCreate{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignStepCreate is optional CampaignStepCreate.
+type OptCampaignStepCreate struct {
+	Value CampaignStepCreate
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignStepCreate was set.
+func (o OptCampaignStepCreate) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignStepCreate) Reset() {
+	var v CampaignStepCreate
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignStepCreate) SetTo(v CampaignStepCreate) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignStepCreate) Get() (v CampaignStepCreate, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignStepCreate) Or(d CampaignStepCreate) CampaignStepCreate {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCampaignStepCreateAction returns new OptCampaignStepCreateAction with value set to v.
+func NewOptCampaignStepCreateAction(v CampaignStepCreateAction) OptCampaignStepCreateAction {
+	return OptCampaignStepCreateAction{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignStepCreateAction is optional CampaignStepCreateAction.
+type OptCampaignStepCreateAction struct {
+	Value CampaignStepCreateAction
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignStepCreateAction was set.
+func (o OptCampaignStepCreateAction) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignStepCreateAction) Reset() {
+	var v CampaignStepCreateAction
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignStepCreateAction) SetTo(v CampaignStepCreateAction) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignStepCreateAction) Get() (v CampaignStepCreateAction, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignStepCreateAction) Or(d CampaignStepCreateAction) CampaignStepCreateAction {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCampaignStepCreateConditions returns new OptCampaignStepCreateConditions with value set to v.
+func NewOptCampaignStepCreateConditions(v CampaignStepCreateConditions) OptCampaignStepCreateConditions {
+	return OptCampaignStepCreateConditions{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignStepCreateConditions is optional CampaignStepCreateConditions.
+type OptCampaignStepCreateConditions struct {
+	Value CampaignStepCreateConditions
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignStepCreateConditions was set.
+func (o OptCampaignStepCreateConditions) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignStepCreateConditions) Reset() {
+	var v CampaignStepCreateConditions
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignStepCreateConditions) SetTo(v CampaignStepCreateConditions) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignStepCreateConditions) Get() (v CampaignStepCreateConditions, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignStepCreateConditions) Or(d CampaignStepCreateConditions) CampaignStepCreateConditions {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptCampaignStepCreateKind returns new OptCampaignStepCreateKind with value set to v.
 func NewOptCampaignStepCreateKind(v CampaignStepCreateKind) OptCampaignStepCreateKind {
 	return OptCampaignStepCreateKind{
@@ -31573,6 +35345,98 @@ func (o OptCampaignStepCreateKind) Get() (v CampaignStepCreateKind, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCampaignStepCreateKind) Or(d CampaignStepCreateKind) CampaignStepCreateKind {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCampaignStepCreateOnTimeout returns new OptCampaignStepCreateOnTimeout with value set to v.
+func NewOptCampaignStepCreateOnTimeout(v CampaignStepCreateOnTimeout) OptCampaignStepCreateOnTimeout {
+	return OptCampaignStepCreateOnTimeout{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignStepCreateOnTimeout is optional CampaignStepCreateOnTimeout.
+type OptCampaignStepCreateOnTimeout struct {
+	Value CampaignStepCreateOnTimeout
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignStepCreateOnTimeout was set.
+func (o OptCampaignStepCreateOnTimeout) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignStepCreateOnTimeout) Reset() {
+	var v CampaignStepCreateOnTimeout
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignStepCreateOnTimeout) SetTo(v CampaignStepCreateOnTimeout) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignStepCreateOnTimeout) Get() (v CampaignStepCreateOnTimeout, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignStepCreateOnTimeout) Or(d CampaignStepCreateOnTimeout) CampaignStepCreateOnTimeout {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCampaignStepOnTimeout returns new OptCampaignStepOnTimeout with value set to v.
+func NewOptCampaignStepOnTimeout(v CampaignStepOnTimeout) OptCampaignStepOnTimeout {
+	return OptCampaignStepOnTimeout{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignStepOnTimeout is optional CampaignStepOnTimeout.
+type OptCampaignStepOnTimeout struct {
+	Value CampaignStepOnTimeout
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignStepOnTimeout was set.
+func (o OptCampaignStepOnTimeout) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignStepOnTimeout) Reset() {
+	var v CampaignStepOnTimeout
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignStepOnTimeout) SetTo(v CampaignStepOnTimeout) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignStepOnTimeout) Get() (v CampaignStepOnTimeout, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignStepOnTimeout) Or(d CampaignStepOnTimeout) CampaignStepOnTimeout {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -31711,6 +35575,52 @@ func (o OptCampaignStepUpdateKind) Get() (v CampaignStepUpdateKind, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCampaignStepUpdateKind) Or(d CampaignStepUpdateKind) CampaignStepUpdateKind {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCampaignStepUpdateOnTimeout returns new OptCampaignStepUpdateOnTimeout with value set to v.
+func NewOptCampaignStepUpdateOnTimeout(v CampaignStepUpdateOnTimeout) OptCampaignStepUpdateOnTimeout {
+	return OptCampaignStepUpdateOnTimeout{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignStepUpdateOnTimeout is optional CampaignStepUpdateOnTimeout.
+type OptCampaignStepUpdateOnTimeout struct {
+	Value CampaignStepUpdateOnTimeout
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignStepUpdateOnTimeout was set.
+func (o OptCampaignStepUpdateOnTimeout) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignStepUpdateOnTimeout) Reset() {
+	var v CampaignStepUpdateOnTimeout
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignStepUpdateOnTimeout) SetTo(v CampaignStepUpdateOnTimeout) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignStepUpdateOnTimeout) Get() (v CampaignStepUpdateOnTimeout, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignStepUpdateOnTimeout) Or(d CampaignStepUpdateOnTimeout) CampaignStepUpdateOnTimeout {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -31901,6 +35811,98 @@ func (o OptCampaignUpdateSenderStrategy) Or(d CampaignUpdateSenderStrategy) Camp
 	return d
 }
 
+// NewOptCampaignsListKind returns new OptCampaignsListKind with value set to v.
+func NewOptCampaignsListKind(v CampaignsListKind) OptCampaignsListKind {
+	return OptCampaignsListKind{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignsListKind is optional CampaignsListKind.
+type OptCampaignsListKind struct {
+	Value CampaignsListKind
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignsListKind was set.
+func (o OptCampaignsListKind) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignsListKind) Reset() {
+	var v CampaignsListKind
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignsListKind) SetTo(v CampaignsListKind) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignsListKind) Get() (v CampaignsListKind, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignsListKind) Or(d CampaignsListKind) CampaignsListKind {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCampaignsListStatus returns new OptCampaignsListStatus with value set to v.
+func NewOptCampaignsListStatus(v CampaignsListStatus) OptCampaignsListStatus {
+	return OptCampaignsListStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignsListStatus is optional CampaignsListStatus.
+type OptCampaignsListStatus struct {
+	Value CampaignsListStatus
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignsListStatus was set.
+func (o OptCampaignsListStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignsListStatus) Reset() {
+	var v CampaignsListStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignsListStatus) SetTo(v CampaignsListStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignsListStatus) Get() (v CampaignsListStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignsListStatus) Or(d CampaignsListStatus) CampaignsListStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptCampaignsListTestRunsOKPagination returns new OptCampaignsListTestRunsOKPagination with value set to v.
 func NewOptCampaignsListTestRunsOKPagination(v CampaignsListTestRunsOKPagination) OptCampaignsListTestRunsOKPagination {
 	return OptCampaignsListTestRunsOKPagination{
@@ -32039,6 +36041,52 @@ func (o OptContactCampaignProgress) Or(d ContactCampaignProgress) ContactCampaig
 	return d
 }
 
+// NewOptContactCounts returns new OptContactCounts with value set to v.
+func NewOptContactCounts(v ContactCounts) OptContactCounts {
+	return OptContactCounts{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptContactCounts is optional ContactCounts.
+type OptContactCounts struct {
+	Value ContactCounts
+	Set   bool
+}
+
+// IsSet returns true if OptContactCounts was set.
+func (o OptContactCounts) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptContactCounts) Reset() {
+	var v ContactCounts
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptContactCounts) SetTo(v ContactCounts) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptContactCounts) Get() (v ContactCounts, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptContactCounts) Or(d ContactCounts) ContactCounts {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptContactCreateCustomFields returns new OptContactCreateCustomFields with value set to v.
 func NewOptContactCreateCustomFields(v ContactCreateCustomFields) OptContactCreateCustomFields {
 	return OptContactCreateCustomFields{
@@ -32079,6 +36127,190 @@ func (o OptContactCreateCustomFields) Get() (v ContactCreateCustomFields, ok boo
 
 // Or returns value if set, or given parameter if does not.
 func (o OptContactCreateCustomFields) Or(d ContactCreateCustomFields) ContactCreateCustomFields {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptContactDetailVerificationSource returns new OptContactDetailVerificationSource with value set to v.
+func NewOptContactDetailVerificationSource(v ContactDetailVerificationSource) OptContactDetailVerificationSource {
+	return OptContactDetailVerificationSource{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptContactDetailVerificationSource is optional ContactDetailVerificationSource.
+type OptContactDetailVerificationSource struct {
+	Value ContactDetailVerificationSource
+	Set   bool
+}
+
+// IsSet returns true if OptContactDetailVerificationSource was set.
+func (o OptContactDetailVerificationSource) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptContactDetailVerificationSource) Reset() {
+	var v ContactDetailVerificationSource
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptContactDetailVerificationSource) SetTo(v ContactDetailVerificationSource) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptContactDetailVerificationSource) Get() (v ContactDetailVerificationSource, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptContactDetailVerificationSource) Or(d ContactDetailVerificationSource) ContactDetailVerificationSource {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptContactDetailVerificationSubStatus returns new OptContactDetailVerificationSubStatus with value set to v.
+func NewOptContactDetailVerificationSubStatus(v ContactDetailVerificationSubStatus) OptContactDetailVerificationSubStatus {
+	return OptContactDetailVerificationSubStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptContactDetailVerificationSubStatus is optional ContactDetailVerificationSubStatus.
+type OptContactDetailVerificationSubStatus struct {
+	Value ContactDetailVerificationSubStatus
+	Set   bool
+}
+
+// IsSet returns true if OptContactDetailVerificationSubStatus was set.
+func (o OptContactDetailVerificationSubStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptContactDetailVerificationSubStatus) Reset() {
+	var v ContactDetailVerificationSubStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptContactDetailVerificationSubStatus) SetTo(v ContactDetailVerificationSubStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptContactDetailVerificationSubStatus) Get() (v ContactDetailVerificationSubStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptContactDetailVerificationSubStatus) Or(d ContactDetailVerificationSubStatus) ContactDetailVerificationSubStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptContactImportQuality returns new OptContactImportQuality with value set to v.
+func NewOptContactImportQuality(v ContactImportQuality) OptContactImportQuality {
+	return OptContactImportQuality{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptContactImportQuality is optional ContactImportQuality.
+type OptContactImportQuality struct {
+	Value ContactImportQuality
+	Set   bool
+}
+
+// IsSet returns true if OptContactImportQuality was set.
+func (o OptContactImportQuality) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptContactImportQuality) Reset() {
+	var v ContactImportQuality
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptContactImportQuality) SetTo(v ContactImportQuality) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptContactImportQuality) Get() (v ContactImportQuality, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptContactImportQuality) Or(d ContactImportQuality) ContactImportQuality {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptContactLeadCounts returns new OptContactLeadCounts with value set to v.
+func NewOptContactLeadCounts(v ContactLeadCounts) OptContactLeadCounts {
+	return OptContactLeadCounts{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptContactLeadCounts is optional ContactLeadCounts.
+type OptContactLeadCounts struct {
+	Value ContactLeadCounts
+	Set   bool
+}
+
+// IsSet returns true if OptContactLeadCounts was set.
+func (o OptContactLeadCounts) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptContactLeadCounts) Reset() {
+	var v ContactLeadCounts
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptContactLeadCounts) SetTo(v ContactLeadCounts) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptContactLeadCounts) Get() (v ContactLeadCounts, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptContactLeadCounts) Or(d ContactLeadCounts) ContactLeadCounts {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -32269,6 +36501,52 @@ func (o OptContactSearchRequest) Or(d ContactSearchRequest) ContactSearchRequest
 	return d
 }
 
+// NewOptContactSearchRequestVerificationStatus returns new OptContactSearchRequestVerificationStatus with value set to v.
+func NewOptContactSearchRequestVerificationStatus(v ContactSearchRequestVerificationStatus) OptContactSearchRequestVerificationStatus {
+	return OptContactSearchRequestVerificationStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptContactSearchRequestVerificationStatus is optional ContactSearchRequestVerificationStatus.
+type OptContactSearchRequestVerificationStatus struct {
+	Value ContactSearchRequestVerificationStatus
+	Set   bool
+}
+
+// IsSet returns true if OptContactSearchRequestVerificationStatus was set.
+func (o OptContactSearchRequestVerificationStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptContactSearchRequestVerificationStatus) Reset() {
+	var v ContactSearchRequestVerificationStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptContactSearchRequestVerificationStatus) SetTo(v ContactSearchRequestVerificationStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptContactSearchRequestVerificationStatus) Get() (v ContactSearchRequestVerificationStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptContactSearchRequestVerificationStatus) Or(d ContactSearchRequestVerificationStatus) ContactSearchRequestVerificationStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptContactSuppression returns new OptContactSuppression with value set to v.
 func NewOptContactSuppression(v ContactSuppression) OptContactSuppression {
 	return OptContactSuppression{
@@ -32401,6 +36679,98 @@ func (o OptContactUpdateCustomFields) Get() (v ContactUpdateCustomFields, ok boo
 
 // Or returns value if set, or given parameter if does not.
 func (o OptContactUpdateCustomFields) Or(d ContactUpdateCustomFields) ContactUpdateCustomFields {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptContactVerificationSource returns new OptContactVerificationSource with value set to v.
+func NewOptContactVerificationSource(v ContactVerificationSource) OptContactVerificationSource {
+	return OptContactVerificationSource{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptContactVerificationSource is optional ContactVerificationSource.
+type OptContactVerificationSource struct {
+	Value ContactVerificationSource
+	Set   bool
+}
+
+// IsSet returns true if OptContactVerificationSource was set.
+func (o OptContactVerificationSource) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptContactVerificationSource) Reset() {
+	var v ContactVerificationSource
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptContactVerificationSource) SetTo(v ContactVerificationSource) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptContactVerificationSource) Get() (v ContactVerificationSource, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptContactVerificationSource) Or(d ContactVerificationSource) ContactVerificationSource {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptContactVerificationSubStatus returns new OptContactVerificationSubStatus with value set to v.
+func NewOptContactVerificationSubStatus(v ContactVerificationSubStatus) OptContactVerificationSubStatus {
+	return OptContactVerificationSubStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptContactVerificationSubStatus is optional ContactVerificationSubStatus.
+type OptContactVerificationSubStatus struct {
+	Value ContactVerificationSubStatus
+	Set   bool
+}
+
+// IsSet returns true if OptContactVerificationSubStatus was set.
+func (o OptContactVerificationSubStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptContactVerificationSubStatus) Reset() {
+	var v ContactVerificationSubStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptContactVerificationSubStatus) SetTo(v ContactVerificationSubStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptContactVerificationSubStatus) Get() (v ContactVerificationSubStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptContactVerificationSubStatus) Or(d ContactVerificationSubStatus) ContactVerificationSubStatus {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -32677,6 +37047,52 @@ func (o OptDateTime) Get() (v time.Time, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptDateTime) Or(d time.Time) time.Time {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptDeliverabilityWarmupPlacement returns new OptDeliverabilityWarmupPlacement with value set to v.
+func NewOptDeliverabilityWarmupPlacement(v DeliverabilityWarmupPlacement) OptDeliverabilityWarmupPlacement {
+	return OptDeliverabilityWarmupPlacement{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDeliverabilityWarmupPlacement is optional DeliverabilityWarmupPlacement.
+type OptDeliverabilityWarmupPlacement struct {
+	Value DeliverabilityWarmupPlacement
+	Set   bool
+}
+
+// IsSet returns true if OptDeliverabilityWarmupPlacement was set.
+func (o OptDeliverabilityWarmupPlacement) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDeliverabilityWarmupPlacement) Reset() {
+	var v DeliverabilityWarmupPlacement
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDeliverabilityWarmupPlacement) SetTo(v DeliverabilityWarmupPlacement) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDeliverabilityWarmupPlacement) Get() (v DeliverabilityWarmupPlacement, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDeliverabilityWarmupPlacement) Or(d DeliverabilityWarmupPlacement) DeliverabilityWarmupPlacement {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -33465,6 +37881,52 @@ func (o OptIntegrationFieldMappingDirection) Or(d IntegrationFieldMappingDirecti
 	return d
 }
 
+// NewOptIntegrationFieldMappingReplaceMappingsItemTransform returns new OptIntegrationFieldMappingReplaceMappingsItemTransform with value set to v.
+func NewOptIntegrationFieldMappingReplaceMappingsItemTransform(v IntegrationFieldMappingReplaceMappingsItemTransform) OptIntegrationFieldMappingReplaceMappingsItemTransform {
+	return OptIntegrationFieldMappingReplaceMappingsItemTransform{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationFieldMappingReplaceMappingsItemTransform is optional IntegrationFieldMappingReplaceMappingsItemTransform.
+type OptIntegrationFieldMappingReplaceMappingsItemTransform struct {
+	Value IntegrationFieldMappingReplaceMappingsItemTransform
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationFieldMappingReplaceMappingsItemTransform was set.
+func (o OptIntegrationFieldMappingReplaceMappingsItemTransform) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationFieldMappingReplaceMappingsItemTransform) Reset() {
+	var v IntegrationFieldMappingReplaceMappingsItemTransform
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationFieldMappingReplaceMappingsItemTransform) SetTo(v IntegrationFieldMappingReplaceMappingsItemTransform) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationFieldMappingReplaceMappingsItemTransform) Get() (v IntegrationFieldMappingReplaceMappingsItemTransform, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationFieldMappingReplaceMappingsItemTransform) Or(d IntegrationFieldMappingReplaceMappingsItemTransform) IntegrationFieldMappingReplaceMappingsItemTransform {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptIssue returns new OptIssue with value set to v.
 func NewOptIssue(v Issue) OptIssue {
 	return OptIssue{
@@ -33511,6 +37973,52 @@ func (o OptIssue) Or(d Issue) Issue {
 	return d
 }
 
+// NewOptMailService returns new OptMailService with value set to v.
+func NewOptMailService(v MailService) OptMailService {
+	return OptMailService{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptMailService is optional MailService.
+type OptMailService struct {
+	Value MailService
+	Set   bool
+}
+
+// IsSet returns true if OptMailService was set.
+func (o OptMailService) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptMailService) Reset() {
+	var v MailService
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptMailService) SetTo(v MailService) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptMailService) Get() (v MailService, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptMailService) Or(d MailService) MailService {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptMailServiceSecurity returns new OptMailServiceSecurity with value set to v.
 func NewOptMailServiceSecurity(v MailServiceSecurity) OptMailServiceSecurity {
 	return OptMailServiceSecurity{
@@ -33551,6 +38059,52 @@ func (o OptMailServiceSecurity) Get() (v MailServiceSecurity, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptMailServiceSecurity) Or(d MailServiceSecurity) MailServiceSecurity {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptMailboxAuthState returns new OptMailboxAuthState with value set to v.
+func NewOptMailboxAuthState(v MailboxAuthState) OptMailboxAuthState {
+	return OptMailboxAuthState{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptMailboxAuthState is optional MailboxAuthState.
+type OptMailboxAuthState struct {
+	Value MailboxAuthState
+	Set   bool
+}
+
+// IsSet returns true if OptMailboxAuthState was set.
+func (o OptMailboxAuthState) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptMailboxAuthState) Reset() {
+	var v MailboxAuthState
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptMailboxAuthState) SetTo(v MailboxAuthState) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptMailboxAuthState) Get() (v MailboxAuthState, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptMailboxAuthState) Or(d MailboxAuthState) MailboxAuthState {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -33695,6 +38249,98 @@ func (o OptMailboxSendRequestSendMode) Or(d MailboxSendRequestSendMode) MailboxS
 	return d
 }
 
+// NewOptMailboxSendResultSendMode returns new OptMailboxSendResultSendMode with value set to v.
+func NewOptMailboxSendResultSendMode(v MailboxSendResultSendMode) OptMailboxSendResultSendMode {
+	return OptMailboxSendResultSendMode{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptMailboxSendResultSendMode is optional MailboxSendResultSendMode.
+type OptMailboxSendResultSendMode struct {
+	Value MailboxSendResultSendMode
+	Set   bool
+}
+
+// IsSet returns true if OptMailboxSendResultSendMode was set.
+func (o OptMailboxSendResultSendMode) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptMailboxSendResultSendMode) Reset() {
+	var v MailboxSendResultSendMode
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptMailboxSendResultSendMode) SetTo(v MailboxSendResultSendMode) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptMailboxSendResultSendMode) Get() (v MailboxSendResultSendMode, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptMailboxSendResultSendMode) Or(d MailboxSendResultSendMode) MailboxSendResultSendMode {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptMailboxStatus returns new OptMailboxStatus with value set to v.
+func NewOptMailboxStatus(v MailboxStatus) OptMailboxStatus {
+	return OptMailboxStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptMailboxStatus is optional MailboxStatus.
+type OptMailboxStatus struct {
+	Value MailboxStatus
+	Set   bool
+}
+
+// IsSet returns true if OptMailboxStatus was set.
+func (o OptMailboxStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptMailboxStatus) Reset() {
+	var v MailboxStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptMailboxStatus) SetTo(v MailboxStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptMailboxStatus) Get() (v MailboxStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptMailboxStatus) Or(d MailboxStatus) MailboxStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptMailboxSyncStateThrottleReason returns new OptMailboxSyncStateThrottleReason with value set to v.
 func NewOptMailboxSyncStateThrottleReason(v MailboxSyncStateThrottleReason) OptMailboxSyncStateThrottleReason {
 	return OptMailboxSyncStateThrottleReason{
@@ -33735,52 +38381,6 @@ func (o OptMailboxSyncStateThrottleReason) Get() (v MailboxSyncStateThrottleReas
 
 // Or returns value if set, or given parameter if does not.
 func (o OptMailboxSyncStateThrottleReason) Or(d MailboxSyncStateThrottleReason) MailboxSyncStateThrottleReason {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptMailboxUpdateStatus returns new OptMailboxUpdateStatus with value set to v.
-func NewOptMailboxUpdateStatus(v MailboxUpdateStatus) OptMailboxUpdateStatus {
-	return OptMailboxUpdateStatus{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptMailboxUpdateStatus is optional MailboxUpdateStatus.
-type OptMailboxUpdateStatus struct {
-	Value MailboxUpdateStatus
-	Set   bool
-}
-
-// IsSet returns true if OptMailboxUpdateStatus was set.
-func (o OptMailboxUpdateStatus) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptMailboxUpdateStatus) Reset() {
-	var v MailboxUpdateStatus
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptMailboxUpdateStatus) SetTo(v MailboxUpdateStatus) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptMailboxUpdateStatus) Get() (v MailboxUpdateStatus, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptMailboxUpdateStatus) Or(d MailboxUpdateStatus) MailboxUpdateStatus {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -33971,52 +38571,6 @@ func (o OptManagedDomainRenewalCharge) Or(d ManagedDomainRenewalCharge) ManagedD
 	return d
 }
 
-// NewOptManagedMailboxesListOrdersOKPagination returns new OptManagedMailboxesListOrdersOKPagination with value set to v.
-func NewOptManagedMailboxesListOrdersOKPagination(v ManagedMailboxesListOrdersOKPagination) OptManagedMailboxesListOrdersOKPagination {
-	return OptManagedMailboxesListOrdersOKPagination{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptManagedMailboxesListOrdersOKPagination is optional ManagedMailboxesListOrdersOKPagination.
-type OptManagedMailboxesListOrdersOKPagination struct {
-	Value ManagedMailboxesListOrdersOKPagination
-	Set   bool
-}
-
-// IsSet returns true if OptManagedMailboxesListOrdersOKPagination was set.
-func (o OptManagedMailboxesListOrdersOKPagination) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptManagedMailboxesListOrdersOKPagination) Reset() {
-	var v ManagedMailboxesListOrdersOKPagination
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptManagedMailboxesListOrdersOKPagination) SetTo(v ManagedMailboxesListOrdersOKPagination) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptManagedMailboxesListOrdersOKPagination) Get() (v ManagedMailboxesListOrdersOKPagination, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptManagedMailboxesListOrdersOKPagination) Or(d ManagedMailboxesListOrdersOKPagination) ManagedMailboxesListOrdersOKPagination {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
 // NewOptMeetingsListStatus returns new OptMeetingsListStatus with value set to v.
 func NewOptMeetingsListStatus(v MeetingsListStatus) OptMeetingsListStatus {
 	return OptMeetingsListStatus{
@@ -34173,6 +38727,74 @@ func (o OptNilAdvancedOutreachSettingsReplyIntentCrmTaskIntentsItemArray) Get() 
 
 // Or returns value if set, or given parameter if does not.
 func (o OptNilAdvancedOutreachSettingsReplyIntentCrmTaskIntentsItemArray) Or(d []AdvancedOutreachSettingsReplyIntentCrmTaskIntentsItem) []AdvancedOutreachSettingsReplyIntentCrmTaskIntentsItem {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptNilAuditActor returns new OptNilAuditActor with value set to v.
+func NewOptNilAuditActor(v AuditActor) OptNilAuditActor {
+	return OptNilAuditActor{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNilAuditActor is optional nullable AuditActor.
+type OptNilAuditActor struct {
+	Value AuditActor
+	Set   bool
+	Null  bool
+}
+
+// IsSet returns true if OptNilAuditActor was set.
+func (o OptNilAuditActor) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNilAuditActor) Reset() {
+	var v AuditActor
+	o.Value = v
+	o.Set = false
+	o.Null = false
+}
+
+// SetTo sets value to v.
+func (o *OptNilAuditActor) SetTo(v AuditActor) {
+	o.Set = true
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o OptNilAuditActor) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *OptNilAuditActor) SetToNull() {
+	o.Set = true
+	o.Null = true
+	var v AuditActor
+	o.Value = v
+}
+
+// IsEmpty returns true if the field was omitted from the payload (not Set and not Null).
+func (o OptNilAuditActor) IsEmpty() bool {
+	return !o.Set && !o.Null
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNilAuditActor) Get() (v AuditActor, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNilAuditActor) Or(d AuditActor) AuditActor {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -34377,6 +38999,142 @@ func (o OptNilDateTime) Get() (v time.Time, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptNilDateTime) Or(d time.Time) time.Time {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptNilDealContact returns new OptNilDealContact with value set to v.
+func NewOptNilDealContact(v DealContact) OptNilDealContact {
+	return OptNilDealContact{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNilDealContact is optional nullable DealContact.
+type OptNilDealContact struct {
+	Value DealContact
+	Set   bool
+	Null  bool
+}
+
+// IsSet returns true if OptNilDealContact was set.
+func (o OptNilDealContact) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNilDealContact) Reset() {
+	var v DealContact
+	o.Value = v
+	o.Set = false
+	o.Null = false
+}
+
+// SetTo sets value to v.
+func (o *OptNilDealContact) SetTo(v DealContact) {
+	o.Set = true
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o OptNilDealContact) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *OptNilDealContact) SetToNull() {
+	o.Set = true
+	o.Null = true
+	var v DealContact
+	o.Value = v
+}
+
+// IsEmpty returns true if the field was omitted from the payload (not Set and not Null).
+func (o OptNilDealContact) IsEmpty() bool {
+	return !o.Set && !o.Null
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNilDealContact) Get() (v DealContact, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNilDealContact) Or(d DealContact) DealContact {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptNilDealStage returns new OptNilDealStage with value set to v.
+func NewOptNilDealStage(v DealStage) OptNilDealStage {
+	return OptNilDealStage{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNilDealStage is optional nullable DealStage.
+type OptNilDealStage struct {
+	Value DealStage
+	Set   bool
+	Null  bool
+}
+
+// IsSet returns true if OptNilDealStage was set.
+func (o OptNilDealStage) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNilDealStage) Reset() {
+	var v DealStage
+	o.Value = v
+	o.Set = false
+	o.Null = false
+}
+
+// SetTo sets value to v.
+func (o *OptNilDealStage) SetTo(v DealStage) {
+	o.Set = true
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o OptNilDealStage) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *OptNilDealStage) SetToNull() {
+	o.Set = true
+	o.Null = true
+	var v DealStage
+	o.Value = v
+}
+
+// IsEmpty returns true if the field was omitted from the payload (not Set and not Null).
+func (o OptNilDealStage) IsEmpty() bool {
+	return !o.Set && !o.Null
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNilDealStage) Get() (v DealStage, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNilDealStage) Or(d DealStage) DealStage {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -35341,6 +40099,98 @@ func (o OptOrganizationInvitationStatus) Or(d OrganizationInvitationStatus) Orga
 	return d
 }
 
+// NewOptOutboundRunDetailErrorDetails returns new OptOutboundRunDetailErrorDetails with value set to v.
+func NewOptOutboundRunDetailErrorDetails(v OutboundRunDetailErrorDetails) OptOutboundRunDetailErrorDetails {
+	return OptOutboundRunDetailErrorDetails{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptOutboundRunDetailErrorDetails is optional OutboundRunDetailErrorDetails.
+type OptOutboundRunDetailErrorDetails struct {
+	Value OutboundRunDetailErrorDetails
+	Set   bool
+}
+
+// IsSet returns true if OptOutboundRunDetailErrorDetails was set.
+func (o OptOutboundRunDetailErrorDetails) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptOutboundRunDetailErrorDetails) Reset() {
+	var v OutboundRunDetailErrorDetails
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptOutboundRunDetailErrorDetails) SetTo(v OutboundRunDetailErrorDetails) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptOutboundRunDetailErrorDetails) Get() (v OutboundRunDetailErrorDetails, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptOutboundRunDetailErrorDetails) Or(d OutboundRunDetailErrorDetails) OutboundRunDetailErrorDetails {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptOutboundRunDetailPreflightReport returns new OptOutboundRunDetailPreflightReport with value set to v.
+func NewOptOutboundRunDetailPreflightReport(v OutboundRunDetailPreflightReport) OptOutboundRunDetailPreflightReport {
+	return OptOutboundRunDetailPreflightReport{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptOutboundRunDetailPreflightReport is optional OutboundRunDetailPreflightReport.
+type OptOutboundRunDetailPreflightReport struct {
+	Value OutboundRunDetailPreflightReport
+	Set   bool
+}
+
+// IsSet returns true if OptOutboundRunDetailPreflightReport was set.
+func (o OptOutboundRunDetailPreflightReport) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptOutboundRunDetailPreflightReport) Reset() {
+	var v OutboundRunDetailPreflightReport
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptOutboundRunDetailPreflightReport) SetTo(v OutboundRunDetailPreflightReport) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptOutboundRunDetailPreflightReport) Get() (v OutboundRunDetailPreflightReport, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptOutboundRunDetailPreflightReport) Or(d OutboundRunDetailPreflightReport) OutboundRunDetailPreflightReport {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptOutboundRunErrorDetails returns new OptOutboundRunErrorDetails with value set to v.
 func NewOptOutboundRunErrorDetails(v OutboundRunErrorDetails) OptOutboundRunErrorDetails {
 	return OptOutboundRunErrorDetails{
@@ -35755,6 +40605,52 @@ func (o OptPublishProductEventData) Or(d PublishProductEventData) PublishProduct
 	return d
 }
 
+// NewOptRunEventData returns new OptRunEventData with value set to v.
+func NewOptRunEventData(v RunEventData) OptRunEventData {
+	return OptRunEventData{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRunEventData is optional RunEventData.
+type OptRunEventData struct {
+	Value RunEventData
+	Set   bool
+}
+
+// IsSet returns true if OptRunEventData was set.
+func (o OptRunEventData) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRunEventData) Reset() {
+	var v RunEventData
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRunEventData) SetTo(v RunEventData) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRunEventData) Get() (v RunEventData, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRunEventData) Or(d RunEventData) RunEventData {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptRunLeadCustomFields returns new OptRunLeadCustomFields with value set to v.
 func NewOptRunLeadCustomFields(v RunLeadCustomFields) OptRunLeadCustomFields {
 	return OptRunLeadCustomFields{
@@ -35795,6 +40691,52 @@ func (o OptRunLeadCustomFields) Get() (v RunLeadCustomFields, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptRunLeadCustomFields) Or(d RunLeadCustomFields) RunLeadCustomFields {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRunState returns new OptRunState with value set to v.
+func NewOptRunState(v RunState) OptRunState {
+	return OptRunState{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRunState is optional RunState.
+type OptRunState struct {
+	Value RunState
+	Set   bool
+}
+
+// IsSet returns true if OptRunState was set.
+func (o OptRunState) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRunState) Reset() {
+	var v RunState
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRunState) SetTo(v RunState) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRunState) Get() (v RunState, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRunState) Or(d RunState) RunState {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -36813,38 +41755,38 @@ func (o OptTemplatePreviewRequestContactCustomFields) Or(d TemplatePreviewReques
 	return d
 }
 
-// NewOptTwoFACodeRequest returns new OptTwoFACodeRequest with value set to v.
-func NewOptTwoFACodeRequest(v TwoFACodeRequest) OptTwoFACodeRequest {
-	return OptTwoFACodeRequest{
+// NewOptTrackingDomainStatusStatus returns new OptTrackingDomainStatusStatus with value set to v.
+func NewOptTrackingDomainStatusStatus(v TrackingDomainStatusStatus) OptTrackingDomainStatusStatus {
+	return OptTrackingDomainStatusStatus{
 		Value: v,
 		Set:   true,
 	}
 }
 
-// OptTwoFACodeRequest is optional TwoFACodeRequest.
-type OptTwoFACodeRequest struct {
-	Value TwoFACodeRequest
+// OptTrackingDomainStatusStatus is optional TrackingDomainStatusStatus.
+type OptTrackingDomainStatusStatus struct {
+	Value TrackingDomainStatusStatus
 	Set   bool
 }
 
-// IsSet returns true if OptTwoFACodeRequest was set.
-func (o OptTwoFACodeRequest) IsSet() bool { return o.Set }
+// IsSet returns true if OptTrackingDomainStatusStatus was set.
+func (o OptTrackingDomainStatusStatus) IsSet() bool { return o.Set }
 
 // Reset unsets value.
-func (o *OptTwoFACodeRequest) Reset() {
-	var v TwoFACodeRequest
+func (o *OptTrackingDomainStatusStatus) Reset() {
+	var v TrackingDomainStatusStatus
 	o.Value = v
 	o.Set = false
 }
 
 // SetTo sets value to v.
-func (o *OptTwoFACodeRequest) SetTo(v TwoFACodeRequest) {
+func (o *OptTrackingDomainStatusStatus) SetTo(v TrackingDomainStatusStatus) {
 	o.Set = true
 	o.Value = v
 }
 
 // Get returns value and boolean that denotes whether value was set.
-func (o OptTwoFACodeRequest) Get() (v TwoFACodeRequest, ok bool) {
+func (o OptTrackingDomainStatusStatus) Get() (v TrackingDomainStatusStatus, ok bool) {
 	if !o.Set {
 		return v, false
 	}
@@ -36852,7 +41794,7 @@ func (o OptTwoFACodeRequest) Get() (v TwoFACodeRequest, ok bool) {
 }
 
 // Or returns value if set, or given parameter if does not.
-func (o OptTwoFACodeRequest) Or(d TwoFACodeRequest) TwoFACodeRequest {
+func (o OptTrackingDomainStatusStatus) Or(d TrackingDomainStatusStatus) TrackingDomainStatusStatus {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -37175,6 +42117,52 @@ func (o OptUniboxReplyRequestSendMode) Get() (v UniboxReplyRequestSendMode, ok b
 
 // Or returns value if set, or given parameter if does not.
 func (o OptUniboxReplyRequestSendMode) Or(d UniboxReplyRequestSendMode) UniboxReplyRequestSendMode {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUniboxReplyResultSendMode returns new OptUniboxReplyResultSendMode with value set to v.
+func NewOptUniboxReplyResultSendMode(v UniboxReplyResultSendMode) OptUniboxReplyResultSendMode {
+	return OptUniboxReplyResultSendMode{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUniboxReplyResultSendMode is optional UniboxReplyResultSendMode.
+type OptUniboxReplyResultSendMode struct {
+	Value UniboxReplyResultSendMode
+	Set   bool
+}
+
+// IsSet returns true if OptUniboxReplyResultSendMode was set.
+func (o OptUniboxReplyResultSendMode) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUniboxReplyResultSendMode) Reset() {
+	var v UniboxReplyResultSendMode
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUniboxReplyResultSendMode) SetTo(v UniboxReplyResultSendMode) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUniboxReplyResultSendMode) Get() (v UniboxReplyResultSendMode, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUniboxReplyResultSendMode) Or(d UniboxReplyResultSendMode) UniboxReplyResultSendMode {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -37733,52 +42721,6 @@ func (o OptWarmupStatus) Or(d WarmupStatus) WarmupStatus {
 	return d
 }
 
-// NewOptWebhookCatalogEventType returns new OptWebhookCatalogEventType with value set to v.
-func NewOptWebhookCatalogEventType(v WebhookCatalogEventType) OptWebhookCatalogEventType {
-	return OptWebhookCatalogEventType{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptWebhookCatalogEventType is optional WebhookCatalogEventType.
-type OptWebhookCatalogEventType struct {
-	Value WebhookCatalogEventType
-	Set   bool
-}
-
-// IsSet returns true if OptWebhookCatalogEventType was set.
-func (o OptWebhookCatalogEventType) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptWebhookCatalogEventType) Reset() {
-	var v WebhookCatalogEventType
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptWebhookCatalogEventType) SetTo(v WebhookCatalogEventType) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptWebhookCatalogEventType) Get() (v WebhookCatalogEventType, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptWebhookCatalogEventType) Or(d WebhookCatalogEventType) WebhookCatalogEventType {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
 // NewOptWebhookDeliveryStatus returns new OptWebhookDeliveryStatus with value set to v.
 func NewOptWebhookDeliveryStatus(v WebhookDeliveryStatus) OptWebhookDeliveryStatus {
 	return OptWebhookDeliveryStatus{
@@ -37819,6 +42761,52 @@ func (o OptWebhookDeliveryStatus) Get() (v WebhookDeliveryStatus, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptWebhookDeliveryStatus) Or(d WebhookDeliveryStatus) WebhookDeliveryStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptWebhookEventType returns new OptWebhookEventType with value set to v.
+func NewOptWebhookEventType(v WebhookEventType) OptWebhookEventType {
+	return OptWebhookEventType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptWebhookEventType is optional WebhookEventType.
+type OptWebhookEventType struct {
+	Value WebhookEventType
+	Set   bool
+}
+
+// IsSet returns true if OptWebhookEventType was set.
+func (o OptWebhookEventType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptWebhookEventType) Reset() {
+	var v WebhookEventType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptWebhookEventType) SetTo(v WebhookEventType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptWebhookEventType) Get() (v WebhookEventType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptWebhookEventType) Or(d WebhookEventType) WebhookEventType {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -38606,10 +43594,11 @@ type OrganizationsRemoveTeamMemberNoContent struct{}
 // OrganizationsRevokeInvitationNoContent is response for OrganizationsRevokeInvitation operation.
 type OrganizationsRevokeInvitationNoContent struct{}
 
+// A durable outbound run and its current state.
 // Ref: #/components/schemas/OutboundRun
 type OutboundRun struct {
 	ID              uuid.UUID                     `json:"id"`
-	State           OutboundRunState              `json:"state"`
+	State           RunState                      `json:"state"`
 	Input           CreateOutboundRun             `json:"input"`
 	CampaignID      OptUUID                       `json:"campaign_id"`
 	FrozenSenderIds []uuid.UUID                   `json:"frozen_sender_ids"`
@@ -38629,7 +43618,7 @@ func (s *OutboundRun) GetID() uuid.UUID {
 }
 
 // GetState returns the value of State.
-func (s *OutboundRun) GetState() OutboundRunState {
+func (s *OutboundRun) GetState() RunState {
 	return s.State
 }
 
@@ -38694,7 +43683,7 @@ func (s *OutboundRun) SetID(val uuid.UUID) {
 }
 
 // SetState sets the value of State.
-func (s *OutboundRun) SetState(val OutboundRunState) {
+func (s *OutboundRun) SetState(val RunState) {
 	s.State = val
 }
 
@@ -38753,6 +43742,199 @@ func (s *OutboundRun) SetUpdatedAt(val OptDateTime) {
 	s.UpdatedAt = val
 }
 
+// Merged schema.
+// Ref: #/components/schemas/OutboundRunDetail
+type OutboundRunDetail struct {
+	ID              uuid.UUID                           `json:"id"`
+	State           RunState                            `json:"state"`
+	Input           CreateOutboundRun                   `json:"input"`
+	CampaignID      OptUUID                             `json:"campaign_id"`
+	FrozenSenderIds []uuid.UUID                         `json:"frozen_sender_ids"`
+	RecipientCount  OptInt                              `json:"recipient_count"`
+	ActionCount     OptInt                              `json:"action_count"`
+	PolicyDecision  OutboundRunDetailPolicyDecision     `json:"policy_decision"`
+	PreflightReport OptOutboundRunDetailPreflightReport `json:"preflight_report"`
+	ErrorDetails    OptOutboundRunDetailErrorDetails    `json:"error_details"`
+	ApprovalURL     OptURI                              `json:"approval_url"`
+	CreatedAt       OptDateTime                         `json:"created_at"`
+	UpdatedAt       OptDateTime                         `json:"updated_at"`
+	// The run's events, oldest first; append-only (entries are never changed or removed).
+	Events []RunEvent `json:"events"`
+}
+
+// GetID returns the value of ID.
+func (s *OutboundRunDetail) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetState returns the value of State.
+func (s *OutboundRunDetail) GetState() RunState {
+	return s.State
+}
+
+// GetInput returns the value of Input.
+func (s *OutboundRunDetail) GetInput() CreateOutboundRun {
+	return s.Input
+}
+
+// GetCampaignID returns the value of CampaignID.
+func (s *OutboundRunDetail) GetCampaignID() OptUUID {
+	return s.CampaignID
+}
+
+// GetFrozenSenderIds returns the value of FrozenSenderIds.
+func (s *OutboundRunDetail) GetFrozenSenderIds() []uuid.UUID {
+	return s.FrozenSenderIds
+}
+
+// GetRecipientCount returns the value of RecipientCount.
+func (s *OutboundRunDetail) GetRecipientCount() OptInt {
+	return s.RecipientCount
+}
+
+// GetActionCount returns the value of ActionCount.
+func (s *OutboundRunDetail) GetActionCount() OptInt {
+	return s.ActionCount
+}
+
+// GetPolicyDecision returns the value of PolicyDecision.
+func (s *OutboundRunDetail) GetPolicyDecision() OutboundRunDetailPolicyDecision {
+	return s.PolicyDecision
+}
+
+// GetPreflightReport returns the value of PreflightReport.
+func (s *OutboundRunDetail) GetPreflightReport() OptOutboundRunDetailPreflightReport {
+	return s.PreflightReport
+}
+
+// GetErrorDetails returns the value of ErrorDetails.
+func (s *OutboundRunDetail) GetErrorDetails() OptOutboundRunDetailErrorDetails {
+	return s.ErrorDetails
+}
+
+// GetApprovalURL returns the value of ApprovalURL.
+func (s *OutboundRunDetail) GetApprovalURL() OptURI {
+	return s.ApprovalURL
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *OutboundRunDetail) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *OutboundRunDetail) GetUpdatedAt() OptDateTime {
+	return s.UpdatedAt
+}
+
+// GetEvents returns the value of Events.
+func (s *OutboundRunDetail) GetEvents() []RunEvent {
+	return s.Events
+}
+
+// SetID sets the value of ID.
+func (s *OutboundRunDetail) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetState sets the value of State.
+func (s *OutboundRunDetail) SetState(val RunState) {
+	s.State = val
+}
+
+// SetInput sets the value of Input.
+func (s *OutboundRunDetail) SetInput(val CreateOutboundRun) {
+	s.Input = val
+}
+
+// SetCampaignID sets the value of CampaignID.
+func (s *OutboundRunDetail) SetCampaignID(val OptUUID) {
+	s.CampaignID = val
+}
+
+// SetFrozenSenderIds sets the value of FrozenSenderIds.
+func (s *OutboundRunDetail) SetFrozenSenderIds(val []uuid.UUID) {
+	s.FrozenSenderIds = val
+}
+
+// SetRecipientCount sets the value of RecipientCount.
+func (s *OutboundRunDetail) SetRecipientCount(val OptInt) {
+	s.RecipientCount = val
+}
+
+// SetActionCount sets the value of ActionCount.
+func (s *OutboundRunDetail) SetActionCount(val OptInt) {
+	s.ActionCount = val
+}
+
+// SetPolicyDecision sets the value of PolicyDecision.
+func (s *OutboundRunDetail) SetPolicyDecision(val OutboundRunDetailPolicyDecision) {
+	s.PolicyDecision = val
+}
+
+// SetPreflightReport sets the value of PreflightReport.
+func (s *OutboundRunDetail) SetPreflightReport(val OptOutboundRunDetailPreflightReport) {
+	s.PreflightReport = val
+}
+
+// SetErrorDetails sets the value of ErrorDetails.
+func (s *OutboundRunDetail) SetErrorDetails(val OptOutboundRunDetailErrorDetails) {
+	s.ErrorDetails = val
+}
+
+// SetApprovalURL sets the value of ApprovalURL.
+func (s *OutboundRunDetail) SetApprovalURL(val OptURI) {
+	s.ApprovalURL = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *OutboundRunDetail) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *OutboundRunDetail) SetUpdatedAt(val OptDateTime) {
+	s.UpdatedAt = val
+}
+
+// SetEvents sets the value of Events.
+func (s *OutboundRunDetail) SetEvents(val []RunEvent) {
+	s.Events = val
+}
+
+type OutboundRunDetailErrorDetails map[string]jx.Raw
+
+func (s *OutboundRunDetailErrorDetails) init() OutboundRunDetailErrorDetails {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type OutboundRunDetailPolicyDecision map[string]jx.Raw
+
+func (s *OutboundRunDetailPolicyDecision) init() OutboundRunDetailPolicyDecision {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type OutboundRunDetailPreflightReport map[string]jx.Raw
+
+func (s *OutboundRunDetailPreflightReport) init() OutboundRunDetailPreflightReport {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
 type OutboundRunErrorDetails map[string]jx.Raw
 
 func (s *OutboundRunErrorDetails) init() OutboundRunErrorDetails {
@@ -38786,111 +43968,24 @@ func (s *OutboundRunPreflightReport) init() OutboundRunPreflightReport {
 	return m
 }
 
-type OutboundRunState string
-
-const (
-	OutboundRunStateQueued           OutboundRunState = "queued"
-	OutboundRunStatePreflighting     OutboundRunState = "preflighting"
-	OutboundRunStateAwaitingApproval OutboundRunState = "awaiting_approval"
-	OutboundRunStateLaunching        OutboundRunState = "launching"
-	OutboundRunStateActive           OutboundRunState = "active"
-	OutboundRunStatePaused           OutboundRunState = "paused"
-	OutboundRunStateCompleted        OutboundRunState = "completed"
-	OutboundRunStateFailed           OutboundRunState = "failed"
-	OutboundRunStateDenied           OutboundRunState = "denied"
-	OutboundRunStateCancelled        OutboundRunState = "cancelled"
-)
-
-// AllValues returns all OutboundRunState values.
-func (OutboundRunState) AllValues() []OutboundRunState {
-	return []OutboundRunState{
-		OutboundRunStateQueued,
-		OutboundRunStatePreflighting,
-		OutboundRunStateAwaitingApproval,
-		OutboundRunStateLaunching,
-		OutboundRunStateActive,
-		OutboundRunStatePaused,
-		OutboundRunStateCompleted,
-		OutboundRunStateFailed,
-		OutboundRunStateDenied,
-		OutboundRunStateCancelled,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s OutboundRunState) MarshalText() ([]byte, error) {
-	switch s {
-	case OutboundRunStateQueued:
-		return []byte(s), nil
-	case OutboundRunStatePreflighting:
-		return []byte(s), nil
-	case OutboundRunStateAwaitingApproval:
-		return []byte(s), nil
-	case OutboundRunStateLaunching:
-		return []byte(s), nil
-	case OutboundRunStateActive:
-		return []byte(s), nil
-	case OutboundRunStatePaused:
-		return []byte(s), nil
-	case OutboundRunStateCompleted:
-		return []byte(s), nil
-	case OutboundRunStateFailed:
-		return []byte(s), nil
-	case OutboundRunStateDenied:
-		return []byte(s), nil
-	case OutboundRunStateCancelled:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *OutboundRunState) UnmarshalText(data []byte) error {
-	switch OutboundRunState(data) {
-	case OutboundRunStateQueued:
-		*s = OutboundRunStateQueued
-		return nil
-	case OutboundRunStatePreflighting:
-		*s = OutboundRunStatePreflighting
-		return nil
-	case OutboundRunStateAwaitingApproval:
-		*s = OutboundRunStateAwaitingApproval
-		return nil
-	case OutboundRunStateLaunching:
-		*s = OutboundRunStateLaunching
-		return nil
-	case OutboundRunStateActive:
-		*s = OutboundRunStateActive
-		return nil
-	case OutboundRunStatePaused:
-		*s = OutboundRunStatePaused
-		return nil
-	case OutboundRunStateCompleted:
-		*s = OutboundRunStateCompleted
-		return nil
-	case OutboundRunStateFailed:
-		*s = OutboundRunStateFailed
-		return nil
-	case OutboundRunStateDenied:
-		*s = OutboundRunStateDenied
-		return nil
-	case OutboundRunStateCancelled:
-		*s = OutboundRunStateCancelled
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
-}
-
+// Organization totals over the period. Totals count email steps only. Opens and clicks include
+// automated ones; machine_opens and machine_clicks are the automated share (human = total minus
+// machine).
 // Ref: #/components/schemas/OverallStats
 type OverallStats struct {
-	TotalEmailsSent OptInt     `json:"total_emails_sent"`
-	TotalOpens      OptInt     `json:"total_opens"`
-	MachineOpens    OptInt     `json:"machine_opens"`
-	TotalClicks     OptInt     `json:"total_clicks"`
-	TotalReplies    OptInt     `json:"total_replies"`
+	TotalEmailsSent OptInt `json:"total_emails_sent"`
+	TotalOpens      OptInt `json:"total_opens"`
+	// Opens classified as automated (privacy proxies, fetches right after send).
+	MachineOpens OptInt `json:"machine_opens"`
+	TotalClicks  OptInt `json:"total_clicks"`
+	// Clicks classified as automated (scanners, missing user agent, clicks right after send or in a
+	// burst).
+	MachineClicks OptInt `json:"machine_clicks"`
+	TotalReplies  OptInt `json:"total_replies"`
+	// Replies classified with a positive intent.
+	PositiveReplies OptInt     `json:"positive_replies"`
 	TotalBounces    OptInt     `json:"total_bounces"`
+	TotalDelivered  OptInt     `json:"total_delivered"`
 	OpenRate        OptFloat64 `json:"open_rate"`
 	ClickRate       OptFloat64 `json:"click_rate"`
 	ReplyRate       OptFloat64 `json:"reply_rate"`
@@ -38919,14 +44014,29 @@ func (s *OverallStats) GetTotalClicks() OptInt {
 	return s.TotalClicks
 }
 
+// GetMachineClicks returns the value of MachineClicks.
+func (s *OverallStats) GetMachineClicks() OptInt {
+	return s.MachineClicks
+}
+
 // GetTotalReplies returns the value of TotalReplies.
 func (s *OverallStats) GetTotalReplies() OptInt {
 	return s.TotalReplies
 }
 
+// GetPositiveReplies returns the value of PositiveReplies.
+func (s *OverallStats) GetPositiveReplies() OptInt {
+	return s.PositiveReplies
+}
+
 // GetTotalBounces returns the value of TotalBounces.
 func (s *OverallStats) GetTotalBounces() OptInt {
 	return s.TotalBounces
+}
+
+// GetTotalDelivered returns the value of TotalDelivered.
+func (s *OverallStats) GetTotalDelivered() OptInt {
+	return s.TotalDelivered
 }
 
 // GetOpenRate returns the value of OpenRate.
@@ -38979,14 +44089,29 @@ func (s *OverallStats) SetTotalClicks(val OptInt) {
 	s.TotalClicks = val
 }
 
+// SetMachineClicks sets the value of MachineClicks.
+func (s *OverallStats) SetMachineClicks(val OptInt) {
+	s.MachineClicks = val
+}
+
 // SetTotalReplies sets the value of TotalReplies.
 func (s *OverallStats) SetTotalReplies(val OptInt) {
 	s.TotalReplies = val
 }
 
+// SetPositiveReplies sets the value of PositiveReplies.
+func (s *OverallStats) SetPositiveReplies(val OptInt) {
+	s.PositiveReplies = val
+}
+
 // SetTotalBounces sets the value of TotalBounces.
 func (s *OverallStats) SetTotalBounces(val OptInt) {
 	s.TotalBounces = val
+}
+
+// SetTotalDelivered sets the value of TotalDelivered.
+func (s *OverallStats) SetTotalDelivered(val OptInt) {
+	s.TotalDelivered = val
 }
 
 // SetOpenRate sets the value of OpenRate.
@@ -39422,11 +44547,12 @@ type PipelineStage struct {
 	ID         uuid.UUID `json:"id"`
 	PipelineID uuid.UUID `json:"pipeline_id"`
 	Name       string    `json:"name"`
-	Color      string    `json:"color"`
-	Position   int       `json:"position"`
-	DealCount  OptInt    `json:"deal_count"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	// Hex colour, e.g. `#3b82f6`.
+	Color     string    `json:"color"`
+	Position  int       `json:"position"`
+	DealCount OptInt    `json:"deal_count"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // GetID returns the value of ID.
@@ -40191,13 +45317,16 @@ func (s *ProvisionName) SetLastName(val OptString) {
 
 // Ref: #/components/schemas/ProvisionOrder
 type ProvisionOrder struct {
-	ProvisioningID       uuid.UUID                     `json:"provisioning_id"`
-	OrganizationID       OptUUID                       `json:"organization_id"`
-	QuoteID              OptUUID                       `json:"quote_id"`
-	Status               ProvisionOrderStatus          `json:"status"`
-	Provider             string                        `json:"provider"`
-	MailboxesRequested   int                           `json:"mailboxes_requested"`
-	Domain               string                        `json:"domain"`
+	ProvisioningID     uuid.UUID            `json:"provisioning_id"`
+	OrganizationID     OptUUID              `json:"organization_id"`
+	QuoteID            OptUUID              `json:"quote_id"`
+	Status             ProvisionOrderStatus `json:"status"`
+	Provider           string               `json:"provider"`
+	MailboxesRequested int                  `json:"mailboxes_requested"`
+	// The domain of the order; with several domains, the first of them.
+	Domain string `json:"domain"`
+	// Every domain of the order when its quote named several.
+	Domains              []string                      `json:"domains"`
 	DomainRegistration   OptBool                       `json:"domain_registration"`
 	Warmup               OptBool                       `json:"warmup"`
 	Currency             OptString                     `json:"currency"`
@@ -40249,6 +45378,11 @@ func (s *ProvisionOrder) GetMailboxesRequested() int {
 // GetDomain returns the value of Domain.
 func (s *ProvisionOrder) GetDomain() string {
 	return s.Domain
+}
+
+// GetDomains returns the value of Domains.
+func (s *ProvisionOrder) GetDomains() []string {
+	return s.Domains
 }
 
 // GetDomainRegistration returns the value of DomainRegistration.
@@ -40366,6 +45500,11 @@ func (s *ProvisionOrder) SetDomain(val string) {
 	s.Domain = val
 }
 
+// SetDomains sets the value of Domains.
+func (s *ProvisionOrder) SetDomains(val []string) {
+	s.Domains = val
+}
+
 // SetDomainRegistration sets the value of DomainRegistration.
 func (s *ProvisionOrder) SetDomainRegistration(val OptBool) {
 	s.DomainRegistration = val
@@ -40444,6 +45583,33 @@ func (s *ProvisionOrder) SetReadyAt(val OptDateTime) {
 // SetCancelledAt sets the value of CancelledAt.
 func (s *ProvisionOrder) SetCancelledAt(val OptDateTime) {
 	s.CancelledAt = val
+}
+
+// Managed-mailbox orders (GET /mailbox-provisioning).
+// Ref: #/components/schemas/ProvisionOrderList
+type ProvisionOrderList struct {
+	Data       []ProvisionOrder `json:"data"`
+	Pagination Pagination       `json:"pagination"`
+}
+
+// GetData returns the value of Data.
+func (s *ProvisionOrderList) GetData() []ProvisionOrder {
+	return s.Data
+}
+
+// GetPagination returns the value of Pagination.
+func (s *ProvisionOrderList) GetPagination() Pagination {
+	return s.Pagination
+}
+
+// SetData sets the value of Data.
+func (s *ProvisionOrderList) SetData(val []ProvisionOrder) {
+	s.Data = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *ProvisionOrderList) SetPagination(val Pagination) {
+	s.Pagination = val
 }
 
 type ProvisionOrderMailboxesItem struct {
@@ -40760,10 +45926,14 @@ func (s *ProvisionProviderOfferProvider) UnmarshalText(data []byte) error {
 
 // Ref: #/components/schemas/ProvisionQuote
 type ProvisionQuote struct {
-	QuoteID             uuid.UUID           `json:"quote_id"`
-	Provider            string              `json:"provider"`
-	Count               int                 `json:"count"`
-	Domain              string              `json:"domain"`
+	QuoteID  uuid.UUID `json:"quote_id"`
+	Provider string    `json:"provider"`
+	Count    int       `json:"count"`
+	// The domain of the order; with several domains, the first of them.
+	Domain string `json:"domain"`
+	// Every domain of the order when the quote request named several (`domains`); each is priced
+	// separately in line_items.
+	Domains             []string            `json:"domains"`
 	DomainRegistration  OptBool             `json:"domain_registration"`
 	Warmup              OptBool             `json:"warmup"`
 	Names               []ProvisionName     `json:"names"`
@@ -40795,6 +45965,11 @@ func (s *ProvisionQuote) GetCount() int {
 // GetDomain returns the value of Domain.
 func (s *ProvisionQuote) GetDomain() string {
 	return s.Domain
+}
+
+// GetDomains returns the value of Domains.
+func (s *ProvisionQuote) GetDomains() []string {
+	return s.Domains
 }
 
 // GetDomainRegistration returns the value of DomainRegistration.
@@ -40872,6 +46047,11 @@ func (s *ProvisionQuote) SetDomain(val string) {
 	s.Domain = val
 }
 
+// SetDomains sets the value of Domains.
+func (s *ProvisionQuote) SetDomains(val []string) {
+	s.Domains = val
+}
+
 // SetDomainRegistration sets the value of DomainRegistration.
 func (s *ProvisionQuote) SetDomainRegistration(val OptBool) {
 	s.DomainRegistration = val
@@ -40927,13 +46107,20 @@ func (s *ProvisionQuote) SetExpiresAt(val time.Time) {
 	s.ExpiresAt = val
 }
 
+// A managed-mailbox order to price. Name the domain with `domain` (one) or `domains` (several; the
+// count mailboxes are spread over them as evenly as possible and each domain is priced separately);
+// sending neither is 400.
 // Ref: #/components/schemas/ProvisionQuoteRequest
 type ProvisionQuoteRequest struct {
 	Provider ProvisionQuoteRequestProvider `json:"provider"`
-	Count    int                           `json:"count"`
-	Domain   string                        `json:"domain"`
-	Warmup   OptBool                       `json:"warmup"`
-	Names    []ProvisionName               `json:"names"`
+	// Number of mailboxes in the order (across every domain).
+	Count int `json:"count"`
+	// The single domain of the order.
+	Domain OptString `json:"domain"`
+	// Several domains; each is checked and priced separately.
+	Domains []string        `json:"domains"`
+	Warmup  OptBool         `json:"warmup"`
+	Names   []ProvisionName `json:"names"`
 }
 
 // GetProvider returns the value of Provider.
@@ -40947,8 +46134,13 @@ func (s *ProvisionQuoteRequest) GetCount() int {
 }
 
 // GetDomain returns the value of Domain.
-func (s *ProvisionQuoteRequest) GetDomain() string {
+func (s *ProvisionQuoteRequest) GetDomain() OptString {
 	return s.Domain
+}
+
+// GetDomains returns the value of Domains.
+func (s *ProvisionQuoteRequest) GetDomains() []string {
+	return s.Domains
 }
 
 // GetWarmup returns the value of Warmup.
@@ -40972,8 +46164,13 @@ func (s *ProvisionQuoteRequest) SetCount(val int) {
 }
 
 // SetDomain sets the value of Domain.
-func (s *ProvisionQuoteRequest) SetDomain(val string) {
+func (s *ProvisionQuoteRequest) SetDomain(val OptString) {
 	s.Domain = val
+}
+
+// SetDomains sets the value of Domains.
+func (s *ProvisionQuoteRequest) SetDomains(val []string) {
+	s.Domains = val
 }
 
 // SetWarmup sets the value of Warmup.
@@ -41413,10 +46610,19 @@ func (s *ReplyTemplateList) SetData(val []ReplyTemplate) {
 	s.Data = val
 }
 
+// The reset `session`, the new `password` and the anti-bot token. The anti-bot token is required: send
+// it as `captcha` (or the deprecated `turnstile`); one of the two must be present.
 // Ref: #/components/schemas/ResetPasswordConfirmRequest
 type ResetPasswordConfirmRequest struct {
-	Session   string    `json:"session"`
-	Password  string    `json:"password"`
+	// The reset session handle.
+	Session string `json:"session"`
+	// The new password; must pass the strength rule.
+	Password string `json:"password"`
+	// Anti-bot token. Required (this field or the deprecated `turnstile`).
+	Captcha OptString `json:"captcha"`
+	// Deprecated alias of `captcha`, still accepted from older clients.
+	//
+	// Deprecated: schema marks this property as deprecated.
 	Turnstile OptString `json:"turnstile"`
 }
 
@@ -41428,6 +46634,11 @@ func (s *ResetPasswordConfirmRequest) GetSession() string {
 // GetPassword returns the value of Password.
 func (s *ResetPasswordConfirmRequest) GetPassword() string {
 	return s.Password
+}
+
+// GetCaptcha returns the value of Captcha.
+func (s *ResetPasswordConfirmRequest) GetCaptcha() OptString {
+	return s.Captcha
 }
 
 // GetTurnstile returns the value of Turnstile.
@@ -41445,20 +46656,37 @@ func (s *ResetPasswordConfirmRequest) SetPassword(val string) {
 	s.Password = val
 }
 
+// SetCaptcha sets the value of Captcha.
+func (s *ResetPasswordConfirmRequest) SetCaptcha(val OptString) {
+	s.Captcha = val
+}
+
 // SetTurnstile sets the value of Turnstile.
 func (s *ResetPasswordConfirmRequest) SetTurnstile(val OptString) {
 	s.Turnstile = val
 }
 
+// The email to reset and the anti-bot token. The anti-bot token is required: send it as `captcha` (or
+// the deprecated `turnstile`); one of the two must be present.
 // Ref: #/components/schemas/ResetPasswordStartRequest
 type ResetPasswordStartRequest struct {
-	Email     string    `json:"email"`
+	Email string `json:"email"`
+	// Anti-bot token. Required (this field or the deprecated `turnstile`).
+	Captcha OptString `json:"captcha"`
+	// Deprecated alias of `captcha`, still accepted from older clients.
+	//
+	// Deprecated: schema marks this property as deprecated.
 	Turnstile OptString `json:"turnstile"`
 }
 
 // GetEmail returns the value of Email.
 func (s *ResetPasswordStartRequest) GetEmail() string {
 	return s.Email
+}
+
+// GetCaptcha returns the value of Captcha.
+func (s *ResetPasswordStartRequest) GetCaptcha() OptString {
+	return s.Captcha
 }
 
 // GetTurnstile returns the value of Turnstile.
@@ -41471,9 +46699,100 @@ func (s *ResetPasswordStartRequest) SetEmail(val string) {
 	s.Email = val
 }
 
+// SetCaptcha sets the value of Captcha.
+func (s *ResetPasswordStartRequest) SetCaptcha(val OptString) {
+	s.Captcha = val
+}
+
 // SetTurnstile sets the value of Turnstile.
 func (s *ResetPasswordStartRequest) SetTurnstile(val OptString) {
 	s.Turnstile = val
+}
+
+// One entry of a run's append-only event stream.
+// Ref: #/components/schemas/RunEvent
+type RunEvent struct {
+	ID OptUUID `json:"id"`
+	// What happened (for example a state change, a preflight result or a policy or approval decision).
+	Type string `json:"type"`
+	// The run's state after this event.
+	State   OptRunState `json:"state"`
+	Message OptString   `json:"message"`
+	// Event-specific details.
+	Data      OptRunEventData `json:"data"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// GetID returns the value of ID.
+func (s *RunEvent) GetID() OptUUID {
+	return s.ID
+}
+
+// GetType returns the value of Type.
+func (s *RunEvent) GetType() string {
+	return s.Type
+}
+
+// GetState returns the value of State.
+func (s *RunEvent) GetState() OptRunState {
+	return s.State
+}
+
+// GetMessage returns the value of Message.
+func (s *RunEvent) GetMessage() OptString {
+	return s.Message
+}
+
+// GetData returns the value of Data.
+func (s *RunEvent) GetData() OptRunEventData {
+	return s.Data
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *RunEvent) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// SetID sets the value of ID.
+func (s *RunEvent) SetID(val OptUUID) {
+	s.ID = val
+}
+
+// SetType sets the value of Type.
+func (s *RunEvent) SetType(val string) {
+	s.Type = val
+}
+
+// SetState sets the value of State.
+func (s *RunEvent) SetState(val OptRunState) {
+	s.State = val
+}
+
+// SetMessage sets the value of Message.
+func (s *RunEvent) SetMessage(val OptString) {
+	s.Message = val
+}
+
+// SetData sets the value of Data.
+func (s *RunEvent) SetData(val OptRunEventData) {
+	s.Data = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *RunEvent) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// Event-specific details.
+type RunEventData map[string]jx.Raw
+
+func (s *RunEventData) init() RunEventData {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
 }
 
 // Ref: #/components/schemas/RunLead
@@ -41557,11 +46876,15 @@ func (s *RunLeadCustomFields) init() RunLeadCustomFields {
 	return m
 }
 
+// How the run picks its senders, in one of three modes: `auto` (the service chooses), `explicit` (the
+// listed mailbox_ids) or `tag` (mailboxes carrying the listed tag_ids).
 // Ref: #/components/schemas/RunSenderSelection
 type RunSenderSelection struct {
-	Mode       RunSenderSelectionMode `json:"mode"`
-	MailboxIds []uuid.UUID            `json:"mailbox_ids"`
-	TagIds     []uuid.UUID            `json:"tag_ids"`
+	Mode RunSenderSelectionMode `json:"mode"`
+	// Sender mailboxes for mode explicit.
+	MailboxIds []uuid.UUID `json:"mailbox_ids"`
+	// Mailbox tags for mode tag.
+	TagIds []uuid.UUID `json:"tag_ids"`
 }
 
 // GetMode returns the value of Mode.
@@ -41599,7 +46922,7 @@ type RunSenderSelectionMode string
 const (
 	RunSenderSelectionModeAuto     RunSenderSelectionMode = "auto"
 	RunSenderSelectionModeExplicit RunSenderSelectionMode = "explicit"
-	RunSenderSelectionModeTags     RunSenderSelectionMode = "tags"
+	RunSenderSelectionModeTag      RunSenderSelectionMode = "tag"
 )
 
 // AllValues returns all RunSenderSelectionMode values.
@@ -41607,7 +46930,7 @@ func (RunSenderSelectionMode) AllValues() []RunSenderSelectionMode {
 	return []RunSenderSelectionMode{
 		RunSenderSelectionModeAuto,
 		RunSenderSelectionModeExplicit,
-		RunSenderSelectionModeTags,
+		RunSenderSelectionModeTag,
 	}
 }
 
@@ -41618,7 +46941,7 @@ func (s RunSenderSelectionMode) MarshalText() ([]byte, error) {
 		return []byte(s), nil
 	case RunSenderSelectionModeExplicit:
 		return []byte(s), nil
-	case RunSenderSelectionModeTags:
+	case RunSenderSelectionModeTag:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -41634,8 +46957,109 @@ func (s *RunSenderSelectionMode) UnmarshalText(data []byte) error {
 	case RunSenderSelectionModeExplicit:
 		*s = RunSenderSelectionModeExplicit
 		return nil
-	case RunSenderSelectionModeTags:
-		*s = RunSenderSelectionModeTags
+	case RunSenderSelectionModeTag:
+		*s = RunSenderSelectionModeTag
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// State of a run. queued -> preflighting -> one of awaiting_approval, launching, active, failed,
+// denied; awaiting_approval moves on after a human decision (an approval re-runs preflight and every
+// hard safety gate immediately before the campaign starts); any non-final state can be cancelled.
+// Ref: #/components/schemas/RunState
+type RunState string
+
+const (
+	RunStateQueued           RunState = "queued"
+	RunStatePreflighting     RunState = "preflighting"
+	RunStateAwaitingApproval RunState = "awaiting_approval"
+	RunStateLaunching        RunState = "launching"
+	RunStateActive           RunState = "active"
+	RunStateFailed           RunState = "failed"
+	RunStateDenied           RunState = "denied"
+	RunStatePaused           RunState = "paused"
+	RunStateCompleted        RunState = "completed"
+	RunStateCancelled        RunState = "cancelled"
+)
+
+// AllValues returns all RunState values.
+func (RunState) AllValues() []RunState {
+	return []RunState{
+		RunStateQueued,
+		RunStatePreflighting,
+		RunStateAwaitingApproval,
+		RunStateLaunching,
+		RunStateActive,
+		RunStateFailed,
+		RunStateDenied,
+		RunStatePaused,
+		RunStateCompleted,
+		RunStateCancelled,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RunState) MarshalText() ([]byte, error) {
+	switch s {
+	case RunStateQueued:
+		return []byte(s), nil
+	case RunStatePreflighting:
+		return []byte(s), nil
+	case RunStateAwaitingApproval:
+		return []byte(s), nil
+	case RunStateLaunching:
+		return []byte(s), nil
+	case RunStateActive:
+		return []byte(s), nil
+	case RunStateFailed:
+		return []byte(s), nil
+	case RunStateDenied:
+		return []byte(s), nil
+	case RunStatePaused:
+		return []byte(s), nil
+	case RunStateCompleted:
+		return []byte(s), nil
+	case RunStateCancelled:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RunState) UnmarshalText(data []byte) error {
+	switch RunState(data) {
+	case RunStateQueued:
+		*s = RunStateQueued
+		return nil
+	case RunStatePreflighting:
+		*s = RunStatePreflighting
+		return nil
+	case RunStateAwaitingApproval:
+		*s = RunStateAwaitingApproval
+		return nil
+	case RunStateLaunching:
+		*s = RunStateLaunching
+		return nil
+	case RunStateActive:
+		*s = RunStateActive
+		return nil
+	case RunStateFailed:
+		*s = RunStateFailed
+		return nil
+	case RunStateDenied:
+		*s = RunStateDenied
+		return nil
+	case RunStatePaused:
+		*s = RunStatePaused
+		return nil
+	case RunStateCompleted:
+		*s = RunStateCompleted
+		return nil
+	case RunStateCancelled:
+		*s = RunStateCancelled
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -41975,17 +47399,6 @@ func (s *RunVariant) SetWeight(val OptInt) {
 	s.Weight = val
 }
 
-type RunsGetOK map[string]jx.Raw
-
-func (s *RunsGetOK) init() RunsGetOK {
-	m := *s
-	if m == nil {
-		m = map[string]jx.Raw{}
-		*s = m
-	}
-	return m
-}
-
 type RunsListOK struct {
 	Data []OutboundRun `json:"data"`
 }
@@ -42031,8 +47444,10 @@ func (s *SSOExchangeRequest) SetBinding(val string) {
 type ScheduleWindows [][]ScheduleWindowsItemItem
 
 type ScheduleWindowsItemItem struct {
+	// Window start, minutes after midnight.
 	Start OptInt `json:"start"`
-	End   OptInt `json:"end"`
+	// Window end, minutes after midnight.
+	End OptInt `json:"end"`
 }
 
 // GetStart returns the value of Start.
@@ -42055,22 +47470,29 @@ func (s *ScheduleWindowsItemItem) SetEnd(val OptInt) {
 	s.End = val
 }
 
+// Deal filters shared by POST /crm/deals/search and POST /crm/deals/summary; every field is optional
+// and an empty body matches every deal.
 // Ref: #/components/schemas/SearchDeals
 type SearchDeals struct {
-	Query         OptString                 `json:"query"`
-	Statuses      []SearchDealsStatusesItem `json:"statuses"`
-	PipelineIds   []uuid.UUID               `json:"pipeline_ids"`
-	StageIds      []uuid.UUID               `json:"stage_ids"`
-	AssignedTo    []uuid.UUID               `json:"assigned_to"`
-	CampaignIds   []uuid.UUID               `json:"campaign_ids"`
-	MinValue      OptFloat64                `json:"min_value"`
-	MaxValue      OptFloat64                `json:"max_value"`
-	CloseAfter    OptDateTime               `json:"close_after"`
-	CloseBefore   OptDateTime               `json:"close_before"`
-	CreatedAfter  OptDateTime               `json:"created_after"`
-	CreatedBefore OptDateTime               `json:"created_before"`
-	SortBy        OptSearchDealsSortBy      `json:"sort_by"`
-	Reverse       OptBool                   `json:"reverse"`
+	// Free-text search.
+	Query       OptString                 `json:"query"`
+	Statuses    []SearchDealsStatusesItem `json:"statuses"`
+	PipelineIds []uuid.UUID               `json:"pipeline_ids"`
+	StageIds    []uuid.UUID               `json:"stage_ids"`
+	// User ids.
+	AssignedTo  []uuid.UUID `json:"assigned_to"`
+	CampaignIds []uuid.UUID `json:"campaign_ids"`
+	MinValue    OptFloat64  `json:"min_value"`
+	MaxValue    OptFloat64  `json:"max_value"`
+	// Expected close date on or after.
+	CloseAfter OptDateTime `json:"close_after"`
+	// Expected close date before.
+	CloseBefore   OptDateTime          `json:"close_before"`
+	CreatedAfter  OptDateTime          `json:"created_after"`
+	CreatedBefore OptDateTime          `json:"created_before"`
+	SortBy        OptSearchDealsSortBy `json:"sort_by"`
+	// True sorts ascending; the default (false) is descending.
+	Reverse OptBool `json:"reverse"`
 }
 
 // GetQuery returns the value of Query.
@@ -42323,21 +47745,28 @@ func (s *SearchDealsStatusesItem) UnmarshalText(data []byte) error {
 	}
 }
 
+// Task filters shared by POST /crm/tasks/search and POST /crm/tasks/summary; every field is optional
+// and an empty body matches every task.
 // Ref: #/components/schemas/SearchTasks
 type SearchTasks struct {
+	// Free-text search.
 	Query      OptString                   `json:"query"`
 	Statuses   []SearchTasksStatusesItem   `json:"statuses"`
 	Priorities []SearchTasksPrioritiesItem `json:"priorities"`
-	Types      []string                    `json:"types"`
-	AssignedTo []uuid.UUID                 `json:"assigned_to"`
-	TeamIds    []uuid.UUID                 `json:"team_ids"`
-	ContactID  OptUUID                     `json:"contact_id"`
-	DealID     OptUUID                     `json:"deal_id"`
-	DueAfter   OptDateTime                 `json:"due_after"`
-	DueBefore  OptDateTime                 `json:"due_before"`
-	Overdue    OptBool                     `json:"overdue"`
-	SortBy     OptSearchTasksSortBy        `json:"sort_by"`
-	Reverse    OptBool                     `json:"reverse"`
+	// Task type names.
+	Types []string `json:"types"`
+	// User ids.
+	AssignedTo []uuid.UUID `json:"assigned_to"`
+	TeamIds    []uuid.UUID `json:"team_ids"`
+	ContactID  OptUUID     `json:"contact_id"`
+	DealID     OptUUID     `json:"deal_id"`
+	DueAfter   OptDateTime `json:"due_after"`
+	DueBefore  OptDateTime `json:"due_before"`
+	// Only tasks past their due date whose status is neither completed nor cancelled.
+	Overdue OptBool              `json:"overdue"`
+	SortBy  OptSearchTasksSortBy `json:"sort_by"`
+	// True sorts ascending; the default (false) is descending.
+	Reverse OptBool `json:"reverse"`
 }
 
 // GetQuery returns the value of Query.
@@ -44504,11 +49933,24 @@ func (s *TrackingClickRedirectFound) SetLocation(val string) {
 	s.Location = val
 }
 
+// Verification state of the campaign tracking domain. The domain is used at send time only when
+// verified; until then opens and clicks go through the shared tracking host. A transient resolver
+// failure never revokes a verified domain.
 // Ref: #/components/schemas/TrackingDomainStatus
 type TrackingDomainStatus struct {
 	TrackingDomain           OptString      `json:"tracking_domain"`
 	TrackingDomainVerified   OptBool        `json:"tracking_domain_verified"`
 	TrackingDomainVerifiedAt OptNilDateTime `json:"tracking_domain_verified_at"`
+	// The deployment's tracking host the CNAME must point at; empty when none (then nothing can verify).
+	CnameTarget OptString `json:"cname_target"`
+	// Outcome of the last resolution.
+	Status OptTrackingDomainStatusStatus `json:"status"`
+	// One user-safe sentence explaining the status.
+	Message OptString `json:"message"`
+	// What DNS returned, present when it differs from cname_target.
+	Observed OptString `json:"observed"`
+	// True when the record is right but the deployment's own tracking host has no DNS record.
+	TrackingHostUnresolvable OptBool `json:"tracking_host_unresolvable"`
 }
 
 // GetTrackingDomain returns the value of TrackingDomain.
@@ -44526,6 +49968,31 @@ func (s *TrackingDomainStatus) GetTrackingDomainVerifiedAt() OptNilDateTime {
 	return s.TrackingDomainVerifiedAt
 }
 
+// GetCnameTarget returns the value of CnameTarget.
+func (s *TrackingDomainStatus) GetCnameTarget() OptString {
+	return s.CnameTarget
+}
+
+// GetStatus returns the value of Status.
+func (s *TrackingDomainStatus) GetStatus() OptTrackingDomainStatusStatus {
+	return s.Status
+}
+
+// GetMessage returns the value of Message.
+func (s *TrackingDomainStatus) GetMessage() OptString {
+	return s.Message
+}
+
+// GetObserved returns the value of Observed.
+func (s *TrackingDomainStatus) GetObserved() OptString {
+	return s.Observed
+}
+
+// GetTrackingHostUnresolvable returns the value of TrackingHostUnresolvable.
+func (s *TrackingDomainStatus) GetTrackingHostUnresolvable() OptBool {
+	return s.TrackingHostUnresolvable
+}
+
 // SetTrackingDomain sets the value of TrackingDomain.
 func (s *TrackingDomainStatus) SetTrackingDomain(val OptString) {
 	s.TrackingDomain = val
@@ -44539,6 +50006,108 @@ func (s *TrackingDomainStatus) SetTrackingDomainVerified(val OptBool) {
 // SetTrackingDomainVerifiedAt sets the value of TrackingDomainVerifiedAt.
 func (s *TrackingDomainStatus) SetTrackingDomainVerifiedAt(val OptNilDateTime) {
 	s.TrackingDomainVerifiedAt = val
+}
+
+// SetCnameTarget sets the value of CnameTarget.
+func (s *TrackingDomainStatus) SetCnameTarget(val OptString) {
+	s.CnameTarget = val
+}
+
+// SetStatus sets the value of Status.
+func (s *TrackingDomainStatus) SetStatus(val OptTrackingDomainStatusStatus) {
+	s.Status = val
+}
+
+// SetMessage sets the value of Message.
+func (s *TrackingDomainStatus) SetMessage(val OptString) {
+	s.Message = val
+}
+
+// SetObserved sets the value of Observed.
+func (s *TrackingDomainStatus) SetObserved(val OptString) {
+	s.Observed = val
+}
+
+// SetTrackingHostUnresolvable sets the value of TrackingHostUnresolvable.
+func (s *TrackingDomainStatus) SetTrackingHostUnresolvable(val OptBool) {
+	s.TrackingHostUnresolvable = val
+}
+
+// Outcome of the last resolution.
+type TrackingDomainStatusStatus string
+
+const (
+	TrackingDomainStatusStatusVerified    TrackingDomainStatusStatus = "verified"
+	TrackingDomainStatusStatusUnset       TrackingDomainStatusStatus = "unset"
+	TrackingDomainStatusStatusNoTarget    TrackingDomainStatusStatus = "no_target"
+	TrackingDomainStatusStatusNotFound    TrackingDomainStatusStatus = "not_found"
+	TrackingDomainStatusStatusWrongTarget TrackingDomainStatusStatus = "wrong_target"
+	TrackingDomainStatusStatusLookupError TrackingDomainStatusStatus = "lookup_error"
+	TrackingDomainStatusStatusPending     TrackingDomainStatusStatus = "pending"
+)
+
+// AllValues returns all TrackingDomainStatusStatus values.
+func (TrackingDomainStatusStatus) AllValues() []TrackingDomainStatusStatus {
+	return []TrackingDomainStatusStatus{
+		TrackingDomainStatusStatusVerified,
+		TrackingDomainStatusStatusUnset,
+		TrackingDomainStatusStatusNoTarget,
+		TrackingDomainStatusStatusNotFound,
+		TrackingDomainStatusStatusWrongTarget,
+		TrackingDomainStatusStatusLookupError,
+		TrackingDomainStatusStatusPending,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TrackingDomainStatusStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case TrackingDomainStatusStatusVerified:
+		return []byte(s), nil
+	case TrackingDomainStatusStatusUnset:
+		return []byte(s), nil
+	case TrackingDomainStatusStatusNoTarget:
+		return []byte(s), nil
+	case TrackingDomainStatusStatusNotFound:
+		return []byte(s), nil
+	case TrackingDomainStatusStatusWrongTarget:
+		return []byte(s), nil
+	case TrackingDomainStatusStatusLookupError:
+		return []byte(s), nil
+	case TrackingDomainStatusStatusPending:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TrackingDomainStatusStatus) UnmarshalText(data []byte) error {
+	switch TrackingDomainStatusStatus(data) {
+	case TrackingDomainStatusStatusVerified:
+		*s = TrackingDomainStatusStatusVerified
+		return nil
+	case TrackingDomainStatusStatusUnset:
+		*s = TrackingDomainStatusStatusUnset
+		return nil
+	case TrackingDomainStatusStatusNoTarget:
+		*s = TrackingDomainStatusStatusNoTarget
+		return nil
+	case TrackingDomainStatusStatusNotFound:
+		*s = TrackingDomainStatusStatusNotFound
+		return nil
+	case TrackingDomainStatusStatusWrongTarget:
+		*s = TrackingDomainStatusStatusWrongTarget
+		return nil
+	case TrackingDomainStatusStatusLookupError:
+		*s = TrackingDomainStatusStatusLookupError
+		return nil
+	case TrackingDomainStatusStatusPending:
+		*s = TrackingDomainStatusStatusPending
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 type TrackingOpenPixelOK struct {
@@ -44622,16 +50191,17 @@ func (*TrackingUnsubscribeReqEmptyBody) trackingUnsubscribeReq() {}
 
 // Ref: #/components/schemas/TwoFACodeRequest
 type TwoFACodeRequest struct {
-	Code OptString `json:"code"`
+	// A current TOTP code (or, to turn 2FA off, an unused recovery code).
+	Code string `json:"code"`
 }
 
 // GetCode returns the value of Code.
-func (s *TwoFACodeRequest) GetCode() OptString {
+func (s *TwoFACodeRequest) GetCode() string {
 	return s.Code
 }
 
 // SetCode sets the value of Code.
-func (s *TwoFACodeRequest) SetCode(val OptString) {
+func (s *TwoFACodeRequest) SetCode(val string) {
 	s.Code = val
 }
 
@@ -45097,16 +50667,23 @@ func (s *UniboxCount) SetCount(val int) {
 	s.Count = val
 }
 
+// One inbox message (GET /unibox/{id}). The same data as a thread message (UniboxMessage) with the
+// keys date, from, to and ReplyTo in place of sent_date, from_addr, to_addr and reply_to;
+// body_truncated flags a shortened body.
 // Ref: #/components/schemas/UniboxEmail
 type UniboxEmail struct {
-	ID            uuid.UUID   `json:"id"`
-	GmailID       OptString   `json:"gmail_id"`
-	UID           OptInt      `json:"uid"`
-	ParentID      OptString   `json:"parent_id"`
-	ThreadID      string      `json:"thread_id"`
-	Flags         []string    `json:"flags"`
-	Bcc           []string    `json:"bcc"`
-	Cc            []string    `json:"cc"`
+	ID uuid.UUID `json:"id"`
+	// The mailbox the message belongs to.
+	EmailID  uuid.UUID `json:"email_id"`
+	Mailbox  OptInt    `json:"mailbox"`
+	GmailID  OptString `json:"gmail_id"`
+	UID      OptInt    `json:"uid"`
+	ParentID OptString `json:"parent_id"`
+	ThreadID string    `json:"thread_id"`
+	Flags    []string  `json:"flags"`
+	Bcc      []string  `json:"bcc"`
+	Cc       []string  `json:"cc"`
+	// Sent date (sent_date in a thread read).
 	Date          OptDateTime `json:"date"`
 	From          []string    `json:"from"`
 	InReplyTo     []string    `json:"in_reply_to"`
@@ -45117,14 +50694,28 @@ type UniboxEmail struct {
 	Size          OptInt      `json:"size"`
 	InternalDate  OptDateTime `json:"internal_date"`
 	ModSeq        OptInt      `json:"mod_seq"`
+	Snippet       OptString   `json:"snippet"`
+	Seen          bool        `json:"seen"`
 	BodyPlain     OptString   `json:"body_plain"`
 	BodyHTML      OptString   `json:"body_html"`
 	BodyTruncated OptBool     `json:"body_truncated"`
+	UpdatedAt     OptDateTime `json:"updated_at"`
+	CreatedAt     OptDateTime `json:"created_at"`
 }
 
 // GetID returns the value of ID.
 func (s *UniboxEmail) GetID() uuid.UUID {
 	return s.ID
+}
+
+// GetEmailID returns the value of EmailID.
+func (s *UniboxEmail) GetEmailID() uuid.UUID {
+	return s.EmailID
+}
+
+// GetMailbox returns the value of Mailbox.
+func (s *UniboxEmail) GetMailbox() OptInt {
+	return s.Mailbox
 }
 
 // GetGmailID returns the value of GmailID.
@@ -45212,6 +50803,16 @@ func (s *UniboxEmail) GetModSeq() OptInt {
 	return s.ModSeq
 }
 
+// GetSnippet returns the value of Snippet.
+func (s *UniboxEmail) GetSnippet() OptString {
+	return s.Snippet
+}
+
+// GetSeen returns the value of Seen.
+func (s *UniboxEmail) GetSeen() bool {
+	return s.Seen
+}
+
 // GetBodyPlain returns the value of BodyPlain.
 func (s *UniboxEmail) GetBodyPlain() OptString {
 	return s.BodyPlain
@@ -45227,9 +50828,29 @@ func (s *UniboxEmail) GetBodyTruncated() OptBool {
 	return s.BodyTruncated
 }
 
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *UniboxEmail) GetUpdatedAt() OptDateTime {
+	return s.UpdatedAt
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *UniboxEmail) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
 // SetID sets the value of ID.
 func (s *UniboxEmail) SetID(val uuid.UUID) {
 	s.ID = val
+}
+
+// SetEmailID sets the value of EmailID.
+func (s *UniboxEmail) SetEmailID(val uuid.UUID) {
+	s.EmailID = val
+}
+
+// SetMailbox sets the value of Mailbox.
+func (s *UniboxEmail) SetMailbox(val OptInt) {
+	s.Mailbox = val
 }
 
 // SetGmailID sets the value of GmailID.
@@ -45317,6 +50938,16 @@ func (s *UniboxEmail) SetModSeq(val OptInt) {
 	s.ModSeq = val
 }
 
+// SetSnippet sets the value of Snippet.
+func (s *UniboxEmail) SetSnippet(val OptString) {
+	s.Snippet = val
+}
+
+// SetSeen sets the value of Seen.
+func (s *UniboxEmail) SetSeen(val bool) {
+	s.Seen = val
+}
+
 // SetBodyPlain sets the value of BodyPlain.
 func (s *UniboxEmail) SetBodyPlain(val OptString) {
 	s.BodyPlain = val
@@ -45330,6 +50961,16 @@ func (s *UniboxEmail) SetBodyHTML(val OptString) {
 // SetBodyTruncated sets the value of BodyTruncated.
 func (s *UniboxEmail) SetBodyTruncated(val OptBool) {
 	s.BodyTruncated = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *UniboxEmail) SetUpdatedAt(val OptDateTime) {
+	s.UpdatedAt = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *UniboxEmail) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
 }
 
 // Ref: #/components/schemas/UniboxLabel
@@ -45453,6 +51094,8 @@ func (s *UniboxListFolder) UnmarshalText(data []byte) error {
 	}
 }
 
+// Give exactly one of email_ids (at most 500 message ids) or folder; both, or neither, is 400. seen
+// true marks read, false unread.
 // Ref: #/components/schemas/UniboxMarkSeenRequest
 type UniboxMarkSeenRequest struct {
 	EmailIds []uuid.UUID                    `json:"email_ids"`
@@ -46342,6 +51985,14 @@ func (s *UniboxOverviewMailbox) SetTotal(val int) {
 	s.Total = val
 }
 
+type UniboxReplyAccepted UniboxReplyResult
+
+func (*UniboxReplyAccepted) uniboxReplyRes() {}
+
+type UniboxReplyOK UniboxReplyResult
+
+func (*UniboxReplyOK) uniboxReplyRes() {}
+
 // Ref: #/components/schemas/UniboxReplyRequest
 type UniboxReplyRequest struct {
 	EmailAccountID uuid.UUID                     `json:"email_account_id"`
@@ -46515,41 +52166,145 @@ func (s *UniboxReplyRequestSendMode) UnmarshalText(data []byte) error {
 	}
 }
 
+// Outcome of POST /unibox/reply. `executed` (200): task_id, scheduled_at and send_mode are set.
+// `awaiting_approval` (202, API-key and OAuth callers outside their agent policy): approval_id,
+// approval_url, expires_at and reasons are set and nothing is queued until a human approves.
 // Ref: #/components/schemas/UniboxReplyResult
 type UniboxReplyResult struct {
-	TaskID      uuid.UUID                 `json:"task_id"`
-	ScheduledAt time.Time                 `json:"scheduled_at"`
-	SendMode    UniboxReplyResultSendMode `json:"send_mode"`
+	Result UniboxReplyResultResult `json:"result"`
+	// The queued reply; cancellable through DELETE /unibox/scheduled/{task_id} before it fires.
+	TaskID OptUUID `json:"task_id"`
+	// When the reply leaves (end of the undo window for instant sends).
+	ScheduledAt OptDateTime                  `json:"scheduled_at"`
+	SendMode    OptUniboxReplyResultSendMode `json:"send_mode"`
+	// The send approval a human must decide.
+	ApprovalID  OptUUID `json:"approval_id"`
+	ApprovalURL OptURI  `json:"approval_url"`
+	// When the approval expires (30 minutes after creation).
+	ExpiresAt OptDateTime `json:"expires_at"`
+	// Why the policy did not permit the reply autonomously.
+	Reasons []string `json:"reasons"`
+}
+
+// GetResult returns the value of Result.
+func (s *UniboxReplyResult) GetResult() UniboxReplyResultResult {
+	return s.Result
 }
 
 // GetTaskID returns the value of TaskID.
-func (s *UniboxReplyResult) GetTaskID() uuid.UUID {
+func (s *UniboxReplyResult) GetTaskID() OptUUID {
 	return s.TaskID
 }
 
 // GetScheduledAt returns the value of ScheduledAt.
-func (s *UniboxReplyResult) GetScheduledAt() time.Time {
+func (s *UniboxReplyResult) GetScheduledAt() OptDateTime {
 	return s.ScheduledAt
 }
 
 // GetSendMode returns the value of SendMode.
-func (s *UniboxReplyResult) GetSendMode() UniboxReplyResultSendMode {
+func (s *UniboxReplyResult) GetSendMode() OptUniboxReplyResultSendMode {
 	return s.SendMode
 }
 
+// GetApprovalID returns the value of ApprovalID.
+func (s *UniboxReplyResult) GetApprovalID() OptUUID {
+	return s.ApprovalID
+}
+
+// GetApprovalURL returns the value of ApprovalURL.
+func (s *UniboxReplyResult) GetApprovalURL() OptURI {
+	return s.ApprovalURL
+}
+
+// GetExpiresAt returns the value of ExpiresAt.
+func (s *UniboxReplyResult) GetExpiresAt() OptDateTime {
+	return s.ExpiresAt
+}
+
+// GetReasons returns the value of Reasons.
+func (s *UniboxReplyResult) GetReasons() []string {
+	return s.Reasons
+}
+
+// SetResult sets the value of Result.
+func (s *UniboxReplyResult) SetResult(val UniboxReplyResultResult) {
+	s.Result = val
+}
+
 // SetTaskID sets the value of TaskID.
-func (s *UniboxReplyResult) SetTaskID(val uuid.UUID) {
+func (s *UniboxReplyResult) SetTaskID(val OptUUID) {
 	s.TaskID = val
 }
 
 // SetScheduledAt sets the value of ScheduledAt.
-func (s *UniboxReplyResult) SetScheduledAt(val time.Time) {
+func (s *UniboxReplyResult) SetScheduledAt(val OptDateTime) {
 	s.ScheduledAt = val
 }
 
 // SetSendMode sets the value of SendMode.
-func (s *UniboxReplyResult) SetSendMode(val UniboxReplyResultSendMode) {
+func (s *UniboxReplyResult) SetSendMode(val OptUniboxReplyResultSendMode) {
 	s.SendMode = val
+}
+
+// SetApprovalID sets the value of ApprovalID.
+func (s *UniboxReplyResult) SetApprovalID(val OptUUID) {
+	s.ApprovalID = val
+}
+
+// SetApprovalURL sets the value of ApprovalURL.
+func (s *UniboxReplyResult) SetApprovalURL(val OptURI) {
+	s.ApprovalURL = val
+}
+
+// SetExpiresAt sets the value of ExpiresAt.
+func (s *UniboxReplyResult) SetExpiresAt(val OptDateTime) {
+	s.ExpiresAt = val
+}
+
+// SetReasons sets the value of Reasons.
+func (s *UniboxReplyResult) SetReasons(val []string) {
+	s.Reasons = val
+}
+
+type UniboxReplyResultResult string
+
+const (
+	UniboxReplyResultResultExecuted         UniboxReplyResultResult = "executed"
+	UniboxReplyResultResultAwaitingApproval UniboxReplyResultResult = "awaiting_approval"
+)
+
+// AllValues returns all UniboxReplyResultResult values.
+func (UniboxReplyResultResult) AllValues() []UniboxReplyResultResult {
+	return []UniboxReplyResultResult{
+		UniboxReplyResultResultExecuted,
+		UniboxReplyResultResultAwaitingApproval,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UniboxReplyResultResult) MarshalText() ([]byte, error) {
+	switch s {
+	case UniboxReplyResultResultExecuted:
+		return []byte(s), nil
+	case UniboxReplyResultResultAwaitingApproval:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UniboxReplyResultResult) UnmarshalText(data []byte) error {
+	switch UniboxReplyResultResult(data) {
+	case UniboxReplyResultResultExecuted:
+		*s = UniboxReplyResultResultExecuted
+		return nil
+	case UniboxReplyResultResultAwaitingApproval:
+		*s = UniboxReplyResultResultAwaitingApproval
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 type UniboxReplyResultSendMode string
@@ -47093,14 +52848,17 @@ func (s *UnsubscribeFormMultipart) SetConfirm(val OptString) {
 
 func (*UnsubscribeFormMultipart) trackingUnsubscribeReq() {}
 
+// Any subset of the fields; the secret cannot be rotated here.
 // Ref: #/components/schemas/UpdateAPIKey
 type UpdateAPIKey struct {
-	Name                 OptString   `json:"name"`
-	Description          OptString   `json:"description"`
+	Name        OptString `json:"name"`
+	Description OptString `json:"description"`
+	// Unsigned 64-bit permission bitmask (carried as a 64-bit integer); only defined bits are accepted.
 	Permissions          OptInt64    `json:"permissions"`
 	AllowedIps           []string    `json:"allowed_ips"`
 	AllowedEmailAccounts []uuid.UUID `json:"allowed_email_accounts"`
-	RateLimitPerMinute   OptInt      `json:"rate_limit_per_minute"`
+	// 0 restores the default of 60 requests per minute.
+	RateLimitPerMinute OptInt `json:"rate_limit_per_minute"`
 }
 
 // GetName returns the value of Name.
@@ -47163,6 +52921,8 @@ func (s *UpdateAPIKey) SetRateLimitPerMinute(val OptInt) {
 	s.RateLimitPerMinute = val
 }
 
+// PATCH body of a task; every field is optional. Setting status completed stamps completed_at; any
+// other status clears it.
 // Ref: #/components/schemas/UpdateCRMTask
 type UpdateCRMTask struct {
 	Title          OptString                `json:"title"`
@@ -47171,8 +52931,9 @@ type UpdateCRMTask struct {
 	Description    OptString                `json:"description"`
 	DueDate        OptDateTime              `json:"due_date"`
 	Priority       OptUpdateCRMTaskPriority `json:"priority"`
-	Type           OptString                `json:"type"`
-	Status         OptUpdateCRMTaskStatus   `json:"status"`
+	// A task type name.
+	Type   OptString              `json:"type"`
+	Status OptUpdateCRMTaskStatus `json:"status"`
 }
 
 // GetTitle returns the value of Title.
@@ -47367,9 +53128,10 @@ func (s *UpdateCRMTaskStatus) UnmarshalText(data []byte) error {
 
 // Ref: #/components/schemas/UpdateCRMTaskType
 type UpdateCRMTaskType struct {
-	Name     OptString `json:"name"`
-	Color    OptString `json:"color"`
-	Position OptInt    `json:"position"`
+	Name  OptString `json:"name"`
+	Color OptString `json:"color"`
+	// Display order.
+	Position OptInt `json:"position"`
 }
 
 // GetName returns the value of Name.
@@ -47402,6 +53164,8 @@ func (s *UpdateCRMTaskType) SetPosition(val OptInt) {
 	s.Position = val
 }
 
+// PATCH body of a deal; every field is optional. Setting status won or lost stamps won_at or lost_at;
+// a different stage_id records a stage-change activity.
 // Ref: #/components/schemas/UpdateDeal
 type UpdateDeal struct {
 	StageID           OptUUID             `json:"stage_id"`
@@ -47596,7 +53360,8 @@ func (s *UpdatePipeline) SetName(val OptString) {
 
 // Ref: #/components/schemas/UpdatePipelineStage
 type UpdatePipelineStage struct {
-	Name  OptString `json:"name"`
+	Name OptString `json:"name"`
+	// Hex colour, e.g. `#3b82f6`.
 	Color OptString `json:"color"`
 }
 
@@ -47620,29 +53385,30 @@ func (s *UpdatePipelineStage) SetColor(val OptString) {
 	s.Color = val
 }
 
+// Both names are required, each 1 to 50 characters.
 // Ref: #/components/schemas/UpdateProfileRequest
 type UpdateProfileRequest struct {
-	FirstName OptString `json:"first_name"`
-	LastName  OptString `json:"last_name"`
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
 }
 
 // GetFirstName returns the value of FirstName.
-func (s *UpdateProfileRequest) GetFirstName() OptString {
+func (s *UpdateProfileRequest) GetFirstName() string {
 	return s.FirstName
 }
 
 // GetLastName returns the value of LastName.
-func (s *UpdateProfileRequest) GetLastName() OptString {
+func (s *UpdateProfileRequest) GetLastName() string {
 	return s.LastName
 }
 
 // SetFirstName sets the value of FirstName.
-func (s *UpdateProfileRequest) SetFirstName(val OptString) {
+func (s *UpdateProfileRequest) SetFirstName(val string) {
 	s.FirstName = val
 }
 
 // SetLastName sets the value of LastName.
-func (s *UpdateProfileRequest) SetLastName(val OptString) {
+func (s *UpdateProfileRequest) SetLastName(val string) {
 	s.LastName = val
 }
 
@@ -48376,6 +54142,7 @@ func (s *UserNotificationFeed) SetUnread(val int) {
 
 // Ref: #/components/schemas/WarmupAnalytics
 type WarmupAnalytics struct {
+	// The mailbox reported on; the all-zero UUID when unfiltered.
 	EmailAccountID uuid.UUID        `json:"email_account_id"`
 	Email          OptString        `json:"email"`
 	DateRange      DateRange        `json:"date_range"`
@@ -49398,10 +55165,12 @@ func (s *WarmupStatus) SetDaysActive(val OptInt) {
 
 // Ref: #/components/schemas/WarmupSummary
 type WarmupSummary struct {
-	TotalSent      OptInt     `json:"total_sent"`
-	TotalReplied   OptInt     `json:"total_replied"`
-	AverageDaily   OptFloat64 `json:"average_daily"`
-	ReplyRate      OptFloat64 `json:"reply_rate"`
+	TotalSent    OptInt `json:"total_sent"`
+	TotalReplied OptInt `json:"total_replied"`
+	// Average sends per active day.
+	AverageDaily OptFloat64 `json:"average_daily"`
+	ReplyRate    OptFloat64 `json:"reply_rate"`
+	// Sends over the planned target, in percent; may exceed 100.
 	TargetProgress OptFloat64 `json:"target_progress"`
 	DaysActive     OptInt     `json:"days_active"`
 }
@@ -49466,497 +55235,35 @@ func (s *WarmupSummary) SetDaysActive(val OptInt) {
 	s.DaysActive = val
 }
 
-// Every event type of the catalog (GET /webhooks/event-types). Firehose (opt-in) events:
-// campaign.email_sent, campaign.email_delivered, campaign.email_opened, campaign.email_clicked,
-// warmup.email_sent, inbox.email_received, inbox.email_updated, inbox.email_deleted,
-// email_account.synced. webhook.test is the verification challenge only.
-// Ref: #/components/schemas/WebhookCatalogEventType
-type WebhookCatalogEventType string
-
-const (
-	WebhookCatalogEventTypeCampaignStarted               WebhookCatalogEventType = "campaign.started"
-	WebhookCatalogEventTypeCampaignPaused                WebhookCatalogEventType = "campaign.paused"
-	WebhookCatalogEventTypeCampaignCompleted             WebhookCatalogEventType = "campaign.completed"
-	WebhookCatalogEventTypeCampaignCreated               WebhookCatalogEventType = "campaign.created"
-	WebhookCatalogEventTypeCampaignUpdated               WebhookCatalogEventType = "campaign.updated"
-	WebhookCatalogEventTypeCampaignDeleted               WebhookCatalogEventType = "campaign.deleted"
-	WebhookCatalogEventTypeCampaignEmailSent             WebhookCatalogEventType = "campaign.email_sent"
-	WebhookCatalogEventTypeCampaignEmailDelivered        WebhookCatalogEventType = "campaign.email_delivered"
-	WebhookCatalogEventTypeCampaignEmailOpened           WebhookCatalogEventType = "campaign.email_opened"
-	WebhookCatalogEventTypeCampaignEmailClicked          WebhookCatalogEventType = "campaign.email_clicked"
-	WebhookCatalogEventTypeCampaignEmailBounced          WebhookCatalogEventType = "campaign.email_bounced"
-	WebhookCatalogEventTypeCampaignReplyReceived         WebhookCatalogEventType = "campaign.reply_received"
-	WebhookCatalogEventTypeCampaignUnsubscribed          WebhookCatalogEventType = "campaign.unsubscribed"
-	WebhookCatalogEventTypeCampaignDeliverabilityWarning WebhookCatalogEventType = "campaign.deliverability_warning"
-	WebhookCatalogEventTypeCampaignAction                WebhookCatalogEventType = "campaign.action"
-	WebhookCatalogEventTypeWarmupEmailSent               WebhookCatalogEventType = "warmup.email_sent"
-	WebhookCatalogEventTypeWarmupHealthChanged           WebhookCatalogEventType = "warmup.health_changed"
-	WebhookCatalogEventTypeWarmupPlacementInSpam         WebhookCatalogEventType = "warmup.placement_in_spam"
-	WebhookCatalogEventTypeWarmupQuarantined             WebhookCatalogEventType = "warmup.quarantined"
-	WebhookCatalogEventTypeWarmupBlocked                 WebhookCatalogEventType = "warmup.blocked"
-	WebhookCatalogEventTypeDeliverabilityBounce          WebhookCatalogEventType = "deliverability.bounce"
-	WebhookCatalogEventTypeDeliverabilityComplaint       WebhookCatalogEventType = "deliverability.complaint"
-	WebhookCatalogEventTypeInboxEmailReceived            WebhookCatalogEventType = "inbox.email_received"
-	WebhookCatalogEventTypeInboxEmailUpdated             WebhookCatalogEventType = "inbox.email_updated"
-	WebhookCatalogEventTypeInboxEmailDeleted             WebhookCatalogEventType = "inbox.email_deleted"
-	WebhookCatalogEventTypeInboxReplyReceived            WebhookCatalogEventType = "inbox.reply_received"
-	WebhookCatalogEventTypeEmailAccountConnected         WebhookCatalogEventType = "email_account.connected"
-	WebhookCatalogEventTypeEmailAccountDisconnected      WebhookCatalogEventType = "email_account.disconnected"
-	WebhookCatalogEventTypeEmailAccountRemoved           WebhookCatalogEventType = "email_account.removed"
-	WebhookCatalogEventTypeEmailAccountError             WebhookCatalogEventType = "email_account.error"
-	WebhookCatalogEventTypeEmailAccountSynced            WebhookCatalogEventType = "email_account.synced"
-	WebhookCatalogEventTypeEmailAccountHealthChanged     WebhookCatalogEventType = "email_account.health_changed"
-	WebhookCatalogEventTypeContactCreated                WebhookCatalogEventType = "contact.created"
-	WebhookCatalogEventTypeContactUpdated                WebhookCatalogEventType = "contact.updated"
-	WebhookCatalogEventTypeContactDeleted                WebhookCatalogEventType = "contact.deleted"
-	WebhookCatalogEventTypeFormSubmitted                 WebhookCatalogEventType = "form.submitted"
-	WebhookCatalogEventTypeCrmDealCreated                WebhookCatalogEventType = "crm.deal_created"
-	WebhookCatalogEventTypeCrmDealUpdated                WebhookCatalogEventType = "crm.deal_updated"
-	WebhookCatalogEventTypeCrmDealDeleted                WebhookCatalogEventType = "crm.deal_deleted"
-	WebhookCatalogEventTypeCrmTaskCreated                WebhookCatalogEventType = "crm.task_created"
-	WebhookCatalogEventTypeCrmTaskUpdated                WebhookCatalogEventType = "crm.task_updated"
-	WebhookCatalogEventTypeCrmNoteCreated                WebhookCatalogEventType = "crm.note_created"
-	WebhookCatalogEventTypeCrmPipelineUpdated            WebhookCatalogEventType = "crm.pipeline_updated"
-	WebhookCatalogEventTypeAutomationCreated             WebhookCatalogEventType = "automation.created"
-	WebhookCatalogEventTypeAutomationUpdated             WebhookCatalogEventType = "automation.updated"
-	WebhookCatalogEventTypeAutomationDeleted             WebhookCatalogEventType = "automation.deleted"
-	WebhookCatalogEventTypeAutomationRun                 WebhookCatalogEventType = "automation.run"
-	WebhookCatalogEventTypeMeetingBooked                 WebhookCatalogEventType = "meeting.booked"
-	WebhookCatalogEventTypeMeetingRescheduled            WebhookCatalogEventType = "meeting.rescheduled"
-	WebhookCatalogEventTypeMeetingCanceled               WebhookCatalogEventType = "meeting.canceled"
-	WebhookCatalogEventTypeTeamMemberInvited             WebhookCatalogEventType = "team.member_invited"
-	WebhookCatalogEventTypeTeamMemberRemoved             WebhookCatalogEventType = "team.member_removed"
-	WebhookCatalogEventTypeRoleCreated                   WebhookCatalogEventType = "role.created"
-	WebhookCatalogEventTypeRoleUpdated                   WebhookCatalogEventType = "role.updated"
-	WebhookCatalogEventTypeRoleDeleted                   WebhookCatalogEventType = "role.deleted"
-	WebhookCatalogEventTypeBulkOperationStarted          WebhookCatalogEventType = "bulk_operation.started"
-	WebhookCatalogEventTypeBulkOperationCompleted        WebhookCatalogEventType = "bulk_operation.completed"
-	WebhookCatalogEventTypeBulkOperationFailed           WebhookCatalogEventType = "bulk_operation.failed"
-	WebhookCatalogEventTypeLeadSyncSourceUpdated         WebhookCatalogEventType = "lead_sync_source.updated"
-	WebhookCatalogEventTypeSettingsUpdated               WebhookCatalogEventType = "settings.updated"
-	WebhookCatalogEventTypeSubscriptionUpdated           WebhookCatalogEventType = "subscription.updated"
-	WebhookCatalogEventTypeCustomEvent                   WebhookCatalogEventType = "custom.event"
-	WebhookCatalogEventTypeWebhookTest                   WebhookCatalogEventType = "webhook.test"
-)
-
-// AllValues returns all WebhookCatalogEventType values.
-func (WebhookCatalogEventType) AllValues() []WebhookCatalogEventType {
-	return []WebhookCatalogEventType{
-		WebhookCatalogEventTypeCampaignStarted,
-		WebhookCatalogEventTypeCampaignPaused,
-		WebhookCatalogEventTypeCampaignCompleted,
-		WebhookCatalogEventTypeCampaignCreated,
-		WebhookCatalogEventTypeCampaignUpdated,
-		WebhookCatalogEventTypeCampaignDeleted,
-		WebhookCatalogEventTypeCampaignEmailSent,
-		WebhookCatalogEventTypeCampaignEmailDelivered,
-		WebhookCatalogEventTypeCampaignEmailOpened,
-		WebhookCatalogEventTypeCampaignEmailClicked,
-		WebhookCatalogEventTypeCampaignEmailBounced,
-		WebhookCatalogEventTypeCampaignReplyReceived,
-		WebhookCatalogEventTypeCampaignUnsubscribed,
-		WebhookCatalogEventTypeCampaignDeliverabilityWarning,
-		WebhookCatalogEventTypeCampaignAction,
-		WebhookCatalogEventTypeWarmupEmailSent,
-		WebhookCatalogEventTypeWarmupHealthChanged,
-		WebhookCatalogEventTypeWarmupPlacementInSpam,
-		WebhookCatalogEventTypeWarmupQuarantined,
-		WebhookCatalogEventTypeWarmupBlocked,
-		WebhookCatalogEventTypeDeliverabilityBounce,
-		WebhookCatalogEventTypeDeliverabilityComplaint,
-		WebhookCatalogEventTypeInboxEmailReceived,
-		WebhookCatalogEventTypeInboxEmailUpdated,
-		WebhookCatalogEventTypeInboxEmailDeleted,
-		WebhookCatalogEventTypeInboxReplyReceived,
-		WebhookCatalogEventTypeEmailAccountConnected,
-		WebhookCatalogEventTypeEmailAccountDisconnected,
-		WebhookCatalogEventTypeEmailAccountRemoved,
-		WebhookCatalogEventTypeEmailAccountError,
-		WebhookCatalogEventTypeEmailAccountSynced,
-		WebhookCatalogEventTypeEmailAccountHealthChanged,
-		WebhookCatalogEventTypeContactCreated,
-		WebhookCatalogEventTypeContactUpdated,
-		WebhookCatalogEventTypeContactDeleted,
-		WebhookCatalogEventTypeFormSubmitted,
-		WebhookCatalogEventTypeCrmDealCreated,
-		WebhookCatalogEventTypeCrmDealUpdated,
-		WebhookCatalogEventTypeCrmDealDeleted,
-		WebhookCatalogEventTypeCrmTaskCreated,
-		WebhookCatalogEventTypeCrmTaskUpdated,
-		WebhookCatalogEventTypeCrmNoteCreated,
-		WebhookCatalogEventTypeCrmPipelineUpdated,
-		WebhookCatalogEventTypeAutomationCreated,
-		WebhookCatalogEventTypeAutomationUpdated,
-		WebhookCatalogEventTypeAutomationDeleted,
-		WebhookCatalogEventTypeAutomationRun,
-		WebhookCatalogEventTypeMeetingBooked,
-		WebhookCatalogEventTypeMeetingRescheduled,
-		WebhookCatalogEventTypeMeetingCanceled,
-		WebhookCatalogEventTypeTeamMemberInvited,
-		WebhookCatalogEventTypeTeamMemberRemoved,
-		WebhookCatalogEventTypeRoleCreated,
-		WebhookCatalogEventTypeRoleUpdated,
-		WebhookCatalogEventTypeRoleDeleted,
-		WebhookCatalogEventTypeBulkOperationStarted,
-		WebhookCatalogEventTypeBulkOperationCompleted,
-		WebhookCatalogEventTypeBulkOperationFailed,
-		WebhookCatalogEventTypeLeadSyncSourceUpdated,
-		WebhookCatalogEventTypeSettingsUpdated,
-		WebhookCatalogEventTypeSubscriptionUpdated,
-		WebhookCatalogEventTypeCustomEvent,
-		WebhookCatalogEventTypeWebhookTest,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s WebhookCatalogEventType) MarshalText() ([]byte, error) {
-	switch s {
-	case WebhookCatalogEventTypeCampaignStarted:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignPaused:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignCompleted:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignCreated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignUpdated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignDeleted:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignEmailSent:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignEmailDelivered:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignEmailOpened:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignEmailClicked:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignEmailBounced:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignReplyReceived:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignUnsubscribed:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignDeliverabilityWarning:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCampaignAction:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeWarmupEmailSent:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeWarmupHealthChanged:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeWarmupPlacementInSpam:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeWarmupQuarantined:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeWarmupBlocked:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeDeliverabilityBounce:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeDeliverabilityComplaint:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeInboxEmailReceived:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeInboxEmailUpdated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeInboxEmailDeleted:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeInboxReplyReceived:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeEmailAccountConnected:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeEmailAccountDisconnected:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeEmailAccountRemoved:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeEmailAccountError:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeEmailAccountSynced:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeEmailAccountHealthChanged:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeContactCreated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeContactUpdated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeContactDeleted:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeFormSubmitted:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCrmDealCreated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCrmDealUpdated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCrmDealDeleted:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCrmTaskCreated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCrmTaskUpdated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCrmNoteCreated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCrmPipelineUpdated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeAutomationCreated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeAutomationUpdated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeAutomationDeleted:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeAutomationRun:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeMeetingBooked:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeMeetingRescheduled:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeMeetingCanceled:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeTeamMemberInvited:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeTeamMemberRemoved:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeRoleCreated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeRoleUpdated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeRoleDeleted:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeBulkOperationStarted:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeBulkOperationCompleted:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeBulkOperationFailed:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeLeadSyncSourceUpdated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeSettingsUpdated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeSubscriptionUpdated:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeCustomEvent:
-		return []byte(s), nil
-	case WebhookCatalogEventTypeWebhookTest:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *WebhookCatalogEventType) UnmarshalText(data []byte) error {
-	switch WebhookCatalogEventType(data) {
-	case WebhookCatalogEventTypeCampaignStarted:
-		*s = WebhookCatalogEventTypeCampaignStarted
-		return nil
-	case WebhookCatalogEventTypeCampaignPaused:
-		*s = WebhookCatalogEventTypeCampaignPaused
-		return nil
-	case WebhookCatalogEventTypeCampaignCompleted:
-		*s = WebhookCatalogEventTypeCampaignCompleted
-		return nil
-	case WebhookCatalogEventTypeCampaignCreated:
-		*s = WebhookCatalogEventTypeCampaignCreated
-		return nil
-	case WebhookCatalogEventTypeCampaignUpdated:
-		*s = WebhookCatalogEventTypeCampaignUpdated
-		return nil
-	case WebhookCatalogEventTypeCampaignDeleted:
-		*s = WebhookCatalogEventTypeCampaignDeleted
-		return nil
-	case WebhookCatalogEventTypeCampaignEmailSent:
-		*s = WebhookCatalogEventTypeCampaignEmailSent
-		return nil
-	case WebhookCatalogEventTypeCampaignEmailDelivered:
-		*s = WebhookCatalogEventTypeCampaignEmailDelivered
-		return nil
-	case WebhookCatalogEventTypeCampaignEmailOpened:
-		*s = WebhookCatalogEventTypeCampaignEmailOpened
-		return nil
-	case WebhookCatalogEventTypeCampaignEmailClicked:
-		*s = WebhookCatalogEventTypeCampaignEmailClicked
-		return nil
-	case WebhookCatalogEventTypeCampaignEmailBounced:
-		*s = WebhookCatalogEventTypeCampaignEmailBounced
-		return nil
-	case WebhookCatalogEventTypeCampaignReplyReceived:
-		*s = WebhookCatalogEventTypeCampaignReplyReceived
-		return nil
-	case WebhookCatalogEventTypeCampaignUnsubscribed:
-		*s = WebhookCatalogEventTypeCampaignUnsubscribed
-		return nil
-	case WebhookCatalogEventTypeCampaignDeliverabilityWarning:
-		*s = WebhookCatalogEventTypeCampaignDeliverabilityWarning
-		return nil
-	case WebhookCatalogEventTypeCampaignAction:
-		*s = WebhookCatalogEventTypeCampaignAction
-		return nil
-	case WebhookCatalogEventTypeWarmupEmailSent:
-		*s = WebhookCatalogEventTypeWarmupEmailSent
-		return nil
-	case WebhookCatalogEventTypeWarmupHealthChanged:
-		*s = WebhookCatalogEventTypeWarmupHealthChanged
-		return nil
-	case WebhookCatalogEventTypeWarmupPlacementInSpam:
-		*s = WebhookCatalogEventTypeWarmupPlacementInSpam
-		return nil
-	case WebhookCatalogEventTypeWarmupQuarantined:
-		*s = WebhookCatalogEventTypeWarmupQuarantined
-		return nil
-	case WebhookCatalogEventTypeWarmupBlocked:
-		*s = WebhookCatalogEventTypeWarmupBlocked
-		return nil
-	case WebhookCatalogEventTypeDeliverabilityBounce:
-		*s = WebhookCatalogEventTypeDeliverabilityBounce
-		return nil
-	case WebhookCatalogEventTypeDeliverabilityComplaint:
-		*s = WebhookCatalogEventTypeDeliverabilityComplaint
-		return nil
-	case WebhookCatalogEventTypeInboxEmailReceived:
-		*s = WebhookCatalogEventTypeInboxEmailReceived
-		return nil
-	case WebhookCatalogEventTypeInboxEmailUpdated:
-		*s = WebhookCatalogEventTypeInboxEmailUpdated
-		return nil
-	case WebhookCatalogEventTypeInboxEmailDeleted:
-		*s = WebhookCatalogEventTypeInboxEmailDeleted
-		return nil
-	case WebhookCatalogEventTypeInboxReplyReceived:
-		*s = WebhookCatalogEventTypeInboxReplyReceived
-		return nil
-	case WebhookCatalogEventTypeEmailAccountConnected:
-		*s = WebhookCatalogEventTypeEmailAccountConnected
-		return nil
-	case WebhookCatalogEventTypeEmailAccountDisconnected:
-		*s = WebhookCatalogEventTypeEmailAccountDisconnected
-		return nil
-	case WebhookCatalogEventTypeEmailAccountRemoved:
-		*s = WebhookCatalogEventTypeEmailAccountRemoved
-		return nil
-	case WebhookCatalogEventTypeEmailAccountError:
-		*s = WebhookCatalogEventTypeEmailAccountError
-		return nil
-	case WebhookCatalogEventTypeEmailAccountSynced:
-		*s = WebhookCatalogEventTypeEmailAccountSynced
-		return nil
-	case WebhookCatalogEventTypeEmailAccountHealthChanged:
-		*s = WebhookCatalogEventTypeEmailAccountHealthChanged
-		return nil
-	case WebhookCatalogEventTypeContactCreated:
-		*s = WebhookCatalogEventTypeContactCreated
-		return nil
-	case WebhookCatalogEventTypeContactUpdated:
-		*s = WebhookCatalogEventTypeContactUpdated
-		return nil
-	case WebhookCatalogEventTypeContactDeleted:
-		*s = WebhookCatalogEventTypeContactDeleted
-		return nil
-	case WebhookCatalogEventTypeFormSubmitted:
-		*s = WebhookCatalogEventTypeFormSubmitted
-		return nil
-	case WebhookCatalogEventTypeCrmDealCreated:
-		*s = WebhookCatalogEventTypeCrmDealCreated
-		return nil
-	case WebhookCatalogEventTypeCrmDealUpdated:
-		*s = WebhookCatalogEventTypeCrmDealUpdated
-		return nil
-	case WebhookCatalogEventTypeCrmDealDeleted:
-		*s = WebhookCatalogEventTypeCrmDealDeleted
-		return nil
-	case WebhookCatalogEventTypeCrmTaskCreated:
-		*s = WebhookCatalogEventTypeCrmTaskCreated
-		return nil
-	case WebhookCatalogEventTypeCrmTaskUpdated:
-		*s = WebhookCatalogEventTypeCrmTaskUpdated
-		return nil
-	case WebhookCatalogEventTypeCrmNoteCreated:
-		*s = WebhookCatalogEventTypeCrmNoteCreated
-		return nil
-	case WebhookCatalogEventTypeCrmPipelineUpdated:
-		*s = WebhookCatalogEventTypeCrmPipelineUpdated
-		return nil
-	case WebhookCatalogEventTypeAutomationCreated:
-		*s = WebhookCatalogEventTypeAutomationCreated
-		return nil
-	case WebhookCatalogEventTypeAutomationUpdated:
-		*s = WebhookCatalogEventTypeAutomationUpdated
-		return nil
-	case WebhookCatalogEventTypeAutomationDeleted:
-		*s = WebhookCatalogEventTypeAutomationDeleted
-		return nil
-	case WebhookCatalogEventTypeAutomationRun:
-		*s = WebhookCatalogEventTypeAutomationRun
-		return nil
-	case WebhookCatalogEventTypeMeetingBooked:
-		*s = WebhookCatalogEventTypeMeetingBooked
-		return nil
-	case WebhookCatalogEventTypeMeetingRescheduled:
-		*s = WebhookCatalogEventTypeMeetingRescheduled
-		return nil
-	case WebhookCatalogEventTypeMeetingCanceled:
-		*s = WebhookCatalogEventTypeMeetingCanceled
-		return nil
-	case WebhookCatalogEventTypeTeamMemberInvited:
-		*s = WebhookCatalogEventTypeTeamMemberInvited
-		return nil
-	case WebhookCatalogEventTypeTeamMemberRemoved:
-		*s = WebhookCatalogEventTypeTeamMemberRemoved
-		return nil
-	case WebhookCatalogEventTypeRoleCreated:
-		*s = WebhookCatalogEventTypeRoleCreated
-		return nil
-	case WebhookCatalogEventTypeRoleUpdated:
-		*s = WebhookCatalogEventTypeRoleUpdated
-		return nil
-	case WebhookCatalogEventTypeRoleDeleted:
-		*s = WebhookCatalogEventTypeRoleDeleted
-		return nil
-	case WebhookCatalogEventTypeBulkOperationStarted:
-		*s = WebhookCatalogEventTypeBulkOperationStarted
-		return nil
-	case WebhookCatalogEventTypeBulkOperationCompleted:
-		*s = WebhookCatalogEventTypeBulkOperationCompleted
-		return nil
-	case WebhookCatalogEventTypeBulkOperationFailed:
-		*s = WebhookCatalogEventTypeBulkOperationFailed
-		return nil
-	case WebhookCatalogEventTypeLeadSyncSourceUpdated:
-		*s = WebhookCatalogEventTypeLeadSyncSourceUpdated
-		return nil
-	case WebhookCatalogEventTypeSettingsUpdated:
-		*s = WebhookCatalogEventTypeSettingsUpdated
-		return nil
-	case WebhookCatalogEventTypeSubscriptionUpdated:
-		*s = WebhookCatalogEventTypeSubscriptionUpdated
-		return nil
-	case WebhookCatalogEventTypeCustomEvent:
-		*s = WebhookCatalogEventTypeCustomEvent
-		return nil
-	case WebhookCatalogEventTypeWebhookTest:
-		*s = WebhookCatalogEventTypeWebhookTest
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
-}
-
+// One delivery of one event to one endpoint, in its latest state across retries. A 2xx answer marks it
+// delivered; a non-2xx answer (3xx included, redirects are not followed), a connection error or the 15
+// s timeout marks it failed and schedules a retry (backoff from 30 s, doubling, capped at 1 hour);
+// when attempt_count reaches max_attempts it is abandoned.
 // Ref: #/components/schemas/WebhookDelivery
 type WebhookDelivery struct {
-	ID                  uuid.UUID             `json:"id"`
-	EndpointID          uuid.UUID             `json:"endpoint_id"`
-	OrganizationID      uuid.UUID             `json:"organization_id"`
-	EventType           WebhookEventType      `json:"event_type"`
-	EventID             uuid.UUID             `json:"event_id"`
-	Payload             WebhookPayload        `json:"payload"`
-	Status              WebhookDeliveryStatus `json:"status"`
-	AttemptCount        int                   `json:"attempt_count"`
-	MaxAttempts         int                   `json:"max_attempts"`
-	NextAttemptAt       time.Time             `json:"next_attempt_at"`
-	LastAttemptAt       OptNilDateTime        `json:"last_attempt_at"`
-	ResponseStatus      OptNilInt             `json:"response_status"`
-	ResponseBodyExcerpt OptNilString          `json:"response_body_excerpt"`
-	ErrorReason         OptNilString          `json:"error_reason"`
-	CreatedAt           time.Time             `json:"created_at"`
-	UpdatedAt           time.Time             `json:"updated_at"`
+	ID             uuid.UUID        `json:"id"`
+	EndpointID     uuid.UUID        `json:"endpoint_id"`
+	OrganizationID uuid.UUID        `json:"organization_id"`
+	EventType      WebhookEventType `json:"event_type"`
+	// The event's id (payload `id`, header X-Service-Event-Id); stable across retries and redeliveries.
+	EventID uuid.UUID             `json:"event_id"`
+	Payload WebhookPayload        `json:"payload"`
+	Status  WebhookDeliveryStatus `json:"status"`
+	// Attempts made in the current lifecycle (a redelivery starts again from zero).
+	AttemptCount int `json:"attempt_count"`
+	// Attempts before the delivery is abandoned; default 8.
+	MaxAttempts int `json:"max_attempts"`
+	// When the next attempt is due (meaningful while pending or failed).
+	NextAttemptAt time.Time      `json:"next_attempt_at"`
+	LastAttemptAt OptNilDateTime `json:"last_attempt_at"`
+	// HTTP status of the last answer; null before any answer or on connection error or timeout.
+	ResponseStatus OptNilInt `json:"response_status"`
+	// The first 1024 bytes of the subscriber's last answer.
+	ResponseBodyExcerpt OptNilString `json:"response_body_excerpt"`
+	// Why the last attempt failed (non-2xx status, redirect, timeout, connection error).
+	ErrorReason OptNilString `json:"error_reason"`
+	CreatedAt   time.Time    `json:"created_at"`
+	UpdatedAt   time.Time    `json:"updated_at"`
 }
 
 // GetID returns the value of ID.
@@ -50119,21 +55426,6 @@ func (s *WebhookDelivery) SetUpdatedAt(val time.Time) {
 	s.UpdatedAt = val
 }
 
-// Ref: #/components/schemas/WebhookDeliveryList
-type WebhookDeliveryList struct {
-	Deliveries []WebhookDelivery `json:"deliveries"`
-}
-
-// GetDeliveries returns the value of Deliveries.
-func (s *WebhookDeliveryList) GetDeliveries() []WebhookDelivery {
-	return s.Deliveries
-}
-
-// SetDeliveries sets the value of Deliveries.
-func (s *WebhookDeliveryList) SetDeliveries(val []WebhookDelivery) {
-	s.Deliveries = val
-}
-
 // Deliveries newest first with cursor pagination (org-wide and OAuth-app lists).
 // Ref: #/components/schemas/WebhookDeliveryPage
 type WebhookDeliveryPage struct {
@@ -50224,20 +55516,31 @@ func (s *WebhookDeliveryStatus) UnmarshalText(data []byte) error {
 	}
 }
 
+// A webhook endpoint, never with its secret (the secret appears only on create and rotate). It starts
+// unverified (verified_at null) and receives only the signed challenge until a challenge succeeds; a
+// changed URL host makes it unverified again. Endpoints failing continuously over a sustained window
+// are auto-disabled (enabled false) and must be re-enabled by hand.
 // Ref: #/components/schemas/WebhookEndpoint
 type WebhookEndpoint struct {
-	ID                  uuid.UUID          `json:"id"`
-	OrganizationID      uuid.UUID          `json:"organization_id"`
-	URL                 url.URL            `json:"url"`
-	Description         string             `json:"description"`
-	EventTypes          []WebhookEventType `json:"event_types"`
-	Enabled             bool               `json:"enabled"`
-	LastSuccessAt       OptNilDateTime     `json:"last_success_at"`
-	LastFailureAt       OptNilDateTime     `json:"last_failure_at"`
-	LastFailureReason   OptNilString       `json:"last_failure_reason"`
-	ConsecutiveFailures int                `json:"consecutive_failures"`
-	CreatedAt           time.Time          `json:"created_at"`
-	UpdatedAt           time.Time          `json:"updated_at"`
+	ID             uuid.UUID `json:"id"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	URL            url.URL   `json:"url"`
+	Description    string    `json:"description"`
+	// Subscribed event types; empty = every non-firehose event (firehose events must be listed).
+	EventTypes []WebhookEventType `json:"event_types"`
+	// Default true; false after a manual disable or the automatic disable on sustained failures.
+	Enabled bool `json:"enabled"`
+	// When a challenge verified the endpoint; null until then (and again after a URL host change).
+	VerifiedAt NilDateTime `json:"verified_at"`
+	// Whether the endpoint proved control of the URL by echoing the challenge (body field `challenge` or
+	// header X-Service-Webhook-Challenge); required for endpoints registered by an OAuth app.
+	OwnershipConfirmed  bool           `json:"ownership_confirmed"`
+	LastSuccessAt       OptNilDateTime `json:"last_success_at"`
+	LastFailureAt       OptNilDateTime `json:"last_failure_at"`
+	LastFailureReason   OptNilString   `json:"last_failure_reason"`
+	ConsecutiveFailures int            `json:"consecutive_failures"`
+	CreatedAt           time.Time      `json:"created_at"`
+	UpdatedAt           time.Time      `json:"updated_at"`
 }
 
 // GetID returns the value of ID.
@@ -50268,6 +55571,16 @@ func (s *WebhookEndpoint) GetEventTypes() []WebhookEventType {
 // GetEnabled returns the value of Enabled.
 func (s *WebhookEndpoint) GetEnabled() bool {
 	return s.Enabled
+}
+
+// GetVerifiedAt returns the value of VerifiedAt.
+func (s *WebhookEndpoint) GetVerifiedAt() NilDateTime {
+	return s.VerifiedAt
+}
+
+// GetOwnershipConfirmed returns the value of OwnershipConfirmed.
+func (s *WebhookEndpoint) GetOwnershipConfirmed() bool {
+	return s.OwnershipConfirmed
 }
 
 // GetLastSuccessAt returns the value of LastSuccessAt.
@@ -50330,6 +55643,16 @@ func (s *WebhookEndpoint) SetEnabled(val bool) {
 	s.Enabled = val
 }
 
+// SetVerifiedAt sets the value of VerifiedAt.
+func (s *WebhookEndpoint) SetVerifiedAt(val NilDateTime) {
+	s.VerifiedAt = val
+}
+
+// SetOwnershipConfirmed sets the value of OwnershipConfirmed.
+func (s *WebhookEndpoint) SetOwnershipConfirmed(val bool) {
+	s.OwnershipConfirmed = val
+}
+
 // SetLastSuccessAt sets the value of LastSuccessAt.
 func (s *WebhookEndpoint) SetLastSuccessAt(val OptNilDateTime) {
 	s.LastSuccessAt = val
@@ -50360,9 +55683,13 @@ func (s *WebhookEndpoint) SetUpdatedAt(val time.Time) {
 	s.UpdatedAt = val
 }
 
+// The organization's endpoints in one `endpoints` array (not paginated, no secrets).
 // Ref: #/components/schemas/WebhookEndpointList
 type WebhookEndpointList struct {
-	Endpoints  []WebhookEndpoint  `json:"endpoints"`
+	Endpoints []WebhookEndpoint `json:"endpoints"`
+	// Optional and deprecated; the canonical event catalog is GET /webhooks/event-types.
+	//
+	// Deprecated: schema marks this property as deprecated.
 	EventTypes []WebhookEventType `json:"event_types"`
 }
 
@@ -50386,12 +55713,17 @@ func (s *WebhookEndpointList) SetEventTypes(val []WebhookEventType) {
 	s.EventTypes = val
 }
 
+// Body of POST /webhooks and PATCH /webhooks/{id}. On PATCH every field is replaced by what is sent:
+// an omitted event_types means every non-firehose event and an omitted enabled means true.
 // Ref: #/components/schemas/WebhookEndpointRequest
 type WebhookEndpointRequest struct {
-	URL         url.URL            `json:"url"`
-	Description OptString          `json:"description"`
-	EventTypes  []WebhookEventType `json:"event_types"`
-	Enabled     OptBool            `json:"enabled"`
+	// HTTPS only; the host must resolve to a publicly routable address (loopback, private, link-local and
+	// cloud-metadata ranges are refused) on a standard web port. Redirects are never followed.
+	URL         url.URL   `json:"url"`
+	Description OptString `json:"description"`
+	// Known event types; empty or omitted = every non-firehose event.
+	EventTypes []WebhookEventType `json:"event_types"`
+	Enabled    OptBool            `json:"enabled"`
 }
 
 // GetURL returns the value of URL.
@@ -50437,19 +55769,26 @@ func (s *WebhookEndpointRequest) SetEnabled(val OptBool) {
 // Merged schema.
 // Ref: #/components/schemas/WebhookEndpointWithSecret
 type WebhookEndpointWithSecret struct {
-	ID                  uuid.UUID          `json:"id"`
-	OrganizationID      uuid.UUID          `json:"organization_id"`
-	URL                 url.URL            `json:"url"`
-	Description         string             `json:"description"`
-	EventTypes          []WebhookEventType `json:"event_types"`
-	Enabled             bool               `json:"enabled"`
-	LastSuccessAt       OptNilDateTime     `json:"last_success_at"`
-	LastFailureAt       OptNilDateTime     `json:"last_failure_at"`
-	LastFailureReason   OptNilString       `json:"last_failure_reason"`
-	ConsecutiveFailures int                `json:"consecutive_failures"`
-	CreatedAt           time.Time          `json:"created_at"`
-	UpdatedAt           time.Time          `json:"updated_at"`
-	Secret              string             `json:"secret"`
+	ID             uuid.UUID `json:"id"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	URL            url.URL   `json:"url"`
+	Description    string    `json:"description"`
+	// Subscribed event types; empty = every non-firehose event (firehose events must be listed).
+	EventTypes []WebhookEventType `json:"event_types"`
+	// Default true; false after a manual disable or the automatic disable on sustained failures.
+	Enabled bool `json:"enabled"`
+	// When a challenge verified the endpoint; null until then (and again after a URL host change).
+	VerifiedAt NilDateTime `json:"verified_at"`
+	// Whether the endpoint proved control of the URL by echoing the challenge (body field `challenge` or
+	// header X-Service-Webhook-Challenge); required for endpoints registered by an OAuth app.
+	OwnershipConfirmed  bool           `json:"ownership_confirmed"`
+	LastSuccessAt       OptNilDateTime `json:"last_success_at"`
+	LastFailureAt       OptNilDateTime `json:"last_failure_at"`
+	LastFailureReason   OptNilString   `json:"last_failure_reason"`
+	ConsecutiveFailures int            `json:"consecutive_failures"`
+	CreatedAt           time.Time      `json:"created_at"`
+	UpdatedAt           time.Time      `json:"updated_at"`
+	Secret              string         `json:"secret"`
 }
 
 // GetID returns the value of ID.
@@ -50480,6 +55819,16 @@ func (s *WebhookEndpointWithSecret) GetEventTypes() []WebhookEventType {
 // GetEnabled returns the value of Enabled.
 func (s *WebhookEndpointWithSecret) GetEnabled() bool {
 	return s.Enabled
+}
+
+// GetVerifiedAt returns the value of VerifiedAt.
+func (s *WebhookEndpointWithSecret) GetVerifiedAt() NilDateTime {
+	return s.VerifiedAt
+}
+
+// GetOwnershipConfirmed returns the value of OwnershipConfirmed.
+func (s *WebhookEndpointWithSecret) GetOwnershipConfirmed() bool {
+	return s.OwnershipConfirmed
 }
 
 // GetLastSuccessAt returns the value of LastSuccessAt.
@@ -50545,6 +55894,16 @@ func (s *WebhookEndpointWithSecret) SetEventTypes(val []WebhookEventType) {
 // SetEnabled sets the value of Enabled.
 func (s *WebhookEndpointWithSecret) SetEnabled(val bool) {
 	s.Enabled = val
+}
+
+// SetVerifiedAt sets the value of VerifiedAt.
+func (s *WebhookEndpointWithSecret) SetVerifiedAt(val NilDateTime) {
+	s.VerifiedAt = val
+}
+
+// SetOwnershipConfirmed sets the value of OwnershipConfirmed.
+func (s *WebhookEndpointWithSecret) SetOwnershipConfirmed(val bool) {
+	s.OwnershipConfirmed = val
 }
 
 // SetLastSuccessAt sets the value of LastSuccessAt.
@@ -50711,12 +56070,20 @@ func (s *WebhookEventCategory) UnmarshalText(data []byte) error {
 	}
 }
 
+// Every event type of the catalog (GET /webhooks/event-types). Firehose (opt-in) events:
+// campaign.email_sent, campaign.email_delivered, campaign.email_opened, campaign.email_clicked,
+// warmup.email_sent, inbox.email_received, inbox.email_updated, inbox.email_deleted,
+// email_account.synced. webhook.test is the verification challenge only.
 // Ref: #/components/schemas/WebhookEventType
 type WebhookEventType string
 
 const (
-	WebhookEventTypeEmailAccountConnected         WebhookEventType = "email_account.connected"
-	WebhookEventTypeEmailAccountRemoved           WebhookEventType = "email_account.removed"
+	WebhookEventTypeCampaignStarted               WebhookEventType = "campaign.started"
+	WebhookEventTypeCampaignPaused                WebhookEventType = "campaign.paused"
+	WebhookEventTypeCampaignCompleted             WebhookEventType = "campaign.completed"
+	WebhookEventTypeCampaignCreated               WebhookEventType = "campaign.created"
+	WebhookEventTypeCampaignUpdated               WebhookEventType = "campaign.updated"
+	WebhookEventTypeCampaignDeleted               WebhookEventType = "campaign.deleted"
 	WebhookEventTypeCampaignEmailSent             WebhookEventType = "campaign.email_sent"
 	WebhookEventTypeCampaignEmailDelivered        WebhookEventType = "campaign.email_delivered"
 	WebhookEventTypeCampaignEmailOpened           WebhookEventType = "campaign.email_opened"
@@ -50724,9 +56091,6 @@ const (
 	WebhookEventTypeCampaignEmailBounced          WebhookEventType = "campaign.email_bounced"
 	WebhookEventTypeCampaignReplyReceived         WebhookEventType = "campaign.reply_received"
 	WebhookEventTypeCampaignUnsubscribed          WebhookEventType = "campaign.unsubscribed"
-	WebhookEventTypeCampaignStarted               WebhookEventType = "campaign.started"
-	WebhookEventTypeCampaignPaused                WebhookEventType = "campaign.paused"
-	WebhookEventTypeCampaignCompleted             WebhookEventType = "campaign.completed"
 	WebhookEventTypeCampaignDeliverabilityWarning WebhookEventType = "campaign.deliverability_warning"
 	WebhookEventTypeCampaignAction                WebhookEventType = "campaign.action"
 	WebhookEventTypeWarmupEmailSent               WebhookEventType = "warmup.email_sent"
@@ -50736,16 +56100,58 @@ const (
 	WebhookEventTypeWarmupBlocked                 WebhookEventType = "warmup.blocked"
 	WebhookEventTypeDeliverabilityBounce          WebhookEventType = "deliverability.bounce"
 	WebhookEventTypeDeliverabilityComplaint       WebhookEventType = "deliverability.complaint"
+	WebhookEventTypeInboxEmailReceived            WebhookEventType = "inbox.email_received"
+	WebhookEventTypeInboxEmailUpdated             WebhookEventType = "inbox.email_updated"
+	WebhookEventTypeInboxEmailDeleted             WebhookEventType = "inbox.email_deleted"
+	WebhookEventTypeInboxReplyReceived            WebhookEventType = "inbox.reply_received"
+	WebhookEventTypeEmailAccountConnected         WebhookEventType = "email_account.connected"
+	WebhookEventTypeEmailAccountDisconnected      WebhookEventType = "email_account.disconnected"
+	WebhookEventTypeEmailAccountRemoved           WebhookEventType = "email_account.removed"
+	WebhookEventTypeEmailAccountError             WebhookEventType = "email_account.error"
+	WebhookEventTypeEmailAccountSynced            WebhookEventType = "email_account.synced"
+	WebhookEventTypeEmailAccountHealthChanged     WebhookEventType = "email_account.health_changed"
+	WebhookEventTypeContactCreated                WebhookEventType = "contact.created"
+	WebhookEventTypeContactUpdated                WebhookEventType = "contact.updated"
+	WebhookEventTypeContactDeleted                WebhookEventType = "contact.deleted"
+	WebhookEventTypeFormSubmitted                 WebhookEventType = "form.submitted"
+	WebhookEventTypeCrmDealCreated                WebhookEventType = "crm.deal_created"
+	WebhookEventTypeCrmDealUpdated                WebhookEventType = "crm.deal_updated"
+	WebhookEventTypeCrmDealDeleted                WebhookEventType = "crm.deal_deleted"
+	WebhookEventTypeCrmTaskCreated                WebhookEventType = "crm.task_created"
+	WebhookEventTypeCrmTaskUpdated                WebhookEventType = "crm.task_updated"
+	WebhookEventTypeCrmNoteCreated                WebhookEventType = "crm.note_created"
+	WebhookEventTypeCrmPipelineUpdated            WebhookEventType = "crm.pipeline_updated"
+	WebhookEventTypeAutomationCreated             WebhookEventType = "automation.created"
+	WebhookEventTypeAutomationUpdated             WebhookEventType = "automation.updated"
+	WebhookEventTypeAutomationDeleted             WebhookEventType = "automation.deleted"
+	WebhookEventTypeAutomationRun                 WebhookEventType = "automation.run"
 	WebhookEventTypeMeetingBooked                 WebhookEventType = "meeting.booked"
 	WebhookEventTypeMeetingRescheduled            WebhookEventType = "meeting.rescheduled"
 	WebhookEventTypeMeetingCanceled               WebhookEventType = "meeting.canceled"
+	WebhookEventTypeTeamMemberInvited             WebhookEventType = "team.member_invited"
+	WebhookEventTypeTeamMemberRemoved             WebhookEventType = "team.member_removed"
+	WebhookEventTypeRoleCreated                   WebhookEventType = "role.created"
+	WebhookEventTypeRoleUpdated                   WebhookEventType = "role.updated"
+	WebhookEventTypeRoleDeleted                   WebhookEventType = "role.deleted"
+	WebhookEventTypeBulkOperationStarted          WebhookEventType = "bulk_operation.started"
+	WebhookEventTypeBulkOperationCompleted        WebhookEventType = "bulk_operation.completed"
+	WebhookEventTypeBulkOperationFailed           WebhookEventType = "bulk_operation.failed"
+	WebhookEventTypeLeadSyncSourceUpdated         WebhookEventType = "lead_sync_source.updated"
+	WebhookEventTypeSettingsUpdated               WebhookEventType = "settings.updated"
+	WebhookEventTypeSubscriptionUpdated           WebhookEventType = "subscription.updated"
+	WebhookEventTypeCustomEvent                   WebhookEventType = "custom.event"
+	WebhookEventTypeWebhookTest                   WebhookEventType = "webhook.test"
 )
 
 // AllValues returns all WebhookEventType values.
 func (WebhookEventType) AllValues() []WebhookEventType {
 	return []WebhookEventType{
-		WebhookEventTypeEmailAccountConnected,
-		WebhookEventTypeEmailAccountRemoved,
+		WebhookEventTypeCampaignStarted,
+		WebhookEventTypeCampaignPaused,
+		WebhookEventTypeCampaignCompleted,
+		WebhookEventTypeCampaignCreated,
+		WebhookEventTypeCampaignUpdated,
+		WebhookEventTypeCampaignDeleted,
 		WebhookEventTypeCampaignEmailSent,
 		WebhookEventTypeCampaignEmailDelivered,
 		WebhookEventTypeCampaignEmailOpened,
@@ -50753,9 +56159,6 @@ func (WebhookEventType) AllValues() []WebhookEventType {
 		WebhookEventTypeCampaignEmailBounced,
 		WebhookEventTypeCampaignReplyReceived,
 		WebhookEventTypeCampaignUnsubscribed,
-		WebhookEventTypeCampaignStarted,
-		WebhookEventTypeCampaignPaused,
-		WebhookEventTypeCampaignCompleted,
 		WebhookEventTypeCampaignDeliverabilityWarning,
 		WebhookEventTypeCampaignAction,
 		WebhookEventTypeWarmupEmailSent,
@@ -50765,18 +56168,64 @@ func (WebhookEventType) AllValues() []WebhookEventType {
 		WebhookEventTypeWarmupBlocked,
 		WebhookEventTypeDeliverabilityBounce,
 		WebhookEventTypeDeliverabilityComplaint,
+		WebhookEventTypeInboxEmailReceived,
+		WebhookEventTypeInboxEmailUpdated,
+		WebhookEventTypeInboxEmailDeleted,
+		WebhookEventTypeInboxReplyReceived,
+		WebhookEventTypeEmailAccountConnected,
+		WebhookEventTypeEmailAccountDisconnected,
+		WebhookEventTypeEmailAccountRemoved,
+		WebhookEventTypeEmailAccountError,
+		WebhookEventTypeEmailAccountSynced,
+		WebhookEventTypeEmailAccountHealthChanged,
+		WebhookEventTypeContactCreated,
+		WebhookEventTypeContactUpdated,
+		WebhookEventTypeContactDeleted,
+		WebhookEventTypeFormSubmitted,
+		WebhookEventTypeCrmDealCreated,
+		WebhookEventTypeCrmDealUpdated,
+		WebhookEventTypeCrmDealDeleted,
+		WebhookEventTypeCrmTaskCreated,
+		WebhookEventTypeCrmTaskUpdated,
+		WebhookEventTypeCrmNoteCreated,
+		WebhookEventTypeCrmPipelineUpdated,
+		WebhookEventTypeAutomationCreated,
+		WebhookEventTypeAutomationUpdated,
+		WebhookEventTypeAutomationDeleted,
+		WebhookEventTypeAutomationRun,
 		WebhookEventTypeMeetingBooked,
 		WebhookEventTypeMeetingRescheduled,
 		WebhookEventTypeMeetingCanceled,
+		WebhookEventTypeTeamMemberInvited,
+		WebhookEventTypeTeamMemberRemoved,
+		WebhookEventTypeRoleCreated,
+		WebhookEventTypeRoleUpdated,
+		WebhookEventTypeRoleDeleted,
+		WebhookEventTypeBulkOperationStarted,
+		WebhookEventTypeBulkOperationCompleted,
+		WebhookEventTypeBulkOperationFailed,
+		WebhookEventTypeLeadSyncSourceUpdated,
+		WebhookEventTypeSettingsUpdated,
+		WebhookEventTypeSubscriptionUpdated,
+		WebhookEventTypeCustomEvent,
+		WebhookEventTypeWebhookTest,
 	}
 }
 
 // MarshalText implements encoding.TextMarshaler.
 func (s WebhookEventType) MarshalText() ([]byte, error) {
 	switch s {
-	case WebhookEventTypeEmailAccountConnected:
+	case WebhookEventTypeCampaignStarted:
 		return []byte(s), nil
-	case WebhookEventTypeEmailAccountRemoved:
+	case WebhookEventTypeCampaignPaused:
+		return []byte(s), nil
+	case WebhookEventTypeCampaignCompleted:
+		return []byte(s), nil
+	case WebhookEventTypeCampaignCreated:
+		return []byte(s), nil
+	case WebhookEventTypeCampaignUpdated:
+		return []byte(s), nil
+	case WebhookEventTypeCampaignDeleted:
 		return []byte(s), nil
 	case WebhookEventTypeCampaignEmailSent:
 		return []byte(s), nil
@@ -50791,12 +56240,6 @@ func (s WebhookEventType) MarshalText() ([]byte, error) {
 	case WebhookEventTypeCampaignReplyReceived:
 		return []byte(s), nil
 	case WebhookEventTypeCampaignUnsubscribed:
-		return []byte(s), nil
-	case WebhookEventTypeCampaignStarted:
-		return []byte(s), nil
-	case WebhookEventTypeCampaignPaused:
-		return []byte(s), nil
-	case WebhookEventTypeCampaignCompleted:
 		return []byte(s), nil
 	case WebhookEventTypeCampaignDeliverabilityWarning:
 		return []byte(s), nil
@@ -50816,11 +56259,87 @@ func (s WebhookEventType) MarshalText() ([]byte, error) {
 		return []byte(s), nil
 	case WebhookEventTypeDeliverabilityComplaint:
 		return []byte(s), nil
+	case WebhookEventTypeInboxEmailReceived:
+		return []byte(s), nil
+	case WebhookEventTypeInboxEmailUpdated:
+		return []byte(s), nil
+	case WebhookEventTypeInboxEmailDeleted:
+		return []byte(s), nil
+	case WebhookEventTypeInboxReplyReceived:
+		return []byte(s), nil
+	case WebhookEventTypeEmailAccountConnected:
+		return []byte(s), nil
+	case WebhookEventTypeEmailAccountDisconnected:
+		return []byte(s), nil
+	case WebhookEventTypeEmailAccountRemoved:
+		return []byte(s), nil
+	case WebhookEventTypeEmailAccountError:
+		return []byte(s), nil
+	case WebhookEventTypeEmailAccountSynced:
+		return []byte(s), nil
+	case WebhookEventTypeEmailAccountHealthChanged:
+		return []byte(s), nil
+	case WebhookEventTypeContactCreated:
+		return []byte(s), nil
+	case WebhookEventTypeContactUpdated:
+		return []byte(s), nil
+	case WebhookEventTypeContactDeleted:
+		return []byte(s), nil
+	case WebhookEventTypeFormSubmitted:
+		return []byte(s), nil
+	case WebhookEventTypeCrmDealCreated:
+		return []byte(s), nil
+	case WebhookEventTypeCrmDealUpdated:
+		return []byte(s), nil
+	case WebhookEventTypeCrmDealDeleted:
+		return []byte(s), nil
+	case WebhookEventTypeCrmTaskCreated:
+		return []byte(s), nil
+	case WebhookEventTypeCrmTaskUpdated:
+		return []byte(s), nil
+	case WebhookEventTypeCrmNoteCreated:
+		return []byte(s), nil
+	case WebhookEventTypeCrmPipelineUpdated:
+		return []byte(s), nil
+	case WebhookEventTypeAutomationCreated:
+		return []byte(s), nil
+	case WebhookEventTypeAutomationUpdated:
+		return []byte(s), nil
+	case WebhookEventTypeAutomationDeleted:
+		return []byte(s), nil
+	case WebhookEventTypeAutomationRun:
+		return []byte(s), nil
 	case WebhookEventTypeMeetingBooked:
 		return []byte(s), nil
 	case WebhookEventTypeMeetingRescheduled:
 		return []byte(s), nil
 	case WebhookEventTypeMeetingCanceled:
+		return []byte(s), nil
+	case WebhookEventTypeTeamMemberInvited:
+		return []byte(s), nil
+	case WebhookEventTypeTeamMemberRemoved:
+		return []byte(s), nil
+	case WebhookEventTypeRoleCreated:
+		return []byte(s), nil
+	case WebhookEventTypeRoleUpdated:
+		return []byte(s), nil
+	case WebhookEventTypeRoleDeleted:
+		return []byte(s), nil
+	case WebhookEventTypeBulkOperationStarted:
+		return []byte(s), nil
+	case WebhookEventTypeBulkOperationCompleted:
+		return []byte(s), nil
+	case WebhookEventTypeBulkOperationFailed:
+		return []byte(s), nil
+	case WebhookEventTypeLeadSyncSourceUpdated:
+		return []byte(s), nil
+	case WebhookEventTypeSettingsUpdated:
+		return []byte(s), nil
+	case WebhookEventTypeSubscriptionUpdated:
+		return []byte(s), nil
+	case WebhookEventTypeCustomEvent:
+		return []byte(s), nil
+	case WebhookEventTypeWebhookTest:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -50830,11 +56349,23 @@ func (s WebhookEventType) MarshalText() ([]byte, error) {
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (s *WebhookEventType) UnmarshalText(data []byte) error {
 	switch WebhookEventType(data) {
-	case WebhookEventTypeEmailAccountConnected:
-		*s = WebhookEventTypeEmailAccountConnected
+	case WebhookEventTypeCampaignStarted:
+		*s = WebhookEventTypeCampaignStarted
 		return nil
-	case WebhookEventTypeEmailAccountRemoved:
-		*s = WebhookEventTypeEmailAccountRemoved
+	case WebhookEventTypeCampaignPaused:
+		*s = WebhookEventTypeCampaignPaused
+		return nil
+	case WebhookEventTypeCampaignCompleted:
+		*s = WebhookEventTypeCampaignCompleted
+		return nil
+	case WebhookEventTypeCampaignCreated:
+		*s = WebhookEventTypeCampaignCreated
+		return nil
+	case WebhookEventTypeCampaignUpdated:
+		*s = WebhookEventTypeCampaignUpdated
+		return nil
+	case WebhookEventTypeCampaignDeleted:
+		*s = WebhookEventTypeCampaignDeleted
 		return nil
 	case WebhookEventTypeCampaignEmailSent:
 		*s = WebhookEventTypeCampaignEmailSent
@@ -50856,15 +56387,6 @@ func (s *WebhookEventType) UnmarshalText(data []byte) error {
 		return nil
 	case WebhookEventTypeCampaignUnsubscribed:
 		*s = WebhookEventTypeCampaignUnsubscribed
-		return nil
-	case WebhookEventTypeCampaignStarted:
-		*s = WebhookEventTypeCampaignStarted
-		return nil
-	case WebhookEventTypeCampaignPaused:
-		*s = WebhookEventTypeCampaignPaused
-		return nil
-	case WebhookEventTypeCampaignCompleted:
-		*s = WebhookEventTypeCampaignCompleted
 		return nil
 	case WebhookEventTypeCampaignDeliverabilityWarning:
 		*s = WebhookEventTypeCampaignDeliverabilityWarning
@@ -50893,6 +56415,81 @@ func (s *WebhookEventType) UnmarshalText(data []byte) error {
 	case WebhookEventTypeDeliverabilityComplaint:
 		*s = WebhookEventTypeDeliverabilityComplaint
 		return nil
+	case WebhookEventTypeInboxEmailReceived:
+		*s = WebhookEventTypeInboxEmailReceived
+		return nil
+	case WebhookEventTypeInboxEmailUpdated:
+		*s = WebhookEventTypeInboxEmailUpdated
+		return nil
+	case WebhookEventTypeInboxEmailDeleted:
+		*s = WebhookEventTypeInboxEmailDeleted
+		return nil
+	case WebhookEventTypeInboxReplyReceived:
+		*s = WebhookEventTypeInboxReplyReceived
+		return nil
+	case WebhookEventTypeEmailAccountConnected:
+		*s = WebhookEventTypeEmailAccountConnected
+		return nil
+	case WebhookEventTypeEmailAccountDisconnected:
+		*s = WebhookEventTypeEmailAccountDisconnected
+		return nil
+	case WebhookEventTypeEmailAccountRemoved:
+		*s = WebhookEventTypeEmailAccountRemoved
+		return nil
+	case WebhookEventTypeEmailAccountError:
+		*s = WebhookEventTypeEmailAccountError
+		return nil
+	case WebhookEventTypeEmailAccountSynced:
+		*s = WebhookEventTypeEmailAccountSynced
+		return nil
+	case WebhookEventTypeEmailAccountHealthChanged:
+		*s = WebhookEventTypeEmailAccountHealthChanged
+		return nil
+	case WebhookEventTypeContactCreated:
+		*s = WebhookEventTypeContactCreated
+		return nil
+	case WebhookEventTypeContactUpdated:
+		*s = WebhookEventTypeContactUpdated
+		return nil
+	case WebhookEventTypeContactDeleted:
+		*s = WebhookEventTypeContactDeleted
+		return nil
+	case WebhookEventTypeFormSubmitted:
+		*s = WebhookEventTypeFormSubmitted
+		return nil
+	case WebhookEventTypeCrmDealCreated:
+		*s = WebhookEventTypeCrmDealCreated
+		return nil
+	case WebhookEventTypeCrmDealUpdated:
+		*s = WebhookEventTypeCrmDealUpdated
+		return nil
+	case WebhookEventTypeCrmDealDeleted:
+		*s = WebhookEventTypeCrmDealDeleted
+		return nil
+	case WebhookEventTypeCrmTaskCreated:
+		*s = WebhookEventTypeCrmTaskCreated
+		return nil
+	case WebhookEventTypeCrmTaskUpdated:
+		*s = WebhookEventTypeCrmTaskUpdated
+		return nil
+	case WebhookEventTypeCrmNoteCreated:
+		*s = WebhookEventTypeCrmNoteCreated
+		return nil
+	case WebhookEventTypeCrmPipelineUpdated:
+		*s = WebhookEventTypeCrmPipelineUpdated
+		return nil
+	case WebhookEventTypeAutomationCreated:
+		*s = WebhookEventTypeAutomationCreated
+		return nil
+	case WebhookEventTypeAutomationUpdated:
+		*s = WebhookEventTypeAutomationUpdated
+		return nil
+	case WebhookEventTypeAutomationDeleted:
+		*s = WebhookEventTypeAutomationDeleted
+		return nil
+	case WebhookEventTypeAutomationRun:
+		*s = WebhookEventTypeAutomationRun
+		return nil
 	case WebhookEventTypeMeetingBooked:
 		*s = WebhookEventTypeMeetingBooked
 		return nil
@@ -50901,6 +56498,45 @@ func (s *WebhookEventType) UnmarshalText(data []byte) error {
 		return nil
 	case WebhookEventTypeMeetingCanceled:
 		*s = WebhookEventTypeMeetingCanceled
+		return nil
+	case WebhookEventTypeTeamMemberInvited:
+		*s = WebhookEventTypeTeamMemberInvited
+		return nil
+	case WebhookEventTypeTeamMemberRemoved:
+		*s = WebhookEventTypeTeamMemberRemoved
+		return nil
+	case WebhookEventTypeRoleCreated:
+		*s = WebhookEventTypeRoleCreated
+		return nil
+	case WebhookEventTypeRoleUpdated:
+		*s = WebhookEventTypeRoleUpdated
+		return nil
+	case WebhookEventTypeRoleDeleted:
+		*s = WebhookEventTypeRoleDeleted
+		return nil
+	case WebhookEventTypeBulkOperationStarted:
+		*s = WebhookEventTypeBulkOperationStarted
+		return nil
+	case WebhookEventTypeBulkOperationCompleted:
+		*s = WebhookEventTypeBulkOperationCompleted
+		return nil
+	case WebhookEventTypeBulkOperationFailed:
+		*s = WebhookEventTypeBulkOperationFailed
+		return nil
+	case WebhookEventTypeLeadSyncSourceUpdated:
+		*s = WebhookEventTypeLeadSyncSourceUpdated
+		return nil
+	case WebhookEventTypeSettingsUpdated:
+		*s = WebhookEventTypeSettingsUpdated
+		return nil
+	case WebhookEventTypeSubscriptionUpdated:
+		*s = WebhookEventTypeSubscriptionUpdated
+		return nil
+	case WebhookEventTypeCustomEvent:
+		*s = WebhookEventTypeCustomEvent
+		return nil
+	case WebhookEventTypeWebhookTest:
+		*s = WebhookEventTypeWebhookTest
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -50924,15 +56560,15 @@ func (s *WebhookEventTypeCatalog) SetEventTypes(val []WebhookEventTypeInfo) {
 
 // Ref: #/components/schemas/WebhookEventTypeInfo
 type WebhookEventTypeInfo struct {
-	Type        WebhookCatalogEventType `json:"type"`
-	Category    WebhookEventCategory    `json:"category"`
-	Description string                  `json:"description"`
+	Type        WebhookEventType     `json:"type"`
+	Category    WebhookEventCategory `json:"category"`
+	Description string               `json:"description"`
 	// True for opt-in events that must be listed explicitly in event_types.
 	Firehose bool `json:"firehose"`
 }
 
 // GetType returns the value of Type.
-func (s *WebhookEventTypeInfo) GetType() WebhookCatalogEventType {
+func (s *WebhookEventTypeInfo) GetType() WebhookEventType {
 	return s.Type
 }
 
@@ -50952,7 +56588,7 @@ func (s *WebhookEventTypeInfo) GetFirehose() bool {
 }
 
 // SetType sets the value of Type.
-func (s *WebhookEventTypeInfo) SetType(val WebhookCatalogEventType) {
+func (s *WebhookEventTypeInfo) SetType(val WebhookEventType) {
 	s.Type = val
 }
 
@@ -50971,13 +56607,17 @@ func (s *WebhookEventTypeInfo) SetFirehose(val bool) {
 	s.Firehose = val
 }
 
+// Body of every delivery (HTTP POST, application/json). No version field: an incompatible change is
+// published under a new event_type.
 // Ref: #/components/schemas/WebhookPayload
 type WebhookPayload struct {
-	ID             uuid.UUID          `json:"id"`
-	EventType      WebhookEventType   `json:"event_type"`
-	OrganizationID uuid.UUID          `json:"organization_id"`
-	CreatedAt      time.Time          `json:"created_at"`
-	Data           WebhookPayloadData `json:"data"`
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID             uuid.UUID        `json:"id"`
+	EventType      WebhookEventType `json:"event_type"`
+	OrganizationID uuid.UUID        `json:"organization_id"`
+	CreatedAt      time.Time        `json:"created_at"`
+	// Event-specific data.
+	Data WebhookPayloadData `json:"data"`
 }
 
 // GetID returns the value of ID.
@@ -51030,6 +56670,7 @@ func (s *WebhookPayload) SetData(val WebhookPayloadData) {
 	s.Data = val
 }
 
+// Event-specific data.
 type WebhookPayloadData map[string]jx.Raw
 
 func (s *WebhookPayloadData) init() WebhookPayloadData {
@@ -51059,7 +56700,7 @@ func (s *WebhookSecretResponse) SetSecret(val string) {
 // Events of one type suppressed in one throttle window.
 // Ref: #/components/schemas/WebhookThrottleDrop
 type WebhookThrottleDrop struct {
-	EventType WebhookCatalogEventType   `json:"event_type"`
+	EventType WebhookEventType          `json:"event_type"`
 	Reason    WebhookThrottleDropReason `json:"reason"`
 	// The endpoint whose rate limit dropped the events; null for the organization-wide throttle.
 	EndpointID NilUUID `json:"endpoint_id"`
@@ -51071,7 +56712,7 @@ type WebhookThrottleDrop struct {
 }
 
 // GetEventType returns the value of EventType.
-func (s *WebhookThrottleDrop) GetEventType() WebhookCatalogEventType {
+func (s *WebhookThrottleDrop) GetEventType() WebhookEventType {
 	return s.EventType
 }
 
@@ -51106,7 +56747,7 @@ func (s *WebhookThrottleDrop) GetLastDroppedAt() OptDateTime {
 }
 
 // SetEventType sets the value of EventType.
-func (s *WebhookThrottleDrop) SetEventType(val WebhookCatalogEventType) {
+func (s *WebhookThrottleDrop) SetEventType(val WebhookEventType) {
 	s.EventType = val
 }
 
