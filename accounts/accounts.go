@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/outflowhq/outflow/apierror"
 	"github.com/outflowhq/outflow/audit"
 	"github.com/outflowhq/outflow/auth"
 	"github.com/outflowhq/outflow/db"
@@ -23,9 +24,6 @@ import (
 
 // BootstrapKeyName names the API key Bootstrap issues; a re-run replaces (revokes) the previous one.
 const BootstrapKeyName = "bootstrap"
-
-// MinPasswordLen is the shortest password Bootstrap accepts.
-const MinPasswordLen = 12
 
 // BootstrapResult is what `outflow admin bootstrap` prints.
 type BootstrapResult struct {
@@ -45,8 +43,8 @@ func Bootstrap(ctx context.Context, pool *pgxpool.Pool, email, password, orgName
 	}
 	orgName = strings.TrimSpace(orgName)
 	switch {
-	case len(password) < MinPasswordLen:
-		return BootstrapResult{}, fmt.Errorf("password must be at least %d characters", MinPasswordLen)
+	case CheckPassword(password, email) != nil:
+		return BootstrapResult{}, fmt.Errorf("password: %s", apierror.From(CheckPassword(password, email)).Message)
 	case orgName == "" || len(orgName) > 255:
 		return BootstrapResult{}, errors.New("organization name must be 1 to 255 characters")
 	}

@@ -8,13 +8,18 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/outflowhq/outflow/accounts"
+	"github.com/outflowhq/outflow/config"
 	"github.com/outflowhq/outflow/dbtest"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/mail"
 	"github.com/outflowhq/outflow/server"
 )
 
@@ -24,24 +29,92 @@ type Env struct {
 	DB *dbtest.DB
 	// Server serves the full handler; its URL is the deployment root (the API is under /v1).
 	Server *httptest.Server
+	// Mail holds every system message the server sent.
+	Mail *Mailbox
+	// Config is the configuration the server runs with.
+	Config config.Config
 }
 
-// New starts the API over a fresh database and stops it when t ends.
-func New(t testing.TB) *Env {
+// Option adjusts the test server's configuration before it starts.
+type Option func(*config.Config)
+
+// New starts the API over a fresh database and stops it when t ends. The configuration is the development
+// default (captcha off, email verification on) unless options change it.
+func New(t testing.TB, opts ...Option) *Env {
 	t.Helper()
 	d := dbtest.New(t)
+	cfg, err := config.Load(func(k string) string {
+		switch k {
+		case "DATABASE_URL":
+			return d.URL
+		case "OUTFLOW_SECRET_KEY":
+			return strings.Repeat("5e", 32)
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	cfg.MaxBodyBytes = 1 << 20
+	for _, o := range opts {
+		o(&cfg)
+	}
+	box := &Mailbox{}
 	h, err := server.New(server.Deps{
-		Pool:         d.Pool,
-		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Metrics:      prometheus.NewRegistry(),
-		MaxBodyBytes: 1 << 20,
+		Pool:    d.Pool,
+		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Metrics: prometheus.NewRegistry(),
+		Config:  cfg,
+		Mail:    box,
 	})
 	if err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &Env{DB: d, Server: srv}
+	return &Env{DB: d, Server: srv, Mail: box, Config: cfg}
+}
+
+// Mailbox records system mail instead of sending it.
+type Mailbox struct {
+	mu   sync.Mutex
+	sent []mail.Message
+}
+
+// Send records m.
+func (b *Mailbox) Send(_ context.Context, m mail.Message) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sent = append(b.sent, m)
+	return nil
+}
+
+// To returns the messages sent to address, oldest first.
+func (b *Mailbox) To(address string) []mail.Message {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []mail.Message
+	for _, m := range b.sent {
+		if strings.EqualFold(m.To, address) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+var codeRe = regexp.MustCompile(`\b(\d{6})\b`)
+
+// LastCode returns the 6-digit code of the newest message to address, failing t when there is none.
+func (b *Mailbox) LastCode(t testing.TB, address string) string {
+	t.Helper()
+	msgs := b.To(address)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := codeRe.FindStringSubmatch(msgs[i].Text); m != nil {
+			return m[1]
+		}
+	}
+	t.Fatalf("apitest: no code mailed to %s", address)
+	return ""
 }
 
 // Bootstrap creates an owner, an organization named org and a full-access API key, as `outflow admin
@@ -90,4 +163,43 @@ type bearer string
 
 func (b bearer) BearerAuth(context.Context, api.OperationName) (api.BearerAuth, error) {
 	return api.BearerAuth{Token: string(b)}, nil
+}
+
+// Password is the password SignUp uses.
+const Password = "correct horse battery staple"
+
+// SignUp registers email through the public API (register, emailed code, confirm) and signs in (login,
+// emailed code, confirm), returning the session's tokens.
+func (e *Env) SignUp(t testing.TB, email string) *api.TokenPair {
+	t.Helper()
+	ctx := context.Background()
+	public := e.Client(t, "")
+	reg, err := public.AuthRegisterStart(ctx, &api.AuthCredentials{Email: email, Password: Password})
+	if err != nil {
+		t.Fatalf("apitest: register: %v", err)
+	}
+	if err := public.AuthRegisterConfirm(ctx, &api.ConfirmRequest{Session: reg.Session.Value, Code: e.Mail.LastCode(t, email)}); err != nil {
+		t.Fatalf("apitest: register confirm: %v", err)
+	}
+	return e.SignIn(t, email, Password)
+}
+
+// SignIn completes a password sign-in (login, emailed code, confirm) for an account without 2FA.
+func (e *Env) SignIn(t testing.TB, email, password string) *api.TokenPair {
+	t.Helper()
+	ctx := context.Background()
+	public := e.Client(t, "")
+	login, err := public.AuthLoginStart(ctx, &api.AuthCredentials{Email: email, Password: password})
+	if err != nil {
+		t.Fatalf("apitest: login: %v", err)
+	}
+	res, err := public.AuthLoginConfirm(ctx, &api.ConfirmRequest{Session: login.Session, Code: e.Mail.LastCode(t, email)})
+	if err != nil {
+		t.Fatalf("apitest: login confirm: %v", err)
+	}
+	if !res.AccessToken.Set {
+		t.Fatalf("apitest: login answered a 2FA challenge; use the 2FA flow")
+	}
+	return &api.TokenPair{AccessToken: res.AccessToken.Value, AccessTokenExpiresAt: res.AccessTokenExpiresAt.Value,
+		RefreshToken: res.RefreshToken.Value, RefreshTokenExpiresAt: res.RefreshTokenExpiresAt.Value}
 }

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outflowhq/outflow/apierror"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/reqctx"
 )
 
 // errBadCredential is the one answer for every token that authenticates nothing; it never says which part
@@ -21,13 +23,14 @@ var errBadCredential = apierror.Unauthorized("invalid_credential", "The bearer t
 // Authenticator resolves bearer tokens into principals.
 type Authenticator struct {
 	pool    *pgxpool.Pool
+	signer  *TokenSigner
 	queries *dbq.Queries
 	now     func() time.Time
 }
 
-// NewAuthenticator builds the authenticator over the application pool.
-func NewAuthenticator(pool *pgxpool.Pool) *Authenticator {
-	return &Authenticator{pool: pool, queries: dbq.New(), now: time.Now}
+// NewAuthenticator builds the authenticator over the application pool; signer verifies session tokens.
+func NewAuthenticator(pool *pgxpool.Pool, signer *TokenSigner) *Authenticator {
+	return &Authenticator{pool: pool, signer: signer, queries: dbq.New(), now: time.Now}
 }
 
 // Authenticate verifies token and returns its principal, or an *apierror.Error (401) saying it is not valid.
@@ -38,7 +41,61 @@ func (a *Authenticator) Authenticate(ctx context.Context, token string) (*Princi
 	if IsAPIKey(token) {
 		return a.apiKey(ctx, token)
 	}
+	if IsJWT(token) && a.signer != nil {
+		return a.session(ctx, token)
+	}
 	return nil, errBadCredential
+}
+
+// session verifies a session access token, checks the session is still live (logout takes effect at once)
+// and resolves the selected organization: the X-Organization-Id header, else the token's claim, else the
+// user's most recent organization. The caller's role there sets their organization permissions.
+func (a *Authenticator) session(ctx context.Context, token string) (*Principal, error) {
+	claims, err := a.signer.Verify(ctx, token)
+	if err != nil {
+		if errors.Is(err, errBadToken) {
+			return nil, errBadCredential
+		}
+		return nil, err
+	}
+	sess, err := a.queries.SessionGet(ctx, a.pool, claims.SessionID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errBadCredential
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session: %w", err)
+	}
+	if sess.RevokedAt != nil || sess.UserID != claims.UserID || !a.now().Before(sess.RefreshExpiresAt) {
+		return nil, errBadCredential
+	}
+	_ = a.queries.SessionTouch(ctx, a.pool, sess.ID)
+	p := &Principal{Kind: KindSession, CredentialID: sess.ID, UserID: sess.UserID}
+
+	want := claims.OrganizationID
+	if hint := reqctx.From(ctx).Organization; hint != "" {
+		id, err := uuid.Parse(hint)
+		if err != nil {
+			return nil, apierror.BadRequest("invalid_organization", "X-Organization-Id must be an organization id.")
+		}
+		want = id
+	}
+	memberships, err := a.queries.UserMemberships(ctx, a.pool, sess.UserID)
+	if err != nil {
+		return nil, fmt.Errorf("load memberships: %w", err)
+	}
+	for _, m := range memberships {
+		if m.OrganizationID == want {
+			p.OrganizationID, p.Role = m.OrganizationID, m.Role
+		}
+	}
+	if p.OrganizationID == uuid.Nil && want != uuid.Nil && reqctx.From(ctx).Organization != "" {
+		return nil, apierror.Forbidden("not_a_member", "You are not a member of that organization.")
+	}
+	if p.OrganizationID == uuid.Nil && len(memberships) > 0 && want == uuid.Nil {
+		p.OrganizationID, p.Role = memberships[0].OrganizationID, memberships[0].Role
+	}
+	p.OrgPermissions = BuiltinRolePermissions[p.Role]
+	return p, nil
 }
 
 func (a *Authenticator) apiKey(ctx context.Context, secret string) (*Principal, error) {

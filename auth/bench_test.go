@@ -18,7 +18,7 @@ func BenchmarkAuthenticateAPIKey(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	authn := auth.NewAuthenticator(d.Pool)
+	authn := auth.NewAuthenticator(d.Pool, nil)
 	b.Run("baseline", func(b *testing.B) {
 		for b.Loop() {
 			var one int

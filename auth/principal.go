@@ -30,7 +30,14 @@ type Principal struct {
 	UserID uuid.UUID
 	// Permissions is the scope bitmask of an API key or OAuth token.
 	Permissions Permission
+	// Role is a session caller's role in OrganizationID (owner, admin, member or a custom role id).
+	Role string
+	// OrgPermissions is what a session caller may do in OrganizationID.
+	OrgPermissions OrgPermission
 }
+
+// IsSession reports whether the caller is a signed-in person rather than an API key or OAuth token.
+func (p *Principal) IsSession() bool { return p != nil && p.Kind == KindSession }
 
 // outcome is what authenticating the request's bearer token produced: a principal or the reason it failed.
 type outcome struct {

@@ -41,7 +41,58 @@ type Config struct {
 	DBMaxConns int32
 	// JobWorkers is the number of jobs a worker process runs at once. Env: OUTFLOW_JOB_WORKERS, default 50.
 	JobWorkers int
+	// PreviousSecretKeys keep values sealed before a secret key rotation readable.
+	// Env: OUTFLOW_SECRET_KEY_PREVIOUS, comma-separated, same encoding as OUTFLOW_SECRET_KEY.
+	PreviousSecretKeys [][]byte
+
+	// PublicURL is where clients reach this API (OAuth and sign-in callbacks are built from it).
+	// Env: OUTFLOW_PUBLIC_URL, default http://<OUTFLOW_HTTP_ADDR>.
+	PublicURL string
+	// AppURL is the web app browsers are sent back to after a browser sign-in. Env: OUTFLOW_APP_URL, default PublicURL.
+	AppURL string
+
+	// SMTPURL is the relay for system mail (codes, resets, invitations, alerts): smtp://user:pass@host:587 uses
+	// STARTTLS, smtps://user:pass@host:465 implicit TLS. Empty logs each message at WARN instead.
+	// Env: OUTFLOW_SMTP_URL.
+	SMTPURL string
+	// MailFrom is the sender of system mail. Env: OUTFLOW_MAIL_FROM, default "Outflow <no-reply@localhost>".
+	MailFrom string
+
+	// Captcha is the anti-bot check on sign-in starts: "off" or "turnstile". Env: OUTFLOW_CAPTCHA, default off.
+	Captcha string
+	// TurnstileSecret and TurnstileSiteKey configure the Turnstile-compatible verifier; TurnstileVerifyURL is its
+	// site-verify endpoint. Env: OUTFLOW_TURNSTILE_SECRET, OUTFLOW_TURNSTILE_SITE_KEY, OUTFLOW_TURNSTILE_VERIFY_URL.
+	TurnstileSecret    string
+	TurnstileSiteKey   string
+	TurnstileVerifyURL string
+
+	// RequireEmailVerification makes registration send a code first; off returns the sign-in result at once.
+	// Env: OUTFLOW_REQUIRE_EMAIL_VERIFICATION, default true.
+	RequireEmailVerification bool
+	// AvatarDir is where uploaded avatars are stored. Env: OUTFLOW_AVATAR_DIR, default .data/avatars.
+	AvatarDir string
+
+	// Google, Apple and OIDC configure social sign-in; a provider with no client id is disabled.
+	Google ProviderConfig
+	Apple  ProviderConfig
+	OIDC   ProviderConfig
 }
+
+// ProviderConfig is one identity provider for social sign-in.
+type ProviderConfig struct {
+	// Name is shown on the sign-in button (OIDC only). Env: OUTFLOW_OIDC_NAME.
+	Name string
+	// Issuer is the provider's issuer URL; its discovery document and keys are fetched from it.
+	// Env: OUTFLOW_<P>_ISSUER (defaults: https://accounts.google.com, https://appleid.apple.com).
+	Issuer string
+	// ClientID and ClientSecret are the credentials registered with the provider.
+	// Env: OUTFLOW_<P>_CLIENT_ID, OUTFLOW_<P>_CLIENT_SECRET.
+	ClientID     string
+	ClientSecret string
+}
+
+// Enabled reports whether the provider is configured.
+func (p ProviderConfig) Enabled() bool { return p.ClientID != "" && p.Issuer != "" }
 
 // Load reads and validates the configuration through getenv (os.Getenv in production, a map in tests). It
 // reports every problem at once, one per line, each naming its variable.
@@ -88,6 +139,73 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	c.JobWorkers = int(workers)
+
+	if raw := strings.TrimSpace(getenv("OUTFLOW_SECRET_KEY_PREVIOUS")); raw != "" {
+		for _, part := range strings.Split(raw, ",") {
+			key, err := decodeKey(strings.TrimSpace(part))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("OUTFLOW_SECRET_KEY_PREVIOUS %s", err))
+				continue
+			}
+			c.PreviousSecretKeys = append(c.PreviousSecretKeys, key)
+		}
+	}
+
+	c.PublicURL = strings.TrimRight(cmp.Or(strings.TrimSpace(getenv("OUTFLOW_PUBLIC_URL")), "http://"+c.HTTPAddr), "/")
+	c.AppURL = strings.TrimRight(cmp.Or(strings.TrimSpace(getenv("OUTFLOW_APP_URL")), c.PublicURL), "/")
+	for name, v := range map[string]string{"OUTFLOW_PUBLIC_URL": c.PublicURL, "OUTFLOW_APP_URL": c.AppURL} {
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("%s %q must be an http(s) URL", name, v))
+		}
+	}
+
+	c.SMTPURL = strings.TrimSpace(getenv("OUTFLOW_SMTP_URL"))
+	if c.SMTPURL != "" {
+		if u, err := url.Parse(c.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
+			errs = append(errs, errors.New("OUTFLOW_SMTP_URL must be smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465"))
+		}
+	}
+	c.MailFrom = cmp.Or(strings.TrimSpace(getenv("OUTFLOW_MAIL_FROM")), "Outflow <no-reply@localhost>")
+
+	c.Captcha = cmp.Or(strings.ToLower(strings.TrimSpace(getenv("OUTFLOW_CAPTCHA"))), "off")
+	c.TurnstileSecret = strings.TrimSpace(getenv("OUTFLOW_TURNSTILE_SECRET"))
+	c.TurnstileSiteKey = strings.TrimSpace(getenv("OUTFLOW_TURNSTILE_SITE_KEY"))
+	c.TurnstileVerifyURL = cmp.Or(strings.TrimSpace(getenv("OUTFLOW_TURNSTILE_VERIFY_URL")),
+		"https://challenges.cloudflare.com/turnstile/v0/siteverify")
+	switch c.Captcha {
+	case "off":
+	case "turnstile":
+		if c.TurnstileSecret == "" {
+			errs = append(errs, errors.New("OUTFLOW_TURNSTILE_SECRET is required when OUTFLOW_CAPTCHA=turnstile"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("OUTFLOW_CAPTCHA %q must be off or turnstile", c.Captcha))
+	}
+
+	c.RequireEmailVerification = true
+	if raw := strings.TrimSpace(getenv("OUTFLOW_REQUIRE_EMAIL_VERIFICATION")); raw != "" {
+		v, err := strconv.ParseBool(raw)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("OUTFLOW_REQUIRE_EMAIL_VERIFICATION %q must be true or false", raw))
+		}
+		c.RequireEmailVerification = v
+	}
+	c.AvatarDir = cmp.Or(strings.TrimSpace(getenv("OUTFLOW_AVATAR_DIR")), ".data/avatars")
+
+	provider := func(prefix, defaultIssuer string) ProviderConfig {
+		return ProviderConfig{
+			Name:         strings.TrimSpace(getenv(prefix + "_NAME")),
+			Issuer:       strings.TrimRight(cmp.Or(strings.TrimSpace(getenv(prefix+"_ISSUER")), defaultIssuer), "/"),
+			ClientID:     strings.TrimSpace(getenv(prefix + "_CLIENT_ID")),
+			ClientSecret: strings.TrimSpace(getenv(prefix + "_CLIENT_SECRET")),
+		}
+	}
+	c.Google = provider("OUTFLOW_GOOGLE", "https://accounts.google.com")
+	c.Apple = provider("OUTFLOW_APPLE", "https://appleid.apple.com")
+	c.OIDC = provider("OUTFLOW_OIDC", "")
+	if c.OIDC.ClientID != "" && c.OIDC.Issuer == "" {
+		errs = append(errs, errors.New("OUTFLOW_OIDC_ISSUER is required when OUTFLOW_OIDC_CLIENT_ID is set"))
+	}
 
 	c.ShutdownTimeout = 20 * time.Second
 	if raw := strings.TrimSpace(getenv("OUTFLOW_SHUTDOWN_TIMEOUT")); raw != "" {

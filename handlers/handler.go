@@ -15,6 +15,7 @@ import (
 // Handler is the whole API: the operation groups embedded, plus the error mapping ogen calls.
 type Handler struct {
 	*System
+	*AuthCore
 	notYet
 
 	logger *slog.Logger
@@ -29,15 +30,16 @@ type notYet struct {
 
 var _ api.Handler = (*Handler)(nil)
 
-// Deps is everything the operation groups need, built once in cmd/.
+// Deps is everything the operation groups need, built once by server.New.
 type Deps struct {
-	Logger *slog.Logger
-	System *System
+	Logger   *slog.Logger
+	System   *System
+	AuthCore *AuthCore
 }
 
 // New assembles the API handler.
 func New(d Deps) *Handler {
-	return &Handler{System: d.System, logger: d.Logger}
+	return &Handler{System: d.System, AuthCore: d.AuthCore, logger: d.Logger}
 }
 
 // NewError turns a handler or security error into the envelope: *apierror.Error keeps its status and code,

@@ -44,7 +44,7 @@ func setup(t testing.TB) *bundle {
 	res, err := accounts.Bootstrap(context.Background(), d.Pool, "owner@acme.example", "correct horse battery staple", "acme")
 	require.NoError(t, err)
 	b := &bundle{db: d, key: res.APIKey, delay: 30 * time.Millisecond}
-	authn := auth.NewAuthenticator(d.Pool)
+	authn := auth.NewAuthenticator(d.Pool, nil)
 
 	effect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.calls.Add(1)

@@ -13,6 +13,9 @@ type Info struct {
 	ClientIP string
 	// UserAgent is the User-Agent header as sent, truncated to a sane length.
 	UserAgent string
+	// Organization is the X-Organization-Id header: a signed-in person's choice of organization for this
+	// request, overriding the one in their token.
+	Organization string
 }
 
 type key struct{}

@@ -19,6 +19,7 @@ import (
 	"github.com/outflowhq/outflow/accounts"
 	"github.com/outflowhq/outflow/apierror"
 	"github.com/outflowhq/outflow/auth"
+	"github.com/outflowhq/outflow/config"
 	"github.com/outflowhq/outflow/dbtest"
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers"
@@ -45,8 +46,8 @@ func TestHandlerErrorsUseTheEnvelopeWithoutInternals(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var next error
 	h := &stubHandler{Handler: handlers.New(handlers.Deps{Logger: logger}), fail: func() error { return next }}
-	authn := auth.NewAuthenticator(d.Pool)
-	root, err := assemble(Deps{Pool: d.Pool, Logger: logger, Metrics: prometheus.NewRegistry(), MaxBodyBytes: 1 << 20},
+	authn := auth.NewAuthenticator(d.Pool, nil)
+	root, err := assemble(Deps{Pool: d.Pool, Logger: logger, Metrics: prometheus.NewRegistry(), Config: config.Config{MaxBodyBytes: 1 << 20}},
 		h, handlers.NewSecurity(authn), authn, idempotency.NewStore(d.Pool, logger))
 	require.NoError(t, err)
 	srv := httptest.NewServer(root)

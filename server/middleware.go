@@ -16,6 +16,9 @@ import (
 	"github.com/outflowhq/outflow/reqctx"
 )
 
+// OrganizationHeader selects the organization of a session request (it overrides the token's claim).
+const OrganizationHeader = "X-Organization-Id"
+
 // RequestIDHeader carries the request id in both directions.
 const RequestIDHeader = "X-Request-Id"
 
@@ -43,7 +46,11 @@ func requestID(next http.Handler) http.Handler {
 		if err != nil {
 			host = r.RemoteAddr
 		}
-		ctx := reqctx.With(r.Context(), reqctx.Info{ID: id, ClientIP: host, UserAgent: ua})
+		org := r.Header.Get(OrganizationHeader)
+		if len(org) > 64 {
+			org = org[:64]
+		}
+		ctx := reqctx.With(r.Context(), reqctx.Info{ID: id, ClientIP: host, UserAgent: ua, Organization: org})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

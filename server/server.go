@@ -14,11 +14,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/outflowhq/outflow/accounts"
 	"github.com/outflowhq/outflow/apierror"
 	"github.com/outflowhq/outflow/auth"
+	"github.com/outflowhq/outflow/captcha"
+	"github.com/outflowhq/outflow/config"
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers"
 	"github.com/outflowhq/outflow/idempotency"
+	"github.com/outflowhq/outflow/mail"
+	"github.com/outflowhq/outflow/seal"
 )
 
 // APIPrefix is where every customer operation lives.
@@ -29,18 +34,60 @@ var RootPrefixes = []string{"/.well-known/", "/oauth/authorize", "/t/", "/u/"}
 
 // Deps is what the HTTP surface is built from.
 type Deps struct {
-	Pool         *pgxpool.Pool
-	Logger       *slog.Logger
-	Metrics      *prometheus.Registry
-	MaxBodyBytes int64
+	Pool    *pgxpool.Pool
+	Logger  *slog.Logger
+	Metrics *prometheus.Registry
+	Config  config.Config
+	// Mail overrides the system mail sender the configuration implies (tests capture mail with it).
+	Mail mail.Sender
+	// Captcha overrides the verifier the configuration implies.
+	Captcha captcha.Verifier
 }
 
 // New returns the root handler of the process: the same assembly serves production and the API tests.
 func New(d Deps) (http.Handler, error) {
-	authn := auth.NewAuthenticator(d.Pool)
+	cfg := d.Config
+	keyring, err := seal.NewKeyring(append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)...)
+	if err != nil {
+		return nil, err
+	}
+	sender := d.Mail
+	if sender == nil {
+		if sender, err = SystemMail(cfg, d.Logger); err != nil {
+			return nil, err
+		}
+	}
+	verifier := d.Captcha
+	if verifier == nil {
+		verifier = captcha.Verifier(captcha.Off{})
+		if cfg.Captcha == "turnstile" {
+			verifier = captcha.NewTurnstile(cfg.TurnstileSecret, cfg.TurnstileVerifyURL)
+		}
+	}
+	signer := auth.NewTokenSigner(d.Pool, keyring, cfg.PublicURL)
+	sessions := accounts.NewSessions(d.Pool, signer)
+	challenges := accounts.NewChallenges(cfg.SecretKey)
+	flows := &accounts.Flows{
+		Pool: d.Pool, Challenges: challenges, Sessions: sessions, Mail: sender, Captcha: verifier,
+		Limiter: auth.NewLimiter(d.Pool), Logger: d.Logger,
+		RequireEmailVerification: cfg.RequireEmailVerification, AppURL: cfg.AppURL,
+	}
+	authn := auth.NewAuthenticator(d.Pool, signer)
 	idem := idempotency.NewStore(d.Pool, d.Logger)
-	handler := handlers.New(handlers.Deps{Logger: d.Logger, System: handlers.NewSystem(d.Pool, d.Logger)})
+	handler := handlers.New(handlers.Deps{
+		Logger:   d.Logger,
+		System:   handlers.NewSystem(d.Pool, d.Logger),
+		AuthCore: handlers.NewAuthCore(flows, sessions),
+	})
 	return assemble(d, handler, handlers.NewSecurity(authn), authn, idem)
+}
+
+// SystemMail is the sender the configuration asks for: the SMTP relay, or the log when none is set.
+func SystemMail(cfg config.Config, logger *slog.Logger) (mail.Sender, error) {
+	if cfg.SMTPURL == "" {
+		return mail.LogSender{Logger: logger}, nil
+	}
+	return mail.NewSMTPSender(cfg.SMTPURL, cfg.MailFrom, nil)
 }
 
 // apiHandler is everything the generated server calls: the grouped operations and the raw-response ones.
@@ -98,7 +145,7 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 	mux.HandleFunc("/", notFound)
 
 	var root http.Handler = mux
-	root = http.MaxBytesHandler(root, d.MaxBodyBytes)
+	root = http.MaxBytesHandler(root, d.Config.MaxBodyBytes)
 	root = recoverPanics(d.Logger, root)
 	root = observe(d.Logger, metrics, []*api.Server{apiServer, rootServer}, root)
 	root = requestID(root)

@@ -100,7 +100,7 @@ func bootstrap(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 	fs := flag.NewFlagSet("admin bootstrap", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	email := fs.String("email", "", "owner email address (required)")
-	password := fs.String("password", "", "owner password, at least 12 characters (required)")
+	password := fs.String("password", "", "owner password, at least 10 characters (required)")
 	org := fs.String("org", "", "organization name (required)")
 	if err := fs.Parse(args); err != nil {
 		return err

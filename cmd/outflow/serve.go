@@ -76,7 +76,7 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 	if r.api() {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		root, err := server.New(server.Deps{Pool: pool, Logger: logger, Metrics: reg, MaxBodyBytes: cfg.MaxBodyBytes})
+		root, err := server.New(server.Deps{Pool: pool, Logger: logger, Metrics: reg, Config: cfg})
 		if err != nil {
 			return err
 		}

@@ -28,7 +28,7 @@ func (q *Queries) MembershipCreate(ctx context.Context, db DBTX, arg MembershipC
 }
 
 const organizationCreate = `-- name: OrganizationCreate :one
-INSERT INTO organizations (id, name) VALUES ($1::uuid, $2::text) RETURNING id, name, created_at, updated_at
+INSERT INTO organizations (id, name) VALUES ($1::uuid, $2::text) RETURNING id, name, created_at, updated_at, trial_ends_at
 `
 
 type OrganizationCreateParams struct {
@@ -44,12 +44,13 @@ func (q *Queries) OrganizationCreate(ctx context.Context, db DBTX, arg Organizat
 		&i.Name,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TrialEndsAt,
 	)
 	return i, err
 }
 
 const organizationGet = `-- name: OrganizationGet :one
-SELECT id, name, created_at, updated_at FROM organizations WHERE id = $1::uuid
+SELECT id, name, created_at, updated_at, trial_ends_at FROM organizations WHERE id = $1::uuid
 `
 
 func (q *Queries) OrganizationGet(ctx context.Context, db DBTX, organizationID uuid.UUID) (Organization, error) {
@@ -60,6 +61,7 @@ func (q *Queries) OrganizationGet(ctx context.Context, db DBTX, organizationID u
 		&i.Name,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TrialEndsAt,
 	)
 	return i, err
 }
@@ -67,7 +69,7 @@ func (q *Queries) OrganizationGet(ctx context.Context, db DBTX, organizationID u
 const userCreate = `-- name: UserCreate :one
 INSERT INTO users (id, email, password_hash, first_name, last_name)
 VALUES ($1::uuid, $2::text, $3::text, $4::text, $5::text)
-RETURNING id, email, password_hash, first_name, last_name, created_at, updated_at
+RETURNING id, email, password_hash, first_name, last_name, created_at, updated_at, avatar_url, referral_source, onboarding_completed_at, email_verified_at, max_organizations, free_trial_used, admin_permissions, last_organization_id
 `
 
 type UserCreateParams struct {
@@ -95,12 +97,20 @@ func (q *Queries) UserCreate(ctx context.Context, db DBTX, arg UserCreateParams)
 		&i.LastName,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.AvatarUrl,
+		&i.ReferralSource,
+		&i.OnboardingCompletedAt,
+		&i.EmailVerifiedAt,
+		&i.MaxOrganizations,
+		&i.FreeTrialUsed,
+		&i.AdminPermissions,
+		&i.LastOrganizationID,
 	)
 	return i, err
 }
 
 const userGetByEmail = `-- name: UserGetByEmail :one
-SELECT id, email, password_hash, first_name, last_name, created_at, updated_at FROM users WHERE email = $1::text
+SELECT id, email, password_hash, first_name, last_name, created_at, updated_at, avatar_url, referral_source, onboarding_completed_at, email_verified_at, max_organizations, free_trial_used, admin_permissions, last_organization_id FROM users WHERE email = $1::text
 `
 
 func (q *Queries) UserGetByEmail(ctx context.Context, db DBTX, email string) (User, error) {
@@ -114,6 +124,14 @@ func (q *Queries) UserGetByEmail(ctx context.Context, db DBTX, email string) (Us
 		&i.LastName,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.AvatarUrl,
+		&i.ReferralSource,
+		&i.OnboardingCompletedAt,
+		&i.EmailVerifiedAt,
+		&i.MaxOrganizations,
+		&i.FreeTrialUsed,
+		&i.AdminPermissions,
+		&i.LastOrganizationID,
 	)
 	return i, err
 }

@@ -95,6 +95,19 @@ type AuditLog struct {
 	CreatedAt      time.Time       `json:"created_at"`
 }
 
+type AuthChallenge struct {
+	ID         uuid.UUID       `json:"id"`
+	Kind       string          `json:"kind"`
+	UserID     uuid.NullUUID   `json:"user_id"`
+	Email      string          `json:"email"`
+	CodeHash   []byte          `json:"code_hash"`
+	Payload    json.RawMessage `json:"payload"`
+	Attempts   int32           `json:"attempts"`
+	CreatedAt  time.Time       `json:"created_at"`
+	ExpiresAt  time.Time       `json:"expires_at"`
+	ConsumedAt *time.Time      `json:"consumed_at"`
+}
+
 type EventOutbox struct {
 	OrganizationID uuid.UUID       `json:"organization_id"`
 	ID             uuid.UUID       `json:"id"`
@@ -126,10 +139,17 @@ type Membership struct {
 }
 
 type Organization struct {
-	ID        uuid.UUID `json:"id"`
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID          uuid.UUID  `json:"id"`
+	Name        string     `json:"name"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	TrialEndsAt *time.Time `json:"trial_ends_at"`
+}
+
+type RateLimitCounter struct {
+	Key         string    `json:"key"`
+	WindowStart time.Time `json:"window_start"`
+	Hits        int32     `json:"hits"`
 }
 
 type RiverJob struct {
@@ -188,17 +208,72 @@ type SchemaMigration struct {
 	Tstamp    pgtype.Timestamp `json:"tstamp"`
 }
 
+type Session struct {
+	ID               uuid.UUID     `json:"id"`
+	UserID           uuid.UUID     `json:"user_id"`
+	OrganizationID   uuid.NullUUID `json:"organization_id"`
+	AuthProvider     string        `json:"auth_provider"`
+	Browser          string        `json:"browser"`
+	Os               string        `json:"os"`
+	LocationCity     string        `json:"location_city"`
+	LocationRegion   string        `json:"location_region"`
+	LocationCountry  string        `json:"location_country"`
+	CountryCode      string        `json:"country_code"`
+	IpAddress        string        `json:"ip_address"`
+	RefreshExpiresAt time.Time     `json:"refresh_expires_at"`
+	CreatedAt        time.Time     `json:"created_at"`
+	LastActiveAt     time.Time     `json:"last_active_at"`
+	RevokedAt        *time.Time    `json:"revoked_at"`
+	RevokedReason    *string       `json:"revoked_reason"`
+}
+
+type SessionRefreshToken struct {
+	TokenHash []byte     `json:"token_hash"`
+	SessionID uuid.UUID  `json:"session_id"`
+	CreatedAt time.Time  `json:"created_at"`
+	RotatedAt *time.Time `json:"rotated_at"`
+}
+
+type SigningKey struct {
+	Kid              string    `json:"kid"`
+	PrivateKeySealed []byte    `json:"private_key_sealed"`
+	CreatedAt        time.Time `json:"created_at"`
+	RetiresAt        time.Time `json:"retires_at"`
+}
+
 type SystemHeartbeat struct {
 	Name   string    `json:"name"`
 	BeatAt time.Time `json:"beat_at"`
 }
 
 type User struct {
-	ID           uuid.UUID `json:"id"`
-	Email        string    `json:"email"`
-	PasswordHash *string   `json:"password_hash"`
-	FirstName    string    `json:"first_name"`
-	LastName     string    `json:"last_name"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	ID                    uuid.UUID     `json:"id"`
+	Email                 string        `json:"email"`
+	PasswordHash          *string       `json:"password_hash"`
+	FirstName             string        `json:"first_name"`
+	LastName              string        `json:"last_name"`
+	CreatedAt             time.Time     `json:"created_at"`
+	UpdatedAt             time.Time     `json:"updated_at"`
+	AvatarUrl             string        `json:"avatar_url"`
+	ReferralSource        string        `json:"referral_source"`
+	OnboardingCompletedAt *time.Time    `json:"onboarding_completed_at"`
+	EmailVerifiedAt       *time.Time    `json:"email_verified_at"`
+	MaxOrganizations      int32         `json:"max_organizations"`
+	FreeTrialUsed         bool          `json:"free_trial_used"`
+	AdminPermissions      int64         `json:"admin_permissions"`
+	LastOrganizationID    uuid.NullUUID `json:"last_organization_id"`
+}
+
+type UserRecoveryCode struct {
+	UserID   uuid.UUID  `json:"user_id"`
+	CodeHash []byte     `json:"code_hash"`
+	UsedAt   *time.Time `json:"used_at"`
+}
+
+type UserTwoFactor struct {
+	UserID       uuid.UUID  `json:"user_id"`
+	SecretSealed []byte     `json:"secret_sealed"`
+	EnabledAt    *time.Time `json:"enabled_at"`
+	LastUsedStep int64      `json:"last_used_step"`
+	CreatedAt    time.Time  `json:"created_at"`
 }

@@ -1,0 +1,45 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/outflowhq/outflow/apierror"
+	dbq "github.com/outflowhq/outflow/gen/db"
+)
+
+// Limiter counts hits in fixed windows kept in Postgres, so every API process enforces one shared limit.
+type Limiter struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+}
+
+// NewLimiter builds a limiter over the application pool.
+func NewLimiter(pool *pgxpool.Pool) *Limiter {
+	return &Limiter{pool: pool, now: time.Now}
+}
+
+// Limit is a budget: at most Max hits per Window.
+type Limit struct {
+	Max    int
+	Window time.Duration
+}
+
+// Allow counts one hit against key and returns a 429 *apierror.Error with Retry-After once the window's
+// budget is spent. key names what is limited, for example "login:ip:203.0.113.9".
+func (l *Limiter) Allow(ctx context.Context, key string, limit Limit) error {
+	now := l.now().UTC()
+	start := now.Truncate(limit.Window)
+	hits, err := dbq.New().RateLimitHit(ctx, l.pool, dbq.RateLimitHitParams{Key: key, WindowStart: start})
+	if err != nil {
+		return fmt.Errorf("rate limit: %w", err)
+	}
+	if int(hits) > limit.Max {
+		retry := int(start.Add(limit.Window).Sub(now).Seconds()) + 1
+		return apierror.TooManyRequests("rate_limited", "Too many attempts. Wait before trying again.", retry)
+	}
+	return nil
+}
