@@ -32,6 +32,17 @@ run: ## Run the server (API + workers) on 127.0.0.1:8080 with a local Postgres u
 	 echo "outflow: Postgres at $$DATABASE_URL; create a key with: DATABASE_URL=$$DATABASE_URL bin/outflow admin bootstrap --email you@example.com --password '...' --org 'My Org'"; \
 	 exec bin/outflow serve
 
+.PHONY: e2e
+e2e: ## Run the account flows end to end against a fresh `outflow serve` on the local Postgres
+	@mkdir -p .data
+	@[ -s $(SECRET_FILE) ] || (umask 077; head -c 32 /dev/urandom | base64 > $(SECRET_FILE))
+	@export DATABASE_URL="$${DATABASE_URL:-$$(scripts/pg up $(PG_DIR) $(PG_PORT))}"; \
+	 export OUTFLOW_SECRET_KEY="$$(cat $(SECRET_FILE))" OUTFLOW_HTTP_ADDR=127.0.0.1:18080; \
+	 $(GO) build -o bin/outflow ./cmd/outflow; \
+	 bin/outflow serve > .data/e2e.log 2>&1 & pid=$$!; trap "kill $$pid" EXIT; \
+	 for i in $$(seq 1 50); do curl -sf http://127.0.0.1:18080/healthz >/dev/null && break; sleep 0.2; done; \
+	 scripts/e2e-accounts http://127.0.0.1:18080 .data/e2e.log
+
 .PHONY: stop-db
 stop-db: ## Stop the local Postgres clusters started by `make run` and `make test`
 	@scripts/pg stop $(PG_DIR)

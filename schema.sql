@@ -66,6 +66,19 @@ CREATE FUNCTION public.auth_api_key_lookup(p_key_hash bytea) RETURNS SETOF publi
     AS $$ SELECT * FROM api_keys WHERE key_hash = p_key_hash $$;
 
 --
+-- Name: auth_member_role_permissions(uuid, uuid); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.auth_member_role_permissions(p_organization_id uuid, p_user_id uuid) RETURNS bigint
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  SELECT coalesce((SELECT r.permissions FROM memberships m
+                   JOIN custom_roles r ON r.organization_id = m.organization_id AND r.id = m.custom_role_id
+                   WHERE m.organization_id = p_organization_id AND m.user_id = p_user_id), 0)
+$$;
+
+--
 -- Name: memberships; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -74,7 +87,12 @@ CREATE TABLE public.memberships (
     user_id uuid NOT NULL,
     role text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT memberships_role_check CHECK ((role = ANY (ARRAY['owner'::text, 'admin'::text, 'member'::text])))
+    custom_role_id uuid GENERATED ALWAYS AS (
+CASE
+    WHEN (role = ANY (ARRAY['owner'::text, 'admin'::text, 'member'::text])) THEN NULL::uuid
+    ELSE (role)::uuid
+END) STORED,
+    CONSTRAINT memberships_role_check CHECK (((role = ANY (ARRAY['owner'::text, 'admin'::text, 'member'::text])) OR (role ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'::text)))
 );
 
 --
@@ -105,6 +123,38 @@ CREATE FUNCTION public.idempotency_sweep() RETURNS bigint
   WITH gone AS (DELETE FROM idempotency_keys WHERE expires_at < now() RETURNING 1)
   SELECT count(*) FROM gone
 $$;
+
+--
+-- Name: organization_invitations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.organization_invitations (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    email text NOT NULL,
+    role text NOT NULL,
+    custom_role_id uuid,
+    token_hash bytea NOT NULL,
+    state text DEFAULT 'pending'::text NOT NULL,
+    invited_by uuid NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    accepted_at timestamp with time zone,
+    revoked_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT organization_invitations_check CHECK (((custom_role_id IS NULL) OR (role = 'member'::text))),
+    CONSTRAINT organization_invitations_email_check CHECK (((email = lower(email)) AND ((length(email) >= 3) AND (length(email) <= 320)))),
+    CONSTRAINT organization_invitations_role_check CHECK ((role = ANY (ARRAY['owner'::text, 'admin'::text, 'member'::text]))),
+    CONSTRAINT organization_invitations_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'accepted'::text, 'revoked'::text, 'expired'::text])))
+);
+
+--
+-- Name: invitation_by_token(bytea); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.invitation_by_token(p_token_hash bytea) RETURNS SETOF public.organization_invitations
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$ SELECT * FROM organization_invitations WHERE token_hash = p_token_hash $$;
 
 --
 -- Name: river_job_state_in_bitmask(bit, public.river_job_state); Type: FUNCTION; Schema: public; Owner: -
@@ -166,6 +216,39 @@ CREATE TABLE public.auth_challenges (
 );
 
 --
+-- Name: custom_roles; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.custom_roles (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    name text NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    permissions bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT custom_roles_description_check CHECK ((length(description) <= 1000)),
+    CONSTRAINT custom_roles_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255))),
+    CONSTRAINT custom_roles_permissions_check CHECK ((permissions >= 0))
+);
+
+--
+-- Name: device_tokens; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.device_tokens (
+    token text NOT NULL,
+    user_id uuid NOT NULL,
+    platform text DEFAULT 'ios'::text NOT NULL,
+    environment text DEFAULT 'production'::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT device_tokens_environment_check CHECK ((environment = ANY (ARRAY['production'::text, 'development'::text]))),
+    CONSTRAINT device_tokens_platform_check CHECK ((platform = 'ios'::text)),
+    CONSTRAINT device_tokens_token_check CHECK ((token ~ '^[0-9a-f]{1,200}$'::text))
+);
+
+--
 -- Name: event_outbox; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -200,6 +283,65 @@ CREATE TABLE public.idempotency_keys (
 );
 
 --
+-- Name: notification_channel_windows; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.notification_channel_windows (
+    user_id uuid NOT NULL,
+    channel text NOT NULL,
+    last_due_at timestamp with time zone NOT NULL,
+    CONSTRAINT notification_channel_windows_channel_check CHECK ((channel = ANY (ARRAY['email'::text, 'push'::text])))
+);
+
+--
+-- Name: notification_deliveries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.notification_deliveries (
+    id uuid NOT NULL,
+    user_id uuid NOT NULL,
+    channel text NOT NULL,
+    organization_id uuid,
+    category text NOT NULL,
+    title text NOT NULL,
+    body text DEFAULT ''::text NOT NULL,
+    link text DEFAULT ''::text NOT NULL,
+    due_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT notification_deliveries_channel_check CHECK ((channel = ANY (ARRAY['email'::text, 'push'::text])))
+);
+
+--
+-- Name: notification_preferences; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.notification_preferences (
+    user_id uuid NOT NULL,
+    categories jsonb DEFAULT '{}'::jsonb NOT NULL,
+    email_digest_minutes integer DEFAULT 30 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT notification_preferences_email_digest_minutes_check CHECK (((email_digest_minutes >= 30) AND (email_digest_minutes <= 1440)))
+);
+
+--
+-- Name: notifications; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.notifications (
+    id uuid NOT NULL,
+    user_id uuid NOT NULL,
+    organization_id uuid,
+    category text NOT NULL,
+    title text NOT NULL,
+    body text DEFAULT ''::text NOT NULL,
+    link text DEFAULT ''::text NOT NULL,
+    read_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT notifications_category_check CHECK (((length(category) >= 1) AND (length(category) <= 50))),
+    CONSTRAINT notifications_title_check CHECK (((length(title) >= 1) AND (length(title) <= 200)))
+);
+
+--
 -- Name: organizations; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -210,6 +352,34 @@ CREATE TABLE public.organizations (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     trial_ends_at timestamp with time zone,
     CONSTRAINT organizations_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255)))
+);
+
+--
+-- Name: passkey_credentials; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.passkey_credentials (
+    id uuid NOT NULL,
+    user_id uuid NOT NULL,
+    rp_id text NOT NULL,
+    credential_id bytea NOT NULL,
+    name text NOT NULL,
+    provider text DEFAULT ''::text NOT NULL,
+    aaguid uuid,
+    public_key_sealed bytea NOT NULL,
+    attestation_type text DEFAULT ''::text NOT NULL,
+    attestation_format text DEFAULT ''::text NOT NULL,
+    transports text[] DEFAULT '{}'::text[] NOT NULL,
+    attachment text DEFAULT ''::text NOT NULL,
+    sign_count bigint DEFAULT 0 NOT NULL,
+    clone_warning boolean DEFAULT false NOT NULL,
+    flags smallint NOT NULL,
+    attestation jsonb DEFAULT '{}'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_used_at timestamp with time zone,
+    CONSTRAINT passkey_credentials_credential_id_check CHECK (((length(credential_id) >= 1) AND (length(credential_id) <= 1023))),
+    CONSTRAINT passkey_credentials_flags_check CHECK (((flags >= 0) AND (flags <= 255))),
+    CONSTRAINT passkey_credentials_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255)))
 );
 
 --
@@ -414,6 +584,47 @@ CREATE TABLE public.system_heartbeats (
 );
 
 --
+-- Name: team_members; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.team_members (
+    organization_id uuid NOT NULL,
+    team_id uuid NOT NULL,
+    user_id uuid NOT NULL,
+    added_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: teams; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.teams (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    name text NOT NULL,
+    color text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT teams_color_check CHECK ((color ~ '^#[0-9a-f]{6}$'::text)),
+    CONSTRAINT teams_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255)))
+);
+
+--
+-- Name: user_identities; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.user_identities (
+    provider text NOT NULL,
+    subject text NOT NULL,
+    user_id uuid NOT NULL,
+    email text DEFAULT ''::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_used_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT user_identities_provider_check CHECK ((provider = ANY (ARRAY['apple'::text, 'google'::text, 'oidc'::text]))),
+    CONSTRAINT user_identities_subject_check CHECK (((length(subject) >= 1) AND (length(subject) <= 255)))
+);
+
+--
 -- Name: user_recovery_codes; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -455,7 +666,21 @@ CREATE TABLE public.users (
     free_trial_used boolean DEFAULT false NOT NULL,
     admin_permissions bigint DEFAULT 0 NOT NULL,
     last_organization_id uuid,
+    onboarding_role text DEFAULT ''::text NOT NULL,
+    onboarding_team_size text DEFAULT ''::text NOT NULL,
     CONSTRAINT users_email_check CHECK (((email = lower(email)) AND ((length(email) >= 3) AND (length(email) <= 320))))
+);
+
+--
+-- Name: webauthn_users; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webauthn_users (
+    rp_id text NOT NULL,
+    user_id uuid NOT NULL,
+    handle bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webauthn_users_handle_check CHECK (((length(handle) >= 16) AND (length(handle) <= 64)))
 );
 
 --
@@ -492,6 +717,20 @@ ALTER TABLE ONLY public.auth_challenges
     ADD CONSTRAINT auth_challenges_pkey PRIMARY KEY (id);
 
 --
+-- Name: custom_roles custom_roles_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.custom_roles
+    ADD CONSTRAINT custom_roles_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: device_tokens device_tokens_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_tokens
+    ADD CONSTRAINT device_tokens_pkey PRIMARY KEY (token);
+
+--
 -- Name: event_outbox event_outbox_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -513,11 +752,53 @@ ALTER TABLE ONLY public.memberships
     ADD CONSTRAINT memberships_pkey PRIMARY KEY (organization_id, user_id);
 
 --
+-- Name: notification_channel_windows notification_channel_windows_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notification_channel_windows
+    ADD CONSTRAINT notification_channel_windows_pkey PRIMARY KEY (user_id, channel);
+
+--
+-- Name: notification_deliveries notification_deliveries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notification_deliveries
+    ADD CONSTRAINT notification_deliveries_pkey PRIMARY KEY (id);
+
+--
+-- Name: notification_preferences notification_preferences_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notification_preferences
+    ADD CONSTRAINT notification_preferences_pkey PRIMARY KEY (user_id);
+
+--
+-- Name: notifications notifications_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notifications
+    ADD CONSTRAINT notifications_pkey PRIMARY KEY (id);
+
+--
+-- Name: organization_invitations organization_invitations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.organization_invitations
+    ADD CONSTRAINT organization_invitations_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: organizations organizations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.organizations
     ADD CONSTRAINT organizations_pkey PRIMARY KEY (id);
+
+--
+-- Name: passkey_credentials passkey_credentials_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.passkey_credentials
+    ADD CONSTRAINT passkey_credentials_pkey PRIMARY KEY (id);
 
 --
 -- Name: rate_limit_counters rate_limit_counters_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -597,6 +878,27 @@ ALTER TABLE ONLY public.system_heartbeats
     ADD CONSTRAINT system_heartbeats_pkey PRIMARY KEY (name);
 
 --
+-- Name: team_members team_members_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.team_members
+    ADD CONSTRAINT team_members_pkey PRIMARY KEY (organization_id, team_id, user_id);
+
+--
+-- Name: teams teams_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.teams
+    ADD CONSTRAINT teams_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: user_identities user_identities_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.user_identities
+    ADD CONSTRAINT user_identities_pkey PRIMARY KEY (provider, subject);
+
+--
 -- Name: user_recovery_codes user_recovery_codes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -618,6 +920,13 @@ ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_pkey PRIMARY KEY (id);
 
 --
+-- Name: webauthn_users webauthn_users_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webauthn_users
+    ADD CONSTRAINT webauthn_users_pkey PRIMARY KEY (rp_id, user_id);
+
+--
 -- Name: api_keys_key_hash; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -636,6 +945,18 @@ CREATE INDEX audit_log_created ON public.audit_log USING btree (organization_id,
 CREATE INDEX auth_challenges_expires_at ON public.auth_challenges USING btree (expires_at);
 
 --
+-- Name: custom_roles_name; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX custom_roles_name ON public.custom_roles USING btree (organization_id, lower(name));
+
+--
+-- Name: device_tokens_user_id; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_tokens_user_id ON public.device_tokens USING btree (user_id);
+
+--
 -- Name: event_outbox_pending; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -648,10 +969,64 @@ CREATE INDEX event_outbox_pending ON public.event_outbox USING btree (created_at
 CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree (expires_at);
 
 --
+-- Name: memberships_custom_role; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memberships_custom_role ON public.memberships USING btree (organization_id, custom_role_id) WHERE (custom_role_id IS NOT NULL);
+
+--
 -- Name: memberships_user_id; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX memberships_user_id ON public.memberships USING btree (user_id);
+
+--
+-- Name: notification_deliveries_due; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX notification_deliveries_due ON public.notification_deliveries USING btree (user_id, channel, due_at);
+
+--
+-- Name: notifications_user_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX notifications_user_created ON public.notifications USING btree (user_id, created_at DESC, id DESC);
+
+--
+-- Name: notifications_user_unread; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX notifications_user_unread ON public.notifications USING btree (user_id, created_at DESC, id DESC) WHERE (read_at IS NULL);
+
+--
+-- Name: organization_invitations_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX organization_invitations_created ON public.organization_invitations USING btree (organization_id, created_at DESC, id DESC);
+
+--
+-- Name: organization_invitations_pending; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX organization_invitations_pending ON public.organization_invitations USING btree (organization_id, email) WHERE (state = 'pending'::text);
+
+--
+-- Name: organization_invitations_token_hash; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX organization_invitations_token_hash ON public.organization_invitations USING btree (token_hash);
+
+--
+-- Name: passkey_credentials_credential_id; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX passkey_credentials_credential_id ON public.passkey_credentials USING btree (rp_id, credential_id);
+
+--
+-- Name: passkey_credentials_user_id; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX passkey_credentials_user_id ON public.passkey_credentials USING btree (user_id, rp_id);
 
 --
 -- Name: rate_limit_counters_window_start; Type: INDEX; Schema: public; Owner: -
@@ -720,10 +1095,34 @@ CREATE INDEX session_refresh_tokens_session_id ON public.session_refresh_tokens 
 CREATE INDEX sessions_user_id ON public.sessions USING btree (user_id) WHERE (revoked_at IS NULL);
 
 --
+-- Name: team_members_user; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX team_members_user ON public.team_members USING btree (organization_id, user_id);
+
+--
+-- Name: teams_name; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX teams_name ON public.teams USING btree (organization_id, lower(name));
+
+--
+-- Name: user_identities_user_id; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX user_identities_user_id ON public.user_identities USING btree (user_id);
+
+--
 -- Name: users_email_key; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE UNIQUE INDEX users_email_key ON public.users USING btree (email);
+
+--
+-- Name: webauthn_users_handle; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX webauthn_users_handle ON public.webauthn_users USING btree (rp_id, handle);
 
 --
 -- Name: api_keys api_keys_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -754,6 +1153,20 @@ ALTER TABLE ONLY public.auth_challenges
     ADD CONSTRAINT auth_challenges_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
+-- Name: custom_roles custom_roles_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.custom_roles
+    ADD CONSTRAINT custom_roles_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: device_tokens device_tokens_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_tokens
+    ADD CONSTRAINT device_tokens_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
 -- Name: event_outbox event_outbox_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -768,6 +1181,13 @@ ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 --
+-- Name: memberships memberships_custom_role_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memberships
+    ADD CONSTRAINT memberships_custom_role_fkey FOREIGN KEY (organization_id, custom_role_id) REFERENCES public.custom_roles(organization_id, id);
+
+--
 -- Name: memberships memberships_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -780,6 +1200,69 @@ ALTER TABLE ONLY public.memberships
 
 ALTER TABLE ONLY public.memberships
     ADD CONSTRAINT memberships_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
+-- Name: notification_channel_windows notification_channel_windows_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notification_channel_windows
+    ADD CONSTRAINT notification_channel_windows_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
+-- Name: notification_deliveries notification_deliveries_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notification_deliveries
+    ADD CONSTRAINT notification_deliveries_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: notification_deliveries notification_deliveries_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notification_deliveries
+    ADD CONSTRAINT notification_deliveries_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
+-- Name: notification_preferences notification_preferences_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notification_preferences
+    ADD CONSTRAINT notification_preferences_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
+-- Name: notifications notifications_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notifications
+    ADD CONSTRAINT notifications_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: notifications notifications_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notifications
+    ADD CONSTRAINT notifications_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
+-- Name: organization_invitations organization_invitations_organization_id_custom_role_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.organization_invitations
+    ADD CONSTRAINT organization_invitations_organization_id_custom_role_id_fkey FOREIGN KEY (organization_id, custom_role_id) REFERENCES public.custom_roles(organization_id, id) ON DELETE SET NULL (custom_role_id);
+
+--
+-- Name: organization_invitations organization_invitations_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.organization_invitations
+    ADD CONSTRAINT organization_invitations_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: passkey_credentials passkey_credentials_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.passkey_credentials
+    ADD CONSTRAINT passkey_credentials_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
 -- Name: session_refresh_tokens session_refresh_tokens_session_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -803,6 +1286,34 @@ ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT sessions_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
+-- Name: team_members team_members_organization_id_team_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.team_members
+    ADD CONSTRAINT team_members_organization_id_team_id_fkey FOREIGN KEY (organization_id, team_id) REFERENCES public.teams(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: team_members team_members_organization_id_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.team_members
+    ADD CONSTRAINT team_members_organization_id_user_id_fkey FOREIGN KEY (organization_id, user_id) REFERENCES public.memberships(organization_id, user_id) ON DELETE CASCADE;
+
+--
+-- Name: teams teams_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.teams
+    ADD CONSTRAINT teams_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: user_identities user_identities_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.user_identities
+    ADD CONSTRAINT user_identities_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
 -- Name: user_recovery_codes user_recovery_codes_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -824,6 +1335,13 @@ ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_last_organization_id_fkey FOREIGN KEY (last_organization_id) REFERENCES public.organizations(id) ON DELETE SET NULL;
 
 --
+-- Name: webauthn_users webauthn_users_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webauthn_users
+    ADD CONSTRAINT webauthn_users_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
 -- Name: api_keys; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -834,6 +1352,12 @@ ALTER TABLE public.api_keys ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE public.audit_log ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: custom_roles; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.custom_roles ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: event_outbox; Type: ROW SECURITY; Schema: public; Owner: -
@@ -854,10 +1378,28 @@ ALTER TABLE public.idempotency_keys ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.memberships ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: organization_invitations; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.organization_invitations ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: organizations; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
 ALTER TABLE public.organizations ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: team_members; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.team_members ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: teams; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.teams ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: api_keys tenant_isolation; Type: POLICY; Schema: public; Owner: -
@@ -870,6 +1412,12 @@ CREATE POLICY tenant_isolation ON public.api_keys USING ((organization_id = publ
 --
 
 CREATE POLICY tenant_isolation ON public.audit_log USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: custom_roles tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.custom_roles USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: event_outbox tenant_isolation; Type: POLICY; Schema: public; Owner: -
@@ -890,10 +1438,28 @@ CREATE POLICY tenant_isolation ON public.idempotency_keys USING ((organization_i
 CREATE POLICY tenant_isolation ON public.memberships USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
+-- Name: organization_invitations tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.organization_invitations USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
 -- Name: organizations tenant_isolation; Type: POLICY; Schema: public; Owner: -
 --
 
 CREATE POLICY tenant_isolation ON public.organizations USING ((id = public.current_org())) WITH CHECK ((id = public.current_org()));
+
+--
+-- Name: team_members tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.team_members USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: teams tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.teams USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- PostgreSQL database dump complete

@@ -113,7 +113,7 @@ func (c *Challenges) Redeem(ctx context.Context, pool db.Beginner, tx pgx.Tx, ha
 		return Redeemed{}, ErrChallengeInvalid
 	}
 	q := dbq.New()
-	row, err := q.ChallengeGetForUpdate(ctx, tx, id)
+	row, err := q.ChallengeGet(ctx, tx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Redeemed{}, ErrChallengeInvalid
 	}
@@ -132,8 +132,12 @@ func (c *Challenges) Redeem(ctx context.Context, pool db.Beginner, tx pgx.Tx, ha
 		}
 		return Redeemed{}, ErrChallengeInvalid
 	}
-	if err := q.ChallengeConsume(ctx, tx, id); err != nil {
+	n, err := q.ChallengeConsume(ctx, tx, dbq.ChallengeConsumeParams{ID: id, MaxAttempts: MaxCodeAttempts})
+	if err != nil {
 		return Redeemed{}, err
+	}
+	if n == 0 {
+		return Redeemed{}, ErrChallengeInvalid // consumed by a concurrent request
 	}
 	out := Redeemed{ID: id, Email: row.Email, Payload: row.Payload}
 	if row.UserID.Valid {

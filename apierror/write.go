@@ -53,3 +53,48 @@ func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(append(body, '\n'))
 }
+
+// hints carries response headers an error decided on while the response is written by code that cannot set
+// headers itself (ogen's generated encoders).
+type hints struct {
+	retryAfter int
+}
+
+type hintsKey struct{}
+
+// WithHints prepares ctx to carry header hints for one response; the request middleware calls it and applies
+// them with HintWriter.
+func WithHints(ctx context.Context) context.Context {
+	return context.WithValue(ctx, hintsKey{}, &hints{})
+}
+
+// NoteRetryAfter records the Retry-After seconds of e for the response of ctx's request.
+func NoteRetryAfter(ctx context.Context, e *Error) {
+	if h, ok := ctx.Value(hintsKey{}).(*hints); ok && e.RetryAfter > 0 {
+		h.retryAfter = e.RetryAfter
+	}
+}
+
+// HintWriter applies the hints of ctx to w's headers when the status is written.
+func HintWriter(ctx context.Context, w http.ResponseWriter) http.ResponseWriter {
+	h, ok := ctx.Value(hintsKey{}).(*hints)
+	if !ok {
+		return w
+	}
+	return &hintWriter{ResponseWriter: w, hints: h}
+}
+
+type hintWriter struct {
+	http.ResponseWriter
+	hints *hints
+}
+
+func (w *hintWriter) WriteHeader(code int) {
+	if code == http.StatusTooManyRequests && w.hints.retryAfter > 0 && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", strconv.Itoa(w.hints.retryAfter))
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *hintWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -131,7 +131,10 @@ func (e *Env) Bootstrap(t testing.TB, org string) accounts.BootstrapResult {
 // Client returns a generated-SDK client that sends token as its bearer credential ("" sends none).
 func (e *Env) Client(t testing.TB, token string) *api.Client {
 	t.Helper()
-	c, err := api.NewClient(e.Server.URL+server.APIPrefix, bearer(token), api.WithClient(e.Server.Client()))
+	// Redirects are answers the contract declares (302 with Location): the SDK sees them instead of following.
+	hc := *e.Server.Client()
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c, err := api.NewClient(e.Server.URL+server.APIPrefix, bearer(token), api.WithClient(&hc))
 	if err != nil {
 		t.Fatalf("apitest: client: %v", err)
 	}

@@ -94,7 +94,17 @@ func (a *Authenticator) session(ctx context.Context, token string) (*Principal, 
 	if p.OrganizationID == uuid.Nil && len(memberships) > 0 && want == uuid.Nil {
 		p.OrganizationID, p.Role = memberships[0].OrganizationID, memberships[0].Role
 	}
-	p.OrgPermissions = BuiltinRolePermissions[p.Role]
+	perms, builtin := BuiltinRolePermissions[p.Role]
+	if !builtin && p.Role != "" {
+		// A custom role (the role is its id): its current permission set, so a change applies at once.
+		bits, err := a.queries.MemberCustomRolePermissions(ctx, a.pool, dbq.MemberCustomRolePermissionsParams{
+			OrganizationID: p.OrganizationID, UserID: p.UserID})
+		if err != nil {
+			return nil, fmt.Errorf("load custom role: %w", err)
+		}
+		perms = OrgPermission(bits) & AllOrgPermissions
+	}
+	p.OrgPermissions = perms
 	return p, nil
 }
 

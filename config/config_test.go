@@ -76,3 +76,38 @@ func TestLoadRequiresDatabaseURL(t *testing.T) {
 	_, err := config.Load(env(nil))
 	require.ErrorContains(t, err, "DATABASE_URL is required")
 }
+
+func TestLoadAccountSettings(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(map[string]string{
+		"DATABASE_URL":                       "postgres://x/y",
+		"OUTFLOW_PUBLIC_URL":                 "https://api.example.com/",
+		"OUTFLOW_SMTP_URL":                   "smtp://u:p@relay.example.com:587",
+		"OUTFLOW_CAPTCHA":                    "turnstile",
+		"OUTFLOW_TURNSTILE_SECRET":           "s",
+		"OUTFLOW_REQUIRE_EMAIL_VERIFICATION": "false",
+		"OUTFLOW_GOOGLE_CLIENT_ID":           "gid",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, "https://api.example.com", c.PublicURL)
+	require.Equal(t, "https://api.example.com", c.AppURL, "the app URL defaults to the public URL")
+	require.False(t, c.RequireEmailVerification)
+	require.True(t, c.Google.Enabled())
+	require.Equal(t, "https://accounts.google.com", c.Google.Issuer)
+	require.False(t, c.OIDC.Enabled())
+
+	d, err := config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y"}))
+	require.NoError(t, err)
+	require.Equal(t, "off", d.Captcha)
+	require.True(t, d.RequireEmailVerification)
+	require.Equal(t, "http://127.0.0.1:8080", d.PublicURL)
+
+	_, err = config.Load(env(map[string]string{
+		"DATABASE_URL": "postgres://x/y", "OUTFLOW_CAPTCHA": "turnstile", "OUTFLOW_SMTP_URL": "http://nope",
+		"OUTFLOW_OIDC_CLIENT_ID": "c", "OUTFLOW_REQUIRE_EMAIL_VERIFICATION": "maybe",
+	}))
+	require.ErrorContains(t, err, "OUTFLOW_TURNSTILE_SECRET is required")
+	require.ErrorContains(t, err, "OUTFLOW_SMTP_URL must be")
+	require.ErrorContains(t, err, "OUTFLOW_OIDC_ISSUER is required")
+	require.ErrorContains(t, err, `OUTFLOW_REQUIRE_EMAIL_VERIFICATION "maybe"`)
+}

@@ -50,6 +50,7 @@ func LoginResultOf(s accounts.SignIn) *api.LoginResult {
 
 // AuthLoginStart checks the password and emails the sign-in code.
 func (h *AuthCore) AuthLoginStart(ctx context.Context, req *api.AuthCredentials) (*api.AuthSession, error) {
+	//lint:ignore SA1019 the reference name `turnstile` stays accepted as an alias of `captcha`
 	handle, err := h.flows.LoginStart(ctx, req.Email, req.Password, captchaOf(req.Captcha, req.Turnstile))
 	if err != nil {
 		return nil, err
@@ -68,6 +69,7 @@ func (h *AuthCore) AuthLoginConfirm(ctx context.Context, req *api.ConfirmRequest
 
 // AuthRegisterStart starts (or, without email verification, completes) a registration.
 func (h *AuthCore) AuthRegisterStart(ctx context.Context, req *api.AuthCredentials) (*api.AuthRegisterResult, error) {
+	//lint:ignore SA1019 the reference name `turnstile` stays accepted as an alias of `captcha`
 	handle, signIn, err := h.flows.RegisterStart(ctx, req.Email, req.Password, captchaOf(req.Captcha, req.Turnstile))
 	if err != nil {
 		return nil, err
@@ -88,11 +90,13 @@ func (h *AuthCore) AuthRegisterConfirm(ctx context.Context, req *api.ConfirmRequ
 
 // AuthResetPasswordStart emails a reset link; the answer never tells whether the account exists.
 func (h *AuthCore) AuthResetPasswordStart(ctx context.Context, req *api.ResetPasswordStartRequest) error {
+	//lint:ignore SA1019 the reference name `turnstile` stays accepted as an alias of `captcha`
 	return h.flows.ResetStart(ctx, req.Email, captchaOf(req.Captcha, req.Turnstile))
 }
 
 // AuthResetPasswordConfirm sets the new password.
 func (h *AuthCore) AuthResetPasswordConfirm(ctx context.Context, req *api.ResetPasswordConfirmRequest) error {
+	//lint:ignore SA1019 the reference name `turnstile` stays accepted as an alias of `captcha`
 	return h.flows.ResetConfirm(ctx, req.Session, req.Password, captchaOf(req.Captcha, req.Turnstile))
 }
 

@@ -32,3 +32,11 @@ func callerOrganization(p *auth.Principal) (uuid.UUID, error) {
 	}
 	return p.OrganizationID, nil
 }
+
+// requireOrgPermission checks a session caller's organization permission.
+func requireOrgPermission(p *auth.Principal, need auth.OrgPermission) error {
+	if !p.OrgPermissions.Has(need) {
+		return apierror.Forbidden("permission_denied", "Your role in this organization does not allow this.")
+	}
+	return nil
+}

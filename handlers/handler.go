@@ -16,6 +16,12 @@ import (
 type Handler struct {
 	*System
 	*AuthCore
+	*Profile
+	*Notifications
+	*Social
+	*TwoFactor
+	*Passkeys
+	*Organizations
 	notYet
 
 	logger *slog.Logger
@@ -32,14 +38,20 @@ var _ api.Handler = (*Handler)(nil)
 
 // Deps is everything the operation groups need, built once by server.New.
 type Deps struct {
-	Logger   *slog.Logger
-	System   *System
-	AuthCore *AuthCore
+	Logger        *slog.Logger
+	System        *System
+	AuthCore      *AuthCore
+	Profile       *Profile
+	Notifications *Notifications
+	Social        *Social
+	TwoFactor     *TwoFactor
+	Passkeys      *Passkeys
+	Organizations *Organizations
 }
 
 // New assembles the API handler.
 func New(d Deps) *Handler {
-	return &Handler{System: d.System, AuthCore: d.AuthCore, logger: d.Logger}
+	return &Handler{System: d.System, AuthCore: d.AuthCore, Profile: d.Profile, Notifications: d.Notifications, Social: d.Social, TwoFactor: d.TwoFactor, Passkeys: d.Passkeys, Organizations: d.Organizations, logger: d.Logger}
 }
 
 // NewError turns a handler or security error into the envelope: *apierror.Error keeps its status and code,
@@ -60,6 +72,7 @@ func (h *Handler) NewError(ctx context.Context, err error) *api.ErrorStatusCode 
 	}
 	e := apierror.From(err)
 	apierror.Log(ctx, h.logger, e)
+	apierror.NoteRetryAfter(ctx, e)
 	env := apierror.EnvelopeFor(ctx, e)
 	out := &api.ErrorStatusCode{StatusCode: e.Status, Response: api.Error{
 		Error: env.Error, Message: env.Message, Code: env.Code, RequestID: reqctx.ID(ctx),

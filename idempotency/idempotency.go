@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,6 +29,10 @@ import (
 	"github.com/outflowhq/outflow/db"
 	dbq "github.com/outflowhq/outflow/gen/db"
 )
+
+// noStorePrefix is never stored for replay: account operations answer secrets (TOTP seeds, recovery codes,
+// tokens) that must not sit in the idempotency store, and each of them is safe to repeat on its own terms.
+const noStorePrefix = "/v1/auth/"
 
 // Header is the request header that carries the key.
 const Header = "Idempotency-Key"
@@ -64,7 +69,7 @@ func (s *Store) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get(Header)
 		p := auth.PrincipalFrom(r.Context())
-		if key == "" || p == nil || !isWrite(r.Method) {
+		if key == "" || p == nil || !isWrite(r.Method) || strings.HasPrefix(r.URL.Path, noStorePrefix) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/idempotency"
+	"github.com/outflowhq/outflow/notify"
 )
 
 // Deps is what the workers need from the rest of the process.
@@ -21,6 +22,8 @@ type Deps struct {
 	Logger      *slog.Logger
 	Dispatcher  *events.Dispatcher
 	Idempotency *idempotency.Store
+	// Notifications delivers queued notification emails and pushes.
+	Notifications *notify.Deliverer
 }
 
 // Options choose what this process does with jobs.
@@ -43,6 +46,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &eventDispatchWorker{dispatcher: deps.Dispatcher})
 	river.AddWorker(workers, &heartbeatWorker{pool: deps.Pool})
 	river.AddWorker(workers, &idempotencySweepWorker{store: deps.Idempotency})
+	river.AddWorker(workers, &notificationDeliverWorker{deliverer: deps.Notifications})
 
 	cfg := &river.Config{
 		Logger:          deps.Logger.With(slog.String("component", "river")),

@@ -10,6 +10,7 @@ import (
 	"github.com/outflowhq/outflow/events"
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/idempotency"
+	"github.com/outflowhq/outflow/notify"
 )
 
 // SchedulerHeartbeat names the heartbeat that proves periodic jobs are scheduled and worked.
@@ -66,4 +67,13 @@ type eventDispatchWorker struct {
 
 func (w *eventDispatchWorker) Work(ctx context.Context, job *river.Job[events.DispatchArgs]) error {
 	return w.dispatcher.Dispatch(ctx, job.Args)
+}
+
+type notificationDeliverWorker struct {
+	river.WorkerDefaults[notify.DeliverArgs]
+	deliverer *notify.Deliverer
+}
+
+func (w *notificationDeliverWorker) Work(ctx context.Context, job *river.Job[notify.DeliverArgs]) error {
+	return w.deliverer.Deliver(ctx, job.Args)
 }

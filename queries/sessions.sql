@@ -51,14 +51,18 @@ INSERT INTO auth_challenges (id, kind, user_id, email, code_hash, payload, expir
 VALUES (@id::uuid, @kind::text, sqlc.narg(user_id)::uuid, @email::text, sqlc.narg(code_hash)::bytea, @payload::jsonb,
         @expires_at::timestamptz);
 
--- name: ChallengeGetForUpdate :one
-SELECT * FROM auth_challenges WHERE id = @id::uuid FOR UPDATE;
+-- name: ChallengeGet :one
+-- Read without a lock: a wrong code is counted from another transaction, which a row lock held here would
+-- block; ChallengeConsume re-checks atomically.
+SELECT * FROM auth_challenges WHERE id = @id::uuid;
 
 -- name: ChallengeCountAttempt :exec
 UPDATE auth_challenges SET attempts = attempts + 1 WHERE id = @id::uuid;
 
--- name: ChallengeConsume :exec
-UPDATE auth_challenges SET consumed_at = now() WHERE id = @id::uuid;
+-- name: ChallengeConsume :execrows
+-- Single use: only one transaction can consume a challenge, however many race for it.
+UPDATE auth_challenges SET consumed_at = now()
+WHERE id = @id::uuid AND consumed_at IS NULL AND expires_at > now() AND attempts < @max_attempts::int;
 
 -- name: ChallengeSweep :execrows
 DELETE FROM auth_challenges WHERE expires_at < now() - interval '1 day';

@@ -51,7 +51,8 @@ func requestID(next http.Handler) http.Handler {
 			org = org[:64]
 		}
 		ctx := reqctx.With(r.Context(), reqctx.Info{ID: id, ClientIP: host, UserAgent: ua, Organization: org})
-		next.ServeHTTP(w, r.WithContext(ctx))
+		ctx = apierror.WithHints(ctx)
+		next.ServeHTTP(apierror.HintWriter(ctx, w), r.WithContext(ctx))
 	})
 }
 

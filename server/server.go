@@ -17,6 +17,7 @@ import (
 	"github.com/outflowhq/outflow/accounts"
 	"github.com/outflowhq/outflow/apierror"
 	"github.com/outflowhq/outflow/auth"
+	"github.com/outflowhq/outflow/avatar"
 	"github.com/outflowhq/outflow/captcha"
 	"github.com/outflowhq/outflow/config"
 	"github.com/outflowhq/outflow/gen/api"
@@ -75,9 +76,15 @@ func New(d Deps) (http.Handler, error) {
 	authn := auth.NewAuthenticator(d.Pool, signer)
 	idem := idempotency.NewStore(d.Pool, d.Logger)
 	handler := handlers.New(handlers.Deps{
-		Logger:   d.Logger,
-		System:   handlers.NewSystem(d.Pool, d.Logger),
-		AuthCore: handlers.NewAuthCore(flows, sessions),
+		Logger:        d.Logger,
+		System:        handlers.NewSystem(d.Pool, d.Logger),
+		AuthCore:      handlers.NewAuthCore(flows, sessions),
+		Profile:       handlers.NewProfile(d.Pool, avatar.Dir(cfg.AvatarDir), cfg.PublicURL),
+		Notifications: handlers.NewNotifications(d.Pool),
+		Social:        handlers.NewSocial(flows, cfg),
+		TwoFactor:     handlers.NewTwoFactor(accounts.NewTwoFactor(flows, keyring, append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)...)),
+		Passkeys:      handlers.NewPasskeys(accounts.NewPasskeys(flows, keyring, cfg.PublicURL, cfg.AppURL)),
+		Organizations: handlers.NewOrganizations(d.Pool, sessions, sender, cfg.SecretKey, cfg.AppURL),
 	})
 	return assemble(d, handler, handlers.NewSecurity(authn), authn, idem)
 }
@@ -141,6 +148,7 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
+	mux.Handle("GET "+avatar.URLPath, avatar.Dir(d.Config.AvatarDir))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.Metrics, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/", notFound)
 

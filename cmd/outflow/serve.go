@@ -17,6 +17,7 @@ import (
 	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/idempotency"
 	"github.com/outflowhq/outflow/jobs"
+	"github.com/outflowhq/outflow/notify"
 	"github.com/outflowhq/outflow/server"
 )
 
@@ -57,8 +58,13 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 	}
 	defer pool.Close()
 
+	sender, err := server.SystemMail(cfg, logger)
+	if err != nil {
+		return err
+	}
 	riverClient, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Dispatcher: events.NewDispatcher(pool), Idempotency: idempotency.NewStore(pool, logger),
+		Notifications: notify.NewDeliverer(pool, sender, notify.LogPusher{Logger: logger}, cfg.AppURL),
 	}, jobs.Options{Work: r.worker(), MaxWorkers: cfg.JobWorkers, SoftStopTimeout: cfg.ShutdownTimeout / 2})
 	if err != nil {
 		return fmt.Errorf("build job client: %w", err)

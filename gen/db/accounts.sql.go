@@ -69,7 +69,7 @@ func (q *Queries) OrganizationGet(ctx context.Context, db DBTX, organizationID u
 const userCreate = `-- name: UserCreate :one
 INSERT INTO users (id, email, password_hash, first_name, last_name)
 VALUES ($1::uuid, $2::text, $3::text, $4::text, $5::text)
-RETURNING id, email, password_hash, first_name, last_name, created_at, updated_at, avatar_url, referral_source, onboarding_completed_at, email_verified_at, max_organizations, free_trial_used, admin_permissions, last_organization_id
+RETURNING id, email, password_hash, first_name, last_name, created_at, updated_at, avatar_url, referral_source, onboarding_completed_at, email_verified_at, max_organizations, free_trial_used, admin_permissions, last_organization_id, onboarding_role, onboarding_team_size
 `
 
 type UserCreateParams struct {
@@ -105,12 +105,14 @@ func (q *Queries) UserCreate(ctx context.Context, db DBTX, arg UserCreateParams)
 		&i.FreeTrialUsed,
 		&i.AdminPermissions,
 		&i.LastOrganizationID,
+		&i.OnboardingRole,
+		&i.OnboardingTeamSize,
 	)
 	return i, err
 }
 
 const userGetByEmail = `-- name: UserGetByEmail :one
-SELECT id, email, password_hash, first_name, last_name, created_at, updated_at, avatar_url, referral_source, onboarding_completed_at, email_verified_at, max_organizations, free_trial_used, admin_permissions, last_organization_id FROM users WHERE email = $1::text
+SELECT id, email, password_hash, first_name, last_name, created_at, updated_at, avatar_url, referral_source, onboarding_completed_at, email_verified_at, max_organizations, free_trial_used, admin_permissions, last_organization_id, onboarding_role, onboarding_team_size FROM users WHERE email = $1::text
 `
 
 func (q *Queries) UserGetByEmail(ctx context.Context, db DBTX, email string) (User, error) {
@@ -132,12 +134,14 @@ func (q *Queries) UserGetByEmail(ctx context.Context, db DBTX, email string) (Us
 		&i.FreeTrialUsed,
 		&i.AdminPermissions,
 		&i.LastOrganizationID,
+		&i.OnboardingRole,
+		&i.OnboardingTeamSize,
 	)
 	return i, err
 }
 
 const userMemberships = `-- name: UserMemberships :many
-SELECT organization_id, user_id, role, created_at FROM auth_user_memberships($1::uuid)
+SELECT organization_id, user_id, role, created_at, custom_role_id FROM auth_user_memberships($1::uuid)
 `
 
 // Cross-organization by design: goes through the narrow SECURITY DEFINER function, not the tables.
@@ -155,6 +159,7 @@ func (q *Queries) UserMemberships(ctx context.Context, db DBTX, userID uuid.UUID
 			&i.UserID,
 			&i.Role,
 			&i.CreatedAt,
+			&i.CustomRoleID,
 		); err != nil {
 			return nil, err
 		}

@@ -108,6 +108,25 @@ type AuthChallenge struct {
 	ConsumedAt *time.Time      `json:"consumed_at"`
 }
 
+type CustomRole struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	Name           string    `json:"name"`
+	Description    string    `json:"description"`
+	Permissions    int64     `json:"permissions"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+type DeviceToken struct {
+	Token       string    `json:"token"`
+	UserID      uuid.UUID `json:"user_id"`
+	Platform    string    `json:"platform"`
+	Environment string    `json:"environment"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
 type EventOutbox struct {
 	OrganizationID uuid.UUID       `json:"organization_id"`
 	ID             uuid.UUID       `json:"id"`
@@ -132,10 +151,49 @@ type IdempotencyKey struct {
 }
 
 type Membership struct {
-	OrganizationID uuid.UUID `json:"organization_id"`
-	UserID         uuid.UUID `json:"user_id"`
-	Role           string    `json:"role"`
-	CreatedAt      time.Time `json:"created_at"`
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	UserID         uuid.UUID     `json:"user_id"`
+	Role           string        `json:"role"`
+	CreatedAt      time.Time     `json:"created_at"`
+	CustomRoleID   uuid.NullUUID `json:"custom_role_id"`
+}
+
+type Notification struct {
+	ID             uuid.UUID     `json:"id"`
+	UserID         uuid.UUID     `json:"user_id"`
+	OrganizationID uuid.NullUUID `json:"organization_id"`
+	Category       string        `json:"category"`
+	Title          string        `json:"title"`
+	Body           string        `json:"body"`
+	Link           string        `json:"link"`
+	ReadAt         *time.Time    `json:"read_at"`
+	CreatedAt      time.Time     `json:"created_at"`
+}
+
+type NotificationChannelWindow struct {
+	UserID    uuid.UUID `json:"user_id"`
+	Channel   string    `json:"channel"`
+	LastDueAt time.Time `json:"last_due_at"`
+}
+
+type NotificationDelivery struct {
+	ID             uuid.UUID     `json:"id"`
+	UserID         uuid.UUID     `json:"user_id"`
+	Channel        string        `json:"channel"`
+	OrganizationID uuid.NullUUID `json:"organization_id"`
+	Category       string        `json:"category"`
+	Title          string        `json:"title"`
+	Body           string        `json:"body"`
+	Link           string        `json:"link"`
+	DueAt          time.Time     `json:"due_at"`
+	CreatedAt      time.Time     `json:"created_at"`
+}
+
+type NotificationPreference struct {
+	UserID             uuid.UUID       `json:"user_id"`
+	Categories         json.RawMessage `json:"categories"`
+	EmailDigestMinutes int32           `json:"email_digest_minutes"`
+	UpdatedAt          time.Time       `json:"updated_at"`
 }
 
 type Organization struct {
@@ -144,6 +202,42 @@ type Organization struct {
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
 	TrialEndsAt *time.Time `json:"trial_ends_at"`
+}
+
+type OrganizationInvitation struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ID             uuid.UUID     `json:"id"`
+	Email          string        `json:"email"`
+	Role           string        `json:"role"`
+	CustomRoleID   uuid.NullUUID `json:"custom_role_id"`
+	TokenHash      []byte        `json:"token_hash"`
+	State          string        `json:"state"`
+	InvitedBy      uuid.UUID     `json:"invited_by"`
+	ExpiresAt      time.Time     `json:"expires_at"`
+	AcceptedAt     *time.Time    `json:"accepted_at"`
+	RevokedAt      *time.Time    `json:"revoked_at"`
+	CreatedAt      time.Time     `json:"created_at"`
+}
+
+type PasskeyCredential struct {
+	ID                uuid.UUID       `json:"id"`
+	UserID            uuid.UUID       `json:"user_id"`
+	RpID              string          `json:"rp_id"`
+	CredentialID      []byte          `json:"credential_id"`
+	Name              string          `json:"name"`
+	Provider          string          `json:"provider"`
+	Aaguid            uuid.NullUUID   `json:"aaguid"`
+	PublicKeySealed   []byte          `json:"public_key_sealed"`
+	AttestationType   string          `json:"attestation_type"`
+	AttestationFormat string          `json:"attestation_format"`
+	Transports        []string        `json:"transports"`
+	Attachment        string          `json:"attachment"`
+	SignCount         int64           `json:"sign_count"`
+	CloneWarning      bool            `json:"clone_warning"`
+	Flags             int16           `json:"flags"`
+	Attestation       json.RawMessage `json:"attestation"`
+	CreatedAt         time.Time       `json:"created_at"`
+	LastUsedAt        *time.Time      `json:"last_used_at"`
 }
 
 type RateLimitCounter struct {
@@ -246,6 +340,22 @@ type SystemHeartbeat struct {
 	BeatAt time.Time `json:"beat_at"`
 }
 
+type Team struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	Name           string    `json:"name"`
+	Color          string    `json:"color"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+type TeamMember struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	TeamID         uuid.UUID `json:"team_id"`
+	UserID         uuid.UUID `json:"user_id"`
+	AddedAt        time.Time `json:"added_at"`
+}
+
 type User struct {
 	ID                    uuid.UUID     `json:"id"`
 	Email                 string        `json:"email"`
@@ -262,6 +372,17 @@ type User struct {
 	FreeTrialUsed         bool          `json:"free_trial_used"`
 	AdminPermissions      int64         `json:"admin_permissions"`
 	LastOrganizationID    uuid.NullUUID `json:"last_organization_id"`
+	OnboardingRole        string        `json:"onboarding_role"`
+	OnboardingTeamSize    string        `json:"onboarding_team_size"`
+}
+
+type UserIdentity struct {
+	Provider   string    `json:"provider"`
+	Subject    string    `json:"subject"`
+	UserID     uuid.UUID `json:"user_id"`
+	Email      string    `json:"email"`
+	CreatedAt  time.Time `json:"created_at"`
+	LastUsedAt time.Time `json:"last_used_at"`
 }
 
 type UserRecoveryCode struct {
@@ -276,4 +397,11 @@ type UserTwoFactor struct {
 	EnabledAt    *time.Time `json:"enabled_at"`
 	LastUsedStep int64      `json:"last_used_step"`
 	CreatedAt    time.Time  `json:"created_at"`
+}
+
+type WebauthnUser struct {
+	RpID      string    `json:"rp_id"`
+	UserID    uuid.UUID `json:"user_id"`
+	Handle    []byte    `json:"handle"`
+	CreatedAt time.Time `json:"created_at"`
 }

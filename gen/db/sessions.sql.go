@@ -13,13 +13,23 @@ import (
 	"github.com/google/uuid"
 )
 
-const challengeConsume = `-- name: ChallengeConsume :exec
-UPDATE auth_challenges SET consumed_at = now() WHERE id = $1::uuid
+const challengeConsume = `-- name: ChallengeConsume :execrows
+UPDATE auth_challenges SET consumed_at = now()
+WHERE id = $1::uuid AND consumed_at IS NULL AND expires_at > now() AND attempts < $2::int
 `
 
-func (q *Queries) ChallengeConsume(ctx context.Context, db DBTX, id uuid.UUID) error {
-	_, err := db.Exec(ctx, challengeConsume, id)
-	return err
+type ChallengeConsumeParams struct {
+	ID          uuid.UUID `json:"id"`
+	MaxAttempts int32     `json:"max_attempts"`
+}
+
+// Single use: only one transaction can consume a challenge, however many race for it.
+func (q *Queries) ChallengeConsume(ctx context.Context, db DBTX, arg ChallengeConsumeParams) (int64, error) {
+	result, err := db.Exec(ctx, challengeConsume, arg.ID, arg.MaxAttempts)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const challengeCountAttempt = `-- name: ChallengeCountAttempt :exec
@@ -60,12 +70,14 @@ func (q *Queries) ChallengeCreate(ctx context.Context, db DBTX, arg ChallengeCre
 	return err
 }
 
-const challengeGetForUpdate = `-- name: ChallengeGetForUpdate :one
-SELECT id, kind, user_id, email, code_hash, payload, attempts, created_at, expires_at, consumed_at FROM auth_challenges WHERE id = $1::uuid FOR UPDATE
+const challengeGet = `-- name: ChallengeGet :one
+SELECT id, kind, user_id, email, code_hash, payload, attempts, created_at, expires_at, consumed_at FROM auth_challenges WHERE id = $1::uuid
 `
 
-func (q *Queries) ChallengeGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (AuthChallenge, error) {
-	row := db.QueryRow(ctx, challengeGetForUpdate, id)
+// Read without a lock: a wrong code is counted from another transaction, which a row lock held here would
+// block; ChallengeConsume re-checks atomically.
+func (q *Queries) ChallengeGet(ctx context.Context, db DBTX, id uuid.UUID) (AuthChallenge, error) {
+	row := db.QueryRow(ctx, challengeGet, id)
 	var i AuthChallenge
 	err := row.Scan(
 		&i.ID,
@@ -436,7 +448,7 @@ func (q *Queries) TwoFactorEnabled(ctx context.Context, db DBTX, userID uuid.UUI
 }
 
 const userGetByID = `-- name: UserGetByID :one
-SELECT id, email, password_hash, first_name, last_name, created_at, updated_at, avatar_url, referral_source, onboarding_completed_at, email_verified_at, max_organizations, free_trial_used, admin_permissions, last_organization_id FROM users WHERE id = $1::uuid
+SELECT id, email, password_hash, first_name, last_name, created_at, updated_at, avatar_url, referral_source, onboarding_completed_at, email_verified_at, max_organizations, free_trial_used, admin_permissions, last_organization_id, onboarding_role, onboarding_team_size FROM users WHERE id = $1::uuid
 `
 
 func (q *Queries) UserGetByID(ctx context.Context, db DBTX, id uuid.UUID) (User, error) {
@@ -458,6 +470,8 @@ func (q *Queries) UserGetByID(ctx context.Context, db DBTX, id uuid.UUID) (User,
 		&i.FreeTrialUsed,
 		&i.AdminPermissions,
 		&i.LastOrganizationID,
+		&i.OnboardingRole,
+		&i.OnboardingTeamSize,
 	)
 	return i, err
 }
