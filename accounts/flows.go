@@ -339,6 +339,16 @@ func (f *Flows) send(ctx context.Context, m mail.Message) error {
 	return nil
 }
 
+// AlertSignIn tells a user about a completed sign-in (social and passkey flows call it after committing).
+func (f *Flows) AlertSignIn(ctx context.Context, userID uuid.UUID) {
+	user, err := dbq.New().UserGetByID(ctx, f.Pool, userID)
+	if err != nil {
+		f.Logger.WarnContext(ctx, "new sign-in alert not sent", slog.String("error", err.Error()))
+		return
+	}
+	f.alert(ctx, user.Email)
+}
+
 // alert tells the owner of email about a new sign-in; failures are logged, never fatal.
 func (f *Flows) alert(ctx context.Context, email string) {
 	info := reqctx.From(ctx)

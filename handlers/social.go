@@ -56,6 +56,8 @@ type Social struct {
 	flows     *accounts.Flows
 	cfg       config.Config
 	providers map[string]*socialProvider
+	// passkeys says whether this deployment can run passkey ceremonies (reported by GET /auth/config).
+	passkeys bool
 }
 
 // socialProvider is one enabled provider and how this deployment asks it for an identity.
@@ -70,7 +72,7 @@ type socialProvider struct {
 
 // NewSocial builds the social sign-in handlers for the providers cfg enables; nothing is fetched from a
 // provider until the first sign-in through it.
-func NewSocial(flows *accounts.Flows, cfg config.Config) *Social {
+func NewSocial(flows *accounts.Flows, cfg config.Config, passkeysEnabled bool) *Social {
 	client := oidc.NewHTTPClient()
 	providers := map[string]*socialProvider{}
 	add := func(name, label string, pc config.ProviderConfig, scopes []string, formPost bool, otherIssuers ...string) {
@@ -88,11 +90,11 @@ func NewSocial(flows *accounts.Flows, cfg config.Config) *Social {
 	add(providerGoogle, providerLabels[providerGoogle], cfg.Google, []string{"email", "profile"}, false, googleIssuers...)
 	add(providerApple, providerLabels[providerApple], cfg.Apple, []string{"name", "email"}, true)
 	add(providerOIDC, cmp.Or(cfg.OIDC.Name, providerLabels[providerOIDC]), cfg.OIDC, []string{"email", "profile"}, false)
-	return &Social{flows: flows, cfg: cfg, providers: providers}
+	return &Social{flows: flows, cfg: cfg, providers: providers, passkeys: passkeysEnabled}
 }
 
 // AuthListProviders tells native apps which provider sign-ins are accepted and for which client id.
-func (h *Social) AuthListProviders(context.Context) (*api.AuthProviders, error) {
+func (h *Social) AuthListProviders(ctx context.Context) (*api.AuthProviders, error) {
 	status := func(name string) api.AuthProviderStatus {
 		if p, ok := h.providers[name]; ok {
 			return api.AuthProviderStatus{Enabled: true, ClientID: p.clientID}
@@ -103,10 +105,10 @@ func (h *Social) AuthListProviders(context.Context) (*api.AuthProviders, error) 
 }
 
 // AuthGetConfig describes what a sign-in page offers on this deployment.
-func (h *Social) AuthGetConfig(context.Context) (*api.AuthConfig, error) {
+func (h *Social) AuthGetConfig(ctx context.Context) (*api.AuthConfig, error) {
 	out := &api.AuthConfig{Providers: []api.AuthBrowserProvider{}, RegistrationEnabled: true,
 		EmailVerificationRequired: h.cfg.RequireEmailVerification, CaptchaRequired: h.cfg.Captcha != "off",
-		PasskeysEnabled: true}
+		PasskeysEnabled: h.passkeys}
 	if out.CaptchaRequired {
 		out.CaptchaSiteKey = h.cfg.TurnstileSiteKey
 	}
@@ -146,8 +148,9 @@ func (h *Social) native(ctx context.Context, name, token, firstName, lastName st
 		return nil, identityError(err)
 	}
 	var out accounts.SignIn
+	var userID uuid.UUID
 	err = db.WithTx(ctx, h.flows.Pool, func(ctx context.Context, tx pgx.Tx) error {
-		userID, err := h.resolve(ctx, tx, name, id, firstName, lastName)
+		userID, err = h.resolve(ctx, tx, name, id, firstName, lastName)
 		if err != nil {
 			return err
 		}
@@ -156,6 +159,9 @@ func (h *Social) native(ctx context.Context, name, token, firstName, lastName st
 	})
 	if err != nil {
 		return nil, err
+	}
+	if out.Tokens != nil {
+		h.flows.AlertSignIn(ctx, userID)
 	}
 	return LoginResultOf(out), nil
 }
@@ -380,6 +386,7 @@ func (h *Social) AuthSSOExchange(ctx context.Context, req *api.SSOExchangeReques
 		return nil, err
 	}
 	var out accounts.SignIn
+	var userID uuid.UUID
 	err := db.WithTx(ctx, h.flows.Pool, func(ctx context.Context, tx pgx.Tx) error {
 		r, err := h.flows.Challenges.Redeem(ctx, h.flows.Pool, tx, req.Code, accounts.ChallengeSSOHandoff, "")
 		if err != nil {
@@ -393,11 +400,15 @@ func (h *Social) AuthSSOExchange(ctx context.Context, req *api.SSOExchangeReques
 		if subtle.ConstantTimeCompare([]byte(hashBinding(req.Binding)), []byte(ho.BindingHash)) != 1 {
 			return errWrongBrowser
 		}
+		userID = r.UserID
 		out, err = h.flows.CompleteSignIn(ctx, tx, r.UserID, ho.Provider)
 		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if out.Tokens != nil {
+		h.flows.AlertSignIn(ctx, userID)
 	}
 	return LoginResultOf(out), nil
 }

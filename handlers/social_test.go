@@ -232,7 +232,7 @@ func TestSocialConfigReportsWhatIsEnabled(t *testing.T) {
 		cfg, err := public.AuthGetConfig(ctx)
 		require.NoError(t, err)
 		require.Equal(t, &api.AuthConfig{Providers: []api.AuthBrowserProvider{}, RegistrationEnabled: true,
-			EmailVerificationRequired: true, PasskeysEnabled: true}, cfg)
+			EmailVerificationRequired: true, PasskeysEnabled: false}, cfg, "passkeys cannot run on an IP-address app URL")
 
 		_, err = public.AuthGoogleSignIn(ctx, &api.GoogleSignInRequest{IDToken: "x"})
 		requireAPIError(t, err, 503, "provider_disabled")
@@ -256,6 +256,7 @@ func TestSocialConfigReportsWhatIsEnabled(t *testing.T) {
 		s := newSocialEnv(t, func(c *config.Config) {
 			c.Captcha, c.TurnstileSecret, c.TurnstileSiteKey = "turnstile", "secret", "site-key"
 			c.RequireEmailVerification = false
+			c.AppURL = "https://app.example.com"
 		})
 		providers, err := s.public.AuthListProviders(ctx)
 		require.NoError(t, err)
@@ -283,7 +284,9 @@ func TestNativeSignInCreatesTheAccountOnce(t *testing.T) {
 	require.NoError(t, err)
 	requireTokens(t, res)
 	require.Equal(t, "google", s.sessionProvider(t, res.AccessToken.Value))
-	require.Empty(t, s.env.Mail.To("ada@example.com"), "a provider-verified identity skips the email code")
+	mails := s.env.Mail.To("ada@example.com")
+	require.Len(t, mails, 1, "a provider-verified identity skips the email code")
+	require.Contains(t, mails[0].Subject, "New sign-in", "only the new sign-in alert is sent")
 
 	// The account, its own organization on a trial, the owner membership and the identity link.
 	userID, first, last, verified := s.userByEmail(t, "ada@example.com")

@@ -75,15 +75,16 @@ func New(d Deps) (http.Handler, error) {
 	}
 	authn := auth.NewAuthenticator(d.Pool, signer)
 	idem := idempotency.NewStore(d.Pool, d.Logger)
+	passkeys := accounts.NewPasskeys(flows, keyring, cfg.PublicURL, cfg.AppURL)
 	handler := handlers.New(handlers.Deps{
 		Logger:        d.Logger,
 		System:        handlers.NewSystem(d.Pool, d.Logger),
 		AuthCore:      handlers.NewAuthCore(flows, sessions),
 		Profile:       handlers.NewProfile(d.Pool, avatar.Dir(cfg.AvatarDir), cfg.PublicURL),
 		Notifications: handlers.NewNotifications(d.Pool),
-		Social:        handlers.NewSocial(flows, cfg),
+		Social:        handlers.NewSocial(flows, cfg, passkeys.Enabled()),
 		TwoFactor:     handlers.NewTwoFactor(accounts.NewTwoFactor(flows, keyring, append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)...)),
-		Passkeys:      handlers.NewPasskeys(accounts.NewPasskeys(flows, keyring, cfg.PublicURL, cfg.AppURL)),
+		Passkeys:      handlers.NewPasskeys(passkeys),
 		Organizations: handlers.NewOrganizations(d.Pool, sessions, sender, cfg.SecretKey, cfg.AppURL),
 	})
 	return assemble(d, handler, handlers.NewSecurity(authn), authn, idem)
