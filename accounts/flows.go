@@ -35,6 +35,8 @@ const (
 var (
 	limitPerIP      = auth.Limit{Max: 30, Window: 10 * time.Minute}
 	limitPerAccount = auth.Limit{Max: 10, Window: 10 * time.Minute}
+	// Refreshes are routine for every client behind one address, so they get a wider budget.
+	limitRefreshPerIP = auth.Limit{Max: 300, Window: 10 * time.Minute}
 )
 
 // Flows runs sign-up, sign-in and password recovery.
@@ -306,6 +308,14 @@ func (f *Flows) ResetConfirm(ctx context.Context, handle, password, captchaToken
 		}
 		return f.Sessions.RevokeAll(ctx, tx, r.UserID, uuid.Nil, "password reset")
 	})
+}
+
+// Refresh rotates a refresh token, within the per-IP abuse limit.
+func (f *Flows) Refresh(ctx context.Context, refreshToken string) (TokenPair, error) {
+	if err := f.Limiter.Allow(ctx, "refresh:ip:"+reqctx.From(ctx).ClientIP, limitRefreshPerIP); err != nil {
+		return TokenPair{}, err
+	}
+	return f.Sessions.Refresh(ctx, refreshToken)
 }
 
 // ChangePassword replaces a signed-in user's password and ends their other sessions.

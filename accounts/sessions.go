@@ -62,6 +62,8 @@ func (s *Sessions) Start(ctx context.Context, tx pgx.Tx, userID, orgID uuid.UUID
 	if _, err := q.SessionCreate(ctx, tx, dbq.SessionCreateParams{
 		ID: id, UserID: userID, OrganizationID: uuid.NullUUID{UUID: orgID, Valid: orgID != uuid.Nil},
 		AuthProvider: provider, Browser: browser, Os: os, IpAddress: info.ClientIP, RefreshExpiresAt: refreshExp,
+		LocationCity: info.Location.City, LocationRegion: info.Location.Region,
+		LocationCountry: info.Location.Country, CountryCode: info.Location.CountryCode,
 	}); err != nil {
 		return TokenPair{}, fmt.Errorf("create session: %w", err)
 	}

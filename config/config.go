@@ -71,6 +71,10 @@ type Config struct {
 	RequireEmailVerification bool
 	// AvatarDir is where uploaded avatars are stored. Env: OUTFLOW_AVATAR_DIR, default .data/avatars.
 	AvatarDir string
+	// EdgeLocation trusts the edge's location headers (CF-IPCountry, CF-IPCity, CF-Region) for the coarse
+	// location of sessions. Turn it on only behind an edge that sets them and strips client copies.
+	// Env: OUTFLOW_EDGE_LOCATION, default false.
+	EdgeLocation bool
 
 	// Google, Apple and OIDC configure social sign-in; a provider with no client id is disabled.
 	Google ProviderConfig
@@ -191,6 +195,13 @@ func Load(getenv func(string) string) (Config, error) {
 		c.RequireEmailVerification = v
 	}
 	c.AvatarDir = cmp.Or(strings.TrimSpace(getenv("OUTFLOW_AVATAR_DIR")), ".data/avatars")
+	if raw := strings.TrimSpace(getenv("OUTFLOW_EDGE_LOCATION")); raw != "" {
+		v, err := strconv.ParseBool(raw)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("OUTFLOW_EDGE_LOCATION %q must be true or false", raw))
+		}
+		c.EdgeLocation = v
+	}
 
 	provider := func(prefix, defaultIssuer string) ProviderConfig {
 		return ProviderConfig{

@@ -102,7 +102,7 @@ func (h *AuthCore) AuthResetPasswordConfirm(ctx context.Context, req *api.ResetP
 
 // AuthRefresh rotates the refresh token.
 func (h *AuthCore) AuthRefresh(ctx context.Context, req *api.RefreshRequest) (*api.TokenPair, error) {
-	pair, err := h.sessions.Refresh(ctx, req.RefreshToken)
+	pair, err := h.flows.Refresh(ctx, req.RefreshToken)
 	if err != nil {
 		return nil, err
 	}

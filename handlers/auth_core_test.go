@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -246,4 +247,30 @@ func TestSignInIsRateLimitedPerSourceIP(t *testing.T) {
 	}
 	require.Equal(t, http.StatusTooManyRequests, last.StatusCode)
 	require.NotEmpty(t, last.Header.Get("Retry-After"))
+}
+
+func TestSessionsCarryTheEdgeLocation(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t, func(c *config.Config) { c.EdgeLocation = true })
+	env.SignUp(t, "geo@example.com")
+	edge := http.Header{"Content-Type": {"application/json"}, "Cf-Ipcountry": {"DE"}, "Cf-Ipcity": {"Berlin"}, "Cf-Region": {"Land Berlin"},
+		"User-Agent": {"Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Version/17.0 Safari/605.1.15"}}
+	resp := env.Do(t, "POST", "/v1/auth/login", "", strings.NewReader(`{"email":"geo@example.com","password":"`+apitest.Password+`"}`), edge)
+	require.Equal(t, 200, resp.StatusCode)
+	var start struct{ Session string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&start))
+	resp = env.Do(t, "POST", "/v1/auth/login/confirm", "", strings.NewReader(`{"session":"`+start.Session+`","code":"`+env.Mail.LastCode(t, "geo@example.com")+`"}`), edge)
+	require.Equal(t, 200, resp.StatusCode)
+	var tokens struct {
+		AccessToken string `json:"access_token"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tokens))
+
+	list, err := env.Client(t, tokens.AccessToken).AuthListSessions(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "Berlin", list[0].LocationCity.Value)
+	require.Equal(t, "Land Berlin", list[0].LocationRegion.Value)
+	require.Equal(t, "DE", list[0].CountryCode.Value)
+	require.Equal(t, "Safari", list[0].Browser.Value)
+	require.Equal(t, "macOS", list[0].Os.Value)
 }

@@ -6,9 +6,11 @@ SELECT * FROM signing_keys WHERE retires_at > now() - interval '1 day' ORDER BY 
 INSERT INTO signing_keys (kid, private_key_sealed, retires_at) VALUES (@kid::text, @private_key_sealed::bytea, @retires_at::timestamptz);
 
 -- name: SessionCreate :one
-INSERT INTO sessions (id, user_id, organization_id, auth_provider, browser, os, ip_address, refresh_expires_at)
+INSERT INTO sessions (id, user_id, organization_id, auth_provider, browser, os, ip_address, refresh_expires_at,
+                      location_city, location_region, location_country, country_code)
 VALUES (@id::uuid, @user_id::uuid, sqlc.narg(organization_id)::uuid, @auth_provider::text, @browser::text, @os::text,
-        @ip_address::text, @refresh_expires_at::timestamptz)
+        @ip_address::text, @refresh_expires_at::timestamptz, @location_city::text, @location_region::text,
+        @location_country::text, @country_code::text)
 RETURNING *;
 
 -- name: SessionGet :one

@@ -16,6 +16,14 @@ type Info struct {
 	// Organization is the X-Organization-Id header: a signed-in person's choice of organization for this
 	// request, overriding the one in their token.
 	Organization string
+	// Location is the coarse location of the client as the deployment's edge reported it (empty unless the
+	// deployment trusts an edge that sets location headers).
+	Location Location
+}
+
+// Location is a coarse, edge-reported client location for the sessions list.
+type Location struct {
+	City, Region, Country, CountryCode string
 }
 
 type key struct{}

@@ -90,7 +90,7 @@ func TestHandlerErrorsUseTheEnvelopeWithoutInternals(t *testing.T) {
 func TestPanicsBecomeA500Envelope(t *testing.T) {
 	t.Parallel()
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	h := requestID(recoverPanics(logger, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+	h := requestID(false, recoverPanics(logger, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		panic("database password is hunter2")
 	})))
 	rec := httptest.NewRecorder()

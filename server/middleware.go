@@ -28,8 +28,9 @@ const (
 )
 
 // requestID accepts a well-formed X-Request-Id or generates one, echoes it, and puts the request facts in the
-// context for the envelope, the logs and the audit trail.
-func requestID(next http.Handler) http.Handler {
+// context for the envelope, the logs and the audit trail. With edgeLocation, the edge's location headers give
+// the coarse client location.
+func requestID(edgeLocation bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(RequestIDHeader)
 		if !validRequestID(id) {
@@ -50,7 +51,11 @@ func requestID(next http.Handler) http.Handler {
 		if len(org) > 64 {
 			org = org[:64]
 		}
-		ctx := reqctx.With(r.Context(), reqctx.Info{ID: id, ClientIP: host, UserAgent: ua, Organization: org})
+		info := reqctx.Info{ID: id, ClientIP: host, UserAgent: ua, Organization: org}
+		if edgeLocation {
+			info.Location = edgeLocationOf(r.Header)
+		}
+		ctx := reqctx.With(r.Context(), info)
 		ctx = apierror.WithHints(ctx)
 		next.ServeHTTP(apierror.HintWriter(ctx, w), r.WithContext(ctx))
 	})
@@ -185,4 +190,19 @@ func bearerToken(r *http.Request) (string, bool) {
 	}
 	token = strings.TrimSpace(token)
 	return token, token != ""
+}
+
+// edgeLocationOf reads Cloudflare-style location headers, bounded and printable only.
+func edgeLocationOf(h http.Header) reqctx.Location {
+	clean := func(v string) string {
+		if len(v) > 80 || !validRequestID(strings.ReplaceAll(v, " ", "_")) {
+			return ""
+		}
+		return v
+	}
+	cc := strings.ToUpper(clean(h.Get("CF-IPCountry")))
+	if len(cc) != 2 || cc == "XX" || cc == "T1" {
+		cc = ""
+	}
+	return reqctx.Location{City: clean(h.Get("CF-IPCity")), Region: clean(h.Get("CF-Region")), Country: cc, CountryCode: cc}
 }

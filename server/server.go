@@ -157,7 +157,7 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 	root = http.MaxBytesHandler(root, d.Config.MaxBodyBytes)
 	root = recoverPanics(d.Logger, root)
 	root = observe(d.Logger, metrics, []*api.Server{apiServer, rootServer}, root)
-	root = requestID(root)
+	root = requestID(d.Config.EdgeLocation, root)
 	return root, nil
 }
 

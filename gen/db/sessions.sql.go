@@ -207,9 +207,11 @@ func (q *Queries) RefreshTokenMarkRotated(ctx context.Context, db DBTX, tokenHas
 }
 
 const sessionCreate = `-- name: SessionCreate :one
-INSERT INTO sessions (id, user_id, organization_id, auth_provider, browser, os, ip_address, refresh_expires_at)
+INSERT INTO sessions (id, user_id, organization_id, auth_provider, browser, os, ip_address, refresh_expires_at,
+                      location_city, location_region, location_country, country_code)
 VALUES ($1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::text,
-        $7::text, $8::timestamptz)
+        $7::text, $8::timestamptz, $9::text, $10::text,
+        $11::text, $12::text)
 RETURNING id, user_id, organization_id, auth_provider, browser, os, location_city, location_region, location_country, country_code, ip_address, refresh_expires_at, created_at, last_active_at, revoked_at, revoked_reason
 `
 
@@ -222,6 +224,10 @@ type SessionCreateParams struct {
 	Os               string        `json:"os"`
 	IpAddress        string        `json:"ip_address"`
 	RefreshExpiresAt time.Time     `json:"refresh_expires_at"`
+	LocationCity     string        `json:"location_city"`
+	LocationRegion   string        `json:"location_region"`
+	LocationCountry  string        `json:"location_country"`
+	CountryCode      string        `json:"country_code"`
 }
 
 func (q *Queries) SessionCreate(ctx context.Context, db DBTX, arg SessionCreateParams) (Session, error) {
@@ -234,6 +240,10 @@ func (q *Queries) SessionCreate(ctx context.Context, db DBTX, arg SessionCreateP
 		arg.Os,
 		arg.IpAddress,
 		arg.RefreshExpiresAt,
+		arg.LocationCity,
+		arg.LocationRegion,
+		arg.LocationCountry,
+		arg.CountryCode,
 	)
 	var i Session
 	err := row.Scan(
