@@ -28,6 +28,18 @@ CREATE TYPE public.river_job_state AS ENUM (
     'scheduled'
 );
 
+--
+-- Name: api_key_usage_sweep(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.api_key_usage_sweep(p_before timestamp with time zone) RETURNS bigint
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  WITH gone AS (DELETE FROM api_key_usage_logs WHERE created_at < p_before RETURNING 1)
+  SELECT count(*) FROM gone
+$$;
+
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
@@ -52,7 +64,15 @@ CREATE TABLE public.api_keys (
     expires_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    allowed_ips text[] DEFAULT '{}'::text[] NOT NULL,
+    allowed_email_accounts uuid[] DEFAULT '{}'::uuid[] NOT NULL,
+    rate_limit_per_minute integer DEFAULT 0 NOT NULL,
+    last_used_at timestamp with time zone,
+    last_request_ip text,
+    CONSTRAINT api_keys_allowed_email_accounts_bound CHECK ((cardinality(allowed_email_accounts) <= 1000)),
+    CONSTRAINT api_keys_allowed_ips_bound CHECK ((cardinality(allowed_ips) <= 100)),
     CONSTRAINT api_keys_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255))),
+    CONSTRAINT api_keys_rate_limit_per_minute_check CHECK (((rate_limit_per_minute >= 0) AND (rate_limit_per_minute <= 10000))),
     CONSTRAINT api_keys_status_check CHECK ((status = ANY (ARRAY['active'::text, 'revoked'::text])))
 );
 
@@ -76,6 +96,22 @@ CREATE FUNCTION public.auth_member_role_permissions(p_organization_id uuid, p_us
   SELECT coalesce((SELECT r.permissions FROM memberships m
                    JOIN custom_roles r ON r.organization_id = m.organization_id AND r.id = m.custom_role_id
                    WHERE m.organization_id = p_organization_id AND m.user_id = p_user_id), 0)
+$$;
+
+--
+-- Name: auth_oauth_access_token(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.auth_oauth_access_token(p_signature text) RETURNS TABLE(organization_id uuid, grant_id uuid, user_id uuid, client_id text, scopes bigint, expires_at timestamp with time zone)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  SELECT t.organization_id, t.grant_id, g.user_id, c.client_id, t.scopes & g.scopes & c.scopes, t.expires_at
+  FROM oauth_tokens t
+  JOIN oauth_grants g ON g.organization_id = t.organization_id AND g.id = t.grant_id
+  JOIN oauth_clients c ON c.id = g.client_id
+  JOIN memberships m ON m.organization_id = g.organization_id AND m.user_id = g.user_id
+  WHERE t.kind = 'access_token' AND t.signature = p_signature AND t.active AND g.revoked_at IS NULL
 $$;
 
 --
@@ -157,6 +193,140 @@ CREATE FUNCTION public.invitation_by_token(p_token_hash bytea) RETURNS SETOF pub
     AS $$ SELECT * FROM organization_invitations WHERE token_hash = p_token_hash $$;
 
 --
+-- Name: oauth_clients; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.oauth_clients (
+    id uuid NOT NULL,
+    organization_id uuid,
+    client_id text NOT NULL,
+    client_type text NOT NULL,
+    token_endpoint_auth_method text NOT NULL,
+    secret_hash bytea,
+    name text NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    logo text DEFAULT ''::text NOT NULL,
+    website text DEFAULT ''::text NOT NULL,
+    policy_uri text DEFAULT ''::text NOT NULL,
+    tos_uri text DEFAULT ''::text NOT NULL,
+    contacts text[] DEFAULT '{}'::text[] NOT NULL,
+    software_id text DEFAULT ''::text NOT NULL,
+    software_version text DEFAULT ''::text NOT NULL,
+    redirect_uris text[] NOT NULL,
+    grant_types text[] NOT NULL,
+    scopes bigint NOT NULL,
+    allowed_webhook_domains text[] DEFAULT '{}'::text[] NOT NULL,
+    webhook_url text DEFAULT ''::text NOT NULL,
+    webhook_events text[] DEFAULT '{}'::text[] NOT NULL,
+    webhook_secret_sealed bytea,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT oauth_clients_allowed_webhook_domains_check CHECK ((cardinality(allowed_webhook_domains) <= 50)),
+    CONSTRAINT oauth_clients_check CHECK (((client_type = 'public'::text) = (token_endpoint_auth_method = 'none'::text))),
+    CONSTRAINT oauth_clients_check1 CHECK (((client_type = 'public'::text) = (secret_hash IS NULL))),
+    CONSTRAINT oauth_clients_check2 CHECK (((organization_id IS NOT NULL) OR (webhook_url = ''::text))),
+    CONSTRAINT oauth_clients_client_id_check CHECK (((length(client_id) >= 1) AND (length(client_id) <= 100))),
+    CONSTRAINT oauth_clients_client_type_check CHECK ((client_type = ANY (ARRAY['confidential'::text, 'public'::text]))),
+    CONSTRAINT oauth_clients_contacts_check CHECK ((cardinality(contacts) <= 20)),
+    CONSTRAINT oauth_clients_description_check CHECK ((length(description) <= 2000)),
+    CONSTRAINT oauth_clients_logo_check CHECK ((length(logo) <= 2000)),
+    CONSTRAINT oauth_clients_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255))),
+    CONSTRAINT oauth_clients_policy_uri_check CHECK ((length(policy_uri) <= 2000)),
+    CONSTRAINT oauth_clients_redirect_uris_check CHECK (((cardinality(redirect_uris) >= 1) AND (cardinality(redirect_uris) <= 20))),
+    CONSTRAINT oauth_clients_scopes_check CHECK ((scopes >= 0)),
+    CONSTRAINT oauth_clients_software_id_check CHECK ((length(software_id) <= 255)),
+    CONSTRAINT oauth_clients_software_version_check CHECK ((length(software_version) <= 255)),
+    CONSTRAINT oauth_clients_token_endpoint_auth_method_check CHECK ((token_endpoint_auth_method = ANY (ARRAY['none'::text, 'client_secret_basic'::text, 'client_secret_post'::text]))),
+    CONSTRAINT oauth_clients_tos_uri_check CHECK ((length(tos_uri) <= 2000)),
+    CONSTRAINT oauth_clients_webhook_url_check CHECK ((length(webhook_url) <= 2000)),
+    CONSTRAINT oauth_clients_website_check CHECK ((length(website) <= 2000))
+);
+
+--
+-- Name: oauth_client_lookup(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.oauth_client_lookup(p_client_id text) RETURNS SETOF public.oauth_clients
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$ SELECT * FROM oauth_clients WHERE client_id = p_client_id $$;
+
+--
+-- Name: oauth_grant_organization(uuid); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.oauth_grant_organization(p_grant_id uuid) RETURNS uuid
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$ SELECT organization_id FROM oauth_grants WHERE id = p_grant_id $$;
+
+--
+-- Name: oauth_tokens; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.oauth_tokens (
+    organization_id uuid NOT NULL,
+    signature text NOT NULL,
+    kind text NOT NULL,
+    grant_id uuid NOT NULL,
+    scopes bigint NOT NULL,
+    request jsonb NOT NULL,
+    active boolean DEFAULT true NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT oauth_tokens_kind_check CHECK ((kind = ANY (ARRAY['authorize_code'::text, 'access_token'::text, 'refresh_token'::text, 'pkce'::text]))),
+    CONSTRAINT oauth_tokens_scopes_check CHECK ((scopes >= 0)),
+    CONSTRAINT oauth_tokens_signature_check CHECK (((length(signature) >= 1) AND (length(signature) <= 200)))
+);
+
+--
+-- Name: oauth_token_lookup(text, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.oauth_token_lookup(p_kind text, p_signature text) RETURNS SETOF public.oauth_tokens
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$ SELECT * FROM oauth_tokens WHERE kind = p_kind AND signature = p_signature $$;
+
+--
+-- Name: oauth_token_sweep(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.oauth_token_sweep(p_before timestamp with time zone) RETURNS bigint
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  WITH gone AS (DELETE FROM oauth_tokens WHERE expires_at < p_before RETURNING 1)
+  SELECT count(*) FROM gone
+$$;
+
+--
+-- Name: rate_limit_take(uuid, integer, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rate_limit_take(p_credential uuid, p_limit integer, p_window_seconds integer) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+  v_now bigint;
+  v_count bigint;
+  v_oldest bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('rate_limit:' || p_credential::text, 0));
+  v_now := floor(extract(epoch FROM clock_timestamp()))::bigint;
+  DELETE FROM rate_limit_hits WHERE credential_id = p_credential AND second <= v_now - p_window_seconds;
+  SELECT COALESCE(sum(hits), 0), min(second) INTO v_count, v_oldest FROM rate_limit_hits WHERE credential_id = p_credential;
+  IF v_count >= p_limit THEN
+    RETURN greatest(v_oldest + p_window_seconds - v_now, 1);
+  END IF;
+  INSERT INTO rate_limit_hits AS h (credential_id, second, hits) VALUES (p_credential, v_now, 1)
+  ON CONFLICT (credential_id, second) DO UPDATE SET hits = h.hits + 1;
+  RETURN 0;
+END
+$$;
+
+--
 -- Name: river_job_state_in_bitmask(bit, public.river_job_state); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -175,6 +345,25 @@ CREATE FUNCTION public.river_job_state_in_bitmask(bitmask bit, state public.rive
         ELSE 0
     END = 1;
 $$;
+
+--
+-- Name: api_key_usage_logs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.api_key_usage_logs (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    api_key_id uuid NOT NULL,
+    endpoint text NOT NULL,
+    method text NOT NULL,
+    ip_address text DEFAULT ''::text NOT NULL,
+    user_agent text DEFAULT ''::text NOT NULL,
+    response_code integer NOT NULL,
+    response_time_ms integer NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT api_key_usage_logs_endpoint_check CHECK ((length(endpoint) <= 300)),
+    CONSTRAINT api_key_usage_logs_method_check CHECK ((length(method) <= 10))
+);
 
 --
 -- Name: audit_log; Type: TABLE; Schema: public; Owner: -
@@ -342,6 +531,22 @@ CREATE TABLE public.notifications (
 );
 
 --
+-- Name: oauth_grants; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.oauth_grants (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    client_id uuid NOT NULL,
+    user_id uuid NOT NULL,
+    scopes bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone,
+    revoked_reason text,
+    CONSTRAINT oauth_grants_scopes_check CHECK ((scopes >= 0))
+);
+
+--
 -- Name: organizations; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -389,6 +594,16 @@ CREATE TABLE public.passkey_credentials (
 CREATE TABLE public.rate_limit_counters (
     key text NOT NULL,
     window_start timestamp with time zone NOT NULL,
+    hits integer NOT NULL
+);
+
+--
+-- Name: rate_limit_hits; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE UNLOGGED TABLE public.rate_limit_hits (
+    credential_id uuid NOT NULL,
+    second bigint NOT NULL,
     hits integer NOT NULL
 );
 
@@ -696,6 +911,13 @@ ALTER TABLE ONLY public.river_job ALTER COLUMN id SET DEFAULT nextval('public.ri
 ALTER TABLE ONLY public.river_notification ALTER COLUMN id SET DEFAULT nextval('public.river_notification_id_seq'::regclass);
 
 --
+-- Name: api_key_usage_logs api_key_usage_logs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_key_usage_logs
+    ADD CONSTRAINT api_key_usage_logs_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: api_keys api_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -780,6 +1002,27 @@ ALTER TABLE ONLY public.notifications
     ADD CONSTRAINT notifications_pkey PRIMARY KEY (id);
 
 --
+-- Name: oauth_clients oauth_clients_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.oauth_clients
+    ADD CONSTRAINT oauth_clients_pkey PRIMARY KEY (id);
+
+--
+-- Name: oauth_grants oauth_grants_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.oauth_grants
+    ADD CONSTRAINT oauth_grants_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: oauth_tokens oauth_tokens_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.oauth_tokens
+    ADD CONSTRAINT oauth_tokens_pkey PRIMARY KEY (organization_id, kind, signature);
+
+--
 -- Name: organization_invitations organization_invitations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -806,6 +1049,13 @@ ALTER TABLE ONLY public.passkey_credentials
 
 ALTER TABLE ONLY public.rate_limit_counters
     ADD CONSTRAINT rate_limit_counters_pkey PRIMARY KEY (key, window_start);
+
+--
+-- Name: rate_limit_hits rate_limit_hits_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rate_limit_hits
+    ADD CONSTRAINT rate_limit_hits_pkey PRIMARY KEY (credential_id, second);
 
 --
 -- Name: river_job river_job_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -927,10 +1177,28 @@ ALTER TABLE ONLY public.webauthn_users
     ADD CONSTRAINT webauthn_users_pkey PRIMARY KEY (rp_id, user_id);
 
 --
+-- Name: api_key_usage_logs_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX api_key_usage_logs_key ON public.api_key_usage_logs USING btree (organization_id, api_key_id, created_at DESC, id DESC);
+
+--
+-- Name: api_key_usage_logs_time; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX api_key_usage_logs_time ON public.api_key_usage_logs USING btree (organization_id, created_at);
+
+--
 -- Name: api_keys_key_hash; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE UNIQUE INDEX api_keys_key_hash ON public.api_keys USING btree (key_hash);
+
+--
+-- Name: api_keys_newest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX api_keys_newest ON public.api_keys USING btree (organization_id, created_at DESC, id DESC);
 
 --
 -- Name: audit_log_created; Type: INDEX; Schema: public; Owner: -
@@ -997,6 +1265,48 @@ CREATE INDEX notifications_user_created ON public.notifications USING btree (use
 --
 
 CREATE INDEX notifications_user_unread ON public.notifications USING btree (user_id, created_at DESC, id DESC) WHERE (read_at IS NULL);
+
+--
+-- Name: oauth_clients_client_id; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX oauth_clients_client_id ON public.oauth_clients USING btree (client_id);
+
+--
+-- Name: oauth_clients_newest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX oauth_clients_newest ON public.oauth_clients USING btree (organization_id, created_at DESC, id DESC);
+
+--
+-- Name: oauth_grants_client; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX oauth_grants_client ON public.oauth_grants USING btree (client_id);
+
+--
+-- Name: oauth_grants_live; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX oauth_grants_live ON public.oauth_grants USING btree (organization_id, client_id) WHERE (revoked_at IS NULL);
+
+--
+-- Name: oauth_tokens_expires_at; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX oauth_tokens_expires_at ON public.oauth_tokens USING btree (expires_at);
+
+--
+-- Name: oauth_tokens_grant; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX oauth_tokens_grant ON public.oauth_tokens USING btree (organization_id, grant_id, kind);
+
+--
+-- Name: oauth_tokens_signature; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX oauth_tokens_signature ON public.oauth_tokens USING btree (kind, signature);
 
 --
 -- Name: organization_invitations_created; Type: INDEX; Schema: public; Owner: -
@@ -1125,6 +1435,13 @@ CREATE UNIQUE INDEX users_email_key ON public.users USING btree (email);
 CREATE UNIQUE INDEX webauthn_users_handle ON public.webauthn_users USING btree (rp_id, handle);
 
 --
+-- Name: api_key_usage_logs api_key_usage_logs_organization_id_api_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_key_usage_logs
+    ADD CONSTRAINT api_key_usage_logs_organization_id_api_key_id_fkey FOREIGN KEY (organization_id, api_key_id) REFERENCES public.api_keys(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: api_keys api_keys_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1244,6 +1561,41 @@ ALTER TABLE ONLY public.notifications
     ADD CONSTRAINT notifications_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
+-- Name: oauth_clients oauth_clients_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.oauth_clients
+    ADD CONSTRAINT oauth_clients_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: oauth_grants oauth_grants_client_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.oauth_grants
+    ADD CONSTRAINT oauth_grants_client_id_fkey FOREIGN KEY (client_id) REFERENCES public.oauth_clients(id) ON DELETE CASCADE;
+
+--
+-- Name: oauth_grants oauth_grants_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.oauth_grants
+    ADD CONSTRAINT oauth_grants_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: oauth_grants oauth_grants_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.oauth_grants
+    ADD CONSTRAINT oauth_grants_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
+-- Name: oauth_tokens oauth_tokens_organization_id_grant_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.oauth_tokens
+    ADD CONSTRAINT oauth_tokens_organization_id_grant_id_fkey FOREIGN KEY (organization_id, grant_id) REFERENCES public.oauth_grants(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: organization_invitations organization_invitations_organization_id_custom_role_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1342,6 +1694,12 @@ ALTER TABLE ONLY public.webauthn_users
     ADD CONSTRAINT webauthn_users_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
+-- Name: api_key_usage_logs; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.api_key_usage_logs ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: api_keys; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -1378,6 +1736,24 @@ ALTER TABLE public.idempotency_keys ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.memberships ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: oauth_clients; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.oauth_clients ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: oauth_grants; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.oauth_grants ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: oauth_tokens; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.oauth_tokens ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: organization_invitations; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -1390,6 +1766,12 @@ ALTER TABLE public.organization_invitations ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.organizations ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: oauth_clients self_registration; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY self_registration ON public.oauth_clients FOR INSERT WITH CHECK ((organization_id IS NULL));
+
+--
 -- Name: team_members; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -1400,6 +1782,12 @@ ALTER TABLE public.team_members ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE public.teams ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: api_key_usage_logs tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.api_key_usage_logs USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: api_keys tenant_isolation; Type: POLICY; Schema: public; Owner: -
@@ -1436,6 +1824,24 @@ CREATE POLICY tenant_isolation ON public.idempotency_keys USING ((organization_i
 --
 
 CREATE POLICY tenant_isolation ON public.memberships USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: oauth_clients tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.oauth_clients USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: oauth_grants tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.oauth_grants USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: oauth_tokens tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.oauth_tokens USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: organization_invitations tenant_isolation; Type: POLICY; Schema: public; Owner: -

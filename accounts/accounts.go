@@ -30,6 +30,7 @@ type BootstrapResult struct {
 	UserID         uuid.UUID `json:"user_id"`
 	OrganizationID uuid.UUID `json:"organization_id"`
 	APIKey         string    `json:"api_key"`
+	APIKeyID       uuid.UUID `json:"api_key_id"`
 }
 
 // Bootstrap makes sure an owner user with email and password owns an organization named orgName, and
@@ -109,7 +110,7 @@ func Bootstrap(ctx context.Context, pool *pgxpool.Pool, email, password, orgName
 			}); err != nil {
 				return fmt.Errorf("create API key: %w", err)
 			}
-			res.APIKey = key.Secret
+			res.APIKey, res.APIKeyID = key.Secret, id
 			return audit.Record(ctx, tx, audit.Entry{Action: "api_key.created", TargetType: "api_key", TargetID: id.String(),
 				Metadata: map[string]any{"name": BootstrapKeyName, "key_prefix": key.Prefix, "via": "admin bootstrap"}})
 		})

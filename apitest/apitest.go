@@ -13,14 +13,18 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/outflowhq/outflow/accounts"
+	"github.com/outflowhq/outflow/auth"
 	"github.com/outflowhq/outflow/config"
+	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/dbtest"
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/mail"
 	"github.com/outflowhq/outflow/server"
+	"github.com/outflowhq/outflow/usage"
 )
 
 // Env is one test's running API.
@@ -33,6 +37,8 @@ type Env struct {
 	Mail *Mailbox
 	// Config is the configuration the server runs with.
 	Config config.Config
+	// Usage is the server's API-key request recorder; Flush it before reading usage logs.
+	Usage *usage.Recorder
 }
 
 // Option adjusts the test server's configuration before it starts.
@@ -60,7 +66,10 @@ func New(t testing.TB, opts ...Option) *Env {
 		o(&cfg)
 	}
 	box := &Mailbox{}
+	recorder := usage.NewRecorder(d.Pool, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	t.Cleanup(func() { _ = recorder.Close(context.Background()) })
 	h, err := server.New(server.Deps{
+		Usage:   recorder,
 		Pool:    d.Pool,
 		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Metrics: prometheus.NewRegistry(),
@@ -72,7 +81,32 @@ func New(t testing.TB, opts ...Option) *Env {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &Env{DB: d, Server: srv, Mail: box, Config: cfg}
+	return &Env{DB: d, Server: srv, Mail: box, Config: cfg, Usage: recorder}
+}
+
+// Instance starts another server process's worth of API over the same database: its own pool, its own
+// in-memory state, as a second `outflow serve` behind a load balancer would have. Tests of what must hold
+// across instances (rate limits, idempotency) call both.
+func (e *Env) Instance(t testing.TB) *httptest.Server {
+	t.Helper()
+	pool, err := db.Open(context.Background(), e.DB.URL, 10)
+	if err != nil {
+		t.Fatalf("apitest: second instance: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	h, err := server.New(server.Deps{
+		Pool:    pool,
+		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Metrics: prometheus.NewRegistry(),
+		Config:  e.Config,
+		Mail:    e.Mail,
+	})
+	if err != nil {
+		t.Fatalf("apitest: second instance: %v", err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 // Mailbox records system mail instead of sending it.
@@ -118,10 +152,20 @@ func (b *Mailbox) LastCode(t testing.TB, address string) string {
 }
 
 // Bootstrap creates an owner, an organization named org and a full-access API key, as `outflow admin
-// bootstrap` does.
+// bootstrap` does. The key gets the highest per-minute budget, so tests that walk many operations are not
+// throttled; tests of rate limits make keys of their own.
 func (e *Env) Bootstrap(t testing.TB, org string) accounts.BootstrapResult {
 	t.Helper()
-	res, err := accounts.Bootstrap(context.Background(), e.DB.Pool, "owner@"+org+".example", "correct horse battery staple", org)
+	ctx := context.Background()
+	res, err := accounts.Bootstrap(ctx, e.DB.Pool, "owner@"+org+".example", "correct horse battery staple", org)
+	if err != nil {
+		t.Fatalf("apitest: bootstrap: %v", err)
+	}
+	err = db.WithOrgTx(ctx, e.DB.Pool, res.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE api_keys SET rate_limit_per_minute = $1 WHERE organization_id = $2 AND id = $3",
+			auth.MaxRateLimitPerMinute, res.OrganizationID, res.APIKeyID)
+		return err
+	})
 	if err != nil {
 		t.Fatalf("apitest: bootstrap: %v", err)
 	}

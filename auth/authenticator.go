@@ -20,13 +20,27 @@ import (
 // was wrong, so a caller cannot probe for valid key ids.
 var errBadCredential = apierror.Unauthorized("invalid_credential", "The bearer token is invalid, expired or revoked.")
 
+// errIPNotAllowed answers a valid key used from an address outside its allow-list.
+var errIPNotAllowed = apierror.Forbidden("ip_not_allowed", "This API key may not be used from this IP address.")
+
+// OAuthVerifier resolves an OAuth access token into the principal of its grant; the OAuth server implements
+// it. It answers (nil, nil) for a token it does not recognise.
+type OAuthVerifier interface {
+	VerifyAccessToken(ctx context.Context, token string) (*Principal, error)
+}
+
 // Authenticator resolves bearer tokens into principals.
 type Authenticator struct {
 	pool    *pgxpool.Pool
 	signer  *TokenSigner
+	oauth   OAuthVerifier
 	queries *dbq.Queries
 	now     func() time.Time
 }
+
+// SetOAuth makes the authenticator accept OAuth access tokens verified by v. The OAuth server is built after
+// the authenticator (its consent page signs people in through it), hence a setter.
+func (a *Authenticator) SetOAuth(v OAuthVerifier) { a.oauth = v }
 
 // NewAuthenticator builds the authenticator over the application pool; signer verifies session tokens.
 func NewAuthenticator(pool *pgxpool.Pool, signer *TokenSigner) *Authenticator {
@@ -43,6 +57,15 @@ func (a *Authenticator) Authenticate(ctx context.Context, token string) (*Princi
 	}
 	if IsJWT(token) && a.signer != nil {
 		return a.session(ctx, token)
+	}
+	if a.oauth != nil {
+		p, err := a.oauth.VerifyAccessToken(ctx, token)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			return p, nil
+		}
 	}
 	return nil, errBadCredential
 }
@@ -128,11 +151,18 @@ func (a *Authenticator) apiKey(ctx context.Context, secret string) (*Principal, 
 	if key.ExpiresAt != nil && !a.now().Before(*key.ExpiresAt) {
 		return nil, errBadCredential
 	}
+	if !ipAllowed(key.AllowedIps, reqctx.From(ctx).ClientIP) {
+		return nil, errIPNotAllowed
+	}
 	p := &Principal{
-		Kind:           KindAPIKey,
-		CredentialID:   key.ID,
-		OrganizationID: key.OrganizationID,
-		Permissions:    Permission(uint64(key.Permissions)),
+		Kind:               KindAPIKey,
+		CredentialID:       key.ID,
+		OrganizationID:     key.OrganizationID,
+		Permissions:        Permission(uint64(key.Permissions)),
+		RateLimitPerMinute: EffectiveRateLimit(int(key.RateLimitPerMinute)),
+	}
+	if len(key.AllowedEmailAccounts) > 0 {
+		p.AllowedMailboxes = key.AllowedEmailAccounts
 	}
 	if key.UserID.Valid {
 		p.UserID = key.UserID.UUID

@@ -34,6 +34,26 @@ type Principal struct {
 	Role string
 	// OrgPermissions is what a session caller may do in OrganizationID.
 	OrgPermissions OrgPermission
+	// AllowedMailboxes limits an API key to these mailboxes (nil: every mailbox of the organization).
+	AllowedMailboxes []uuid.UUID
+	// RateLimitPerMinute is the credential's request budget per sliding minute (API keys and OAuth tokens).
+	RateLimitPerMinute int
+	// ClientID is the OAuth application behind an OAuth token ("" for other kinds).
+	ClientID string
+}
+
+// MayUseMailbox reports whether the caller may act on mailbox id: sessions and unrestricted keys may use
+// every mailbox of their organization, a mailbox-scoped key only its own.
+func (p *Principal) MayUseMailbox(id uuid.UUID) bool {
+	if p == nil || p.AllowedMailboxes == nil {
+		return true
+	}
+	for _, m := range p.AllowedMailboxes {
+		if m == id {
+			return true
+		}
+	}
+	return false
 }
 
 // IsSession reports whether the caller is a signed-in person rather than an API key or OAuth token.

@@ -43,3 +43,37 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit Limit) error {
 	}
 	return nil
 }
+
+// DefaultRateLimitPerMinute is the request budget of an API key or OAuth token without an override.
+const DefaultRateLimitPerMinute = 60
+
+// MaxRateLimitPerMinute bounds a per-key override (the sliding window keeps one row per admitted request).
+const MaxRateLimitPerMinute = 10000
+
+// EffectiveRateLimit is a key's budget: its override, or the default for 0.
+func EffectiveRateLimit(perMinute int) int {
+	if perMinute <= 0 {
+		return DefaultRateLimitPerMinute
+	}
+	return perMinute
+}
+
+// Take admits one request of an API key or OAuth token against its per-minute budget in a sliding window
+// shared by every API process, or returns a 429 with Retry-After. Sessions are not limited here.
+func (l *Limiter) Take(ctx context.Context, p *Principal) error {
+	if p == nil || p.IsSession() {
+		return nil
+	}
+	wait, err := dbq.New().RateLimitTake(ctx, l.pool, dbq.RateLimitTakeParams{
+		CredentialID: p.CredentialID, MaxRequests: int32(EffectiveRateLimit(p.RateLimitPerMinute)), WindowSeconds: 60,
+	})
+	if err != nil {
+		return fmt.Errorf("rate limit: %w", err)
+	}
+	if wait > 0 {
+		return apierror.TooManyRequests("rate_limited",
+			fmt.Sprintf("This credential allows %d requests per minute. Wait before trying again.", EffectiveRateLimit(p.RateLimitPerMinute)),
+			int(wait))
+	}
+	return nil
+}

@@ -129,16 +129,28 @@ func TestEveryOperationAnswersPerContract(t *testing.T) {
 	t.Logf("%d operations called, %d not implemented yet", called, len(notImplemented))
 }
 
+// filler builds requests by reflection. ids, when set, supplies every uuid (and every string field named ID)
+// instead of fresh random ones: the cross-organization probe fills requests with another tenant's ids.
+type filler struct {
+	ids func() uuid.UUID
+}
+
 // fill makes v a value the contract accepts: required fields set with plausible values, enums at their
 // first value, optional fields left out, sum types set to their first variant.
-func fill(v reflect.Value, name string, depth int) {
+func fill(v reflect.Value, name string, depth int) { filler{}.fill(v, name, depth) }
+
+func (f filler) fill(v reflect.Value, name string, depth int) {
 	if depth > 8 {
 		return
 	}
 	t := v.Type()
 	switch t {
 	case uuidType:
-		v.Set(reflect.ValueOf(uuid.New()))
+		id := uuid.New()
+		if f.ids != nil {
+			id = f.ids()
+		}
+		v.Set(reflect.ValueOf(id))
 		return
 	case timeType:
 		v.Set(reflect.ValueOf(time.Now().UTC().Truncate(time.Second)))
@@ -159,33 +171,37 @@ func fill(v reflect.Value, name string, depth int) {
 	}
 	if impl, ok := requestVariants[t]; ok {
 		c := reflect.New(impl.Elem())
-		fill(c.Elem(), name, depth+1)
+		f.fill(c.Elem(), name, depth+1)
 		v.Set(c)
 		return
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
 		v.Set(reflect.New(t.Elem()))
-		fill(v.Elem(), name, depth+1)
+		f.fill(v.Elem(), name, depth+1)
 	case reflect.Struct:
 		if strings.HasPrefix(t.Name(), "Opt") {
 			return // optional: leave unset
 		}
 		if strings.HasPrefix(t.Name(), "Nil") {
-			if f := v.FieldByName("Value"); f.IsValid() {
-				fill(f, name, depth+1)
+			if val := v.FieldByName("Value"); val.IsValid() {
+				f.fill(val, name, depth+1)
 			}
 			return
 		}
-		if fillSum(v, depth) {
+		if f.fillSum(v, depth) {
 			return
 		}
 		for i := range t.NumField() {
-			if f := t.Field(i); f.IsExported() {
-				fill(v.Field(i), f.Name, depth+1)
+			if fld := t.Field(i); fld.IsExported() {
+				f.fill(v.Field(i), fld.Name, depth+1)
 			}
 		}
 	case reflect.String:
+		if f.ids != nil && (name == "ID" || strings.HasSuffix(name, "ID")) {
+			v.SetString(f.ids().String())
+			return
+		}
 		v.SetString(sampleString(name))
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		v.SetInt(1)
@@ -195,7 +211,7 @@ func fill(v reflect.Value, name string, depth int) {
 		v.SetFloat(1)
 	case reflect.Slice:
 		s := reflect.MakeSlice(t, 1, 1)
-		fill(s.Index(0), name, depth+1)
+		f.fill(s.Index(0), name, depth+1)
 		v.Set(s)
 	case reflect.Map:
 		v.Set(reflect.MakeMap(t))
@@ -220,23 +236,23 @@ func setFirstEnumValue(v reflect.Value) bool {
 
 // fillSum sets an ogen sum type (a struct with a Type discriminator and one field per variant) through the
 // setter of its first variant, which also sets the discriminator.
-func fillSum(v reflect.Value, depth int) bool {
+func (f filler) fillSum(v reflect.Value, depth int) bool {
 	t := v.Type()
 	typ, ok := t.FieldByName("Type")
 	if !ok || typ.Type.Kind() != reflect.String || typ.Type.Name() != t.Name()+"Type" || t.NumField() < 2 {
 		return false
 	}
 	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Name == "Type" {
+		fld := t.Field(i)
+		if fld.Name == "Type" {
 			continue
 		}
-		set := v.Addr().MethodByName("Set" + f.Name)
-		if !set.IsValid() || !v.Addr().MethodByName("Is"+f.Name).IsValid() {
+		set := v.Addr().MethodByName("Set" + fld.Name)
+		if !set.IsValid() || !v.Addr().MethodByName("Is"+fld.Name).IsValid() {
 			continue // a plain struct with a field called Type, not a sum type
 		}
-		arg := reflect.New(f.Type).Elem()
-		fill(arg, f.Name, depth+1)
+		arg := reflect.New(fld.Type).Elem()
+		f.fill(arg, fld.Name, depth+1)
 		set.Call([]reflect.Value{arg})
 		return true
 	}

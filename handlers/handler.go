@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 
 	"github.com/ogen-go/ogen/ogenerrors"
 
@@ -22,8 +23,13 @@ type Handler struct {
 	*TwoFactor
 	*Passkeys
 	*Organizations
+	*APIKeys
+	*AuditLogs
+	*AgentTools
+	*OAuth
 	notYet
 
+	mcp    *MCP
 	logger *slog.Logger
 }
 
@@ -47,11 +53,36 @@ type Deps struct {
 	TwoFactor     *TwoFactor
 	Passkeys      *Passkeys
 	Organizations *Organizations
+	APIKeys       *APIKeys
+	AuditLogs     *AuditLogs
+	AgentTools    *AgentTools
+	OAuth         *OAuth
+	// MCP serves /v1/mcp beside the generated server (see MCP()); nil leaves the path to the generated stubs.
+	MCP *MCP
 }
 
 // New assembles the API handler.
 func New(d Deps) *Handler {
-	return &Handler{System: d.System, AuthCore: d.AuthCore, Profile: d.Profile, Notifications: d.Notifications, Social: d.Social, TwoFactor: d.TwoFactor, Passkeys: d.Passkeys, Organizations: d.Organizations, logger: d.Logger}
+	return &Handler{System: d.System, AuthCore: d.AuthCore, Profile: d.Profile, Notifications: d.Notifications, Social: d.Social, TwoFactor: d.TwoFactor, Passkeys: d.Passkeys, Organizations: d.Organizations, APIKeys: d.APIKeys, AuditLogs: d.AuditLogs, AgentTools: d.AgentTools, OAuth: d.OAuth, mcp: d.MCP, logger: d.Logger}
+}
+
+// MCP returns the /v1/mcp endpoint, which the server mounts in front of the generated router (the contract's
+// mcp_post_message and mcp_open_stream describe it, but a streaming JSON-RPC transport is not an ogen
+// operation). Nil when the handler was built without one.
+func (h *Handler) MCP() http.Handler {
+	if h.mcp == nil {
+		return nil
+	}
+	return h.mcp
+}
+
+// OAuthLayer wraps next in the OAuth endpoints' HTTP layer (the consent flow's sign-in page, the raw request
+// facts fosite needs, the RFC shape of protocol answers; see OAuth.HTTP). Without OAuth it is next itself.
+func (h *Handler) OAuthLayer(next http.Handler) http.Handler {
+	if h.OAuth == nil {
+		return next
+	}
+	return h.OAuth.HTTP(next)
 }
 
 // NewError turns a handler or security error into the envelope: *apierror.Error keeps its status and code,

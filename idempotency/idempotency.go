@@ -134,7 +134,7 @@ func (s *Store) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 	}()
 	next.ServeHTTP(rec, r)
 
-	if rec.status >= 500 || rec.overflow {
+	if !replayable(rec.status) || rec.overflow {
 		return // nothing worth replaying (or too big to keep): a retry runs again
 	}
 	err = db.WithOrgTx(context.WithoutCancel(ctx), s.pool, id.org, func(ctx context.Context, tx pgx.Tx) error {
@@ -222,6 +222,17 @@ func fingerprint(r *http.Request, body []byte) []byte {
 	fmt.Fprintf(h, "%s\n%s\n", r.Method, r.URL.RequestURI())
 	h.Write(body)
 	return h.Sum(nil)
+}
+
+// replayable reports whether an answer is the operation's outcome, to be replayed to retries. Refusals that
+// depend on the moment rather than the request (unauthenticated, forbidden, conflicting state, rate limited)
+// and server errors are not: the operation did not run, and a retry after the cause is fixed must run it.
+func replayable(status int) bool {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusConflict, http.StatusTooManyRequests:
+		return false
+	}
+	return status < 500
 }
 
 func isWrite(method string) bool {

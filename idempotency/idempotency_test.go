@@ -49,8 +49,9 @@ func setup(t testing.TB) *bundle {
 	effect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.calls.Add(1)
 		var in struct {
-			Name string `json:"name"`
-			Fail bool   `json:"fail"`
+			Name   string `json:"name"`
+			Fail   bool   `json:"fail"`
+			Refuse int    `json:"refuse"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
 			apierror.Write(w, r, logger, apierror.BadRequest("invalid_body", err.Error()))
@@ -58,6 +59,10 @@ func setup(t testing.TB) *bundle {
 		}
 		if in.Fail {
 			apierror.Write(w, r, logger, fmt.Errorf("backend exploded"))
+			return
+		}
+		if in.Refuse != 0 {
+			apierror.Write(w, r, logger, apierror.New(in.Refuse, "refused", "Not now."))
 			return
 		}
 		time.Sleep(b.delay)
@@ -222,6 +227,23 @@ func TestServerErrorsReleaseTheKey(t *testing.T) {
 	r = b.post(t, b.key, "bad", `not json`)
 	require.True(t, r.replayed)
 	require.Equal(t, int64(3), b.calls.Load())
+}
+
+// TestRefusalsReleaseTheKey: a refusal that depends on the moment (forbidden, conflicting state, rate
+// limited) means the operation did not run, so a retry after the cause is fixed runs it.
+func TestRefusalsReleaseTheKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i, status := range []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusConflict, http.StatusTooManyRequests} {
+		key := fmt.Sprintf("refused-%d", status)
+		body := fmt.Sprintf(`{"name":"x","refuse":%d}`, status)
+		r := b.post(t, b.key, key, body)
+		require.Equal(t, status, r.status)
+		r = b.post(t, b.key, key, body)
+		require.Equal(t, status, r.status)
+		require.False(t, r.replayed, "%d is not replayed", status)
+		require.Equal(t, int64(2*(i+1)), b.calls.Load())
+	}
 }
 
 func TestExpiredRecordsAreReclaimedAndSwept(t *testing.T) {

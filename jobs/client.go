@@ -46,6 +46,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &eventDispatchWorker{dispatcher: deps.Dispatcher})
 	river.AddWorker(workers, &heartbeatWorker{pool: deps.Pool})
 	river.AddWorker(workers, &idempotencySweepWorker{store: deps.Idempotency})
+	river.AddWorker(workers, &credentialSweepWorker{pool: deps.Pool})
 	river.AddWorker(workers, &notificationDeliverWorker{deliverer: deps.Notifications})
 
 	cfg := &river.Config{
@@ -65,6 +66,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return IdempotencySweepArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return CredentialSweepArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 		}
 	}

@@ -27,7 +27,7 @@ func (c channelConsumer) Consume(_ context.Context, _ pgx.Tx, ev events.Event) e
 }
 
 // TestWorkersDispatchEventsAndRunPeriodicJobs runs a real worker client: an event emitted in a committed
-// transaction reaches the consumer, the heartbeat beats and the idempotency sweep runs at start.
+// transaction reaches the consumer, the heartbeat beats and the idempotency and credential sweeps run at start.
 func TestWorkersDispatchEventsAndRunPeriodicJobs(t *testing.T) {
 	t.Parallel()
 	d := dbtest.New(t)
@@ -39,6 +39,10 @@ func TestWorkersDispatchEventsAndRunPeriodicJobs(t *testing.T) {
 	owner := d.OwnerPool(t)
 	_, err = owner.Exec(ctx, `INSERT INTO idempotency_keys (organization_id, credential_id, key, request_hash, state, locked_until, expires_at)
 		VALUES ($1, gen_random_uuid(), 'stale', '\x00', 'completed', now(), now() - interval '1 hour')`, res.OrganizationID)
+	require.NoError(t, err)
+	_, err = owner.Exec(ctx, `INSERT INTO api_key_usage_logs (organization_id, id, api_key_id, endpoint, method, response_code, response_time_ms, created_at)
+		VALUES ($1, gen_random_uuid(), $2, '/old', 'GET', 200, 1, now() - interval '91 days'),
+		       ($1, gen_random_uuid(), $2, '/recent', 'GET', 200, 1, now() - interval '89 days')`, res.OrganizationID, res.APIKeyID)
 	require.NoError(t, err)
 
 	consumer := make(channelConsumer, 1)
@@ -68,11 +72,18 @@ func TestWorkersDispatchEventsAndRunPeriodicJobs(t *testing.T) {
 	}
 
 	require.Eventually(t, func() bool {
-		var beats, stale int
+		var beats, stale, swept int
 		_ = owner.QueryRow(ctx, "SELECT count(*) FROM system_heartbeats WHERE name = $1", jobs.SchedulerHeartbeat).Scan(&beats)
 		_ = owner.QueryRow(ctx, "SELECT count(*) FROM idempotency_keys WHERE key = 'stale'").Scan(&stale)
-		return beats == 1 && stale == 0
+		_ = owner.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'credential_sweep' AND state = 'completed'").Scan(&swept)
+		return beats == 1 && stale == 0 && swept == 1
 	}, 15*time.Second, 50*time.Millisecond)
+	var endpoints []string
+	rows, err := owner.Query(ctx, "SELECT endpoint FROM api_key_usage_logs ORDER BY endpoint")
+	require.NoError(t, err)
+	endpoints, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"/recent"}, endpoints, "request logs past retention are swept")
 }
 
 func TestInsertOnlyClientRefusesUnknownKinds(t *testing.T) {

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -11,6 +12,7 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/idempotency"
 	"github.com/outflowhq/outflow/notify"
+	"github.com/outflowhq/outflow/usage"
 )
 
 // SchedulerHeartbeat names the heartbeat that proves periodic jobs are scheduled and worked.
@@ -56,6 +58,34 @@ type idempotencySweepWorker struct {
 func (w *idempotencySweepWorker) Work(ctx context.Context, _ *river.Job[IdempotencySweepArgs]) error {
 	if _, err := w.store.Sweep(ctx); err != nil {
 		return fmt.Errorf("sweep idempotency keys: %w", err)
+	}
+	return nil
+}
+
+// CredentialSweepArgs is the periodic job that trims what credentials leave behind: API-key request logs past
+// their retention and OAuth codes and tokens past their expiry.
+type CredentialSweepArgs struct{}
+
+// Kind names the credential sweep job in River.
+func (CredentialSweepArgs) Kind() string { return "credential_sweep" }
+
+// InsertOpts retries a failed sweep a few times; a sweep is idempotent.
+func (CredentialSweepArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 3}
+}
+
+type credentialSweepWorker struct {
+	river.WorkerDefaults[CredentialSweepArgs]
+	pool *pgxpool.Pool
+}
+
+func (w *credentialSweepWorker) Work(ctx context.Context, _ *river.Job[CredentialSweepArgs]) error {
+	now := time.Now()
+	if _, err := usage.Sweep(ctx, w.pool, now); err != nil {
+		return fmt.Errorf("sweep API key usage logs: %w", err)
+	}
+	if _, err := dbq.New().OAuthTokenSweep(ctx, w.pool, now); err != nil {
+		return fmt.Errorf("sweep OAuth tokens: %w", err)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/outflowhq/outflow/auth"
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/reqctx"
+	"github.com/outflowhq/outflow/usage"
 )
 
 // OrganizationHeader selects the organization of a session request (it overrides the token's claim).
@@ -167,19 +168,62 @@ func operationOf(routers []*api.Server, r *http.Request) string {
 	return "unknown"
 }
 
-// authenticate verifies the bearer token once per request and records the outcome in the context, where the
-// idempotency layer and the ogen security handler pick it up. It rejects nothing itself: public operations
-// ignore credentials, and the security handler answers for the protected ones.
-func authenticate(authn *auth.Authenticator, next http.Handler) http.Handler {
+// gate is the credential layer of the request path: it verifies the bearer token once per request, admits
+// API keys and OAuth tokens against their per-minute budget, records the outcome in the context (where the
+// idempotency layer and the ogen security handler pick it up) and, after the response, queues an API key's
+// request for its usage log. It rejects nothing itself: public operations ignore credentials, and the
+// security handler answers for the protected ones.
+type gate struct {
+	authn   *auth.Authenticator
+	limiter *auth.Limiter
+	usage   *usage.Recorder
+	routers []*api.Server
+	prefix  string
+}
+
+func (g *gate) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearerToken(r)
 		if !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p, err := authn.Authenticate(r.Context(), token)
-		next.ServeHTTP(w, r.WithContext(auth.WithOutcome(r.Context(), p, err)))
+		start := time.Now()
+		p, err := g.authn.Authenticate(r.Context(), token)
+		if err == nil {
+			if err = g.limiter.Take(r.Context(), p); err != nil {
+				p = nil
+			}
+		}
+		if p == nil || p.Kind != auth.KindAPIKey || g.usage == nil {
+			next.ServeHTTP(w, r.WithContext(auth.WithOutcome(r.Context(), p, err)))
+			return
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(auth.WithOutcome(r.Context(), p, err)))
+		if !sw.wrote {
+			sw.status = http.StatusOK
+		}
+		info := reqctx.From(r.Context())
+		g.usage.Record(usage.Entry{
+			OrganizationID: p.OrganizationID, APIKeyID: p.CredentialID, Endpoint: g.endpoint(r), Method: r.Method,
+			IP: info.ClientIP, UserAgent: info.UserAgent, Status: sw.status, Latency: time.Since(start), At: start,
+		})
 	})
+}
+
+// endpoint names the route template of r (`/api-keys/{id}`), never the concrete path.
+func (g *gate) endpoint(r *http.Request) string {
+	for _, router := range g.routers {
+		if route, ok := router.FindPath(r.Method, r.URL); ok {
+			return route.PathPattern()
+		}
+	}
+	path := strings.TrimPrefix(r.URL.Path, g.prefix)
+	if len(path) > 100 {
+		path = path[:100]
+	}
+	return path
 }
 
 func bearerToken(r *http.Request) (string, bool) {

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/outflowhq/outflow/accounts"
+	"github.com/outflowhq/outflow/agent"
 	"github.com/outflowhq/outflow/apierror"
 	"github.com/outflowhq/outflow/auth"
 	"github.com/outflowhq/outflow/avatar"
@@ -24,7 +25,9 @@ import (
 	"github.com/outflowhq/outflow/handlers"
 	"github.com/outflowhq/outflow/idempotency"
 	"github.com/outflowhq/outflow/mail"
+	"github.com/outflowhq/outflow/oauth"
 	"github.com/outflowhq/outflow/seal"
+	"github.com/outflowhq/outflow/usage"
 )
 
 // APIPrefix is where every customer operation lives.
@@ -43,6 +46,9 @@ type Deps struct {
 	Mail mail.Sender
 	// Captcha overrides the verifier the configuration implies.
 	Captcha captcha.Verifier
+	// Usage records API-key requests for usage analytics; nil records nothing. Its owner closes it after the
+	// HTTP server has shut down.
+	Usage *usage.Recorder
 }
 
 // New returns the root handler of the process: the same assembly serves production and the API tests.
@@ -76,6 +82,19 @@ func New(d Deps) (http.Handler, error) {
 	authn := auth.NewAuthenticator(d.Pool, signer)
 	idem := idempotency.NewStore(d.Pool, d.Logger)
 	passkeys := accounts.NewPasskeys(flows, keyring, cfg.PublicURL, cfg.AppURL)
+	tools := agent.NewRegistry()
+	agentTools := handlers.NewAgentTools(d.Pool, tools)
+	secrets := append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)
+	oauthProvider, err := oauth.NewProvider(d.Pool, auth.NewLimiter(d.Pool), cfg.PublicURL, secrets...)
+	if err != nil {
+		return nil, err
+	}
+	authn.SetOAuth(oauthProvider)
+	twoFactor := accounts.NewTwoFactor(flows, keyring, secrets...)
+	oauthHandlers := handlers.NewOAuth(handlers.OAuthDeps{
+		Provider: oauthProvider, Pool: d.Pool, Authenticator: authn, Flows: flows, TwoFactor: twoFactor,
+		Keyring: keyring, Secret: cfg.SecretKey, PublicURL: cfg.PublicURL, Logger: d.Logger,
+	})
 	handler := handlers.New(handlers.Deps{
 		Logger:        d.Logger,
 		System:        handlers.NewSystem(d.Pool, d.Logger),
@@ -83,10 +102,19 @@ func New(d Deps) (http.Handler, error) {
 		Profile:       handlers.NewProfile(d.Pool, avatar.Dir(cfg.AvatarDir), cfg.PublicURL),
 		Notifications: handlers.NewNotifications(d.Pool),
 		Social:        handlers.NewSocial(flows, cfg, passkeys.Enabled()),
-		TwoFactor:     handlers.NewTwoFactor(accounts.NewTwoFactor(flows, keyring, append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)...)),
+		TwoFactor:     handlers.NewTwoFactor(twoFactor),
 		Passkeys:      handlers.NewPasskeys(passkeys),
 		Organizations: handlers.NewOrganizations(d.Pool, sessions, sender, cfg.SecretKey, cfg.AppURL),
+		APIKeys:       handlers.NewAPIKeys(d.Pool, cfg.SecretKey),
+		AuditLogs:     handlers.NewAuditLogs(d.Pool),
+		AgentTools:    agentTools,
+		OAuth:         oauthHandlers,
+		MCP:           handlers.NewMCP(tools, d.Logger, cfg.PublicURL),
 	})
+	// Tools run their operations through the assembled handler, so they can be registered only now.
+	if err := agentTools.RegisterTools(handler); err != nil {
+		return nil, err
+	}
 	return assemble(d, handler, handlers.NewSecurity(authn), authn, idem)
 }
 
@@ -102,6 +130,10 @@ func SystemMail(cfg config.Config, logger *slog.Logger) (mail.Sender, error) {
 type apiHandler interface {
 	api.Handler
 	api.RawHandler
+	// MCP is the /v1/mcp endpoint (nil: none).
+	MCP() http.Handler
+	// OAuthLayer wraps the mux in the OAuth endpoints' HTTP layer (the consent sign-in page, raw request facts).
+	OAuthLayer(next http.Handler) http.Handler
 }
 
 // assemble wraps an API handler in the request path; tests of the path itself pass their own handler.
@@ -121,7 +153,8 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 			apierror.Write(w, r, d.Logger, decodeError(err))
 		}),
 		api.WithMaxMultipartMemory(32 << 20),
-		api.WithMiddleware(notImplemented),
+		// The route gate runs first, so an operation not built yet still refuses a caller it would refuse.
+		api.WithMiddleware(handlers.Authorize, notImplemented),
 	}
 	apiServer, err := api.NewServer(handler, handler, security, append(opts, api.WithPathPrefix(APIPrefix))...)
 	if err != nil {
@@ -135,13 +168,21 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 	}
 
 	metrics := newMetrics(d.Metrics)
+	credentials := &gate{authn: authn, limiter: auth.NewLimiter(d.Pool), usage: d.Usage,
+		routers: []*api.Server{apiServer}, prefix: APIPrefix}
 	var v1 http.Handler = apiServer
 	v1 = idem.Middleware(v1)
-	v1 = authenticate(authn, v1)
+	v1 = credentials.wrap(v1)
 
 	mux := http.NewServeMux()
 	mux.Handle(APIPrefix+"/", v1)
-	var outside http.Handler = authenticate(authn, rootServer)
+	// /v1/mcp is the MCP SDK's streamable HTTP transport, mounted ahead of the generated router (the more
+	// specific pattern wins): the contract's mcp_post_message and mcp_open_stream operations describe it, but
+	// requests never reach them, and their generated stubs are left as they are.
+	if mcp := handler.MCP(); mcp != nil {
+		mux.Handle(APIPrefix+"/mcp", credentials.wrap(mcp))
+	}
+	var outside http.Handler = credentials.wrap(rootServer)
 	for _, prefix := range RootPrefixes {
 		mux.Handle(prefix, outside)
 	}
@@ -154,6 +195,7 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 	mux.HandleFunc("/", notFound)
 
 	var root http.Handler = mux
+	root = handler.OAuthLayer(root)
 	root = http.MaxBytesHandler(root, d.Config.MaxBodyBytes)
 	root = recoverPanics(d.Logger, root)
 	root = observe(d.Logger, metrics, []*api.Server{apiServer, rootServer}, root)

@@ -172,10 +172,17 @@ func TestHealthzAndMetricsArePublic(t *testing.T) {
 func TestPublicPathsOutsideV1AreServed(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
+	// The discovery documents and the consent page are served at the root (an unknown client is a plain 400,
+	// never a redirect).
+	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource"} {
+		resp := env.Do(t, "GET", path, "", nil, nil)
+		require.Equal(t, 200, resp.StatusCode, path)
+		require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+	}
+	resp := env.Do(t, "GET", "/oauth/authorize?response_type=code&client_id=c&redirect_uri=https%3A%2F%2Fexample.com&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256", "", nil, nil)
+	require.Equal(t, 400, resp.StatusCode)
+	require.Empty(t, resp.Header.Get("Location"))
 	for _, tc := range []struct{ method, path, op string }{
-		{"GET", "/.well-known/oauth-authorization-server", "oauth_get_authorization_server_metadata"},
-		{"GET", "/.well-known/oauth-protected-resource", "oauth_get_protected_resource_metadata"},
-		{"GET", "/oauth/authorize?response_type=code&client_id=c&redirect_uri=https%3A%2F%2Fexample.com&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256", "oauth_authorize_show_consent"},
 		{"GET", "/t/o/sometoken", "tracking_open_pixel"},
 		{"GET", "/t/c/sometoken", "tracking_click_redirect"},
 		{"GET", "/u/sometoken", "tracking_unsubscribe_page"},

@@ -19,6 +19,7 @@ import (
 	"github.com/outflowhq/outflow/jobs"
 	"github.com/outflowhq/outflow/notify"
 	"github.com/outflowhq/outflow/server"
+	apiusage "github.com/outflowhq/outflow/usage"
 )
 
 // role is what one `outflow serve` process runs; API and worker processes scale out independently against
@@ -78,11 +79,13 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 	}
 
 	var httpServer *http.Server
+	var recorder *apiusage.Recorder
 	serveErr := make(chan error, 1)
 	if r.api() {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		root, err := server.New(server.Deps{Pool: pool, Logger: logger, Metrics: reg, Config: cfg})
+		recorder = apiusage.NewRecorder(pool, logger)
+		root, err := server.New(server.Deps{Pool: pool, Logger: logger, Metrics: reg, Config: cfg, Usage: recorder})
 		if err != nil {
 			return err
 		}
@@ -119,6 +122,10 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 	if httpServer != nil {
 		if err := httpServer.Shutdown(shutdownCtx); err != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("http shutdown: %w", err))
+		}
+		// The request log of the last requests is written before the pool closes.
+		if err := recorder.Close(shutdownCtx); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("usage log: %w", err))
 		}
 	}
 	if r.worker() {

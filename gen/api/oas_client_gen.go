@@ -48908,7 +48908,7 @@ func (c *Client) sendOAuthAuthorizeShowConsent(ctx context.Context, params OAuth
 		}
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
-			return e.EncodeValue(conv.StringToString(string(params.ResponseType)))
+			return e.EncodeValue(conv.StringToString(params.ResponseType))
 		}); err != nil {
 			return res, errors.Wrap(err, "encode query")
 		}
@@ -49002,7 +49002,7 @@ func (c *Client) sendOAuthAuthorizeShowConsent(ctx context.Context, params OAuth
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.CodeChallengeMethod.Get(); ok {
-				return e.EncodeValue(conv.StringToString(string(val)))
+				return e.EncodeValue(conv.StringToString(val))
 			}
 			return nil
 		}); err != nil {
@@ -49421,15 +49421,6 @@ func (c *Client) OAuthIssueToken(ctx context.Context, request *OAuthTokenRequest
 }
 
 func (c *Client) sendOAuthIssueToken(ctx context.Context, request *OAuthTokenRequest, requestOptions ...RequestOption) (res *OAuthTokenResponseHeaders, err error) {
-	// Validate request before sending.
-	if err := func() error {
-		if err := request.Validate(); err != nil {
-			return err
-		}
-		return nil
-	}(); err != nil {
-		return res, errors.Wrap(err, "validate")
-	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("oauth_issue_token"),
 		semconv.HTTPRequestMethodKey.String("POST"),

@@ -25874,8 +25874,9 @@ func decodeOAuthApplicationsUpdateParams(args [1]string, argsEscaped bool, r *ht
 
 // OAuthAuthorizeShowConsentParams is parameters of oauth_authorize_show_consent operation.
 type OAuthAuthorizeShowConsentParams struct {
-	// Must be `code`.
-	ResponseType OAuthAuthorizeShowConsentResponseType
+	// Must be `code`; any other value is redirected back with `unsupported_response_type` (so the schema
+	// does not restrict it).
+	ResponseType string
 	ClientID     string
 	// Exactly one of the app's registered redirect URIs.
 	RedirectURI string
@@ -25883,10 +25884,12 @@ type OAuthAuthorizeShowConsentParams struct {
 	Scope OptString `json:",omitempty,omitzero"`
 	// Opaque client value echoed on the redirect.
 	State OptString `json:",omitempty,omitzero"`
-	// PKCE challenge, base64url(SHA-256(code_verifier)); required for public clients.
+	// PKCE challenge, base64url(SHA-256(code_verifier)), 43 to 128 characters; required for public
+	// clients. A malformed one is redirected back with `invalid_request`.
 	CodeChallenge OptString `json:",omitempty,omitzero"`
-	// Required (and only `S256`) when code_challenge is given.
-	CodeChallengeMethod OptOAuthAuthorizeShowConsentCodeChallengeMethod `json:",omitempty,omitzero"`
+	// Required (and only `S256`) when code_challenge is given; any other value is redirected back with
+	// `invalid_request` (so the schema does not restrict it).
+	CodeChallengeMethod OptString `json:",omitempty,omitzero"`
 }
 
 func unpackOAuthAuthorizeShowConsentParams(packed middleware.Parameters) (params OAuthAuthorizeShowConsentParams) {
@@ -25895,7 +25898,7 @@ func unpackOAuthAuthorizeShowConsentParams(packed middleware.Parameters) (params
 			Name: "response_type",
 			In:   "query",
 		}
-		params.ResponseType = packed[key].(OAuthAuthorizeShowConsentResponseType)
+		params.ResponseType = packed[key].(string)
 	}
 	{
 		key := middleware.ParameterKey{
@@ -25944,7 +25947,7 @@ func unpackOAuthAuthorizeShowConsentParams(packed middleware.Parameters) (params
 			In:   "query",
 		}
 		if v, ok := packed[key]; ok {
-			params.CodeChallengeMethod = v.(OptOAuthAuthorizeShowConsentCodeChallengeMethod)
+			params.CodeChallengeMethod = v.(OptString)
 		}
 	}
 	return params
@@ -25972,17 +25975,9 @@ func decodeOAuthAuthorizeShowConsentParams(args [0]string, argsEscaped bool, r *
 					return err
 				}
 
-				params.ResponseType = OAuthAuthorizeShowConsentResponseType(c)
+				params.ResponseType = c
 				return nil
 			}); err != nil {
-				return err
-			}
-			if err := func() error {
-				if err := params.ResponseType.Validate(); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
 				return err
 			}
 		} else {
@@ -26182,33 +26177,6 @@ func decodeOAuthAuthorizeShowConsentParams(args [0]string, argsEscaped bool, r *
 			}); err != nil {
 				return err
 			}
-			if err := func() error {
-				if value, ok := params.CodeChallenge.Get(); ok {
-					if err := func() error {
-						if err := (validate.String{
-							MinLength:     43,
-							MinLengthSet:  true,
-							MaxLength:     128,
-							MaxLengthSet:  true,
-							Email:         false,
-							Hostname:      false,
-							Regex:         nil,
-							MinNumeric:    0,
-							MinNumericSet: false,
-							MaxNumeric:    0,
-							MaxNumericSet: false,
-						}).Validate(string(value)); err != nil {
-							return errors.Wrap(err, "string")
-						}
-						return nil
-					}(); err != nil {
-						return err
-					}
-				}
-				return nil
-			}(); err != nil {
-				return err
-			}
 		}
 		return nil
 	}(); err != nil {
@@ -26228,7 +26196,7 @@ func decodeOAuthAuthorizeShowConsentParams(args [0]string, argsEscaped bool, r *
 
 		if err := q.HasParam(cfg); err == nil {
 			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
-				var paramsDotCodeChallengeMethodVal OAuthAuthorizeShowConsentCodeChallengeMethod
+				var paramsDotCodeChallengeMethodVal string
 				if err := func() error {
 					val, err := d.DecodeValue()
 					if err != nil {
@@ -26240,7 +26208,7 @@ func decodeOAuthAuthorizeShowConsentParams(args [0]string, argsEscaped bool, r *
 						return err
 					}
 
-					paramsDotCodeChallengeMethodVal = OAuthAuthorizeShowConsentCodeChallengeMethod(c)
+					paramsDotCodeChallengeMethodVal = c
 					return nil
 				}(); err != nil {
 					return err
@@ -26248,21 +26216,6 @@ func decodeOAuthAuthorizeShowConsentParams(args [0]string, argsEscaped bool, r *
 				params.CodeChallengeMethod.SetTo(paramsDotCodeChallengeMethodVal)
 				return nil
 			}); err != nil {
-				return err
-			}
-			if err := func() error {
-				if value, ok := params.CodeChallengeMethod.Get(); ok {
-					if err := func() error {
-						if err := value.Validate(); err != nil {
-							return err
-						}
-						return nil
-					}(); err != nil {
-						return err
-					}
-				}
-				return nil
-			}(); err != nil {
 				return err
 			}
 		}

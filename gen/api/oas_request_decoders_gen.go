@@ -9294,18 +9294,10 @@ func (s *Server) decodeOAuthIssueTokenRequest(r *http.Request) (
 						return err
 					}
 
-					request.GrantType = OAuthTokenRequestGrantType(c)
+					request.GrantType = c
 					return nil
 				}); err != nil {
 					return req, rawBody, close, errors.Wrap(err, "decode \"grant_type\"")
-				}
-				if err := func() error {
-					if err := request.GrantType.Validate(); err != nil {
-						return err
-					}
-					return nil
-				}(); err != nil {
-					return req, rawBody, close, errors.Wrap(err, "validate")
 				}
 			} else {
 				return req, rawBody, close, errors.Wrap(err, "query")
@@ -9404,33 +9396,6 @@ func (s *Server) decodeOAuthIssueTokenRequest(r *http.Request) (
 					return nil
 				}); err != nil {
 					return req, rawBody, close, errors.Wrap(err, "decode \"code_verifier\"")
-				}
-				if err := func() error {
-					if value, ok := request.CodeVerifier.Get(); ok {
-						if err := func() error {
-							if err := (validate.String{
-								MinLength:     43,
-								MinLengthSet:  true,
-								MaxLength:     128,
-								MaxLengthSet:  true,
-								Email:         false,
-								Hostname:      false,
-								Regex:         nil,
-								MinNumeric:    0,
-								MinNumericSet: false,
-								MaxNumeric:    0,
-								MaxNumericSet: false,
-							}).Validate(string(value)); err != nil {
-								return errors.Wrap(err, "string")
-							}
-							return nil
-						}(); err != nil {
-							return err
-						}
-					}
-					return nil
-				}(); err != nil {
-					return req, rawBody, close, errors.Wrap(err, "validate")
 				}
 			}
 		}

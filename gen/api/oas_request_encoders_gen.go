@@ -1959,7 +1959,7 @@ func encodeOAuthIssueTokenRequest(
 			Explode: true,
 		}
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
-			return e.EncodeValue(conv.StringToString(string(request.GrantType)))
+			return e.EncodeValue(conv.StringToString(request.GrantType))
 		}); err != nil {
 			return errors.Wrap(err, "encode query")
 		}

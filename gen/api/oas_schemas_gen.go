@@ -31234,40 +31234,6 @@ func (s *OAuthAuthorizationServerMetadataTokenEndpointAuthMethodsSupportedItem) 
 	}
 }
 
-type OAuthAuthorizeShowConsentCodeChallengeMethod string
-
-const (
-	OAuthAuthorizeShowConsentCodeChallengeMethodS256 OAuthAuthorizeShowConsentCodeChallengeMethod = "S256"
-)
-
-// AllValues returns all OAuthAuthorizeShowConsentCodeChallengeMethod values.
-func (OAuthAuthorizeShowConsentCodeChallengeMethod) AllValues() []OAuthAuthorizeShowConsentCodeChallengeMethod {
-	return []OAuthAuthorizeShowConsentCodeChallengeMethod{
-		OAuthAuthorizeShowConsentCodeChallengeMethodS256,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s OAuthAuthorizeShowConsentCodeChallengeMethod) MarshalText() ([]byte, error) {
-	switch s {
-	case OAuthAuthorizeShowConsentCodeChallengeMethodS256:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *OAuthAuthorizeShowConsentCodeChallengeMethod) UnmarshalText(data []byte) error {
-	switch OAuthAuthorizeShowConsentCodeChallengeMethod(data) {
-	case OAuthAuthorizeShowConsentCodeChallengeMethodS256:
-		*s = OAuthAuthorizeShowConsentCodeChallengeMethodS256
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
-}
-
 // OAuthAuthorizeShowConsentFound is response for OAuthAuthorizeShowConsent operation.
 type OAuthAuthorizeShowConsentFound struct {
 	Location string
@@ -31300,40 +31266,6 @@ func (s OAuthAuthorizeShowConsentOK) Read(p []byte) (n int, err error) {
 }
 
 func (*OAuthAuthorizeShowConsentOK) oAuthAuthorizeShowConsentRes() {}
-
-type OAuthAuthorizeShowConsentResponseType string
-
-const (
-	OAuthAuthorizeShowConsentResponseTypeCode OAuthAuthorizeShowConsentResponseType = "code"
-)
-
-// AllValues returns all OAuthAuthorizeShowConsentResponseType values.
-func (OAuthAuthorizeShowConsentResponseType) AllValues() []OAuthAuthorizeShowConsentResponseType {
-	return []OAuthAuthorizeShowConsentResponseType{
-		OAuthAuthorizeShowConsentResponseTypeCode,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s OAuthAuthorizeShowConsentResponseType) MarshalText() ([]byte, error) {
-	switch s {
-	case OAuthAuthorizeShowConsentResponseTypeCode:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *OAuthAuthorizeShowConsentResponseType) UnmarshalText(data []byte) error {
-	switch OAuthAuthorizeShowConsentResponseType(data) {
-	case OAuthAuthorizeShowConsentResponseTypeCode:
-		*s = OAuthAuthorizeShowConsentResponseTypeCode
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
-}
 
 // OAuthAuthorizeSubmitConsentFound is response for OAuthAuthorizeSubmitConsent operation.
 type OAuthAuthorizeSubmitConsentFound struct {
@@ -32626,12 +32558,15 @@ func (s *OAuthScope) UnmarshalText(data []byte) error {
 // do not use HTTP Basic.
 // Ref: #/components/schemas/OAuthTokenRequest
 type OAuthTokenRequest struct {
-	GrantType OAuthTokenRequestGrantType `json:"grant_type"`
+	// `authorization_code` or `refresh_token`; any other value is answered 400 `unsupported_grant_type`
+	// (so the schema does not restrict it).
+	GrantType string `json:"grant_type"`
 	// Authorization code (10 minutes, single use).
 	Code OptString `json:"code"`
 	// The redirect_uri of the authorization request, exactly.
 	RedirectURI OptString `json:"redirect_uri"`
-	// PKCE verifier (RFC 7636) whose S256 hash is the code_challenge.
+	// PKCE verifier (RFC 7636, 43 to 128 characters) whose S256 hash is the code_challenge; a malformed
+	// one is answered 400 `invalid_grant`.
 	CodeVerifier OptString `json:"code_verifier"`
 	ClientID     OptString `json:"client_id"`
 	ClientSecret OptString `json:"client_secret"`
@@ -32640,7 +32575,7 @@ type OAuthTokenRequest struct {
 }
 
 // GetGrantType returns the value of GrantType.
-func (s *OAuthTokenRequest) GetGrantType() OAuthTokenRequestGrantType {
+func (s *OAuthTokenRequest) GetGrantType() string {
 	return s.GrantType
 }
 
@@ -32675,7 +32610,7 @@ func (s *OAuthTokenRequest) GetRefreshToken() OptString {
 }
 
 // SetGrantType sets the value of GrantType.
-func (s *OAuthTokenRequest) SetGrantType(val OAuthTokenRequestGrantType) {
+func (s *OAuthTokenRequest) SetGrantType(val string) {
 	s.GrantType = val
 }
 
@@ -32707,47 +32642,6 @@ func (s *OAuthTokenRequest) SetClientSecret(val OptString) {
 // SetRefreshToken sets the value of RefreshToken.
 func (s *OAuthTokenRequest) SetRefreshToken(val OptString) {
 	s.RefreshToken = val
-}
-
-type OAuthTokenRequestGrantType string
-
-const (
-	OAuthTokenRequestGrantTypeAuthorizationCode OAuthTokenRequestGrantType = "authorization_code"
-	OAuthTokenRequestGrantTypeRefreshToken      OAuthTokenRequestGrantType = "refresh_token"
-)
-
-// AllValues returns all OAuthTokenRequestGrantType values.
-func (OAuthTokenRequestGrantType) AllValues() []OAuthTokenRequestGrantType {
-	return []OAuthTokenRequestGrantType{
-		OAuthTokenRequestGrantTypeAuthorizationCode,
-		OAuthTokenRequestGrantTypeRefreshToken,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s OAuthTokenRequestGrantType) MarshalText() ([]byte, error) {
-	switch s {
-	case OAuthTokenRequestGrantTypeAuthorizationCode:
-		return []byte(s), nil
-	case OAuthTokenRequestGrantTypeRefreshToken:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *OAuthTokenRequestGrantType) UnmarshalText(data []byte) error {
-	switch OAuthTokenRequestGrantType(data) {
-	case OAuthTokenRequestGrantTypeAuthorizationCode:
-		*s = OAuthTokenRequestGrantTypeAuthorizationCode
-		return nil
-	case OAuthTokenRequestGrantTypeRefreshToken:
-		*s = OAuthTokenRequestGrantTypeRefreshToken
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
 }
 
 // Ref: #/components/schemas/OAuthTokenResponse
@@ -39771,52 +39665,6 @@ func (o OptOAuthApplicationCreateClientType) Get() (v OAuthApplicationCreateClie
 
 // Or returns value if set, or given parameter if does not.
 func (o OptOAuthApplicationCreateClientType) Or(d OAuthApplicationCreateClientType) OAuthApplicationCreateClientType {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptOAuthAuthorizeShowConsentCodeChallengeMethod returns new OptOAuthAuthorizeShowConsentCodeChallengeMethod with value set to v.
-func NewOptOAuthAuthorizeShowConsentCodeChallengeMethod(v OAuthAuthorizeShowConsentCodeChallengeMethod) OptOAuthAuthorizeShowConsentCodeChallengeMethod {
-	return OptOAuthAuthorizeShowConsentCodeChallengeMethod{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptOAuthAuthorizeShowConsentCodeChallengeMethod is optional OAuthAuthorizeShowConsentCodeChallengeMethod.
-type OptOAuthAuthorizeShowConsentCodeChallengeMethod struct {
-	Value OAuthAuthorizeShowConsentCodeChallengeMethod
-	Set   bool
-}
-
-// IsSet returns true if OptOAuthAuthorizeShowConsentCodeChallengeMethod was set.
-func (o OptOAuthAuthorizeShowConsentCodeChallengeMethod) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptOAuthAuthorizeShowConsentCodeChallengeMethod) Reset() {
-	var v OAuthAuthorizeShowConsentCodeChallengeMethod
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptOAuthAuthorizeShowConsentCodeChallengeMethod) SetTo(v OAuthAuthorizeShowConsentCodeChallengeMethod) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptOAuthAuthorizeShowConsentCodeChallengeMethod) Get() (v OAuthAuthorizeShowConsentCodeChallengeMethod, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptOAuthAuthorizeShowConsentCodeChallengeMethod) Or(d OAuthAuthorizeShowConsentCodeChallengeMethod) OAuthAuthorizeShowConsentCodeChallengeMethod {
 	if v, ok := o.Get(); ok {
 		return v
 	}

@@ -12299,24 +12299,6 @@ func (s OAuthAuthorizationServerMetadataTokenEndpointAuthMethodsSupportedItem) V
 	}
 }
 
-func (s OAuthAuthorizeShowConsentCodeChallengeMethod) Validate() error {
-	switch s {
-	case "S256":
-		return nil
-	default:
-		return errors.Errorf("invalid value: %v", s)
-	}
-}
-
-func (s OAuthAuthorizeShowConsentResponseType) Validate() error {
-	switch s {
-	case "code":
-		return nil
-	default:
-		return errors.Errorf("invalid value: %v", s)
-	}
-}
-
 func (s *OAuthClientRegistration) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -12904,70 +12886,6 @@ func (s OAuthScope) Validate() error {
 	case "write_events":
 		return nil
 	case "manage_mailbox_provisioning":
-		return nil
-	default:
-		return errors.Errorf("invalid value: %v", s)
-	}
-}
-
-func (s *OAuthTokenRequest) Validate() error {
-	if s == nil {
-		return validate.ErrNilPointer
-	}
-
-	var failures []validate.FieldError
-	if err := func() error {
-		if err := s.GrantType.Validate(); err != nil {
-			return err
-		}
-		return nil
-	}(); err != nil {
-		failures = append(failures, validate.FieldError{
-			Name:  "grant_type",
-			Error: err,
-		})
-	}
-	if err := func() error {
-		if value, ok := s.CodeVerifier.Get(); ok {
-			if err := func() error {
-				if err := (validate.String{
-					MinLength:     43,
-					MinLengthSet:  true,
-					MaxLength:     128,
-					MaxLengthSet:  true,
-					Email:         false,
-					Hostname:      false,
-					Regex:         nil,
-					MinNumeric:    0,
-					MinNumericSet: false,
-					MaxNumeric:    0,
-					MaxNumericSet: false,
-				}).Validate(string(value)); err != nil {
-					return errors.Wrap(err, "string")
-				}
-				return nil
-			}(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}(); err != nil {
-		failures = append(failures, validate.FieldError{
-			Name:  "code_verifier",
-			Error: err,
-		})
-	}
-	if len(failures) > 0 {
-		return &validate.Error{Fields: failures}
-	}
-	return nil
-}
-
-func (s OAuthTokenRequestGrantType) Validate() error {
-	switch s {
-	case "authorization_code":
-		return nil
-	case "refresh_token":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)

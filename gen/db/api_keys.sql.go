@@ -10,26 +10,55 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const aPIKeyCounts = `-- name: APIKeyCounts :one
+SELECT
+  count(*) FILTER (WHERE status = 'active' AND (expires_at IS NULL OR expires_at > now()))::int AS active_keys,
+  count(*) FILTER (WHERE status = 'revoked')::int AS revoked_keys,
+  count(*) FILTER (WHERE status = 'active' AND expires_at <= now())::int AS expired_keys
+FROM api_keys WHERE organization_id = $1::uuid
+`
+
+type APIKeyCountsRow struct {
+	ActiveKeys  int32 `json:"active_keys"`
+	RevokedKeys int32 `json:"revoked_keys"`
+	ExpiredKeys int32 `json:"expired_keys"`
+}
+
+// Expired keys still read active (expiry is judged at read time), so they are counted apart from both.
+func (q *Queries) APIKeyCounts(ctx context.Context, db DBTX, organizationID uuid.UUID) (APIKeyCountsRow, error) {
+	row := db.QueryRow(ctx, aPIKeyCounts, organizationID)
+	var i APIKeyCountsRow
+	err := row.Scan(&i.ActiveKeys, &i.RevokedKeys, &i.ExpiredKeys)
+	return i, err
+}
+
 const aPIKeyCreate = `-- name: APIKeyCreate :one
-INSERT INTO api_keys (organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions, expires_at)
+INSERT INTO api_keys (organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions,
+                      allowed_ips, allowed_email_accounts, rate_limit_per_minute, expires_at)
 VALUES ($1::uuid, $2::uuid, $3::uuid, $4::text, $5::text,
-        $6::bytea, $7::text, $8::text, $9::bigint, $10::timestamptz)
-RETURNING organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions, status, revoked_at, revoked_reason, expires_at, created_at, updated_at
+        $6::bytea, $7::text, $8::text, $9::bigint,
+        COALESCE($10::text[], '{}'), COALESCE($11::uuid[], '{}'),
+        $12::int, $13::timestamptz)
+RETURNING organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions, status, revoked_at, revoked_reason, expires_at, created_at, updated_at, allowed_ips, allowed_email_accounts, rate_limit_per_minute, last_used_at, last_request_ip
 `
 
 type APIKeyCreateParams struct {
-	OrganizationID uuid.UUID     `json:"organization_id"`
-	ID             uuid.UUID     `json:"id"`
-	UserID         uuid.NullUUID `json:"user_id"`
-	Name           string        `json:"name"`
-	Description    string        `json:"description"`
-	KeyHash        []byte        `json:"key_hash"`
-	KeyPrefix      string        `json:"key_prefix"`
-	KeySuffix      string        `json:"key_suffix"`
-	Permissions    int64         `json:"permissions"`
-	ExpiresAt      *time.Time    `json:"expires_at"`
+	OrganizationID       uuid.UUID     `json:"organization_id"`
+	ID                   uuid.UUID     `json:"id"`
+	UserID               uuid.NullUUID `json:"user_id"`
+	Name                 string        `json:"name"`
+	Description          string        `json:"description"`
+	KeyHash              []byte        `json:"key_hash"`
+	KeyPrefix            string        `json:"key_prefix"`
+	KeySuffix            string        `json:"key_suffix"`
+	Permissions          int64         `json:"permissions"`
+	AllowedIps           []string      `json:"allowed_ips"`
+	AllowedEmailAccounts []uuid.UUID   `json:"allowed_email_accounts"`
+	RateLimitPerMinute   int32         `json:"rate_limit_per_minute"`
+	ExpiresAt            *time.Time    `json:"expires_at"`
 }
 
 func (q *Queries) APIKeyCreate(ctx context.Context, db DBTX, arg APIKeyCreateParams) (ApiKey, error) {
@@ -43,6 +72,9 @@ func (q *Queries) APIKeyCreate(ctx context.Context, db DBTX, arg APIKeyCreatePar
 		arg.KeyPrefix,
 		arg.KeySuffix,
 		arg.Permissions,
+		arg.AllowedIps,
+		arg.AllowedEmailAccounts,
+		arg.RateLimitPerMinute,
 		arg.ExpiresAt,
 	)
 	var i ApiKey
@@ -62,12 +94,198 @@ func (q *Queries) APIKeyCreate(ctx context.Context, db DBTX, arg APIKeyCreatePar
 		&i.ExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.AllowedIps,
+		&i.AllowedEmailAccounts,
+		&i.RateLimitPerMinute,
+		&i.LastUsedAt,
+		&i.LastRequestIp,
 	)
 	return i, err
 }
 
+const aPIKeyDelete = `-- name: APIKeyDelete :execrows
+DELETE FROM api_keys WHERE organization_id = $1::uuid AND id = $2::uuid
+`
+
+type APIKeyDeleteParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) APIKeyDelete(ctx context.Context, db DBTX, arg APIKeyDeleteParams) (int64, error) {
+	result, err := db.Exec(ctx, aPIKeyDelete, arg.OrganizationID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const aPIKeyGet = `-- name: APIKeyGet :one
+SELECT organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions, status, revoked_at, revoked_reason, expires_at, created_at, updated_at, allowed_ips, allowed_email_accounts, rate_limit_per_minute, last_used_at, last_request_ip FROM api_keys WHERE organization_id = $1::uuid AND id = $2::uuid
+`
+
+type APIKeyGetParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) APIKeyGet(ctx context.Context, db DBTX, arg APIKeyGetParams) (ApiKey, error) {
+	row := db.QueryRow(ctx, aPIKeyGet, arg.OrganizationID, arg.ID)
+	var i ApiKey
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.UserID,
+		&i.Name,
+		&i.Description,
+		&i.KeyHash,
+		&i.KeyPrefix,
+		&i.KeySuffix,
+		&i.Permissions,
+		&i.Status,
+		&i.RevokedAt,
+		&i.RevokedReason,
+		&i.ExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.AllowedIps,
+		&i.AllowedEmailAccounts,
+		&i.RateLimitPerMinute,
+		&i.LastUsedAt,
+		&i.LastRequestIp,
+	)
+	return i, err
+}
+
+const aPIKeyGetForUpdate = `-- name: APIKeyGetForUpdate :one
+SELECT organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions, status, revoked_at, revoked_reason, expires_at, created_at, updated_at, allowed_ips, allowed_email_accounts, rate_limit_per_minute, last_used_at, last_request_ip FROM api_keys WHERE organization_id = $1::uuid AND id = $2::uuid FOR UPDATE
+`
+
+type APIKeyGetForUpdateParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) APIKeyGetForUpdate(ctx context.Context, db DBTX, arg APIKeyGetForUpdateParams) (ApiKey, error) {
+	row := db.QueryRow(ctx, aPIKeyGetForUpdate, arg.OrganizationID, arg.ID)
+	var i ApiKey
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.UserID,
+		&i.Name,
+		&i.Description,
+		&i.KeyHash,
+		&i.KeyPrefix,
+		&i.KeySuffix,
+		&i.Permissions,
+		&i.Status,
+		&i.RevokedAt,
+		&i.RevokedReason,
+		&i.ExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.AllowedIps,
+		&i.AllowedEmailAccounts,
+		&i.RateLimitPerMinute,
+		&i.LastUsedAt,
+		&i.LastRequestIp,
+	)
+	return i, err
+}
+
+const aPIKeyLastCall = `-- name: APIKeyLastCall :many
+SELECT last_used_at FROM api_keys
+WHERE organization_id = $1::uuid AND last_used_at IS NOT NULL
+ORDER BY last_used_at DESC
+LIMIT 1
+`
+
+func (q *Queries) APIKeyLastCall(ctx context.Context, db DBTX, organizationID uuid.UUID) ([]*time.Time, error) {
+	rows, err := db.Query(ctx, aPIKeyLastCall, organizationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []*time.Time{}
+	for rows.Next() {
+		var last_used_at *time.Time
+		if err := rows.Scan(&last_used_at); err != nil {
+			return nil, err
+		}
+		items = append(items, last_used_at)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const aPIKeyList = `-- name: APIKeyList :many
+SELECT organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions, status, revoked_at, revoked_reason, expires_at, created_at, updated_at, allowed_ips, allowed_email_accounts, rate_limit_per_minute, last_used_at, last_request_ip FROM api_keys
+WHERE organization_id = $1::uuid
+  AND ($2::timestamptz IS NULL
+       OR (created_at, id) < ($2::timestamptz, $3::uuid))
+ORDER BY created_at DESC, id DESC
+LIMIT $4::int
+`
+
+type APIKeyListParams struct {
+	OrganizationID  uuid.UUID     `json:"organization_id"`
+	BeforeCreatedAt *time.Time    `json:"before_created_at"`
+	BeforeID        uuid.NullUUID `json:"before_id"`
+	RowLimit        int32         `json:"row_limit"`
+}
+
+// Newest first; the (created_at, id) keyset walks api_keys_newest without an OFFSET.
+func (q *Queries) APIKeyList(ctx context.Context, db DBTX, arg APIKeyListParams) ([]ApiKey, error) {
+	rows, err := db.Query(ctx, aPIKeyList,
+		arg.OrganizationID,
+		arg.BeforeCreatedAt,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ApiKey{}
+	for rows.Next() {
+		var i ApiKey
+		if err := rows.Scan(
+			&i.OrganizationID,
+			&i.ID,
+			&i.UserID,
+			&i.Name,
+			&i.Description,
+			&i.KeyHash,
+			&i.KeyPrefix,
+			&i.KeySuffix,
+			&i.Permissions,
+			&i.Status,
+			&i.RevokedAt,
+			&i.RevokedReason,
+			&i.ExpiresAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.AllowedIps,
+			&i.AllowedEmailAccounts,
+			&i.RateLimitPerMinute,
+			&i.LastUsedAt,
+			&i.LastRequestIp,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const aPIKeyLookup = `-- name: APIKeyLookup :one
-SELECT organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions, status, revoked_at, revoked_reason, expires_at, created_at, updated_at FROM auth_api_key_lookup($1::bytea)
+SELECT organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions, status, revoked_at, revoked_reason, expires_at, created_at, updated_at, allowed_ips, allowed_email_accounts, rate_limit_per_minute, last_used_at, last_request_ip FROM auth_api_key_lookup($1::bytea)
 `
 
 // Authentication does not know the organization yet: the narrow SECURITY DEFINER function is the only
@@ -91,6 +309,56 @@ func (q *Queries) APIKeyLookup(ctx context.Context, db DBTX, keyHash []byte) (Ap
 		&i.ExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.AllowedIps,
+		&i.AllowedEmailAccounts,
+		&i.RateLimitPerMinute,
+		&i.LastUsedAt,
+		&i.LastRequestIp,
+	)
+	return i, err
+}
+
+const aPIKeyRevoke = `-- name: APIKeyRevoke :one
+UPDATE api_keys SET
+  status = 'revoked',
+  revoked_at = COALESCE(revoked_at, now()),
+  revoked_reason = COALESCE(revoked_reason, $1::text),
+  updated_at = CASE WHEN status = 'revoked' THEN updated_at ELSE now() END
+WHERE organization_id = $2::uuid AND id = $3::uuid
+RETURNING organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions, status, revoked_at, revoked_reason, expires_at, created_at, updated_at, allowed_ips, allowed_email_accounts, rate_limit_per_minute, last_used_at, last_request_ip
+`
+
+type APIKeyRevokeParams struct {
+	Reason         string    `json:"reason"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// Revoking twice keeps the first revocation's time and reason.
+func (q *Queries) APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (ApiKey, error) {
+	row := db.QueryRow(ctx, aPIKeyRevoke, arg.Reason, arg.OrganizationID, arg.ID)
+	var i ApiKey
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.UserID,
+		&i.Name,
+		&i.Description,
+		&i.KeyHash,
+		&i.KeyPrefix,
+		&i.KeySuffix,
+		&i.Permissions,
+		&i.Status,
+		&i.RevokedAt,
+		&i.RevokedReason,
+		&i.ExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.AllowedIps,
+		&i.AllowedEmailAccounts,
+		&i.RateLimitPerMinute,
+		&i.LastUsedAt,
+		&i.LastRequestIp,
 	)
 	return i, err
 }
@@ -119,4 +387,377 @@ func (q *Queries) APIKeyRevokeByName(ctx context.Context, db DBTX, arg APIKeyRev
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const aPIKeyTouch = `-- name: APIKeyTouch :exec
+UPDATE api_keys k SET last_used_at = u.at, last_request_ip = u.ip
+FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::timestamptz[]) AS at, unnest($4::text[]) AS ip) AS u
+WHERE k.organization_id = $1::uuid AND k.id = u.id
+  AND (k.last_used_at IS NULL OR k.last_used_at < u.at)
+`
+
+type APIKeyTouchParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+	Ats            []time.Time `json:"ats"`
+	Ips            []string    `json:"ips"`
+}
+
+// Batched last-use marks: one row per key with its newest request; never moves a mark backwards.
+func (q *Queries) APIKeyTouch(ctx context.Context, db DBTX, arg APIKeyTouchParams) error {
+	_, err := db.Exec(ctx, aPIKeyTouch,
+		arg.OrganizationID,
+		arg.Ids,
+		arg.Ats,
+		arg.Ips,
+	)
+	return err
+}
+
+const aPIKeyUpdate = `-- name: APIKeyUpdate :one
+UPDATE api_keys SET
+  name = COALESCE($1::text, name),
+  description = COALESCE($2::text, description),
+  permissions = COALESCE($3::bigint, permissions),
+  allowed_ips = COALESCE($4::text[], allowed_ips),
+  allowed_email_accounts = COALESCE($5::uuid[], allowed_email_accounts),
+  rate_limit_per_minute = COALESCE($6::int, rate_limit_per_minute),
+  updated_at = now()
+WHERE organization_id = $7::uuid AND id = $8::uuid
+RETURNING organization_id, id, user_id, name, description, key_hash, key_prefix, key_suffix, permissions, status, revoked_at, revoked_reason, expires_at, created_at, updated_at, allowed_ips, allowed_email_accounts, rate_limit_per_minute, last_used_at, last_request_ip
+`
+
+type APIKeyUpdateParams struct {
+	Name                 *string     `json:"name"`
+	Description          *string     `json:"description"`
+	Permissions          pgtype.Int8 `json:"permissions"`
+	AllowedIps           []string    `json:"allowed_ips"`
+	AllowedEmailAccounts []uuid.UUID `json:"allowed_email_accounts"`
+	RateLimitPerMinute   *int32      `json:"rate_limit_per_minute"`
+	OrganizationID       uuid.UUID   `json:"organization_id"`
+	ID                   uuid.UUID   `json:"id"`
+}
+
+// Each field is replaced only when given; a NULL leaves it as it is.
+func (q *Queries) APIKeyUpdate(ctx context.Context, db DBTX, arg APIKeyUpdateParams) (ApiKey, error) {
+	row := db.QueryRow(ctx, aPIKeyUpdate,
+		arg.Name,
+		arg.Description,
+		arg.Permissions,
+		arg.AllowedIps,
+		arg.AllowedEmailAccounts,
+		arg.RateLimitPerMinute,
+		arg.OrganizationID,
+		arg.ID,
+	)
+	var i ApiKey
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.UserID,
+		&i.Name,
+		&i.Description,
+		&i.KeyHash,
+		&i.KeyPrefix,
+		&i.KeySuffix,
+		&i.Permissions,
+		&i.Status,
+		&i.RevokedAt,
+		&i.RevokedReason,
+		&i.ExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.AllowedIps,
+		&i.AllowedEmailAccounts,
+		&i.RateLimitPerMinute,
+		&i.LastUsedAt,
+		&i.LastRequestIp,
+	)
+	return i, err
+}
+
+const aPIKeyUsageBuckets = `-- name: APIKeyUsageBuckets :many
+WITH b AS (
+  SELECT generate_series(date_trunc($2::text, $3::timestamptz, 'UTC'),
+                         $1::timestamptz, ('1 ' || $2::text)::interval) AS bucket
+), l AS (
+  SELECT date_trunc($2::text, created_at, 'UTC') AS bucket, response_code, response_time_ms
+  FROM api_key_usage_logs
+  WHERE organization_id = $4::uuid
+    AND ($5::uuid IS NULL OR api_key_id = $5::uuid)
+    AND created_at >= $3::timestamptz AND created_at < $1::timestamptz
+)
+SELECT b.bucket::timestamptz AS bucket,
+       count(l.bucket)::bigint AS total,
+       (count(l.bucket) FILTER (WHERE l.response_code < 400))::bigint AS success,
+       (count(l.bucket) FILTER (WHERE l.response_code >= 400 AND l.response_code < 500))::bigint AS client_errors,
+       (count(l.bucket) FILTER (WHERE l.response_code >= 500))::bigint AS server_errors,
+       COALESCE(avg(l.response_time_ms), 0)::float8 AS avg_latency_ms
+FROM b LEFT JOIN l ON l.bucket = b.bucket
+WHERE b.bucket < $1::timestamptz
+GROUP BY b.bucket
+ORDER BY b.bucket
+`
+
+type APIKeyUsageBucketsParams struct {
+	ToAt           time.Time     `json:"to_at"`
+	Unit           string        `json:"unit"`
+	FromAt         time.Time     `json:"from_at"`
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ApiKeyID       uuid.NullUUID `json:"api_key_id"`
+}
+
+type APIKeyUsageBucketsRow struct {
+	Bucket       time.Time `json:"bucket"`
+	Total        int64     `json:"total"`
+	Success      int64     `json:"success"`
+	ClientErrors int64     `json:"client_errors"`
+	ServerErrors int64     `json:"server_errors"`
+	AvgLatencyMs float64   `json:"avg_latency_ms"`
+}
+
+// Every bucket of the range, empty ones included (charts need the gaps). sqlc.narg(api_key_id) NULL = every key.
+func (q *Queries) APIKeyUsageBuckets(ctx context.Context, db DBTX, arg APIKeyUsageBucketsParams) ([]APIKeyUsageBucketsRow, error) {
+	rows, err := db.Query(ctx, aPIKeyUsageBuckets,
+		arg.ToAt,
+		arg.Unit,
+		arg.FromAt,
+		arg.OrganizationID,
+		arg.ApiKeyID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []APIKeyUsageBucketsRow{}
+	for rows.Next() {
+		var i APIKeyUsageBucketsRow
+		if err := rows.Scan(
+			&i.Bucket,
+			&i.Total,
+			&i.Success,
+			&i.ClientErrors,
+			&i.ServerErrors,
+			&i.AvgLatencyMs,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const aPIKeyUsageEndpoints = `-- name: APIKeyUsageEndpoints :many
+SELECT endpoint, method, count(*)::bigint AS count,
+       (count(*) FILTER (WHERE response_code >= 400))::bigint AS error_count,
+       avg(response_time_ms)::float8 AS avg_latency_ms
+FROM api_key_usage_logs
+WHERE organization_id = $1::uuid
+  AND ($2::uuid IS NULL OR api_key_id = $2::uuid)
+  AND created_at >= $3::timestamptz AND created_at < $4::timestamptz
+GROUP BY endpoint, method
+ORDER BY count(*) DESC, endpoint, method
+LIMIT 200
+`
+
+type APIKeyUsageEndpointsParams struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ApiKeyID       uuid.NullUUID `json:"api_key_id"`
+	FromAt         time.Time     `json:"from_at"`
+	ToAt           time.Time     `json:"to_at"`
+}
+
+type APIKeyUsageEndpointsRow struct {
+	Endpoint     string  `json:"endpoint"`
+	Method       string  `json:"method"`
+	Count        int64   `json:"count"`
+	ErrorCount   int64   `json:"error_count"`
+	AvgLatencyMs float64 `json:"avg_latency_ms"`
+}
+
+func (q *Queries) APIKeyUsageEndpoints(ctx context.Context, db DBTX, arg APIKeyUsageEndpointsParams) ([]APIKeyUsageEndpointsRow, error) {
+	rows, err := db.Query(ctx, aPIKeyUsageEndpoints,
+		arg.OrganizationID,
+		arg.ApiKeyID,
+		arg.FromAt,
+		arg.ToAt,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []APIKeyUsageEndpointsRow{}
+	for rows.Next() {
+		var i APIKeyUsageEndpointsRow
+		if err := rows.Scan(
+			&i.Endpoint,
+			&i.Method,
+			&i.Count,
+			&i.ErrorCount,
+			&i.AvgLatencyMs,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const aPIKeyUsageInsert = `-- name: APIKeyUsageInsert :execrows
+INSERT INTO api_key_usage_logs (organization_id, id, api_key_id, endpoint, method, ip_address, user_agent,
+                                response_code, response_time_ms, created_at)
+SELECT $1::uuid, u.id, u.api_key_id, u.endpoint, u.method, u.ip, u.ua, u.code, u.ms, u.at
+FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::uuid[]) AS api_key_id,
+             unnest($4::text[]) AS endpoint, unnest($5::text[]) AS method, unnest($6::text[]) AS ip,
+             unnest($7::text[]) AS ua, unnest($8::int[]) AS code, unnest($9::int[]) AS ms,
+             unnest($10::timestamptz[]) AS at) AS u
+WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.organization_id = $1::uuid AND k.id = u.api_key_id)
+`
+
+type APIKeyUsageInsertParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+	ApiKeyIds      []uuid.UUID `json:"api_key_ids"`
+	Endpoints      []string    `json:"endpoints"`
+	Methods        []string    `json:"methods"`
+	Ips            []string    `json:"ips"`
+	Uas            []string    `json:"uas"`
+	Codes          []int32     `json:"codes"`
+	Ms             []int32     `json:"ms"`
+	Ats            []time.Time `json:"ats"`
+}
+
+// One batch of request-log rows of one organization. Rows of a key deleted meanwhile are dropped.
+func (q *Queries) APIKeyUsageInsert(ctx context.Context, db DBTX, arg APIKeyUsageInsertParams) (int64, error) {
+	result, err := db.Exec(ctx, aPIKeyUsageInsert,
+		arg.OrganizationID,
+		arg.Ids,
+		arg.ApiKeyIds,
+		arg.Endpoints,
+		arg.Methods,
+		arg.Ips,
+		arg.Uas,
+		arg.Codes,
+		arg.Ms,
+		arg.Ats,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const aPIKeyUsageLogList = `-- name: APIKeyUsageLogList :many
+SELECT organization_id, id, api_key_id, endpoint, method, ip_address, user_agent, response_code, response_time_ms, created_at FROM api_key_usage_logs
+WHERE organization_id = $1::uuid AND api_key_id = $2::uuid
+  AND ($3::timestamptz IS NULL
+       OR (created_at, id) < ($3::timestamptz, $4::uuid))
+ORDER BY created_at DESC, id DESC
+LIMIT $5::int
+`
+
+type APIKeyUsageLogListParams struct {
+	OrganizationID  uuid.UUID     `json:"organization_id"`
+	ApiKeyID        uuid.UUID     `json:"api_key_id"`
+	BeforeCreatedAt *time.Time    `json:"before_created_at"`
+	BeforeID        uuid.NullUUID `json:"before_id"`
+	RowLimit        int32         `json:"row_limit"`
+}
+
+func (q *Queries) APIKeyUsageLogList(ctx context.Context, db DBTX, arg APIKeyUsageLogListParams) ([]ApiKeyUsageLog, error) {
+	rows, err := db.Query(ctx, aPIKeyUsageLogList,
+		arg.OrganizationID,
+		arg.ApiKeyID,
+		arg.BeforeCreatedAt,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ApiKeyUsageLog{}
+	for rows.Next() {
+		var i ApiKeyUsageLog
+		if err := rows.Scan(
+			&i.OrganizationID,
+			&i.ID,
+			&i.ApiKeyID,
+			&i.Endpoint,
+			&i.Method,
+			&i.IpAddress,
+			&i.UserAgent,
+			&i.ResponseCode,
+			&i.ResponseTimeMs,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const aPIKeyUsageSweep = `-- name: APIKeyUsageSweep :one
+SELECT api_key_usage_sweep($1::timestamptz)::bigint AS removed
+`
+
+func (q *Queries) APIKeyUsageSweep(ctx context.Context, db DBTX, before time.Time) (int64, error) {
+	row := db.QueryRow(ctx, aPIKeyUsageSweep, before)
+	var removed int64
+	err := row.Scan(&removed)
+	return removed, err
+}
+
+const aPIKeyUsageTotals = `-- name: APIKeyUsageTotals :one
+SELECT count(*)::bigint AS requests,
+       (count(*) FILTER (WHERE response_code >= 400))::bigint AS errors,
+       COALESCE(avg(response_time_ms), 0)::float8 AS avg_latency_ms
+FROM api_key_usage_logs
+WHERE organization_id = $1::uuid AND created_at >= $2::timestamptz
+`
+
+type APIKeyUsageTotalsParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	Since          time.Time `json:"since"`
+}
+
+type APIKeyUsageTotalsRow struct {
+	Requests     int64   `json:"requests"`
+	Errors       int64   `json:"errors"`
+	AvgLatencyMs float64 `json:"avg_latency_ms"`
+}
+
+func (q *Queries) APIKeyUsageTotals(ctx context.Context, db DBTX, arg APIKeyUsageTotalsParams) (APIKeyUsageTotalsRow, error) {
+	row := db.QueryRow(ctx, aPIKeyUsageTotals, arg.OrganizationID, arg.Since)
+	var i APIKeyUsageTotalsRow
+	err := row.Scan(&i.Requests, &i.Errors, &i.AvgLatencyMs)
+	return i, err
+}
+
+const rateLimitTake = `-- name: RateLimitTake :one
+SELECT rate_limit_take($1::uuid, $2::int, $3::int)::int AS retry_after
+`
+
+type RateLimitTakeParams struct {
+	CredentialID  uuid.UUID `json:"credential_id"`
+	MaxRequests   int32     `json:"max_requests"`
+	WindowSeconds int32     `json:"window_seconds"`
+}
+
+// Seconds until the credential may call again; 0 admits (and counts) this request.
+func (q *Queries) RateLimitTake(ctx context.Context, db DBTX, arg RateLimitTakeParams) (int32, error) {
+	row := db.QueryRow(ctx, rateLimitTake, arg.CredentialID, arg.MaxRequests, arg.WindowSeconds)
+	var retry_after int32
+	err := row.Scan(&retry_after)
+	return retry_after, err
 }

@@ -63,21 +63,39 @@ func (ns NullRiverJobState) Value() (driver.Value, error) {
 }
 
 type ApiKey struct {
-	OrganizationID uuid.UUID     `json:"organization_id"`
-	ID             uuid.UUID     `json:"id"`
-	UserID         uuid.NullUUID `json:"user_id"`
-	Name           string        `json:"name"`
-	Description    string        `json:"description"`
-	KeyHash        []byte        `json:"key_hash"`
-	KeyPrefix      string        `json:"key_prefix"`
-	KeySuffix      string        `json:"key_suffix"`
-	Permissions    int64         `json:"permissions"`
-	Status         string        `json:"status"`
-	RevokedAt      *time.Time    `json:"revoked_at"`
-	RevokedReason  *string       `json:"revoked_reason"`
-	ExpiresAt      *time.Time    `json:"expires_at"`
-	CreatedAt      time.Time     `json:"created_at"`
-	UpdatedAt      time.Time     `json:"updated_at"`
+	OrganizationID       uuid.UUID     `json:"organization_id"`
+	ID                   uuid.UUID     `json:"id"`
+	UserID               uuid.NullUUID `json:"user_id"`
+	Name                 string        `json:"name"`
+	Description          string        `json:"description"`
+	KeyHash              []byte        `json:"key_hash"`
+	KeyPrefix            string        `json:"key_prefix"`
+	KeySuffix            string        `json:"key_suffix"`
+	Permissions          int64         `json:"permissions"`
+	Status               string        `json:"status"`
+	RevokedAt            *time.Time    `json:"revoked_at"`
+	RevokedReason        *string       `json:"revoked_reason"`
+	ExpiresAt            *time.Time    `json:"expires_at"`
+	CreatedAt            time.Time     `json:"created_at"`
+	UpdatedAt            time.Time     `json:"updated_at"`
+	AllowedIps           []string      `json:"allowed_ips"`
+	AllowedEmailAccounts []uuid.UUID   `json:"allowed_email_accounts"`
+	RateLimitPerMinute   int32         `json:"rate_limit_per_minute"`
+	LastUsedAt           *time.Time    `json:"last_used_at"`
+	LastRequestIp        *string       `json:"last_request_ip"`
+}
+
+type ApiKeyUsageLog struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	ApiKeyID       uuid.UUID `json:"api_key_id"`
+	Endpoint       string    `json:"endpoint"`
+	Method         string    `json:"method"`
+	IpAddress      string    `json:"ip_address"`
+	UserAgent      string    `json:"user_agent"`
+	ResponseCode   int32     `json:"response_code"`
+	ResponseTimeMs int32     `json:"response_time_ms"`
+	CreatedAt      time.Time `json:"created_at"`
 }
 
 type AuditLog struct {
@@ -196,6 +214,56 @@ type NotificationPreference struct {
 	UpdatedAt          time.Time       `json:"updated_at"`
 }
 
+type OauthClient struct {
+	ID                      uuid.UUID     `json:"id"`
+	OrganizationID          uuid.NullUUID `json:"organization_id"`
+	ClientID                string        `json:"client_id"`
+	ClientType              string        `json:"client_type"`
+	TokenEndpointAuthMethod string        `json:"token_endpoint_auth_method"`
+	SecretHash              []byte        `json:"secret_hash"`
+	Name                    string        `json:"name"`
+	Description             string        `json:"description"`
+	Logo                    string        `json:"logo"`
+	Website                 string        `json:"website"`
+	PolicyUri               string        `json:"policy_uri"`
+	TosUri                  string        `json:"tos_uri"`
+	Contacts                []string      `json:"contacts"`
+	SoftwareID              string        `json:"software_id"`
+	SoftwareVersion         string        `json:"software_version"`
+	RedirectUris            []string      `json:"redirect_uris"`
+	GrantTypes              []string      `json:"grant_types"`
+	Scopes                  int64         `json:"scopes"`
+	AllowedWebhookDomains   []string      `json:"allowed_webhook_domains"`
+	WebhookUrl              string        `json:"webhook_url"`
+	WebhookEvents           []string      `json:"webhook_events"`
+	WebhookSecretSealed     []byte        `json:"webhook_secret_sealed"`
+	CreatedAt               time.Time     `json:"created_at"`
+	UpdatedAt               time.Time     `json:"updated_at"`
+}
+
+type OauthGrant struct {
+	OrganizationID uuid.UUID  `json:"organization_id"`
+	ID             uuid.UUID  `json:"id"`
+	ClientID       uuid.UUID  `json:"client_id"`
+	UserID         uuid.UUID  `json:"user_id"`
+	Scopes         int64      `json:"scopes"`
+	CreatedAt      time.Time  `json:"created_at"`
+	RevokedAt      *time.Time `json:"revoked_at"`
+	RevokedReason  *string    `json:"revoked_reason"`
+}
+
+type OauthToken struct {
+	OrganizationID uuid.UUID       `json:"organization_id"`
+	Signature      string          `json:"signature"`
+	Kind           string          `json:"kind"`
+	GrantID        uuid.UUID       `json:"grant_id"`
+	Scopes         int64           `json:"scopes"`
+	Request        json.RawMessage `json:"request"`
+	Active         bool            `json:"active"`
+	ExpiresAt      time.Time       `json:"expires_at"`
+	CreatedAt      time.Time       `json:"created_at"`
+}
+
 type Organization struct {
 	ID          uuid.UUID  `json:"id"`
 	Name        string     `json:"name"`
@@ -244,6 +312,12 @@ type RateLimitCounter struct {
 	Key         string    `json:"key"`
 	WindowStart time.Time `json:"window_start"`
 	Hits        int32     `json:"hits"`
+}
+
+type RateLimitHit struct {
+	CredentialID uuid.UUID `json:"credential_id"`
+	Second       int64     `json:"second"`
+	Hits         int32     `json:"hits"`
 }
 
 type RiverJob struct {
