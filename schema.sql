@@ -81,21 +81,27 @@ CREATE TABLE public.api_keys (
 --
 
 CREATE FUNCTION public.auth_api_key_lookup(p_key_hash bytea) RETURNS SETOF public.api_keys
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public'
-    AS $$ SELECT * FROM api_keys WHERE key_hash = p_key_hash $$;
+    AS $$
+BEGIN
+  RETURN QUERY SELECT * FROM api_keys WHERE key_hash = p_key_hash;
+END
+$$;
 
 --
 -- Name: auth_member_role_permissions(uuid, uuid); Type: FUNCTION; Schema: public; Owner: -
 --
 
 CREATE FUNCTION public.auth_member_role_permissions(p_organization_id uuid, p_user_id uuid) RETURNS bigint
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public'
     AS $$
-  SELECT coalesce((SELECT r.permissions FROM memberships m
+BEGIN
+  RETURN coalesce((SELECT r.permissions FROM memberships m
                    JOIN custom_roles r ON r.organization_id = m.organization_id AND r.id = m.custom_role_id
-                   WHERE m.organization_id = p_organization_id AND m.user_id = p_user_id), 0)
+                   WHERE m.organization_id = p_organization_id AND m.user_id = p_user_id), 0);
+END
 $$;
 
 --
@@ -103,15 +109,19 @@ $$;
 --
 
 CREATE FUNCTION public.auth_oauth_access_token(p_signature text) RETURNS TABLE(organization_id uuid, grant_id uuid, user_id uuid, client_id text, scopes bigint, expires_at timestamp with time zone)
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public'
     AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
   SELECT t.organization_id, t.grant_id, g.user_id, c.client_id, t.scopes & g.scopes & c.scopes, t.expires_at
   FROM oauth_tokens t
   JOIN oauth_grants g ON g.organization_id = t.organization_id AND g.id = t.grant_id
   JOIN oauth_clients c ON c.id = g.client_id
   JOIN memberships m ON m.organization_id = g.organization_id AND m.user_id = g.user_id
-  WHERE t.kind = 'access_token' AND t.signature = p_signature AND t.active AND g.revoked_at IS NULL
+  WHERE t.kind = 'access_token' AND t.signature = p_signature AND t.active AND g.revoked_at IS NULL;
+END
 $$;
 
 --
@@ -136,9 +146,13 @@ END) STORED,
 --
 
 CREATE FUNCTION public.auth_user_memberships(p_user_id uuid) RETURNS SETOF public.memberships
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public'
-    AS $$ SELECT * FROM memberships WHERE user_id = p_user_id ORDER BY created_at, organization_id $$;
+    AS $$
+BEGIN
+  RETURN QUERY SELECT * FROM memberships WHERE user_id = p_user_id ORDER BY created_at, organization_id;
+END
+$$;
 
 --
 -- Name: current_org(); Type: FUNCTION; Schema: public; Owner: -

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/outflowhq/outflow/accounts"
@@ -76,6 +77,30 @@ func BenchmarkAuthenticateSession(b *testing.B) {
 	b.Run("outflow", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := authn.Authenticate(ctx, pair.AccessToken); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkRateLimitTake compares admitting one request against a credential's shared sliding window (one
+// round trip: advisory lock, trim, sum, upsert) with the cheapest possible round trip to the same database.
+func BenchmarkRateLimitTake(b *testing.B) {
+	d := dbtest.New(b)
+	ctx := context.Background()
+	limiter := auth.NewLimiter(d.Pool)
+	p := &auth.Principal{Kind: auth.KindAPIKey, CredentialID: uuid.New(), RateLimitPerMinute: 1 << 30}
+	b.Run("baseline", func(b *testing.B) {
+		for b.Loop() {
+			var one int
+			if err := d.Pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("outflow", func(b *testing.B) {
+		for b.Loop() {
+			if err := limiter.Take(ctx, p); err != nil {
 				b.Fatal(err)
 			}
 		}

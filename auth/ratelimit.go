@@ -71,9 +71,14 @@ func (l *Limiter) Take(ctx context.Context, p *Principal) error {
 		return fmt.Errorf("rate limit: %w", err)
 	}
 	if wait > 0 {
-		return apierror.TooManyRequests("rate_limited",
-			fmt.Sprintf("This credential allows %d requests per minute. Wait before trying again.", EffectiveRateLimit(p.RateLimitPerMinute)),
-			int(wait))
+		return rateLimited(p, int(wait))
 	}
 	return nil
+}
+
+// rateLimited is the 429 of a credential whose budget is spent for another retry seconds.
+func rateLimited(p *Principal, retry int) error {
+	return apierror.TooManyRequests("rate_limited",
+		fmt.Sprintf("This credential allows %d requests per minute. Wait before trying again.", EffectiveRateLimit(p.RateLimitPerMinute)),
+		retry)
 }

@@ -118,17 +118,24 @@ AS $$ SELECT organization_id FROM oauth_grants WHERE id = p_grant_id $$;
 -- auth_oauth_access_token resolves a presented access token for authentication, in one read: the token must be
 -- active, its grant live, and the person who approved it still a member of the organization. The scopes are the
 -- token's, narrowed by the grant's and the app's current ones.
+-- +goose StatementBegin
 CREATE FUNCTION auth_oauth_access_token(p_signature text)
 RETURNS TABLE (organization_id uuid, grant_id uuid, user_id uuid, client_id text, scopes bigint, expires_at timestamptz)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, public
+-- PL/pgSQL keeps the plan for the connection (a SQL function of this kind is planned again on every call).
 AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
   SELECT t.organization_id, t.grant_id, g.user_id, c.client_id, t.scopes & g.scopes & c.scopes, t.expires_at
   FROM oauth_tokens t
   JOIN oauth_grants g ON g.organization_id = t.organization_id AND g.id = t.grant_id
   JOIN oauth_clients c ON c.id = g.client_id
   JOIN memberships m ON m.organization_id = g.organization_id AND m.user_id = g.user_id
-  WHERE t.kind = 'access_token' AND t.signature = p_signature AND t.active AND g.revoked_at IS NULL
+  WHERE t.kind = 'access_token' AND t.signature = p_signature AND t.active AND g.revoked_at IS NULL;
+END
 $$;
+-- +goose StatementEnd
 
 -- oauth_token_sweep removes codes, tokens and PKCE sessions past their expiry in every organization (a periodic
 -- job calls it); a rotated refresh token is kept until it expires, for reuse detection.

@@ -146,3 +146,17 @@ SELECT rate_limit_take(@credential_id::uuid, @max_requests::int, @window_seconds
 
 -- name: APIKeyUsageSweep :one
 SELECT api_key_usage_sweep(@before::timestamptz)::bigint AS removed;
+
+-- name: APIKeyAdmit :one
+-- Authentication and admission in one round trip: the key by hash (the narrow cross-organization lookup) and,
+-- when it can authenticate from this address, one request counted against its per-minute window.
+-- retry_after is -1 when nothing was counted (revoked, expired, another address), 0 when the request is
+-- admitted, else the seconds to wait. Go re-checks every condition; SQL only decides whether to count.
+SELECT k.*,
+       (CASE WHEN k.status = 'active' AND (k.expires_at IS NULL OR k.expires_at > now())
+                  AND (cardinality(k.allowed_ips) = 0 OR sqlc.narg(ip)::inet <<= ANY (k.allowed_ips::inet[]))
+             THEN rate_limit_take(k.id, CASE WHEN k.rate_limit_per_minute > 0 THEN k.rate_limit_per_minute
+                                             ELSE @default_limit::int END, 60)
+             ELSE -1
+        END)::int AS retry_after
+FROM auth_api_key_lookup(@key_hash::bytea) AS k;

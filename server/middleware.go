@@ -175,7 +175,6 @@ func operationOf(routers []*api.Server, r *http.Request) string {
 // security handler answers for the protected ones.
 type gate struct {
 	authn   *auth.Authenticator
-	limiter *auth.Limiter
 	usage   *usage.Recorder
 	routers []*api.Server
 	prefix  string
@@ -189,12 +188,7 @@ func (g *gate) wrap(next http.Handler) http.Handler {
 			return
 		}
 		start := time.Now()
-		p, err := g.authn.Authenticate(r.Context(), token)
-		if err == nil {
-			if err = g.limiter.Take(r.Context(), p); err != nil {
-				p = nil
-			}
-		}
+		p, err := g.authn.Admit(r.Context(), token)
 		if p == nil || p.Kind != auth.KindAPIKey || g.usage == nil {
 			next.ServeHTTP(w, r.WithContext(auth.WithOutcome(r.Context(), p, err)))
 			return

@@ -168,7 +168,7 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 	}
 
 	metrics := newMetrics(d.Metrics)
-	credentials := &gate{authn: authn, limiter: auth.NewLimiter(d.Pool), usage: d.Usage,
+	credentials := &gate{authn: authn, usage: d.Usage,
 		routers: []*api.Server{apiServer}, prefix: APIPrefix}
 	var v1 http.Handler = apiServer
 	v1 = idem.Middleware(v1)
