@@ -2677,13 +2677,12 @@ type LabelsInvoker interface {
 type MCPInvoker interface {
 	// McpOpenStream invokes mcp_open_stream operation.
 	//
-	// Opens a `text/event-stream` over which the server sends JSON-RPC requests and notifications that are
-	// not answers to a client POST (for example list-changed notifications). The client sends `Accept:
-	// text/event-stream`, its `Mcp-Session-Id` and, to resume after a disconnect, `Last-Event-ID`. Same
-	// bearer authentication as POST.
+	// The streamable HTTP transport's optional server-to-client stream, for JSON-RPC requests and
+	// notifications that are not answers to a client POST. Outflow's endpoint is stateless and offers no
+	// standalone stream: an authenticated GET is answered 405, which MCP clients treat as "no stream" and
+	// carry on over POST. Same bearer authentication as POST.
 	//
-	// Errors: 400 missing or unknown Mcp-Session-Id, 401 with WWW-Authenticate, 403, 404 session expired,
-	// 405 no standalone stream offered, 406 Accept lacks text/event-stream, 429.
+	// Errors: 401 with WWW-Authenticate, 403 a session token, 405 no standalone stream offered, 429.
 	//
 	// GET /mcp
 	McpOpenStream(ctx context.Context, params McpOpenStreamParams, options ...RequestOption) (McpOpenStreamOK, error)
@@ -2695,8 +2694,9 @@ type MCPInvoker interface {
 	//
 	// A request is answered 200 either with one JSON-RPC response as `application/json` or with a
 	// `text/event-stream` whose events carry JSON-RPC messages and end with the response. A notification
-	// or a response is answered 202 without body. The `initialize` answer carries an `Mcp-Session-Id`
-	// header that the client sends back on every later request, together with `MCP-Protocol-Version`.
+	// or a response is answered 202 without body. The endpoint is stateless: the `initialize` answer
+	// carries no `Mcp-Session-Id` (a client that has one from elsewhere may send it; it is ignored), so
+	// any server instance answers any request; clients send `MCP-Protocol-Version` after initialize.
 	//
 	// Bearer authentication: an OAuth access token (public MCP clients discover the server through
 	// `/.well-known/oauth-protected-resource`) or an API key. Without a valid token the answer is 401 with
@@ -2705,9 +2705,9 @@ type MCPInvoker interface {
 	// policy bound to the credential. JSON-RPC level failures (unknown method, bad params, tool errors)
 	// are JSON-RPC `error` objects inside a 200.
 	//
-	// Errors: 400 body not a JSON-RPC message, unknown or missing Mcp-Session-Id after initialize,
-	// unsupported MCP-Protocol-Version, 401 with WWW-Authenticate, 403 missing scope, 404 session expired
-	// (start a new one with initialize), 406 Accept lacks application/json or text/event-stream, 429.
+	// Errors: 400 body not a JSON-RPC message or unsupported MCP-Protocol-Version, 401 with
+	// WWW-Authenticate, 403 a session token (MCP clients use an API key or OAuth token), 406 Accept lacks
+	// application/json or text/event-stream, 429.
 	//
 	// POST /mcp
 	McpPostMessage(ctx context.Context, request McpJsonRpcMessage, params McpPostMessageParams, options ...RequestOption) (McpPostMessageRes, error)
@@ -46671,13 +46671,12 @@ func (c *Client) sendManagedMailboxesQuote(ctx context.Context, request *Provisi
 
 // McpOpenStream invokes mcp_open_stream operation.
 //
-// Opens a `text/event-stream` over which the server sends JSON-RPC requests and notifications that are
-// not answers to a client POST (for example list-changed notifications). The client sends `Accept:
-// text/event-stream`, its `Mcp-Session-Id` and, to resume after a disconnect, `Last-Event-ID`. Same
-// bearer authentication as POST.
+// The streamable HTTP transport's optional server-to-client stream, for JSON-RPC requests and
+// notifications that are not answers to a client POST. Outflow's endpoint is stateless and offers no
+// standalone stream: an authenticated GET is answered 405, which MCP clients treat as "no stream" and
+// carry on over POST. Same bearer authentication as POST.
 //
-// Errors: 400 missing or unknown Mcp-Session-Id, 401 with WWW-Authenticate, 403, 404 session expired,
-// 405 no standalone stream offered, 406 Accept lacks text/event-stream, 429.
+// Errors: 401 with WWW-Authenticate, 403 a session token, 405 no standalone stream offered, 429.
 //
 // GET /mcp
 func (c *Client) McpOpenStream(ctx context.Context, params McpOpenStreamParams, options ...RequestOption) (McpOpenStreamOK, error) {
@@ -46750,7 +46749,10 @@ func (c *Client) sendMcpOpenStream(ctx context.Context, params McpOpenStreamPara
 			Explode: false,
 		}
 		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
-			return e.EncodeValue(conv.StringToString(params.McpSessionID))
+			if val, ok := params.McpSessionID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
 		}); err != nil {
 			return res, errors.Wrap(err, "encode header")
 		}
@@ -46856,8 +46858,9 @@ func (c *Client) sendMcpOpenStream(ctx context.Context, params McpOpenStreamPara
 //
 // A request is answered 200 either with one JSON-RPC response as `application/json` or with a
 // `text/event-stream` whose events carry JSON-RPC messages and end with the response. A notification
-// or a response is answered 202 without body. The `initialize` answer carries an `Mcp-Session-Id`
-// header that the client sends back on every later request, together with `MCP-Protocol-Version`.
+// or a response is answered 202 without body. The endpoint is stateless: the `initialize` answer
+// carries no `Mcp-Session-Id` (a client that has one from elsewhere may send it; it is ignored), so
+// any server instance answers any request; clients send `MCP-Protocol-Version` after initialize.
 //
 // Bearer authentication: an OAuth access token (public MCP clients discover the server through
 // `/.well-known/oauth-protected-resource`) or an API key. Without a valid token the answer is 401 with
@@ -46866,9 +46869,9 @@ func (c *Client) sendMcpOpenStream(ctx context.Context, params McpOpenStreamPara
 // policy bound to the credential. JSON-RPC level failures (unknown method, bad params, tool errors)
 // are JSON-RPC `error` objects inside a 200.
 //
-// Errors: 400 body not a JSON-RPC message, unknown or missing Mcp-Session-Id after initialize,
-// unsupported MCP-Protocol-Version, 401 with WWW-Authenticate, 403 missing scope, 404 session expired
-// (start a new one with initialize), 406 Accept lacks application/json or text/event-stream, 429.
+// Errors: 400 body not a JSON-RPC message or unsupported MCP-Protocol-Version, 401 with
+// WWW-Authenticate, 403 a session token (MCP clients use an API key or OAuth token), 406 Accept lacks
+// application/json or text/event-stream, 429.
 //
 // POST /mcp
 func (c *Client) McpPostMessage(ctx context.Context, request McpJsonRpcMessage, params McpPostMessageParams, options ...RequestOption) (McpPostMessageRes, error) {

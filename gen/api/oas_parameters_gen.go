@@ -24110,7 +24110,8 @@ func decodeManagedMailboxesProvisionParams(args [0]string, argsEscaped bool, r *
 
 // McpOpenStreamParams is parameters of mcp_open_stream operation.
 type McpOpenStreamParams struct {
-	McpSessionID       string
+	// Ignored; the endpoint is stateless.
+	McpSessionID       OptString `json:",omitempty,omitzero"`
 	McpProtocolVersion OptString `json:",omitempty,omitzero"`
 	// Resume the stream after this event id.
 	LastEventID OptString `json:",omitempty,omitzero"`
@@ -24122,7 +24123,9 @@ func unpackMcpOpenStreamParams(packed middleware.Parameters) (params McpOpenStre
 			Name: "Mcp-Session-Id",
 			In:   "header",
 		}
-		params.McpSessionID = packed[key].(string)
+		if v, ok := packed[key]; ok {
+			params.McpSessionID = v.(OptString)
+		}
 	}
 	{
 		key := middleware.ParameterKey{
@@ -24155,23 +24158,28 @@ func decodeMcpOpenStreamParams(args [0]string, argsEscaped bool, r *http.Request
 		}
 		if err := h.HasParam(cfg); err == nil {
 			if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-				val, err := d.DecodeValue()
-				if err != nil {
+				var paramsDotMcpSessionIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotMcpSessionIDVal = c
+					return nil
+				}(); err != nil {
 					return err
 				}
-
-				c, err := conv.ToString(val)
-				if err != nil {
-					return err
-				}
-
-				params.McpSessionID = c
+				params.McpSessionID.SetTo(paramsDotMcpSessionIDVal)
 				return nil
 			}); err != nil {
 				return err
 			}
-		} else {
-			return err
 		}
 		return nil
 	}(); err != nil {
@@ -24264,7 +24272,7 @@ func decodeMcpOpenStreamParams(args [0]string, argsEscaped bool, r *http.Request
 
 // McpPostMessageParams is parameters of mcp_post_message operation.
 type McpPostMessageParams struct {
-	// Session id returned by `initialize`; required on every later request.
+	// Ignored; the endpoint is stateless and issues no session ids.
 	McpSessionID OptString `json:",omitempty,omitzero"`
 	// Negotiated protocol revision, e.g. `2025-06-18`.
 	McpProtocolVersion OptString `json:",omitempty,omitzero"`

@@ -22510,47 +22510,7 @@ func decodeMcpPostMessageResponse(resp *http.Response) (res McpPostMessageRes, _
 				}
 				return res, err
 			}
-			var wrapper McpJsonRpcMessageHeaders
-			wrapper.Response = response
-			h := uri.NewHeaderDecoder(resp.Header)
-			// Parse "Mcp-Session-Id" header.
-			{
-				cfg := uri.HeaderParameterDecodingConfig{
-					Name:    "Mcp-Session-Id",
-					Explode: false,
-				}
-				if err := func() error {
-					if err := h.HasParam(cfg); err == nil {
-						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							var wrapperDotMcpSessionIDVal string
-							if err := func() error {
-								val, err := d.DecodeValue()
-								if err != nil {
-									return err
-								}
-
-								c, err := conv.ToString(val)
-								if err != nil {
-									return err
-								}
-
-								wrapperDotMcpSessionIDVal = c
-								return nil
-							}(); err != nil {
-								return err
-							}
-							wrapper.McpSessionID.SetTo(wrapperDotMcpSessionIDVal)
-							return nil
-						}); err != nil {
-							return err
-						}
-					}
-					return nil
-				}(); err != nil {
-					return res, errors.Wrap(err, "parse Mcp-Session-Id header")
-				}
-			}
-			return &wrapper, nil
+			return &response, nil
 		case ct == "text/event-stream":
 			reader := resp.Body
 			b, err := io.ReadAll(reader)
@@ -22559,47 +22519,7 @@ func decodeMcpPostMessageResponse(resp *http.Response) (res McpPostMessageRes, _
 			}
 
 			response := McpPostMessageOKTextEventStream{Data: bytes.NewReader(b)}
-			var wrapper McpPostMessageOKTextEventStreamHeaders
-			wrapper.Response = response
-			h := uri.NewHeaderDecoder(resp.Header)
-			// Parse "Mcp-Session-Id" header.
-			{
-				cfg := uri.HeaderParameterDecodingConfig{
-					Name:    "Mcp-Session-Id",
-					Explode: false,
-				}
-				if err := func() error {
-					if err := h.HasParam(cfg); err == nil {
-						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							var wrapperDotMcpSessionIDVal string
-							if err := func() error {
-								val, err := d.DecodeValue()
-								if err != nil {
-									return err
-								}
-
-								c, err := conv.ToString(val)
-								if err != nil {
-									return err
-								}
-
-								wrapperDotMcpSessionIDVal = c
-								return nil
-							}(); err != nil {
-								return err
-							}
-							wrapper.McpSessionID.SetTo(wrapperDotMcpSessionIDVal)
-							return nil
-						}); err != nil {
-							return err
-						}
-					}
-					return nil
-				}(); err != nil {
-					return res, errors.Wrap(err, "parse Mcp-Session-Id header")
-				}
-			}
-			return &wrapper, nil
+			return &response, nil
 		default:
 			return res, validate.InvalidContentType(ct)
 		}

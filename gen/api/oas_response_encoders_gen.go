@@ -3312,67 +3312,27 @@ func encodeMcpOpenStreamResponse(response McpOpenStreamOK, w http.ResponseWriter
 
 func encodeMcpPostMessageResponse(response McpPostMessageRes, w http.ResponseWriter, span trace.Span) error {
 	switch response := response.(type) {
-	case *McpJsonRpcMessageHeaders:
+	case *McpJsonRpcMessage:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id")
-		// Encoding response headers.
-		{
-			h := uri.NewHeaderEncoder(w.Header())
-			// Encode "Mcp-Session-Id" header.
-			{
-				cfg := uri.HeaderParameterEncodingConfig{
-					Name:    "Mcp-Session-Id",
-					Explode: false,
-				}
-				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
-					if val, ok := response.McpSessionID.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
-					}
-					return nil
-				}); err != nil {
-					return errors.Wrap(err, "encode Mcp-Session-Id header")
-				}
-			}
-		}
 		w.WriteHeader(200)
 
 		e := new(jx.Encoder)
-		response.Response.Encode(e)
+		response.Encode(e)
 		if _, err := e.WriteTo(w); err != nil {
 			return errors.Wrap(err, "write")
 		}
 
 		return nil
 
-	case *McpPostMessageOKTextEventStreamHeaders:
+	case *McpPostMessageOKTextEventStream:
 		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id")
-		// Encoding response headers.
-		{
-			h := uri.NewHeaderEncoder(w.Header())
-			// Encode "Mcp-Session-Id" header.
-			{
-				cfg := uri.HeaderParameterEncodingConfig{
-					Name:    "Mcp-Session-Id",
-					Explode: false,
-				}
-				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
-					if val, ok := response.McpSessionID.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
-					}
-					return nil
-				}); err != nil {
-					return errors.Wrap(err, "encode Mcp-Session-Id header")
-				}
-			}
-		}
 		w.WriteHeader(200)
 
 		writer := w
-		if closer, ok := response.Response.Data.(io.Closer); ok {
+		if closer, ok := response.Data.(io.Closer); ok {
 			defer closer.Close()
 		}
-		if _, err := io.Copy(writer, response.Response); err != nil {
+		if _, err := io.Copy(writer, response); err != nil {
 			return errors.Wrap(err, "write")
 		}
 

@@ -28762,33 +28762,7 @@ func (s *McpJsonRpcMessage) init() McpJsonRpcMessage {
 	return m
 }
 
-// McpJsonRpcMessageHeaders wraps McpJsonRpcMessage with response headers.
-type McpJsonRpcMessageHeaders struct {
-	McpSessionID OptString
-	Response     McpJsonRpcMessage
-}
-
-// GetMcpSessionID returns the value of McpSessionID.
-func (s *McpJsonRpcMessageHeaders) GetMcpSessionID() OptString {
-	return s.McpSessionID
-}
-
-// GetResponse returns the value of Response.
-func (s *McpJsonRpcMessageHeaders) GetResponse() McpJsonRpcMessage {
-	return s.Response
-}
-
-// SetMcpSessionID sets the value of McpSessionID.
-func (s *McpJsonRpcMessageHeaders) SetMcpSessionID(val OptString) {
-	s.McpSessionID = val
-}
-
-// SetResponse sets the value of Response.
-func (s *McpJsonRpcMessageHeaders) SetResponse(val McpJsonRpcMessage) {
-	s.Response = val
-}
-
-func (*McpJsonRpcMessageHeaders) mcpPostMessageRes() {}
+func (*McpJsonRpcMessage) mcpPostMessageRes() {}
 
 type McpOpenStreamOK struct {
 	Data io.Reader
@@ -28823,33 +28797,7 @@ func (s McpPostMessageOKTextEventStream) Read(p []byte) (n int, err error) {
 	return s.Data.Read(p)
 }
 
-// McpPostMessageOKTextEventStreamHeaders wraps McpPostMessageOKTextEventStream with response headers.
-type McpPostMessageOKTextEventStreamHeaders struct {
-	McpSessionID OptString
-	Response     McpPostMessageOKTextEventStream
-}
-
-// GetMcpSessionID returns the value of McpSessionID.
-func (s *McpPostMessageOKTextEventStreamHeaders) GetMcpSessionID() OptString {
-	return s.McpSessionID
-}
-
-// GetResponse returns the value of Response.
-func (s *McpPostMessageOKTextEventStreamHeaders) GetResponse() McpPostMessageOKTextEventStream {
-	return s.Response
-}
-
-// SetMcpSessionID sets the value of McpSessionID.
-func (s *McpPostMessageOKTextEventStreamHeaders) SetMcpSessionID(val OptString) {
-	s.McpSessionID = val
-}
-
-// SetResponse sets the value of Response.
-func (s *McpPostMessageOKTextEventStreamHeaders) SetResponse(val McpPostMessageOKTextEventStream) {
-	s.Response = val
-}
-
-func (*McpPostMessageOKTextEventStreamHeaders) mcpPostMessageRes() {}
+func (*McpPostMessageOKTextEventStream) mcpPostMessageRes() {}
 
 // Ref: #/components/schemas/MeetingBooking
 type MeetingBooking struct {
