@@ -99,26 +99,12 @@ func TestCrossOrganizationProbe(t *testing.T) {
 
 	probed := 0
 	for who, client := range probes {
-		cv := reflect.ValueOf(client)
-		ct := cv.Type()
-		for i := range ct.NumMethod() {
-			m := ct.Method(i)
-			mt := m.Type
-			if mt.NumIn() < 2 || mt.In(1) != ctxType || mt.Out(mt.NumOut()-1) != errType || !takesID(mt) {
+		for _, m := range apitest.SDKMethods(client) {
+			if !takesID(m.Type) {
 				continue
 			}
 			for _, victimID := range ids {
-				args := []reflect.Value{cv, reflect.ValueOf(ctx)}
-				f := filler{ids: func() uuid.UUID { return victimID }}
-				for j := 2; j < mt.NumIn(); j++ {
-					if mt.IsVariadic() && j == mt.NumIn()-1 {
-						break
-					}
-					arg := reflect.New(mt.In(j)).Elem()
-					f.fill(arg, "", 0)
-					args = append(args, arg)
-				}
-				out := m.Func.Call(args)
+				out := apitest.Filler{IDs: func() uuid.UUID { return victimID }}.Call(ctx, client, m)
 				probed++
 				err, _ := out[len(out)-1].Interface().(error)
 				var answer []byte
@@ -163,7 +149,7 @@ func hasID(t reflect.Type, depth int) bool {
 		return false
 	}
 	switch {
-	case t == uuidType:
+	case t == reflect.TypeOf(uuid.UUID{}):
 		return true
 	case t.Kind() == reflect.Pointer, t.Kind() == reflect.Slice:
 		return hasID(t.Elem(), depth+1)

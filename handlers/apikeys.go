@@ -270,25 +270,13 @@ func (h *APIKeys) APIKeysList(ctx context.Context, params api.APIKeysListParams)
 		return nil, err
 	}
 	limit, _ := pagination.Limit(params.Limit.Value, params.Limit.Set, 50, 100, false)
-	args := dbq.APIKeyListParams{OrganizationID: org, RowLimit: int32(limit + 1)}
-	if c, ok := params.Cursor.Get(); ok {
-		var k timeKey
-		if err := h.cursors.Decode(c, sortAPIKeys, &k); err != nil {
-			return nil, err
-		}
-		args.BeforeCreatedAt, args.BeforeID = &k.At, uuid.NullUUID{UUID: k.ID, Valid: true}
-	}
-	var rows []dbq.ApiKey
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err = h.queries.APIKeyList(ctx, tx, args)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	page, err := pagination.Build(h.cursors, sortAPIKeys, rows, limit, func(k dbq.ApiKey) any {
-		return timeKey{At: k.CreatedAt, ID: k.ID}
-	})
+	page, err := keysetPage(ctx, h.pool, h.cursors, org, sortAPIKeys, params.Cursor, limit,
+		func(ctx context.Context, tx pgx.Tx, after *timeKey, rowLimit int32) ([]dbq.ApiKey, error) {
+			args := dbq.APIKeyListParams{OrganizationID: org, RowLimit: rowLimit}
+			args.BeforeCreatedAt, args.BeforeID = after.bounds()
+			return h.queries.APIKeyList(ctx, tx, args)
+		},
+		func(k dbq.ApiKey) timeKey { return timeKey{At: k.CreatedAt, ID: k.ID} })
 	if err != nil {
 		return nil, err
 	}
@@ -578,28 +566,16 @@ func (h *APIKeys) APIKeysListLogs(ctx context.Context, params api.APIKeysListLog
 	if err != nil {
 		return nil, err
 	}
-	args := dbq.APIKeyUsageLogListParams{OrganizationID: org, ApiKeyID: params.ID, RowLimit: int32(limit + 1)}
-	if c, ok := params.Cursor.Get(); ok {
-		var k timeKey
-		if err := h.cursors.Decode(c, sortAPIKeyLogs, &k); err != nil {
-			return nil, err
-		}
-		args.BeforeCreatedAt, args.BeforeID = &k.At, uuid.NullUUID{UUID: k.ID, Valid: true}
-	}
-	var rows []dbq.ApiKeyUsageLog
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := h.queries.APIKeyGet(ctx, tx, dbq.APIKeyGetParams{OrganizationID: org, ID: params.ID}); err != nil {
-			return db.Classify(err, "API key")
-		}
-		rows, err = h.queries.APIKeyUsageLogList(ctx, tx, args)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	page, err := pagination.Build(h.cursors, sortAPIKeyLogs, rows, limit, func(l dbq.ApiKeyUsageLog) any {
-		return timeKey{At: l.CreatedAt, ID: l.ID}
-	})
+	page, err := keysetPage(ctx, h.pool, h.cursors, org, sortAPIKeyLogs, params.Cursor, limit,
+		func(ctx context.Context, tx pgx.Tx, after *timeKey, rowLimit int32) ([]dbq.ApiKeyUsageLog, error) {
+			if _, err := h.queries.APIKeyGet(ctx, tx, dbq.APIKeyGetParams{OrganizationID: org, ID: params.ID}); err != nil {
+				return nil, db.Classify(err, "API key")
+			}
+			args := dbq.APIKeyUsageLogListParams{OrganizationID: org, ApiKeyID: params.ID, RowLimit: rowLimit}
+			args.BeforeCreatedAt, args.BeforeID = after.bounds()
+			return h.queries.APIKeyUsageLogList(ctx, tx, args)
+		},
+		func(l dbq.ApiKeyUsageLog) timeKey { return timeKey{At: l.CreatedAt, ID: l.ID} })
 	if err != nil {
 		return nil, err
 	}

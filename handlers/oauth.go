@@ -783,25 +783,13 @@ func (h *OAuth) OAuthApplicationsList(ctx context.Context, params api.OAuthAppli
 	if err != nil {
 		return nil, err
 	}
-	args := dbq.OAuthApplicationListParams{OrganizationID: org, RowLimit: int32(limit + 1)}
-	if c, ok := params.Cursor.Get(); ok {
-		var k timeKey
-		if err := h.cursors.Decode(c, sortOAuthApplications, &k); err != nil {
-			return nil, err
-		}
-		args.BeforeCreatedAt, args.BeforeID = &k.At, uuid.NullUUID{UUID: k.ID, Valid: true}
-	}
-	var rows []dbq.OauthClient
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err = h.queries.OAuthApplicationList(ctx, tx, args)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	page, err := pagination.Build(h.cursors, sortOAuthApplications, rows, limit, func(r dbq.OauthClient) any {
-		return timeKey{At: r.CreatedAt, ID: r.ID}
-	})
+	page, err := keysetPage(ctx, h.pool, h.cursors, org, sortOAuthApplications, params.Cursor, limit,
+		func(ctx context.Context, tx pgx.Tx, after *timeKey, rowLimit int32) ([]dbq.OauthClient, error) {
+			args := dbq.OAuthApplicationListParams{OrganizationID: org, RowLimit: rowLimit}
+			args.BeforeCreatedAt, args.BeforeID = after.bounds()
+			return h.queries.OAuthApplicationList(ctx, tx, args)
+		},
+		func(r dbq.OauthClient) timeKey { return timeKey{At: r.CreatedAt, ID: r.ID} })
 	if err != nil {
 		return nil, err
 	}

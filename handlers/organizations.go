@@ -56,18 +56,6 @@ func orgListLimit(limit api.OptInt) (int, error) {
 	return pagination.Limit(limit.Value, limit.Set, 50, 100, true)
 }
 
-// timeKey is the keyset position of lists ordered by a timestamp and an id.
-type timeKey struct {
-	At time.Time `json:"t"`
-	ID uuid.UUID `json:"i"`
-}
-
-// nameKey is the keyset position of lists ordered by name and id.
-type nameKey struct {
-	Name string    `json:"n"`
-	ID   uuid.UUID `json:"i"`
-}
-
 // orgPageInfo maps a built page onto the list envelope's pagination object.
 func orgPageInfo[T any](p pagination.Page[T]) api.Pagination {
 	out := api.Pagination{HasMore: p.HasMore}
@@ -331,25 +319,13 @@ func (h *Organizations) OrganizationsListMembers(ctx context.Context, params api
 	if err != nil {
 		return nil, err
 	}
-	args := dbq.MemberListParams{OrganizationID: org, RowLimit: int32(limit + 1)}
-	if c, ok := params.Cursor.Get(); ok {
-		var k timeKey
-		if err := h.cursors.Decode(c, sortMembers, &k); err != nil {
-			return nil, err
-		}
-		args.AfterJoinedAt, args.AfterUserID = &k.At, uuid.NullUUID{UUID: k.ID, Valid: true}
-	}
-	var rows []dbq.MemberListRow
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err = h.queries.MemberList(ctx, tx, args)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	page, err := pagination.Build(h.cursors, sortMembers, rows, limit, func(r dbq.MemberListRow) any {
-		return timeKey{At: r.JoinedAt, ID: r.UserID}
-	})
+	page, err := keysetPage(ctx, h.pool, h.cursors, org, sortMembers, params.Cursor, limit,
+		func(ctx context.Context, tx pgx.Tx, after *timeKey, rowLimit int32) ([]dbq.MemberListRow, error) {
+			args := dbq.MemberListParams{OrganizationID: org, RowLimit: rowLimit}
+			args.AfterJoinedAt, args.AfterUserID = after.bounds()
+			return h.queries.MemberList(ctx, tx, args)
+		},
+		func(r dbq.MemberListRow) timeKey { return timeKey{At: r.JoinedAt, ID: r.UserID} })
 	if err != nil {
 		return nil, err
 	}
@@ -442,29 +418,18 @@ func (h *Organizations) OrganizationsListInvitations(ctx context.Context, params
 	if err != nil {
 		return nil, err
 	}
-	args := dbq.InvitationListParams{OrganizationID: org, RowLimit: int32(limit + 1)}
-	if s, ok := params.Status.Get(); ok {
-		status := string(s)
-		args.Status = &status
+	var status *string
+	if v, ok := params.Status.Get(); ok {
+		st := string(v)
+		status = &st
 	}
-	if c, ok := params.Cursor.Get(); ok {
-		var k timeKey
-		if err := h.cursors.Decode(c, sortInvitations, &k); err != nil {
-			return nil, err
-		}
-		args.BeforeCreatedAt, args.BeforeID = &k.At, uuid.NullUUID{UUID: k.ID, Valid: true}
-	}
-	var rows []dbq.InvitationListRow
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err = h.queries.InvitationList(ctx, tx, args)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	page, err := pagination.Build(h.cursors, sortInvitations, rows, limit, func(r dbq.InvitationListRow) any {
-		return timeKey{At: r.CreatedAt, ID: r.ID}
-	})
+	page, err := keysetPage(ctx, h.pool, h.cursors, org, sortInvitations, params.Cursor, limit,
+		func(ctx context.Context, tx pgx.Tx, after *timeKey, rowLimit int32) ([]dbq.InvitationListRow, error) {
+			args := dbq.InvitationListParams{OrganizationID: org, Status: status, RowLimit: rowLimit}
+			args.BeforeCreatedAt, args.BeforeID = after.bounds()
+			return h.queries.InvitationList(ctx, tx, args)
+		},
+		func(r dbq.InvitationListRow) timeKey { return timeKey{At: r.CreatedAt, ID: r.ID} })
 	if err != nil {
 		return nil, err
 	}
@@ -560,25 +525,13 @@ func (h *Organizations) OrganizationsListRoles(ctx context.Context, params api.O
 	if err != nil {
 		return nil, err
 	}
-	args := dbq.CustomRoleListParams{OrganizationID: org, RowLimit: int32(limit + 1)}
-	if c, ok := params.Cursor.Get(); ok {
-		var k nameKey
-		if err := h.cursors.Decode(c, sortCustomRoles, &k); err != nil {
-			return nil, err
-		}
-		args.AfterName, args.AfterID = &k.Name, uuid.NullUUID{UUID: k.ID, Valid: true}
-	}
-	var rows []dbq.CustomRoleListRow
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err = h.queries.CustomRoleList(ctx, tx, args)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	page, err := pagination.Build(h.cursors, sortCustomRoles, rows, limit, func(r dbq.CustomRoleListRow) any {
-		return nameKey{Name: r.Name, ID: r.ID}
-	})
+	page, err := keysetPage(ctx, h.pool, h.cursors, org, sortCustomRoles, params.Cursor, limit,
+		func(ctx context.Context, tx pgx.Tx, after *nameKey, rowLimit int32) ([]dbq.CustomRoleListRow, error) {
+			args := dbq.CustomRoleListParams{OrganizationID: org, RowLimit: rowLimit}
+			args.AfterName, args.AfterID = after.bounds()
+			return h.queries.CustomRoleList(ctx, tx, args)
+		},
+		func(r dbq.CustomRoleListRow) nameKey { return nameKey{Name: r.Name, ID: r.ID} })
 	if err != nil {
 		return nil, err
 	}

@@ -3,19 +3,13 @@ package handlers_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/url"
 	"os"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/go-faster/jx"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	ht "github.com/ogen-go/ogen/http"
 	"github.com/ogen-go/ogen/middleware"
 	"github.com/ogen-go/ogen/openapi"
 	"github.com/stretchr/testify/require"
@@ -275,184 +269,6 @@ func TestAuthorizeMailboxScoping(t *testing.T) {
 	require.NoError(t, admitted(api.AnalyticsWarmupOperation, scoped, query(api.NewOptString("not-a-uuid"))))
 }
 
-// The SDK walk: every operation is called with generated arguments that the contract accepts.
-
-var (
-	sdkCtxType       = reflect.TypeOf((*context.Context)(nil)).Elem()
-	sdkErrType       = reflect.TypeOf((*error)(nil)).Elem()
-	sdkUUIDType      = reflect.TypeOf(uuid.UUID{})
-	sdkTimeType      = reflect.TypeOf(time.Time{})
-	sdkURLType       = reflect.TypeOf(url.URL{})
-	sdkRawType       = reflect.TypeOf(jx.Raw{})
-	sdkMultipartType = reflect.TypeOf(ht.MultipartFile{})
-)
-
-// sdkVariants picks the concrete body for request types ogen generates as interfaces.
-var sdkVariants = map[reflect.Type]reflect.Type{
-	reflect.TypeOf((*api.TrackingUnsubscribeReq)(nil)).Elem(): reflect.TypeOf(&api.UnsubscribeForm{}),
-}
-
-// sdkCall calls SDK method name on client with freshly generated arguments (bodies with readers are used
-// up by a call) and returns its error.
-func sdkCall(client *api.Client, name string) error {
-	m := reflect.ValueOf(client).MethodByName(name)
-	mt := m.Type()
-	args := []reflect.Value{reflect.ValueOf(context.Background())}
-	for j := 1; j < mt.NumIn(); j++ {
-		if mt.IsVariadic() && j == mt.NumIn()-1 {
-			break
-		}
-		arg := reflect.New(mt.In(j)).Elem()
-		sdkFill(arg, "", 0)
-		args = append(args, arg)
-	}
-	out := m.Call(args)
-	err, _ := out[len(out)-1].Interface().(error)
-	return err
-}
-
-// sdkFill makes v a value the contract accepts: required fields set with plausible values, enums at their
-// first value, optional fields left out, sum types set to their first variant (as contract/ does).
-func sdkFill(v reflect.Value, name string, depth int) {
-	if depth > 8 {
-		return
-	}
-	t := v.Type()
-	switch t {
-	case sdkUUIDType:
-		v.Set(reflect.ValueOf(uuid.New()))
-		return
-	case sdkTimeType:
-		v.Set(reflect.ValueOf(time.Now().UTC().Truncate(time.Second)))
-		return
-	case sdkURLType:
-		u, _ := url.Parse("https://example.com/callback")
-		v.Set(reflect.ValueOf(*u))
-		return
-	case sdkRawType:
-		v.Set(reflect.ValueOf(jx.Raw(`{}`)))
-		return
-	case sdkMultipartType:
-		v.Set(reflect.ValueOf(ht.MultipartFile{Name: "contacts.csv", File: strings.NewReader("email\nlead@example.com\n")}))
-		return
-	}
-	if sdkFirstEnum(v) {
-		return
-	}
-	if impl, ok := sdkVariants[t]; ok {
-		c := reflect.New(impl.Elem())
-		sdkFill(c.Elem(), name, depth+1)
-		v.Set(c)
-		return
-	}
-	switch v.Kind() {
-	case reflect.Pointer:
-		v.Set(reflect.New(t.Elem()))
-		sdkFill(v.Elem(), name, depth+1)
-	case reflect.Struct:
-		if strings.HasPrefix(t.Name(), "Opt") {
-			return
-		}
-		if strings.HasPrefix(t.Name(), "Nil") {
-			if f := v.FieldByName("Value"); f.IsValid() {
-				sdkFill(f, name, depth+1)
-			}
-			return
-		}
-		if sdkFillSum(v, depth) {
-			return
-		}
-		for i := range t.NumField() {
-			if f := t.Field(i); f.IsExported() {
-				sdkFill(v.Field(i), f.Name, depth+1)
-			}
-		}
-	case reflect.String:
-		v.SetString(sdkSample(name))
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(1)
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(1)
-	case reflect.Slice:
-		s := reflect.MakeSlice(t, 1, 1)
-		sdkFill(s.Index(0), name, depth+1)
-		v.Set(s)
-	case reflect.Map:
-		v.Set(reflect.MakeMap(t))
-	case reflect.Interface:
-		panic(fmt.Sprintf("routes test: add an sdkVariants entry for %s", t))
-	}
-}
-
-// sdkFirstEnum sets an ogen enum (a named type with AllValues) to its first value.
-func sdkFirstEnum(v reflect.Value) bool {
-	m := v.Addr().MethodByName("AllValues")
-	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 {
-		return false
-	}
-	all := m.Call(nil)[0]
-	if all.Kind() != reflect.Slice || all.Len() == 0 || all.Type().Elem() != v.Type() {
-		return false
-	}
-	v.Set(all.Index(0))
-	return true
-}
-
-// sdkFillSum sets an ogen sum type through the setter of its first variant.
-func sdkFillSum(v reflect.Value, depth int) bool {
-	t := v.Type()
-	typ, ok := t.FieldByName("Type")
-	if !ok || typ.Type.Kind() != reflect.String || typ.Type.Name() != t.Name()+"Type" || t.NumField() < 2 {
-		return false
-	}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Name == "Type" {
-			continue
-		}
-		set := v.Addr().MethodByName("Set" + f.Name)
-		if !set.IsValid() || !v.Addr().MethodByName("Is"+f.Name).IsValid() {
-			continue
-		}
-		arg := reflect.New(f.Type).Elem()
-		sdkFill(arg, f.Name, depth+1)
-		set.Call([]reflect.Value{arg})
-		return true
-	}
-	return false
-}
-
-// sdkSample picks a value a string field of that name accepts.
-func sdkSample(field string) string {
-	f := strings.ToLower(field)
-	switch {
-	case f == "idempotencykey":
-		return uuid.NewString() // a key reused with another request is refused before the gate
-	case strings.Contains(f, "email"), f == "recipient", f == "to":
-		return "lead@example.com"
-	case strings.Contains(f, "domain"), strings.Contains(f, "host"):
-		return "example.com"
-	case strings.Contains(f, "url"), strings.Contains(f, "uri"), strings.Contains(f, "website"), strings.Contains(f, "logo"):
-		return "https://example.com/x"
-	case strings.Contains(f, "timezone"):
-		return "UTC"
-	case strings.Contains(f, "password"):
-		return "correct horse battery staple"
-	case strings.Contains(f, "date"):
-		return "2026-11-23"
-	case strings.Contains(f, "color"):
-		return "#1e90ff"
-	case f == "role":
-		return "member"
-	case f == "token":
-		return "0123456789abcdef"
-	default:
-		return "sample"
-	}
-}
-
 // routeKey issues a fresh API key of org: every call gets its own, so the per-key rate limit never
 // interferes with the walk.
 func routeKey(t *testing.T, env *apitest.Env, org uuid.UUID, perms auth.Permission, mailboxes []uuid.UUID) string {
@@ -498,24 +314,20 @@ func TestRouteRequirementsThroughTheSDK(t *testing.T) {
 	org := env.Bootstrap(t, "acme").OrganizationID
 	powerless := powerlessMember(t, env, org, "powerless@acme.example")
 
-	ct := reflect.TypeOf(&api.Client{})
+	ctx := context.Background()
+	call := apitest.Filler{}.CallErr
 	walked := 0
-	for i := range ct.NumMethod() {
-		m := ct.Method(i)
-		mt := m.Type
-		if mt.NumIn() < 2 || mt.In(1) != sdkCtxType || mt.Out(mt.NumOut()-1) != sdkErrType {
-			continue
-		}
+	for _, m := range apitest.SDKMethods(env.Client(t, "")) {
 		req, ok := handlers.Routes[m.Name]
 		require.True(t, ok, "the SDK's %s has a route requirement", m.Name)
 		walked++
 		t.Run(m.Name, func(t *testing.T) {
 			switch {
 			case req.Access == auth.AccessSession:
-				err := sdkCall(env.Client(t, routeKey(t, env, org, auth.FullAccess, nil)), m.Name)
+				err := call(ctx, env.Client(t, routeKey(t, env, org, auth.FullAccess, nil)), m)
 				requireAPIError(t, err, 403, "session_required")
 			case req.Access == auth.AccessAny && req.Scope != 0:
-				err := sdkCall(env.Client(t, routeKey(t, env, org, auth.FullAccess&^req.Scope, nil)), m.Name)
+				err := call(ctx, env.Client(t, routeKey(t, env, org, auth.FullAccess&^req.Scope, nil)), m)
 				requireAPIError(t, err, 403, "missing_scope")
 				var se *api.ErrorStatusCode
 				require.ErrorAs(t, err, &se)
@@ -524,7 +336,7 @@ func TestRouteRequirementsThroughTheSDK(t *testing.T) {
 				}
 			}
 			if req.Access != auth.AccessPublic && req.OrgPermission != 0 {
-				requireAPIError(t, sdkCall(powerless, m.Name), 403, "permission_denied")
+				requireAPIError(t, call(ctx, powerless, m), 403, "permission_denied")
 			}
 		})
 	}
