@@ -55,12 +55,17 @@ type Recorder struct {
 
 // NewRecorder starts the background writer over the application pool.
 func NewRecorder(pool *pgxpool.Pool, logger *slog.Logger) *Recorder {
-	r := &Recorder{
-		pool: pool, logger: logger, queries: dbq.New(),
-		queue: make(chan Entry, queueSize), flushes: make(chan chan error), stop: make(chan struct{}), done: make(chan struct{}),
-	}
+	r := newRecorder(pool, logger, queueSize)
 	go r.run()
 	return r
+}
+
+// newRecorder builds a recorder with a queue of size entries whose writer is not started yet.
+func newRecorder(pool *pgxpool.Pool, logger *slog.Logger, size int) *Recorder {
+	return &Recorder{
+		pool: pool, logger: logger, queries: dbq.New(),
+		queue: make(chan Entry, size), flushes: make(chan chan error), stop: make(chan struct{}), done: make(chan struct{}),
+	}
 }
 
 // Record queues e without blocking; when the queue is full the entry is dropped and counted.
