@@ -913,6 +913,79 @@ CREATE TABLE public.webauthn_users (
 );
 
 --
+-- Name: webhook_deliveries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_deliveries (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    endpoint_id uuid NOT NULL,
+    event_id uuid NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    attempt_count integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 8 NOT NULL,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_attempt_at timestamp with time zone,
+    lease_until timestamp with time zone,
+    secret_generation integer DEFAULT 1 NOT NULL,
+    response_status integer,
+    response_body_excerpt text,
+    error_reason text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_deliveries_response_body_excerpt_check CHECK ((length(response_body_excerpt) <= 1024)),
+    CONSTRAINT webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'in_flight'::text, 'delivered'::text, 'failed'::text, 'abandoned'::text])))
+);
+
+--
+-- Name: webhook_endpoints; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_endpoints (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    url text NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    event_types text[] DEFAULT '{}'::text[] NOT NULL,
+    enabled boolean DEFAULT true NOT NULL,
+    secret_sealed bytea NOT NULL,
+    secret_generation integer DEFAULT 1 NOT NULL,
+    previous_secret_sealed bytea,
+    verified_at timestamp with time zone,
+    ownership_confirmed boolean DEFAULT false NOT NULL,
+    oauth_client_id uuid,
+    last_success_at timestamp with time zone,
+    last_failure_at timestamp with time zone,
+    last_failure_reason text,
+    consecutive_failures integer DEFAULT 0 NOT NULL,
+    failing_since timestamp with time zone,
+    disabled_reason text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_endpoints_description_check CHECK ((length(description) <= 500)),
+    CONSTRAINT webhook_endpoints_event_types_check CHECK ((cardinality(event_types) <= 100)),
+    CONSTRAINT webhook_endpoints_url_check CHECK (((length(url) >= 1) AND (length(url) <= 2048)))
+);
+
+--
+-- Name: webhook_throttle_drops; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_throttle_drops (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    endpoint_id uuid,
+    event_type text NOT NULL,
+    reason text NOT NULL,
+    window_start timestamp with time zone NOT NULL,
+    window_end timestamp with time zone NOT NULL,
+    dropped integer DEFAULT 0 NOT NULL,
+    last_dropped_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_throttle_drops_reason_check CHECK ((reason = ANY (ARRAY['endpoint_rate_limit'::text, 'event_type_throttle'::text])))
+);
+
+--
 -- Name: river_job id; Type: DEFAULT; Schema: public; Owner: -
 --
 
@@ -1191,6 +1264,27 @@ ALTER TABLE ONLY public.webauthn_users
     ADD CONSTRAINT webauthn_users_pkey PRIMARY KEY (rp_id, user_id);
 
 --
+-- Name: webhook_deliveries webhook_deliveries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: webhook_endpoints webhook_endpoints_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_endpoints
+    ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: webhook_throttle_drops webhook_throttle_drops_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_throttle_drops
+    ADD CONSTRAINT webhook_throttle_drops_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: api_key_usage_logs_key; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1447,6 +1541,54 @@ CREATE UNIQUE INDEX users_email_key ON public.users USING btree (email);
 --
 
 CREATE UNIQUE INDEX webauthn_users_handle ON public.webauthn_users USING btree (rp_id, handle);
+
+--
+-- Name: webhook_deliveries_due; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_due ON public.webhook_deliveries USING btree (next_attempt_at) WHERE (status = ANY (ARRAY['pending'::text, 'failed'::text, 'in_flight'::text]));
+
+--
+-- Name: webhook_deliveries_endpoint; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_endpoint ON public.webhook_deliveries USING btree (organization_id, endpoint_id, created_at DESC, id DESC);
+
+--
+-- Name: webhook_deliveries_event; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX webhook_deliveries_event ON public.webhook_deliveries USING btree (organization_id, endpoint_id, event_id);
+
+--
+-- Name: webhook_deliveries_newest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_newest ON public.webhook_deliveries USING btree (organization_id, created_at DESC, id DESC);
+
+--
+-- Name: webhook_endpoints_app; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX webhook_endpoints_app ON public.webhook_endpoints USING btree (organization_id, oauth_client_id) WHERE (oauth_client_id IS NOT NULL);
+
+--
+-- Name: webhook_endpoints_newest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_endpoints_newest ON public.webhook_endpoints USING btree (organization_id, created_at DESC, id DESC);
+
+--
+-- Name: webhook_throttle_drops_newest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_throttle_drops_newest ON public.webhook_throttle_drops USING btree (organization_id, window_start DESC);
+
+--
+-- Name: webhook_throttle_drops_window; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX webhook_throttle_drops_window ON public.webhook_throttle_drops USING btree (organization_id, COALESCE(endpoint_id, '00000000-0000-0000-0000-000000000000'::uuid), event_type, reason, window_start);
 
 --
 -- Name: api_key_usage_logs api_key_usage_logs_organization_id_api_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -1708,6 +1850,34 @@ ALTER TABLE ONLY public.webauthn_users
     ADD CONSTRAINT webauthn_users_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
+-- Name: webhook_deliveries webhook_deliveries_organization_id_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_organization_id_endpoint_id_fkey FOREIGN KEY (organization_id, endpoint_id) REFERENCES public.webhook_endpoints(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_endpoints webhook_endpoints_oauth_client_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_endpoints
+    ADD CONSTRAINT webhook_endpoints_oauth_client_id_fkey FOREIGN KEY (oauth_client_id) REFERENCES public.oauth_clients(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_endpoints webhook_endpoints_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_endpoints
+    ADD CONSTRAINT webhook_endpoints_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_throttle_drops webhook_throttle_drops_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_throttle_drops
+    ADD CONSTRAINT webhook_throttle_drops_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
 -- Name: api_key_usage_logs; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -1880,6 +2050,42 @@ CREATE POLICY tenant_isolation ON public.team_members USING ((organization_id = 
 --
 
 CREATE POLICY tenant_isolation ON public.teams USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: webhook_deliveries tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.webhook_deliveries USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: webhook_endpoints tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.webhook_endpoints USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: webhook_throttle_drops tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.webhook_throttle_drops USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: webhook_deliveries; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.webhook_deliveries ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: webhook_endpoints; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.webhook_endpoints ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: webhook_throttle_drops; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.webhook_throttle_drops ENABLE ROW LEVEL SECURITY;
 
 --
 -- PostgreSQL database dump complete

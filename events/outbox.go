@@ -58,10 +58,14 @@ func NewOutbox(jobs Inserter) *Outbox {
 	return &Outbox{jobs: jobs, queries: dbq.New()}
 }
 
-// Emit records an event of eventType with data (any JSON-encodable value) in tx, which must be an
+// Emit records an event of eventType (one of the catalog's) with data (any JSON-encodable value) in tx, which must be an
 // organization-scoped transaction (db.WithOrgTx): the event belongs to that organization. It returns the
 // event id, which stays the same across every delivery attempt.
-func (o *Outbox) Emit(ctx context.Context, tx pgx.Tx, eventType string, data any) (uuid.UUID, error) {
+func (o *Outbox) Emit(ctx context.Context, tx pgx.Tx, eventType Type, data any) (uuid.UUID, error) {
+	// webhook.test is the verification challenge, sent to one endpoint only; it never goes through the outbox.
+	if _, ok := Lookup(eventType); !ok || eventType == WebhookTest {
+		return uuid.Nil, fmt.Errorf("events: %q is not an event of the catalog", eventType)
+	}
 	org, ok := db.OrgID(ctx)
 	if !ok {
 		return uuid.Nil, errors.New("events: Emit outside an organization-scoped transaction")
@@ -75,7 +79,7 @@ func (o *Outbox) Emit(ctx context.Context, tx pgx.Tx, eventType string, data any
 		return uuid.Nil, err
 	}
 	if err := o.queries.EventInsert(ctx, tx, dbq.EventInsertParams{
-		OrganizationID: org, ID: id, EventType: eventType, Data: raw,
+		OrganizationID: org, ID: id, EventType: string(eventType), Data: raw,
 	}); err != nil {
 		return uuid.Nil, fmt.Errorf("events: record %s: %w", eventType, err)
 	}

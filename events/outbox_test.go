@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/google/uuid"
@@ -11,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
 	"github.com/outflowhq/outflow/accounts"
 	"github.com/outflowhq/outflow/audit"
@@ -128,4 +130,56 @@ func TestDispatchDeliversOnceAndRetriesFailures(t *testing.T) {
 	require.Equal(t, "contact.created", ev.Type)
 	require.JSONEq(t, `{"contact_email":"a@b.example"}`, string(ev.Data))
 	require.Zero(t, b.count(t, "SELECT count(*) FROM event_outbox WHERE dispatched_at IS NULL"))
+}
+
+func TestEmitRefusesTypesOutsideTheCatalog(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	for _, bad := range []events.Type{"contact.exploded", "", events.WebhookTest} {
+		err := db.WithOrgTx(ctx, b.db.Pool, b.org, func(ctx context.Context, tx pgx.Tx) error {
+			_, err := b.outbox.Emit(ctx, tx, bad, nil)
+			return err
+		})
+		require.ErrorContains(t, err, "not an event of the catalog", bad)
+	}
+}
+
+func TestCatalogMatchesTheContract(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../openapi/openapi.yaml")
+	require.NoError(t, err)
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				WebhookEventType struct {
+					Enum []string `yaml:"enum"`
+				} `yaml:"WebhookEventType"`
+				WebhookEventCategory struct {
+					Enum []string `yaml:"enum"`
+				} `yaml:"WebhookEventCategory"`
+			} `yaml:"schemas"`
+		} `yaml:"components"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &doc))
+	var types []string
+	categories := map[string]bool{}
+	firehose := 0
+	for _, i := range events.Catalog {
+		types = append(types, string(i.Type))
+		categories[string(i.Category)] = true
+		require.NotEmpty(t, i.Description)
+		got, ok := events.Lookup(i.Type)
+		require.True(t, ok)
+		require.Equal(t, i, got)
+		if i.Firehose {
+			firehose++
+		}
+		if i.Type != events.WebhookTest {
+			require.NotZero(t, i.Scope, "%s has an OAuth-app family scope", i.Type)
+		}
+	}
+	require.Equal(t, doc.Components.Schemas.WebhookEventType.Enum, types, "same events, same order")
+	require.Len(t, categories, len(doc.Components.Schemas.WebhookEventCategory.Enum))
+	require.Equal(t, 9, firehose, "part 1 marks nine firehose events")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/outflowhq/outflow/audit"
 	"github.com/outflowhq/outflow/auth"
 	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/mail"
@@ -32,14 +33,16 @@ type Organizations struct {
 	pool        *pgxpool.Pool
 	sessions    *accounts.Sessions
 	invitations *orgs.Invitations
+	outbox      *events.Outbox
 	cursors     *pagination.Cursors
 	queries     *dbq.Queries
 }
 
 // NewOrganizations builds the organization handlers. Invitations are emailed through sender with links to
-// appURL; list cursors are signed with a key derived from secret.
-func NewOrganizations(pool *pgxpool.Pool, sessions *accounts.Sessions, sender mail.Sender, secret []byte, appURL string) *Organizations {
-	return &Organizations{pool: pool, sessions: sessions, invitations: orgs.NewInvitations(pool, sender, appURL),
+// appURL; team, role and settings events go through outbox; list cursors are signed with a key derived from
+// secret.
+func NewOrganizations(pool *pgxpool.Pool, sessions *accounts.Sessions, sender mail.Sender, outbox *events.Outbox, secret []byte, appURL string) *Organizations {
+	return &Organizations{pool: pool, sessions: sessions, outbox: outbox, invitations: orgs.NewInvitations(pool, sender, appURL),
 		cursors: pagination.NewCursors(secret), queries: dbq.New()}
 }
 
@@ -255,6 +258,9 @@ func (h *Organizations) OrganizationsUpdateCurrent(ctx context.Context, req *api
 				TargetID: org.String(), Metadata: map[string]any{"name": name}}); err != nil {
 				return err
 			}
+			if _, err := h.outbox.Emit(ctx, tx, events.SettingsUpdated, map[string]any{"fields": []string{"name"}, "name": name}); err != nil {
+				return err
+			}
 		}
 		out, err = h.currentOrganization(ctx, tx, p, org)
 		return err
@@ -370,7 +376,12 @@ func (h *Organizations) OrganizationsRemoveMember(ctx context.Context, params ap
 		}
 	}
 	return db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		return orgs.RemoveMember(ctx, tx, p, params.UserId)
+		if err := orgs.RemoveMember(ctx, tx, p, params.UserId); err != nil {
+			return err
+		}
+		_, err := h.outbox.Emit(ctx, tx, events.TeamMemberRemoved, map[string]any{
+			"user_id": params.UserId, "removed_by": p.UserID, "left": params.UserId == p.UserID})
+		return err
 	})
 }
 
@@ -398,7 +409,11 @@ func (h *Organizations) OrganizationsCreateInvitation(ctx context.Context, req *
 	}
 	var inv dbq.InvitationCreateRow
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		inv, err = h.invitations.Invite(ctx, tx, p, req.Email, role)
+		if inv, err = h.invitations.Invite(ctx, tx, p, req.Email, role); err != nil {
+			return err
+		}
+		_, err = h.outbox.Emit(ctx, tx, events.TeamMemberInvited, map[string]any{
+			"invitation_id": inv.ID, "email": inv.Email, "role": inv.Role, "invited_by": p.UserID})
 		return err
 	})
 	if err != nil {
@@ -584,6 +599,10 @@ func (h *Organizations) OrganizationsCreateRole(ctx context.Context, req *api.Cu
 			Metadata: map[string]any{"name": name, "permissions": orgs.PermissionNames(perms)}}); err != nil {
 			return err
 		}
+		if _, err := h.outbox.Emit(ctx, tx, events.RoleCreated, map[string]any{"role_id": id, "name": name,
+			"permissions": orgs.PermissionNames(perms)}); err != nil {
+			return err
+		}
 		out, err = h.customRoleGet(ctx, tx, org, id)
 		return err
 	})
@@ -630,6 +649,9 @@ func (h *Organizations) OrganizationsUpdateRole(ctx context.Context, req *api.Cu
 				Metadata: changes}); err != nil {
 				return err
 			}
+			if _, err := h.outbox.Emit(ctx, tx, events.RoleUpdated, map[string]any{"role_id": params.ID, "changes": changes}); err != nil {
+				return err
+			}
 		}
 		out, err = h.customRoleGet(ctx, tx, org, params.ID)
 		return err
@@ -658,8 +680,12 @@ func (h *Organizations) OrganizationsDeleteRole(ctx context.Context, params api.
 		if _, err := h.queries.CustomRoleDelete(ctx, tx, dbq.CustomRoleDeleteParams{OrganizationID: org, ID: params.ID}); err != nil {
 			return db.Classify(err, "Role")
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "role.deleted", TargetType: "role", TargetID: params.ID.String(),
-			Metadata: map[string]any{"name": role.Name}})
+		if err := audit.Record(ctx, tx, audit.Entry{Action: "role.deleted", TargetType: "role", TargetID: params.ID.String(),
+			Metadata: map[string]any{"name": role.Name}}); err != nil {
+			return err
+		}
+		_, err = h.outbox.Emit(ctx, tx, events.RoleDeleted, map[string]any{"role_id": params.ID, "name": role.Name})
+		return err
 	})
 }
 

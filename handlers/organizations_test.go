@@ -837,3 +837,42 @@ func TestOrganizationForeignIDsAre404(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, api.OrganizationInvitationStatusPending, pending.Data[0].Status)
 }
+
+// orgEventTypes lists the outbox event types of org, oldest first.
+func orgEventTypes(t *testing.T, env *apitest.Env, org uuid.UUID) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, db.WithOrgTx(context.Background(), env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT event_type FROM event_outbox WHERE organization_id = $1 ORDER BY id`, org)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}))
+	return out
+}
+
+// TestOrganizationChangesRaiseEvents: invitations, removals, custom roles and renames raise the team, role and
+// settings events of the catalog in the same transaction as the change.
+func TestOrganizationChangesRaiseEvents(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	ctx := context.Background()
+	ada := orgSignUp(t, env, "ada@example.com")
+	bob := orgJoin(t, env, ada, orgSignUp(t, env, "bob@example.com"), "member")
+	role, err := ada.client.OrganizationsCreateRole(ctx, &api.CustomRoleCreate{Name: "Readers",
+		Permissions: []api.OrganizationPermission{api.OrganizationPermissionViewContacts}}, api.OrganizationsCreateRoleParams{})
+	require.NoError(t, err)
+	_, err = ada.client.OrganizationsUpdateRole(ctx, &api.CustomRoleUpdate{Name: api.NewOptString("Viewers")}, api.OrganizationsUpdateRoleParams{ID: role.ID})
+	require.NoError(t, err)
+	require.NoError(t, ada.client.OrganizationsDeleteRole(ctx, api.OrganizationsDeleteRoleParams{ID: role.ID}))
+	_, err = ada.client.OrganizationsUpdateCurrent(ctx, &api.OrganizationUpdate{Name: api.NewOptString("Ada & Co")}, api.OrganizationsUpdateCurrentParams{})
+	require.NoError(t, err)
+	require.NoError(t, ada.client.OrganizationsRemoveMember(ctx, api.OrganizationsRemoveMemberParams{UserId: bob.id}))
+	// A refused change raises nothing.
+	_, err = ada.client.OrganizationsUpdateRole(ctx, &api.CustomRoleUpdate{Name: api.NewOptString("x")}, api.OrganizationsUpdateRoleParams{ID: uuid.New()})
+	require.Error(t, err)
+	require.Equal(t, []string{"team.member_invited", "role.created", "role.updated", "role.deleted", "settings.updated", "team.member_removed"},
+		orgEventTypes(t, env, ada.home))
+}

@@ -21,9 +21,11 @@ import (
 	"github.com/outflowhq/outflow/avatar"
 	"github.com/outflowhq/outflow/captcha"
 	"github.com/outflowhq/outflow/config"
+	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers"
 	"github.com/outflowhq/outflow/idempotency"
+	"github.com/outflowhq/outflow/jobs"
 	"github.com/outflowhq/outflow/mail"
 	"github.com/outflowhq/outflow/oauth"
 	"github.com/outflowhq/outflow/seal"
@@ -49,6 +51,9 @@ type Deps struct {
 	// Usage records API-key requests for usage analytics; nil records nothing. Its owner closes it after the
 	// HTTP server has shut down.
 	Usage *usage.Recorder
+	// Jobs enqueues the jobs writes cause (event dispatch, notifications) in the writing transaction: the
+	// process's River client. Nil builds an insert-only client.
+	Jobs events.Inserter
 }
 
 // New returns the root handler of the process: the same assembly serves production and the API tests.
@@ -71,6 +76,15 @@ func New(d Deps) (http.Handler, error) {
 			verifier = captcha.NewTurnstile(cfg.TurnstileSecret, cfg.TurnstileVerifyURL)
 		}
 	}
+	inserter := d.Jobs
+	if inserter == nil {
+		client, err := jobs.NewClient(jobs.Deps{Pool: d.Pool, Logger: d.Logger}, jobs.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("build job client: %w", err)
+		}
+		inserter = client
+	}
+	outbox := events.NewOutbox(inserter)
 	signer := auth.NewTokenSigner(d.Pool, keyring, cfg.PublicURL)
 	sessions := accounts.NewSessions(d.Pool, signer)
 	challenges := accounts.NewChallenges(cfg.SecretKey)
@@ -104,7 +118,7 @@ func New(d Deps) (http.Handler, error) {
 		Social:        handlers.NewSocial(flows, cfg, passkeys.Enabled()),
 		TwoFactor:     handlers.NewTwoFactor(twoFactor),
 		Passkeys:      handlers.NewPasskeys(passkeys),
-		Organizations: handlers.NewOrganizations(d.Pool, sessions, sender, cfg.SecretKey, cfg.AppURL),
+		Organizations: handlers.NewOrganizations(d.Pool, sessions, sender, outbox, cfg.SecretKey, cfg.AppURL),
 		APIKeys:       handlers.NewAPIKeys(d.Pool, cfg.SecretKey),
 		AuditLogs:     handlers.NewAuditLogs(d.Pool),
 		AgentTools:    agentTools,

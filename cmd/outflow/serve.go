@@ -85,7 +85,7 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		recorder = apiusage.NewRecorder(pool, logger)
-		root, err := server.New(server.Deps{Pool: pool, Logger: logger, Metrics: reg, Config: cfg, Usage: recorder})
+		root, err := server.New(server.Deps{Pool: pool, Logger: logger, Metrics: reg, Config: cfg, Usage: recorder, Jobs: riverClient})
 		if err != nil {
 			return err
 		}

@@ -479,3 +479,58 @@ type WebauthnUser struct {
 	Handle    []byte    `json:"handle"`
 	CreatedAt time.Time `json:"created_at"`
 }
+
+type WebhookDelivery struct {
+	OrganizationID      uuid.UUID  `json:"organization_id"`
+	ID                  uuid.UUID  `json:"id"`
+	EndpointID          uuid.UUID  `json:"endpoint_id"`
+	EventID             uuid.UUID  `json:"event_id"`
+	EventType           string     `json:"event_type"`
+	Status              string     `json:"status"`
+	AttemptCount        int32      `json:"attempt_count"`
+	MaxAttempts         int32      `json:"max_attempts"`
+	NextAttemptAt       time.Time  `json:"next_attempt_at"`
+	LastAttemptAt       *time.Time `json:"last_attempt_at"`
+	LeaseUntil          *time.Time `json:"lease_until"`
+	SecretGeneration    int32      `json:"secret_generation"`
+	ResponseStatus      *int32     `json:"response_status"`
+	ResponseBodyExcerpt *string    `json:"response_body_excerpt"`
+	ErrorReason         *string    `json:"error_reason"`
+	CreatedAt           time.Time  `json:"created_at"`
+	UpdatedAt           time.Time  `json:"updated_at"`
+}
+
+type WebhookEndpoint struct {
+	OrganizationID       uuid.UUID     `json:"organization_id"`
+	ID                   uuid.UUID     `json:"id"`
+	Url                  string        `json:"url"`
+	Description          string        `json:"description"`
+	EventTypes           []string      `json:"event_types"`
+	Enabled              bool          `json:"enabled"`
+	SecretSealed         []byte        `json:"secret_sealed"`
+	SecretGeneration     int32         `json:"secret_generation"`
+	PreviousSecretSealed []byte        `json:"previous_secret_sealed"`
+	VerifiedAt           *time.Time    `json:"verified_at"`
+	OwnershipConfirmed   bool          `json:"ownership_confirmed"`
+	OauthClientID        uuid.NullUUID `json:"oauth_client_id"`
+	LastSuccessAt        *time.Time    `json:"last_success_at"`
+	LastFailureAt        *time.Time    `json:"last_failure_at"`
+	LastFailureReason    *string       `json:"last_failure_reason"`
+	ConsecutiveFailures  int32         `json:"consecutive_failures"`
+	FailingSince         *time.Time    `json:"failing_since"`
+	DisabledReason       *string       `json:"disabled_reason"`
+	CreatedAt            time.Time     `json:"created_at"`
+	UpdatedAt            time.Time     `json:"updated_at"`
+}
+
+type WebhookThrottleDrop struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ID             uuid.UUID     `json:"id"`
+	EndpointID     uuid.NullUUID `json:"endpoint_id"`
+	EventType      string        `json:"event_type"`
+	Reason         string        `json:"reason"`
+	WindowStart    time.Time     `json:"window_start"`
+	WindowEnd      time.Time     `json:"window_end"`
+	Dropped        int32         `json:"dropped"`
+	LastDroppedAt  time.Time     `json:"last_dropped_at"`
+}
