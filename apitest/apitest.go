@@ -12,9 +12,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
 
 	"github.com/outflowhq/outflow/accounts"
 	"github.com/outflowhq/outflow/auth"
@@ -107,6 +109,26 @@ func (e *Env) Instance(t testing.TB) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// StartWorkers runs a worker process's River client over the test's database (every worker and event
+// consumer `outflow serve` runs), stopped when t ends; tests of background work (event dispatch, webhook
+// deliveries) call it. Each call is one more worker process.
+func (e *Env) StartWorkers(t testing.TB) *river.Client[pgx.Tx] {
+	t.Helper()
+	client, err := server.NewJobs(e.Config, e.DB.Pool, slog.New(slog.NewJSONHandler(io.Discard, nil)), e.Mail, true)
+	if err != nil {
+		t.Fatalf("apitest: workers: %v", err)
+	}
+	if err := client.Start(context.Background()); err != nil {
+		t.Fatalf("apitest: start workers: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.Stop(ctx)
+	})
+	return client
 }
 
 // Mailbox records system mail instead of sending it.

@@ -875,4 +875,13 @@ func TestOrganizationChangesRaiseEvents(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, []string{"team.member_invited", "role.created", "role.updated", "role.deleted", "settings.updated", "team.member_removed"},
 		orgEventTypes(t, env, ada.home))
+
+	// A worker process dispatches them.
+	env.StartWorkers(t)
+	owner := env.DB.OwnerPool(t)
+	require.Eventually(t, func() bool {
+		var pending int
+		_ = owner.QueryRow(ctx, `SELECT count(*) FROM event_outbox WHERE dispatched_at IS NULL`).Scan(&pending)
+		return pending == 0
+	}, 15*time.Second, 50*time.Millisecond)
 }

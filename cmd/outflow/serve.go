@@ -14,10 +14,6 @@ import (
 
 	"github.com/outflowhq/outflow/config"
 	"github.com/outflowhq/outflow/db"
-	"github.com/outflowhq/outflow/events"
-	"github.com/outflowhq/outflow/idempotency"
-	"github.com/outflowhq/outflow/jobs"
-	"github.com/outflowhq/outflow/notify"
 	"github.com/outflowhq/outflow/server"
 	apiusage "github.com/outflowhq/outflow/usage"
 )
@@ -63,12 +59,9 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 	if err != nil {
 		return err
 	}
-	riverClient, err := jobs.NewClient(jobs.Deps{
-		Pool: pool, Logger: logger, Dispatcher: events.NewDispatcher(pool), Idempotency: idempotency.NewStore(pool, logger),
-		Notifications: notify.NewDeliverer(pool, sender, notify.LogPusher{Logger: logger}, cfg.AppURL),
-	}, jobs.Options{Work: r.worker(), MaxWorkers: cfg.JobWorkers, SoftStopTimeout: cfg.ShutdownTimeout / 2})
+	riverClient, err := server.NewJobs(cfg, pool, logger, sender, r.worker())
 	if err != nil {
-		return fmt.Errorf("build job client: %w", err)
+		return err
 	}
 
 	if r.worker() {

@@ -1,0 +1,31 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/outflowhq/outflow/config"
+	"github.com/outflowhq/outflow/events"
+	"github.com/outflowhq/outflow/idempotency"
+	"github.com/outflowhq/outflow/jobs"
+	"github.com/outflowhq/outflow/mail"
+	"github.com/outflowhq/outflow/notify"
+)
+
+// NewJobs builds the process's River client with every worker and every event consumer, as `outflow serve`
+// runs it; work makes it fetch and run jobs (roles worker and all), otherwise it only inserts. Tests that need
+// background work done start the same client.
+func NewJobs(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger, sender mail.Sender, work bool) (*river.Client[pgx.Tx], error) {
+	client, err := jobs.NewClient(jobs.Deps{
+		Pool: pool, Logger: logger, Dispatcher: events.NewDispatcher(pool), Idempotency: idempotency.NewStore(pool, logger),
+		Notifications: notify.NewDeliverer(pool, sender, notify.LogPusher{Logger: logger}, cfg.AppURL),
+	}, jobs.Options{Work: work, MaxWorkers: cfg.JobWorkers, SoftStopTimeout: cfg.ShutdownTimeout / 2})
+	if err != nil {
+		return nil, fmt.Errorf("build job client: %w", err)
+	}
+	return client, nil
+}
