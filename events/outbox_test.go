@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/google/uuid"
@@ -150,6 +154,7 @@ func TestCatalogMatchesTheContract(t *testing.T) {
 	raw, err := os.ReadFile("../openapi/openapi.yaml")
 	require.NoError(t, err)
 	var doc struct {
+		Webhooks   map[string]any `yaml:"webhooks"`
 		Components struct {
 			Schemas struct {
 				WebhookEventType struct {
@@ -182,4 +187,44 @@ func TestCatalogMatchesTheContract(t *testing.T) {
 	require.Equal(t, doc.Components.Schemas.WebhookEventType.Enum, types, "same events, same order")
 	require.Len(t, categories, len(doc.Components.Schemas.WebhookEventCategory.Enum))
 	require.Equal(t, 9, firehose, "part 1 marks nine firehose events")
+	// The payload shapes part 1 spells out, and those of the events produced so far, are documented.
+	for _, documented := range []events.Type{events.ContactCreated, events.ContactUpdated, events.CRMTaskUpdated, events.FormSubmitted,
+		events.CampaignEmailClicked, events.CampaignUnsubscribed, events.TeamMemberInvited, events.TeamMemberRemoved,
+		events.RoleCreated, events.RoleUpdated, events.RoleDeleted, events.SettingsUpdated, events.WebhookTest} {
+		require.Contains(t, doc.Webhooks, string(documented))
+	}
+	for name := range doc.Webhooks {
+		_, ok := events.Lookup(events.Type(name))
+		require.True(t, ok, "webhooks.%s is a catalog event", name)
+	}
+}
+
+// TestEveryTypeConstantIsInTheCatalog reads the Type constants producers use from the source, so a constant
+// added without its catalog entry fails here rather than at its first Emit.
+func TestEveryTypeConstantIsInTheCatalog(t *testing.T) {
+	t.Parallel()
+	file, err := parser.ParseFile(token.NewFileSet(), "catalog.go", nil, 0)
+	require.NoError(t, err)
+	n := 0
+	for _, decl := range file.Decls {
+		gen, ok := decl.(*ast.GenDecl)
+		if !ok || gen.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gen.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Type" {
+				continue
+			}
+			for _, v := range vs.Values {
+				lit := v.(*ast.BasicLit)
+				name, err := strconv.Unquote(lit.Value)
+				require.NoError(t, err)
+				_, ok := events.Lookup(events.Type(name))
+				require.True(t, ok, "%s is in the catalog", name)
+				n++
+			}
+		}
+	}
+	require.Equal(t, len(events.Catalog), n)
 }

@@ -21528,6 +21528,2094 @@ func (s *ErrorStatusCode) SetResponse(val Error) {
 	s.Response = val
 }
 
+// EventCampaignEmailClickedOK is response for EventCampaignEmailClicked operation.
+type EventCampaignEmailClickedOK struct{}
+
+// Merged schema.
+type EventCampaignEmailClickedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventCampaignEmailClickedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventCampaignEmailClickedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventCampaignEmailClickedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventCampaignEmailClickedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventCampaignEmailClickedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventCampaignEmailClickedReq) GetData() EventCampaignEmailClickedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventCampaignEmailClickedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventCampaignEmailClickedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventCampaignEmailClickedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventCampaignEmailClickedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventCampaignEmailClickedReq) SetData(val EventCampaignEmailClickedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventCampaignEmailClickedReqData struct {
+	CampaignID      uuid.UUID    `json:"campaign_id"`
+	ContactID       OptUUID      `json:"contact_id"`
+	EmailAccountID  OptUUID      `json:"email_account_id"`
+	StepID          OptUUID      `json:"step_id"`
+	URL             string       `json:"url"`
+	LinkLabel       OptNilString `json:"link_label"`
+	ClickedAt       OptDateTime  `json:"clicked_at"`
+	AdditionalProps EventCampaignEmailClickedReqDataAdditional
+}
+
+// GetCampaignID returns the value of CampaignID.
+func (s *EventCampaignEmailClickedReqData) GetCampaignID() uuid.UUID {
+	return s.CampaignID
+}
+
+// GetContactID returns the value of ContactID.
+func (s *EventCampaignEmailClickedReqData) GetContactID() OptUUID {
+	return s.ContactID
+}
+
+// GetEmailAccountID returns the value of EmailAccountID.
+func (s *EventCampaignEmailClickedReqData) GetEmailAccountID() OptUUID {
+	return s.EmailAccountID
+}
+
+// GetStepID returns the value of StepID.
+func (s *EventCampaignEmailClickedReqData) GetStepID() OptUUID {
+	return s.StepID
+}
+
+// GetURL returns the value of URL.
+func (s *EventCampaignEmailClickedReqData) GetURL() string {
+	return s.URL
+}
+
+// GetLinkLabel returns the value of LinkLabel.
+func (s *EventCampaignEmailClickedReqData) GetLinkLabel() OptNilString {
+	return s.LinkLabel
+}
+
+// GetClickedAt returns the value of ClickedAt.
+func (s *EventCampaignEmailClickedReqData) GetClickedAt() OptDateTime {
+	return s.ClickedAt
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventCampaignEmailClickedReqData) GetAdditionalProps() EventCampaignEmailClickedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetCampaignID sets the value of CampaignID.
+func (s *EventCampaignEmailClickedReqData) SetCampaignID(val uuid.UUID) {
+	s.CampaignID = val
+}
+
+// SetContactID sets the value of ContactID.
+func (s *EventCampaignEmailClickedReqData) SetContactID(val OptUUID) {
+	s.ContactID = val
+}
+
+// SetEmailAccountID sets the value of EmailAccountID.
+func (s *EventCampaignEmailClickedReqData) SetEmailAccountID(val OptUUID) {
+	s.EmailAccountID = val
+}
+
+// SetStepID sets the value of StepID.
+func (s *EventCampaignEmailClickedReqData) SetStepID(val OptUUID) {
+	s.StepID = val
+}
+
+// SetURL sets the value of URL.
+func (s *EventCampaignEmailClickedReqData) SetURL(val string) {
+	s.URL = val
+}
+
+// SetLinkLabel sets the value of LinkLabel.
+func (s *EventCampaignEmailClickedReqData) SetLinkLabel(val OptNilString) {
+	s.LinkLabel = val
+}
+
+// SetClickedAt sets the value of ClickedAt.
+func (s *EventCampaignEmailClickedReqData) SetClickedAt(val OptDateTime) {
+	s.ClickedAt = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventCampaignEmailClickedReqData) SetAdditionalProps(val EventCampaignEmailClickedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventCampaignEmailClickedReqDataAdditional map[string]jx.Raw
+
+func (s *EventCampaignEmailClickedReqDataAdditional) init() EventCampaignEmailClickedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// EventCampaignUnsubscribedOK is response for EventCampaignUnsubscribed operation.
+type EventCampaignUnsubscribedOK struct{}
+
+// Merged schema.
+type EventCampaignUnsubscribedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventCampaignUnsubscribedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventCampaignUnsubscribedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventCampaignUnsubscribedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventCampaignUnsubscribedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventCampaignUnsubscribedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventCampaignUnsubscribedReq) GetData() EventCampaignUnsubscribedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventCampaignUnsubscribedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventCampaignUnsubscribedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventCampaignUnsubscribedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventCampaignUnsubscribedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventCampaignUnsubscribedReq) SetData(val EventCampaignUnsubscribedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventCampaignUnsubscribedReqData struct {
+	CampaignID      OptNilUUID                             `json:"campaign_id"`
+	ContactID       OptUUID                                `json:"contact_id"`
+	ContactEmail    OptString                              `json:"contact_email"`
+	Source          EventCampaignUnsubscribedReqDataSource `json:"source"`
+	AdditionalProps EventCampaignUnsubscribedReqDataAdditional
+}
+
+// GetCampaignID returns the value of CampaignID.
+func (s *EventCampaignUnsubscribedReqData) GetCampaignID() OptNilUUID {
+	return s.CampaignID
+}
+
+// GetContactID returns the value of ContactID.
+func (s *EventCampaignUnsubscribedReqData) GetContactID() OptUUID {
+	return s.ContactID
+}
+
+// GetContactEmail returns the value of ContactEmail.
+func (s *EventCampaignUnsubscribedReqData) GetContactEmail() OptString {
+	return s.ContactEmail
+}
+
+// GetSource returns the value of Source.
+func (s *EventCampaignUnsubscribedReqData) GetSource() EventCampaignUnsubscribedReqDataSource {
+	return s.Source
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventCampaignUnsubscribedReqData) GetAdditionalProps() EventCampaignUnsubscribedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetCampaignID sets the value of CampaignID.
+func (s *EventCampaignUnsubscribedReqData) SetCampaignID(val OptNilUUID) {
+	s.CampaignID = val
+}
+
+// SetContactID sets the value of ContactID.
+func (s *EventCampaignUnsubscribedReqData) SetContactID(val OptUUID) {
+	s.ContactID = val
+}
+
+// SetContactEmail sets the value of ContactEmail.
+func (s *EventCampaignUnsubscribedReqData) SetContactEmail(val OptString) {
+	s.ContactEmail = val
+}
+
+// SetSource sets the value of Source.
+func (s *EventCampaignUnsubscribedReqData) SetSource(val EventCampaignUnsubscribedReqDataSource) {
+	s.Source = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventCampaignUnsubscribedReqData) SetAdditionalProps(val EventCampaignUnsubscribedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventCampaignUnsubscribedReqDataAdditional map[string]jx.Raw
+
+func (s *EventCampaignUnsubscribedReqDataAdditional) init() EventCampaignUnsubscribedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type EventCampaignUnsubscribedReqDataSource string
+
+const (
+	EventCampaignUnsubscribedReqDataSourceOneClick EventCampaignUnsubscribedReqDataSource = "one_click"
+	EventCampaignUnsubscribedReqDataSourceLink     EventCampaignUnsubscribedReqDataSource = "link"
+	EventCampaignUnsubscribedReqDataSourceReply    EventCampaignUnsubscribedReqDataSource = "reply"
+	EventCampaignUnsubscribedReqDataSourceAction   EventCampaignUnsubscribedReqDataSource = "action"
+)
+
+// AllValues returns all EventCampaignUnsubscribedReqDataSource values.
+func (EventCampaignUnsubscribedReqDataSource) AllValues() []EventCampaignUnsubscribedReqDataSource {
+	return []EventCampaignUnsubscribedReqDataSource{
+		EventCampaignUnsubscribedReqDataSourceOneClick,
+		EventCampaignUnsubscribedReqDataSourceLink,
+		EventCampaignUnsubscribedReqDataSourceReply,
+		EventCampaignUnsubscribedReqDataSourceAction,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s EventCampaignUnsubscribedReqDataSource) MarshalText() ([]byte, error) {
+	switch s {
+	case EventCampaignUnsubscribedReqDataSourceOneClick:
+		return []byte(s), nil
+	case EventCampaignUnsubscribedReqDataSourceLink:
+		return []byte(s), nil
+	case EventCampaignUnsubscribedReqDataSourceReply:
+		return []byte(s), nil
+	case EventCampaignUnsubscribedReqDataSourceAction:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *EventCampaignUnsubscribedReqDataSource) UnmarshalText(data []byte) error {
+	switch EventCampaignUnsubscribedReqDataSource(data) {
+	case EventCampaignUnsubscribedReqDataSourceOneClick:
+		*s = EventCampaignUnsubscribedReqDataSourceOneClick
+		return nil
+	case EventCampaignUnsubscribedReqDataSourceLink:
+		*s = EventCampaignUnsubscribedReqDataSourceLink
+		return nil
+	case EventCampaignUnsubscribedReqDataSourceReply:
+		*s = EventCampaignUnsubscribedReqDataSourceReply
+		return nil
+	case EventCampaignUnsubscribedReqDataSourceAction:
+		*s = EventCampaignUnsubscribedReqDataSourceAction
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// EventContactCreatedOK is response for EventContactCreated operation.
+type EventContactCreatedOK struct{}
+
+// Merged schema.
+type EventContactCreatedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventContactCreatedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventContactCreatedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventContactCreatedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventContactCreatedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventContactCreatedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventContactCreatedReq) GetData() EventContactCreatedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventContactCreatedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventContactCreatedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventContactCreatedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventContactCreatedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventContactCreatedReq) SetData(val EventContactCreatedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventContactCreatedReqData struct {
+	ContactID    uuid.UUID                                 `json:"contact_id"`
+	ContactEmail string                                    `json:"contact_email"`
+	FirstName    OptNilString                              `json:"first_name"`
+	LastName     OptNilString                              `json:"last_name"`
+	Company      OptNilString                              `json:"company"`
+	Phone        OptNilString                              `json:"phone"`
+	Subscribed   bool                                      `json:"subscribed"`
+	CustomFields OptEventContactCreatedReqDataCustomFields `json:"custom_fields"`
+	// How the contact was added: manual, api, form or automation.
+	Source          string       `json:"source"`
+	SourceDetail    OptNilString `json:"source_detail"`
+	CampaignIds     []uuid.UUID  `json:"campaign_ids"`
+	CategoryIds     []uuid.UUID  `json:"category_ids"`
+	CreatedAt       time.Time    `json:"created_at"`
+	AdditionalProps EventContactCreatedReqDataAdditional
+}
+
+// GetContactID returns the value of ContactID.
+func (s *EventContactCreatedReqData) GetContactID() uuid.UUID {
+	return s.ContactID
+}
+
+// GetContactEmail returns the value of ContactEmail.
+func (s *EventContactCreatedReqData) GetContactEmail() string {
+	return s.ContactEmail
+}
+
+// GetFirstName returns the value of FirstName.
+func (s *EventContactCreatedReqData) GetFirstName() OptNilString {
+	return s.FirstName
+}
+
+// GetLastName returns the value of LastName.
+func (s *EventContactCreatedReqData) GetLastName() OptNilString {
+	return s.LastName
+}
+
+// GetCompany returns the value of Company.
+func (s *EventContactCreatedReqData) GetCompany() OptNilString {
+	return s.Company
+}
+
+// GetPhone returns the value of Phone.
+func (s *EventContactCreatedReqData) GetPhone() OptNilString {
+	return s.Phone
+}
+
+// GetSubscribed returns the value of Subscribed.
+func (s *EventContactCreatedReqData) GetSubscribed() bool {
+	return s.Subscribed
+}
+
+// GetCustomFields returns the value of CustomFields.
+func (s *EventContactCreatedReqData) GetCustomFields() OptEventContactCreatedReqDataCustomFields {
+	return s.CustomFields
+}
+
+// GetSource returns the value of Source.
+func (s *EventContactCreatedReqData) GetSource() string {
+	return s.Source
+}
+
+// GetSourceDetail returns the value of SourceDetail.
+func (s *EventContactCreatedReqData) GetSourceDetail() OptNilString {
+	return s.SourceDetail
+}
+
+// GetCampaignIds returns the value of CampaignIds.
+func (s *EventContactCreatedReqData) GetCampaignIds() []uuid.UUID {
+	return s.CampaignIds
+}
+
+// GetCategoryIds returns the value of CategoryIds.
+func (s *EventContactCreatedReqData) GetCategoryIds() []uuid.UUID {
+	return s.CategoryIds
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventContactCreatedReqData) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventContactCreatedReqData) GetAdditionalProps() EventContactCreatedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetContactID sets the value of ContactID.
+func (s *EventContactCreatedReqData) SetContactID(val uuid.UUID) {
+	s.ContactID = val
+}
+
+// SetContactEmail sets the value of ContactEmail.
+func (s *EventContactCreatedReqData) SetContactEmail(val string) {
+	s.ContactEmail = val
+}
+
+// SetFirstName sets the value of FirstName.
+func (s *EventContactCreatedReqData) SetFirstName(val OptNilString) {
+	s.FirstName = val
+}
+
+// SetLastName sets the value of LastName.
+func (s *EventContactCreatedReqData) SetLastName(val OptNilString) {
+	s.LastName = val
+}
+
+// SetCompany sets the value of Company.
+func (s *EventContactCreatedReqData) SetCompany(val OptNilString) {
+	s.Company = val
+}
+
+// SetPhone sets the value of Phone.
+func (s *EventContactCreatedReqData) SetPhone(val OptNilString) {
+	s.Phone = val
+}
+
+// SetSubscribed sets the value of Subscribed.
+func (s *EventContactCreatedReqData) SetSubscribed(val bool) {
+	s.Subscribed = val
+}
+
+// SetCustomFields sets the value of CustomFields.
+func (s *EventContactCreatedReqData) SetCustomFields(val OptEventContactCreatedReqDataCustomFields) {
+	s.CustomFields = val
+}
+
+// SetSource sets the value of Source.
+func (s *EventContactCreatedReqData) SetSource(val string) {
+	s.Source = val
+}
+
+// SetSourceDetail sets the value of SourceDetail.
+func (s *EventContactCreatedReqData) SetSourceDetail(val OptNilString) {
+	s.SourceDetail = val
+}
+
+// SetCampaignIds sets the value of CampaignIds.
+func (s *EventContactCreatedReqData) SetCampaignIds(val []uuid.UUID) {
+	s.CampaignIds = val
+}
+
+// SetCategoryIds sets the value of CategoryIds.
+func (s *EventContactCreatedReqData) SetCategoryIds(val []uuid.UUID) {
+	s.CategoryIds = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventContactCreatedReqData) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventContactCreatedReqData) SetAdditionalProps(val EventContactCreatedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventContactCreatedReqDataAdditional map[string]jx.Raw
+
+func (s *EventContactCreatedReqDataAdditional) init() EventContactCreatedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type EventContactCreatedReqDataCustomFields map[string]jx.Raw
+
+func (s *EventContactCreatedReqDataCustomFields) init() EventContactCreatedReqDataCustomFields {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// EventContactUpdatedOK is response for EventContactUpdated operation.
+type EventContactUpdatedOK struct{}
+
+// Merged schema.
+type EventContactUpdatedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventContactUpdatedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventContactUpdatedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventContactUpdatedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventContactUpdatedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventContactUpdatedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventContactUpdatedReq) GetData() EventContactUpdatedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventContactUpdatedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventContactUpdatedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventContactUpdatedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventContactUpdatedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventContactUpdatedReq) SetData(val EventContactUpdatedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventContactUpdatedReqData struct {
+	EntityID        OptUUID                               `json:"entity_id"`
+	Changes         OptEventContactUpdatedReqDataChanges  `json:"changes"`
+	Metadata        OptEventContactUpdatedReqDataMetadata `json:"metadata"`
+	AdditionalProps EventContactUpdatedReqDataAdditional
+}
+
+// GetEntityID returns the value of EntityID.
+func (s *EventContactUpdatedReqData) GetEntityID() OptUUID {
+	return s.EntityID
+}
+
+// GetChanges returns the value of Changes.
+func (s *EventContactUpdatedReqData) GetChanges() OptEventContactUpdatedReqDataChanges {
+	return s.Changes
+}
+
+// GetMetadata returns the value of Metadata.
+func (s *EventContactUpdatedReqData) GetMetadata() OptEventContactUpdatedReqDataMetadata {
+	return s.Metadata
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventContactUpdatedReqData) GetAdditionalProps() EventContactUpdatedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetEntityID sets the value of EntityID.
+func (s *EventContactUpdatedReqData) SetEntityID(val OptUUID) {
+	s.EntityID = val
+}
+
+// SetChanges sets the value of Changes.
+func (s *EventContactUpdatedReqData) SetChanges(val OptEventContactUpdatedReqDataChanges) {
+	s.Changes = val
+}
+
+// SetMetadata sets the value of Metadata.
+func (s *EventContactUpdatedReqData) SetMetadata(val OptEventContactUpdatedReqDataMetadata) {
+	s.Metadata = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventContactUpdatedReqData) SetAdditionalProps(val EventContactUpdatedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventContactUpdatedReqDataAdditional map[string]jx.Raw
+
+func (s *EventContactUpdatedReqDataAdditional) init() EventContactUpdatedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type EventContactUpdatedReqDataChanges map[string]jx.Raw
+
+func (s *EventContactUpdatedReqDataChanges) init() EventContactUpdatedReqDataChanges {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type EventContactUpdatedReqDataMetadata struct {
+	Bulk  OptBool `json:"bulk"`
+	Count OptInt  `json:"count"`
+}
+
+// GetBulk returns the value of Bulk.
+func (s *EventContactUpdatedReqDataMetadata) GetBulk() OptBool {
+	return s.Bulk
+}
+
+// GetCount returns the value of Count.
+func (s *EventContactUpdatedReqDataMetadata) GetCount() OptInt {
+	return s.Count
+}
+
+// SetBulk sets the value of Bulk.
+func (s *EventContactUpdatedReqDataMetadata) SetBulk(val OptBool) {
+	s.Bulk = val
+}
+
+// SetCount sets the value of Count.
+func (s *EventContactUpdatedReqDataMetadata) SetCount(val OptInt) {
+	s.Count = val
+}
+
+// EventCrmTaskUpdatedOK is response for EventCrmTaskUpdated operation.
+type EventCrmTaskUpdatedOK struct{}
+
+// Merged schema.
+type EventCrmTaskUpdatedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventCrmTaskUpdatedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventCrmTaskUpdatedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventCrmTaskUpdatedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventCrmTaskUpdatedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventCrmTaskUpdatedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventCrmTaskUpdatedReq) GetData() EventCrmTaskUpdatedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventCrmTaskUpdatedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventCrmTaskUpdatedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventCrmTaskUpdatedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventCrmTaskUpdatedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventCrmTaskUpdatedReq) SetData(val EventCrmTaskUpdatedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventCrmTaskUpdatedReqData struct {
+	EntityID        OptUUID                               `json:"entity_id"`
+	Changes         OptEventCrmTaskUpdatedReqDataChanges  `json:"changes"`
+	Metadata        OptEventCrmTaskUpdatedReqDataMetadata `json:"metadata"`
+	AdditionalProps EventCrmTaskUpdatedReqDataAdditional
+}
+
+// GetEntityID returns the value of EntityID.
+func (s *EventCrmTaskUpdatedReqData) GetEntityID() OptUUID {
+	return s.EntityID
+}
+
+// GetChanges returns the value of Changes.
+func (s *EventCrmTaskUpdatedReqData) GetChanges() OptEventCrmTaskUpdatedReqDataChanges {
+	return s.Changes
+}
+
+// GetMetadata returns the value of Metadata.
+func (s *EventCrmTaskUpdatedReqData) GetMetadata() OptEventCrmTaskUpdatedReqDataMetadata {
+	return s.Metadata
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventCrmTaskUpdatedReqData) GetAdditionalProps() EventCrmTaskUpdatedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetEntityID sets the value of EntityID.
+func (s *EventCrmTaskUpdatedReqData) SetEntityID(val OptUUID) {
+	s.EntityID = val
+}
+
+// SetChanges sets the value of Changes.
+func (s *EventCrmTaskUpdatedReqData) SetChanges(val OptEventCrmTaskUpdatedReqDataChanges) {
+	s.Changes = val
+}
+
+// SetMetadata sets the value of Metadata.
+func (s *EventCrmTaskUpdatedReqData) SetMetadata(val OptEventCrmTaskUpdatedReqDataMetadata) {
+	s.Metadata = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventCrmTaskUpdatedReqData) SetAdditionalProps(val EventCrmTaskUpdatedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventCrmTaskUpdatedReqDataAdditional map[string]jx.Raw
+
+func (s *EventCrmTaskUpdatedReqDataAdditional) init() EventCrmTaskUpdatedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type EventCrmTaskUpdatedReqDataChanges map[string]jx.Raw
+
+func (s *EventCrmTaskUpdatedReqDataChanges) init() EventCrmTaskUpdatedReqDataChanges {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type EventCrmTaskUpdatedReqDataMetadata struct {
+	Bulk  OptBool `json:"bulk"`
+	Count OptInt  `json:"count"`
+}
+
+// GetBulk returns the value of Bulk.
+func (s *EventCrmTaskUpdatedReqDataMetadata) GetBulk() OptBool {
+	return s.Bulk
+}
+
+// GetCount returns the value of Count.
+func (s *EventCrmTaskUpdatedReqDataMetadata) GetCount() OptInt {
+	return s.Count
+}
+
+// SetBulk sets the value of Bulk.
+func (s *EventCrmTaskUpdatedReqDataMetadata) SetBulk(val OptBool) {
+	s.Bulk = val
+}
+
+// SetCount sets the value of Count.
+func (s *EventCrmTaskUpdatedReqDataMetadata) SetCount(val OptInt) {
+	s.Count = val
+}
+
+// EventFormSubmittedOK is response for EventFormSubmitted operation.
+type EventFormSubmittedOK struct{}
+
+// Merged schema.
+type EventFormSubmittedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventFormSubmittedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventFormSubmittedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventFormSubmittedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventFormSubmittedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventFormSubmittedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventFormSubmittedReq) GetData() EventFormSubmittedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventFormSubmittedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventFormSubmittedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventFormSubmittedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventFormSubmittedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventFormSubmittedReq) SetData(val EventFormSubmittedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventFormSubmittedReqData struct {
+	FormID       uuid.UUID `json:"form_id"`
+	FormName     string    `json:"form_name"`
+	SubmissionID uuid.UUID `json:"submission_id"`
+	// The answers.
+	Data         EventFormSubmittedReqDataData `json:"data"`
+	ContactEmail OptNilString                  `json:"contact_email"`
+	FirstName    OptNilString                  `json:"first_name"`
+	LastName     OptNilString                  `json:"last_name"`
+	Company      OptNilString                  `json:"company"`
+	Phone        OptNilString                  `json:"phone"`
+	SourceURL    OptNilString                  `json:"source_url"`
+	// The contact created or matched; null when none.
+	ContactID       OptNilUUID `json:"contact_id"`
+	AdditionalProps EventFormSubmittedReqDataAdditional
+}
+
+// GetFormID returns the value of FormID.
+func (s *EventFormSubmittedReqData) GetFormID() uuid.UUID {
+	return s.FormID
+}
+
+// GetFormName returns the value of FormName.
+func (s *EventFormSubmittedReqData) GetFormName() string {
+	return s.FormName
+}
+
+// GetSubmissionID returns the value of SubmissionID.
+func (s *EventFormSubmittedReqData) GetSubmissionID() uuid.UUID {
+	return s.SubmissionID
+}
+
+// GetData returns the value of Data.
+func (s *EventFormSubmittedReqData) GetData() EventFormSubmittedReqDataData {
+	return s.Data
+}
+
+// GetContactEmail returns the value of ContactEmail.
+func (s *EventFormSubmittedReqData) GetContactEmail() OptNilString {
+	return s.ContactEmail
+}
+
+// GetFirstName returns the value of FirstName.
+func (s *EventFormSubmittedReqData) GetFirstName() OptNilString {
+	return s.FirstName
+}
+
+// GetLastName returns the value of LastName.
+func (s *EventFormSubmittedReqData) GetLastName() OptNilString {
+	return s.LastName
+}
+
+// GetCompany returns the value of Company.
+func (s *EventFormSubmittedReqData) GetCompany() OptNilString {
+	return s.Company
+}
+
+// GetPhone returns the value of Phone.
+func (s *EventFormSubmittedReqData) GetPhone() OptNilString {
+	return s.Phone
+}
+
+// GetSourceURL returns the value of SourceURL.
+func (s *EventFormSubmittedReqData) GetSourceURL() OptNilString {
+	return s.SourceURL
+}
+
+// GetContactID returns the value of ContactID.
+func (s *EventFormSubmittedReqData) GetContactID() OptNilUUID {
+	return s.ContactID
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventFormSubmittedReqData) GetAdditionalProps() EventFormSubmittedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetFormID sets the value of FormID.
+func (s *EventFormSubmittedReqData) SetFormID(val uuid.UUID) {
+	s.FormID = val
+}
+
+// SetFormName sets the value of FormName.
+func (s *EventFormSubmittedReqData) SetFormName(val string) {
+	s.FormName = val
+}
+
+// SetSubmissionID sets the value of SubmissionID.
+func (s *EventFormSubmittedReqData) SetSubmissionID(val uuid.UUID) {
+	s.SubmissionID = val
+}
+
+// SetData sets the value of Data.
+func (s *EventFormSubmittedReqData) SetData(val EventFormSubmittedReqDataData) {
+	s.Data = val
+}
+
+// SetContactEmail sets the value of ContactEmail.
+func (s *EventFormSubmittedReqData) SetContactEmail(val OptNilString) {
+	s.ContactEmail = val
+}
+
+// SetFirstName sets the value of FirstName.
+func (s *EventFormSubmittedReqData) SetFirstName(val OptNilString) {
+	s.FirstName = val
+}
+
+// SetLastName sets the value of LastName.
+func (s *EventFormSubmittedReqData) SetLastName(val OptNilString) {
+	s.LastName = val
+}
+
+// SetCompany sets the value of Company.
+func (s *EventFormSubmittedReqData) SetCompany(val OptNilString) {
+	s.Company = val
+}
+
+// SetPhone sets the value of Phone.
+func (s *EventFormSubmittedReqData) SetPhone(val OptNilString) {
+	s.Phone = val
+}
+
+// SetSourceURL sets the value of SourceURL.
+func (s *EventFormSubmittedReqData) SetSourceURL(val OptNilString) {
+	s.SourceURL = val
+}
+
+// SetContactID sets the value of ContactID.
+func (s *EventFormSubmittedReqData) SetContactID(val OptNilUUID) {
+	s.ContactID = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventFormSubmittedReqData) SetAdditionalProps(val EventFormSubmittedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventFormSubmittedReqDataAdditional map[string]jx.Raw
+
+func (s *EventFormSubmittedReqDataAdditional) init() EventFormSubmittedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// The answers.
+type EventFormSubmittedReqDataData map[string]jx.Raw
+
+func (s *EventFormSubmittedReqDataData) init() EventFormSubmittedReqDataData {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// EventRoleCreatedOK is response for EventRoleCreated operation.
+type EventRoleCreatedOK struct{}
+
+// Merged schema.
+type EventRoleCreatedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventRoleCreatedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventRoleCreatedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventRoleCreatedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventRoleCreatedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventRoleCreatedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventRoleCreatedReq) GetData() EventRoleCreatedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventRoleCreatedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventRoleCreatedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventRoleCreatedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventRoleCreatedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventRoleCreatedReq) SetData(val EventRoleCreatedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventRoleCreatedReqData struct {
+	RoleID          uuid.UUID                         `json:"role_id"`
+	Name            OptString                         `json:"name"`
+	Permissions     []OrganizationPermission          `json:"permissions"`
+	Changes         OptEventRoleCreatedReqDataChanges `json:"changes"`
+	AdditionalProps EventRoleCreatedReqDataAdditional
+}
+
+// GetRoleID returns the value of RoleID.
+func (s *EventRoleCreatedReqData) GetRoleID() uuid.UUID {
+	return s.RoleID
+}
+
+// GetName returns the value of Name.
+func (s *EventRoleCreatedReqData) GetName() OptString {
+	return s.Name
+}
+
+// GetPermissions returns the value of Permissions.
+func (s *EventRoleCreatedReqData) GetPermissions() []OrganizationPermission {
+	return s.Permissions
+}
+
+// GetChanges returns the value of Changes.
+func (s *EventRoleCreatedReqData) GetChanges() OptEventRoleCreatedReqDataChanges {
+	return s.Changes
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventRoleCreatedReqData) GetAdditionalProps() EventRoleCreatedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetRoleID sets the value of RoleID.
+func (s *EventRoleCreatedReqData) SetRoleID(val uuid.UUID) {
+	s.RoleID = val
+}
+
+// SetName sets the value of Name.
+func (s *EventRoleCreatedReqData) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *EventRoleCreatedReqData) SetPermissions(val []OrganizationPermission) {
+	s.Permissions = val
+}
+
+// SetChanges sets the value of Changes.
+func (s *EventRoleCreatedReqData) SetChanges(val OptEventRoleCreatedReqDataChanges) {
+	s.Changes = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventRoleCreatedReqData) SetAdditionalProps(val EventRoleCreatedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventRoleCreatedReqDataAdditional map[string]jx.Raw
+
+func (s *EventRoleCreatedReqDataAdditional) init() EventRoleCreatedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type EventRoleCreatedReqDataChanges map[string]jx.Raw
+
+func (s *EventRoleCreatedReqDataChanges) init() EventRoleCreatedReqDataChanges {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// EventRoleDeletedOK is response for EventRoleDeleted operation.
+type EventRoleDeletedOK struct{}
+
+// Merged schema.
+type EventRoleDeletedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventRoleDeletedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventRoleDeletedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventRoleDeletedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventRoleDeletedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventRoleDeletedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventRoleDeletedReq) GetData() EventRoleDeletedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventRoleDeletedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventRoleDeletedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventRoleDeletedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventRoleDeletedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventRoleDeletedReq) SetData(val EventRoleDeletedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventRoleDeletedReqData struct {
+	RoleID          uuid.UUID                         `json:"role_id"`
+	Name            OptString                         `json:"name"`
+	Permissions     []OrganizationPermission          `json:"permissions"`
+	Changes         OptEventRoleDeletedReqDataChanges `json:"changes"`
+	AdditionalProps EventRoleDeletedReqDataAdditional
+}
+
+// GetRoleID returns the value of RoleID.
+func (s *EventRoleDeletedReqData) GetRoleID() uuid.UUID {
+	return s.RoleID
+}
+
+// GetName returns the value of Name.
+func (s *EventRoleDeletedReqData) GetName() OptString {
+	return s.Name
+}
+
+// GetPermissions returns the value of Permissions.
+func (s *EventRoleDeletedReqData) GetPermissions() []OrganizationPermission {
+	return s.Permissions
+}
+
+// GetChanges returns the value of Changes.
+func (s *EventRoleDeletedReqData) GetChanges() OptEventRoleDeletedReqDataChanges {
+	return s.Changes
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventRoleDeletedReqData) GetAdditionalProps() EventRoleDeletedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetRoleID sets the value of RoleID.
+func (s *EventRoleDeletedReqData) SetRoleID(val uuid.UUID) {
+	s.RoleID = val
+}
+
+// SetName sets the value of Name.
+func (s *EventRoleDeletedReqData) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *EventRoleDeletedReqData) SetPermissions(val []OrganizationPermission) {
+	s.Permissions = val
+}
+
+// SetChanges sets the value of Changes.
+func (s *EventRoleDeletedReqData) SetChanges(val OptEventRoleDeletedReqDataChanges) {
+	s.Changes = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventRoleDeletedReqData) SetAdditionalProps(val EventRoleDeletedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventRoleDeletedReqDataAdditional map[string]jx.Raw
+
+func (s *EventRoleDeletedReqDataAdditional) init() EventRoleDeletedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type EventRoleDeletedReqDataChanges map[string]jx.Raw
+
+func (s *EventRoleDeletedReqDataChanges) init() EventRoleDeletedReqDataChanges {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// EventRoleUpdatedOK is response for EventRoleUpdated operation.
+type EventRoleUpdatedOK struct{}
+
+// Merged schema.
+type EventRoleUpdatedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventRoleUpdatedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventRoleUpdatedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventRoleUpdatedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventRoleUpdatedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventRoleUpdatedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventRoleUpdatedReq) GetData() EventRoleUpdatedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventRoleUpdatedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventRoleUpdatedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventRoleUpdatedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventRoleUpdatedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventRoleUpdatedReq) SetData(val EventRoleUpdatedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventRoleUpdatedReqData struct {
+	RoleID          uuid.UUID                         `json:"role_id"`
+	Name            OptString                         `json:"name"`
+	Permissions     []OrganizationPermission          `json:"permissions"`
+	Changes         OptEventRoleUpdatedReqDataChanges `json:"changes"`
+	AdditionalProps EventRoleUpdatedReqDataAdditional
+}
+
+// GetRoleID returns the value of RoleID.
+func (s *EventRoleUpdatedReqData) GetRoleID() uuid.UUID {
+	return s.RoleID
+}
+
+// GetName returns the value of Name.
+func (s *EventRoleUpdatedReqData) GetName() OptString {
+	return s.Name
+}
+
+// GetPermissions returns the value of Permissions.
+func (s *EventRoleUpdatedReqData) GetPermissions() []OrganizationPermission {
+	return s.Permissions
+}
+
+// GetChanges returns the value of Changes.
+func (s *EventRoleUpdatedReqData) GetChanges() OptEventRoleUpdatedReqDataChanges {
+	return s.Changes
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventRoleUpdatedReqData) GetAdditionalProps() EventRoleUpdatedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetRoleID sets the value of RoleID.
+func (s *EventRoleUpdatedReqData) SetRoleID(val uuid.UUID) {
+	s.RoleID = val
+}
+
+// SetName sets the value of Name.
+func (s *EventRoleUpdatedReqData) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *EventRoleUpdatedReqData) SetPermissions(val []OrganizationPermission) {
+	s.Permissions = val
+}
+
+// SetChanges sets the value of Changes.
+func (s *EventRoleUpdatedReqData) SetChanges(val OptEventRoleUpdatedReqDataChanges) {
+	s.Changes = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventRoleUpdatedReqData) SetAdditionalProps(val EventRoleUpdatedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventRoleUpdatedReqDataAdditional map[string]jx.Raw
+
+func (s *EventRoleUpdatedReqDataAdditional) init() EventRoleUpdatedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type EventRoleUpdatedReqDataChanges map[string]jx.Raw
+
+func (s *EventRoleUpdatedReqDataChanges) init() EventRoleUpdatedReqDataChanges {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// EventSettingsUpdatedOK is response for EventSettingsUpdated operation.
+type EventSettingsUpdatedOK struct{}
+
+// Merged schema.
+type EventSettingsUpdatedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventSettingsUpdatedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventSettingsUpdatedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventSettingsUpdatedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventSettingsUpdatedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventSettingsUpdatedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventSettingsUpdatedReq) GetData() EventSettingsUpdatedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventSettingsUpdatedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventSettingsUpdatedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventSettingsUpdatedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventSettingsUpdatedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventSettingsUpdatedReq) SetData(val EventSettingsUpdatedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventSettingsUpdatedReqData struct {
+	// The settings that changed.
+	Fields          []string  `json:"fields"`
+	Name            OptString `json:"name"`
+	AdditionalProps EventSettingsUpdatedReqDataAdditional
+}
+
+// GetFields returns the value of Fields.
+func (s *EventSettingsUpdatedReqData) GetFields() []string {
+	return s.Fields
+}
+
+// GetName returns the value of Name.
+func (s *EventSettingsUpdatedReqData) GetName() OptString {
+	return s.Name
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventSettingsUpdatedReqData) GetAdditionalProps() EventSettingsUpdatedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetFields sets the value of Fields.
+func (s *EventSettingsUpdatedReqData) SetFields(val []string) {
+	s.Fields = val
+}
+
+// SetName sets the value of Name.
+func (s *EventSettingsUpdatedReqData) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventSettingsUpdatedReqData) SetAdditionalProps(val EventSettingsUpdatedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventSettingsUpdatedReqDataAdditional map[string]jx.Raw
+
+func (s *EventSettingsUpdatedReqDataAdditional) init() EventSettingsUpdatedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// EventTeamMemberInvitedOK is response for EventTeamMemberInvited operation.
+type EventTeamMemberInvitedOK struct{}
+
+// Merged schema.
+type EventTeamMemberInvitedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventTeamMemberInvitedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventTeamMemberInvitedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventTeamMemberInvitedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventTeamMemberInvitedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventTeamMemberInvitedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventTeamMemberInvitedReq) GetData() EventTeamMemberInvitedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventTeamMemberInvitedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventTeamMemberInvitedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventTeamMemberInvitedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventTeamMemberInvitedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventTeamMemberInvitedReq) SetData(val EventTeamMemberInvitedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventTeamMemberInvitedReqData struct {
+	InvitationID uuid.UUID `json:"invitation_id"`
+	Email        string    `json:"email"`
+	// Owner, admin, member or a custom role id.
+	Role            string    `json:"role"`
+	InvitedBy       uuid.UUID `json:"invited_by"`
+	AdditionalProps EventTeamMemberInvitedReqDataAdditional
+}
+
+// GetInvitationID returns the value of InvitationID.
+func (s *EventTeamMemberInvitedReqData) GetInvitationID() uuid.UUID {
+	return s.InvitationID
+}
+
+// GetEmail returns the value of Email.
+func (s *EventTeamMemberInvitedReqData) GetEmail() string {
+	return s.Email
+}
+
+// GetRole returns the value of Role.
+func (s *EventTeamMemberInvitedReqData) GetRole() string {
+	return s.Role
+}
+
+// GetInvitedBy returns the value of InvitedBy.
+func (s *EventTeamMemberInvitedReqData) GetInvitedBy() uuid.UUID {
+	return s.InvitedBy
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventTeamMemberInvitedReqData) GetAdditionalProps() EventTeamMemberInvitedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetInvitationID sets the value of InvitationID.
+func (s *EventTeamMemberInvitedReqData) SetInvitationID(val uuid.UUID) {
+	s.InvitationID = val
+}
+
+// SetEmail sets the value of Email.
+func (s *EventTeamMemberInvitedReqData) SetEmail(val string) {
+	s.Email = val
+}
+
+// SetRole sets the value of Role.
+func (s *EventTeamMemberInvitedReqData) SetRole(val string) {
+	s.Role = val
+}
+
+// SetInvitedBy sets the value of InvitedBy.
+func (s *EventTeamMemberInvitedReqData) SetInvitedBy(val uuid.UUID) {
+	s.InvitedBy = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventTeamMemberInvitedReqData) SetAdditionalProps(val EventTeamMemberInvitedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventTeamMemberInvitedReqDataAdditional map[string]jx.Raw
+
+func (s *EventTeamMemberInvitedReqDataAdditional) init() EventTeamMemberInvitedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// EventTeamMemberRemovedOK is response for EventTeamMemberRemoved operation.
+type EventTeamMemberRemovedOK struct{}
+
+// Merged schema.
+type EventTeamMemberRemovedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventTeamMemberRemovedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventTeamMemberRemovedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventTeamMemberRemovedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventTeamMemberRemovedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventTeamMemberRemovedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventTeamMemberRemovedReq) GetData() EventTeamMemberRemovedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventTeamMemberRemovedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventTeamMemberRemovedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventTeamMemberRemovedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventTeamMemberRemovedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventTeamMemberRemovedReq) SetData(val EventTeamMemberRemovedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventTeamMemberRemovedReqData struct {
+	UserID    uuid.UUID `json:"user_id"`
+	RemovedBy uuid.UUID `json:"removed_by"`
+	// True when the member left on their own.
+	Left            bool `json:"left"`
+	AdditionalProps EventTeamMemberRemovedReqDataAdditional
+}
+
+// GetUserID returns the value of UserID.
+func (s *EventTeamMemberRemovedReqData) GetUserID() uuid.UUID {
+	return s.UserID
+}
+
+// GetRemovedBy returns the value of RemovedBy.
+func (s *EventTeamMemberRemovedReqData) GetRemovedBy() uuid.UUID {
+	return s.RemovedBy
+}
+
+// GetLeft returns the value of Left.
+func (s *EventTeamMemberRemovedReqData) GetLeft() bool {
+	return s.Left
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventTeamMemberRemovedReqData) GetAdditionalProps() EventTeamMemberRemovedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetUserID sets the value of UserID.
+func (s *EventTeamMemberRemovedReqData) SetUserID(val uuid.UUID) {
+	s.UserID = val
+}
+
+// SetRemovedBy sets the value of RemovedBy.
+func (s *EventTeamMemberRemovedReqData) SetRemovedBy(val uuid.UUID) {
+	s.RemovedBy = val
+}
+
+// SetLeft sets the value of Left.
+func (s *EventTeamMemberRemovedReqData) SetLeft(val bool) {
+	s.Left = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventTeamMemberRemovedReqData) SetAdditionalProps(val EventTeamMemberRemovedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventTeamMemberRemovedReqDataAdditional map[string]jx.Raw
+
+func (s *EventTeamMemberRemovedReqDataAdditional) init() EventTeamMemberRemovedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// EventWebhookTestOK is response for EventWebhookTest operation.
+type EventWebhookTestOK struct{}
+
+// Merged schema.
+type EventWebhookTestReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventWebhookTestReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventWebhookTestReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventWebhookTestReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventWebhookTestReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventWebhookTestReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventWebhookTestReq) GetData() EventWebhookTestReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventWebhookTestReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventWebhookTestReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventWebhookTestReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventWebhookTestReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventWebhookTestReq) SetData(val EventWebhookTestReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventWebhookTestReqData struct {
+	// Whcg_ followed by random characters.
+	Challenge       string    `json:"challenge"`
+	EndpointID      uuid.UUID `json:"endpoint_id"`
+	Message         string    `json:"message"`
+	AdditionalProps EventWebhookTestReqDataAdditional
+}
+
+// GetChallenge returns the value of Challenge.
+func (s *EventWebhookTestReqData) GetChallenge() string {
+	return s.Challenge
+}
+
+// GetEndpointID returns the value of EndpointID.
+func (s *EventWebhookTestReqData) GetEndpointID() uuid.UUID {
+	return s.EndpointID
+}
+
+// GetMessage returns the value of Message.
+func (s *EventWebhookTestReqData) GetMessage() string {
+	return s.Message
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventWebhookTestReqData) GetAdditionalProps() EventWebhookTestReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetChallenge sets the value of Challenge.
+func (s *EventWebhookTestReqData) SetChallenge(val string) {
+	s.Challenge = val
+}
+
+// SetEndpointID sets the value of EndpointID.
+func (s *EventWebhookTestReqData) SetEndpointID(val uuid.UUID) {
+	s.EndpointID = val
+}
+
+// SetMessage sets the value of Message.
+func (s *EventWebhookTestReqData) SetMessage(val string) {
+	s.Message = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventWebhookTestReqData) SetAdditionalProps(val EventWebhookTestReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventWebhookTestReqDataAdditional map[string]jx.Raw
+
+func (s *EventWebhookTestReqDataAdditional) init() EventWebhookTestReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
 // A hosted lead form.
 // Ref: #/components/schemas/Form
 type Form struct {
@@ -37073,6 +39161,374 @@ func (o OptEmailOAuthCLISessionAccount) Get() (v EmailOAuthCLISessionAccount, ok
 
 // Or returns value if set, or given parameter if does not.
 func (o OptEmailOAuthCLISessionAccount) Or(d EmailOAuthCLISessionAccount) EmailOAuthCLISessionAccount {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEventContactCreatedReqDataCustomFields returns new OptEventContactCreatedReqDataCustomFields with value set to v.
+func NewOptEventContactCreatedReqDataCustomFields(v EventContactCreatedReqDataCustomFields) OptEventContactCreatedReqDataCustomFields {
+	return OptEventContactCreatedReqDataCustomFields{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEventContactCreatedReqDataCustomFields is optional EventContactCreatedReqDataCustomFields.
+type OptEventContactCreatedReqDataCustomFields struct {
+	Value EventContactCreatedReqDataCustomFields
+	Set   bool
+}
+
+// IsSet returns true if OptEventContactCreatedReqDataCustomFields was set.
+func (o OptEventContactCreatedReqDataCustomFields) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEventContactCreatedReqDataCustomFields) Reset() {
+	var v EventContactCreatedReqDataCustomFields
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEventContactCreatedReqDataCustomFields) SetTo(v EventContactCreatedReqDataCustomFields) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEventContactCreatedReqDataCustomFields) Get() (v EventContactCreatedReqDataCustomFields, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEventContactCreatedReqDataCustomFields) Or(d EventContactCreatedReqDataCustomFields) EventContactCreatedReqDataCustomFields {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEventContactUpdatedReqDataChanges returns new OptEventContactUpdatedReqDataChanges with value set to v.
+func NewOptEventContactUpdatedReqDataChanges(v EventContactUpdatedReqDataChanges) OptEventContactUpdatedReqDataChanges {
+	return OptEventContactUpdatedReqDataChanges{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEventContactUpdatedReqDataChanges is optional EventContactUpdatedReqDataChanges.
+type OptEventContactUpdatedReqDataChanges struct {
+	Value EventContactUpdatedReqDataChanges
+	Set   bool
+}
+
+// IsSet returns true if OptEventContactUpdatedReqDataChanges was set.
+func (o OptEventContactUpdatedReqDataChanges) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEventContactUpdatedReqDataChanges) Reset() {
+	var v EventContactUpdatedReqDataChanges
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEventContactUpdatedReqDataChanges) SetTo(v EventContactUpdatedReqDataChanges) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEventContactUpdatedReqDataChanges) Get() (v EventContactUpdatedReqDataChanges, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEventContactUpdatedReqDataChanges) Or(d EventContactUpdatedReqDataChanges) EventContactUpdatedReqDataChanges {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEventContactUpdatedReqDataMetadata returns new OptEventContactUpdatedReqDataMetadata with value set to v.
+func NewOptEventContactUpdatedReqDataMetadata(v EventContactUpdatedReqDataMetadata) OptEventContactUpdatedReqDataMetadata {
+	return OptEventContactUpdatedReqDataMetadata{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEventContactUpdatedReqDataMetadata is optional EventContactUpdatedReqDataMetadata.
+type OptEventContactUpdatedReqDataMetadata struct {
+	Value EventContactUpdatedReqDataMetadata
+	Set   bool
+}
+
+// IsSet returns true if OptEventContactUpdatedReqDataMetadata was set.
+func (o OptEventContactUpdatedReqDataMetadata) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEventContactUpdatedReqDataMetadata) Reset() {
+	var v EventContactUpdatedReqDataMetadata
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEventContactUpdatedReqDataMetadata) SetTo(v EventContactUpdatedReqDataMetadata) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEventContactUpdatedReqDataMetadata) Get() (v EventContactUpdatedReqDataMetadata, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEventContactUpdatedReqDataMetadata) Or(d EventContactUpdatedReqDataMetadata) EventContactUpdatedReqDataMetadata {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEventCrmTaskUpdatedReqDataChanges returns new OptEventCrmTaskUpdatedReqDataChanges with value set to v.
+func NewOptEventCrmTaskUpdatedReqDataChanges(v EventCrmTaskUpdatedReqDataChanges) OptEventCrmTaskUpdatedReqDataChanges {
+	return OptEventCrmTaskUpdatedReqDataChanges{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEventCrmTaskUpdatedReqDataChanges is optional EventCrmTaskUpdatedReqDataChanges.
+type OptEventCrmTaskUpdatedReqDataChanges struct {
+	Value EventCrmTaskUpdatedReqDataChanges
+	Set   bool
+}
+
+// IsSet returns true if OptEventCrmTaskUpdatedReqDataChanges was set.
+func (o OptEventCrmTaskUpdatedReqDataChanges) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEventCrmTaskUpdatedReqDataChanges) Reset() {
+	var v EventCrmTaskUpdatedReqDataChanges
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEventCrmTaskUpdatedReqDataChanges) SetTo(v EventCrmTaskUpdatedReqDataChanges) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEventCrmTaskUpdatedReqDataChanges) Get() (v EventCrmTaskUpdatedReqDataChanges, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEventCrmTaskUpdatedReqDataChanges) Or(d EventCrmTaskUpdatedReqDataChanges) EventCrmTaskUpdatedReqDataChanges {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEventCrmTaskUpdatedReqDataMetadata returns new OptEventCrmTaskUpdatedReqDataMetadata with value set to v.
+func NewOptEventCrmTaskUpdatedReqDataMetadata(v EventCrmTaskUpdatedReqDataMetadata) OptEventCrmTaskUpdatedReqDataMetadata {
+	return OptEventCrmTaskUpdatedReqDataMetadata{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEventCrmTaskUpdatedReqDataMetadata is optional EventCrmTaskUpdatedReqDataMetadata.
+type OptEventCrmTaskUpdatedReqDataMetadata struct {
+	Value EventCrmTaskUpdatedReqDataMetadata
+	Set   bool
+}
+
+// IsSet returns true if OptEventCrmTaskUpdatedReqDataMetadata was set.
+func (o OptEventCrmTaskUpdatedReqDataMetadata) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEventCrmTaskUpdatedReqDataMetadata) Reset() {
+	var v EventCrmTaskUpdatedReqDataMetadata
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEventCrmTaskUpdatedReqDataMetadata) SetTo(v EventCrmTaskUpdatedReqDataMetadata) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEventCrmTaskUpdatedReqDataMetadata) Get() (v EventCrmTaskUpdatedReqDataMetadata, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEventCrmTaskUpdatedReqDataMetadata) Or(d EventCrmTaskUpdatedReqDataMetadata) EventCrmTaskUpdatedReqDataMetadata {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEventRoleCreatedReqDataChanges returns new OptEventRoleCreatedReqDataChanges with value set to v.
+func NewOptEventRoleCreatedReqDataChanges(v EventRoleCreatedReqDataChanges) OptEventRoleCreatedReqDataChanges {
+	return OptEventRoleCreatedReqDataChanges{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEventRoleCreatedReqDataChanges is optional EventRoleCreatedReqDataChanges.
+type OptEventRoleCreatedReqDataChanges struct {
+	Value EventRoleCreatedReqDataChanges
+	Set   bool
+}
+
+// IsSet returns true if OptEventRoleCreatedReqDataChanges was set.
+func (o OptEventRoleCreatedReqDataChanges) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEventRoleCreatedReqDataChanges) Reset() {
+	var v EventRoleCreatedReqDataChanges
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEventRoleCreatedReqDataChanges) SetTo(v EventRoleCreatedReqDataChanges) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEventRoleCreatedReqDataChanges) Get() (v EventRoleCreatedReqDataChanges, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEventRoleCreatedReqDataChanges) Or(d EventRoleCreatedReqDataChanges) EventRoleCreatedReqDataChanges {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEventRoleDeletedReqDataChanges returns new OptEventRoleDeletedReqDataChanges with value set to v.
+func NewOptEventRoleDeletedReqDataChanges(v EventRoleDeletedReqDataChanges) OptEventRoleDeletedReqDataChanges {
+	return OptEventRoleDeletedReqDataChanges{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEventRoleDeletedReqDataChanges is optional EventRoleDeletedReqDataChanges.
+type OptEventRoleDeletedReqDataChanges struct {
+	Value EventRoleDeletedReqDataChanges
+	Set   bool
+}
+
+// IsSet returns true if OptEventRoleDeletedReqDataChanges was set.
+func (o OptEventRoleDeletedReqDataChanges) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEventRoleDeletedReqDataChanges) Reset() {
+	var v EventRoleDeletedReqDataChanges
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEventRoleDeletedReqDataChanges) SetTo(v EventRoleDeletedReqDataChanges) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEventRoleDeletedReqDataChanges) Get() (v EventRoleDeletedReqDataChanges, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEventRoleDeletedReqDataChanges) Or(d EventRoleDeletedReqDataChanges) EventRoleDeletedReqDataChanges {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEventRoleUpdatedReqDataChanges returns new OptEventRoleUpdatedReqDataChanges with value set to v.
+func NewOptEventRoleUpdatedReqDataChanges(v EventRoleUpdatedReqDataChanges) OptEventRoleUpdatedReqDataChanges {
+	return OptEventRoleUpdatedReqDataChanges{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEventRoleUpdatedReqDataChanges is optional EventRoleUpdatedReqDataChanges.
+type OptEventRoleUpdatedReqDataChanges struct {
+	Value EventRoleUpdatedReqDataChanges
+	Set   bool
+}
+
+// IsSet returns true if OptEventRoleUpdatedReqDataChanges was set.
+func (o OptEventRoleUpdatedReqDataChanges) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEventRoleUpdatedReqDataChanges) Reset() {
+	var v EventRoleUpdatedReqDataChanges
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEventRoleUpdatedReqDataChanges) SetTo(v EventRoleUpdatedReqDataChanges) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEventRoleUpdatedReqDataChanges) Get() (v EventRoleUpdatedReqDataChanges, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEventRoleUpdatedReqDataChanges) Or(d EventRoleUpdatedReqDataChanges) EventRoleUpdatedReqDataChanges {
 	if v, ok := o.Get(); ok {
 		return v
 	}
