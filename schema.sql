@@ -207,6 +207,91 @@ CREATE FUNCTION public.invitation_by_token(p_token_hash bytea) RETURNS SETOF pub
     AS $$ SELECT * FROM organization_invitations WHERE token_hash = p_token_hash $$;
 
 --
+-- Name: webhook_endpoints; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_endpoints (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    url text NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    event_types text[] DEFAULT '{}'::text[] NOT NULL,
+    enabled boolean DEFAULT true NOT NULL,
+    secret_sealed bytea NOT NULL,
+    secret_generation integer DEFAULT 1 NOT NULL,
+    previous_secret_sealed bytea,
+    verified_at timestamp with time zone,
+    ownership_confirmed boolean DEFAULT false NOT NULL,
+    oauth_client_id uuid,
+    last_success_at timestamp with time zone,
+    last_failure_at timestamp with time zone,
+    last_failure_reason text,
+    consecutive_failures integer DEFAULT 0 NOT NULL,
+    failing_since timestamp with time zone,
+    disabled_reason text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_endpoints_description_check CHECK ((length(description) <= 500)),
+    CONSTRAINT webhook_endpoints_event_types_check CHECK ((cardinality(event_types) <= 100)),
+    CONSTRAINT webhook_endpoints_url_check CHECK (((length(url) >= 1) AND (length(url) <= 2048)))
+);
+
+--
+-- Name: oauth_app_webhook_endpoints(uuid); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.oauth_app_webhook_endpoints(p_client_id uuid) RETURNS SETOF public.webhook_endpoints
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  SELECT e.*
+  FROM oauth_clients c
+  JOIN webhook_endpoints e ON e.oauth_client_id = c.id
+  WHERE c.id = p_client_id AND c.organization_id = current_org()
+  ORDER BY e.created_at, e.organization_id
+$$;
+
+--
+-- Name: oauth_app_webhook_endpoints_sync(uuid, boolean); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.oauth_app_webhook_endpoints_sync(p_client_id uuid, p_rearm boolean) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+  v_url text;
+  v_name text;
+  v_changed bigint;
+  v_created bigint;
+BEGIN
+  SELECT webhook_url, name INTO v_url, v_name FROM oauth_clients
+  WHERE id = p_client_id AND organization_id = current_org();
+  IF NOT FOUND THEN
+    RETURN 0;
+  END IF;
+  IF v_url = '' THEN
+    DELETE FROM webhook_endpoints WHERE oauth_client_id = p_client_id;
+    GET DIAGNOSTICS v_changed = ROW_COUNT;
+    RETURN v_changed;
+  END IF;
+  UPDATE webhook_endpoints
+  SET url = v_url, updated_at = now(),
+      verified_at = CASE WHEN p_rearm THEN NULL ELSE verified_at END,
+      ownership_confirmed = ownership_confirmed AND NOT p_rearm
+  WHERE oauth_client_id = p_client_id AND url <> v_url;
+  GET DIAGNOSTICS v_changed = ROW_COUNT;
+  INSERT INTO webhook_endpoints (organization_id, id, url, description, secret_sealed, oauth_client_id)
+  SELECT g.organization_id, gen_random_uuid(), v_url, left('Managed by the OAuth app ' || v_name, 500), '\x'::bytea, p_client_id
+  FROM oauth_grants g
+  WHERE g.client_id = p_client_id AND g.revoked_at IS NULL
+  ON CONFLICT (organization_id, oauth_client_id) WHERE oauth_client_id IS NOT NULL DO NOTHING;
+  GET DIAGNOSTICS v_created = ROW_COUNT;
+  RETURN v_changed + v_created;
+END
+$$;
+
+--
 -- Name: oauth_clients; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -361,6 +446,127 @@ CREATE FUNCTION public.river_job_state_in_bitmask(bitmask bit, state public.rive
 $$;
 
 --
+-- Name: webhook_app(uuid); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_app(p_client_id uuid) RETURNS TABLE(webhook_url text, webhook_events text[], allowed_webhook_domains text[], webhook_secret_sealed bytea, scopes bigint)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  SELECT c.webhook_url, c.webhook_events, c.allowed_webhook_domains, c.webhook_secret_sealed, c.scopes
+  FROM oauth_clients c
+  WHERE c.id = p_client_id
+    AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.organization_id = current_org() AND e.oauth_client_id = p_client_id)
+$$;
+
+--
+-- Name: webhook_deliveries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_deliveries (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    endpoint_id uuid NOT NULL,
+    event_id uuid NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    attempt_count integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 8 NOT NULL,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_attempt_at timestamp with time zone,
+    lease_until timestamp with time zone,
+    secret_generation integer DEFAULT 1 NOT NULL,
+    response_status integer,
+    response_body_excerpt text,
+    error_reason text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_deliveries_response_body_excerpt_check CHECK ((length(response_body_excerpt) <= 1024)),
+    CONSTRAINT webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'in_flight'::text, 'delivered'::text, 'failed'::text, 'abandoned'::text])))
+);
+
+--
+-- Name: webhook_app_deliveries(uuid, text, text, timestamp with time zone, uuid, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_app_deliveries(p_client_id uuid, p_status text, p_event_type text, p_before_created_at timestamp with time zone, p_before_id uuid, p_limit integer) RETURNS SETOF public.webhook_deliveries
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  SELECT d.*
+  FROM oauth_clients c
+  JOIN webhook_endpoints e ON e.oauth_client_id = c.id
+  JOIN webhook_deliveries d ON d.organization_id = e.organization_id AND d.endpoint_id = e.id
+  WHERE c.id = p_client_id AND c.organization_id = current_org()
+    AND (p_status IS NULL OR d.status = p_status)
+    AND (p_event_type IS NULL OR d.event_type = p_event_type)
+    AND (p_before_created_at IS NULL OR (d.created_at, d.id) < (p_before_created_at, p_before_id))
+  ORDER BY d.created_at DESC, d.id DESC
+  LIMIT p_limit
+$$;
+
+--
+-- Name: event_outbox; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.event_outbox (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    event_type text NOT NULL,
+    data jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    dispatched_at timestamp with time zone,
+    CONSTRAINT event_outbox_event_type_check CHECK (((length(event_type) >= 1) AND (length(event_type) <= 100)))
+);
+
+--
+-- Name: webhook_app_events(uuid, uuid[], uuid[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_app_events(p_client_id uuid, p_organization_ids uuid[], p_event_ids uuid[]) RETURNS SETOF public.event_outbox
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  SELECT o.*
+  FROM unnest(p_organization_ids, p_event_ids) AS k (organization_id, id)
+  JOIN event_outbox o ON o.organization_id = k.organization_id AND o.id = k.id
+  WHERE EXISTS (SELECT 1 FROM oauth_clients c WHERE c.id = p_client_id AND c.organization_id = current_org())
+    AND EXISTS (SELECT 1 FROM webhook_endpoints e
+                JOIN webhook_deliveries d ON d.organization_id = e.organization_id AND d.endpoint_id = e.id
+                WHERE e.organization_id = o.organization_id AND e.oauth_client_id = p_client_id AND d.event_id = o.id)
+$$;
+
+--
+-- Name: webhook_delivery_stalled(timestamp with time zone, timestamp with time zone, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_delivery_stalled(p_now timestamp with time zone, p_due_before timestamp with time zone, p_limit integer) RETURNS TABLE(organization_id uuid, id uuid)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  SELECT d.organization_id, d.id
+  FROM webhook_deliveries d
+  WHERE d.status IN ('pending', 'failed', 'in_flight') AND d.next_attempt_at < p_now
+    AND ((d.status <> 'in_flight' AND d.next_attempt_at < p_due_before)
+         OR (d.status = 'in_flight' AND d.lease_until < p_now))
+  ORDER BY d.next_attempt_at
+  LIMIT p_limit
+$$;
+
+--
+-- Name: webhook_limits_sweep(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_limits_sweep(p_windows_before timestamp with time zone, p_drops_before timestamp with time zone) RETURNS bigint
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  WITH w AS (DELETE FROM webhook_rate_windows WHERE window_start < p_windows_before RETURNING 1),
+       d AS (DELETE FROM webhook_throttle_drops WHERE window_start < p_drops_before RETURNING 1)
+  SELECT (SELECT count(*) FROM w) + (SELECT count(*) FROM d)
+$$;
+
+--
 -- Name: api_key_usage_logs; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -449,20 +655,6 @@ CREATE TABLE public.device_tokens (
     CONSTRAINT device_tokens_environment_check CHECK ((environment = ANY (ARRAY['production'::text, 'development'::text]))),
     CONSTRAINT device_tokens_platform_check CHECK ((platform = 'ios'::text)),
     CONSTRAINT device_tokens_token_check CHECK ((token ~ '^[0-9a-f]{1,200}$'::text))
-);
-
---
--- Name: event_outbox; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.event_outbox (
-    organization_id uuid NOT NULL,
-    id uuid NOT NULL,
-    event_type text NOT NULL,
-    data jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    dispatched_at timestamp with time zone,
-    CONSTRAINT event_outbox_event_type_check CHECK (((length(event_type) >= 1) AND (length(event_type) <= 100)))
 );
 
 --
@@ -913,59 +1105,17 @@ CREATE TABLE public.webauthn_users (
 );
 
 --
--- Name: webhook_deliveries; Type: TABLE; Schema: public; Owner: -
+-- Name: webhook_rate_windows; Type: TABLE; Schema: public; Owner: -
 --
 
-CREATE TABLE public.webhook_deliveries (
+CREATE TABLE public.webhook_rate_windows (
     organization_id uuid NOT NULL,
-    id uuid NOT NULL,
     endpoint_id uuid NOT NULL,
-    event_id uuid NOT NULL,
     event_type text NOT NULL,
-    status text DEFAULT 'pending'::text NOT NULL,
-    attempt_count integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 8 NOT NULL,
-    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
-    last_attempt_at timestamp with time zone,
-    lease_until timestamp with time zone,
-    secret_generation integer DEFAULT 1 NOT NULL,
-    response_status integer,
-    response_body_excerpt text,
-    error_reason text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT webhook_deliveries_response_body_excerpt_check CHECK ((length(response_body_excerpt) <= 1024)),
-    CONSTRAINT webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'in_flight'::text, 'delivered'::text, 'failed'::text, 'abandoned'::text])))
-);
-
---
--- Name: webhook_endpoints; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.webhook_endpoints (
-    organization_id uuid NOT NULL,
-    id uuid NOT NULL,
-    url text NOT NULL,
-    description text DEFAULT ''::text NOT NULL,
-    event_types text[] DEFAULT '{}'::text[] NOT NULL,
-    enabled boolean DEFAULT true NOT NULL,
-    secret_sealed bytea NOT NULL,
-    secret_generation integer DEFAULT 1 NOT NULL,
-    previous_secret_sealed bytea,
-    verified_at timestamp with time zone,
-    ownership_confirmed boolean DEFAULT false NOT NULL,
-    oauth_client_id uuid,
-    last_success_at timestamp with time zone,
-    last_failure_at timestamp with time zone,
-    last_failure_reason text,
-    consecutive_failures integer DEFAULT 0 NOT NULL,
-    failing_since timestamp with time zone,
-    disabled_reason text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT webhook_endpoints_description_check CHECK ((length(description) <= 500)),
-    CONSTRAINT webhook_endpoints_event_types_check CHECK ((cardinality(event_types) <= 100)),
-    CONSTRAINT webhook_endpoints_url_check CHECK (((length(url) >= 1) AND (length(url) <= 2048)))
+    window_start timestamp with time zone NOT NULL,
+    shard smallint NOT NULL,
+    hits integer DEFAULT 1 NOT NULL,
+    CONSTRAINT webhook_rate_windows_shard_check CHECK (((shard >= 0) AND (shard <= 63)))
 );
 
 --
@@ -982,7 +1132,7 @@ CREATE TABLE public.webhook_throttle_drops (
     window_end timestamp with time zone NOT NULL,
     dropped integer DEFAULT 0 NOT NULL,
     last_dropped_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT webhook_throttle_drops_reason_check CHECK ((reason = ANY (ARRAY['endpoint_rate_limit'::text, 'event_type_throttle'::text])))
+    CONSTRAINT webhook_throttle_drops_reason_check CHECK ((reason = ANY (ARRAY['endpoint_rate_limit'::text, 'org_event_type_throttle'::text])))
 );
 
 --
@@ -1278,6 +1428,13 @@ ALTER TABLE ONLY public.webhook_endpoints
     ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (organization_id, id);
 
 --
+-- Name: webhook_rate_windows webhook_rate_windows_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_rate_windows
+    ADD CONSTRAINT webhook_rate_windows_pkey PRIMARY KEY (organization_id, endpoint_id, event_type, window_start, shard);
+
+--
 -- Name: webhook_throttle_drops webhook_throttle_drops_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1561,6 +1718,12 @@ CREATE INDEX webhook_deliveries_endpoint ON public.webhook_deliveries USING btre
 CREATE UNIQUE INDEX webhook_deliveries_event ON public.webhook_deliveries USING btree (organization_id, endpoint_id, event_id);
 
 --
+-- Name: webhook_deliveries_in_flight; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_in_flight ON public.webhook_deliveries USING btree (organization_id, endpoint_id) WHERE (status = 'in_flight'::text);
+
+--
 -- Name: webhook_deliveries_newest; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1577,6 +1740,18 @@ CREATE UNIQUE INDEX webhook_endpoints_app ON public.webhook_endpoints USING btre
 --
 
 CREATE INDEX webhook_endpoints_newest ON public.webhook_endpoints USING btree (organization_id, created_at DESC, id DESC);
+
+--
+-- Name: webhook_endpoints_oauth_client_deliveries; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_endpoints_oauth_client_deliveries ON public.webhook_endpoints USING btree (oauth_client_id) WHERE (oauth_client_id IS NOT NULL);
+
+--
+-- Name: webhook_rate_windows_start; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_rate_windows_start ON public.webhook_rate_windows USING btree (window_start);
 
 --
 -- Name: webhook_throttle_drops_newest; Type: INDEX; Schema: public; Owner: -
@@ -1871,6 +2046,13 @@ ALTER TABLE ONLY public.webhook_endpoints
     ADD CONSTRAINT webhook_endpoints_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 --
+-- Name: webhook_rate_windows webhook_rate_windows_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_rate_windows
+    ADD CONSTRAINT webhook_rate_windows_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
 -- Name: webhook_throttle_drops webhook_throttle_drops_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2064,6 +2246,12 @@ CREATE POLICY tenant_isolation ON public.webhook_deliveries USING ((organization
 CREATE POLICY tenant_isolation ON public.webhook_endpoints USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
+-- Name: webhook_rate_windows tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.webhook_rate_windows USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
 -- Name: webhook_throttle_drops tenant_isolation; Type: POLICY; Schema: public; Owner: -
 --
 
@@ -2080,6 +2268,12 @@ ALTER TABLE public.webhook_deliveries ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE public.webhook_endpoints ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: webhook_rate_windows; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.webhook_rate_windows ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: webhook_throttle_drops; Type: ROW SECURITY; Schema: public; Owner: -

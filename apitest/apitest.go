@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/outflowhq/outflow/dbtest"
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/mail"
+	"github.com/outflowhq/outflow/realtime"
 	"github.com/outflowhq/outflow/server"
 	"github.com/outflowhq/outflow/usage"
 )
@@ -45,6 +47,13 @@ type Env struct {
 
 // Option adjusts the test server's configuration before it starts.
 type Option func(*config.Config)
+
+// AllowPrivateWebhooks lets webhook URLs point at the test's own loopback receivers (httptest servers on
+// 127.0.0.1, plain http, any port), as OUTFLOW_WEBHOOKS_ALLOW_PRIVATE=1 does for self-hosted rigs. Without it
+// the server refuses such URLs, as production does.
+func AllowPrivateWebhooks() Option {
+	return func(c *config.Config) { c.WebhooksAllowPrivate = true }
+}
 
 // New starts the API over a fresh database and stops it when t ends. The configuration is the development
 // default (captcha off, email verification on) unless options change it.
@@ -71,12 +80,13 @@ func New(t testing.TB, opts ...Option) *Env {
 	recorder := usage.NewRecorder(d.Pool, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	t.Cleanup(func() { _ = recorder.Close(context.Background()) })
 	h, err := server.New(server.Deps{
-		Usage:   recorder,
-		Pool:    d.Pool,
-		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Metrics: prometheus.NewRegistry(),
-		Config:  cfg,
-		Mail:    box,
+		Usage:    recorder,
+		Pool:     d.Pool,
+		Logger:   slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Metrics:  prometheus.NewRegistry(),
+		Config:   cfg,
+		Mail:     box,
+		Realtime: gateway(t, d.Pool),
 	})
 	if err != nil {
 		t.Fatalf("apitest: %v", err)
@@ -97,11 +107,12 @@ func (e *Env) Instance(t testing.TB) *httptest.Server {
 	}
 	t.Cleanup(pool.Close)
 	h, err := server.New(server.Deps{
-		Pool:    pool,
-		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Metrics: prometheus.NewRegistry(),
-		Config:  e.Config,
-		Mail:    e.Mail,
+		Pool:     pool,
+		Logger:   slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Metrics:  prometheus.NewRegistry(),
+		Config:   e.Config,
+		Mail:     e.Mail,
+		Realtime: gateway(t, pool),
 	})
 	if err != nil {
 		t.Fatalf("apitest: second instance: %v", err)
@@ -109,6 +120,18 @@ func (e *Env) Instance(t testing.TB) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// gateway builds a server's realtime gateway (its listener starts only if a test connects) and closes it when
+// t ends, after the server has stopped and before the database goes.
+func gateway(t testing.TB, pool *pgxpool.Pool) *realtime.Gateway {
+	g := realtime.New(pool, slog.New(slog.NewJSONHandler(io.Discard, nil)), realtime.Options{})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = g.Close(ctx)
+	})
+	return g
 }
 
 // StartWorkers runs a worker process's River client over the test's database (every worker and event

@@ -75,6 +75,11 @@ type Config struct {
 	// location of sessions. Turn it on only behind an edge that sets them and strips client copies.
 	// Env: OUTFLOW_EDGE_LOCATION, default false.
 	EdgeLocation bool
+	// WebhooksAllowPrivate lets webhook endpoints (and every other tenant-chosen URL the server calls) use
+	// private, loopback and link-local addresses, IP literals, plain http and any port: for self-hosted test rigs
+	// whose receivers live on a private network. Never on a shared deployment: it opens the server's own network
+	// to its tenants (SSRF). Cloud metadata addresses stay refused. Env: OUTFLOW_WEBHOOKS_ALLOW_PRIVATE, default false.
+	WebhooksAllowPrivate bool
 
 	// Google, Apple and OIDC configure social sign-in; a provider with no client id is disabled.
 	Google ProviderConfig
@@ -201,6 +206,14 @@ func Load(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("OUTFLOW_EDGE_LOCATION %q must be true or false", raw))
 		}
 		c.EdgeLocation = v
+	}
+
+	if raw := strings.TrimSpace(getenv("OUTFLOW_WEBHOOKS_ALLOW_PRIVATE")); raw != "" {
+		v, err := strconv.ParseBool(raw)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("OUTFLOW_WEBHOOKS_ALLOW_PRIVATE %q must be true or false (1 or 0)", raw))
+		}
+		c.WebhooksAllowPrivate = v
 	}
 
 	provider := func(prefix, defaultIssuer string) ProviderConfig {

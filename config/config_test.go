@@ -111,3 +111,15 @@ func TestLoadAccountSettings(t *testing.T) {
 	require.ErrorContains(t, err, "OUTFLOW_OIDC_ISSUER is required")
 	require.ErrorContains(t, err, `OUTFLOW_REQUIRE_EMAIL_VERIFICATION "maybe"`)
 }
+
+func TestLoadWebhooksAllowPrivate(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y"}))
+	require.NoError(t, err)
+	require.False(t, c.WebhooksAllowPrivate, "off unless asked for")
+	c, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_WEBHOOKS_ALLOW_PRIVATE": "1"}))
+	require.NoError(t, err)
+	require.True(t, c.WebhooksAllowPrivate)
+	_, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_WEBHOOKS_ALLOW_PRIVATE": "yes please"}))
+	require.ErrorContains(t, err, "OUTFLOW_WEBHOOKS_ALLOW_PRIVATE")
+}

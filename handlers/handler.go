@@ -27,6 +27,8 @@ type Handler struct {
 	*AuditLogs
 	*AgentTools
 	*OAuth
+	*Webhooks
+	*WebhookDeliveries
 	notYet
 
 	mcp    *MCP
@@ -57,13 +59,22 @@ type Deps struct {
 	AuditLogs     *AuditLogs
 	AgentTools    *AgentTools
 	OAuth         *OAuth
+	// WebhookDeliveries serves the delivery lists, redelivery and throttle drops (and an OAuth app's deliveries).
+	WebhookDeliveries *WebhookDeliveries
+	// Webhooks serves the webhook endpoint operations; the OAuth consent flow challenges apps' managed
+	// endpoints through it.
+	Webhooks *Webhooks
 	// MCP serves /v1/mcp beside the generated server (see MCP()); nil leaves the path to the generated stubs.
 	MCP *MCP
 }
 
 // New assembles the API handler.
 func New(d Deps) *Handler {
-	return &Handler{System: d.System, AuthCore: d.AuthCore, Profile: d.Profile, Notifications: d.Notifications, Social: d.Social, TwoFactor: d.TwoFactor, Passkeys: d.Passkeys, Organizations: d.Organizations, APIKeys: d.APIKeys, AuditLogs: d.AuditLogs, AgentTools: d.AgentTools, OAuth: d.OAuth, mcp: d.MCP, logger: d.Logger}
+	h := &Handler{System: d.System, AuthCore: d.AuthCore, Profile: d.Profile, Notifications: d.Notifications, Social: d.Social, TwoFactor: d.TwoFactor, Passkeys: d.Passkeys, Organizations: d.Organizations, APIKeys: d.APIKeys, AuditLogs: d.AuditLogs, AgentTools: d.AgentTools, OAuth: d.OAuth, Webhooks: d.Webhooks, WebhookDeliveries: d.WebhookDeliveries, mcp: d.MCP, logger: d.Logger}
+	if d.OAuth != nil {
+		d.OAuth.webhooks = d.Webhooks
+	}
+	return h
 }
 
 // MCP returns the /v1/mcp endpoint, which the server mounts in front of the generated router (the contract's

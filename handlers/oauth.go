@@ -46,6 +46,8 @@ type OAuth struct {
 	queries      *dbq.Queries
 	logger       *slog.Logger
 	secureCookie bool
+	// webhooks challenges the managed endpoint an approval creates (set by New; nil sends none).
+	webhooks *Webhooks
 }
 
 // OAuthDeps is what the OAuth operations are built from.
@@ -505,6 +507,10 @@ func (h *OAuth) OAuthAuthorizeSubmitConsent(ctx context.Context, req *api.OAuthC
 	if err != nil {
 		return nil, err
 	}
+	if a.Client.WebhookUrl != "" && h.webhooks != nil {
+		// The approval created the app's managed endpoint; its challenge goes out now that it has committed.
+		h.webhooks.ChallengeManagedLater(req.OrganizationID, a.Client.ID, a.Client.WebhookUrl)
+	}
 	return &api.OAuthAuthorizeSubmitConsentFound{Location: location}, nil
 }
 
@@ -871,6 +877,16 @@ func (h *OAuth) OAuthApplicationsUpdate(ctx context.Context, req *api.OAuthAppli
 		}
 		meta := oauthAppAudit(row)
 		meta["changed"] = changed
+		if row.WebhookUrl != cur.WebhookUrl {
+			// The managed endpoints in every organization that authorized the app follow its webhook_url; a new
+			// host makes them unverified again.
+			touched, err := h.queries.OAuthAppWebhookEndpointSync(ctx, tx, dbq.OAuthAppWebhookEndpointSyncParams{
+				ClientID: row.ID, Rearm: urlHost(row.WebhookUrl) != urlHost(cur.WebhookUrl)})
+			if err != nil {
+				return err
+			}
+			meta["webhook_endpoints_updated"] = touched
+		}
 		return audit.Record(ctx, tx, audit.Entry{Action: "oauth_application.updated", TargetType: "oauth_application",
 			TargetID: row.ID.String(), Metadata: meta})
 	})
@@ -944,4 +960,33 @@ func (h *OAuth) OAuthApplicationsRotateWebhookSecret(ctx context.Context, params
 		return nil, err
 	}
 	return &api.OAuthApplicationWebhookSecret{WebhookSecret: secret}, nil
+}
+
+// OAuthApplicationsListWebhookEndpoints lists the app's managed endpoints, one per organization that
+// authorized it (created on authorization, removed on revocation), oldest install first.
+func (h *OAuth) OAuthApplicationsListWebhookEndpoints(ctx context.Context, params api.OAuthApplicationsListWebhookEndpointsParams) (*api.OAuthApplicationWebhookEndpointList, error) {
+	org, err := teamCaller(ctx, auth.APIKeys, "API_KEYS", auth.ManageAPIKeys)
+	if err != nil {
+		return nil, err
+	}
+	var rows []dbq.WebhookEndpoint
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := h.queries.OAuthApplicationGet(ctx, tx, dbq.OAuthApplicationGetParams{OrganizationID: org, ID: params.ID}); err != nil {
+			return db.Classify(err, "OAuth application")
+		}
+		rows, err = h.queries.OAuthAppWebhookEndpointList(ctx, tx, params.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &api.OAuthApplicationWebhookEndpointList{Endpoints: make([]api.OAuthApplicationWebhookEndpoint, len(rows))}
+	for i, r := range rows {
+		out.Endpoints[i] = api.OAuthApplicationWebhookEndpoint{
+			ID: r.ID, OrganizationID: r.OrganizationID, URL: r.Url, Enabled: r.Enabled, VerifiedAt: nilDateTimeOf(r.VerifiedAt),
+			ConsecutiveFailures: int(r.ConsecutiveFailures), LastSuccessAt: nilDateTimeOf(r.LastSuccessAt),
+			LastFailureAt: nilDateTimeOf(r.LastFailureAt),
+		}
+	}
+	return out, nil
 }

@@ -258,10 +258,14 @@ func (p *Provider) Approve(ctx context.Context, a *AuthorizeRequest, userID, org
 			// A concurrent approval of the same app in the same organization won the live grant.
 			return db.Classify(err, "A grant of this app")
 		}
+		endpointID, err := p.replaceManagedEndpoint(ctx, tx, org, a.Client)
+		if err != nil {
+			return err
+		}
 		if err := audit.Record(ctx, tx, audit.Entry{Action: "oauth_grant.created", TargetType: "oauth_grant",
 			TargetID: grantID.String(), Metadata: map[string]any{
 				"client": a.Client.ClientID, "app_name": a.Client.Name, "scopes": ScopeNames(a.Scopes),
-				"replaced_grants": replacedIDs,
+				"replaced_grants": replacedIDs, "webhook_endpoint_id": endpointID,
 			}}); err != nil {
 			return err
 		}
@@ -298,4 +302,39 @@ func (p *Provider) Approve(ctx context.Context, a *AuthorizeRequest, userID, org
 		return nil
 	})
 	return location, err
+}
+
+// replaceManagedEndpoint gives the app its managed webhook endpoint in org, in the transaction that creates
+// its grant there: the one a replaced grant had goes (its deliveries with it) and, when the app has a
+// webhook_url, a new one points at it, unverified until the app echoes a challenge (sent after the commit;
+// nothing here touches the network). The endpoint has no secret of its own: it signs with the app's. It
+// returns the new endpoint's id, "" when the app has no webhook_url.
+func (p *Provider) replaceManagedEndpoint(ctx context.Context, tx pgx.Tx, org uuid.UUID, c *Client) (string, error) {
+	if _, err := p.queries.WebhookEndpointDeleteManaged(ctx, tx, dbq.WebhookEndpointDeleteManagedParams{
+		OrganizationID: org, OauthClientID: c.ID}); err != nil {
+		return "", err
+	}
+	if c.WebhookUrl == "" {
+		return "", nil
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", err
+	}
+	if _, err := p.queries.WebhookEndpointCreateManaged(ctx, tx, dbq.WebhookEndpointCreateManagedParams{
+		OrganizationID: org, ID: id, Url: c.WebhookUrl, Description: ManagedEndpointDescription(c.Name), OauthClientID: c.ID,
+	}); err != nil {
+		return "", err
+	}
+	return id.String(), nil
+}
+
+// ManagedEndpointDescription is the description of an app's managed endpoint, which the organization sees
+// in its endpoint list.
+func ManagedEndpointDescription(appName string) string {
+	d := "Managed by the OAuth app " + appName
+	if r := []rune(d); len(r) > 500 {
+		d = string(r[:500])
+	}
+	return d
 }

@@ -169,3 +169,14 @@ func ValidateWebhookURL(raw string, domains []string) error {
 	}
 	return nil
 }
+
+// CheckDeliveryURL is the allowed_webhook_domains rule again at delivery time: the URL an app's managed
+// endpoint is about to be sent to must still be an https URL whose host lies inside the app's current domains
+// (which may have narrowed since the endpoint was created). nil when it may be sent to; the error says why not.
+// The egress rules (public addresses, port 443) are checked apart, by package egress.
+func CheckDeliveryURL(raw string, domains []string) error {
+	if raw == "" {
+		return errors.New("the app has no webhook_url")
+	}
+	return ValidateWebhookURL(raw, domains)
+}

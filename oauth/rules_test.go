@@ -97,3 +97,14 @@ func TestScopes(t *testing.T) {
 	require.Len(t, oauth.ScopeNames(auth.FullAccess), 25)
 	require.Equal(t, auth.SendCampaigns|auth.APIKeys, oauth.SelfRegisteredForbidden)
 }
+
+func TestCheckDeliveryURL(t *testing.T) {
+	t.Parallel()
+	domains := []string{".partner.io", "hooks.example.com"}
+	require.NoError(t, oauth.CheckDeliveryURL("https://eu.hooks.partner.io/in", domains))
+	require.NoError(t, oauth.CheckDeliveryURL("https://hooks.example.com/in", domains))
+	require.Error(t, oauth.CheckDeliveryURL("", domains), "an app without webhook_url receives nothing")
+	require.Error(t, oauth.CheckDeliveryURL("https://a.hooks.example.com/in", domains))
+	require.Error(t, oauth.CheckDeliveryURL("http://eu.hooks.partner.io/in", domains))
+	require.Error(t, oauth.CheckDeliveryURL("https://eu.hooks.partner.io/in", nil), "narrowed to nothing")
+}

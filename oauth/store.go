@@ -499,6 +499,16 @@ func revokeGrantTx(ctx context.Context, tx pgx.Tx, q *dbq.Queries, org, grantID 
 	if err := q.OAuthTokenDeleteByGrant(ctx, tx, dbq.OAuthTokenDeleteByGrantParams{OrganizationID: org, GrantID: grantID}); err != nil {
 		return err
 	}
+	// The app's managed webhook endpoint in the organization ends with its grant (the live one: only a live
+	// grant is revoked here).
+	removed, err := q.WebhookEndpointDeleteManaged(ctx, tx, dbq.WebhookEndpointDeleteManagedParams{OrganizationID: org, OauthClientID: g.ClientID})
+	if err != nil {
+		return err
+	}
+	meta := map[string]any{"reason": reason, "client": g.ClientID.String()}
+	if len(removed) > 0 {
+		meta["webhook_endpoint_removed"] = removed[0].String()
+	}
 	return audit.Record(ctx, tx, audit.Entry{Action: "oauth_grant.revoked", TargetType: "oauth_grant",
-		TargetID: grantID.String(), Metadata: map[string]any{"reason": reason, "client": g.ClientID.String()}})
+		TargetID: grantID.String(), Metadata: meta})
 }

@@ -14,15 +14,21 @@ import (
 	"github.com/outflowhq/outflow/jobs"
 	"github.com/outflowhq/outflow/mail"
 	"github.com/outflowhq/outflow/notify"
+	"github.com/outflowhq/outflow/realtime"
 )
 
 // NewJobs builds the process's River client with every worker and every event consumer, as `outflow serve`
 // runs it; work makes it fetch and run jobs (roles worker and all), otherwise it only inserts. Tests that need
 // background work done start the same client.
 func NewJobs(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger, sender mail.Sender, work bool) (*river.Client[pgx.Tx], error) {
+	webhooks, deliverer, err := webhookDelivery(cfg, pool, logger)
+	if err != nil {
+		return nil, err
+	}
 	client, err := jobs.NewClient(jobs.Deps{
-		Pool: pool, Logger: logger, Dispatcher: events.NewDispatcher(pool), Idempotency: idempotency.NewStore(pool, logger),
+		Pool: pool, Logger: logger, Dispatcher: events.NewDispatcher(pool, realtime.NewNotifier(), webhooks), Idempotency: idempotency.NewStore(pool, logger),
 		Notifications: notify.NewDeliverer(pool, sender, notify.LogPusher{Logger: logger}, cfg.AppURL),
+		Webhooks:      deliverer,
 	}, jobs.Options{Work: work, MaxWorkers: cfg.JobWorkers, SoftStopTimeout: cfg.ShutdownTimeout / 2})
 	if err != nil {
 		return nil, fmt.Errorf("build job client: %w", err)

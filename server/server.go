@@ -21,6 +21,7 @@ import (
 	"github.com/outflowhq/outflow/avatar"
 	"github.com/outflowhq/outflow/captcha"
 	"github.com/outflowhq/outflow/config"
+	"github.com/outflowhq/outflow/egress"
 	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers"
@@ -28,6 +29,7 @@ import (
 	"github.com/outflowhq/outflow/jobs"
 	"github.com/outflowhq/outflow/mail"
 	"github.com/outflowhq/outflow/oauth"
+	"github.com/outflowhq/outflow/realtime"
 	"github.com/outflowhq/outflow/seal"
 	"github.com/outflowhq/outflow/usage"
 )
@@ -54,6 +56,10 @@ type Deps struct {
 	// Jobs enqueues the jobs writes cause (event dispatch, notifications) in the writing transaction: the
 	// process's River client. Nil builds an insert-only client.
 	Jobs events.Inserter
+	// Realtime is the instance's WebSocket gateway, served at /v1/realtime (nil: not served). Its listener
+	// starts with the first connection; its owner closes it after the HTTP server has shut down, which leaves
+	// upgraded connections open.
+	Realtime *realtime.Gateway
 }
 
 // New returns the root handler of the process: the same assembly serves production and the API tests.
@@ -110,20 +116,22 @@ func New(d Deps) (http.Handler, error) {
 		Keyring: keyring, Secret: cfg.SecretKey, PublicURL: cfg.PublicURL, Logger: d.Logger,
 	})
 	handler := handlers.New(handlers.Deps{
-		Logger:        d.Logger,
-		System:        handlers.NewSystem(d.Pool, d.Logger),
-		AuthCore:      handlers.NewAuthCore(flows, sessions),
-		Profile:       handlers.NewProfile(d.Pool, avatar.Dir(cfg.AvatarDir), cfg.PublicURL),
-		Notifications: handlers.NewNotifications(d.Pool),
-		Social:        handlers.NewSocial(flows, cfg, passkeys.Enabled()),
-		TwoFactor:     handlers.NewTwoFactor(twoFactor),
-		Passkeys:      handlers.NewPasskeys(passkeys),
-		Organizations: handlers.NewOrganizations(d.Pool, sessions, sender, outbox, cfg.SecretKey, cfg.AppURL),
-		APIKeys:       handlers.NewAPIKeys(d.Pool, cfg.SecretKey),
-		AuditLogs:     handlers.NewAuditLogs(d.Pool),
-		AgentTools:    agentTools,
-		OAuth:         oauthHandlers,
-		MCP:           handlers.NewMCP(tools, d.Logger, cfg.PublicURL),
+		Logger:            d.Logger,
+		System:            handlers.NewSystem(d.Pool, d.Logger),
+		AuthCore:          handlers.NewAuthCore(flows, sessions),
+		Profile:           handlers.NewProfile(d.Pool, avatar.Dir(cfg.AvatarDir), cfg.PublicURL),
+		Notifications:     handlers.NewNotifications(d.Pool),
+		Social:            handlers.NewSocial(flows, cfg, passkeys.Enabled()),
+		TwoFactor:         handlers.NewTwoFactor(twoFactor),
+		Passkeys:          handlers.NewPasskeys(passkeys),
+		Organizations:     handlers.NewOrganizations(d.Pool, sessions, sender, outbox, cfg.SecretKey, cfg.AppURL),
+		APIKeys:           handlers.NewAPIKeys(d.Pool, cfg.SecretKey),
+		AuditLogs:         handlers.NewAuditLogs(d.Pool),
+		AgentTools:        agentTools,
+		OAuth:             oauthHandlers,
+		Webhooks:          handlers.NewWebhooks(d.Pool, keyring, egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}, d.Logger),
+		WebhookDeliveries: handlers.NewWebhookDeliveries(d.Pool, inserter, cfg.SecretKey),
+		MCP:               handlers.NewMCP(tools, d.Logger, cfg.PublicURL),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
@@ -195,6 +203,10 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 	// requests never reach them, and their generated stubs are left as they are.
 	if mcp := handler.MCP(); mcp != nil {
 		mux.Handle(APIPrefix+"/mcp", credentials.wrap(mcp))
+	}
+	// /v1/realtime is the WebSocket gateway (realtime/doc.go), beside the generated router like /v1/mcp.
+	if rt := d.Realtime; rt != nil {
+		mux.Handle(APIPrefix+"/realtime", rt.Credentials(credentials.wrap(rt.Handler(authn))))
 	}
 	var outside http.Handler = credentials.wrap(rootServer)
 	for _, prefix := range RootPrefixes {

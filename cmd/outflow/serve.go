@@ -14,6 +14,7 @@ import (
 
 	"github.com/outflowhq/outflow/config"
 	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/realtime"
 	"github.com/outflowhq/outflow/server"
 	apiusage "github.com/outflowhq/outflow/usage"
 )
@@ -73,12 +74,15 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 
 	var httpServer *http.Server
 	var recorder *apiusage.Recorder
+	var gateway *realtime.Gateway
 	serveErr := make(chan error, 1)
 	if r.api() {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		recorder = apiusage.NewRecorder(pool, logger)
-		root, err := server.New(server.Deps{Pool: pool, Logger: logger, Metrics: reg, Config: cfg, Usage: recorder, Jobs: riverClient})
+		gateway = realtime.New(pool, logger, realtime.Options{})
+		root, err := server.New(server.Deps{Pool: pool, Logger: logger, Metrics: reg, Config: cfg, Usage: recorder, Jobs: riverClient,
+			Realtime: gateway})
 		if err != nil {
 			return err
 		}
@@ -115,6 +119,10 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 	if httpServer != nil {
 		if err := httpServer.Shutdown(shutdownCtx); err != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("http shutdown: %w", err))
+		}
+		// Shutdown leaves upgraded connections alone: the gateway closes its WebSockets (1001) itself.
+		if err := gateway.Close(shutdownCtx); err != nil {
+			runErr = errors.Join(runErr, err)
 		}
 		// The request log of the last requests is written before the pool closes.
 		if err := recorder.Close(shutdownCtx); err != nil {

@@ -523,6 +523,15 @@ type WebhookEndpoint struct {
 	UpdatedAt            time.Time     `json:"updated_at"`
 }
 
+type WebhookRateWindow struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	EndpointID     uuid.UUID `json:"endpoint_id"`
+	EventType      string    `json:"event_type"`
+	WindowStart    time.Time `json:"window_start"`
+	Shard          int16     `json:"shard"`
+	Hits           int32     `json:"hits"`
+}
+
 type WebhookThrottleDrop struct {
 	OrganizationID uuid.UUID     `json:"organization_id"`
 	ID             uuid.UUID     `json:"id"`

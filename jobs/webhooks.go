@@ -1,0 +1,56 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/outflowhq/outflow/delivery"
+)
+
+// webhookAttemptWorker makes one webhook delivery attempt (delivery.Deliverer.Attempt).
+type webhookAttemptWorker struct {
+	river.WorkerDefaults[delivery.AttemptArgs]
+	deliverer *delivery.Deliverer
+}
+
+func (w *webhookAttemptWorker) Work(ctx context.Context, job *river.Job[delivery.AttemptArgs]) error {
+	wait, err := w.deliverer.Attempt(ctx, job.Args)
+	if errors.Is(err, delivery.ErrEndpointBusy) {
+		var meta struct {
+			Snoozes int `json:"snoozes"`
+		}
+		_ = json.Unmarshal(job.Metadata, &meta)
+		return river.JobSnooze(delivery.BusyWait(meta.Snoozes))
+	}
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return river.JobSnooze(wait)
+	}
+	return nil
+}
+
+// Timeout leaves the HTTP exchange its full delivery.RequestTimeout plus the claim and the record, and stays
+// below delivery.Lease, so a running attempt never loses its claim.
+func (w *webhookAttemptWorker) Timeout(*river.Job[delivery.AttemptArgs]) time.Duration {
+	return delivery.RequestTimeout + 30*time.Second
+}
+
+// webhookSweepWorker re-enqueues stalled deliveries and trims rate windows (delivery.Deliverer.Sweep).
+type webhookSweepWorker struct {
+	river.WorkerDefaults[delivery.SweepArgs]
+	deliverer *delivery.Deliverer
+}
+
+func (w *webhookSweepWorker) Work(ctx context.Context, _ *river.Job[delivery.SweepArgs]) error {
+	if _, err := w.deliverer.Sweep(ctx); err != nil {
+		return fmt.Errorf("sweep webhook deliveries: %w", err)
+	}
+	return nil
+}
