@@ -509,7 +509,11 @@ func (h *OAuth) OAuthAuthorizeSubmitConsent(ctx context.Context, req *api.OAuthC
 	}
 	if a.Client.WebhookUrl != "" && h.webhooks != nil {
 		// The approval created the app's managed endpoint; its challenge goes out now that it has committed.
-		h.webhooks.ChallengeManagedLater(req.OrganizationID, a.Client.ID, a.Client.WebhookUrl)
+		// The grant stands either way: a challenge that cannot be scheduled is logged, and the endpoint waits
+		// unverified for POST /webhooks/{id}/verify.
+		if err := h.webhooks.ChallengeManaged(ctx, req.OrganizationID, a.Client.ID, a.Client.WebhookUrl); err != nil {
+			apierror.Log(ctx, h.logger, apierror.Internal(err))
+		}
 	}
 	return &api.OAuthAuthorizeSubmitConsentFound{Location: location}, nil
 }

@@ -1,16 +1,9 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -32,34 +25,30 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/oauth"
 	"github.com/outflowhq/outflow/seal"
-	"github.com/outflowhq/outflow/webhook"
 )
 
 // Webhooks implements the endpoint operations of the Webhooks group: the organization's endpoints, their
 // secrets and the verification challenge, and the event catalog. Every URL goes through package egress, at
 // registration and again before the challenge is sent. The deliveries themselves are package delivery's.
 type Webhooks struct {
-	pool    *pgxpool.Pool
-	queries *dbq.Queries
-	keyring *seal.Keyring
-	egress  egress.Options
-	client  *http.Client
-	logger  *slog.Logger
+	pool      *pgxpool.Pool
+	queries   *dbq.Queries
+	keyring   *seal.Keyring
+	egress    egress.Options
+	deliverer *delivery.Deliverer
+	jobs      delivery.Inserter
 }
 
 // NewWebhooks builds the endpoint operations; opts are the deployment's egress rules (AllowPrivate from
-// OUTFLOW_WEBHOOKS_ALLOW_PRIVATE), used to validate URLs and to send challenges.
-func NewWebhooks(pool *pgxpool.Pool, keyring *seal.Keyring, opts egress.Options, logger *slog.Logger) *Webhooks {
-	return &Webhooks{pool: pool, queries: dbq.New(), keyring: keyring, egress: opts, client: egress.NewClient(opts), logger: logger}
+// OUTFLOW_WEBHOOKS_ALLOW_PRIVATE), used to validate URLs; deliverer sends challenges, and jobs (a River client,
+// insert-only is enough) schedules the challenge of an OAuth app's new managed endpoint.
+func NewWebhooks(pool *pgxpool.Pool, keyring *seal.Keyring, opts egress.Options, deliverer *delivery.Deliverer, jobs delivery.Inserter) *Webhooks {
+	return &Webhooks{pool: pool, queries: dbq.New(), keyring: keyring, egress: opts, deliverer: deliverer, jobs: jobs}
 }
 
 // Limits of an endpoint's fields and of a challenge's answer.
 const (
 	maxWebhookDescription = 500
-	// challengeExcerptBytes is how much of a challenge's answer is read and reported (the delivery excerpt).
-	challengeExcerptBytes = 1024
-	// challengePrefix starts every verification challenge.
-	challengePrefix = "whcg_"
 )
 
 // caller is the organization of a WEBHOOKS (keys, OAuth) or manage_settings (sessions) caller; the route table
@@ -383,199 +372,41 @@ func (h *Webhooks) WebhooksVerify(ctx context.Context, params api.WebhooksVerify
 	if err != nil {
 		return nil, err
 	}
-	var ep dbq.WebhookEndpoint
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		ep, err = h.queries.WebhookEndpointGet(ctx, tx, dbq.WebhookEndpointGetParams{OrganizationID: org, ID: params.ID})
-		return db.Classify(err, "Webhook endpoint")
-	})
+	res, err := h.deliverer.Challenge(ctx, org, params.ID, "")
+	if errors.Is(err, delivery.ErrEndpointGone) {
+		return nil, apierror.NotFound("not_found", "Webhook endpoint not found.")
+	}
 	if err != nil {
 		return nil, err
 	}
-	return h.challenge(ctx, ep)
+	out := &api.WebhookVerificationResult{EndpointID: res.EndpointID, Challenge: res.Challenge, AttemptedAt: res.AttemptedAt,
+		Verified: res.Verified, VerifiedAt: nilDateTimeOf(res.VerifiedAt), ChallengeEchoed: res.Echoed,
+		ResponseStatus: api.NilInt{Null: true}, ErrorReason: api.NilString{Null: true}}
+	if res.Status != 0 {
+		out.ResponseStatus = api.NewNilInt(res.Status)
+		out.ResponseBodyExcerpt = api.NewOptNilString(res.Excerpt)
+	}
+	if res.Reason != "" {
+		out.ErrorReason = api.NewNilString(res.Reason)
+	}
+	return out, nil
 }
 
-// ChallengeManagedLater sends the challenge to the managed endpoint of app clientID in org in the background,
-// once the authorization that created it has committed, so an app that echoes it starts receiving events
-// without anyone asking. It goes only to url (the app's webhook_url when it was authorized); a failure leaves
-// the endpoint unverified, and POST /webhooks/{id}/verify can send the challenge again.
-func (h *Webhooks) ChallengeManagedLater(org, clientID uuid.UUID, url string) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*h.client.Timeout)
-		defer cancel()
-		var ep dbq.WebhookEndpoint
-		err := db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-			var err error
-			ep, err = h.queries.WebhookEndpointGetManaged(ctx, tx, dbq.WebhookEndpointGetManagedParams{OrganizationID: org, OauthClientID: clientID})
-			return err
-		})
-		if errors.Is(err, pgx.ErrNoRows) || err == nil && ep.Url != url {
-			return // revoked, or pointed elsewhere, meanwhile
-		}
-		if err == nil {
-			var res *api.WebhookVerificationResult
-			if res, err = h.challenge(ctx, ep); err == nil && !res.Verified {
-				h.logger.Info("webhook: an OAuth app's managed endpoint did not answer its challenge",
-					"organization_id", org, "endpoint_id", ep.ID, "reason", res.ErrorReason.Value)
-			}
+// ChallengeManaged schedules the challenge of the managed endpoint an approval just created for app clientID
+// in org, to go out only while the endpoint still points at url (the app's webhook_url when it was
+// authorized). It runs as a job, after the approval committed, so an app that echoes it starts receiving
+// events without anyone asking; a failure leaves the endpoint unverified, and POST /webhooks/{id}/verify
+// sends it again.
+func (h *Webhooks) ChallengeManaged(ctx context.Context, org, clientID uuid.UUID, url string) error {
+	return db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		ep, err := h.queries.WebhookEndpointGetManaged(ctx, tx, dbq.WebhookEndpointGetManagedParams{OrganizationID: org, OauthClientID: clientID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // revoked meanwhile
 		}
 		if err != nil {
-			h.logger.Warn("webhook: challenge of a managed endpoint failed", "organization_id", org, "client", clientID, "error", err)
-		}
-	}()
-}
-
-// challengeBody is the challenge's payload: a delivery of the webhook.test event.
-type challengeBody struct {
-	ID             uuid.UUID     `json:"id"`
-	EventType      events.Type   `json:"event_type"`
-	OrganizationID uuid.UUID     `json:"organization_id"`
-	CreatedAt      time.Time     `json:"created_at"`
-	Data           challengeData `json:"data"`
-}
-
-type challengeData struct {
-	Challenge  string    `json:"challenge"`
-	EndpointID uuid.UUID `json:"endpoint_id"`
-	Message    string    `json:"message"`
-}
-
-// challengeMessage tells whoever reads the request what to do with it.
-const challengeMessage = "Outflow webhook verification: answer with any 2xx status to verify this endpoint; endpoints of OAuth apps must also echo the challenge, as the JSON body field challenge or the X-Service-Webhook-Challenge header."
-
-// challenge signs and sends a fresh whcg_ challenge to ep and records a success: any 2xx verifies a dashboard
-// endpoint; an OAuth app's endpoint must also echo the challenge (JSON body field `challenge` or header
-// X-Service-Webhook-Challenge), which confirms ownership of the URL. The URL is checked by the egress rules
-// again, the request goes through the egress client (no redirects, 15 s), and at most 1024 bytes of the answer
-// are read. Only database failures are errors; everything the endpoint does is in the result.
-func (h *Webhooks) challenge(ctx context.Context, ep dbq.WebhookEndpoint) (*api.WebhookVerificationResult, error) {
-	org := ep.OrganizationID
-	managed := ep.OauthClientID.Valid
-	var secret string
-	err := db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		if !managed {
-			var err error
-			secret, err = delivery.OpenSecret(h.keyring, org, ep.ID, ep.SecretSealed)
 			return err
 		}
-		app, err := h.queries.WebhookAppGet(ctx, tx, ep.OauthClientID.UUID)
-		if err != nil {
-			return db.Classify(err, "OAuth application")
-		}
-		secret, err = oauth.OpenWebhookSecret(h.keyring, ep.OauthClientID.UUID, app.WebhookSecretSealed)
+		_, err = h.jobs.InsertTx(ctx, tx, delivery.ChallengeArgs{OrganizationID: org, EndpointID: ep.ID, URL: url}, nil)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-
-	challenge := challengePrefix + randomToken(24)
-	eventID, err := uuid.NewV7()
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now().UTC()
-	body, err := json.Marshal(challengeBody{ID: eventID, EventType: events.WebhookTest, OrganizationID: org, CreatedAt: now,
-		Data: challengeData{Challenge: challenge, EndpointID: ep.ID, Message: challengeMessage}})
-	if err != nil {
-		return nil, err
-	}
-	res := &api.WebhookVerificationResult{EndpointID: ep.ID, Challenge: challenge, AttemptedAt: now,
-		ResponseStatus: api.NilInt{Null: true}, ErrorReason: api.NilString{Null: true}}
-	reason := h.send(ctx, ep.Url, secret, eventID, body, challenge, now, res)
-
-	ok2xx := !res.ResponseStatus.Null && res.ResponseStatus.Value >= 200 && res.ResponseStatus.Value < 300
-	success := ok2xx && (!managed || res.ChallengeEchoed)
-	if ok2xx && managed && !res.ChallengeEchoed {
-		reason = "the answer did not echo the challenge (JSON body field challenge or header " + webhook.ChallengeHeader + "), which endpoints of OAuth apps must do"
-	}
-	verifiedAt := ep.VerifiedAt
-	if success {
-		err := db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-			row, err := h.queries.WebhookEndpointMarkVerified(ctx, tx, dbq.WebhookEndpointMarkVerifiedParams{
-				OrganizationID: org, ID: ep.ID, Url: ep.Url, Now: now, Echoed: res.ChallengeEchoed})
-			if errors.Is(err, pgx.ErrNoRows) {
-				// Deleted, or its URL changed while the challenge was out: this answer proves nothing.
-				success, reason = false, "the endpoint changed while the challenge was out; send it again"
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			verifiedAt = row.VerifiedAt
-			if ep.VerifiedAt != nil && (ep.OwnershipConfirmed || !res.ChallengeEchoed) {
-				return nil // already verified: a test event, nothing changed
-			}
-			return audit.Record(ctx, tx, audit.Entry{Action: "webhook_endpoint.verified", TargetType: "webhook_endpoint",
-				TargetID: ep.ID.String(), Metadata: map[string]any{"url": ep.Url, "ownership_confirmed": row.OwnershipConfirmed}})
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	res.Verified = success || ok2xx && ep.VerifiedAt != nil
-	res.VerifiedAt = nilDateTimeOf(verifiedAt)
-	if !success && reason != "" {
-		res.ErrorReason = api.NewNilString(reason)
-	}
-	return res, nil
-}
-
-// send POSTs the signed challenge and fills res with the answer's status, excerpt and echo; it returns why the
-// attempt failed ("" for a 2xx).
-func (h *Webhooks) send(ctx context.Context, rawURL, secret string, eventID uuid.UUID, body []byte, challenge string, now time.Time, res *api.WebhookVerificationResult) string {
-	if _, err := egress.ValidateURL(ctx, rawURL, h.egress); err != nil {
-		var refused *egress.Error
-		if errors.As(err, &refused) {
-			return "the URL is not allowed: " + refused.Message
-		}
-		return egress.Describe(err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
-	if err != nil {
-		return "the URL cannot be requested: " + err.Error()
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", webhook.UserAgent)
-	req.Header.Set(webhook.SignatureHeader, webhook.Sign(secret, now, body))
-	req.Header.Set(webhook.EventHeader, string(events.WebhookTest))
-	req.Header.Set(webhook.EventIDHeader, eventID.String())
-	resp, err := h.client.Do(req)
-	if err != nil {
-		reason := egress.Describe(err)
-		if reason == "timed out" {
-			reason = fmt.Sprintf("timed out after %s", h.client.Timeout)
-		}
-		return reason
-	}
-	defer resp.Body.Close()
-	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, challengeExcerptBytes))
-	res.ResponseStatus = api.NewNilInt(resp.StatusCode)
-	res.ResponseBodyExcerpt = api.NewOptNilString(strings.ToValidUTF8(string(excerpt), "\uFFFD"))
-	res.ChallengeEchoed = echoed(resp.Header.Get(webhook.ChallengeHeader), excerpt, challenge)
-	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		return ""
-	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return fmt.Sprintf("the endpoint answered %d; redirects are not followed", resp.StatusCode)
-	default:
-		return fmt.Sprintf("the endpoint answered %d, not 2xx", resp.StatusCode)
-	}
-}
-
-// echoed reports whether an answer carried the challenge back, in the header or as the JSON body's challenge.
-func echoed(header string, body []byte, challenge string) bool {
-	if strings.TrimSpace(header) == challenge {
-		return true
-	}
-	var answer struct {
-		Challenge string `json:"challenge"`
-	}
-	return json.Unmarshal(body, &answer) == nil && answer.Challenge == challenge
-}
-
-// randomToken is n random bytes, base64url.
-func randomToken(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms.
-	return base64.RawURLEncoding.EncodeToString(b)
 }

@@ -426,6 +426,11 @@ func TestOAuthAppManagedWebhookEndpoints(t *testing.T) {
 	require.Equal(t, "https://hooks.partner.test/outflow", managed.URL)
 	require.True(t, managed.Enabled)
 	require.True(t, managed.VerifiedAt.Null)
+	// Its challenge is scheduled with the approval, to go out only while it still points at the app's URL.
+	var challengeJobs int
+	require.NoError(t, env.DB.OwnerPool(t).QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook_challenge'
+		AND args->>'endpoint_id' = $1 AND args->>'url' = 'https://hooks.partner.test/outflow'`, managed.ID.String()).Scan(&challengeJobs))
+	require.Equal(t, 1, challengeJobs)
 	orgList, err := user.WebhooksList(ctx)
 	require.NoError(t, err)
 	require.Len(t, orgList.Endpoints, 1)

@@ -60,6 +60,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &notificationDeliverWorker{deliverer: deps.Notifications})
 	river.AddWorker(workers, &webhookAttemptWorker{deliverer: deps.Webhooks})
 	river.AddWorker(workers, &webhookSweepWorker{deliverer: deps.Webhooks})
+	river.AddWorker(workers, &webhookChallengeWorker{deliverer: deps.Webhooks})
 
 	cfg := &river.Config{
 		Logger:          deps.Logger.With(slog.String("component", "river")),

@@ -54,3 +54,18 @@ func (w *webhookSweepWorker) Work(ctx context.Context, _ *river.Job[delivery.Swe
 	}
 	return nil
 }
+
+// webhookChallengeWorker challenges an OAuth app's new managed endpoint (delivery.Deliverer.Challenge); an
+// endpoint removed or repointed meanwhile is left alone.
+type webhookChallengeWorker struct {
+	river.WorkerDefaults[delivery.ChallengeArgs]
+	deliverer *delivery.Deliverer
+}
+
+func (w *webhookChallengeWorker) Work(ctx context.Context, job *river.Job[delivery.ChallengeArgs]) error {
+	_, err := w.deliverer.Challenge(ctx, job.Args.OrganizationID, job.Args.EndpointID, job.Args.URL)
+	if errors.Is(err, delivery.ErrEndpointGone) {
+		return nil
+	}
+	return err
+}

@@ -91,6 +91,10 @@ func New(d Deps) (http.Handler, error) {
 		inserter = client
 	}
 	outbox := events.NewOutbox(inserter)
+	_, deliverer, err := webhookDelivery(cfg, d.Pool, d.Logger)
+	if err != nil {
+		return nil, err
+	}
 	signer := auth.NewTokenSigner(d.Pool, keyring, cfg.PublicURL)
 	sessions := accounts.NewSessions(d.Pool, signer)
 	challenges := accounts.NewChallenges(cfg.SecretKey)
@@ -129,7 +133,7 @@ func New(d Deps) (http.Handler, error) {
 		AuditLogs:         handlers.NewAuditLogs(d.Pool),
 		AgentTools:        agentTools,
 		OAuth:             oauthHandlers,
-		Webhooks:          handlers.NewWebhooks(d.Pool, keyring, egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}, d.Logger),
+		Webhooks:          handlers.NewWebhooks(d.Pool, keyring, egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}, deliverer, inserter),
 		WebhookDeliveries: handlers.NewWebhookDeliveries(d.Pool, inserter, cfg.SecretKey),
 		MCP:               handlers.NewMCP(tools, d.Logger, cfg.PublicURL),
 	})
