@@ -259,7 +259,7 @@ func mustURL(raw string) url.URL {
 }
 
 // OAuthGetAuthorizationServerMetadata answers the RFC 8414 discovery document.
-func (h *OAuth) OAuthGetAuthorizationServerMetadata(context.Context) (*api.OAuthAuthorizationServerMetadata, error) {
+func (h *OAuth) OAuthGetAuthorizationServerMetadata(ctx context.Context) (*api.OAuthAuthorizationServerMetadata, error) {
 	p := h.provider
 	return &api.OAuthAuthorizationServerMetadata{
 		Issuer:                mustURL(p.Issuer()),
@@ -287,7 +287,7 @@ func (h *OAuth) OAuthGetAuthorizationServerMetadata(context.Context) (*api.OAuth
 }
 
 // OAuthGetProtectedResourceMetadata answers the RFC 9728 document of the MCP endpoint.
-func (h *OAuth) OAuthGetProtectedResourceMetadata(context.Context) (*api.OAuthProtectedResourceMetadata, error) {
+func (h *OAuth) OAuthGetProtectedResourceMetadata(ctx context.Context) (*api.OAuthProtectedResourceMetadata, error) {
 	p := h.provider
 	return &api.OAuthProtectedResourceMetadata{
 		Resource:             mustURL(p.MCPResource()),
