@@ -602,6 +602,7 @@ CREATE TABLE public.audit_log (
     user_agent text DEFAULT ''::text NOT NULL,
     request_id text DEFAULT ''::text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    user_id uuid,
     CONSTRAINT audit_log_action_check CHECK (((length(action) >= 1) AND (length(action) <= 100))),
     CONSTRAINT audit_log_actor_type_check CHECK ((actor_type = ANY (ARRAY['user'::text, 'api_key'::text, 'oauth_app'::text, 'system'::text])))
 );

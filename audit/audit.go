@@ -54,13 +54,19 @@ func Record(ctx context.Context, tx pgx.Tx, e Entry) error {
 	if err != nil {
 		return err
 	}
-	actorType, actorID := actor(auth.PrincipalFrom(ctx))
+	p := auth.PrincipalFrom(ctx)
+	actorType, actorID := actor(p)
+	var userID uuid.NullUUID
+	if p != nil && p.UserID != uuid.Nil {
+		userID = uuid.NullUUID{UUID: p.UserID, Valid: true}
+	}
 	info := reqctx.From(ctx)
 	return queries.AuditInsert(ctx, tx, dbq.AuditInsertParams{
 		OrganizationID: org,
 		ID:             id,
 		ActorType:      actorType,
 		ActorID:        actorID,
+		UserID:         userID,
 		Action:         e.Action,
 		TargetType:     e.TargetType,
 		TargetID:       e.TargetID,

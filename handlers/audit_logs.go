@@ -187,11 +187,8 @@ func auditEntryOf(r dbq.AuditLogListRow) (api.AuditLog, error) {
 		Action: r.Action, EntityType: r.TargetType,
 	}
 	out.UserID.SetToNull()
-	switch {
-	case r.ActorType == "user" && r.ActorID.Valid:
-		out.UserID.SetTo(r.ActorID.UUID)
-	case r.ActorType == "api_key" && r.KeyUserID.Valid:
-		out.UserID.SetTo(r.KeyUserID.UUID)
+	if r.UserID.Valid {
+		out.UserID.SetTo(r.UserID.UUID)
 	}
 	out.Actor.SetToNull()
 	if r.ActorUserID.Valid {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/outflowhq/outflow/apitest"
+	"github.com/outflowhq/outflow/audit"
 	"github.com/outflowhq/outflow/auth"
 	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
@@ -431,4 +432,41 @@ func TestEveryMutationWritesOneAuditEntry(t *testing.T) {
 		Permissions: []api.OrganizationPermission{api.OrganizationPermissionViewContacts}}, api.OrganizationsCreateRoleParams{})
 	requireAPIError(t, err, http.StatusForbidden, "permission_denied")
 	require.Equal(t, before, auditOwnerCount(t, env, org))
+}
+
+// TestAuditLogNamesThePersonBehindEveryCredential: entries made with an API key name its owner, and keep naming
+// them after the key is deleted; entries made with an OAuth token name the person who approved the grant.
+func TestAuditLogNamesThePersonBehindEveryCredential(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	ctx := context.Background()
+	ada := orgSignUp(t, env, "ada@example.com")
+	key, err := ada.client.APIKeysCreate(ctx, &api.CreateAPIKey{Name: "teams", Permissions: int64(auth.FullAccess)}, api.APIKeysCreateParams{})
+	require.NoError(t, err)
+	_, err = env.Client(t, key.Secret).OrganizationsCreateTeam(ctx, &api.TeamCreate{Name: "By key"}, api.OrganizationsCreateTeamParams{})
+	require.NoError(t, err)
+	_, err = ada.client.APIKeysRevoke(ctx, api.APIKeysRevokeParams{ID: key.ID})
+	require.NoError(t, err)
+	_, err = ada.client.APIKeysDelete(ctx, api.APIKeysDeleteParams{ID: key.ID})
+	require.NoError(t, err)
+
+	// An OAuth token's principal: the grant acts, the approving person is named.
+	grant := uuid.New()
+	oauthCtx := auth.WithPrincipal(ctx, &auth.Principal{Kind: auth.KindOAuth, CredentialID: grant, OrganizationID: ada.home, UserID: ada.id})
+	require.NoError(t, db.WithOrgTx(oauthCtx, env.DB.Pool, ada.home, func(ctx context.Context, tx pgx.Tx) error {
+		return audit.Record(ctx, tx, audit.Entry{Action: "team.created", TargetType: "team", TargetID: uuid.NewString(),
+			Metadata: map[string]any{"name": "By app"}})
+	}))
+
+	l, err := ada.client.AnalyticsAuditLogsList(ctx, api.AnalyticsAuditLogsListParams{Action: api.NewOptString("team.created")})
+	require.NoError(t, err)
+	require.Len(t, l.Data, 2)
+	for _, e := range l.Data {
+		require.Equal(t, ada.id, e.UserID.Value, string(e.Metadata.Value["actor_type"]))
+		require.Equal(t, ada.id, e.Actor.Value.ID.Value)
+	}
+	byGrant, err := ada.client.AnalyticsAuditLogsList(ctx, api.AnalyticsAuditLogsListParams{ActorID: api.NewOptUUID(grant)})
+	require.NoError(t, err)
+	require.Len(t, byGrant.Data, 1)
+	require.JSONEq(t, `"oauth_app"`, string(byGrant.Data[0].Metadata.Value["actor_type"]))
 }

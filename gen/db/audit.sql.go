@@ -14,10 +14,11 @@ import (
 )
 
 const auditInsert = `-- name: AuditInsert :exec
-INSERT INTO audit_log (organization_id, id, actor_type, actor_id, action, target_type, target_id, metadata,
+INSERT INTO audit_log (organization_id, id, actor_type, actor_id, user_id, action, target_type, target_id, metadata,
                        ip_address, user_agent, request_id)
-VALUES ($1::uuid, $2::uuid, $3::text, $4::uuid, $5::text,
-        $6::text, $7::text, $8::jsonb, $9::text, $10::text, $11::text)
+VALUES ($1::uuid, $2::uuid, $3::text, $4::uuid, $5::uuid,
+        $6::text, $7::text, $8::text, $9::jsonb, $10::text, $11::text,
+        $12::text)
 `
 
 type AuditInsertParams struct {
@@ -25,6 +26,7 @@ type AuditInsertParams struct {
 	ID             uuid.UUID       `json:"id"`
 	ActorType      string          `json:"actor_type"`
 	ActorID        uuid.NullUUID   `json:"actor_id"`
+	UserID         uuid.NullUUID   `json:"user_id"`
 	Action         string          `json:"action"`
 	TargetType     string          `json:"target_type"`
 	TargetID       string          `json:"target_id"`
@@ -40,6 +42,7 @@ func (q *Queries) AuditInsert(ctx context.Context, db DBTX, arg AuditInsertParam
 		arg.ID,
 		arg.ActorType,
 		arg.ActorID,
+		arg.UserID,
 		arg.Action,
 		arg.TargetType,
 		arg.TargetID,
@@ -52,18 +55,16 @@ func (q *Queries) AuditInsert(ctx context.Context, db DBTX, arg AuditInsertParam
 }
 
 const auditLogList = `-- name: AuditLogList :many
-SELECT a.id, a.organization_id, a.actor_type, a.actor_id, a.action, a.target_type, a.target_id, a.metadata,
-       a.ip_address, a.user_agent, a.request_id, a.created_at,
-       k.user_id AS key_user_id,
+SELECT a.id, a.organization_id, a.actor_type, a.actor_id, a.user_id, a.action, a.target_type, a.target_id,
+       a.metadata, a.ip_address, a.user_agent, a.request_id, a.created_at,
        u.id AS actor_user_id, u.first_name AS actor_first_name, u.last_name AS actor_last_name,
        u.email AS actor_email
 FROM audit_log a
-LEFT JOIN api_keys k ON a.actor_type = 'api_key' AND k.organization_id = a.organization_id AND k.id = a.actor_id
-LEFT JOIN users u ON u.id = (CASE a.actor_type WHEN 'user' THEN a.actor_id WHEN 'api_key' THEN k.user_id END)
+LEFT JOIN users u ON u.id = a.user_id
 WHERE a.organization_id = $1::uuid
   AND (a.created_at, a.id) < (coalesce($2::timestamptz, 'infinity'::timestamptz),
                               coalesce($3::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid))
-  AND ($4::uuid IS NULL OR a.actor_id = $4::uuid OR k.user_id = $4::uuid)
+  AND ($4::uuid IS NULL OR a.actor_id = $4::uuid OR a.user_id = $4::uuid)
   AND ($5::text IS NULL OR a.target_type = $5::text)
   AND ($6::text IS NULL OR a.target_id = $6::text)
   AND ($7::text IS NULL OR a.action = $7::text
@@ -93,6 +94,7 @@ type AuditLogListRow struct {
 	OrganizationID uuid.UUID       `json:"organization_id"`
 	ActorType      string          `json:"actor_type"`
 	ActorID        uuid.NullUUID   `json:"actor_id"`
+	UserID         uuid.NullUUID   `json:"user_id"`
 	Action         string          `json:"action"`
 	TargetType     string          `json:"target_type"`
 	TargetID       string          `json:"target_id"`
@@ -101,7 +103,6 @@ type AuditLogListRow struct {
 	UserAgent      string          `json:"user_agent"`
 	RequestID      string          `json:"request_id"`
 	CreatedAt      time.Time       `json:"created_at"`
-	KeyUserID      uuid.NullUUID   `json:"key_user_id"`
 	ActorUserID    uuid.NullUUID   `json:"actor_user_id"`
 	ActorFirstName *string         `json:"actor_first_name"`
 	ActorLastName  *string         `json:"actor_last_name"`
@@ -112,8 +113,9 @@ type AuditLogListRow struct {
 // uuid) rather than "cursor IS NULL OR ...": that keeps it an index condition on audit_log_created, so a deep
 // page starts where the previous one ended instead of filtering every newer row again. The filters are
 // optional and checked on the rows that index scan yields.
-// The acting person is the user of a session, or the owner of the API key that acted; actor is null once that
-// user is deleted (or the key, for key actions). actor_id matches either the person or the credential.
+// The acting person (user_id, recorded with the entry: the session's user, the API key's owner, the OAuth
+// grant's approver) is joined; actor is null once that user is deleted. actor_id matches either the person or
+// the credential.
 func (q *Queries) AuditLogList(ctx context.Context, db DBTX, arg AuditLogListParams) ([]AuditLogListRow, error) {
 	rows, err := db.Query(ctx, auditLogList,
 		arg.OrganizationID,
@@ -140,6 +142,7 @@ func (q *Queries) AuditLogList(ctx context.Context, db DBTX, arg AuditLogListPar
 			&i.OrganizationID,
 			&i.ActorType,
 			&i.ActorID,
+			&i.UserID,
 			&i.Action,
 			&i.TargetType,
 			&i.TargetID,
@@ -148,7 +151,6 @@ func (q *Queries) AuditLogList(ctx context.Context, db DBTX, arg AuditLogListPar
 			&i.UserAgent,
 			&i.RequestID,
 			&i.CreatedAt,
-			&i.KeyUserID,
 			&i.ActorUserID,
 			&i.ActorFirstName,
 			&i.ActorLastName,

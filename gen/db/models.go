@@ -111,6 +111,7 @@ type AuditLog struct {
 	UserAgent      string          `json:"user_agent"`
 	RequestID      string          `json:"request_id"`
 	CreatedAt      time.Time       `json:"created_at"`
+	UserID         uuid.NullUUID   `json:"user_id"`
 }
 
 type AuthChallenge struct {
