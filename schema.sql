@@ -14,6 +14,12 @@ SET client_min_messages = warning;
 SET row_security = off;
 
 --
+-- Name: pg_trgm; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
+
+--
 -- Name: river_job_state; Type: TYPE; Schema: public; Owner: -
 --
 
@@ -997,6 +1003,27 @@ CREATE TABLE public.signing_keys (
 );
 
 --
+-- Name: suppressions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.suppressions (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    kind text NOT NULL,
+    value text NOT NULL,
+    reason text DEFAULT ''::text NOT NULL,
+    source text NOT NULL,
+    campaign_id uuid,
+    expires_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT suppressions_kind_check CHECK ((kind = ANY (ARRAY['email'::text, 'domain'::text]))),
+    CONSTRAINT suppressions_reason_check CHECK ((length(reason) <= 500)),
+    CONSTRAINT suppressions_source_check CHECK ((source = ANY (ARRAY['bounce'::text, 'complaint'::text, 'unsubscribe'::text, 'manual'::text, 'import'::text]))),
+    CONSTRAINT suppressions_value_check CHECK (((value = lower(value)) AND ((length(value) >= 1) AND (length(value) <= 320))))
+);
+
+--
 -- Name: system_heartbeats; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1359,6 +1386,13 @@ ALTER TABLE ONLY public.signing_keys
     ADD CONSTRAINT signing_keys_pkey PRIMARY KEY (kid);
 
 --
+-- Name: suppressions suppressions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.suppressions
+    ADD CONSTRAINT suppressions_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: system_heartbeats system_heartbeats_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1671,6 +1705,24 @@ CREATE INDEX session_refresh_tokens_session_id ON public.session_refresh_tokens 
 CREATE INDEX sessions_user_id ON public.sessions USING btree (user_id) WHERE (revoked_at IS NULL);
 
 --
+-- Name: suppressions_newest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX suppressions_newest ON public.suppressions USING btree (organization_id, created_at DESC, id DESC);
+
+--
+-- Name: suppressions_value; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX suppressions_value ON public.suppressions USING btree (organization_id, kind, value);
+
+--
+-- Name: suppressions_value_trgm; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX suppressions_value_trgm ON public.suppressions USING gin (value public.gin_trgm_ops);
+
+--
 -- Name: team_members_user; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1970,6 +2022,13 @@ ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT sessions_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
+-- Name: suppressions suppressions_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.suppressions
+    ADD CONSTRAINT suppressions_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
 -- Name: team_members team_members_organization_id_team_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2139,6 +2198,12 @@ ALTER TABLE public.organizations ENABLE ROW LEVEL SECURITY;
 CREATE POLICY self_registration ON public.oauth_clients FOR INSERT WITH CHECK ((organization_id IS NULL));
 
 --
+-- Name: suppressions; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.suppressions ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: team_members; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -2221,6 +2286,12 @@ CREATE POLICY tenant_isolation ON public.organization_invitations USING ((organi
 --
 
 CREATE POLICY tenant_isolation ON public.organizations USING ((id = public.current_org())) WITH CHECK ((id = public.current_org()));
+
+--
+-- Name: suppressions tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.suppressions USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: team_members tenant_isolation; Type: POLICY; Schema: public; Owner: -

@@ -24,6 +24,7 @@ type Handler struct {
 	*Passkeys
 	*Organizations
 	*APIKeys
+	*Suppressions
 	*AuditLogs
 	*AgentTools
 	*OAuth
@@ -56,6 +57,7 @@ type Deps struct {
 	Passkeys      *Passkeys
 	Organizations *Organizations
 	APIKeys       *APIKeys
+	Suppressions  *Suppressions
 	AuditLogs     *AuditLogs
 	AgentTools    *AgentTools
 	OAuth         *OAuth
@@ -70,7 +72,7 @@ type Deps struct {
 
 // New assembles the API handler.
 func New(d Deps) *Handler {
-	h := &Handler{System: d.System, AuthCore: d.AuthCore, Profile: d.Profile, Notifications: d.Notifications, Social: d.Social, TwoFactor: d.TwoFactor, Passkeys: d.Passkeys, Organizations: d.Organizations, APIKeys: d.APIKeys, AuditLogs: d.AuditLogs, AgentTools: d.AgentTools, OAuth: d.OAuth, Webhooks: d.Webhooks, WebhookDeliveries: d.WebhookDeliveries, mcp: d.MCP, logger: d.Logger}
+	h := &Handler{System: d.System, AuthCore: d.AuthCore, Profile: d.Profile, Notifications: d.Notifications, Social: d.Social, TwoFactor: d.TwoFactor, Passkeys: d.Passkeys, Organizations: d.Organizations, APIKeys: d.APIKeys, Suppressions: d.Suppressions, AuditLogs: d.AuditLogs, AgentTools: d.AgentTools, OAuth: d.OAuth, Webhooks: d.Webhooks, WebhookDeliveries: d.WebhookDeliveries, mcp: d.MCP, logger: d.Logger}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks
 	}

@@ -130,6 +130,7 @@ func New(d Deps) (http.Handler, error) {
 		Passkeys:          handlers.NewPasskeys(passkeys),
 		Organizations:     handlers.NewOrganizations(d.Pool, sessions, sender, outbox, cfg.SecretKey, cfg.AppURL),
 		APIKeys:           handlers.NewAPIKeys(d.Pool, cfg.SecretKey),
+		Suppressions:      handlers.NewSuppressions(d.Pool, cfg.SecretKey),
 		AuditLogs:         handlers.NewAuditLogs(d.Pool),
 		AgentTools:        agentTools,
 		OAuth:             oauthHandlers,

@@ -410,6 +410,19 @@ type SigningKey struct {
 	RetiresAt        time.Time `json:"retires_at"`
 }
 
+type Suppression struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ID             uuid.UUID     `json:"id"`
+	Kind           string        `json:"kind"`
+	Value          string        `json:"value"`
+	Reason         string        `json:"reason"`
+	Source         string        `json:"source"`
+	CampaignID     uuid.NullUUID `json:"campaign_id"`
+	ExpiresAt      *time.Time    `json:"expires_at"`
+	CreatedAt      time.Time     `json:"created_at"`
+	UpdatedAt      time.Time     `json:"updated_at"`
+}
+
 type SystemHeartbeat struct {
 	Name   string    `json:"name"`
 	BeatAt time.Time `json:"beat_at"`

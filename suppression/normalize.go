@@ -1,0 +1,70 @@
+package suppression
+
+import (
+	"net/mail"
+	"strings"
+)
+
+// Kind says whether an entry suppresses one address or a whole domain.
+type Kind string
+
+// The kinds of entry.
+const (
+	KindEmail  Kind = "email"
+	KindDomain Kind = "domain"
+)
+
+// maxValue is the longest value stored (an address is at most 320 characters).
+const maxValue = 320
+
+// Normalize reads one value as a suppression entry: an address (`Ada <ada@example.com>` and `ADA@Example.com`
+// both become `ada@example.com`), a domain (`example.com`, `@example.com`), lowercased and trimmed. ok is
+// false for anything else.
+func Normalize(raw string) (kind Kind, value string, ok bool) {
+	v := strings.TrimSpace(raw)
+	if v == "" || len(v) > 2*maxValue {
+		return "", "", false
+	}
+	if d, found := strings.CutPrefix(v, "@"); found {
+		d = strings.ToLower(strings.TrimSuffix(d, "."))
+		return KindDomain, d, validDomain(d)
+	}
+	if !strings.Contains(v, "@") {
+		d := strings.ToLower(strings.TrimSuffix(v, "."))
+		return KindDomain, d, validDomain(d)
+	}
+	addr, err := mail.ParseAddress(v)
+	if err != nil {
+		return "", "", false
+	}
+	a := strings.ToLower(addr.Address)
+	local, domain, found := strings.Cut(a, "@")
+	if !found || local == "" || len(local) > 64 || len(a) > maxValue || !validDomain(domain) {
+		return "", "", false
+	}
+	return KindEmail, a, true
+}
+
+// validDomain accepts an ASCII host name (IDNs in their xn-- form) with at least two labels and a
+// non-numeric top-level label.
+func validDomain(d string) bool {
+	if len(d) < 3 || len(d) > 253 {
+		return false
+	}
+	labels := strings.Split(d, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if len(l) == 0 || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, c := range l {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	tld := labels[len(labels)-1]
+	return strings.Trim(tld, "0123456789") != ""
+}

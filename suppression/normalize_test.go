@@ -1,0 +1,34 @@
+package suppression
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestNormalize(t *testing.T) {
+	t.Parallel()
+	good := map[string][2]string{
+		"ada@example.com":                 {"email", "ada@example.com"},
+		"  ADA@Example.COM ":              {"email", "ada@example.com"},
+		"Ada Lovelace <ada@example.com>":  {"email", "ada@example.com"},
+		"\"Ada, L\" <a.b+tag@mail.co.uk>": {"email", "a.b+tag@mail.co.uk"},
+		"example.com":                     {"domain", "example.com"},
+		"@Example.com":                    {"domain", "example.com"},
+		"mail.example.co.uk.":             {"domain", "mail.example.co.uk"},
+		"xn--bcher-kva.example":           {"domain", "xn--bcher-kva.example"},
+	}
+	for in, want := range good {
+		kind, value, ok := Normalize(in)
+		require.True(t, ok, in)
+		require.Equal(t, want[0], string(kind), in)
+		require.Equal(t, want[1], value, in)
+	}
+	for _, bad := range []string{"", "   ", "ada", "ada@", "@", "@localhost", "localhost", "ada@localhost", "1.2.3.4",
+		"example.123", "-bad.com", "bad-.com", "exa mple.com", "ada@exa_mple.com", "bücher.example", "ada@@example.com",
+		strings.Repeat("a", 65) + "@example.com", strings.Repeat("a.", 200) + "com"} {
+		_, _, ok := Normalize(bad)
+		require.False(t, ok, bad)
+	}
+}
