@@ -140,8 +140,11 @@ func (e *Error) Unwrap() error { return e.cause }
 func protocolError(err error) error {
 	rfc := fosite.ErrorToRFC6749Error(err)
 	switch {
-	case errors.Is(err, errAlreadyRedeemed):
-		// fosite reports a storage failure while redeeming as a server error; this one is the client's replay.
+	case errors.Is(err, errAlreadyRedeemed), errors.Is(err, fosite.ErrInvalidatedAuthorizeCode),
+		rfc.CodeField >= 500 && errors.Is(err, fosite.ErrNotFound):
+		// fosite reports a storage failure while redeeming as a server error; these are the client's replay: a
+		// concurrent redemption redeemed the code first (while this one redeemed it, or between this request's
+		// checks and its redemption), or a replay of it revoked the grant and its code meanwhile.
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_grant", Description: "The authorization code has already been used.", cause: err}
 	case rfc.CodeField == http.StatusServiceUnavailable:
 		return apierror.Unavailable("temporarily_unavailable", "The authorization server is busy. Retry the request.").WithCause(err)
