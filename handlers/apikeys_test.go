@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -20,15 +19,6 @@ import (
 	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
 )
-
-// apiErr asserts err is an envelope with status and code.
-func apiErr(t *testing.T, err error, status int, code string) {
-	t.Helper()
-	var se *api.ErrorStatusCode
-	require.True(t, errors.As(err, &se), "want %d %s, got %v", status, code, err)
-	require.Equal(t, status, se.StatusCode, se.Response.Message)
-	require.Equal(t, code, se.Response.Code, se.Response.Message)
-}
 
 // newKey creates a key through the API and returns it with its secret.
 func newKey(t testing.TB, c *api.Client, req api.CreateAPIKey) *api.APIKeyWithSecret {
@@ -67,7 +57,7 @@ func TestAPIKeyPermissionCatalog(t *testing.T) {
 	_, err = owner.APIKeysListPermissions(ctx)
 	require.NoError(t, err)
 	_, err = env.Client(t, scopedKey(t, env, boot.OrganizationID, auth.ReadEmails)).APIKeysListPermissions(ctx)
-	apiErr(t, err, 403, "missing_scope")
+	requireAPIError(t, err, 403, "missing_scope")
 }
 
 func TestAPIKeyLifecycle(t *testing.T) {
@@ -106,7 +96,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	// The new key works within its scopes.
 	crm := env.Client(t, created.Secret)
 	_, err = crm.APIKeysList(ctx, api.APIKeysListParams{})
-	apiErr(t, err, 403, "missing_scope")
+	requireAPIError(t, err, 403, "missing_scope")
 
 	// Patch: 0 restores the default rate; every listed field changes.
 	upd, err := admin.APIKeysUpdate(ctx, &api.UpdateAPIKey{Name: api.NewOptString("CRM"), RateLimitPerMinute: api.NewOptInt(120),
@@ -123,14 +113,14 @@ func TestAPIKeyLifecycle(t *testing.T) {
 
 	// Permanent delete refuses a key that can still authenticate.
 	_, err = admin.APIKeysDelete(ctx, api.APIKeysDeleteParams{ID: created.ID})
-	apiErr(t, err, 409, "api_key_active")
+	requireAPIError(t, err, 409, "api_key_active")
 
 	// Revocation is immediate, stores the default reason, and is idempotent.
 	res, err := admin.APIKeysRevoke(ctx, api.APIKeysRevokeParams{ID: created.ID})
 	require.NoError(t, err)
 	require.Equal(t, api.APIKeyRevokeResultStatusRevoked, res.Status)
 	_, err = crm.APIKeysListPermissions(ctx)
-	apiErr(t, err, 401, "invalid_credential")
+	requireAPIError(t, err, 401, "invalid_credential")
 	_, err = admin.APIKeysRevoke(ctx, api.APIKeysRevokeParams{ID: created.ID, Reason: api.NewOptString("later")})
 	require.NoError(t, err)
 	got, err = admin.APIKeysGet(ctx, api.APIKeysGetParams{ID: created.ID})
@@ -147,7 +137,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	require.NoError(t, owner.QueryRow(ctx, `SELECT count(*) FROM api_key_usage_logs WHERE api_key_id = $1`, created.ID).Scan(&found))
 	require.Zero(t, found)
 	_, err = admin.APIKeysGet(ctx, api.APIKeysGetParams{ID: created.ID})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 
 	// One audit entry per change.
 	actions := orgAuditActions(t, env, boot.OrganizationID)
@@ -173,27 +163,27 @@ func TestAPIKeyValidation(t *testing.T) {
 	}
 	for _, b := range bad {
 		_, err := admin.APIKeysCreate(ctx, &b.req, api.APIKeysCreateParams{})
-		apiErr(t, err, 400, b.code)
+		requireAPIError(t, err, 400, b.code)
 	}
 	_, err := admin.APIKeysUpdate(ctx, &api.UpdateAPIKey{Permissions: api.NewOptInt64(1 << 30)}, api.APIKeysUpdateParams{ID: boot.APIKeyID})
-	apiErr(t, err, 400, "unknown_permissions")
+	requireAPIError(t, err, 400, "unknown_permissions")
 	_, err = admin.APIKeysGet(ctx, api.APIKeysGetParams{ID: uuid.New()})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 
 	// A key holding API_KEYS cannot mint or widen a key past its own scopes or mailboxes.
 	limited := env.Client(t, scopedKey(t, env, boot.OrganizationID, auth.APIKeys|auth.ReadContacts))
 	_, err = limited.APIKeysCreate(ctx, &api.CreateAPIKey{Name: "wider", Permissions: int64(auth.FullAccess)}, api.APIKeysCreateParams{})
-	apiErr(t, err, 403, "permission_escalation")
+	requireAPIError(t, err, 403, "permission_escalation")
 	ok := newKey(t, limited, api.CreateAPIKey{Name: "narrower", Permissions: int64(auth.ReadContacts)})
 	_, err = limited.APIKeysUpdate(ctx, &api.UpdateAPIKey{Permissions: api.NewOptInt64(int64(auth.SendCampaigns))}, api.APIKeysUpdateParams{ID: ok.ID})
-	apiErr(t, err, 403, "permission_escalation")
+	requireAPIError(t, err, 403, "permission_escalation")
 
 	mailbox := uuid.New()
 	scoped := newKey(t, admin, api.CreateAPIKey{Name: "one mailbox", Permissions: int64(auth.FullAccess), AllowedEmailAccounts: []uuid.UUID{mailbox, mailbox}})
 	require.Equal(t, []uuid.UUID{mailbox}, scoped.AllowedEmailAccounts)
 	scopedClient := env.Client(t, scoped.Secret)
 	_, err = scopedClient.APIKeysCreate(ctx, &api.CreateAPIKey{Name: "any mailbox", Permissions: 1}, api.APIKeysCreateParams{})
-	apiErr(t, err, 403, "permission_escalation")
+	requireAPIError(t, err, 403, "permission_escalation")
 	newKey(t, scopedClient, api.CreateAPIKey{Name: "same mailbox", Permissions: 1, AllowedEmailAccounts: []uuid.UUID{mailbox}})
 }
 
@@ -230,14 +220,14 @@ func TestAPIKeyListPaging(t *testing.T) {
 	}
 	require.Equal(t, []uuid.UUID{made[3], made[2], made[1], made[0], boot.APIKeyID}, seen)
 	_, err := admin.APIKeysList(ctx, api.APIKeysListParams{Cursor: api.NewOptString("garbage")})
-	apiErr(t, err, 400, "invalid_cursor")
+	requireAPIError(t, err, 400, "invalid_cursor")
 
 	// Another organization's key is not there.
 	other := env.Bootstrap(t, "globex")
 	_, err = env.Client(t, other.APIKey).APIKeysGet(ctx, api.APIKeysGetParams{ID: made[0]})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 	_, err = env.Client(t, other.APIKey).APIKeysRevoke(ctx, api.APIKeysRevokeParams{ID: made[0]})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 }
 
 func TestAPIKeyExpiryIsJudgedAtReadTime(t *testing.T) {
@@ -254,7 +244,7 @@ func TestAPIKeyExpiryIsJudgedAtReadTime(t *testing.T) {
 	_, err = env.DB.OwnerPool(t).Exec(ctx, `UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, k.ID)
 	require.NoError(t, err)
 	_, err = temp.APIKeysListPermissions(ctx)
-	apiErr(t, err, 401, "invalid_credential")
+	requireAPIError(t, err, 401, "invalid_credential")
 	got, err := admin.APIKeysGet(ctx, api.APIKeysGetParams{ID: k.ID})
 	require.NoError(t, err)
 	require.Equal(t, api.APIKeyStatusActive, got.Status, "an expired key still reads active")
@@ -275,7 +265,7 @@ func TestAPIKeyIPAllowList(t *testing.T) {
 	admin := env.Client(t, boot.APIKey)
 	elsewhere := newKey(t, admin, api.CreateAPIKey{Name: "office", Permissions: int64(auth.APIKeys), AllowedIps: []string{"203.0.113.0/24", "2001:db8::/32"}})
 	_, err := env.Client(t, elsewhere.Secret).APIKeysListPermissions(ctx)
-	apiErr(t, err, 403, "ip_not_allowed")
+	requireAPIError(t, err, 403, "ip_not_allowed")
 	here := newKey(t, admin, api.CreateAPIKey{Name: "loopback", Permissions: int64(auth.APIKeys), AllowedIps: []string{"127.0.0.0/8"}})
 	_, err = env.Client(t, here.Secret).APIKeysListPermissions(ctx)
 	require.NoError(t, err)
@@ -302,7 +292,7 @@ func TestAPIKeyRateLimitAnswers429WithRetryAfter(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, retry >= 1 && retry <= 60, retry)
 	_, err = env.Client(t, k.Secret).APIKeysListPermissions(ctx)
-	apiErr(t, err, 429, "rate_limited")
+	requireAPIError(t, err, 429, "rate_limited")
 	// The limit is per key: the bootstrap key is unaffected.
 	_, err = env.Client(t, boot.APIKey).APIKeysListPermissions(ctx)
 	require.NoError(t, err)
@@ -358,7 +348,7 @@ func TestAPIKeyUsageIsLoggedAndReported(t *testing.T) {
 		require.NoError(t, err)
 	}
 	_, err := reporter.APIKeysGet(ctx, api.APIKeysGetParams{ID: uuid.New()})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 	resp := env.Do(t, http.MethodGet, "/v1/api-keys/permissions", k.Secret, nil, http.Header{"User-Agent": {"reporting-bot/1.0"}})
 	require.Equal(t, 200, resp.StatusCode)
 	require.NoError(t, env.Usage.Flush(ctx))
@@ -435,20 +425,20 @@ func TestAPIKeyUsageIsLoggedAndReported(t *testing.T) {
 	require.Greater(t, org.Total, an.Total)
 
 	_, err = admin.APIKeysAnalytics(ctx, api.APIKeysAnalyticsParams{ID: "nope"})
-	apiErr(t, err, 400, "invalid_id")
+	requireAPIError(t, err, 400, "invalid_id")
 	_, err = admin.APIKeysAnalytics(ctx, api.APIKeysAnalyticsParams{ID: uuid.NewString()})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 	_, err = admin.APIKeysUsageAnalytics(ctx, api.APIKeysUsageAnalyticsParams{From: api.NewOptDateTime(time.Now().Add(-30 * 24 * time.Hour)),
 		Interval: api.NewOptAPIKeysUsageAnalyticsInterval(api.APIKeysUsageAnalyticsIntervalMinute)})
-	apiErr(t, err, 400, "invalid_range")
+	requireAPIError(t, err, 400, "invalid_range")
 	_, err = admin.APIKeysUsageAnalytics(ctx, api.APIKeysUsageAnalyticsParams{From: api.NewOptDateTime(time.Now().Add(time.Hour))})
-	apiErr(t, err, 400, "invalid_range")
+	requireAPIError(t, err, 400, "invalid_range")
 	require.Equal(t, 400, orgRawStatus(t, env, "GET", "/v1/api-keys/usage/analytics?interval=week", boot.APIKey, ""))
 
 	// Usage of another organization is invisible.
 	other := env.Client(t, env.Bootstrap(t, "globex").APIKey)
 	_, err = other.APIKeysListLogs(ctx, api.APIKeysListLogsParams{ID: k.ID})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 	var rows int
 	require.NoError(t, db.WithOrgTx(ctx, env.DB.Pool, boot.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
 		return tx.QueryRow(ctx, `SELECT count(*) FROM api_key_usage_logs`).Scan(&rows)

@@ -92,13 +92,15 @@ func orgAuditActions(t *testing.T, env *apitest.Env, org uuid.UUID) []string {
 	return out
 }
 
-// scopedKey issues an API key of org holding only perms, as the API keys area will.
-func scopedKey(t *testing.T, env *apitest.Env, org uuid.UUID, perms auth.Permission) string {
+// scopedKey issues a fresh API key of org holding only perms, limited to mailboxes when any are given. Each
+// call makes its own key, so per-key rate limits never couple the tests that use them.
+func scopedKey(t *testing.T, env *apitest.Env, org uuid.UUID, perms auth.Permission, mailboxes ...uuid.UUID) string {
 	t.Helper()
 	key := auth.MintAPIKey()
 	require.NoError(t, db.WithOrgTx(context.Background(), env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := dbq.New().APIKeyCreate(ctx, tx, dbq.APIKeyCreateParams{OrganizationID: org, ID: uuid.New(), Name: "scoped",
-			KeyHash: key.Hash, KeyPrefix: key.Prefix, KeySuffix: key.Suffix, Permissions: int64(perms)})
+			KeyHash: key.Hash, KeyPrefix: key.Prefix, KeySuffix: key.Suffix, Permissions: int64(perms),
+			AllowedEmailAccounts: mailboxes})
 		return err
 	}))
 	return key.Secret

@@ -269,20 +269,6 @@ func TestAuthorizeMailboxScoping(t *testing.T) {
 	require.NoError(t, admitted(api.AnalyticsWarmupOperation, scoped, query(api.NewOptString("not-a-uuid"))))
 }
 
-// routeKey issues a fresh API key of org: every call gets its own, so the per-key rate limit never
-// interferes with the walk.
-func routeKey(t *testing.T, env *apitest.Env, org uuid.UUID, perms auth.Permission, mailboxes []uuid.UUID) string {
-	t.Helper()
-	key := auth.MintAPIKey()
-	require.NoError(t, db.WithOrgTx(context.Background(), env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := dbq.New().APIKeyCreate(ctx, tx, dbq.APIKeyCreateParams{OrganizationID: org, ID: uuid.New(), Name: "routes",
-			KeyHash: key.Hash, KeyPrefix: key.Prefix, KeySuffix: key.Suffix, Permissions: int64(perms),
-			AllowedEmailAccounts: mailboxes})
-		return err
-	}))
-	return key.Secret
-}
-
 // powerlessMember signs up a person, makes them a member of org whose custom role grants nothing, and
 // returns their session acting in org.
 func powerlessMember(t *testing.T, env *apitest.Env, org uuid.UUID, email string) *api.Client {
@@ -324,10 +310,10 @@ func TestRouteRequirementsThroughTheSDK(t *testing.T) {
 		t.Run(m.Name, func(t *testing.T) {
 			switch {
 			case req.Access == auth.AccessSession:
-				err := call(ctx, env.Client(t, routeKey(t, env, org, auth.FullAccess, nil)), m)
+				err := call(ctx, env.Client(t, scopedKey(t, env, org, auth.FullAccess)), m)
 				requireAPIError(t, err, 403, "session_required")
 			case req.Access == auth.AccessAny && req.Scope != 0:
-				err := call(ctx, env.Client(t, routeKey(t, env, org, auth.FullAccess&^req.Scope, nil)), m)
+				err := call(ctx, env.Client(t, scopedKey(t, env, org, auth.FullAccess&^req.Scope)), m)
 				requireAPIError(t, err, 403, "missing_scope")
 				var se *api.ErrorStatusCode
 				require.ErrorAs(t, err, &se)
@@ -351,7 +337,7 @@ func TestMailboxScopedKeyThroughTheSDK(t *testing.T) {
 	org := env.Bootstrap(t, "acme").OrganizationID
 	ctx := context.Background()
 	a, b := uuid.New(), uuid.New()
-	scoped := env.Client(t, routeKey(t, env, org, auth.FullAccess, []uuid.UUID{a}))
+	scoped := env.Client(t, scopedKey(t, env, org, auth.FullAccess, a))
 
 	_, err := scoped.MailboxesGet(ctx, api.MailboxesGetParams{ID: b})
 	requireAPIError(t, err, 404, "mailbox_not_found")
@@ -367,7 +353,7 @@ func TestMailboxScopedKeyThroughTheSDK(t *testing.T) {
 		require.NotEqual(t, "mailbox_not_found", se.Response.Code)
 	}
 	// An unrestricted key is not held to any list.
-	_, err = env.Client(t, routeKey(t, env, org, auth.FullAccess, nil)).MailboxesGet(ctx, api.MailboxesGetParams{ID: b})
+	_, err = env.Client(t, scopedKey(t, env, org, auth.FullAccess)).MailboxesGet(ctx, api.MailboxesGetParams{ID: b})
 	if errors.As(err, &se) {
 		require.NotEqual(t, "mailbox_not_found", se.Response.Code)
 	}

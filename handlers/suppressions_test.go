@@ -103,10 +103,10 @@ func TestSuppressions(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, otherList.Data)
 	id := byValue["bob@example.org"].ID.Value
-	apiErr(t, other.DeliverabilityOpsRemoveSuppression(ctx, api.DeliverabilityOpsRemoveSuppressionParams{ID: id}), 404, "not_found")
+	requireAPIError(t, other.DeliverabilityOpsRemoveSuppression(ctx, api.DeliverabilityOpsRemoveSuppressionParams{ID: id}), 404, "not_found")
 	require.NoError(t, admin.DeliverabilityOpsRemoveSuppression(ctx, api.DeliverabilityOpsRemoveSuppressionParams{ID: id}))
-	apiErr(t, admin.DeliverabilityOpsRemoveSuppression(ctx, api.DeliverabilityOpsRemoveSuppressionParams{ID: id}), 404, "not_found")
-	apiErr(t, admin.DeliverabilityOpsRemoveSuppression(ctx, api.DeliverabilityOpsRemoveSuppressionParams{ID: uuid.New()}), 404, "not_found")
+	requireAPIError(t, admin.DeliverabilityOpsRemoveSuppression(ctx, api.DeliverabilityOpsRemoveSuppressionParams{ID: id}), 404, "not_found")
+	requireAPIError(t, admin.DeliverabilityOpsRemoveSuppression(ctx, api.DeliverabilityOpsRemoveSuppressionParams{ID: uuid.New()}), 404, "not_found")
 
 	actions := orgAuditActions(t, env, boot.OrganizationID)
 	require.Equal(t, []string{"suppressions.added", "suppressions.added", "suppressions.added", "suppression.removed"}, actions[len(actions)-4:])
@@ -116,7 +116,7 @@ func TestSuppressions(t *testing.T) {
 	_, err = reader.DeliverabilityOpsListSuppressions(ctx, api.DeliverabilityOpsListSuppressionsParams{})
 	require.NoError(t, err)
 	_, err = reader.DeliverabilityOpsAddSuppressions(ctx, &api.AddSuppressionsRequest{Entries: suppressionEntries("x@example.com")})
-	apiErr(t, err, 403, "missing_scope")
+	requireAPIError(t, err, 403, "missing_scope")
 }
 
 func TestSuppressionLimits(t *testing.T) {
@@ -139,5 +139,5 @@ func TestSuppressionLimits(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, orgRawStatus(t, env, "POST", "/v1/suppressions", boot.APIKey, body))
 	_, err = admin.DeliverabilityOpsAddSuppressions(ctx, &api.AddSuppressionsRequest{Entries: suppressionEntries("c@example.com"),
 		Reason: api.NewOptString(strings.Repeat("r", 501))})
-	apiErr(t, err, 400, "invalid_reason")
+	requireAPIError(t, err, 400, "invalid_reason")
 }

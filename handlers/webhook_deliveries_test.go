@@ -269,16 +269,16 @@ func TestWebhookDeliveryListsFiltersAndRedeliver(t *testing.T) {
 		require.Equal(t, http.StatusOK, env.Do(t, http.MethodGet, path+"?limit=200", boot.APIKey, nil, nil).StatusCode)
 	}
 	_, err = client.WebhooksListDeliveries(ctx, api.WebhooksListDeliveriesParams{ID: uuid.New()})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 	other := env.Bootstrap(t, "globex")
 	otherClient := env.Client(t, other.APIKey)
 	_, err = otherClient.WebhooksListDeliveries(ctx, api.WebhooksListDeliveriesParams{ID: all})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 	otherPage, err := otherClient.WebhooksListOrgDeliveries(ctx, api.WebhooksListOrgDeliveriesParams{})
 	require.NoError(t, err)
 	require.Empty(t, otherPage.Data)
 	_, err = env.Client(t, scopedKey(t, env, boot.OrganizationID, auth.ReadContacts)).WebhooksListOrgDeliveries(ctx, api.WebhooksListOrgDeliveriesParams{})
-	apiErr(t, err, 403, "missing_scope")
+	requireAPIError(t, err, 403, "missing_scope")
 
 	// Redeliver: a new lifecycle of the same event, whatever the status (failed here, delivered next).
 	failing.Delete(deleted[0].String())
@@ -303,9 +303,9 @@ func TestWebhookDeliveryListsFiltersAndRedeliver(t *testing.T) {
 	require.Equal(t, 1, counts[created[1].String()])
 
 	_, err = client.WebhooksRedeliver(ctx, api.WebhooksRedeliverParams{DeliveryId: uuid.New()})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 	_, err = otherClient.WebhooksRedeliver(ctx, api.WebhooksRedeliverParams{DeliveryId: failed.ID})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 }
 
 // A receiver that hangs is cut at 15 s while another endpoint's deliveries keep flowing.
@@ -538,12 +538,12 @@ func TestOAuthAppWebhookDeliveriesAcrossOrganizations(t *testing.T) {
 
 	// Only the developer's organization knows the app.
 	_, err = env.Client(t, customer.APIKey).OAuthApplicationsListWebhookDeliveries(ctx, api.OAuthApplicationsListWebhookDeliveriesParams{ID: appID})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 	_, err = env.Client(t, stranger.APIKey).OAuthApplicationsListWebhookDeliveries(ctx, api.OAuthApplicationsListWebhookDeliveriesParams{ID: appID})
-	apiErr(t, err, 404, "not_found")
+	requireAPIError(t, err, 404, "not_found")
 	_, err = env.Client(t, scopedKey(t, env, dev.OrganizationID, auth.Webhooks)).OAuthApplicationsListWebhookDeliveries(ctx,
 		api.OAuthApplicationsListWebhookDeliveriesParams{ID: appID})
-	apiErr(t, err, 403, "missing_scope")
+	requireAPIError(t, err, 403, "missing_scope")
 	for _, q := range []string{"limit=0", "limit=201", "cursor=x", "status=nope"} {
 		require.Equal(t, http.StatusBadRequest, env.Do(t, http.MethodGet, "/v1/oauth/applications/"+appID.String()+"/webhook-deliveries?"+q,
 			dev.APIKey, nil, nil).StatusCode, q)
