@@ -161,6 +161,91 @@ END
 $$;
 
 --
+-- Name: campaign_leads_count(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.campaign_leads_count() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public'
+    AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    UPDATE contacts c SET campaign_count = c.campaign_count + d.n
+    FROM (SELECT organization_id, contact_id, count(*) AS n FROM new_rows GROUP BY 1, 2) d
+    WHERE c.organization_id = d.organization_id AND c.id = d.contact_id;
+  ELSE
+    UPDATE contacts c SET campaign_count = greatest(c.campaign_count - d.n, 0)
+    FROM (SELECT organization_id, contact_id, count(*) AS n FROM old_rows GROUP BY 1, 2) d
+    WHERE c.organization_id = d.organization_id AND c.id = d.contact_id;
+  END IF;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: contact_categories_count(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contact_categories_count() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public'
+    AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    UPDATE labels l SET contact_count = l.contact_count + d.n
+    FROM (SELECT organization_id, category_id, count(*) AS n FROM new_rows GROUP BY 1, 2) d
+    WHERE l.organization_id = d.organization_id AND l.id = d.category_id;
+  ELSE
+    UPDATE labels l SET contact_count = l.contact_count - d.n
+    FROM (SELECT organization_id, category_id, count(*) AS n FROM old_rows GROUP BY 1, 2) d
+    WHERE l.organization_id = d.organization_id AND l.id = d.category_id;
+  END IF;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: contact_stats_apply(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contact_stats_apply() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public'
+    AS $$
+BEGIN
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    UPDATE contact_stats s SET
+      total = s.total - d.total, subscribed = s.subscribed - d.subscribed, in_campaign = s.in_campaign - d.in_campaign,
+      not_contacted = s.not_contacted - d.not_contacted, valid = s.valid - d.valid, risky = s.risky - d.risky,
+      invalid = s.invalid - d.invalid, unknown = s.unknown - d.unknown, pending = s.pending - d.pending
+    FROM (
+      SELECT organization_id, count(*) AS total, count(*) FILTER (WHERE subscribed) AS subscribed,
+        count(*) FILTER (WHERE campaign_count > 0) AS in_campaign,
+        count(*) FILTER (WHERE last_contacted_at IS NULL) AS not_contacted,
+        count(*) FILTER (WHERE verification_status = 'valid') AS valid,
+        count(*) FILTER (WHERE verification_status = 'risky') AS risky,
+        count(*) FILTER (WHERE verification_status = 'invalid') AS invalid,
+        count(*) FILTER (WHERE verification_status = 'unknown') AS unknown,
+        count(*) FILTER (WHERE verification_source = '') AS pending
+      FROM old_rows GROUP BY organization_id
+    ) d
+    WHERE s.organization_id = d.organization_id;
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    INSERT INTO contact_stats AS s (organization_id, total, subscribed, in_campaign, not_contacted, valid, risky, invalid, unknown, pending)
+    SELECT organization_id, count(*), count(*) FILTER (WHERE subscribed), count(*) FILTER (WHERE campaign_count > 0),
+      count(*) FILTER (WHERE last_contacted_at IS NULL), count(*) FILTER (WHERE verification_status = 'valid'),
+      count(*) FILTER (WHERE verification_status = 'risky'), count(*) FILTER (WHERE verification_status = 'invalid'),
+      count(*) FILTER (WHERE verification_status = 'unknown'), count(*) FILTER (WHERE verification_source = '')
+    FROM new_rows GROUP BY organization_id
+    ON CONFLICT (organization_id) DO UPDATE SET
+      total = s.total + excluded.total, subscribed = s.subscribed + excluded.subscribed,
+      in_campaign = s.in_campaign + excluded.in_campaign, not_contacted = s.not_contacted + excluded.not_contacted,
+      valid = s.valid + excluded.valid, risky = s.risky + excluded.risky, invalid = s.invalid + excluded.invalid,
+      unknown = s.unknown + excluded.unknown, pending = s.pending + excluded.pending;
+  END IF;
+  RETURN NULL;
+END $$;
+
+--
 -- Name: current_org(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -406,6 +491,19 @@ CREATE FUNCTION public.oauth_token_sweep(p_before timestamp with time zone) RETU
 $$;
 
 --
+-- Name: organizations_delete_contacts(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.organizations_delete_contacts() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public'
+    AS $$
+BEGIN
+  DELETE FROM contacts WHERE organization_id IN (SELECT id FROM old_rows);
+  RETURN NULL;
+END $$;
+
+--
 -- Name: rate_limit_take(uuid, integer, integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -632,6 +730,167 @@ CREATE TABLE public.auth_challenges (
 );
 
 --
+-- Name: campaign_leads; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_leads (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    contact_id uuid NOT NULL,
+    state text DEFAULT 'pending'::text NOT NULL,
+    sent integer DEFAULT 0 NOT NULL,
+    opened integer DEFAULT 0 NOT NULL,
+    machine_opened integer DEFAULT 0 NOT NULL,
+    clicked integer DEFAULT 0 NOT NULL,
+    replied integer DEFAULT 0 NOT NULL,
+    bounced integer DEFAULT 0 NOT NULL,
+    current_step text DEFAULT ''::text NOT NULL,
+    sender text DEFAULT ''::text NOT NULL,
+    failure_reason text DEFAULT ''::text NOT NULL,
+    hold_since timestamp with time zone,
+    hold_until timestamp with time zone,
+    hold_reason text DEFAULT ''::text NOT NULL,
+    hold_source text,
+    last_activity_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT campaign_leads_hold_source_check CHECK ((hold_source = ANY (ARRAY['manual'::text, 'out_of_office'::text]))),
+    CONSTRAINT campaign_leads_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'active'::text, 'completed'::text, 'failed'::text, 'paused'::text, 'undeliverable'::text])))
+);
+
+--
+-- Name: campaigns; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaigns (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    name text NOT NULL,
+    status text DEFAULT 'draft'::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT campaigns_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255))),
+    CONSTRAINT campaigns_status_check CHECK ((status = ANY (ARRAY['draft'::text, 'active'::text, 'paused'::text, 'paused_no_accounts'::text, 'paused_trial_expired'::text, 'completed'::text])))
+);
+
+--
+-- Name: contact_activities; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.contact_activities (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    contact_id uuid NOT NULL,
+    user_id uuid,
+    activity_type text NOT NULL,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT contact_activities_activity_type_check CHECK ((activity_type = ANY (ARRAY['email_sent'::text, 'email_opened'::text, 'email_clicked'::text, 'email_replied'::text, 'email_bounced'::text, 'note_added'::text, 'note_updated'::text, 'deal_created'::text, 'deal_stage_changed'::text, 'deal_won'::text, 'deal_lost'::text, 'task_created'::text, 'task_completed'::text, 'contact_created'::text, 'contact_updated'::text, 'campaign_added'::text, 'campaign_removed'::text, 'category_added'::text, 'category_removed'::text]))),
+    CONSTRAINT contact_activities_metadata_check CHECK ((jsonb_typeof(metadata) = 'object'::text))
+);
+
+--
+-- Name: contact_categories; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.contact_categories (
+    organization_id uuid NOT NULL,
+    contact_id uuid NOT NULL,
+    category_id uuid NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: contact_duplicate_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.contact_duplicate_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: contact_notes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.contact_notes (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    contact_id uuid NOT NULL,
+    user_id uuid NOT NULL,
+    content text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT contact_notes_content_check CHECK (((length(content) >= 1) AND (length(content) <= 10000)))
+);
+
+--
+-- Name: contact_stats; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.contact_stats (
+    organization_id uuid NOT NULL,
+    total bigint DEFAULT 0 NOT NULL,
+    subscribed bigint DEFAULT 0 NOT NULL,
+    in_campaign bigint DEFAULT 0 NOT NULL,
+    not_contacted bigint DEFAULT 0 NOT NULL,
+    valid bigint DEFAULT 0 NOT NULL,
+    risky bigint DEFAULT 0 NOT NULL,
+    invalid bigint DEFAULT 0 NOT NULL,
+    unknown bigint DEFAULT 0 NOT NULL,
+    pending bigint DEFAULT 0 NOT NULL
+);
+
+--
+-- Name: contacts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.contacts (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    email text NOT NULL,
+    duplicate_seq bigint DEFAULT 0 NOT NULL,
+    first_name text DEFAULT ''::text NOT NULL,
+    last_name text DEFAULT ''::text NOT NULL,
+    company text DEFAULT ''::text NOT NULL,
+    phone text DEFAULT ''::text NOT NULL,
+    custom_fields jsonb DEFAULT '{}'::jsonb NOT NULL,
+    subscribed boolean DEFAULT true NOT NULL,
+    source text DEFAULT 'api'::text NOT NULL,
+    campaign_count integer DEFAULT 0 NOT NULL,
+    last_contacted_at timestamp with time zone,
+    verification_status text DEFAULT 'unknown'::text NOT NULL,
+    verification_sub_status text DEFAULT ''::text NOT NULL,
+    verification_source text DEFAULT ''::text NOT NULL,
+    verification_provider text DEFAULT ''::text NOT NULL,
+    verification_reason text DEFAULT ''::text NOT NULL,
+    verification_checked_at timestamp with time zone,
+    verification_confidence smallint DEFAULT 0 NOT NULL,
+    is_catch_all boolean DEFAULT false NOT NULL,
+    esp_provider text DEFAULT ''::text NOT NULL,
+    esp_resolved_at timestamp with time zone,
+    search_ready boolean DEFAULT true NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT contacts_campaign_count_check CHECK ((campaign_count >= 0)),
+    CONSTRAINT contacts_company_check CHECK ((length(company) <= 255)),
+    CONSTRAINT contacts_custom_fields_check CHECK ((jsonb_typeof(custom_fields) = 'object'::text)),
+    CONSTRAINT contacts_email_check CHECK (((email = lower(email)) AND ((length(email) >= 3) AND (length(email) <= 254)))),
+    CONSTRAINT contacts_esp_provider_check CHECK ((length(esp_provider) <= 64)),
+    CONSTRAINT contacts_first_name_check CHECK ((length(first_name) <= 255)),
+    CONSTRAINT contacts_last_name_check CHECK ((length(last_name) <= 255)),
+    CONSTRAINT contacts_phone_check CHECK ((length(phone) <= 64)),
+    CONSTRAINT contacts_source_check CHECK ((source = ANY (ARRAY['manual'::text, 'api'::text, 'import'::text, 'form'::text, 'automation'::text]))),
+    CONSTRAINT contacts_verification_confidence_check CHECK (((verification_confidence >= 0) AND (verification_confidence <= 100))),
+    CONSTRAINT contacts_verification_provider_check CHECK ((length(verification_provider) <= 64)),
+    CONSTRAINT contacts_verification_reason_check CHECK ((length(verification_reason) <= 500)),
+    CONSTRAINT contacts_verification_source_check CHECK ((verification_source = ANY (ARRAY[''::text, 'probe'::text, 'provider'::text, 'imported'::text, 'manual'::text]))),
+    CONSTRAINT contacts_verification_status_check CHECK ((verification_status = ANY (ARRAY['valid'::text, 'risky'::text, 'invalid'::text, 'unknown'::text]))),
+    CONSTRAINT contacts_verification_sub_status_check CHECK ((verification_sub_status = ANY (ARRAY[''::text, 'catch_all'::text, 'disposable'::text, 'role'::text, 'spamtrap'::text, 'mailbox_full'::text, 'no_mx'::text, 'syntax'::text, 'undisclosed'::text])))
+);
+
+--
 -- Name: custom_roles; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -646,6 +905,34 @@ CREATE TABLE public.custom_roles (
     CONSTRAINT custom_roles_description_check CHECK ((length(description) <= 1000)),
     CONSTRAINT custom_roles_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255))),
     CONSTRAINT custom_roles_permissions_check CHECK ((permissions >= 0))
+);
+
+--
+-- Name: deals; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.deals (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    pipeline_id uuid NOT NULL,
+    stage_id uuid NOT NULL,
+    contact_id uuid,
+    name text NOT NULL,
+    value numeric(18,2),
+    currency text DEFAULT 'USD'::text NOT NULL,
+    status text DEFAULT 'open'::text NOT NULL,
+    expected_close_date timestamp with time zone,
+    won_at timestamp with time zone,
+    lost_at timestamp with time zone,
+    lost_reason text,
+    assigned_to uuid,
+    campaign_id uuid,
+    source_mailbox_id uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT deals_currency_check CHECK (((length(currency) >= 1) AND (length(currency) <= 8))),
+    CONSTRAINT deals_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255))),
+    CONSTRAINT deals_status_check CHECK ((status = ANY (ARRAY['open'::text, 'won'::text, 'lost'::text])))
 );
 
 --
@@ -682,6 +969,26 @@ CREATE TABLE public.idempotency_keys (
     expires_at timestamp with time zone NOT NULL,
     CONSTRAINT idempotency_keys_key_check CHECK (((length(key) >= 1) AND (length(key) <= 255))),
     CONSTRAINT idempotency_keys_state_check CHECK ((state = ANY (ARRAY['in_progress'::text, 'completed'::text])))
+);
+
+--
+-- Name: labels; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.labels (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    kind text NOT NULL,
+    title text NOT NULL,
+    color text DEFAULT ''::text NOT NULL,
+    "position" integer DEFAULT 0 NOT NULL,
+    contact_count bigint DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT labels_color_check CHECK ((length(color) <= 32)),
+    CONSTRAINT labels_kind_check CHECK ((kind = ANY (ARRAY['folder'::text, 'tag'::text, 'category'::text]))),
+    CONSTRAINT labels_position_check CHECK (("position" >= 0)),
+    CONSTRAINT labels_title_check CHECK (((length(title) >= 1) AND (length(title) <= 100)))
 );
 
 --
@@ -958,6 +1265,70 @@ ALTER TABLE public.schema_migrations ALTER COLUMN id ADD GENERATED BY DEFAULT AS
 );
 
 --
+-- Name: segment_pins; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.segment_pins (
+    organization_id uuid NOT NULL,
+    segment_id uuid NOT NULL,
+    contact_id uuid NOT NULL,
+    include boolean NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: segments; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.segments (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    name text NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    kind text NOT NULL,
+    filters jsonb,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT segments_check CHECK (((kind = 'dynamic'::text) = (filters IS NOT NULL))),
+    CONSTRAINT segments_description_check CHECK ((length(description) <= 1000)),
+    CONSTRAINT segments_kind_check CHECK ((kind = ANY (ARRAY['static'::text, 'dynamic'::text]))),
+    CONSTRAINT segments_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255)))
+);
+
+--
+-- Name: send_tasks; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.send_tasks (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    kind text NOT NULL,
+    status text DEFAULT 'queued'::text NOT NULL,
+    mailbox_id uuid,
+    from_email text DEFAULT ''::text NOT NULL,
+    from_name text DEFAULT ''::text NOT NULL,
+    contact_id uuid,
+    to_email text NOT NULL,
+    campaign_id uuid,
+    step_id uuid,
+    step_name text DEFAULT ''::text NOT NULL,
+    subject text DEFAULT ''::text NOT NULL,
+    message_id text DEFAULT ''::text NOT NULL,
+    error_code text DEFAULT ''::text NOT NULL,
+    error_message text DEFAULT ''::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    sent_at timestamp with time zone,
+    opened_at timestamp with time zone,
+    clicked_at timestamp with time zone,
+    replied_at timestamp with time zone,
+    bounced_at timestamp with time zone,
+    CONSTRAINT send_tasks_kind_check CHECK ((kind = ANY (ARRAY['campaign'::text, 'direct'::text, 'reply'::text, 'warmup'::text]))),
+    CONSTRAINT send_tasks_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'sending'::text, 'sent'::text, 'failed'::text, 'ambiguous'::text, 'canceled'::text]))),
+    CONSTRAINT send_tasks_subject_check CHECK ((length(subject) <= 998)),
+    CONSTRAINT send_tasks_to_email_check CHECK (((length(to_email) >= 3) AND (length(to_email) <= 320)))
+);
+
+--
 -- Name: session_refresh_tokens; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1121,6 +1492,39 @@ CREATE TABLE public.users (
 );
 
 --
+-- Name: verification_run_contacts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.verification_run_contacts (
+    organization_id uuid NOT NULL,
+    run_id uuid NOT NULL,
+    contact_id uuid NOT NULL,
+    done boolean DEFAULT false NOT NULL
+);
+
+--
+-- Name: verification_runs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.verification_runs (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    status text DEFAULT 'queued'::text NOT NULL,
+    provider text DEFAULT 'builtin'::text NOT NULL,
+    total integer DEFAULT 0 NOT NULL,
+    processed integer DEFAULT 0 NOT NULL,
+    valid integer DEFAULT 0 NOT NULL,
+    risky integer DEFAULT 0 NOT NULL,
+    invalid integer DEFAULT 0 NOT NULL,
+    unknown integer DEFAULT 0 NOT NULL,
+    error text DEFAULT ''::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    CONSTRAINT verification_runs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'completed'::text, 'failed'::text])))
+);
+
+--
 -- Name: webauthn_users; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1204,11 +1608,67 @@ ALTER TABLE ONLY public.auth_challenges
     ADD CONSTRAINT auth_challenges_pkey PRIMARY KEY (id);
 
 --
+-- Name: campaign_leads campaign_leads_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_leads
+    ADD CONSTRAINT campaign_leads_pkey PRIMARY KEY (organization_id, campaign_id, contact_id);
+
+--
+-- Name: campaigns campaigns_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaigns
+    ADD CONSTRAINT campaigns_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: contact_activities contact_activities_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_activities
+    ADD CONSTRAINT contact_activities_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: contact_categories contact_categories_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_categories
+    ADD CONSTRAINT contact_categories_pkey PRIMARY KEY (organization_id, contact_id, category_id);
+
+--
+-- Name: contact_notes contact_notes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_notes
+    ADD CONSTRAINT contact_notes_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: contact_stats contact_stats_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_stats
+    ADD CONSTRAINT contact_stats_pkey PRIMARY KEY (organization_id);
+
+--
+-- Name: contacts contacts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contacts
+    ADD CONSTRAINT contacts_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: custom_roles custom_roles_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.custom_roles
     ADD CONSTRAINT custom_roles_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: deals deals_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.deals
+    ADD CONSTRAINT deals_pkey PRIMARY KEY (organization_id, id);
 
 --
 -- Name: device_tokens device_tokens_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1230,6 +1690,13 @@ ALTER TABLE ONLY public.event_outbox
 
 ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (organization_id, credential_id, key);
+
+--
+-- Name: labels labels_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.labels
+    ADD CONSTRAINT labels_pkey PRIMARY KEY (organization_id, id);
 
 --
 -- Name: memberships memberships_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1365,6 +1832,27 @@ ALTER TABLE ONLY public.schema_migrations
     ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (id);
 
 --
+-- Name: segment_pins segment_pins_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.segment_pins
+    ADD CONSTRAINT segment_pins_pkey PRIMARY KEY (organization_id, segment_id, contact_id);
+
+--
+-- Name: segments segments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.segments
+    ADD CONSTRAINT segments_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: send_tasks send_tasks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.send_tasks
+    ADD CONSTRAINT send_tasks_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: session_refresh_tokens session_refresh_tokens_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1442,6 +1930,20 @@ ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_pkey PRIMARY KEY (id);
 
 --
+-- Name: verification_run_contacts verification_run_contacts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.verification_run_contacts
+    ADD CONSTRAINT verification_run_contacts_pkey PRIMARY KEY (organization_id, run_id, contact_id);
+
+--
+-- Name: verification_runs verification_runs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.verification_runs
+    ADD CONSTRAINT verification_runs_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: webauthn_users webauthn_users_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1513,10 +2015,88 @@ CREATE INDEX audit_log_created ON public.audit_log USING btree (organization_id,
 CREATE INDEX auth_challenges_expires_at ON public.auth_challenges USING btree (expires_at);
 
 --
+-- Name: campaign_leads_contact; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_leads_contact ON public.campaign_leads USING btree (organization_id, contact_id);
+
+--
+-- Name: contact_activities_contact; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX contact_activities_contact ON public.contact_activities USING btree (organization_id, contact_id, created_at DESC, id DESC);
+
+--
+-- Name: contact_categories_category; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX contact_categories_category ON public.contact_categories USING btree (organization_id, category_id, contact_id);
+
+--
+-- Name: contact_notes_contact; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX contact_notes_contact ON public.contact_notes USING btree (organization_id, contact_id, created_at DESC, id DESC);
+
+--
+-- Name: contacts_campaign_count; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX contacts_campaign_count ON public.contacts USING btree (organization_id, campaign_count, id) WHERE search_ready;
+
+--
+-- Name: contacts_custom_fields; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX contacts_custom_fields ON public.contacts USING gin (lower((custom_fields)::text) public.gin_trgm_ops) WHERE search_ready;
+
+--
+-- Name: contacts_email; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX contacts_email ON public.contacts USING btree (organization_id, email, duplicate_seq);
+
+--
+-- Name: contacts_first_name; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX contacts_first_name ON public.contacts USING btree (organization_id, first_name, id) WHERE search_ready;
+
+--
+-- Name: contacts_last_name; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX contacts_last_name ON public.contacts USING btree (organization_id, last_name, id) WHERE search_ready;
+
+--
+-- Name: contacts_search; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX contacts_search ON public.contacts USING gin (lower(((((((first_name || ' '::text) || last_name) || ' '::text) || email) || ' '::text) || company)) public.gin_trgm_ops) WHERE search_ready;
+
+--
+-- Name: contacts_unindexed; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX contacts_unindexed ON public.contacts USING btree (organization_id, id) WHERE (NOT search_ready);
+
+--
+-- Name: contacts_updated; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX contacts_updated ON public.contacts USING btree (organization_id, updated_at, id) WHERE search_ready;
+
+--
 -- Name: custom_roles_name; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE UNIQUE INDEX custom_roles_name ON public.custom_roles USING btree (organization_id, lower(name));
+
+--
+-- Name: deals_contact; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deals_contact ON public.deals USING btree (organization_id, contact_id, created_at DESC) WHERE (contact_id IS NOT NULL);
 
 --
 -- Name: device_tokens_user_id; Type: INDEX; Schema: public; Owner: -
@@ -1535,6 +2115,12 @@ CREATE INDEX event_outbox_pending ON public.event_outbox USING btree (created_at
 --
 
 CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree (expires_at);
+
+--
+-- Name: labels_order; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX labels_order ON public.labels USING btree (organization_id, kind, "position", id);
 
 --
 -- Name: memberships_custom_role; Type: INDEX; Schema: public; Owner: -
@@ -1693,6 +2279,24 @@ CREATE INDEX river_notification_created_at_idx ON public.river_notification USIN
 CREATE INDEX river_notification_topic_id_idx ON public.river_notification USING btree (topic, id);
 
 --
+-- Name: segment_pins_contact; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX segment_pins_contact ON public.segment_pins USING btree (organization_id, contact_id);
+
+--
+-- Name: segments_newest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX segments_newest ON public.segments USING btree (organization_id, created_at DESC, id DESC);
+
+--
+-- Name: send_tasks_contact; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX send_tasks_contact ON public.send_tasks USING btree (organization_id, contact_id, created_at DESC, id DESC) WHERE (contact_id IS NOT NULL);
+
+--
 -- Name: session_refresh_tokens_session_id; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1745,6 +2349,18 @@ CREATE INDEX user_identities_user_id ON public.user_identities USING btree (user
 --
 
 CREATE UNIQUE INDEX users_email_key ON public.users USING btree (email);
+
+--
+-- Name: verification_run_contacts_todo; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX verification_run_contacts_todo ON public.verification_run_contacts USING btree (organization_id, run_id, contact_id) WHERE (NOT done);
+
+--
+-- Name: verification_runs_newest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX verification_runs_newest ON public.verification_runs USING btree (organization_id, created_at DESC, id DESC);
 
 --
 -- Name: webauthn_users_handle; Type: INDEX; Schema: public; Owner: -
@@ -1819,6 +2435,54 @@ CREATE INDEX webhook_throttle_drops_newest ON public.webhook_throttle_drops USIN
 CREATE UNIQUE INDEX webhook_throttle_drops_window ON public.webhook_throttle_drops USING btree (organization_id, COALESCE(endpoint_id, '00000000-0000-0000-0000-000000000000'::uuid), event_type, reason, window_start);
 
 --
+-- Name: campaign_leads campaign_leads_delete; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER campaign_leads_delete AFTER DELETE ON public.campaign_leads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.campaign_leads_count();
+
+--
+-- Name: campaign_leads campaign_leads_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER campaign_leads_insert AFTER INSERT ON public.campaign_leads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.campaign_leads_count();
+
+--
+-- Name: contact_categories contact_categories_delete; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER contact_categories_delete AFTER DELETE ON public.contact_categories REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.contact_categories_count();
+
+--
+-- Name: contact_categories contact_categories_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER contact_categories_insert AFTER INSERT ON public.contact_categories REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.contact_categories_count();
+
+--
+-- Name: contacts contact_stats_delete; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER contact_stats_delete AFTER DELETE ON public.contacts REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.contact_stats_apply();
+
+--
+-- Name: contacts contact_stats_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER contact_stats_insert AFTER INSERT ON public.contacts REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.contact_stats_apply();
+
+--
+-- Name: contacts contact_stats_update; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER contact_stats_update AFTER UPDATE ON public.contacts REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.contact_stats_apply();
+
+--
+-- Name: organizations organizations_delete_contacts; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER organizations_delete_contacts AFTER DELETE ON public.organizations REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.organizations_delete_contacts();
+
+--
 -- Name: api_key_usage_logs api_key_usage_logs_organization_id_api_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1854,11 +2518,81 @@ ALTER TABLE ONLY public.auth_challenges
     ADD CONSTRAINT auth_challenges_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
+-- Name: campaign_leads campaign_leads_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_leads
+    ADD CONSTRAINT campaign_leads_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_leads campaign_leads_organization_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_leads
+    ADD CONSTRAINT campaign_leads_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaigns campaigns_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaigns
+    ADD CONSTRAINT campaigns_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: contact_activities contact_activities_organization_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_activities
+    ADD CONSTRAINT contact_activities_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: contact_categories contact_categories_organization_id_category_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_categories
+    ADD CONSTRAINT contact_categories_organization_id_category_id_fkey FOREIGN KEY (organization_id, category_id) REFERENCES public.labels(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: contact_categories contact_categories_organization_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_categories
+    ADD CONSTRAINT contact_categories_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: contact_notes contact_notes_organization_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_notes
+    ADD CONSTRAINT contact_notes_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: contact_stats contact_stats_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_stats
+    ADD CONSTRAINT contact_stats_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
 -- Name: custom_roles custom_roles_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.custom_roles
     ADD CONSTRAINT custom_roles_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: deals deals_organization_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.deals
+    ADD CONSTRAINT deals_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE SET NULL (contact_id);
+
+--
+-- Name: deals deals_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.deals
+    ADD CONSTRAINT deals_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 --
 -- Name: device_tokens device_tokens_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -1880,6 +2614,13 @@ ALTER TABLE ONLY public.event_outbox
 
 ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: labels labels_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.labels
+    ADD CONSTRAINT labels_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 --
 -- Name: memberships memberships_custom_role_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -2001,6 +2742,41 @@ ALTER TABLE ONLY public.passkey_credentials
     ADD CONSTRAINT passkey_credentials_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
+-- Name: segment_pins segment_pins_organization_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.segment_pins
+    ADD CONSTRAINT segment_pins_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: segment_pins segment_pins_organization_id_segment_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.segment_pins
+    ADD CONSTRAINT segment_pins_organization_id_segment_id_fkey FOREIGN KEY (organization_id, segment_id) REFERENCES public.segments(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: segments segments_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.segments
+    ADD CONSTRAINT segments_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: send_tasks send_tasks_organization_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.send_tasks
+    ADD CONSTRAINT send_tasks_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE SET NULL (contact_id);
+
+--
+-- Name: send_tasks send_tasks_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.send_tasks
+    ADD CONSTRAINT send_tasks_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
 -- Name: session_refresh_tokens session_refresh_tokens_session_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2078,6 +2854,27 @@ ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_last_organization_id_fkey FOREIGN KEY (last_organization_id) REFERENCES public.organizations(id) ON DELETE SET NULL;
 
 --
+-- Name: verification_run_contacts verification_run_contacts_organization_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.verification_run_contacts
+    ADD CONSTRAINT verification_run_contacts_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: verification_run_contacts verification_run_contacts_organization_id_run_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.verification_run_contacts
+    ADD CONSTRAINT verification_run_contacts_organization_id_run_id_fkey FOREIGN KEY (organization_id, run_id) REFERENCES public.verification_runs(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: verification_runs verification_runs_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.verification_runs
+    ADD CONSTRAINT verification_runs_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
 -- Name: webauthn_users webauthn_users_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2138,10 +2935,58 @@ ALTER TABLE public.api_keys ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.audit_log ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: campaign_leads; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_leads ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: campaigns; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaigns ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: contact_activities; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.contact_activities ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: contact_categories; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.contact_categories ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: contact_notes; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.contact_notes ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: contact_stats; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.contact_stats ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: contacts; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.contacts ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: custom_roles; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
 ALTER TABLE public.custom_roles ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: deals; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.deals ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: event_outbox; Type: ROW SECURITY; Schema: public; Owner: -
@@ -2154,6 +2999,12 @@ ALTER TABLE public.event_outbox ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE public.idempotency_keys ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: labels; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.labels ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: memberships; Type: ROW SECURITY; Schema: public; Owner: -
@@ -2192,10 +3043,28 @@ ALTER TABLE public.organization_invitations ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.organizations ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: segment_pins; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.segment_pins ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: segments; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.segments ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: oauth_clients self_registration; Type: POLICY; Schema: public; Owner: -
 --
 
 CREATE POLICY self_registration ON public.oauth_clients FOR INSERT WITH CHECK ((organization_id IS NULL));
+
+--
+-- Name: send_tasks; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.send_tasks ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: suppressions; Type: ROW SECURITY; Schema: public; Owner: -
@@ -2234,10 +3103,58 @@ CREATE POLICY tenant_isolation ON public.api_keys USING ((organization_id = publ
 CREATE POLICY tenant_isolation ON public.audit_log USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
+-- Name: campaign_leads tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_leads USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: campaigns tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaigns USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: contact_activities tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.contact_activities USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: contact_categories tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.contact_categories USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: contact_notes tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.contact_notes USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: contact_stats tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.contact_stats USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: contacts tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.contacts USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
 -- Name: custom_roles tenant_isolation; Type: POLICY; Schema: public; Owner: -
 --
 
 CREATE POLICY tenant_isolation ON public.custom_roles USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: deals tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.deals USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: event_outbox tenant_isolation; Type: POLICY; Schema: public; Owner: -
@@ -2250,6 +3167,12 @@ CREATE POLICY tenant_isolation ON public.event_outbox USING ((organization_id = 
 --
 
 CREATE POLICY tenant_isolation ON public.idempotency_keys USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: labels tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.labels USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: memberships tenant_isolation; Type: POLICY; Schema: public; Owner: -
@@ -2288,6 +3211,24 @@ CREATE POLICY tenant_isolation ON public.organization_invitations USING ((organi
 CREATE POLICY tenant_isolation ON public.organizations USING ((id = public.current_org())) WITH CHECK ((id = public.current_org()));
 
 --
+-- Name: segment_pins tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.segment_pins USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: segments tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.segments USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: send_tasks tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.send_tasks USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
 -- Name: suppressions tenant_isolation; Type: POLICY; Schema: public; Owner: -
 --
 
@@ -2304,6 +3245,18 @@ CREATE POLICY tenant_isolation ON public.team_members USING ((organization_id = 
 --
 
 CREATE POLICY tenant_isolation ON public.teams USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: verification_run_contacts tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.verification_run_contacts USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: verification_runs tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.verification_runs USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: webhook_deliveries tenant_isolation; Type: POLICY; Schema: public; Owner: -
@@ -2328,6 +3281,18 @@ CREATE POLICY tenant_isolation ON public.webhook_rate_windows USING ((organizati
 --
 
 CREATE POLICY tenant_isolation ON public.webhook_throttle_drops USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: verification_run_contacts; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.verification_run_contacts ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: verification_runs; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.verification_runs ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: webhook_deliveries; Type: ROW SECURITY; Schema: public; Owner: -

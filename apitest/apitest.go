@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -72,17 +73,17 @@ func New(t testing.TB, opts ...Option) *Env {
 	if err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
-	cfg.MaxBodyBytes = 1 << 20
+	cfg.MaxBodyBytes = 10 << 20 // the production default
 	for _, o := range opts {
 		o(&cfg)
 	}
 	box := &Mailbox{}
-	recorder := usage.NewRecorder(d.Pool, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	recorder := usage.NewRecorder(d.Pool, logger())
 	t.Cleanup(func() { _ = recorder.Close(context.Background()) })
 	h, err := server.New(server.Deps{
 		Usage:    recorder,
 		Pool:     d.Pool,
-		Logger:   slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Logger:   logger(),
 		Metrics:  prometheus.NewRegistry(),
 		Config:   cfg,
 		Mail:     box,
@@ -108,7 +109,7 @@ func (e *Env) Instance(t testing.TB) *httptest.Server {
 	t.Cleanup(pool.Close)
 	h, err := server.New(server.Deps{
 		Pool:     pool,
-		Logger:   slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Logger:   logger(),
 		Metrics:  prometheus.NewRegistry(),
 		Config:   e.Config,
 		Mail:     e.Mail,
@@ -125,7 +126,7 @@ func (e *Env) Instance(t testing.TB) *httptest.Server {
 // gateway builds a server's realtime gateway (its listener starts only if a test connects) and closes it when
 // t ends, after the server has stopped and before the database goes.
 func gateway(t testing.TB, pool *pgxpool.Pool) *realtime.Gateway {
-	g := realtime.New(pool, slog.New(slog.NewJSONHandler(io.Discard, nil)), realtime.Options{})
+	g := realtime.New(pool, logger(), realtime.Options{})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -139,7 +140,7 @@ func gateway(t testing.TB, pool *pgxpool.Pool) *realtime.Gateway {
 // deliveries) call it. Each call is one more worker process.
 func (e *Env) StartWorkers(t testing.TB) *river.Client[pgx.Tx] {
 	t.Helper()
-	client, err := server.NewJobs(e.Config, e.DB.Pool, slog.New(slog.NewJSONHandler(io.Discard, nil)), e.Mail, true)
+	client, err := server.NewJobs(e.Config, e.DB.Pool, logger(), e.Mail, true)
 	if err != nil {
 		t.Fatalf("apitest: workers: %v", err)
 	}
@@ -294,4 +295,13 @@ func (e *Env) SignIn(t testing.TB, email, password string) *api.TokenPair {
 	}
 	return &api.TokenPair{AccessToken: res.AccessToken.Value, AccessTokenExpiresAt: res.AccessTokenExpiresAt.Value,
 		RefreshToken: res.RefreshToken.Value, RefreshTokenExpiresAt: res.RefreshTokenExpiresAt.Value}
+}
+
+// logger is the log of the servers and workers a test starts: discarded, or on stderr when
+// OUTFLOW_TEST_LOG=1 (to see why a request answered 500).
+func logger() *slog.Logger {
+	if os.Getenv("OUTFLOW_TEST_LOG") == "1" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewJSONHandler(io.Discard, nil))
 }

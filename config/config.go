@@ -81,6 +81,23 @@ type Config struct {
 	// to its tenants (SSRF). Cloud metadata addresses stay refused. Env: OUTFLOW_WEBHOOKS_ALLOW_PRIVATE, default false.
 	WebhooksAllowPrivate bool
 
+	// DNSServer is the DNS server (host:port) the built-in email verifier sends its MX and address lookups to;
+	// empty uses the system resolver. Env: OUTFLOW_DNS_SERVER.
+	DNSServer string
+	// VerifySMTPProbe makes the built-in email verifier ask each address's mail server whether the mailbox
+	// exists (EHLO, MAIL FROM, RCPT TO, never DATA). Off, a verdict rests on syntax, lists and DNS only. Off by
+	// default: most hosting networks block outbound port 25. Env: OUTFLOW_VERIFY_SMTP_PROBE, default false.
+	VerifySMTPProbe bool
+	// VerifyProbeFrom is the probe's MAIL FROM address, a real mailbox of a reputable domain; required when the
+	// probe is on. Env: OUTFLOW_VERIFY_PROBE_FROM.
+	VerifyProbeFrom string
+	// VerifyHeloName is the probe's EHLO name; it should resolve to this host. Env: OUTFLOW_VERIFY_HELO_NAME,
+	// default the domain of OUTFLOW_VERIFY_PROBE_FROM.
+	VerifyHeloName string
+	// VerifySMTPPort is the port the probe connects to on mail servers. Env: OUTFLOW_VERIFY_SMTP_PORT, default 25
+	// (another value only makes sense against test servers).
+	VerifySMTPPort int
+
 	// Google, Apple and OIDC configure social sign-in; a provider with no client id is disabled.
 	Google ProviderConfig
 	Apple  ProviderConfig
@@ -215,6 +232,38 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.WebhooksAllowPrivate = v
 	}
+
+	c.DNSServer = strings.TrimSpace(getenv("OUTFLOW_DNS_SERVER"))
+	if c.DNSServer != "" {
+		if _, _, err := net.SplitHostPort(c.DNSServer); err != nil {
+			errs = append(errs, fmt.Errorf("OUTFLOW_DNS_SERVER %q must be host:port (for example 1.1.1.1:53)", c.DNSServer))
+		}
+	}
+	if raw := strings.TrimSpace(getenv("OUTFLOW_VERIFY_SMTP_PROBE")); raw != "" {
+		v, err := strconv.ParseBool(raw)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("OUTFLOW_VERIFY_SMTP_PROBE %q must be true or false", raw))
+		}
+		c.VerifySMTPProbe = v
+	}
+	c.VerifyProbeFrom = strings.ToLower(strings.TrimSpace(getenv("OUTFLOW_VERIFY_PROBE_FROM")))
+	if c.VerifyProbeFrom != "" {
+		if local, domain, ok := strings.Cut(c.VerifyProbeFrom, "@"); !ok || local == "" || !strings.Contains(domain, ".") ||
+			strings.ContainsAny(c.VerifyProbeFrom, " <>\r\n") {
+			errs = append(errs, fmt.Errorf("OUTFLOW_VERIFY_PROBE_FROM %q must be a plain address (for example verify@mail.example.com)", c.VerifyProbeFrom))
+		}
+	} else if c.VerifySMTPProbe {
+		errs = append(errs, errors.New("OUTFLOW_VERIFY_PROBE_FROM is required when OUTFLOW_VERIFY_SMTP_PROBE is on: the MAIL FROM address of probes"))
+	}
+	c.VerifyHeloName = strings.TrimSpace(getenv("OUTFLOW_VERIFY_HELO_NAME"))
+	if strings.ContainsAny(c.VerifyHeloName, " \r\n") {
+		errs = append(errs, fmt.Errorf("OUTFLOW_VERIFY_HELO_NAME %q must be a host name", c.VerifyHeloName))
+	}
+	port, err := intVar(getenv, "OUTFLOW_VERIFY_SMTP_PORT", 25, 1, 65535)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.VerifySMTPPort = int(port)
 
 	provider := func(prefix, defaultIssuer string) ProviderConfig {
 		return ProviderConfig{

@@ -123,3 +123,34 @@ func TestLoadWebhooksAllowPrivate(t *testing.T) {
 	_, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_WEBHOOKS_ALLOW_PRIVATE": "yes please"}))
 	require.ErrorContains(t, err, "OUTFLOW_WEBHOOKS_ALLOW_PRIVATE")
 }
+
+func TestLoadEmailVerification(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y"}))
+	require.NoError(t, err)
+	require.Empty(t, c.DNSServer, "the system resolver unless one is named")
+	require.False(t, c.VerifySMTPProbe, "off unless asked for")
+	require.Equal(t, 25, c.VerifySMTPPort)
+
+	c, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_DNS_SERVER": "1.1.1.1:53",
+		"OUTFLOW_VERIFY_SMTP_PROBE": "true", "OUTFLOW_VERIFY_PROBE_FROM": "Verify@Mail.Example.com",
+		"OUTFLOW_VERIFY_HELO_NAME": "probe.example.com", "OUTFLOW_VERIFY_SMTP_PORT": "2525"}))
+	require.NoError(t, err)
+	require.Equal(t, "1.1.1.1:53", c.DNSServer)
+	require.True(t, c.VerifySMTPProbe)
+	require.Equal(t, "verify@mail.example.com", c.VerifyProbeFrom)
+	require.Equal(t, "probe.example.com", c.VerifyHeloName)
+	require.Equal(t, 2525, c.VerifySMTPPort)
+
+	_, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_DNS_SERVER": "1.1.1.1",
+		"OUTFLOW_VERIFY_SMTP_PROBE": "sometimes", "OUTFLOW_VERIFY_HELO_NAME": "two words", "OUTFLOW_VERIFY_SMTP_PORT": "0"}))
+	require.ErrorContains(t, err, `OUTFLOW_DNS_SERVER "1.1.1.1" must be host:port`)
+	require.ErrorContains(t, err, `OUTFLOW_VERIFY_SMTP_PROBE "sometimes"`)
+	require.ErrorContains(t, err, "OUTFLOW_VERIFY_HELO_NAME")
+	require.ErrorContains(t, err, "OUTFLOW_VERIFY_SMTP_PORT")
+
+	_, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_VERIFY_SMTP_PROBE": "1"}))
+	require.ErrorContains(t, err, "OUTFLOW_VERIFY_PROBE_FROM is required")
+	_, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_VERIFY_PROBE_FROM": "<a@b.c>"}))
+	require.ErrorContains(t, err, "OUTFLOW_VERIFY_PROBE_FROM")
+}

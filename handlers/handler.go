@@ -30,6 +30,13 @@ type Handler struct {
 	*OAuth
 	*Webhooks
 	*WebhookDeliveries
+	*Contacts
+	*ContactImport
+	*ContactExport
+	*ContactVerification
+	*ContactFeeds
+	*Segments
+	*Labels
 	notYet
 
 	mcp    *MCP
@@ -66,13 +73,29 @@ type Deps struct {
 	// Webhooks serves the webhook endpoint operations; the OAuth consent flow challenges apps' managed
 	// endpoints through it.
 	Webhooks *Webhooks
+	// Contacts serves create, search, bulk actions and one contact's read, update, delete and lookup.
+	Contacts *Contacts
+	// ContactImport serves import preview and commit.
+	ContactImport *ContactImport
+	// ContactExport streams exports.
+	ContactExport *ContactExport
+	// ContactVerification serves the verification overview and runs.
+	ContactVerification *ContactVerification
+	// ContactFeeds serves a contact's notes, activities, timeline, emails and deals.
+	ContactFeeds *ContactFeeds
+	// Segments serves saved audiences and their members.
+	Segments *Segments
+	// Labels serves the folder, tag and category registries.
+	Labels *Labels
 	// MCP serves /v1/mcp beside the generated server (see MCP()); nil leaves the path to the generated stubs.
 	MCP *MCP
 }
 
 // New assembles the API handler.
 func New(d Deps) *Handler {
-	h := &Handler{System: d.System, AuthCore: d.AuthCore, Profile: d.Profile, Notifications: d.Notifications, Social: d.Social, TwoFactor: d.TwoFactor, Passkeys: d.Passkeys, Organizations: d.Organizations, APIKeys: d.APIKeys, Suppressions: d.Suppressions, AuditLogs: d.AuditLogs, AgentTools: d.AgentTools, OAuth: d.OAuth, Webhooks: d.Webhooks, WebhookDeliveries: d.WebhookDeliveries, mcp: d.MCP, logger: d.Logger}
+	h := &Handler{System: d.System, AuthCore: d.AuthCore, Profile: d.Profile, Notifications: d.Notifications, Social: d.Social, TwoFactor: d.TwoFactor, Passkeys: d.Passkeys, Organizations: d.Organizations, APIKeys: d.APIKeys, Suppressions: d.Suppressions, AuditLogs: d.AuditLogs, AgentTools: d.AgentTools, OAuth: d.OAuth, Webhooks: d.Webhooks, WebhookDeliveries: d.WebhookDeliveries,
+		Contacts: d.Contacts, ContactImport: d.ContactImport, ContactExport: d.ContactExport, ContactVerification: d.ContactVerification,
+		ContactFeeds: d.ContactFeeds, Segments: d.Segments, Labels: d.Labels, mcp: d.MCP, logger: d.Logger}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks
 	}

@@ -206,7 +206,7 @@ func TestNotificationFeed(t *testing.T) {
 	_, err = ada.client.AuthMarkNotificationRead(ctx, api.AuthMarkNotificationReadParams{ID: uuid.New()})
 	requireAPIError(t, err, 404, "not_found")
 	status, _ := profileRaw(t, env, http.MethodPost, "/v1/auth/me/notifications/not-a-uuid/read", ada.token, "")
-	require.Equal(t, http.StatusBadRequest, status)
+	require.Equal(t, http.StatusNotFound, status, "a malformed id is an unknown one")
 
 	// Mark all read touches only the caller's.
 	ok, err = ada.client.AuthMarkAllNotificationsRead(ctx, api.AuthMarkAllNotificationsReadParams{})

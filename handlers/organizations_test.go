@@ -287,7 +287,7 @@ func TestOrganizationMembers(t *testing.T) {
 	_, err = carol.client.OrganizationsUpdateMember(ctx, &api.OrganizationMemberUpdate{Role: uuid.NewString()}, api.OrganizationsUpdateMemberParams{UserId: bob.id})
 	requireAPIError(t, err, 400, "unknown_role")
 	require.Equal(t, 400, orgRawStatus(t, env, http.MethodPatch, "/v1/organizations/current/members/"+bob.id.String(), carol.pair.AccessToken, `{"role":"superuser"}`))
-	require.Equal(t, 400, orgRawStatus(t, env, http.MethodPatch, "/v1/organizations/current/members/not-an-id", carol.pair.AccessToken, `{"role":"admin"}`))
+	require.Equal(t, 404, orgRawStatus(t, env, http.MethodPatch, "/v1/organizations/current/members/not-an-id", carol.pair.AccessToken, `{"role":"admin"}`), "a malformed id is an unknown one")
 	_, err = carol.client.OrganizationsUpdateMember(ctx, &api.OrganizationMemberUpdate{Role: "admin"}, api.OrganizationsUpdateMemberParams{UserId: uuid.New()})
 	requireAPIError(t, err, 404, "not_found")
 	updated, err := carol.client.OrganizationsUpdateMember(ctx, &api.OrganizationMemberUpdate{Role: "admin"}, api.OrganizationsUpdateMemberParams{UserId: bob.id})

@@ -508,9 +508,9 @@ func TestPasskeyManagement(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, theirs.Name, list[0].Name)
 
-	// A malformed id is a 400.
+	// A malformed id is a 404, as an unknown one (part 1: "404 unknown id or malformed id").
 	resp := env.Do(t, "DELETE", "/v1/auth/passkey/credentials/not-a-uuid", env.SignUp(t, "kurt@example.com").AccessToken, nil, nil)
-	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 
 	// A deleted passkey no longer signs in.
 	require.NoError(t, ada.AuthDeletePasskeyCredential(ctx, api.AuthDeletePasskeyCredentialParams{ID: mine.ID}))

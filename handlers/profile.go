@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outflowhq/outflow/apierror"
@@ -33,7 +34,7 @@ func NewProfile(pool *pgxpool.Pool, avatars avatar.Store, publicURL string) *Pro
 
 // AuthGetMe returns the caller's profile. roles holds the caller's role ids in the selected organization:
 // custom roles have ids, the built-in owner, admin and member roles are names and so add none. The folder,
-// tag and category registries of the selected workspace are empty until the labels area ships.
+// tag and category lists are the selected organization's label registries (empty without one).
 func (h *Profile) AuthGetMe(ctx context.Context) (*api.User, error) {
 	p, err := sessionCaller(ctx)
 	if err != nil {
@@ -58,6 +59,26 @@ func (h *Profile) AuthGetMe(ctx context.Context) (*api.User, error) {
 	out.OnboardingCompletedAt.SetToNull()
 	if u.OnboardingCompletedAt != nil {
 		out.OnboardingCompletedAt.SetTo(*u.OnboardingCompletedAt)
+	}
+	if p.OrganizationID != uuid.Nil {
+		err := db.WithOrgTx(ctx, h.pool, p.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
+			labels, err := h.queries.LabelListAll(ctx, tx, p.OrganizationID)
+			for _, l := range labels {
+				g := api.UserLabelGroup{ID: api.NewOptUUID(l.ID), Name: api.NewOptString(l.Title)}
+				switch l.Kind {
+				case "folder":
+					out.Folders = append(out.Folders, g)
+				case "tag":
+					out.Tags = append(out.Tags, g)
+				default:
+					out.Categories = append(out.Categories, g)
+				}
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

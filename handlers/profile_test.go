@@ -310,3 +310,29 @@ func TestAvatarUploadServeAndDelete(t *testing.T) {
 	_, err = upload(ctx, env.Client(t, ""), "a.png", pngData)
 	requireAPIError(t, err, 401, "missing_credential")
 }
+
+func TestGetMeListsTheWorkspaceLabels(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	ctx := context.Background()
+	ada := orgSignUp(t, env, "ada@example.com")
+	folder, err := ada.client.LabelsCreateFolder(ctx, &api.CreateLabel{Title: "Q4"}, api.LabelsCreateFolderParams{})
+	require.NoError(t, err)
+	tag, err := ada.client.LabelsCreateTag(ctx, &api.CreateLabel{Title: "Warm"}, api.LabelsCreateTagParams{})
+	require.NoError(t, err)
+	cat, err := ada.client.LabelsCreateCategory(ctx, &api.CreateLabel{Title: "Hot"}, api.LabelsCreateCategoryParams{})
+	require.NoError(t, err)
+
+	me, err := ada.client.AuthGetMe(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []api.UserLabelGroup{{ID: api.NewOptUUID(folder.ID), Name: api.NewOptString("Q4")}}, me.Folders)
+	require.Equal(t, []api.UserLabelGroup{{ID: api.NewOptUUID(tag.ID), Name: api.NewOptString("Warm")}}, me.Tags)
+	require.Equal(t, []api.UserLabelGroup{{ID: api.NewOptUUID(cat.ID), Name: api.NewOptString("Hot")}}, me.Categories)
+
+	// Another person's workspace lists its own registries only.
+	bob := orgSignUp(t, env, "bob@example.com")
+	me, err = bob.client.AuthGetMe(ctx)
+	require.NoError(t, err)
+	require.Empty(t, me.Folders)
+	require.Empty(t, me.Categories)
+}

@@ -11,10 +11,12 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/outflowhq/outflow/contacts"
 	"github.com/outflowhq/outflow/delivery"
 	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/idempotency"
 	"github.com/outflowhq/outflow/notify"
+	"github.com/outflowhq/outflow/verify"
 )
 
 // Deps is what the workers need from the rest of the process.
@@ -27,6 +29,8 @@ type Deps struct {
 	Notifications *notify.Deliverer
 	// Webhooks makes webhook delivery attempts and sweeps stalled deliveries.
 	Webhooks *delivery.Deliverer
+	// Verifier checks addresses for contact verification runs.
+	Verifier *verify.Verifier
 }
 
 // Options choose what this process does with jobs.
@@ -61,6 +65,8 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &webhookAttemptWorker{deliverer: deps.Webhooks})
 	river.AddWorker(workers, &webhookSweepWorker{deliverer: deps.Webhooks})
 	river.AddWorker(workers, &webhookChallengeWorker{deliverer: deps.Webhooks})
+	river.AddWorker(workers, &contacts.IndexWorker{Pool: deps.Pool})
+	river.AddWorker(workers, &verify.RunWorker{Pool: deps.Pool, Verifier: deps.Verifier})
 
 	cfg := &river.Config{
 		Logger:          deps.Logger.With(slog.String("component", "river")),

@@ -25,3 +25,12 @@ LIMIT @row_limit::int;
 -- name: SuppressionDelete :one
 DELETE FROM suppressions WHERE organization_id = @organization_id::uuid AND id = @id::uuid
 RETURNING kind, value;
+
+-- name: SuppressionInForce :one
+-- The entry in force that stops mail to an address: its own entry first, else its domain's, newest first.
+SELECT * FROM suppressions
+WHERE organization_id = $1
+  AND ((kind = 'email' AND value = sqlc.arg(email)::text) OR (kind = 'domain' AND value = sqlc.arg(domain)::text))
+  AND (expires_at IS NULL OR expires_at > now())
+ORDER BY kind = 'email' DESC, created_at DESC
+LIMIT 1;

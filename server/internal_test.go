@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ogen-go/ogen/ogenerrors"
+	"github.com/ogen-go/ogen/openapi"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
@@ -113,6 +114,8 @@ func TestDecodeErrorsMapToClientErrors(t *testing.T) {
 		code   string
 	}{
 		{&ogenerrors.DecodeParamsError{Err: inner}, 400, "invalid_parameter"},
+		{&ogenerrors.DecodeParamsError{Err: &ogenerrors.DecodeParamError{Name: "id", In: openapi.LocationPath, Err: inner}}, 404, "not_found"},
+		{&ogenerrors.DecodeParamsError{Err: &ogenerrors.DecodeParamError{Name: "limit", In: openapi.LocationQuery, Err: inner}}, 400, "invalid_parameter"},
 		{&ogenerrors.DecodeBodyError{ContentType: "application/json", Err: inner}, 400, "invalid_body"},
 		{&ogenerrors.DecodeRequestError{Err: inner}, 400, "invalid_request"},
 		{&ogenerrors.DecodeRequestError{Err: &http.MaxBytesError{Limit: 1024}}, 413, "request_too_large"},

@@ -15,6 +15,7 @@ import (
 	"github.com/outflowhq/outflow/mail"
 	"github.com/outflowhq/outflow/notify"
 	"github.com/outflowhq/outflow/realtime"
+	"github.com/outflowhq/outflow/verify"
 )
 
 // NewJobs builds the process's River client with every worker and every event consumer, as `outflow serve`
@@ -29,9 +30,21 @@ func NewJobs(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger, sender 
 		Pool: pool, Logger: logger, Dispatcher: events.NewDispatcher(pool, realtime.NewNotifier(), webhooks), Idempotency: idempotency.NewStore(pool, logger),
 		Notifications: notify.NewDeliverer(pool, sender, notify.LogPusher{Logger: logger}, cfg.AppURL),
 		Webhooks:      deliverer,
+		Verifier:      emailVerifier(cfg),
 	}, jobs.Options{Work: work, MaxWorkers: cfg.JobWorkers, SoftStopTimeout: cfg.ShutdownTimeout / 2})
 	if err != nil {
 		return nil, fmt.Errorf("build job client: %w", err)
 	}
 	return client, nil
+}
+
+// emailVerifier builds the built-in email verifier the configuration describes (DNS server, SMTP probe). The
+// probe reaches private addresses only where tenant-chosen destinations may (OUTFLOW_WEBHOOKS_ALLOW_PRIVATE).
+func emailVerifier(cfg config.Config) *verify.Verifier {
+	o := verify.Options{Resolver: verify.NewResolver(cfg.DNSServer)}
+	if cfg.VerifySMTPProbe {
+		o.Probe = &verify.ProbeOptions{From: cfg.VerifyProbeFrom, HeloName: cfg.VerifyHeloName, Port: cfg.VerifySMTPPort,
+			AllowPrivate: cfg.WebhooksAllowPrivate}
+	}
+	return verify.New(o)
 }

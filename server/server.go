@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	ht "github.com/ogen-go/ogen/http"
 	"github.com/ogen-go/ogen/middleware"
 	"github.com/ogen-go/ogen/ogenerrors"
+	"github.com/ogen-go/ogen/openapi"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -120,23 +122,30 @@ func New(d Deps) (http.Handler, error) {
 		Keyring: keyring, Secret: cfg.SecretKey, PublicURL: cfg.PublicURL, Logger: d.Logger,
 	})
 	handler := handlers.New(handlers.Deps{
-		Logger:            d.Logger,
-		System:            handlers.NewSystem(d.Pool, d.Logger),
-		AuthCore:          handlers.NewAuthCore(flows, sessions),
-		Profile:           handlers.NewProfile(d.Pool, avatar.Dir(cfg.AvatarDir), cfg.PublicURL),
-		Notifications:     handlers.NewNotifications(d.Pool),
-		Social:            handlers.NewSocial(flows, cfg, passkeys.Enabled()),
-		TwoFactor:         handlers.NewTwoFactor(twoFactor),
-		Passkeys:          handlers.NewPasskeys(passkeys),
-		Organizations:     handlers.NewOrganizations(d.Pool, sessions, sender, outbox, cfg.SecretKey, cfg.AppURL),
-		APIKeys:           handlers.NewAPIKeys(d.Pool, cfg.SecretKey),
-		Suppressions:      handlers.NewSuppressions(d.Pool, cfg.SecretKey),
-		AuditLogs:         handlers.NewAuditLogs(d.Pool),
-		AgentTools:        agentTools,
-		OAuth:             oauthHandlers,
-		Webhooks:          handlers.NewWebhooks(d.Pool, keyring, egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}, deliverer, inserter),
-		WebhookDeliveries: handlers.NewWebhookDeliveries(d.Pool, inserter, cfg.SecretKey),
-		MCP:               handlers.NewMCP(tools, d.Logger, cfg.PublicURL),
+		Logger:              d.Logger,
+		System:              handlers.NewSystem(d.Pool, d.Logger),
+		AuthCore:            handlers.NewAuthCore(flows, sessions),
+		Profile:             handlers.NewProfile(d.Pool, avatar.Dir(cfg.AvatarDir), cfg.PublicURL),
+		Notifications:       handlers.NewNotifications(d.Pool),
+		Social:              handlers.NewSocial(flows, cfg, passkeys.Enabled()),
+		TwoFactor:           handlers.NewTwoFactor(twoFactor),
+		Passkeys:            handlers.NewPasskeys(passkeys),
+		Organizations:       handlers.NewOrganizations(d.Pool, sessions, sender, outbox, cfg.SecretKey, cfg.AppURL),
+		APIKeys:             handlers.NewAPIKeys(d.Pool, cfg.SecretKey),
+		Suppressions:        handlers.NewSuppressions(d.Pool, cfg.SecretKey),
+		AuditLogs:           handlers.NewAuditLogs(d.Pool),
+		AgentTools:          agentTools,
+		OAuth:               oauthHandlers,
+		Webhooks:            handlers.NewWebhooks(d.Pool, keyring, egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}, deliverer, inserter),
+		WebhookDeliveries:   handlers.NewWebhookDeliveries(d.Pool, inserter, cfg.SecretKey),
+		MCP:                 handlers.NewMCP(tools, d.Logger, cfg.PublicURL),
+		Contacts:            handlers.NewContacts(d.Pool, cfg.SecretKey, outbox, inserter),
+		ContactImport:       handlers.NewContactImport(d.Pool, inserter),
+		ContactExport:       handlers.NewContactExport(d.Pool, d.Logger),
+		ContactVerification: handlers.NewContactVerification(d.Pool, inserter, emailVerifier(cfg)),
+		ContactFeeds:        handlers.NewContactFeeds(d.Pool, cfg.SecretKey),
+		Segments:            handlers.NewSegments(d.Pool, cfg.SecretKey),
+		Labels:              handlers.NewLabels(d.Pool),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
@@ -227,11 +236,28 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 
 	var root http.Handler = mux
 	root = handler.OAuthLayer(root)
-	root = http.MaxBytesHandler(root, d.Config.MaxBodyBytes)
+	root = limitBodies(root, d.Config.MaxBodyBytes)
 	root = recoverPanics(d.Logger, root)
 	root = observe(d.Logger, metrics, []*api.Server{apiServer, rootServer}, root)
 	root = requestID(d.Config.EdgeLocation, root)
 	return root, nil
+}
+
+// ImportBodyBytes caps the body of the contact import routes: a 50 MB file plus its multipart framing. The
+// import handlers enforce the 50 MB file limit itself.
+const ImportBodyBytes = 51 << 20
+
+// limitBodies caps every request body at max, except the contact import routes, which take files up to
+// ImportBodyBytes.
+func limitBodies(next http.Handler, max int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit := max
+		if strings.HasPrefix(r.URL.Path, APIPrefix+"/contacts/import/") && limit < ImportBodyBytes {
+			limit = ImportBodyBytes
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // notImplemented names the operation in the 501 of every operation whose area has not shipped yet, so
@@ -257,11 +283,15 @@ func decodeError(err error) error {
 		return e
 	}
 	var (
+		param  *ogenerrors.DecodeParamError
 		params *ogenerrors.DecodeParamsError
 		body   *ogenerrors.DecodeBodyError
 		req    *ogenerrors.DecodeRequestError
 	)
 	switch {
+	case errors.As(err, &param) && param.In == openapi.LocationPath:
+		// A path segment that cannot be an id names nothing: 404, as an unknown id is.
+		return apierror.NotFound("not_found", fmt.Sprintf("Nothing here has that %s: it is not a valid id.", param.Name))
 	case errors.As(err, &params):
 		return apierror.BadRequest("invalid_parameter", params.Error())
 	case errors.As(err, &body):

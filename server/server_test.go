@@ -103,7 +103,7 @@ func TestErrorEnvelopeForEverySource(t *testing.T) {
 		readEnvelope(t, env.Do(t, "GET", "/v1/system/readiness", "hello", nil, nil), 401, "invalid_credential")
 	})
 	t.Run("oversized idempotent body", func(t *testing.T) {
-		big := strings.NewReader(strings.Repeat("x", 2<<20))
+		big := strings.NewReader(strings.Repeat("x", 11<<20))
 		resp := env.Do(t, "POST", "/v1/system/readiness", boot.APIKey, big, http.Header{"Idempotency-Key": {"k1"}})
 		readEnvelope(t, resp, 413, "request_too_large")
 	})

@@ -127,6 +127,106 @@ type AuthChallenge struct {
 	ConsumedAt *time.Time      `json:"consumed_at"`
 }
 
+type Campaign struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	Name           string    `json:"name"`
+	Status         string    `json:"status"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+type CampaignLead struct {
+	OrganizationID uuid.UUID  `json:"organization_id"`
+	CampaignID     uuid.UUID  `json:"campaign_id"`
+	ContactID      uuid.UUID  `json:"contact_id"`
+	State          string     `json:"state"`
+	Sent           int32      `json:"sent"`
+	Opened         int32      `json:"opened"`
+	MachineOpened  int32      `json:"machine_opened"`
+	Clicked        int32      `json:"clicked"`
+	Replied        int32      `json:"replied"`
+	Bounced        int32      `json:"bounced"`
+	CurrentStep    string     `json:"current_step"`
+	Sender         string     `json:"sender"`
+	FailureReason  string     `json:"failure_reason"`
+	HoldSince      *time.Time `json:"hold_since"`
+	HoldUntil      *time.Time `json:"hold_until"`
+	HoldReason     string     `json:"hold_reason"`
+	HoldSource     *string    `json:"hold_source"`
+	LastActivityAt *time.Time `json:"last_activity_at"`
+	CreatedAt      time.Time  `json:"created_at"`
+}
+
+type Contact struct {
+	OrganizationID         uuid.UUID       `json:"organization_id"`
+	ID                     uuid.UUID       `json:"id"`
+	Email                  string          `json:"email"`
+	DuplicateSeq           int64           `json:"duplicate_seq"`
+	FirstName              string          `json:"first_name"`
+	LastName               string          `json:"last_name"`
+	Company                string          `json:"company"`
+	Phone                  string          `json:"phone"`
+	CustomFields           json.RawMessage `json:"custom_fields"`
+	Subscribed             bool            `json:"subscribed"`
+	Source                 string          `json:"source"`
+	CampaignCount          int32           `json:"campaign_count"`
+	LastContactedAt        *time.Time      `json:"last_contacted_at"`
+	VerificationStatus     string          `json:"verification_status"`
+	VerificationSubStatus  string          `json:"verification_sub_status"`
+	VerificationSource     string          `json:"verification_source"`
+	VerificationProvider   string          `json:"verification_provider"`
+	VerificationReason     string          `json:"verification_reason"`
+	VerificationCheckedAt  *time.Time      `json:"verification_checked_at"`
+	VerificationConfidence int16           `json:"verification_confidence"`
+	IsCatchAll             bool            `json:"is_catch_all"`
+	EspProvider            string          `json:"esp_provider"`
+	EspResolvedAt          *time.Time      `json:"esp_resolved_at"`
+	SearchReady            bool            `json:"search_ready"`
+	CreatedAt              time.Time       `json:"created_at"`
+	UpdatedAt              time.Time       `json:"updated_at"`
+}
+
+type ContactActivity struct {
+	OrganizationID uuid.UUID       `json:"organization_id"`
+	ID             uuid.UUID       `json:"id"`
+	ContactID      uuid.UUID       `json:"contact_id"`
+	UserID         uuid.NullUUID   `json:"user_id"`
+	ActivityType   string          `json:"activity_type"`
+	Metadata       json.RawMessage `json:"metadata"`
+	CreatedAt      time.Time       `json:"created_at"`
+}
+
+type ContactCategory struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ContactID      uuid.UUID `json:"contact_id"`
+	CategoryID     uuid.UUID `json:"category_id"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+type ContactNote struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	ContactID      uuid.UUID `json:"contact_id"`
+	UserID         uuid.UUID `json:"user_id"`
+	Content        string    `json:"content"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+type ContactStat struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	Total          int64     `json:"total"`
+	Subscribed     int64     `json:"subscribed"`
+	InCampaign     int64     `json:"in_campaign"`
+	NotContacted   int64     `json:"not_contacted"`
+	Valid          int64     `json:"valid"`
+	Risky          int64     `json:"risky"`
+	Invalid        int64     `json:"invalid"`
+	Unknown        int64     `json:"unknown"`
+	Pending        int64     `json:"pending"`
+}
+
 type CustomRole struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	ID             uuid.UUID `json:"id"`
@@ -135,6 +235,27 @@ type CustomRole struct {
 	Permissions    int64     `json:"permissions"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+type Deal struct {
+	OrganizationID    uuid.UUID      `json:"organization_id"`
+	ID                uuid.UUID      `json:"id"`
+	PipelineID        uuid.UUID      `json:"pipeline_id"`
+	StageID           uuid.UUID      `json:"stage_id"`
+	ContactID         uuid.NullUUID  `json:"contact_id"`
+	Name              string         `json:"name"`
+	Value             pgtype.Numeric `json:"value"`
+	Currency          string         `json:"currency"`
+	Status            string         `json:"status"`
+	ExpectedCloseDate *time.Time     `json:"expected_close_date"`
+	WonAt             *time.Time     `json:"won_at"`
+	LostAt            *time.Time     `json:"lost_at"`
+	LostReason        *string        `json:"lost_reason"`
+	AssignedTo        uuid.NullUUID  `json:"assigned_to"`
+	CampaignID        uuid.NullUUID  `json:"campaign_id"`
+	SourceMailboxID   uuid.NullUUID  `json:"source_mailbox_id"`
+	CreatedAt         time.Time      `json:"created_at"`
+	UpdatedAt         time.Time      `json:"updated_at"`
 }
 
 type DeviceToken struct {
@@ -167,6 +288,18 @@ type IdempotencyKey struct {
 	ResponseBody        []byte    `json:"response_body"`
 	CreatedAt           time.Time `json:"created_at"`
 	ExpiresAt           time.Time `json:"expires_at"`
+}
+
+type Label struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	Kind           string    `json:"kind"`
+	Title          string    `json:"title"`
+	Color          string    `json:"color"`
+	Position       int32     `json:"position"`
+	ContactCount   int64     `json:"contact_count"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
 }
 
 type Membership struct {
@@ -377,6 +510,50 @@ type SchemaMigration struct {
 	Tstamp    pgtype.Timestamp `json:"tstamp"`
 }
 
+type Segment struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	Name           string    `json:"name"`
+	Description    string    `json:"description"`
+	Kind           string    `json:"kind"`
+	Filters        []byte    `json:"filters"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+type SegmentPin struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	SegmentID      uuid.UUID `json:"segment_id"`
+	ContactID      uuid.UUID `json:"contact_id"`
+	Include        bool      `json:"include"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+type SendTask struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ID             uuid.UUID     `json:"id"`
+	Kind           string        `json:"kind"`
+	Status         string        `json:"status"`
+	MailboxID      uuid.NullUUID `json:"mailbox_id"`
+	FromEmail      string        `json:"from_email"`
+	FromName       string        `json:"from_name"`
+	ContactID      uuid.NullUUID `json:"contact_id"`
+	ToEmail        string        `json:"to_email"`
+	CampaignID     uuid.NullUUID `json:"campaign_id"`
+	StepID         uuid.NullUUID `json:"step_id"`
+	StepName       string        `json:"step_name"`
+	Subject        string        `json:"subject"`
+	MessageID      string        `json:"message_id"`
+	ErrorCode      string        `json:"error_code"`
+	ErrorMessage   string        `json:"error_message"`
+	CreatedAt      time.Time     `json:"created_at"`
+	SentAt         *time.Time    `json:"sent_at"`
+	OpenedAt       *time.Time    `json:"opened_at"`
+	ClickedAt      *time.Time    `json:"clicked_at"`
+	RepliedAt      *time.Time    `json:"replied_at"`
+	BouncedAt      *time.Time    `json:"bounced_at"`
+}
+
 type Session struct {
 	ID               uuid.UUID     `json:"id"`
 	UserID           uuid.UUID     `json:"user_id"`
@@ -485,6 +662,30 @@ type UserTwoFactor struct {
 	EnabledAt    *time.Time `json:"enabled_at"`
 	LastUsedStep int64      `json:"last_used_step"`
 	CreatedAt    time.Time  `json:"created_at"`
+}
+
+type VerificationRun struct {
+	OrganizationID uuid.UUID  `json:"organization_id"`
+	ID             uuid.UUID  `json:"id"`
+	Status         string     `json:"status"`
+	Provider       string     `json:"provider"`
+	Total          int32      `json:"total"`
+	Processed      int32      `json:"processed"`
+	Valid          int32      `json:"valid"`
+	Risky          int32      `json:"risky"`
+	Invalid        int32      `json:"invalid"`
+	Unknown        int32      `json:"unknown"`
+	Error          string     `json:"error"`
+	CreatedAt      time.Time  `json:"created_at"`
+	StartedAt      *time.Time `json:"started_at"`
+	FinishedAt     *time.Time `json:"finished_at"`
+}
+
+type VerificationRunContact struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	RunID          uuid.UUID `json:"run_id"`
+	ContactID      uuid.UUID `json:"contact_id"`
+	Done           bool      `json:"done"`
 }
 
 type WebauthnUser struct {

@@ -84,6 +84,40 @@ func (q *Queries) SuppressionDelete(ctx context.Context, db DBTX, arg Suppressio
 	return i, err
 }
 
+const suppressionInForce = `-- name: SuppressionInForce :one
+SELECT organization_id, id, kind, value, reason, source, campaign_id, expires_at, created_at, updated_at FROM suppressions
+WHERE organization_id = $1
+  AND ((kind = 'email' AND value = $2::text) OR (kind = 'domain' AND value = $3::text))
+  AND (expires_at IS NULL OR expires_at > now())
+ORDER BY kind = 'email' DESC, created_at DESC
+LIMIT 1
+`
+
+type SuppressionInForceParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	Email          string    `json:"email"`
+	Domain         string    `json:"domain"`
+}
+
+// The entry in force that stops mail to an address: its own entry first, else its domain's, newest first.
+func (q *Queries) SuppressionInForce(ctx context.Context, db DBTX, arg SuppressionInForceParams) (Suppression, error) {
+	row := db.QueryRow(ctx, suppressionInForce, arg.OrganizationID, arg.Email, arg.Domain)
+	var i Suppression
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.Kind,
+		&i.Value,
+		&i.Reason,
+		&i.Source,
+		&i.CampaignID,
+		&i.ExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const suppressionList = `-- name: SuppressionList :many
 SELECT organization_id, id, kind, value, reason, source, campaign_id, expires_at, created_at, updated_at FROM suppressions
 WHERE organization_id = $1::uuid

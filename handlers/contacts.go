@@ -1,0 +1,791 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/outflowhq/outflow/activity"
+	"github.com/outflowhq/outflow/apierror"
+	"github.com/outflowhq/outflow/audit"
+	"github.com/outflowhq/outflow/auth"
+	"github.com/outflowhq/outflow/contacts"
+	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/events"
+	"github.com/outflowhq/outflow/gen/api"
+	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/pagination"
+	"github.com/outflowhq/outflow/suppression"
+)
+
+// Contacts implements the contact list itself: create or enrich, search, bulk update and delete, and one
+// contact's read, update, delete and lookup.
+type Contacts struct {
+	pool    *pgxpool.Pool
+	cursors *pagination.Cursors
+	queries *dbq.Queries
+	outbox  *events.Outbox
+	jobs    events.Inserter
+}
+
+// NewContacts builds the contact operations; search cursors are signed with a key derived from secret.
+func NewContacts(pool *pgxpool.Pool, secret []byte, outbox *events.Outbox, jobs events.Inserter) *Contacts {
+	return &Contacts{pool: pool, cursors: pagination.NewCursors(secret), queries: dbq.New(), outbox: outbox, jobs: jobs}
+}
+
+// Limits of the contact operations.
+const (
+	// maxCreateBatch is the most contacts one POST /contacts takes; files go through the import.
+	maxCreateBatch = 1000
+	// createdEventLimit: a request adding more contacts than this raises no contact.created events.
+	createdEventLimit = 100
+	maxLinkIDs        = 100
+)
+
+var errContactNotFound = apierror.NotFound("contact_not_found", "No contact with that id in this organization.")
+
+// contactSource is how a contact the caller adds is recorded: by hand in the app, or through the API.
+func contactSource(ctx context.Context) string {
+	if auth.PrincipalFrom(ctx).IsSession() {
+		return "manual"
+	}
+	return "api"
+}
+
+func actorUser(ctx context.Context) uuid.NullUUID {
+	if p := auth.PrincipalFrom(ctx); p != nil && p.UserID != uuid.Nil {
+		return uuid.NullUUID{UUID: p.UserID, Valid: true}
+	}
+	return uuid.NullUUID{}
+}
+
+// checkRefs fails with 400 code unless every id names a row of the organization in table (labels of kind
+// category for categories).
+func checkRefs(ctx context.Context, tx pgx.Tx, org uuid.UUID, what string, ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if len(ids) > maxLinkIDs {
+		return apierror.BadRequest("invalid_"+what+"s", fmt.Sprintf("Send at most %d %s ids.", maxLinkIDs, what))
+	}
+	var sql string
+	switch what {
+	case "category":
+		sql = `SELECT id FROM labels WHERE organization_id = $1 AND kind = 'category' AND id = ANY($2)`
+	case "campaign":
+		sql = `SELECT id FROM campaigns WHERE organization_id = $1 AND id = ANY($2)`
+	default:
+		sql = `SELECT id FROM segments WHERE organization_id = $1 AND id = ANY($2)`
+	}
+	rows, err := tx.Query(ctx, sql, org, ids)
+	if err != nil {
+		return err
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !slices.Contains(found, id) {
+			return apierror.BadRequest("unknown_"+what, fmt.Sprintf("No %s %s in this organization.", what, id))
+		}
+	}
+	return nil
+}
+
+func dedupIDs(ids []uuid.UUID) []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(ids))
+	for _, id := range ids {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// contactInput is one validated element of POST /contacts.
+type contactInput struct {
+	email, first, last, company, phone string
+	custom                             map[string]string
+	subscribed                         *bool
+	verdict                            *contacts.Verdict
+	provider                           string
+	campaigns, categories, segments    []uuid.UUID
+}
+
+func parseContactCreate(i int, c api.ContactCreate) (contactInput, error) {
+	at := func(err error) error {
+		var e *apierror.Error
+		if errors.As(err, &e) {
+			return apierror.BadRequest(e.Code, fmt.Sprintf("Contact %d: %s", i, e.Message))
+		}
+		return err
+	}
+	email, ok := contacts.NormalizeEmail(c.Email)
+	if !ok {
+		return contactInput{}, apierror.BadRequest("invalid_email", fmt.Sprintf("Contact %d: %q is not an email address.", i, truncateRunes(c.Email, 100)))
+	}
+	in := contactInput{email: email, first: strings.TrimSpace(c.FirstName.Value), last: strings.TrimSpace(c.LastName.Value),
+		company: strings.TrimSpace(c.Company.Value), phone: strings.TrimSpace(c.Phone.Value)}
+	for _, f := range []struct {
+		name, v string
+		max     int
+	}{{"first_name", in.first, contacts.MaxNameLen}, {"last_name", in.last, contacts.MaxNameLen},
+		{"company", in.company, contacts.MaxNameLen}, {"phone", in.phone, contacts.MaxPhoneLen}} {
+		if err := contacts.CheckText(f.name, f.v, f.max); err != nil {
+			return contactInput{}, at(err)
+		}
+	}
+	if c.CustomFields.Set {
+		if err := contacts.CheckCustomFields(c.CustomFields.Value); err != nil {
+			return contactInput{}, at(err)
+		}
+		in.custom = map[string]string{}
+		for k, v := range c.CustomFields.Value {
+			if v != "" { // empty values are kept as stored; PATCH /contacts/{id} clears
+				in.custom[k] = v
+			}
+		}
+	}
+	if v, ok := c.Subscribed.Get(); ok {
+		in.subscribed = &v
+	}
+	provider := strings.TrimSpace(c.VerificationProvider.Value)
+	if provider != "" && !contacts.KnownProvider(provider) {
+		_, _, err := contacts.ParseImportedVerdict(provider, "")
+		return contactInput{}, at(err)
+	}
+	if status := strings.TrimSpace(c.VerificationStatus.Value); status != "" {
+		v, p, err := contacts.ParseImportedVerdict(provider, status)
+		if err != nil {
+			return contactInput{}, at(err)
+		}
+		in.verdict, in.provider = &v, p
+	}
+	in.campaigns, in.categories, in.segments = dedupIDs(c.Campaigns), dedupIDs(c.Categories), dedupIDs(c.Segments)
+	return in, nil
+}
+
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}
+
+// upsertContactSQL creates a contact or enriches the primary one of its address: sent non-empty fields
+// replace, custom fields merge key by key, a sent subscribed or verdict replaces. It answers the id and
+// whether the row is new.
+const upsertContactSQL = `INSERT INTO contacts AS c (organization_id, id, email, first_name, last_name, company, phone,
+  custom_fields, subscribed, source, verification_status, verification_sub_status, verification_source,
+  verification_provider, verification_checked_at, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9, true), $10, coalesce($11, 'unknown'), coalesce($12, ''),
+  CASE WHEN $11::text IS NULL THEN '' ELSE 'imported' END, coalesce($13, ''),
+  CASE WHEN $11::text IS NULL THEN NULL ELSE now() END, $14, now())
+ON CONFLICT (organization_id, email, duplicate_seq) DO UPDATE SET
+  first_name = CASE WHEN excluded.first_name <> '' THEN excluded.first_name ELSE c.first_name END,
+  last_name = CASE WHEN excluded.last_name <> '' THEN excluded.last_name ELSE c.last_name END,
+  company = CASE WHEN excluded.company <> '' THEN excluded.company ELSE c.company END,
+  phone = CASE WHEN excluded.phone <> '' THEN excluded.phone ELSE c.phone END,
+  custom_fields = c.custom_fields || excluded.custom_fields,
+  subscribed = coalesce($9, c.subscribed),
+  verification_status = coalesce($11, c.verification_status),
+  verification_sub_status = CASE WHEN $11::text IS NULL THEN c.verification_sub_status ELSE excluded.verification_sub_status END,
+  verification_source = CASE WHEN $11::text IS NULL THEN c.verification_source ELSE 'imported' END,
+  verification_provider = CASE WHEN $11::text IS NULL THEN c.verification_provider ELSE excluded.verification_provider END,
+  verification_reason = CASE WHEN $11::text IS NULL THEN c.verification_reason ELSE '' END,
+  verification_confidence = CASE WHEN $11::text IS NULL THEN c.verification_confidence ELSE 0 END,
+  verification_checked_at = CASE WHEN $11::text IS NULL THEN c.verification_checked_at ELSE now() END,
+  updated_at = now()
+RETURNING c.id, (xmax = 0)`
+
+// ContactsCreate creates contacts or enriches existing ones matched by address, links their campaigns and
+// categories and pins their segments, all in one transaction after every reference has been checked.
+func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, _ api.ContactsCreateParams) ([]api.Contact, error) {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(req) == 0 {
+		return nil, apierror.BadRequest("invalid_body", "Send at least one contact.")
+	}
+	if len(req) > maxCreateBatch {
+		return nil, apierror.BadRequest("too_many_items", fmt.Sprintf("Send at most %d contacts per call; import larger lists as a file.", maxCreateBatch))
+	}
+	inputs := make([]contactInput, len(req))
+	var campaigns, categories, segments []uuid.UUID
+	for i, c := range req {
+		if inputs[i], err = parseContactCreate(i, c); err != nil {
+			return nil, err
+		}
+		campaigns = append(campaigns, inputs[i].campaigns...)
+		categories = append(categories, inputs[i].categories...)
+		segments = append(segments, inputs[i].segments...)
+	}
+	source := contactSource(ctx)
+	var out []api.Contact
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		for _, ref := range []struct {
+			what string
+			ids  []uuid.UUID
+		}{{"campaign", dedupIDs(campaigns)}, {"category", dedupIDs(categories)}, {"segment", dedupIDs(segments)}} {
+			if err := checkRefs(ctx, tx, org, ref.what, ref.ids); err != nil {
+				return err
+			}
+		}
+		ids := make([]uuid.UUID, len(inputs))
+		var created, updated []uuid.UUID
+		for i, in := range inputs {
+			id, at, err := contacts.NewID()
+			if err != nil {
+				return err
+			}
+			var status, sub, provider *string
+			if in.verdict != nil {
+				s, ss, p := string(in.verdict.Status), in.verdict.SubStatus, in.provider
+				status, sub, provider = &s, &ss, &p
+			}
+			custom := in.custom
+			if custom == nil {
+				custom = map[string]string{}
+			}
+			var isNew bool
+			if err := tx.QueryRow(ctx, upsertContactSQL, org, id, in.email, in.first, in.last, in.company, in.phone, custom,
+				in.subscribed, source, status, sub, provider, at).Scan(&ids[i], &isNew); err != nil {
+				return fmt.Errorf("upsert contact: %w", err)
+			}
+			if slices.Contains(created, ids[i]) || slices.Contains(updated, ids[i]) {
+				continue // the same address twice in one request
+			}
+			if isNew {
+				created = append(created, ids[i])
+			} else {
+				updated = append(updated, ids[i])
+			}
+		}
+		for i, in := range inputs {
+			if err := h.link(ctx, tx, org, ids[i], in.campaigns, in.categories); err != nil {
+				return err
+			}
+			if len(in.segments) > 0 {
+				if _, err := tx.Exec(ctx, `INSERT INTO segment_pins (organization_id, segment_id, contact_id, include)
+					SELECT $1, s, $2, true FROM unnest($3::uuid[]) s
+					ON CONFLICT (organization_id, segment_id, contact_id) DO UPDATE SET include = true`, org, ids[i], in.segments); err != nil {
+					return fmt.Errorf("pin segments: %w", err)
+				}
+			}
+		}
+		if len(created) > 0 {
+			if err := activity.Record(ctx, tx, activity.Entry{ContactIDs: created, UserID: actorUser(ctx), Type: "contact_created",
+				Metadata: map[string]any{"source": source}}); err != nil {
+				return err
+			}
+		}
+		if len(updated) > 0 {
+			if err := activity.Record(ctx, tx, activity.Entry{ContactIDs: updated, UserID: actorUser(ctx), Type: "contact_updated",
+				Metadata: map[string]any{"source": source}}); err != nil {
+				return err
+			}
+		}
+		rows, err := contacts.ByIDs(ctx, tx, org, dedupIDs(ids))
+		if err != nil {
+			return err
+		}
+		views, err := contactViews(ctx, tx, org, rows, nil)
+		if err != nil {
+			return err
+		}
+		byID := make(map[uuid.UUID]api.Contact, len(views))
+		for _, v := range views {
+			byID[v.ID] = v
+		}
+		for _, id := range dedupIDs(ids) {
+			out = append(out, byID[id])
+		}
+		if len(created) > 0 && len(created) <= createdEventLimit {
+			for _, id := range created {
+				v := byID[id]
+				if _, err := h.outbox.Emit(ctx, tx, events.ContactCreated, contactCreatedData(v, source)); err != nil {
+					return err
+				}
+			}
+		}
+		if len(updated) == 1 {
+			if _, err := h.outbox.Emit(ctx, tx, events.ContactUpdated, map[string]any{"entity_id": updated[0]}); err != nil {
+				return err
+			}
+		} else if len(updated) > 1 {
+			if _, err := h.outbox.Emit(ctx, tx, events.ContactUpdated, bulkEventData(len(updated))); err != nil {
+				return err
+			}
+		}
+		return audit.Record(ctx, tx, audit.Entry{Action: "contacts.created", TargetType: "contact",
+			Metadata: map[string]any{"created": len(created), "updated": len(updated)}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// link adds campaigns (as pending leads) and categories to one contact, recording what was new.
+func (h *Contacts) link(ctx context.Context, tx pgx.Tx, org, contact uuid.UUID, campaigns, categories []uuid.UUID) error {
+	return linkContacts(ctx, tx, org, []uuid.UUID{contact}, campaigns, categories)
+}
+
+// linkContacts adds every campaign (as a pending lead) and category to every contact, set-based, and records
+// campaign_added / category_added activities for the links that are new.
+func linkContacts(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids, campaigns, categories []uuid.UUID) error {
+	if len(campaigns) > 0 {
+		rows, err := tx.Query(ctx, `INSERT INTO campaign_leads (organization_id, campaign_id, contact_id)
+			SELECT $1, k, c FROM unnest($2::uuid[]) c CROSS JOIN unnest($3::uuid[]) k
+			ON CONFLICT DO NOTHING RETURNING contact_id, campaign_id`, org, ids, campaigns)
+		if err != nil {
+			return fmt.Errorf("add campaigns: %w", err)
+		}
+		if err := recordPairs(ctx, tx, org, rows, "campaign_added", "campaign_id"); err != nil {
+			return err
+		}
+	}
+	if len(categories) > 0 {
+		rows, err := tx.Query(ctx, `INSERT INTO contact_categories (organization_id, contact_id, category_id)
+			SELECT $1, c, k FROM unnest($2::uuid[]) c CROSS JOIN unnest($3::uuid[]) k
+			ON CONFLICT DO NOTHING RETURNING contact_id, category_id`, org, ids, categories)
+		if err != nil {
+			return fmt.Errorf("add categories: %w", err)
+		}
+		if err := recordPairs(ctx, tx, org, rows, "category_added", "category_id"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unlinkContacts removes campaigns and categories from contacts and records what was removed.
+func unlinkContacts(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids, campaigns, categories []uuid.UUID) error {
+	if len(campaigns) > 0 {
+		rows, err := tx.Query(ctx, `DELETE FROM campaign_leads WHERE organization_id = $1 AND contact_id = ANY($2)
+			AND campaign_id = ANY($3) RETURNING contact_id, campaign_id`, org, ids, campaigns)
+		if err != nil {
+			return fmt.Errorf("remove campaigns: %w", err)
+		}
+		if err := recordPairs(ctx, tx, org, rows, "campaign_removed", "campaign_id"); err != nil {
+			return err
+		}
+	}
+	if len(categories) > 0 {
+		rows, err := tx.Query(ctx, `DELETE FROM contact_categories WHERE organization_id = $1 AND contact_id = ANY($2)
+			AND category_id = ANY($3) RETURNING contact_id, category_id`, org, ids, categories)
+		if err != nil {
+			return fmt.Errorf("remove categories: %w", err)
+		}
+		if err := recordPairs(ctx, tx, org, rows, "category_removed", "category_id"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordPairs writes one activity of type per (contact, target) row, grouped by target.
+func recordPairs(ctx context.Context, tx pgx.Tx, org uuid.UUID, rows pgx.Rows, typ, key string) error {
+	byTarget := map[uuid.UUID][]uuid.UUID{}
+	var order []uuid.UUID
+	for rows.Next() {
+		var contact, target uuid.UUID
+		if err := rows.Scan(&contact, &target); err != nil {
+			rows.Close()
+			return err
+		}
+		if _, ok := byTarget[target]; !ok {
+			order = append(order, target)
+		}
+		byTarget[target] = append(byTarget[target], contact)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	// The timeline shows the campaign's or category's name as it was.
+	nameSQL := `SELECT id, name FROM campaigns WHERE organization_id = $1 AND id = ANY($2)`
+	nameKey := "campaign_name"
+	if key == "category_id" {
+		nameSQL = `SELECT id, title FROM labels WHERE organization_id = $1 AND id = ANY($2)`
+		nameKey = "category_title"
+	}
+	names := map[uuid.UUID]string{}
+	nr, err := tx.Query(ctx, nameSQL, org, order)
+	if err != nil {
+		return err
+	}
+	for nr.Next() {
+		var id uuid.UUID
+		var name string
+		if err := nr.Scan(&id, &name); err != nil {
+			nr.Close()
+			return err
+		}
+		names[id] = name
+	}
+	nr.Close()
+	if err := nr.Err(); err != nil {
+		return err
+	}
+	for _, target := range order {
+		if err := activity.Record(ctx, tx, activity.Entry{ContactIDs: byTarget[target], UserID: actorUser(ctx), Type: typ,
+			Metadata: map[string]any{key: target, nameKey: names[target]}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func contactCreatedData(c api.Contact, source string) map[string]any {
+	campaigns := make([]string, len(c.Campaigns))
+	for i, k := range c.Campaigns {
+		campaigns[i] = k.ID
+	}
+	categories := make([]uuid.UUID, len(c.Categories))
+	for i, k := range c.Categories {
+		categories[i] = k.ID
+	}
+	return map[string]any{
+		"contact_id": c.ID, "contact_email": c.Email, "first_name": c.FirstName, "last_name": c.LastName,
+		"company": c.Company, "phone": c.Phone, "subscribed": c.Subscribed, "custom_fields": c.CustomFields,
+		"source": source, "source_detail": nil, "campaign_ids": campaigns, "category_ids": categories,
+		"created_at": c.CreatedAt.UTC().Format(time.RFC3339Nano),
+	}
+}
+
+// bulkEventData is the data of an event raised once for a whole bulk write.
+func bulkEventData(n int) map[string]any {
+	return map[string]any{"metadata": map[string]any{"bulk": true, "count": n}}
+}
+
+// loadContact reads one contact of the organization, 404 when there is none.
+func loadContact(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (contacts.Row, error) {
+	rows, err := contacts.ByIDs(ctx, tx, org, []uuid.UUID{id})
+	if err != nil {
+		return contacts.Row{}, err
+	}
+	if len(rows) == 0 {
+		return contacts.Row{}, errContactNotFound
+	}
+	return rows[0], nil
+}
+
+// ContactsGet answers one contact with its campaigns, categories, engagement totals and, when its address or
+// domain is suppressed, the suppression in force.
+func (h *Contacts) ContactsGet(ctx context.Context, params api.ContactsGetParams) (*api.ContactDetail, error) {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out api.ContactDetail
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		row, err := loadContact(ctx, tx, org, params.ID)
+		if err != nil {
+			return err
+		}
+		views, err := contactViews(ctx, tx, org, []contacts.Row{row}, nil)
+		if err != nil {
+			return err
+		}
+		out = detailOf(views[0])
+		var e api.ContactEngagement
+		var sent, opened, clicked, replied, bounced int64
+		var lastSent, lastOpened, lastClicked, lastReplied, lastBounced *time.Time
+		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE sent_at IS NOT NULL), count(opened_at), count(clicked_at),
+			count(replied_at), count(bounced_at), max(sent_at), max(opened_at), max(clicked_at), max(replied_at), max(bounced_at)
+			FROM send_tasks WHERE organization_id = $1 AND contact_id = $2`, org, row.ID).Scan(&sent, &opened, &clicked,
+			&replied, &bounced, &lastSent, &lastOpened, &lastClicked, &lastReplied, &lastBounced); err != nil {
+			return fmt.Errorf("contact engagement: %w", err)
+		}
+		var complained int64
+		sup, suppressed, err := suppression.InForce(ctx, tx, org, row.Email)
+		if err != nil {
+			return fmt.Errorf("contact suppression: %w", err)
+		}
+		if suppressed {
+			if sup.Source == "complaint" {
+				complained = 1
+			}
+			// The contact view's source vocabulary is bounce, complaint and unsubscribe; entries added by hand
+			// or by an import report as an unsubscribe (the person is not to be mailed), their reason says which.
+			src := sup.Source
+			if src != "bounce" && src != "complaint" {
+				src = "unsubscribe"
+			}
+			s := api.ContactSuppression{Reason: sup.Reason, Source: api.ContactSuppressionSource(src), ExpiresAt: optNilTime(sup.ExpiresAt), CreatedAt: sup.CreatedAt}
+			out.Suppression = api.NewOptContactSuppression(s)
+		}
+		e.TotalSent, e.TotalOpened, e.TotalClicked, e.TotalReplied, e.TotalBounced = int(sent), int(opened), int(clicked), int(replied), int(bounced)
+		e.TotalComplained = int(complained)
+		e.LastSentAt, e.LastOpenedAt, e.LastClickedAt = optNilTime(lastSent), optNilTime(lastOpened), optNilTime(lastClicked)
+		e.LastRepliedAt, e.LastBouncedAt = optNilTime(lastReplied), optNilTime(lastBounced)
+		out.Engagement = e
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// detailOf copies a contact into the detail shape (ogen flattens the schema's allOf into its own types).
+func detailOf(c api.Contact) api.ContactDetail {
+	d := api.ContactDetail{
+		ID: c.ID, FirstName: c.FirstName, LastName: c.LastName, Email: c.Email, Company: c.Company, Phone: c.Phone,
+		CustomFields: api.ContactDetailCustomFields(c.CustomFields), Subscribed: c.Subscribed, Campaigns: c.Campaigns,
+		Categories: c.Categories, VerificationStatus: api.ContactDetailVerificationStatus(c.VerificationStatus),
+		VerificationProvider: c.VerificationProvider, VerificationReason: c.VerificationReason, IsCatchAll: c.IsCatchAll,
+		VerificationCheckedAt: c.VerificationCheckedAt, VerificationConfidence: c.VerificationConfidence,
+		EspProvider: c.EspProvider, EspResolvedAt: c.EspResolvedAt, CampaignLead: c.CampaignLead,
+		UpdatedAt: c.UpdatedAt, CreatedAt: c.CreatedAt,
+	}
+	if v, ok := c.VerificationSubStatus.Get(); ok {
+		d.VerificationSubStatus = api.NewOptContactDetailVerificationSubStatus(api.ContactDetailVerificationSubStatus(v))
+	}
+	if v, ok := c.VerificationSource.Get(); ok {
+		d.VerificationSource = api.NewOptContactDetailVerificationSource(api.ContactDetailVerificationSource(v))
+	}
+	return d
+}
+
+// ContactsLookup finds the contact of an address (the primary one when an import created duplicates).
+func (h *Contacts) ContactsLookup(ctx context.Context, params api.ContactsLookupParams) (*api.ContactLookupResult, error) {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	email, ok := contacts.NormalizeEmail(params.Email)
+	if !ok {
+		return nil, apierror.BadRequest("invalid_email", "email must be an email address.")
+	}
+	var out api.ContactLookupResult
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		var id uuid.UUID
+		err := tx.QueryRow(ctx, `SELECT id FROM contacts WHERE organization_id = $1 AND email = $2 ORDER BY duplicate_seq LIMIT 1`, org, email).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apierror.NotFound("contact_not_found", "No contact with that address in this organization.")
+		}
+		if err != nil {
+			return err
+		}
+		row, err := loadContact(ctx, tx, org, id)
+		if err != nil {
+			return err
+		}
+		views, err := contactViews(ctx, tx, org, []contacts.Row{row}, nil)
+		if err != nil {
+			return err
+		}
+		out.Contact = views[0]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ContactsUpdate changes one contact: sent text fields replace (empty clears, except email), custom_fields
+// merge with an empty value removing its key, campaigns and categories replace the whole set when sent, and
+// add_categories / remove_categories adjust it. An address another contact has is 409.
+func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, params api.ContactsUpdateParams) (*api.Contact, error) {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sets := []string{}
+	args := []any{org, params.ID}
+	set := func(col string, v any) {
+		args = append(args, v)
+		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
+	}
+	changes := []string{}
+	if v, ok := req.Email.Get(); ok {
+		email, ok := contacts.NormalizeEmail(v)
+		if !ok {
+			return nil, apierror.BadRequest("invalid_email", "email must be an email address.")
+		}
+		set("email", email)
+		changes = append(changes, "email")
+	}
+	for _, f := range []struct {
+		name string
+		v    api.OptString
+		max  int
+	}{{"first_name", req.FirstName, contacts.MaxNameLen}, {"last_name", req.LastName, contacts.MaxNameLen},
+		{"company", req.Company, contacts.MaxNameLen}, {"phone", req.Phone, contacts.MaxPhoneLen}} {
+		if v, ok := f.v.Get(); ok {
+			v = strings.TrimSpace(v)
+			if err := contacts.CheckText(f.name, v, f.max); err != nil {
+				return nil, err
+			}
+			set(f.name, v)
+			changes = append(changes, f.name)
+		}
+	}
+	if req.CustomFields.Set {
+		if err := contacts.CheckCustomFields(req.CustomFields.Value); err != nil {
+			return nil, err
+		}
+		put, drop := map[string]string{}, []string{}
+		for k, v := range req.CustomFields.Value {
+			if v == "" {
+				drop = append(drop, k)
+			} else {
+				put[k] = v
+			}
+		}
+		args = append(args, put, drop)
+		sets = append(sets, fmt.Sprintf("custom_fields = (custom_fields - $%d::text[]) || $%d::jsonb", len(args), len(args)-1))
+		changes = append(changes, "custom_fields")
+	}
+	if v, ok := req.Subscribed.Get(); ok {
+		set("subscribed", v)
+		changes = append(changes, "subscribed")
+	}
+	campaigns, categories := dedupIDs(req.Campaigns), dedupIDs(req.Categories)
+	addCats, removeCats := dedupIDs(req.AddCategories), dedupIDs(req.RemoveCategories)
+	var out api.Contact
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		row, err := loadContact(ctx, tx, org, params.ID)
+		if err != nil {
+			return err
+		}
+		for _, ref := range []struct {
+			what string
+			ids  []uuid.UUID
+		}{{"campaign", campaigns}, {"category", dedupIDs(append(append(slices.Clone(categories), addCats...), removeCats...))}} {
+			if err := checkRefs(ctx, tx, org, ref.what, ref.ids); err != nil {
+				return err
+			}
+		}
+		if len(sets) > 0 {
+			sql := fmt.Sprintf(`UPDATE contacts SET %s, updated_at = now() WHERE organization_id = $1 AND id = $2`, strings.Join(sets, ", "))
+			if _, err := tx.Exec(ctx, sql, args...); err != nil {
+				var pgErr *pgconn.PgError
+				if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+					return apierror.New(409, "contact_email_taken", "Another contact already has that address.")
+				}
+				return fmt.Errorf("update contact: %w", err)
+			}
+		}
+		ids := []uuid.UUID{row.ID}
+		if req.Campaigns != nil {
+			var current []uuid.UUID
+			r, err := tx.Query(ctx, `SELECT campaign_id FROM campaign_leads WHERE organization_id = $1 AND contact_id = $2`, org, row.ID)
+			if err != nil {
+				return err
+			}
+			if current, err = pgx.CollectRows(r, pgx.RowTo[uuid.UUID]); err != nil {
+				return err
+			}
+			if err := unlinkContacts(ctx, tx, org, ids, without(current, campaigns), nil); err != nil {
+				return err
+			}
+			if err := linkContacts(ctx, tx, org, ids, campaigns, nil); err != nil {
+				return err
+			}
+			changes = append(changes, "campaigns")
+		}
+		if req.Categories != nil || len(addCats) > 0 || len(removeCats) > 0 {
+			r, err := tx.Query(ctx, `SELECT category_id FROM contact_categories WHERE organization_id = $1 AND contact_id = $2`, org, row.ID)
+			if err != nil {
+				return err
+			}
+			current, err := pgx.CollectRows(r, pgx.RowTo[uuid.UUID])
+			if err != nil {
+				return err
+			}
+			want := current
+			if req.Categories != nil {
+				want = categories
+			}
+			want = without(dedupIDs(append(slices.Clone(want), addCats...)), removeCats)
+			if err := unlinkContacts(ctx, tx, org, ids, nil, without(current, want)); err != nil {
+				return err
+			}
+			if err := linkContacts(ctx, tx, org, ids, nil, without(want, current)); err != nil {
+				return err
+			}
+			if len(sets) == 0 {
+				if _, err := tx.Exec(ctx, `UPDATE contacts SET updated_at = now() WHERE organization_id = $1 AND id = $2`, org, row.ID); err != nil {
+					return err
+				}
+			}
+			changes = append(changes, "categories")
+		}
+		if len(changes) > 0 {
+			if err := activity.Record(ctx, tx, activity.Entry{ContactIDs: ids, UserID: actorUser(ctx), Type: "contact_updated",
+				Metadata: map[string]any{"fields": changes}}); err != nil {
+				return err
+			}
+			if _, err := h.outbox.Emit(ctx, tx, events.ContactUpdated, map[string]any{"entity_id": row.ID, "changes": map[string]any{"fields": changes}}); err != nil {
+				return err
+			}
+		}
+		rows, err := contacts.ByIDs(ctx, tx, org, ids)
+		if err != nil {
+			return err
+		}
+		views, err := contactViews(ctx, tx, org, rows, nil)
+		if err != nil {
+			return err
+		}
+		out = views[0]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// without returns the ids of a not in b.
+func without(a, b []uuid.UUID) []uuid.UUID {
+	out := []uuid.UUID{}
+	for _, id := range a {
+		if !slices.Contains(b, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// ContactsDelete deletes one contact with its links, notes and activities; sent history keeps its rows
+// without the contact.
+func (h *Contacts) ContactsDelete(ctx context.Context, params api.ContactsDeleteParams) error {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return err
+	}
+	return db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		var email string
+		err := tx.QueryRow(ctx, `DELETE FROM contacts WHERE organization_id = $1 AND id = $2 RETURNING email`, org, params.ID).Scan(&email)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errContactNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("delete contact: %w", err)
+		}
+		if _, err := h.outbox.Emit(ctx, tx, events.ContactDeleted, map[string]any{"entity_id": params.ID, "contact_email": email}); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, audit.Entry{Action: "contacts.deleted", TargetType: "contact", TargetID: params.ID.String(),
+			Metadata: map[string]any{"count": 1}})
+	})
+}

@@ -1,0 +1,124 @@
+package handlers_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/outflowhq/outflow/apitest"
+	"github.com/outflowhq/outflow/contacts"
+	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/gen/api"
+)
+
+// seedMillion fills org with n generated contacts (ids UUIDv7 whose time is created_at, as the API writes
+// them): first names from a list, 10,000 last names, 20,000 companies, custom fields industry (50 values)
+// and territory (1,000 values).
+func seedMillion(b *testing.B, env *apitest.Env, org uuid.UUID, n int) {
+	b.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	const chunk = 100000
+	for from := 0; from < n; from += chunk {
+		err := db.WithOrgTx(ctx, env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO contacts (organization_id, id, email, first_name, last_name, company, custom_fields, created_at)
+SELECT $1, encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing substring(int8send((extract(epoch from t) * 1000)::bigint) from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid,
+  f || '.smith' || (g % 10000) || '.' || g || '@example' || (g % 1000) || '.com', f, 'Smith' || (g % 10000), 'Company ' || (g % 20000),
+  jsonb_build_object('industry', 'industry' || (g % 50), 'territory', 'T' || (g % 1000)), date_trunc('milliseconds', t)
+FROM (SELECT g, (ARRAY['john','mary','alex','sam','lee','kim','pat','chris','dana','robin'])[1 + g % 10] AS f,
+  now() - interval '1 ms' * ($3::int - g) AS t FROM generate_series($2::int, $2::int + $4::int - 1) g) s`, org, from, n, min(chunk, n-from))
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := env.DB.Pool.Exec(ctx, `VACUUM ANALYZE contacts`); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("seeded %d contacts in %s", n, time.Since(start).Round(time.Millisecond))
+}
+
+// BenchmarkContactSearch measures POST /v1/contacts/search (first page: rows, filtered total and org-wide
+// counts) over an organization of 1,000,000 contacts, for a text query and for a custom-field filter, next to
+// the same SQL statements run directly over pgx. Each sub-benchmark reports its p95 in ms; the issue's
+// target is outflow p95 within 1.5x + 5 ms of the SQL's and under 100 ms.
+func BenchmarkContactSearch(b *testing.B) {
+	env := apitest.New(b)
+	boot := env.Bootstrap(b, "acme")
+	org := boot.OrganizationID
+	seedMillion(b, env, org, 1_000_000)
+	c := env.Client(b, boot.APIKey)
+	ctx := context.Background()
+
+	cases := []struct {
+		name string
+		body api.ContactSearchRequest
+	}{
+		{"text", api.ContactSearchRequest{Query: api.NewOptString("smith4242")}},
+		{"custom_field", api.ContactSearchRequest{CustomFieldFilters: []api.ContactCustomFieldFilter{{Name: "territory", Value: "t417", Type: "equal"}}}},
+	}
+	for _, tc := range cases {
+		f, err := contacts.ParseSearch(tc.body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The statements the handler runs for a first page, run directly.
+		direct := func(b *testing.B) int {
+			var rows int
+			err := db.WithOrgTx(ctx, env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
+				sql, args, err := contacts.SearchSQL(ctx, tx, org, f, nil, 51)
+				if err != nil {
+					return err
+				}
+				r, err := tx.Query(ctx, sql, args...)
+				if err != nil {
+					return err
+				}
+				for r.Next() {
+					rows++
+				}
+				r.Close()
+				if _, err := contacts.Count(ctx, tx, org, f); err != nil {
+					return err
+				}
+				var total int64
+				return tx.QueryRow(ctx, `SELECT total FROM contact_stats WHERE organization_id = $1`, org).Scan(&total)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return rows
+		}
+		via := func(b *testing.B) int {
+			page, err := c.ContactsSearch(ctx, api.NewOptContactSearchRequest(tc.body), api.ContactsSearchParams{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return len(page.Data)
+		}
+		if n, m := direct(b), via(b); n != m+1 && n != m || m == 0 {
+			b.Fatalf("%s: direct SQL found %d rows, the API %d", tc.name, n, m)
+		}
+		for _, run := range []struct {
+			leaf string
+			fn   func(*testing.B) int
+		}{{"baseline", direct}, {"outflow", via}} {
+			b.Run(tc.name+"/"+run.leaf, func(b *testing.B) {
+				var took []time.Duration
+				for b.Loop() {
+					t0 := time.Now()
+					run.fn(b)
+					took = append(took, time.Since(t0))
+				}
+				slices.Sort(took)
+				p95 := took[(len(took)*95)/100]
+				b.ReportMetric(float64(p95.Microseconds())/1000, "p95-ms")
+			})
+		}
+	}
+}

@@ -1,0 +1,649 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/outflowhq/outflow/apierror"
+	"github.com/outflowhq/outflow/audit"
+	"github.com/outflowhq/outflow/contacts"
+	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/gen/api"
+	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/pagination"
+)
+
+// Segments implements saved audiences: static segments (manual pins) and dynamic ones (a stored contact
+// search plus include and exclude pins).
+//
+// Membership is never materialized: a static segment's members are its include pins, a dynamic segment's
+// are its include pins plus the contacts matching its filters that carry no exclude pin, evaluated when read
+// (contacts.Search and contacts.Count compile segment_ids that way). A dynamic segment's filters are a
+// contacts.Filter stored as JSON without a sort, and never name segments themselves, so membership never
+// recurses. Permissions are checked by the route table.
+type Segments struct {
+	pool    *pgxpool.Pool
+	cursors *pagination.Cursors
+	queries *dbq.Queries
+}
+
+// NewSegments builds the segment operations; list cursors are signed with a key derived from secret.
+func NewSegments(pool *pgxpool.Pool, secret []byte) *Segments {
+	return &Segments{pool: pool, cursors: pagination.NewCursors(secret), queries: dbq.New()}
+}
+
+// Limits of the segment operations.
+const (
+	maxSegmentName        = 255
+	maxSegmentDescription = 1000
+	maxSegmentsPerOrg     = 500
+	maxSegmentQuery       = 255
+	defaultSegmentPage    = 50
+	maxSegmentPage        = 100
+	sortSegments          = "segments:created_at:desc"
+	segmentStatic         = "static"
+	segmentDynamic        = "dynamic"
+)
+
+func segmentNotFound() error {
+	return apierror.NotFound("segment_not_found", "Segment not found.")
+}
+
+// classifySegment maps a missing row to segment_not_found and leaves the rest to db.Classify.
+func classifySegment(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return segmentNotFound()
+	}
+	return db.Classify(err, "Segment")
+}
+
+// segmentName trims a name and checks it is 1 to 255 characters on one line.
+func segmentName(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	n := utf8.RuneCountInString(v)
+	if n == 0 || n > maxSegmentName || strings.ContainsFunc(v, unicode.IsControl) {
+		return "", apierror.BadRequest("invalid_name", fmt.Sprintf("name must be 1 to %d characters on one line.", maxSegmentName))
+	}
+	return v, nil
+}
+
+// segmentDescription trims a description and checks it is at most 1000 characters.
+func segmentDescription(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if utf8.RuneCountInString(v) > maxSegmentDescription {
+		return "", apierror.BadRequest("invalid_description", fmt.Sprintf("description must be at most %d characters.", maxSegmentDescription))
+	}
+	return v, nil
+}
+
+// segmentFilters validates a dynamic segment's search body and returns the JSON it is stored as: the parsed
+// filter without its sort (a segment is a set; whoever reads it picks the order). Nested segments are
+// refused, so evaluating a segment never evaluates another.
+func segmentFilters(req api.ContactSearchRequest) ([]byte, error) {
+	if len(req.SegmentIds) > 0 {
+		return nil, apierror.BadRequest("invalid_filters", "A segment's filters cannot name segment_ids: segments do not nest.")
+	}
+	f, err := contacts.ParseSearch(req)
+	if err != nil {
+		return nil, err
+	}
+	f.Sort, f.Ascending = "", false
+	raw, err := json.Marshal(f)
+	if err != nil {
+		return nil, fmt.Errorf("encode segment filters: %w", err)
+	}
+	return raw, nil
+}
+
+// searchRequestOf spells a stored filter in the API's search body (the inverse of contacts.ParseSearch, less
+// the sort a segment does not keep).
+func searchRequestOf(f contacts.Filter) api.ContactSearchRequest {
+	var out api.ContactSearchRequest
+	if f.Query != "" {
+		out.Query = api.NewOptString(f.Query)
+	}
+	for _, c := range f.Custom {
+		out.CustomFieldFilters = append(out.CustomFieldFilters, api.ContactCustomFieldFilter{Name: c.Name, Value: c.Value,
+			Type: api.ContactCustomFieldFilterType(c.Type)})
+	}
+	for _, id := range f.CampaignIDs {
+		out.CampaignIds = append(out.CampaignIds, id.String())
+	}
+	if f.LeadStatus != "" {
+		out.LeadStatus = api.NewOptString(f.LeadStatus)
+	}
+	if f.Engagement != "" {
+		out.Engagement = api.NewOptString(f.Engagement)
+	}
+	for _, id := range f.CategoryIDs {
+		out.CategoryIds = append(out.CategoryIds, id.String())
+	}
+	out.SegmentIds = f.SegmentIDs
+	if f.Verification != "" {
+		out.VerificationStatus = api.NewOptContactSearchRequestVerificationStatus(api.ContactSearchRequestVerificationStatus(f.Verification))
+	}
+	if f.MinCampaigns != nil {
+		out.MinCampaigns = api.NewOptInt(*f.MinCampaigns)
+	}
+	if f.MaxCampaigns != nil {
+		out.MaxCampaigns = api.NewOptInt(*f.MaxCampaigns)
+	}
+	if f.Subscribed != nil {
+		out.Subscribed = api.NewOptBool(*f.Subscribed)
+	}
+	if f.CreatedAfter != nil {
+		out.CreatedAfter = api.NewOptDateTime(*f.CreatedAfter)
+	}
+	if f.CreatedBefore != nil {
+		out.CreatedBefore = api.NewOptDateTime(*f.CreatedBefore)
+	}
+	if f.UpdatedAfter != nil {
+		out.UpdatedAfter = api.NewOptDateTime(*f.UpdatedAfter)
+	}
+	if f.UpdatedBefore != nil {
+		out.UpdatedBefore = api.NewOptDateTime(*f.UpdatedBefore)
+	}
+	return out
+}
+
+// segmentDefinition checks kind (static or dynamic, as the contract's enum guarantees) against filters and
+// returns the stored filters: none for a static segment (sending filters is filters_not_allowed), the
+// validated body for a dynamic one (required).
+func segmentDefinition(kind string, filters api.OptContactSearchRequest) ([]byte, error) {
+	if kind == segmentDynamic {
+		if !filters.Set {
+			return nil, apierror.BadRequest("filters_required", "A dynamic segment needs filters (a contact search body).")
+		}
+		return segmentFilters(filters.Value)
+	}
+	if filters.Set {
+		return nil, filtersNotAllowed()
+	}
+	return nil, nil
+}
+
+func filtersNotAllowed() error {
+	return apierror.BadRequest("filters_not_allowed", "A static segment holds only the contacts added to it; send filters only with kind dynamic.")
+}
+
+// memberFilter selects a segment's members in a contact search, newest first.
+func memberFilter(id uuid.UUID) contacts.Filter {
+	return contacts.Filter{SegmentIDs: []uuid.UUID{id}, Sort: contacts.SortCreatedAt}
+}
+
+// memberCount counts a segment's current members. For a dynamic segment this evaluates its filters over the
+// organization's contacts, a query as costly as the equivalent contact search's total.
+func memberCount(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (int, error) {
+	n, err := contacts.Count(ctx, tx, org, memberFilter(id))
+	return int(n), err
+}
+
+// segmentOf maps a stored segment with its filters spelled as a search body and its current member count.
+func segmentOf(ctx context.Context, tx pgx.Tx, s dbq.Segment) (api.Segment, error) {
+	out := api.Segment{ID: s.ID, OrganizationID: api.NewOptUUID(s.OrganizationID), Name: s.Name,
+		Description: api.NewOptString(s.Description), Kind: api.SegmentKind(s.Kind), CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+	if s.Kind == segmentDynamic {
+		f, err := contacts.DecodeStored(s.Filters)
+		if err != nil {
+			return out, err
+		}
+		out.Filters = api.NewOptContactSearchRequest(searchRequestOf(f))
+	}
+	n, err := memberCount(ctx, tx, s.OrganizationID, s.ID)
+	if err != nil {
+		return out, err
+	}
+	out.MemberCount = n
+	return out, nil
+}
+
+// SegmentsCreate creates a static or dynamic segment; an organization has at most 500.
+func (h *Segments) SegmentsCreate(ctx context.Context, req *api.SegmentCreate, _ api.SegmentsCreateParams) (*api.Segment, error) {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name, err := segmentName(req.Name)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := segmentDescription(req.Description.Value)
+	if err != nil {
+		return nil, err
+	}
+	kind := segmentStatic
+	if v, ok := req.Kind.Get(); ok {
+		kind = string(v)
+	}
+	filters, err := segmentDefinition(kind, req.Filters)
+	if err != nil {
+		return nil, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	var out api.Segment
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		if err := h.queries.SegmentLockOrg(ctx, tx, org); err != nil {
+			return err
+		}
+		n, err := h.queries.SegmentCount(ctx, tx, org)
+		if err != nil {
+			return err
+		}
+		if n >= maxSegmentsPerOrg {
+			return apierror.BadRequest("too_many_segments", fmt.Sprintf("An organization can have at most %d segments; delete one first.", maxSegmentsPerOrg))
+		}
+		s, err := h.queries.SegmentCreate(ctx, tx, dbq.SegmentCreateParams{OrganizationID: org, ID: id, Name: name,
+			Description: desc, Kind: kind, Filters: filters})
+		if err != nil {
+			return classifySegment(err)
+		}
+		if err := audit.Record(ctx, tx, audit.Entry{Action: "segment.created", TargetType: "segment", TargetID: id.String(),
+			Metadata: map[string]any{"name": name, "kind": kind}}); err != nil {
+			return err
+		}
+		out, err = segmentOf(ctx, tx, s)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SegmentsGet returns one segment with its definition and member count.
+func (h *Segments) SegmentsGet(ctx context.Context, params api.SegmentsGetParams) (*api.Segment, error) {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out api.Segment
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		s, err := h.queries.SegmentGet(ctx, tx, dbq.SegmentGetParams{OrganizationID: org, ID: params.ID})
+		if err != nil {
+			return classifySegment(err)
+		}
+		out, err = segmentOf(ctx, tx, s)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SegmentsList lists the segments newest first, q narrowing by name. Each carries its member count, counted
+// per segment: a page of dynamic segments costs one filtered count per segment, which is why the page is
+// capped at 100 (default 50).
+func (h *Segments) SegmentsList(ctx context.Context, params api.SegmentsListParams) (*api.SegmentList, error) {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := pagination.Limit(params.Limit.Value, params.Limit.Set, defaultSegmentPage, maxSegmentPage, true)
+	if err != nil {
+		return nil, err
+	}
+	var q *string
+	if v := strings.TrimSpace(params.Q.Value); v != "" {
+		if utf8.RuneCountInString(v) > maxSegmentQuery {
+			return nil, apierror.BadRequest("invalid_query", fmt.Sprintf("q must be at most %d characters.", maxSegmentQuery))
+		}
+		escaped := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(v))
+		q = &escaped
+	}
+	var after *timeKey
+	if c, ok := params.Cursor.Get(); ok {
+		after = new(timeKey)
+		if err := h.cursors.Decode(c, sortSegments, after); err != nil {
+			return nil, err
+		}
+	}
+	out := &api.SegmentList{Data: []api.Segment{}}
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		args := dbq.SegmentListParams{OrganizationID: org, Q: q, RowLimit: int32(limit + 1)}
+		args.BeforeCreatedAt, args.BeforeID = after.bounds()
+		rows, err := h.queries.SegmentList(ctx, tx, args)
+		if err != nil {
+			return err
+		}
+		page, err := pagination.Build(h.cursors, sortSegments, rows, limit, func(s dbq.Segment) any {
+			return timeKey{At: s.CreatedAt, ID: s.ID}
+		})
+		if err != nil {
+			return err
+		}
+		for _, s := range page.Data {
+			v, err := segmentOf(ctx, tx, s)
+			if err != nil {
+				return err
+			}
+			out.Data = append(out.Data, v)
+		}
+		out.Pagination = api.Pagination{HasMore: page.HasMore, NextCursor: optNilStringPtr(page.NextCursor)}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SegmentsUpdate changes the fields sent. Switching to static drops the filters and the exclude pins (a
+// static segment is its include pins) and keeps the include pins; switching to dynamic needs filters.
+func (h *Segments) SegmentsUpdate(ctx context.Context, req *api.SegmentUpdate, params api.SegmentsUpdateParams) (*api.Segment, error) {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var name, desc *string
+	if v, ok := req.Name.Get(); ok {
+		n, err := segmentName(v)
+		if err != nil {
+			return nil, err
+		}
+		name = &n
+	}
+	if v, ok := req.Description.Get(); ok {
+		d, err := segmentDescription(v)
+		if err != nil {
+			return nil, err
+		}
+		desc = &d
+	}
+	if v, ok := req.Kind.Get(); ok && string(v) == segmentStatic && req.Filters.Set {
+		return nil, filtersNotAllowed()
+	}
+	var filters []byte
+	if req.Filters.Set {
+		if filters, err = segmentFilters(req.Filters.Value); err != nil {
+			return nil, err
+		}
+	}
+	var out api.Segment
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		cur, err := h.queries.SegmentGetForUpdate(ctx, tx, dbq.SegmentGetForUpdateParams{OrganizationID: org, ID: params.ID})
+		if err != nil {
+			return classifySegment(err)
+		}
+		next := dbq.SegmentUpdateParams{OrganizationID: org, ID: cur.ID, Name: cur.Name, Description: cur.Description,
+			Kind: cur.Kind, Filters: cur.Filters}
+		var changed []string
+		if name != nil && *name != cur.Name {
+			next.Name, changed = *name, append(changed, "name")
+		}
+		if desc != nil && *desc != cur.Description {
+			next.Description, changed = *desc, append(changed, "description")
+		}
+		if v, ok := req.Kind.Get(); ok && string(v) != cur.Kind {
+			next.Kind, changed = string(v), append(changed, "kind")
+		}
+		switch {
+		case next.Kind == segmentStatic:
+			if req.Filters.Set {
+				return filtersNotAllowed()
+			}
+			next.Filters = nil
+		case req.Filters.Set:
+			next.Filters, changed = filters, append(changed, "filters")
+		case cur.Kind == segmentStatic:
+			return apierror.BadRequest("filters_required", "A dynamic segment needs filters (a contact search body); send them with kind dynamic.")
+		}
+		s := cur
+		if len(changed) > 0 {
+			if cur.Kind == segmentDynamic && next.Kind == segmentStatic {
+				if err := h.queries.SegmentPinsDeleteExcludes(ctx, tx, dbq.SegmentPinsDeleteExcludesParams{OrganizationID: org, SegmentID: cur.ID}); err != nil {
+					return err
+				}
+			}
+			if s, err = h.queries.SegmentUpdate(ctx, tx, next); err != nil {
+				return classifySegment(err)
+			}
+			if err := audit.Record(ctx, tx, audit.Entry{Action: "segment.updated", TargetType: "segment", TargetID: cur.ID.String(),
+				Metadata: map[string]any{"changed": changed, "kind": next.Kind}}); err != nil {
+				return err
+			}
+		}
+		out, err = segmentOf(ctx, tx, s)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SegmentsDelete deletes a segment and its pins; the contacts stay.
+func (h *Segments) SegmentsDelete(ctx context.Context, params api.SegmentsDeleteParams) error {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return err
+	}
+	return db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		gone, err := h.queries.SegmentDelete(ctx, tx, dbq.SegmentDeleteParams{OrganizationID: org, ID: params.ID})
+		if err != nil {
+			return classifySegment(err)
+		}
+		return audit.Record(ctx, tx, audit.Entry{Action: "segment.deleted", TargetType: "segment", TargetID: params.ID.String(),
+			Metadata: map[string]any{"name": gone.Name, "kind": gone.Kind}})
+	})
+}
+
+// SegmentsMembersList pages through a segment's current members newest first; the first page carries the
+// member count as pagination.total.
+func (h *Segments) SegmentsMembersList(ctx context.Context, params api.SegmentsMembersListParams) (*api.ContactList, error) {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := pagination.Limit(params.Limit.Value, params.Limit.Set, defaultSegmentPage, maxSegmentPage, true)
+	if err != nil {
+		return nil, err
+	}
+	f := memberFilter(params.ID)
+	var after *contacts.Position
+	if c, ok := params.Cursor.Get(); ok {
+		after = new(contacts.Position)
+		if err := h.cursors.Decode(c, f.SortOrder(), after); err != nil {
+			return nil, err
+		}
+	}
+	out := &api.ContactList{}
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := h.queries.SegmentGet(ctx, tx, dbq.SegmentGetParams{OrganizationID: org, ID: params.ID}); err != nil {
+			return classifySegment(err)
+		}
+		rows, err := contacts.Search(ctx, tx, org, f, after, limit+1)
+		if err != nil {
+			return err
+		}
+		page, err := pagination.Build(h.cursors, f.SortOrder(), rows, limit, func(r contacts.Row) any {
+			return contacts.PositionOf(f.Sort, r)
+		})
+		if err != nil {
+			return err
+		}
+		if out.Data, err = contactViews(ctx, tx, org, page.Data, nil); err != nil {
+			return err
+		}
+		out.Pagination = api.Pagination{HasMore: page.HasMore, NextCursor: optNilStringPtr(page.NextCursor)}
+		if after == nil {
+			n, err := memberCount(ctx, tx, org, params.ID)
+			if err != nil {
+				return err
+			}
+			out.Pagination.Total.SetTo(int64(n))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// selectedMembers returns which of the selected contacts ids are members of segment id right now. An explicit
+// selection (at most 1000 ids) is checked id by id; a filter selection (up to 50,000) is matched in one query
+// as the selection's filters plus membership of the segment.
+func selectedMembers(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, sel contacts.Selection, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
+	members := make(map[uuid.UUID]bool)
+	if !sel.All {
+		err := contacts.Stream(ctx, tx, org, memberFilter(id), ids, len(ids), func(r contacts.Row) error {
+			members[r.ID] = true
+			return nil
+		})
+		return members, err
+	}
+	f := sel.Filter
+	if !slices.Contains(f.SegmentIDs, id) {
+		f.SegmentIDs = append(slices.Clip(f.SegmentIDs), id)
+	}
+	found, err := contacts.MatchingIDs(ctx, tx, org, f, sel.Exclude, contacts.MaxFilterSelected+1)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range found {
+		members[c] = true
+	}
+	return members, nil
+}
+
+// SegmentsMembersAdd pins the selected contacts into the segment. Contacts already members are unchanged (a
+// contact matching a dynamic segment's filters is not pinned); the others get an include pin, which replaces
+// any exclude pin. Ids of contacts that do not exist are dropped, as in every explicit selection.
+func (h *Segments) SegmentsMembersAdd(ctx context.Context, req *api.ContactSelection, params api.SegmentsMembersAddParams) (*api.SegmentMembersChange, error) {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := contacts.ParseSelection(*req)
+	if err != nil {
+		return nil, err
+	}
+	out := &api.SegmentMembersChange{SegmentID: params.ID}
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := h.queries.SegmentGetForUpdate(ctx, tx, dbq.SegmentGetForUpdateParams{OrganizationID: org, ID: params.ID}); err != nil {
+			return classifySegment(err)
+		}
+		ids, err := sel.IDs(ctx, tx, org)
+		if err != nil {
+			return err
+		}
+		var fresh []uuid.UUID
+		if len(ids) > 0 {
+			members, err := selectedMembers(ctx, tx, org, params.ID, sel, ids)
+			if err != nil {
+				return err
+			}
+			for _, c := range ids {
+				if !members[c] {
+					fresh = append(fresh, c)
+				}
+			}
+		}
+		if len(fresh) > 0 {
+			if _, err := h.queries.SegmentPinsInclude(ctx, tx, dbq.SegmentPinsIncludeParams{OrganizationID: org, SegmentID: params.ID, ContactIds: fresh}); err != nil {
+				return err
+			}
+		}
+		out.Added, out.Unchanged = len(fresh), len(ids)-len(fresh)
+		if out.MemberCount, err = memberCount(ctx, tx, org, params.ID); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, audit.Entry{Action: "segment.members_added", TargetType: "segment", TargetID: params.ID.String(),
+			Metadata: map[string]any{"added": out.Added, "unchanged": out.Unchanged, "all": sel.All}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SegmentsMembersRemove takes the listed contacts out of the segment: their include pins go, and a member
+// still matching a dynamic segment's filters gets an exclude pin that keeps it out. Contacts that were not
+// members are unchanged; ids of contacts that do not exist are dropped.
+func (h *Segments) SegmentsMembersRemove(ctx context.Context, req *api.SegmentMembersRemove, params api.SegmentsMembersRemoveParams) (*api.SegmentMembersChange, error) {
+	org, err := suppressionCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Contacts) == 0 || len(req.Contacts) > contacts.MaxSelectedIDs {
+		return nil, apierror.BadRequest("invalid_selection", fmt.Sprintf("Send 1 to %d contact ids.", contacts.MaxSelectedIDs))
+	}
+	sel := contacts.Selection{Contacts: req.Contacts}
+	out := &api.SegmentMembersChange{SegmentID: params.ID}
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		seg, err := h.queries.SegmentGetForUpdate(ctx, tx, dbq.SegmentGetForUpdateParams{OrganizationID: org, ID: params.ID})
+		if err != nil {
+			return classifySegment(err)
+		}
+		ids, err := sel.IDs(ctx, tx, org)
+		if err != nil {
+			return err
+		}
+		pins, err := h.queries.SegmentPinsOf(ctx, tx, dbq.SegmentPinsOfParams{OrganizationID: org, SegmentID: seg.ID, ContactIds: ids})
+		if err != nil {
+			return err
+		}
+		pinned := make(map[uuid.UUID]bool, len(pins)) // contact -> include
+		for _, p := range pins {
+			pinned[p.ContactID] = p.Include
+		}
+		matching := make(map[uuid.UUID]bool)
+		if seg.Kind == segmentDynamic && len(ids) > 0 {
+			f, err := contacts.DecodeStored(seg.Filters)
+			if err != nil {
+				return err
+			}
+			if err := contacts.Stream(ctx, tx, org, f, ids, len(ids), func(r contacts.Row) error {
+				matching[r.ID] = true
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		var members, keepOut []uuid.UUID
+		for _, c := range ids {
+			include, hasPin := pinned[c]
+			if include || !hasPin && matching[c] {
+				members = append(members, c)
+				if matching[c] {
+					keepOut = append(keepOut, c)
+				}
+			}
+		}
+		// Matching members trade their include pin (if any) for an exclude pin; the rest lose their include pin.
+		if len(keepOut) > 0 {
+			if _, err := h.queries.SegmentPinsExclude(ctx, tx, dbq.SegmentPinsExcludeParams{OrganizationID: org, SegmentID: seg.ID, ContactIds: keepOut}); err != nil {
+				return err
+			}
+		}
+		if len(members) > 0 {
+			if _, err := h.queries.SegmentPinsDeleteIncludes(ctx, tx, dbq.SegmentPinsDeleteIncludesParams{OrganizationID: org, SegmentID: seg.ID, ContactIds: members}); err != nil {
+				return err
+			}
+		}
+		out.Removed, out.Unchanged = len(members), len(ids)-len(members)
+		if out.MemberCount, err = memberCount(ctx, tx, org, seg.ID); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, audit.Entry{Action: "segment.members_removed", TargetType: "segment", TargetID: seg.ID.String(),
+			Metadata: map[string]any{"removed": out.Removed, "unchanged": out.Unchanged}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
