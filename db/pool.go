@@ -20,6 +20,7 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 	}
 	cfg.MaxConns = maxConns
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		registerUUID(c.TypeMap())
 		_, err := c.Exec(ctx, "SET ROLE "+AppRole)
 		return err
 	}
