@@ -246,6 +246,46 @@ BEGIN
 END $$;
 
 --
+-- Name: contacts_custom_candidates(text, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contacts_custom_candidates(pattern text, max_rows integer) RETURNS SETOF uuid
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'public'
+    AS $_$
+BEGIN
+  RETURN QUERY EXECUTE
+    'SELECT id FROM (
+       SELECT id FROM contacts WHERE organization_id = current_org() AND search_ready
+         AND lower(custom_fields::text) LIKE $1
+       UNION ALL
+       SELECT id FROM contacts WHERE organization_id = current_org() AND NOT search_ready
+         AND lower(custom_fields::text) LIKE $1) m
+     LIMIT $2'
+    USING pattern, max_rows;
+END $_$;
+
+--
+-- Name: contacts_text_candidates(text, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contacts_text_candidates(pattern text, max_rows integer) RETURNS SETOF uuid
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'public'
+    AS $_$
+BEGIN
+  RETURN QUERY EXECUTE
+    'SELECT id FROM (
+       SELECT id FROM contacts WHERE organization_id = current_org() AND search_ready
+         AND lower(first_name || '' '' || last_name || '' '' || email || '' '' || company) LIKE $1
+       UNION ALL
+       SELECT id FROM contacts WHERE organization_id = current_org() AND NOT search_ready
+         AND lower(first_name || '' '' || last_name || '' '' || email || '' '' || company) LIKE $1) m
+     LIMIT $2'
+    USING pattern, max_rows;
+END $_$;
+
+--
 -- Name: current_org(); Type: FUNCTION; Schema: public; Owner: -
 --
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -142,6 +143,28 @@ func jsonSafe(s string) bool {
 	return true
 }
 
+// maxCandidates is how many trigram matches a selective pattern may have. Past it the pattern is broad, and
+// a scan in the query's own order, which stops at the page's last row, beats fetching every match first.
+const maxCandidates = 10000
+
+// candidates asks fn (contacts_text_candidates or contacts_custom_candidates; see their migration for why
+// they exist) for the ids matching a LIKE pattern through the trigram indexes, and answers the condition that
+// restricts the query to them, or "" when the pattern matches more than maxCandidates rows.
+func candidates(ctx context.Context, q Querier, b *builder, fn, pattern string) (string, error) {
+	rows, err := q.Query(ctx, "SELECT "+fn+"($1, $2)", pattern, maxCandidates+1)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", fn, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", fn, err)
+	}
+	if len(ids) > maxCandidates {
+		return "", nil
+	}
+	return "c.id = ANY(" + b.arg(ids) + ")", nil
+}
+
 // segmentDef is what a segment_ids condition needs of a segment.
 type segmentDef struct {
 	dynamic bool
@@ -179,7 +202,19 @@ func loadSegments(ctx context.Context, q Querier, b *builder, ids []uuid.UUID) (
 func conditions(ctx context.Context, q Querier, b *builder, f Filter, depth int) (string, error) {
 	var w []string
 	if f.Query != "" {
-		w = append(w, SearchTextSQL+" LIKE "+b.arg("%"+likeEscape(strings.ToLower(f.Query))+"%"))
+		// From three characters (the shortest with a trigram) the index finds a selective pattern's few
+		// matches as candidates; the condition below rechecks them.
+		pat := "%" + likeEscape(strings.ToLower(f.Query)) + "%"
+		if utf8.RuneCountInString(f.Query) >= 3 {
+			cond, err := candidates(ctx, q, b, "contacts_text_candidates", pat)
+			if err != nil {
+				return "", err
+			}
+			if cond != "" {
+				w = append(w, cond)
+			}
+		}
+		w = append(w, SearchTextSQL+" LIKE "+b.arg(pat))
 	}
 	for _, cf := range f.Custom {
 		key := b.arg(cf.Name)
@@ -195,12 +230,18 @@ func conditions(ctx context.Context, q Querier, b *builder, f Filter, depth int)
 		default: // contains
 			w = append(w, fmt.Sprintf("lower(c.custom_fields->>%s) LIKE %s", key, b.arg("%"+val+"%")))
 		}
-		// The trigram pre-filter lets contacts_custom_fields find candidates by the value alone (the key's
-		// trigrams are in every row, so naming it would only slow the index scan); the condition above
-		// rechecks them against the one key. Only values of three or more characters have trigrams, and
+		// The trigram pre-filter (contacts_custom_candidates, over contacts_custom_fields) finds candidates by
+		// the value alone (the key's trigrams are in every row, so naming it would only slow the index scan);
+		// the condition above rechecks them against the one key. Only values of three or more characters have trigrams, and
 		// only values that appear verbatim in the JSON text can be looked for in it.
 		if jsonSafe(cf.Value) && len(cf.Value) >= 3 {
-			w = append(w, "lower(c.custom_fields::text) LIKE "+b.arg("%"+val+"%"))
+			cond, err := candidates(ctx, q, b, "contacts_custom_candidates", "%"+val+"%")
+			if err != nil {
+				return "", err
+			}
+			if cond != "" {
+				w = append(w, cond)
+			}
 		}
 	}
 	one, hasOne := f.OneCampaign()

@@ -88,7 +88,7 @@ func noteAuthor(ctx context.Context) (uuid.UUID, error) {
 
 // ContactsNotesList lists the contact's notes, newest first, with their authors.
 func (h *ContactFeeds) ContactsNotesList(ctx context.Context, params api.ContactsNotesListParams) (*api.ContactNoteList, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (h *ContactFeeds) ContactsNotesList(ctx context.Context, params api.Contact
 
 // ContactsNotesCreate adds a note written by the caller and records a note_added activity with it.
 func (h *ContactFeeds) ContactsNotesCreate(ctx context.Context, req *api.ContactNoteCreate, params api.ContactsNotesCreateParams) (*api.ContactNote, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (h *ContactFeeds) ContactsNotesCreate(ctx context.Context, req *api.Contact
 
 // ContactsNotesUpdate replaces a note's content and records a note_updated activity by the editor.
 func (h *ContactFeeds) ContactsNotesUpdate(ctx context.Context, req *api.ContactNoteUpdate, params api.ContactsNotesUpdateParams) (*api.ContactNote, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (h *ContactFeeds) recordNote(ctx context.Context, tx pgx.Tx, activityType, 
 
 // ContactsNotesDelete removes a note. Its note_added activity stays in the log; the timeline leaves it out.
 func (h *ContactFeeds) ContactsNotesDelete(ctx context.Context, params api.ContactsNotesDeleteParams) error {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func feedPagination(hasMore bool, next *string) api.Pagination {
 
 // ContactsActivitiesList lists the contact's recorded activities, newest first, with the acting person.
 func (h *ContactFeeds) ContactsActivitiesList(ctx context.Context, params api.ContactsActivitiesListParams) (*api.ContactActivityList, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ const (
 // ContactsTimelineList merges the contact's recorded activities, its own creation and the events of the mail
 // sent to it into one feed, newest first.
 func (h *ContactFeeds) ContactsTimelineList(ctx context.Context, params api.ContactsTimelineListParams) (*api.ContactTimelineResult, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -468,7 +468,7 @@ func metaUUID(meta map[string]any, key string) api.OptUUID {
 // last may or may not have reached the provider) are not listed. Paging: pass the last row's sent_at and
 // task_id as before_at and before_id; pagination.next_cursor stays null because the route takes no cursor.
 func (h *ContactFeeds) ContactsEmailsList(ctx context.Context, params api.ContactsEmailsListParams) (*api.ContactSentEmailList, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -520,7 +520,7 @@ func sentEmailOf(r dbq.ContactSentEmailListRow) api.ContactSentEmail {
 
 // ContactsDealsList returns every deal linked to the contact, newest first.
 func (h *ContactFeeds) ContactsDealsList(ctx context.Context, params api.ContactsDealsListParams) ([]api.Deal, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -211,7 +211,7 @@ RETURNING c.id, (xmax = 0)`
 // ContactsCreate creates contacts or enriches existing ones matched by address, links their campaigns and
 // categories and pins their segments, all in one transaction after every reference has been checked.
 func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, _ api.ContactsCreateParams) ([]api.Contact, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -488,7 +488,7 @@ func loadContact(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (contacts.Ro
 // ContactsGet answers one contact with its campaigns, categories, engagement totals and, when its address or
 // domain is suppressed, the suppression in force.
 func (h *Contacts) ContactsGet(ctx context.Context, params api.ContactsGetParams) (*api.ContactDetail, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -565,7 +565,7 @@ func detailOf(c api.Contact) api.ContactDetail {
 
 // ContactsLookup finds the contact of an address (the primary one when an import created duplicates).
 func (h *Contacts) ContactsLookup(ctx context.Context, params api.ContactsLookupParams) (*api.ContactLookupResult, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -604,7 +604,7 @@ func (h *Contacts) ContactsLookup(ctx context.Context, params api.ContactsLookup
 // merge with an empty value removing its key, campaigns and categories replace the whole set when sent, and
 // add_categories / remove_categories adjust it. An address another contact has is 409.
 func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, params api.ContactsUpdateParams) (*api.Contact, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -769,7 +769,7 @@ func without(a, b []uuid.UUID) []uuid.UUID {
 // ContactsDelete deletes one contact with its links, notes and activities; sent history keeps its rows
 // without the contact.
 func (h *Contacts) ContactsDelete(ctx context.Context, params api.ContactsDeleteParams) error {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return err
 	}

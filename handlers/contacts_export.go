@@ -64,7 +64,7 @@ func NewContactExport(pool *pgxpool.Pool, logger *slog.Logger) *ContactExport {
 // envelope. A failure after it cannot change the status any more: it is logged and the connection is aborted
 // (panic(http.ErrAbortHandler)), so the client sees a truncated transfer instead of a file that looks whole.
 func (h *ContactExport) ContactsExport(ctx context.Context, req *api.ContactExportRequest, w http.ResponseWriter) error {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return err
 	}

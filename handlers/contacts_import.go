@@ -72,7 +72,7 @@ const (
 // ContactsImportPreview reads an uploaded file without writing anything: its format, row count, columns,
 // whether the first row is a header, up to 20 sample rows and a suggested mapping.
 func (h *ContactImport) ContactsImportPreview(ctx context.Context, req *api.ContactsImportPreviewReq) (*api.ContactImportPreview, error) {
-	if _, err := suppressionCaller(ctx); err != nil {
+	if _, err := tenantCaller(ctx); err != nil {
 		return nil, err
 	}
 	rows, format, err := openImportFile(req.File)
@@ -309,7 +309,7 @@ func truncateText(s string, n int) string {
 // before any row is written; the whole import commits or nothing does.
 func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.ContactsImportCommitReq, _ api.ContactsImportCommitParams) (*api.ContactImportResult, error) {
 	started := time.Now().UTC()
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ const (
 // ContactsSearch pages through the contacts matching the body's filters in its sort order. The first page also
 // carries the filtered total, the org-wide counts and, when exactly one campaign is named, its lead counts.
 func (h *Contacts) ContactsSearch(ctx context.Context, req api.OptContactSearchRequest, params api.ContactsSearchParams) (*api.ContactList, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ const (
 // RENAME moves its value to the key named by value) and subscribe. Explicit ids answer the updated contacts;
 // a filter selection answers an empty array. One contact.updated event with bulk and count is raised.
 func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkUpdateRequest, _ api.ContactsBulkUpdateParams) ([]api.Contact, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +293,7 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 
 // ContactsBulkDelete deletes an id list or a selection in one transaction.
 func (h *Contacts) ContactsBulkDelete(ctx context.Context, req api.ContactsBulkDeleteReq, _ api.ContactsBulkDeleteParams) error {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return err
 	}

@@ -506,6 +506,15 @@ func TestContactsSelectionTooLarge(t *testing.T) {
 	require.Equal(t, int64(50000), orgInt(t, env, org, `SELECT count(*) FROM contacts WHERE organization_id = $1 AND NOT subscribed`, org))
 	first := searchContacts(t, c, api.ContactSearchRequest{}, api.ContactsSearchParams{})
 	require.Equal(t, 50000, first.Counts.Value.Total-first.Counts.Value.Subscribed)
+
+	// A broad text query (more matches than the trigram candidates a selective one gets) and a selective one
+	// find the same rows a scan would.
+	broad := searchContacts(t, c, api.ContactSearchRequest{Query: api.NewOptString("@example.")}, api.ContactsSearchParams{})
+	require.Equal(t, int64(50001), broad.Pagination.Total.Value)
+	require.Len(t, broad.Data, 50)
+	narrow := searchContacts(t, c, api.ContactSearchRequest{Query: api.NewOptString("C4242@")}, api.ContactsSearchParams{})
+	require.Equal(t, []string{"c4242@example.com"}, contactEmails(narrow.Data))
+	require.Equal(t, int64(1), narrow.Pagination.Total.Value)
 }
 
 func TestContactGetUpdateDeleteLookup(t *testing.T) {

@@ -46,7 +46,7 @@ const maxVerificationRunsShown = 20
 // ContactsVerificationStatus returns the verifier in use, whether the built-in one can run here (its DNS
 // answers; see verify.Verifier.Ready), the organization's contacts by verdict and the recent runs.
 func (h *ContactVerification) ContactsVerificationStatus(ctx context.Context) (*api.ContactVerificationOverview, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (h *ContactVerification) ContactsVerificationStatus(ctx context.Context) (*
 // ContactsVerificationStart queues a run over the selected contacts: the run, its contacts and its job are
 // written in one transaction. Contacts waiting in another active run are left out (see ContactVerification).
 func (h *ContactVerification) ContactsVerificationStart(ctx context.Context, req *api.ContactSelection, _ api.ContactsVerificationStartParams) (*api.ContactVerificationRun, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (h *ContactVerification) ContactsVerificationStart(ctx context.Context, req
 
 // ContactsVerificationGet returns one run of the organization; an unknown id is 404.
 func (h *ContactVerification) ContactsVerificationGet(ctx context.Context, params api.ContactsVerificationGetParams) (*api.ContactVerificationRun, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}

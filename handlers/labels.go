@@ -105,7 +105,7 @@ func (h *Labels) lockKind(ctx context.Context, tx pgx.Tx, org uuid.UUID, k label
 // create appends a label at the end of its kind's order (position = how many there are); the 501st label of
 // a kind is refused with too_many_labels.
 func (h *Labels) create(ctx context.Context, k labelKind, req *api.CreateLabel) (*api.Label, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (h *Labels) create(ctx context.Context, k labelKind, req *api.CreateLabel) 
 // update changes the fields sent (title, color; an empty color clears it) and keeps the rest. A body with
 // neither field writes nothing and returns the label as it is.
 func (h *Labels) update(ctx context.Context, k labelKind, id uuid.UUID, req *api.UpdateLabel) (*api.Label, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (h *Labels) update(ctx context.Context, k labelKind, id uuid.UUID, req *api
 // remove deletes a label and closes the gap in its kind's order. Links to it go with it: deleting a
 // category unlinks it from every contact (foreign-key cascade, which also keeps the counts current).
 func (h *Labels) remove(ctx context.Context, k labelKind, id uuid.UUID) error {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func (h *Labels) remove(ctx context.Context, k labelKind, id uuid.UUID) error {
 // returns the whole new order. Besides the per-kind lock, the kind's rows are read FOR UPDATE, so a writer
 // that changes positions without that lock still cannot interleave with the renumbering.
 func (h *Labels) move(ctx context.Context, k labelKind, id uuid.UUID, req *api.MoveLabel) ([]api.LabelOrder, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -209,7 +209,7 @@ func segmentOf(ctx context.Context, tx pgx.Tx, s dbq.Segment) (api.Segment, erro
 
 // SegmentsCreate creates a static or dynamic segment; an organization has at most 500.
 func (h *Segments) SegmentsCreate(ctx context.Context, req *api.SegmentCreate, _ api.SegmentsCreateParams) (*api.Segment, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +265,7 @@ func (h *Segments) SegmentsCreate(ctx context.Context, req *api.SegmentCreate, _
 
 // SegmentsGet returns one segment with its definition and member count.
 func (h *Segments) SegmentsGet(ctx context.Context, params api.SegmentsGetParams) (*api.Segment, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +288,7 @@ func (h *Segments) SegmentsGet(ctx context.Context, params api.SegmentsGetParams
 // per segment: a page of dynamic segments costs one filtered count per segment, which is why the page is
 // capped at 100 (default 50).
 func (h *Segments) SegmentsList(ctx context.Context, params api.SegmentsListParams) (*api.SegmentList, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +344,7 @@ func (h *Segments) SegmentsList(ctx context.Context, params api.SegmentsListPara
 // SegmentsUpdate changes the fields sent. Switching to static drops the filters and the exclude pins (a
 // static segment is its include pins) and keeps the include pins; switching to dynamic needs filters.
 func (h *Segments) SegmentsUpdate(ctx context.Context, req *api.SegmentUpdate, params api.SegmentsUpdateParams) (*api.Segment, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +427,7 @@ func (h *Segments) SegmentsUpdate(ctx context.Context, req *api.SegmentUpdate, p
 
 // SegmentsDelete deletes a segment and its pins; the contacts stay.
 func (h *Segments) SegmentsDelete(ctx context.Context, params api.SegmentsDeleteParams) error {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return err
 	}
@@ -444,7 +444,7 @@ func (h *Segments) SegmentsDelete(ctx context.Context, params api.SegmentsDelete
 // SegmentsMembersList pages through a segment's current members newest first; the first page carries the
 // member count as pagination.total.
 func (h *Segments) SegmentsMembersList(ctx context.Context, params api.SegmentsMembersListParams) (*api.ContactList, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -524,7 +524,7 @@ func selectedMembers(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, sel cont
 // contact matching a dynamic segment's filters is not pinned); the others get an include pin, which replaces
 // any exclude pin. Ids of contacts that do not exist are dropped, as in every explicit selection.
 func (h *Segments) SegmentsMembersAdd(ctx context.Context, req *api.ContactSelection, params api.SegmentsMembersAddParams) (*api.SegmentMembersChange, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -575,7 +575,7 @@ func (h *Segments) SegmentsMembersAdd(ctx context.Context, req *api.ContactSelec
 // still matching a dynamic segment's filters gets an exclude pin that keeps it out. Contacts that were not
 // members are unchanged; ids of contacts that do not exist are dropped.
 func (h *Segments) SegmentsMembersRemove(ctx context.Context, req *api.SegmentMembersRemove, params api.SegmentsMembersRemoveParams) (*api.SegmentMembersChange, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}

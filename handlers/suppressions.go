@@ -41,7 +41,9 @@ const (
 	maxSuppressionQuery   = 320
 )
 
-func suppressionCaller(ctx context.Context) (uuid.UUID, error) {
+// tenantCaller is the organization every query of an organization-scoped operation runs in: 401 without a
+// credential, 400 organization_required for a session that has not selected one.
+func tenantCaller(ctx context.Context) (uuid.UUID, error) {
 	p := auth.PrincipalFrom(ctx)
 	if p == nil {
 		return uuid.Nil, apierror.Unauthorized("missing_credential", "Send a credential as `Authorization: Bearer <token>`.")
@@ -60,7 +62,7 @@ func suppressionReason(v string) (string, error) {
 // DeliverabilityOpsAddSuppressions suppresses up to 5000 addresses or domains. Values that are not an address
 // or a domain, repeats within the request and values already suppressed are skipped and named.
 func (h *Suppressions) DeliverabilityOpsAddSuppressions(ctx context.Context, req *api.AddSuppressionsRequest) (*api.AddSuppressionsResult, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +156,7 @@ func suppressedRecipientOf(s dbq.Suppression) api.SuppressedRecipient {
 
 // DeliverabilityOpsListSuppressions lists the entries in force, newest first; q matches part of the value.
 func (h *Suppressions) DeliverabilityOpsListSuppressions(ctx context.Context, params api.DeliverabilityOpsListSuppressionsParams) (*api.SuppressionListResult, error) {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +194,7 @@ func (h *Suppressions) DeliverabilityOpsListSuppressions(ctx context.Context, pa
 
 // DeliverabilityOpsRemoveSuppression lets an address or domain receive mail again.
 func (h *Suppressions) DeliverabilityOpsRemoveSuppression(ctx context.Context, params api.DeliverabilityOpsRemoveSuppressionParams) error {
-	org, err := suppressionCaller(ctx)
+	org, err := tenantCaller(ctx)
 	if err != nil {
 		return err
 	}

@@ -82,6 +82,47 @@ CREATE INDEX contacts_search ON contacts USING gin ((lower(first_name || ' ' || 
 -- against the one key.
 CREATE INDEX contacts_custom_fields ON contacts USING gin (lower(custom_fields::text) gin_trgm_ops) WHERE search_ready;
 
+-- Text and custom-field candidates. LIKE is not leakproof, so under row-level security Postgres may not use
+-- it as an index condition (it would see rows before the policy does) and a search would scan every contact
+-- of the organization. These functions run as the table owner, which the policy does not bind, and apply the
+-- policy's own condition (current_org()) themselves: they return up to max_rows ids of the caller's
+-- organization's contacts whose text matches pattern, found through the trigram indexes (and
+-- contacts_unindexed for rows an import has not indexed yet). EXECUTE plans each call with the pattern's
+-- value. Callers recheck the pattern under the policy, and fall back to a plain scan when a pattern matches
+-- more rows than they asked for (then the scan is the cheaper plan anyway).
+-- +goose StatementBegin
+CREATE FUNCTION contacts_text_candidates(pattern text, max_rows integer) RETURNS SETOF uuid
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+BEGIN
+  RETURN QUERY EXECUTE
+    'SELECT id FROM (
+       SELECT id FROM contacts WHERE organization_id = current_org() AND search_ready
+         AND lower(first_name || '' '' || last_name || '' '' || email || '' '' || company) LIKE $1
+       UNION ALL
+       SELECT id FROM contacts WHERE organization_id = current_org() AND NOT search_ready
+         AND lower(first_name || '' '' || last_name || '' '' || email || '' '' || company) LIKE $1) m
+     LIMIT $2'
+    USING pattern, max_rows;
+END $$;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE FUNCTION contacts_custom_candidates(pattern text, max_rows integer) RETURNS SETOF uuid
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+BEGIN
+  RETURN QUERY EXECUTE
+    'SELECT id FROM (
+       SELECT id FROM contacts WHERE organization_id = current_org() AND search_ready
+         AND lower(custom_fields::text) LIKE $1
+       UNION ALL
+       SELECT id FROM contacts WHERE organization_id = current_org() AND NOT search_ready
+         AND lower(custom_fields::text) LIKE $1) m
+     LIMIT $2'
+    USING pattern, max_rows;
+END $$;
+-- +goose StatementEnd
+REVOKE ALL ON FUNCTION contacts_text_candidates(text, integer), contacts_custom_candidates(text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION contacts_text_candidates(text, integer), contacts_custom_candidates(text, integer) TO outflow_app;
+
 -- +goose StatementBegin
 CREATE FUNCTION organizations_delete_contacts() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
