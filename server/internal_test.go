@@ -144,3 +144,29 @@ func bootstrapKey(t *testing.T, d *dbtest.DB) string {
 	require.NoError(t, err)
 	return res.APIKey
 }
+
+func TestAPanicAfterTheFirstByteCutsTheConnection(t *testing.T) {
+	t.Parallel()
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	h := recoverPanics(logger, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		_, _ = w.Write([]byte("email\nada@example.com\n"))
+		_ = http.NewResponseController(w).Flush()
+		panic("export failed halfway")
+	}))
+	srv := httptest.NewServer(&statusWriterHandler{next: h})
+	t.Cleanup(srv.Close)
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	_, err = io.ReadAll(resp.Body)
+	require.Error(t, err, "the client sees the transfer fail instead of a short file")
+}
+
+// statusWriterHandler wraps responses in a statusWriter, as observe does in the server.
+type statusWriterHandler struct{ next http.Handler }
+
+func (s *statusWriterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.next.ServeHTTP(&statusWriter{ResponseWriter: w}, r)
+}

@@ -89,7 +89,9 @@ func recoverPanics(logger *slog.Logger, next http.Handler) http.Handler {
 			logger.ErrorContext(r.Context(), "panic serving request", slog.String("request_id", reqctx.ID(r.Context())),
 				slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
 			if sw, ok := w.(*statusWriter); ok && sw.wrote {
-				return
+				// Part of the answer is out: cut the connection, so a client cannot take a truncated file
+				// (an export) for a complete one.
+				panic(http.ErrAbortHandler)
 			}
 			apierror.Write(w, r, logger, apierror.Internal(nil))
 		}()
