@@ -127,7 +127,7 @@ func (im *Importer) Row(line int, cells []string) (c Contact, ok bool) {
 	email, valid := contacts.NormalizeEmail(raw)
 	if !valid {
 		im.quality.Malformed++
-		im.fail(line, truncate(raw, contacts.MaxEmailLen), cells, "not a valid email address")
+		im.fail(line, contacts.Clip(raw, contacts.MaxEmailLen), cells, "not a valid email address")
 		return Contact{}, false
 	}
 	if im.checks.Disposable != nil && im.checks.Disposable(contacts.Domain(email)) {
@@ -169,7 +169,7 @@ func (im *Importer) Row(line int, cells []string) (c Contact, ok bool) {
 			if b, known := ParseSubscribed(v); known {
 				c.Subscribed = &b
 			} else {
-				im.notes = append(im.notes, fmt.Sprintf("subscribed value %q not understood; a new contact takes subscribed_default, an existing one keeps its subscription", truncate(v, 64)))
+				im.notes = append(im.notes, fmt.Sprintf("subscribed value %q not understood; a new contact takes subscribed_default, an existing one keeps its subscription", contacts.Clip(v, 64)))
 			}
 		case TargetCategories:
 			catNames = im.rowCategories(&c, catNames, v)
@@ -177,7 +177,7 @@ func (im *Importer) Row(line int, cells []string) (c Contact, ok bool) {
 			verdict, provider, known := contacts.Recognize(col.Provider, v)
 			if !known {
 				im.notes = append(im.notes, fmt.Sprintf("verification value %q is not a verdict %s uses; left unverified",
-					truncate(v, 64), vocabularyName(col.Provider)))
+					contacts.Clip(v, 64), vocabularyName(col.Provider)))
 				continue
 			}
 			c.Verified, c.Verdict, c.Provider = true, verdict, provider
@@ -210,7 +210,7 @@ func (im *Importer) rowCategories(c *Contact, names []string, v string) []string
 		}
 		if utf8.RuneCountInString(name) > MaxCategoryLen {
 			im.notes = append(im.notes, fmt.Sprintf("category name %q is longer than %d characters; ignored",
-				truncate(name, 64)+"...", MaxCategoryLen))
+				contacts.Clip(name, 64)+"...", MaxCategoryLen))
 			continue
 		}
 		k := strings.ToLower(name)
@@ -289,14 +289,4 @@ func ParseSubscribed(v string) (subscribed, known bool) {
 	k := strings.NewReplacer(" ", "_", "-", "_").Replace(strings.ToLower(strings.TrimSpace(v)))
 	subscribed, known = subscribedWords[k]
 	return subscribed, known
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -38,7 +38,7 @@ func CheckCustomFields(fields map[string]string) error {
 	}
 	for k, v := range fields {
 		if !ValidCustomKey(k) {
-			return apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", truncate(k, 80), MaxCustomKeyLen))
+			return apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", Clip(k, 80), MaxCustomKeyLen))
 		}
 		if utf8.RuneCountInString(v) > MaxCustomValueLen {
 			return apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field %q is longer than %d characters.", k, MaxCustomValueLen))
@@ -55,9 +55,10 @@ func CheckText(field, v string, max int) error {
 	return nil
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// Clip cuts s to at most n characters, for quoting user input in error messages and notes.
+func Clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
 	}
-	return s[:n]
+	return s
 }

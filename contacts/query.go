@@ -128,7 +128,8 @@ func (b *builder) arg(v any) string {
 	return fmt.Sprintf("$%d", len(b.args))
 }
 
-func likeEscape(s string) string {
+// LikeEscape makes s match itself inside a LIKE pattern (backslash, percent and underscore escaped).
+func LikeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
@@ -204,7 +205,7 @@ func conditions(ctx context.Context, q Querier, b *builder, f Filter, depth int)
 	if f.Query != "" {
 		// From three characters (the shortest with a trigram) the index finds a selective pattern's few
 		// matches as candidates; the condition below rechecks them.
-		pat := "%" + likeEscape(strings.ToLower(f.Query)) + "%"
+		pat := "%" + LikeEscape(strings.ToLower(f.Query)) + "%"
 		if utf8.RuneCountInString(f.Query) >= 3 {
 			cond, err := candidates(ctx, q, b, "contacts_text_candidates", pat)
 			if err != nil {
@@ -219,7 +220,7 @@ func conditions(ctx context.Context, q Querier, b *builder, f Filter, depth int)
 	for _, cf := range f.Custom {
 		key := b.arg(cf.Name)
 		v := strings.ToLower(cf.Value)
-		val := likeEscape(v)
+		val := LikeEscape(v)
 		switch cf.Type {
 		case "equal":
 			w = append(w, fmt.Sprintf("lower(c.custom_fields->>%s) = %s", key, b.arg(v)))

@@ -138,12 +138,12 @@ func Recognize(provider, value string) (v Verdict, matched string, ok bool) {
 func ParseImportedVerdict(provider, value string) (Verdict, string, error) {
 	if provider != "" && !KnownProvider(provider) {
 		return Verdict{}, "", apierror.BadRequest("unknown_verification_provider",
-			fmt.Sprintf("verification_provider %q is not one of %s.", truncate(provider, 64), strings.Join(recognition, ", ")))
+			fmt.Sprintf("verification_provider %q is not one of %s.", Clip(provider, 64), strings.Join(recognition, ", ")))
 	}
 	v, p, ok := Recognize(provider, value)
 	if !ok {
 		return Verdict{}, "", apierror.BadRequest("unknown_verification_status",
-			fmt.Sprintf("verification_status %q is not a verdict this service or the named verifier uses.", truncate(value, 64)))
+			fmt.Sprintf("verification_status %q is not a verdict this service or the named verifier uses.", Clip(value, 64)))
 	}
 	return v, p, nil
 }

@@ -67,8 +67,8 @@ func actorUser(ctx context.Context) uuid.NullUUID {
 	return uuid.NullUUID{}
 }
 
-// checkRefs fails with 400 code unless every id names a row of the organization in table (labels of kind
-// category for categories).
+// checkRefs fails with 400 unknown_<what> unless every id names a row of the organization: a category
+// (labels of kind category), a campaign or a segment.
 func checkRefs(ctx context.Context, tx pgx.Tx, org uuid.UUID, what string, ids []uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil
@@ -76,26 +76,36 @@ func checkRefs(ctx context.Context, tx pgx.Tx, org uuid.UUID, what string, ids [
 	if len(ids) > maxLinkIDs {
 		return apierror.BadRequest("invalid_"+what+"s", fmt.Sprintf("Send at most %d %s ids.", maxLinkIDs, what))
 	}
-	var sql string
+	q := dbq.New()
+	var found []uuid.UUID
+	var err error
 	switch what {
 	case "category":
-		sql = `SELECT id FROM labels WHERE organization_id = $1 AND kind = 'category' AND id = ANY($2)`
+		found, err = q.ContactRefCategories(ctx, tx, dbq.ContactRefCategoriesParams{OrganizationID: org, Ids: ids})
 	case "campaign":
-		sql = `SELECT id FROM campaigns WHERE organization_id = $1 AND id = ANY($2)`
+		found, err = q.ContactRefCampaigns(ctx, tx, dbq.ContactRefCampaignsParams{OrganizationID: org, Ids: ids})
 	default:
-		sql = `SELECT id FROM segments WHERE organization_id = $1 AND id = ANY($2)`
+		found, err = q.ContactRefSegments(ctx, tx, dbq.ContactRefSegmentsParams{OrganizationID: org, Ids: ids})
 	}
-	rows, err := tx.Query(ctx, sql, org, ids)
-	if err != nil {
-		return err
-	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
 		if !slices.Contains(found, id) {
 			return apierror.BadRequest("unknown_"+what, fmt.Sprintf("No %s %s in this organization.", what, id))
+		}
+	}
+	return nil
+}
+
+// checkLinkRefs checks the campaigns, categories and segments a contact write links (see checkRefs).
+func checkLinkRefs(ctx context.Context, tx pgx.Tx, org uuid.UUID, campaigns, categories, segments []uuid.UUID) error {
+	for _, ref := range []struct {
+		what string
+		ids  []uuid.UUID
+	}{{"campaign", campaigns}, {"category", categories}, {"segment", segments}} {
+		if err := checkRefs(ctx, tx, org, ref.what, dedupIDs(ref.ids)); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -131,7 +141,7 @@ func parseContactCreate(i int, c api.ContactCreate) (contactInput, error) {
 	}
 	email, ok := contacts.NormalizeEmail(c.Email)
 	if !ok {
-		return contactInput{}, apierror.BadRequest("invalid_email", fmt.Sprintf("Contact %d: %q is not an email address.", i, truncateRunes(c.Email, 100)))
+		return contactInput{}, apierror.BadRequest("invalid_email", fmt.Sprintf("Contact %d: %q is not an email address.", i, contacts.Clip(c.Email, 100)))
 	}
 	in := contactInput{email: email, first: strings.TrimSpace(c.FirstName.Value), last: strings.TrimSpace(c.LastName.Value),
 		company: strings.TrimSpace(c.Company.Value), phone: strings.TrimSpace(c.Phone.Value)}
@@ -172,14 +182,6 @@ func parseContactCreate(i int, c api.ContactCreate) (contactInput, error) {
 	}
 	in.campaigns, in.categories, in.segments = dedupIDs(c.Campaigns), dedupIDs(c.Categories), dedupIDs(c.Segments)
 	return in, nil
-}
-
-func truncateRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n])
-	}
-	return s
 }
 
 // upsertContactSQL creates a contact or enriches the primary one of its address: sent non-empty fields
@@ -234,13 +236,8 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 	source := contactSource(ctx)
 	var out []api.Contact
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		for _, ref := range []struct {
-			what string
-			ids  []uuid.UUID
-		}{{"campaign", dedupIDs(campaigns)}, {"category", dedupIDs(categories)}, {"segment", dedupIDs(segments)}} {
-			if err := checkRefs(ctx, tx, org, ref.what, ref.ids); err != nil {
-				return err
-			}
+		if err := checkLinkRefs(ctx, tx, org, campaigns, categories, segments); err != nil {
+			return err
 		}
 		ids := make([]uuid.UUID, len(inputs))
 		var created, updated []uuid.UUID
@@ -273,7 +270,7 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 			}
 		}
 		for i, in := range inputs {
-			if err := h.link(ctx, tx, org, ids[i], in.campaigns, in.categories); err != nil {
+			if err := linkContacts(ctx, tx, org, []uuid.UUID{ids[i]}, in.campaigns, in.categories); err != nil {
 				return err
 			}
 			if len(in.segments) > 0 {
@@ -335,11 +332,6 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 		return nil, err
 	}
 	return out, nil
-}
-
-// link adds campaigns (as pending leads) and categories to one contact, recording what was new.
-func (h *Contacts) link(ctx context.Context, tx pgx.Tx, org, contact uuid.UUID, campaigns, categories []uuid.UUID) error {
-	return linkContacts(ctx, tx, org, []uuid.UUID{contact}, campaigns, categories)
 }
 
 // linkContacts adds every campaign (as a pending lead) and category to every contact, set-based, and records
@@ -666,13 +658,8 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 		if err != nil {
 			return err
 		}
-		for _, ref := range []struct {
-			what string
-			ids  []uuid.UUID
-		}{{"campaign", campaigns}, {"category", dedupIDs(append(append(slices.Clone(categories), addCats...), removeCats...))}} {
-			if err := checkRefs(ctx, tx, org, ref.what, ref.ids); err != nil {
-				return err
-			}
+		if err := checkLinkRefs(ctx, tx, org, campaigns, append(append(slices.Clone(categories), addCats...), removeCats...), nil); err != nil {
+			return err
 		}
 		if len(sets) > 0 {
 			sql := fmt.Sprintf(`UPDATE contacts SET %s, updated_at = now() WHERE organization_id = $1 AND id = $2`, strings.Join(sets, ", "))

@@ -180,7 +180,7 @@ func parseImportOptions(raw string) (importOptions, error) {
 	case "":
 		return importOptions{}, apierror.BadRequest("invalid_dedup", "dedup is required: skip, update or create_duplicate.")
 	default:
-		return importOptions{}, apierror.BadRequest("invalid_dedup", fmt.Sprintf("dedup %q is not skip, update or create_duplicate.", truncateText(body.Dedup, 40)))
+		return importOptions{}, apierror.BadRequest("invalid_dedup", fmt.Sprintf("dedup %q is not skip, update or create_duplicate.", contacts.Clip(body.Dedup, 40)))
 	}
 	if body.HasHeader == nil {
 		return importOptions{}, apierror.BadRequest("invalid_options", "has_header is required (true when the file's first row names the columns).")
@@ -233,7 +233,7 @@ func importColumns(body importOptionsBody) ([]contactfile.Column, error) {
 			c.Target, c.CustomKey = contactfile.TargetCustom, key
 		}
 		if !slices.Contains(contactfile.Targets, c.Target) {
-			return nil, apierror.BadRequest("invalid_mapping", fmt.Sprintf("Column %d: target %q is not one of ignore, email, first_name, last_name, company, phone, subscribed, categories, verification_status, custom.", c.Index, truncateText(m.Target, 40)))
+			return nil, apierror.BadRequest("invalid_mapping", fmt.Sprintf("Column %d: target %q is not one of ignore, email, first_name, last_name, company, phone, subscribed, categories, verification_status, custom.", c.Index, contacts.Clip(m.Target, 40)))
 		}
 		switch c.Target {
 		case contactfile.TargetIgnore:
@@ -264,7 +264,7 @@ func importColumns(body importOptionsBody) ([]contactfile.Column, error) {
 			}
 			if !contacts.KnownProvider(c.Provider) {
 				return nil, apierror.BadRequest("unknown_verification_provider", fmt.Sprintf("verification_provider %q is not one of %s.",
-					truncateText(c.Provider, 64), strings.Join(contacts.Providers(), ", ")))
+					contacts.Clip(c.Provider, 64), strings.Join(contacts.Providers(), ", ")))
 			}
 		}
 		columns = append(columns, c)
@@ -288,7 +288,7 @@ func importLinkIDs(field, code string, raw []string) ([]uuid.UUID, error) {
 	for _, s := range raw {
 		id, err := uuid.Parse(s)
 		if err != nil {
-			return nil, apierror.BadRequest(code, fmt.Sprintf("%s: %q is not an id.", field, truncateText(s, 64)))
+			return nil, apierror.BadRequest(code, fmt.Sprintf("%s: %q is not an id.", field, contacts.Clip(s, 64)))
 		}
 		if !seen[id] {
 			seen[id] = true
@@ -296,13 +296,6 @@ func importLinkIDs(field, code string, raw []string) ([]uuid.UUID, error) {
 		}
 	}
 	return out, nil
-}
-
-func truncateText(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n])
-	}
-	return s
 }
 
 // ContactsImportCommit loads a file into the contact list (see ContactImport for how). Every 400 comes
@@ -328,7 +321,7 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 	}
 	var out loadResult
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		if err := h.checkLinks(ctx, tx, org, opts); err != nil {
+		if err := checkLinkRefs(ctx, tx, org, opts.campaignIDs, opts.categoryIDs, opts.segmentIDs); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, src.plan.createSQL()); err != nil {
@@ -345,7 +338,7 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 		}
 		report := src.im.Report()
 		if err := audit.Record(ctx, tx, audit.Entry{Action: "contacts.imported", TargetType: "contact_import",
-			Metadata: map[string]any{"filename": truncateText(req.File.Name, 255), "format": string(format), "dedup": opts.dedup,
+			Metadata: map[string]any{"filename": contacts.Clip(req.File.Name, 255), "format": string(format), "dedup": opts.dedup,
 				"total": report.Total, "imported": out.imported, "updated": out.updated,
 				"skipped": report.Repeats + out.skipped, "failed": report.Failed}}); err != nil {
 			return err
@@ -391,43 +384,6 @@ func importResult(report contactfile.Report, out loadResult, opts importOptions,
 	res.Quality = api.NewOptContactImportQuality(api.ContactImportQuality{Malformed: report.Quality.Malformed,
 		Disposable: report.Quality.Disposable, Role: report.Quality.Role, BadSharePct: pct, Flagged: flagged})
 	return res
-}
-
-// checkLinks refuses ids that are not the organization's categories, campaigns or segments.
-func (h *ContactImport) checkLinks(ctx context.Context, tx pgx.Tx, org uuid.UUID, opts importOptions) error {
-	for _, l := range []struct {
-		ids        []uuid.UUID
-		code, noun string
-		known      func() ([]uuid.UUID, error)
-	}{
-		{opts.categoryIDs, "unknown_category", "category", func() ([]uuid.UUID, error) {
-			return h.queries.ContactImportCategoriesKnown(ctx, tx, dbq.ContactImportCategoriesKnownParams{OrganizationID: org, Ids: opts.categoryIDs})
-		}},
-		{opts.campaignIDs, "unknown_campaign", "campaign", func() ([]uuid.UUID, error) {
-			return h.queries.ContactImportCampaignsKnown(ctx, tx, dbq.ContactImportCampaignsKnownParams{OrganizationID: org, Ids: opts.campaignIDs})
-		}},
-		{opts.segmentIDs, "unknown_segment", "segment", func() ([]uuid.UUID, error) {
-			return h.queries.ContactImportSegmentsKnown(ctx, tx, dbq.ContactImportSegmentsKnownParams{OrganizationID: org, Ids: opts.segmentIDs})
-		}},
-	} {
-		if len(l.ids) == 0 {
-			continue
-		}
-		found, err := l.known()
-		if err != nil {
-			return err
-		}
-		known := map[uuid.UUID]bool{}
-		for _, id := range found {
-			known[id] = true
-		}
-		for _, id := range l.ids {
-			if !known[id] {
-				return apierror.BadRequest(l.code, fmt.Sprintf("No %s %s in this organization.", l.noun, id))
-			}
-		}
-	}
-	return nil
 }
 
 // importSource feeds COPY: it reads the file's data rows through the importer and yields the accepted ones

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -192,12 +193,12 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 	}
 	for _, op := range req.Fields {
 		if !contacts.ValidCustomKey(op.Key) {
-			return nil, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", truncateRunes(op.Key, 80), contacts.MaxCustomKeyLen))
+			return nil, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", contacts.Clip(op.Key, 80), contacts.MaxCustomKeyLen))
 		}
 		switch string(op.Type) {
 		case fieldRename:
 			if !contacts.ValidCustomKey(op.Value.Value) {
-				return nil, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("RENAME needs value to be the new field name; %q is not a valid name.", truncateRunes(op.Value.Value, 80)))
+				return nil, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("RENAME needs value to be the new field name; %q is not a valid name.", contacts.Clip(op.Value.Value, 80)))
 			}
 		case fieldAdd, fieldEdit:
 			if len([]rune(op.Value.Value)) > contacts.MaxCustomValueLen {
@@ -211,13 +212,8 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 	}
 	out := []api.Contact{}
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		for _, ref := range []struct {
-			what string
-			ids  []uuid.UUID
-		}{{"campaign", dedupIDs(append(append([]uuid.UUID{}, addCamps...), removeCamps...))}, {"category", dedupIDs(append(append([]uuid.UUID{}, addCats...), removeCats...))}} {
-			if err := checkRefs(ctx, tx, org, ref.what, ref.ids); err != nil {
-				return err
-			}
+		if err := checkLinkRefs(ctx, tx, org, append(slices.Clone(addCamps), removeCamps...), append(slices.Clone(addCats), removeCats...), nil); err != nil {
+			return err
 		}
 		ids, err := sel.IDs(ctx, tx, org)
 		if err != nil {

@@ -301,7 +301,7 @@ func (h *Segments) SegmentsList(ctx context.Context, params api.SegmentsListPara
 		if utf8.RuneCountInString(v) > maxSegmentQuery {
 			return nil, apierror.BadRequest("invalid_query", fmt.Sprintf("q must be at most %d characters.", maxSegmentQuery))
 		}
-		escaped := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(v))
+		escaped := contacts.LikeEscape(strings.ToLower(v))
 		q = &escaped
 	}
 	var after *timeKey

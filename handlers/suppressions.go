@@ -12,6 +12,7 @@ import (
 	"github.com/outflowhq/outflow/apierror"
 	"github.com/outflowhq/outflow/audit"
 	"github.com/outflowhq/outflow/auth"
+	"github.com/outflowhq/outflow/contacts"
 	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
@@ -169,7 +170,7 @@ func (h *Suppressions) DeliverabilityOpsListSuppressions(ctx context.Context, pa
 		if len(v) > maxSuppressionQuery {
 			return nil, apierror.BadRequest("invalid_query", fmt.Sprintf("q must be at most %d characters.", maxSuppressionQuery))
 		}
-		escaped := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(strings.TrimSpace(v)))
+		escaped := contacts.LikeEscape(strings.ToLower(strings.TrimSpace(v)))
 		q = &escaped
 	}
 	page, err := keysetPage(ctx, h.pool, h.cursors, org, sortSuppressions, params.Cursor, limit,

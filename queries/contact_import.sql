@@ -1,16 +1,5 @@
--- name: ContactImportCategoriesKnown :many
--- Which of the given ids are categories of the organization. (The load itself works on a temporary staging
--- table sqlc cannot see; those statements live in handlers/contacts_import.go.)
-SELECT id FROM labels
-WHERE organization_id = @organization_id::uuid AND kind = 'category' AND id = ANY(@ids::uuid[]);
-
--- name: ContactImportCampaignsKnown :many
-SELECT id FROM campaigns
-WHERE organization_id = @organization_id::uuid AND id = ANY(@ids::uuid[]);
-
--- name: ContactImportSegmentsKnown :many
-SELECT id FROM segments
-WHERE organization_id = @organization_id::uuid AND id = ANY(@ids::uuid[]);
+-- The load itself works on a temporary staging table sqlc cannot see; those statements live in
+-- handlers/contacts_import.go.
 
 -- name: ContactImportCategoriesByKey :many
 -- The organization's categories whose lowercased title is one of keys; of two categories spelled alike the

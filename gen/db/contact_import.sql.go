@@ -11,37 +11,8 @@ import (
 	"github.com/google/uuid"
 )
 
-const contactImportCampaignsKnown = `-- name: ContactImportCampaignsKnown :many
-SELECT id FROM campaigns
-WHERE organization_id = $1::uuid AND id = ANY($2::uuid[])
-`
-
-type ContactImportCampaignsKnownParams struct {
-	OrganizationID uuid.UUID   `json:"organization_id"`
-	Ids            []uuid.UUID `json:"ids"`
-}
-
-func (q *Queries) ContactImportCampaignsKnown(ctx context.Context, db DBTX, arg ContactImportCampaignsKnownParams) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, contactImportCampaignsKnown, arg.OrganizationID, arg.Ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []uuid.UUID{}
-	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const contactImportCategoriesByKey = `-- name: ContactImportCategoriesByKey :many
+
 SELECT DISTINCT ON (lower(title)) lower(title)::text AS key, id FROM labels
 WHERE organization_id = $1::uuid AND kind = 'category' AND lower(title) = ANY($2::text[])
 ORDER BY lower(title), position, id
@@ -57,6 +28,8 @@ type ContactImportCategoriesByKeyRow struct {
 	ID  uuid.UUID `json:"id"`
 }
 
+// The load itself works on a temporary staging table sqlc cannot see; those statements live in
+// handlers/contacts_import.go.
 // The organization's categories whose lowercased title is one of keys; of two categories spelled alike the
 // first in the list's order wins.
 func (q *Queries) ContactImportCategoriesByKey(ctx context.Context, db DBTX, arg ContactImportCategoriesByKeyParams) ([]ContactImportCategoriesByKeyRow, error) {
@@ -127,38 +100,6 @@ func (q *Queries) ContactImportCategoriesCreate(ctx context.Context, db DBTX, ar
 	return items, nil
 }
 
-const contactImportCategoriesKnown = `-- name: ContactImportCategoriesKnown :many
-SELECT id FROM labels
-WHERE organization_id = $1::uuid AND kind = 'category' AND id = ANY($2::uuid[])
-`
-
-type ContactImportCategoriesKnownParams struct {
-	OrganizationID uuid.UUID   `json:"organization_id"`
-	Ids            []uuid.UUID `json:"ids"`
-}
-
-// Which of the given ids are categories of the organization. (The load itself works on a temporary staging
-// table sqlc cannot see; those statements live in handlers/contacts_import.go.)
-func (q *Queries) ContactImportCategoriesKnown(ctx context.Context, db DBTX, arg ContactImportCategoriesKnownParams) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, contactImportCategoriesKnown, arg.OrganizationID, arg.Ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []uuid.UUID{}
-	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const contactImportOrgEmpty = `-- name: ContactImportOrgEmpty :one
 SELECT NOT EXISTS (SELECT 1 FROM contacts WHERE organization_id = $1::uuid) AS empty
 `
@@ -170,34 +111,4 @@ func (q *Queries) ContactImportOrgEmpty(ctx context.Context, db DBTX, organizati
 	var empty bool
 	err := row.Scan(&empty)
 	return empty, err
-}
-
-const contactImportSegmentsKnown = `-- name: ContactImportSegmentsKnown :many
-SELECT id FROM segments
-WHERE organization_id = $1::uuid AND id = ANY($2::uuid[])
-`
-
-type ContactImportSegmentsKnownParams struct {
-	OrganizationID uuid.UUID   `json:"organization_id"`
-	Ids            []uuid.UUID `json:"ids"`
-}
-
-func (q *Queries) ContactImportSegmentsKnown(ctx context.Context, db DBTX, arg ContactImportSegmentsKnownParams) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, contactImportSegmentsKnown, arg.OrganizationID, arg.Ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []uuid.UUID{}
-	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
