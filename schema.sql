@@ -798,6 +798,16 @@ CREATE TABLE public.campaign_leads (
 );
 
 --
+-- Name: campaign_mailboxes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_mailboxes (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    mailbox_id uuid NOT NULL
+);
+
+--
 -- Name: campaigns; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1029,6 +1039,134 @@ CREATE TABLE public.labels (
     CONSTRAINT labels_kind_check CHECK ((kind = ANY (ARRAY['folder'::text, 'tag'::text, 'category'::text]))),
     CONSTRAINT labels_position_check CHECK (("position" >= 0)),
     CONSTRAINT labels_title_check CHECK (((length(title) >= 1) AND (length(title) <= 100)))
+);
+
+--
+-- Name: mailbox_errors; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mailbox_errors (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    mailbox_id uuid NOT NULL,
+    code text NOT NULL,
+    severity text NOT NULL,
+    title text NOT NULL,
+    message text NOT NULL,
+    action_required boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    resolved_at timestamp with time zone,
+    CONSTRAINT mailbox_errors_code_check CHECK ((code ~ '^[A-Z][A-Z0-9_]{1,63}$'::text)),
+    CONSTRAINT mailbox_errors_message_check CHECK ((length(message) <= 2000)),
+    CONSTRAINT mailbox_errors_severity_check CHECK ((severity = ANY (ARRAY['info'::text, 'warning'::text, 'error'::text, 'critical'::text]))),
+    CONSTRAINT mailbox_errors_title_check CHECK ((length(title) <= 200))
+);
+
+--
+-- Name: mailboxes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mailboxes (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    user_id uuid,
+    worker_id uuid,
+    email text NOT NULL,
+    name text DEFAULT ''::text NOT NULL,
+    provider text NOT NULL,
+    status text DEFAULT 'active'::text NOT NULL,
+    signature_plain text DEFAULT ''::text NOT NULL,
+    signature_html text DEFAULT ''::text NOT NULL,
+    signature_sync boolean DEFAULT false NOT NULL,
+    signature_code boolean DEFAULT false NOT NULL,
+    send_as_email text DEFAULT ''::text NOT NULL,
+    reply_to text DEFAULT ''::text NOT NULL,
+    save_to_sent boolean DEFAULT true NOT NULL,
+    campaign_limit integer DEFAULT 50 NOT NULL,
+    min_wait_time integer DEFAULT 600 NOT NULL,
+    timezone text DEFAULT ''::text NOT NULL,
+    tags uuid[] DEFAULT '{}'::uuid[] NOT NULL,
+    smtp_host text DEFAULT ''::text NOT NULL,
+    smtp_port integer DEFAULT 0 NOT NULL,
+    smtp_username text DEFAULT ''::text NOT NULL,
+    smtp_security text DEFAULT ''::text NOT NULL,
+    smtp_password bytea,
+    imap_host text DEFAULT ''::text NOT NULL,
+    imap_port integer DEFAULT 0 NOT NULL,
+    imap_username text DEFAULT ''::text NOT NULL,
+    imap_security text DEFAULT ''::text NOT NULL,
+    imap_password bytea,
+    identities jsonb DEFAULT '[]'::jsonb NOT NULL,
+    identity_synced_at timestamp with time zone,
+    signature_source text DEFAULT 'manual'::text NOT NULL,
+    signature_imported_at timestamp with time zone,
+    last_synced_at timestamp with time zone,
+    last_id bigint DEFAULT 0 NOT NULL,
+    rotation_state text DEFAULT 'active'::text NOT NULL,
+    rotation_since timestamp with time zone,
+    rotation_reason text DEFAULT ''::text NOT NULL,
+    warmup timestamp with time zone,
+    warmup_paused_at timestamp with time zone,
+    warmup_base integer DEFAULT 2 NOT NULL,
+    warmup_max integer DEFAULT 40 NOT NULL,
+    warmup_increase integer DEFAULT 2 NOT NULL,
+    warmup_reply_rate integer DEFAULT 30 NOT NULL,
+    warmup_tag text DEFAULT ''::text NOT NULL,
+    warmup_pool_type text DEFAULT 'free'::text NOT NULL,
+    warmup_start_time text DEFAULT ''::text NOT NULL,
+    warmup_end_time text DEFAULT ''::text NOT NULL,
+    warmup_days integer DEFAULT 7 NOT NULL,
+    warmup_health text DEFAULT 'healthy'::text NOT NULL,
+    tracking_domain text DEFAULT ''::text NOT NULL,
+    tracking_domain_verified boolean DEFAULT false NOT NULL,
+    tracking_domain_verified_at timestamp with time zone,
+    auth_state text DEFAULT 'unknown'::text NOT NULL,
+    auth_spf boolean DEFAULT false NOT NULL,
+    auth_dkim boolean DEFAULT false NOT NULL,
+    auth_dmarc boolean DEFAULT false NOT NULL,
+    auth_dmarc_policy text DEFAULT ''::text NOT NULL,
+    auth_reason text DEFAULT ''::text NOT NULL,
+    auth_checked_at timestamp with time zone,
+    auth_failing_since timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT mailboxes_auth_state_check CHECK ((auth_state = ANY (ARRAY['passing'::text, 'failing'::text, 'unknown'::text]))),
+    CONSTRAINT mailboxes_campaign_limit_check CHECK (((campaign_limit >= 0) AND (campaign_limit <= 5000))),
+    CONSTRAINT mailboxes_check CHECK ((warmup_base <= warmup_max)),
+    CONSTRAINT mailboxes_email_check CHECK (((email = lower(email)) AND ((length(email) >= 3) AND (length(email) <= 254)))),
+    CONSTRAINT mailboxes_identities_check CHECK ((jsonb_typeof(identities) = 'array'::text)),
+    CONSTRAINT mailboxes_imap_host_check CHECK ((length(imap_host) <= 253)),
+    CONSTRAINT mailboxes_imap_port_check CHECK (((imap_port >= 0) AND (imap_port <= 65535))),
+    CONSTRAINT mailboxes_imap_security_check CHECK ((imap_security = ANY (ARRAY[''::text, 'tls'::text, 'starttls'::text, 'none'::text]))),
+    CONSTRAINT mailboxes_imap_username_check CHECK ((length(imap_username) <= 320)),
+    CONSTRAINT mailboxes_min_wait_time_check CHECK (((min_wait_time >= 0) AND (min_wait_time <= 86400))),
+    CONSTRAINT mailboxes_name_check CHECK ((length(name) <= 255)),
+    CONSTRAINT mailboxes_provider_check CHECK ((provider = ANY (ARRAY['gmail'::text, 'outlook'::text, 'smtp_imap'::text]))),
+    CONSTRAINT mailboxes_reply_to_check CHECK ((length(reply_to) <= 254)),
+    CONSTRAINT mailboxes_rotation_reason_check CHECK ((length(rotation_reason) <= 500)),
+    CONSTRAINT mailboxes_rotation_state_check CHECK ((rotation_state = ANY (ARRAY['reserve'::text, 'active'::text, 'resting'::text]))),
+    CONSTRAINT mailboxes_send_as_email_check CHECK ((length(send_as_email) <= 254)),
+    CONSTRAINT mailboxes_signature_html_check CHECK ((length(signature_html) <= 10000)),
+    CONSTRAINT mailboxes_signature_plain_check CHECK ((length(signature_plain) <= 10000)),
+    CONSTRAINT mailboxes_signature_source_check CHECK ((signature_source = ANY (ARRAY['manual'::text, 'provider'::text]))),
+    CONSTRAINT mailboxes_smtp_host_check CHECK ((length(smtp_host) <= 253)),
+    CONSTRAINT mailboxes_smtp_port_check CHECK (((smtp_port >= 0) AND (smtp_port <= 65535))),
+    CONSTRAINT mailboxes_smtp_security_check CHECK ((smtp_security = ANY (ARRAY[''::text, 'tls'::text, 'starttls'::text, 'none'::text]))),
+    CONSTRAINT mailboxes_smtp_username_check CHECK ((length(smtp_username) <= 320)),
+    CONSTRAINT mailboxes_status_check CHECK ((status = ANY (ARRAY['active'::text, 'inactive'::text, 'revoked'::text]))),
+    CONSTRAINT mailboxes_tags_check CHECK ((cardinality(tags) <= 50)),
+    CONSTRAINT mailboxes_timezone_check CHECK ((length(timezone) <= 64)),
+    CONSTRAINT mailboxes_tracking_domain_check CHECK ((length(tracking_domain) <= 253)),
+    CONSTRAINT mailboxes_warmup_base_check CHECK (((warmup_base >= 1) AND (warmup_base <= 100))),
+    CONSTRAINT mailboxes_warmup_days_check CHECK (((warmup_days >= 1) AND (warmup_days <= 7))),
+    CONSTRAINT mailboxes_warmup_end_time_check CHECK (((warmup_end_time = ''::text) OR (warmup_end_time ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'::text))),
+    CONSTRAINT mailboxes_warmup_health_check CHECK ((warmup_health = ANY (ARRAY['healthy'::text, 'watch'::text, 'throttled'::text, 'quarantined'::text, 'blocked'::text]))),
+    CONSTRAINT mailboxes_warmup_increase_check CHECK (((warmup_increase >= 0) AND (warmup_increase <= 50))),
+    CONSTRAINT mailboxes_warmup_max_check CHECK (((warmup_max >= 1) AND (warmup_max <= 200))),
+    CONSTRAINT mailboxes_warmup_pool_type_check CHECK ((warmup_pool_type = ANY (ARRAY['free'::text, 'premium'::text]))),
+    CONSTRAINT mailboxes_warmup_reply_rate_check CHECK (((warmup_reply_rate >= 0) AND (warmup_reply_rate <= 100))),
+    CONSTRAINT mailboxes_warmup_start_time_check CHECK (((warmup_start_time = ''::text) OR (warmup_start_time ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'::text))),
+    CONSTRAINT mailboxes_warmup_tag_check CHECK ((length(warmup_tag) <= 64))
 );
 
 --
@@ -1655,6 +1793,13 @@ ALTER TABLE ONLY public.campaign_leads
     ADD CONSTRAINT campaign_leads_pkey PRIMARY KEY (organization_id, campaign_id, contact_id);
 
 --
+-- Name: campaign_mailboxes campaign_mailboxes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_mailboxes
+    ADD CONSTRAINT campaign_mailboxes_pkey PRIMARY KEY (organization_id, campaign_id, mailbox_id);
+
+--
 -- Name: campaigns campaigns_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1737,6 +1882,20 @@ ALTER TABLE ONLY public.idempotency_keys
 
 ALTER TABLE ONLY public.labels
     ADD CONSTRAINT labels_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: mailbox_errors mailbox_errors_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_errors
+    ADD CONSTRAINT mailbox_errors_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: mailboxes mailboxes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailboxes
+    ADD CONSTRAINT mailboxes_pkey PRIMARY KEY (organization_id, id);
 
 --
 -- Name: memberships memberships_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2061,6 +2220,12 @@ CREATE INDEX auth_challenges_expires_at ON public.auth_challenges USING btree (e
 CREATE INDEX campaign_leads_contact ON public.campaign_leads USING btree (organization_id, contact_id);
 
 --
+-- Name: campaign_mailboxes_mailbox; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_mailboxes_mailbox ON public.campaign_mailboxes USING btree (organization_id, mailbox_id);
+
+--
 -- Name: contact_activities_contact; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2161,6 +2326,24 @@ CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree 
 --
 
 CREATE INDEX labels_order ON public.labels USING btree (organization_id, kind, "position", id);
+
+--
+-- Name: mailbox_errors_newest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX mailbox_errors_newest ON public.mailbox_errors USING btree (organization_id, mailbox_id, created_at DESC, id DESC);
+
+--
+-- Name: mailboxes_email; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX mailboxes_email ON public.mailboxes USING btree (organization_id, email);
+
+--
+-- Name: mailboxes_tags; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX mailboxes_tags ON public.mailboxes USING gin (tags);
 
 --
 -- Name: memberships_custom_role; Type: INDEX; Schema: public; Owner: -
@@ -2572,6 +2755,20 @@ ALTER TABLE ONLY public.campaign_leads
     ADD CONSTRAINT campaign_leads_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE CASCADE;
 
 --
+-- Name: campaign_mailboxes campaign_mailboxes_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_mailboxes
+    ADD CONSTRAINT campaign_mailboxes_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_mailboxes campaign_mailboxes_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_mailboxes
+    ADD CONSTRAINT campaign_mailboxes_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: campaigns campaigns_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2661,6 +2858,27 @@ ALTER TABLE ONLY public.idempotency_keys
 
 ALTER TABLE ONLY public.labels
     ADD CONSTRAINT labels_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: mailbox_errors mailbox_errors_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_errors
+    ADD CONSTRAINT mailbox_errors_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: mailboxes mailboxes_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailboxes
+    ADD CONSTRAINT mailboxes_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: mailboxes mailboxes_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailboxes
+    ADD CONSTRAINT mailboxes_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE SET NULL;
 
 --
 -- Name: memberships memberships_custom_role_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -2981,6 +3199,12 @@ ALTER TABLE public.audit_log ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.campaign_leads ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: campaign_mailboxes; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_mailboxes ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: campaigns; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -3045,6 +3269,18 @@ ALTER TABLE public.idempotency_keys ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE public.labels ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: mailbox_errors; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.mailbox_errors ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: mailboxes; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.mailboxes ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: memberships; Type: ROW SECURITY; Schema: public; Owner: -
@@ -3149,6 +3385,12 @@ CREATE POLICY tenant_isolation ON public.audit_log USING ((organization_id = pub
 CREATE POLICY tenant_isolation ON public.campaign_leads USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
+-- Name: campaign_mailboxes tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_mailboxes USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
 -- Name: campaigns tenant_isolation; Type: POLICY; Schema: public; Owner: -
 --
 
@@ -3213,6 +3455,18 @@ CREATE POLICY tenant_isolation ON public.idempotency_keys USING ((organization_i
 --
 
 CREATE POLICY tenant_isolation ON public.labels USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: mailbox_errors tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.mailbox_errors USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: mailboxes tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.mailboxes USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: memberships tenant_isolation; Type: POLICY; Schema: public; Owner: -

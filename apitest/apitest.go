@@ -56,6 +56,16 @@ func AllowPrivateWebhooks() Option {
 	return func(c *config.Config) { c.WebhooksAllowPrivate = true }
 }
 
+// MailPeers lets the server's mailboxes reach the test's in-process SMTP and IMAP servers: it trusts the
+// certificate authority in caFile (mailtest.CAFile) and allows loopback mail hosts, as
+// OUTFLOW_MAIL_CA_FILE and OUTFLOW_ALLOW_INSECURE_MAIL=1 do for a self-hosted rig.
+func MailPeers(caFile string) Option {
+	return func(c *config.Config) {
+		c.MailCAFile = caFile
+		c.AllowInsecureMail = true
+	}
+}
+
 // New starts the API over a fresh database and stops it when t ends. The configuration is the development
 // default (captcha off, email verification on) unless options change it.
 func New(t testing.TB, opts ...Option) *Env {

@@ -98,6 +98,18 @@ type Config struct {
 	// (another value only makes sense against test servers).
 	VerifySMTPPort int
 
+	// AllowInsecureMail lets mailboxes reach private and loopback mail servers, and connect without TLS
+	// (security none) to a loopback host: for self-hosted rigs whose mail server runs beside Outflow. Never on a
+	// shared deployment: it opens the server's own network to its tenants. Env: OUTFLOW_ALLOW_INSECURE_MAIL,
+	// default false.
+	AllowInsecureMail bool
+	// MailCAFile names a PEM file of extra certificate authorities trusted for mailbox SMTP and IMAP servers
+	// (a private relay with an in-house CA); the system roots stay trusted. Env: OUTFLOW_MAIL_CA_FILE.
+	MailCAFile string
+	// MaxMailboxes is each organization's mailbox allowance; connecting one more answers 403
+	// mailbox_allowance_reached. Env: OUTFLOW_MAX_MAILBOXES, default 100 (1 to 100000).
+	MaxMailboxes int
+
 	// Google, Apple and OIDC configure social sign-in; a provider with no client id is disabled.
 	Google ProviderConfig
 	Apple  ProviderConfig
@@ -208,29 +220,16 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("OUTFLOW_CAPTCHA %q must be off or turnstile", c.Captcha))
 	}
 
-	c.RequireEmailVerification = true
-	if raw := strings.TrimSpace(getenv("OUTFLOW_REQUIRE_EMAIL_VERIFICATION")); raw != "" {
-		v, err := strconv.ParseBool(raw)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("OUTFLOW_REQUIRE_EMAIL_VERIFICATION %q must be true or false", raw))
-		}
-		c.RequireEmailVerification = v
+	if c.RequireEmailVerification, err = boolVar(getenv, "OUTFLOW_REQUIRE_EMAIL_VERIFICATION", true); err != nil {
+		errs = append(errs, err)
 	}
 	c.AvatarDir = cmp.Or(strings.TrimSpace(getenv("OUTFLOW_AVATAR_DIR")), ".data/avatars")
-	if raw := strings.TrimSpace(getenv("OUTFLOW_EDGE_LOCATION")); raw != "" {
-		v, err := strconv.ParseBool(raw)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("OUTFLOW_EDGE_LOCATION %q must be true or false", raw))
-		}
-		c.EdgeLocation = v
+	if c.EdgeLocation, err = boolVar(getenv, "OUTFLOW_EDGE_LOCATION", false); err != nil {
+		errs = append(errs, err)
 	}
 
-	if raw := strings.TrimSpace(getenv("OUTFLOW_WEBHOOKS_ALLOW_PRIVATE")); raw != "" {
-		v, err := strconv.ParseBool(raw)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("OUTFLOW_WEBHOOKS_ALLOW_PRIVATE %q must be true or false (1 or 0)", raw))
-		}
-		c.WebhooksAllowPrivate = v
+	if c.WebhooksAllowPrivate, err = boolVar(getenv, "OUTFLOW_WEBHOOKS_ALLOW_PRIVATE", false); err != nil {
+		errs = append(errs, err)
 	}
 
 	c.DNSServer = strings.TrimSpace(getenv("OUTFLOW_DNS_SERVER"))
@@ -239,12 +238,8 @@ func Load(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("OUTFLOW_DNS_SERVER %q must be host:port (for example 1.1.1.1:53)", c.DNSServer))
 		}
 	}
-	if raw := strings.TrimSpace(getenv("OUTFLOW_VERIFY_SMTP_PROBE")); raw != "" {
-		v, err := strconv.ParseBool(raw)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("OUTFLOW_VERIFY_SMTP_PROBE %q must be true or false", raw))
-		}
-		c.VerifySMTPProbe = v
+	if c.VerifySMTPProbe, err = boolVar(getenv, "OUTFLOW_VERIFY_SMTP_PROBE", false); err != nil {
+		errs = append(errs, err)
 	}
 	c.VerifyProbeFrom = strings.ToLower(strings.TrimSpace(getenv("OUTFLOW_VERIFY_PROBE_FROM")))
 	if c.VerifyProbeFrom != "" {
@@ -264,6 +259,16 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	c.VerifySMTPPort = int(port)
+
+	if c.AllowInsecureMail, err = boolVar(getenv, "OUTFLOW_ALLOW_INSECURE_MAIL", false); err != nil {
+		errs = append(errs, err)
+	}
+	c.MailCAFile = strings.TrimSpace(getenv("OUTFLOW_MAIL_CA_FILE"))
+	maxMailboxes, err := intVar(getenv, "OUTFLOW_MAX_MAILBOXES", 100, 1, 100000)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.MaxMailboxes = int(maxMailboxes)
 
 	provider := func(prefix, defaultIssuer string) ProviderConfig {
 		return ProviderConfig{
@@ -327,6 +332,19 @@ func decodeKey(raw string) ([]byte, error) {
 }
 
 // intVar reads an optional integer variable within [lo, hi], returning def when it is unset.
+// boolVar reads a true/false variable (1/0, t/f, true/false in any case); unset or empty keeps def.
+func boolVar(getenv func(string) string, name string, def bool) (bool, error) {
+	raw := strings.TrimSpace(getenv(name))
+	if raw == "" {
+		return def, nil
+	}
+	v, err := strconv.ParseBool(raw)
+	if err != nil {
+		return def, fmt.Errorf("%s %q must be true or false (1 or 0)", name, raw)
+	}
+	return v, nil
+}
+
 func intVar(getenv func(string) string, name string, def, lo, hi int64) (int64, error) {
 	raw := strings.TrimSpace(getenv(name))
 	if raw == "" {

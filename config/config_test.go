@@ -124,6 +124,25 @@ func TestLoadWebhooksAllowPrivate(t *testing.T) {
 	require.ErrorContains(t, err, "OUTFLOW_WEBHOOKS_ALLOW_PRIVATE")
 }
 
+func TestLoadMailboxSettings(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y"}))
+	require.NoError(t, err)
+	require.False(t, c.AllowInsecureMail, "off unless asked for")
+	require.Empty(t, c.MailCAFile)
+	require.Equal(t, 100, c.MaxMailboxes)
+	c, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_ALLOW_INSECURE_MAIL": "1",
+		"OUTFLOW_MAIL_CA_FILE": " /etc/outflow/ca.pem ", "OUTFLOW_MAX_MAILBOXES": "3"}))
+	require.NoError(t, err)
+	require.True(t, c.AllowInsecureMail)
+	require.Equal(t, "/etc/outflow/ca.pem", c.MailCAFile)
+	require.Equal(t, 3, c.MaxMailboxes)
+	_, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_ALLOW_INSECURE_MAIL": "maybe",
+		"OUTFLOW_MAX_MAILBOXES": "0"}))
+	require.ErrorContains(t, err, "OUTFLOW_ALLOW_INSECURE_MAIL")
+	require.ErrorContains(t, err, "OUTFLOW_MAX_MAILBOXES")
+}
+
 func TestLoadEmailVerification(t *testing.T) {
 	t.Parallel()
 	c, err := config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y"}))

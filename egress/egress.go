@@ -346,3 +346,14 @@ func Describe(err error) string {
 	}
 	return err.Error()
 }
+
+// DialContext opens a TCP connection to a tenant-chosen host:port for protocols other than HTTP (a mailbox's
+// SMTP and IMAP servers), under the same rules as NewClient's transport: the host is resolved through
+// opts.Resolver and every address is checked just before the socket connects.
+func DialContext(ctx context.Context, opts Options, network, address string) (net.Conn, error) {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return (&dialer{opts: opts, timeout: timeout}).DialContext(ctx, network, address)
+}

@@ -375,3 +375,27 @@ func TestClientIgnoresProxyEnvironmentAndTimesOut(t *testing.T) {
 	require.Equal(t, "timed out", Describe(err))
 	require.False(t, errors.Is(err, context.Canceled))
 }
+
+func TestDialContextRefusesPrivateAddressesUnlessAllowed(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	ctx := context.Background()
+	_, err = DialContext(ctx, Options{}, "tcp", ln.Addr().String())
+	var refused *Error
+	require.ErrorAs(t, err, &refused, "a loopback mail host is refused on a shared deployment")
+	require.Equal(t, ReasonAddress, refused.Reason)
+	conn, err := DialContext(ctx, Options{AllowPrivate: true}, "tcp", ln.Addr().String())
+	require.NoError(t, err)
+	require.NoError(t, conn.Close())
+}

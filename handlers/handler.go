@@ -37,6 +37,7 @@ type Handler struct {
 	*ContactFeeds
 	*Segments
 	*Labels
+	*Mailboxes
 	notYet
 
 	mcp    *MCP
@@ -87,6 +88,8 @@ type Deps struct {
 	Segments *Segments
 	// Labels serves the folder, tag and category registries.
 	Labels *Labels
+	// Mailboxes is the sender-mailbox group.
+	Mailboxes *Mailboxes
 	// MCP serves /v1/mcp beside the generated server (see MCP()); nil leaves the path to the generated stubs.
 	MCP *MCP
 }
@@ -95,7 +98,7 @@ type Deps struct {
 func New(d Deps) *Handler {
 	h := &Handler{System: d.System, AuthCore: d.AuthCore, Profile: d.Profile, Notifications: d.Notifications, Social: d.Social, TwoFactor: d.TwoFactor, Passkeys: d.Passkeys, Organizations: d.Organizations, APIKeys: d.APIKeys, Suppressions: d.Suppressions, AuditLogs: d.AuditLogs, AgentTools: d.AgentTools, OAuth: d.OAuth, Webhooks: d.Webhooks, WebhookDeliveries: d.WebhookDeliveries,
 		Contacts: d.Contacts, ContactImport: d.ContactImport, ContactExport: d.ContactExport, ContactVerification: d.ContactVerification,
-		ContactFeeds: d.ContactFeeds, Segments: d.Segments, Labels: d.Labels, mcp: d.MCP, logger: d.Logger}
+		ContactFeeds: d.ContactFeeds, Segments: d.Segments, Labels: d.Labels, Mailboxes: d.Mailboxes, mcp: d.MCP, logger: d.Logger}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks
 	}

@@ -208,6 +208,12 @@ func (h *Labels) remove(ctx context.Context, k labelKind, id uuid.UUID) error {
 		if err := h.queries.LabelRenumber(ctx, tx, dbq.LabelRenumberParams{OrganizationID: org, Kind: k.name}); err != nil {
 			return err
 		}
+		if k == tagLabels {
+			// Mailboxes carry tag ids in an array (no foreign key), so a deleted tag is taken off them here.
+			if err := h.queries.MailboxesDropTag(ctx, tx, dbq.MailboxesDropTagParams{OrganizationID: org, Tag: id}); err != nil {
+				return err
+			}
+		}
 		return audit.Record(ctx, tx, audit.Entry{Action: "label.deleted", TargetType: "label", TargetID: id.String(),
 			Metadata: map[string]any{"kind": k.name, "title": title}})
 	})

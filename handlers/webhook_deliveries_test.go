@@ -335,11 +335,17 @@ func TestWebhookHangingReceiverIsCutWithoutStarvingOthers(t *testing.T) {
 	// The fast endpoint gets everything while the slow one is stuck.
 	require.Eventually(t, func() bool { return len(fast.perEvent(t)) == 3 }, 5*time.Second, 20*time.Millisecond)
 	require.Less(t, time.Since(start), 10*time.Second)
-	page, err := client.WebhooksListDeliveries(context.Background(), api.WebhooksListDeliveriesParams{ID: fastID})
-	require.NoError(t, err)
-	for _, d := range page.Data {
-		require.Equal(t, api.WebhookDeliveryStatusDelivered, d.Status)
-	}
+	// The receiver has answered; the outcome is recorded just after, so wait for it rather than race it.
+	require.Eventually(t, func() bool {
+		page, err := client.WebhooksListDeliveries(context.Background(), api.WebhooksListDeliveriesParams{ID: fastID})
+		require.NoError(t, err)
+		for _, d := range page.Data {
+			if d.Status != api.WebhookDeliveryStatusDelivered {
+				return false
+			}
+		}
+		return len(page.Data) == 3
+	}, 5*time.Second, 20*time.Millisecond)
 	// The slow endpoint's attempts end as timeouts after 15 s, not 20.
 	require.Eventually(t, func() bool {
 		page, err := client.WebhooksListDeliveries(context.Background(), api.WebhooksListDeliveriesParams{ID: slowID})
@@ -354,7 +360,7 @@ func TestWebhookHangingReceiverIsCutWithoutStarvingOthers(t *testing.T) {
 	elapsed := time.Since(start)
 	require.GreaterOrEqual(t, elapsed, delivery.RequestTimeout)
 	require.Less(t, elapsed, 19*time.Second)
-	page, err = client.WebhooksListDeliveries(context.Background(), api.WebhooksListDeliveriesParams{ID: slowID})
+	page, err := client.WebhooksListDeliveries(context.Background(), api.WebhooksListDeliveriesParams{ID: slowID})
 	require.NoError(t, err)
 	for _, d := range page.Data {
 		require.Contains(t, ids, d.EventID)

@@ -1,5 +1,7 @@
-// Package mailtest runs real mail peers in process for tests: an SMTP server with STARTTLS and AUTH PLAIN
-// behind a self-signed certificate, recording every message it accepts.
+// Package mailtest runs real mail peers in process for tests: an SMTP server that records every message it
+// accepts and an IMAP server (go-imap's in-memory backend) holding a user's folders. Both require TLS (STARTTLS
+// by default, or implicit TLS) behind a certificate from one process-wide test authority, which a server under
+// test trusts through CAFile; NoTLS runs them plain, as a loopback relay might.
 package mailtest
 
 import (
@@ -9,9 +11,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
 	"math/big"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +24,41 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 )
+
+// Option changes how a server protects its connections.
+type Option func(*options)
+
+type options struct {
+	implicitTLS bool
+	noTLS       bool
+}
+
+// ImplicitTLS makes the server speak TLS from the first byte (ports 465 and 993 in production).
+func ImplicitTLS() Option { return func(o *options) { o.implicitTLS = true } }
+
+// NoTLS makes the server plain, offering no STARTTLS and accepting logins without it.
+func NoTLS() Option { return func(o *options) { o.noTLS = true } }
+
+func optionsOf(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// listen opens the server's socket on 127.0.0.1, wrapped in TLS for ImplicitTLS.
+func listen(t testing.TB, o options) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("mailtest: %v", err)
+	}
+	if o.implicitTLS {
+		ln = tls.NewListener(ln, ServerTLS())
+	}
+	return ln
+}
 
 // Received is one message the server accepted.
 type Received struct {
@@ -40,22 +80,24 @@ type SMTPServer struct {
 	pass     string
 }
 
-// NewSMTPServer starts a server requiring STARTTLS and AUTH PLAIN as user/pass; it stops when t ends.
-func NewSMTPServer(t testing.TB, user, pass string) *SMTPServer {
+// NewSMTPServer starts a server requiring TLS (STARTTLS unless opts say otherwise) and AUTH PLAIN as
+// user/pass; it stops when t ends.
+func NewSMTPServer(t testing.TB, user, pass string, opts ...Option) *SMTPServer {
 	t.Helper()
-	cert, pool := selfSigned(t)
-	s := &SMTPServer{user: user, pass: pass, ClientTLS: &tls.Config{RootCAs: pool, ServerName: "localhost"}}
+	o := optionsOf(opts)
+	s := &SMTPServer{user: user, pass: pass, ClientTLS: ClientTLS()}
 	srv := smtp.NewServer(backend{s})
 	srv.Domain = "localhost"
-	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	if o.noTLS {
+		srv.AllowInsecureAuth = true
+	} else if !o.implicitTLS {
+		srv.TLSConfig = ServerTLS()
+	}
 	srv.MaxMessageBytes = 1 << 20
 	srv.MaxRecipients = 50
 	srv.ReadTimeout = 10 * time.Second
 	srv.WriteTimeout = 10 * time.Second
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("mailtest: %v", err)
-	}
+	ln := listen(t, o)
 	s.Addr = ln.Addr().String()
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
@@ -119,29 +161,79 @@ func (s *session) Data(r io.Reader) error {
 func (s *session) Reset()        { s.msg = Received{} }
 func (s *session) Logout() error { return nil }
 
-// selfSigned makes an ECDSA certificate for localhost and 127.0.0.1, and a pool that trusts it.
-func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
+// authority is the process-wide test CA and the localhost certificate it signed.
+var authority = sync.OnceValues(func() (tls.Certificate, []byte) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "mailtest CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(48 * time.Hour),
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		panic(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		panic(err)
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+	leafTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(48 * time.Hour),
 		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true, IsCA: true,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	der, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf},
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+})
+
+// ServerTLS is the servers' TLS configuration: the localhost certificate of the test authority.
+func ServerTLS() *tls.Config {
+	cert, _ := authority()
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+}
+
+// RootCAs trusts the test authority (and nothing else).
+func RootCAs() *x509.CertPool {
 	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+	pool.AppendCertsFromPEM(CAPEM())
+	return pool
+}
+
+// ClientTLS is a client configuration that trusts the servers' certificate under the name localhost.
+func ClientTLS() *tls.Config {
+	return &tls.Config{RootCAs: RootCAs(), ServerName: "localhost", MinVersion: tls.VersionTLS12}
+}
+
+// CAPEM is the test authority's certificate in PEM form.
+func CAPEM() []byte {
+	_, caPEM := authority()
+	return caPEM
+}
+
+// CAFile writes the test authority's certificate to a file under t's temporary directory and returns its
+// path, for configuration that names a CA file (OUTFLOW_MAIL_CA_FILE).
+func CAFile(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mailtest-ca.pem")
+	if err := os.WriteFile(path, CAPEM(), 0o600); err != nil {
+		t.Fatalf("mailtest: %v", err)
+	}
+	return path
 }

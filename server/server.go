@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -30,6 +33,7 @@ import (
 	"github.com/outflowhq/outflow/idempotency"
 	"github.com/outflowhq/outflow/jobs"
 	"github.com/outflowhq/outflow/mail"
+	"github.com/outflowhq/outflow/mailbox"
 	"github.com/outflowhq/outflow/oauth"
 	"github.com/outflowhq/outflow/realtime"
 	"github.com/outflowhq/outflow/seal"
@@ -121,6 +125,10 @@ func New(d Deps) (http.Handler, error) {
 		Provider: oauthProvider, Pool: d.Pool, Authenticator: authn, Flows: flows, TwoFactor: twoFactor,
 		Keyring: keyring, Secret: cfg.SecretKey, PublicURL: cfg.PublicURL, Logger: d.Logger,
 	})
+	dialer, err := mailDialer(cfg)
+	if err != nil {
+		return nil, err
+	}
 	handler := handlers.New(handlers.Deps{
 		Logger:              d.Logger,
 		System:              handlers.NewSystem(d.Pool, d.Logger),
@@ -146,12 +154,35 @@ func New(d Deps) (http.Handler, error) {
 		ContactFeeds:        handlers.NewContactFeeds(d.Pool, cfg.SecretKey),
 		Segments:            handlers.NewSegments(d.Pool, cfg.SecretKey),
 		Labels:              handlers.NewLabels(d.Pool),
+		Mailboxes:           handlers.NewMailboxes(d.Pool, keyring, outbox, dialer, cfg.MaxMailboxes),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
 		return nil, err
 	}
 	return assemble(d, handler, handlers.NewSecurity(authn), authn, idem)
+}
+
+// mailDialer is how the deployment reaches mailbox servers: the system roots plus OUTFLOW_MAIL_CA_FILE's,
+// and OUTFLOW_ALLOW_INSECURE_MAIL's rule for private hosts and plain connections.
+func mailDialer(cfg config.Config) (mailbox.Dialer, error) {
+	d := mailbox.Dialer{AllowInsecure: cfg.AllowInsecureMail}
+	if cfg.MailCAFile == "" {
+		return d, nil
+	}
+	pem, err := os.ReadFile(cfg.MailCAFile)
+	if err != nil {
+		return d, fmt.Errorf("OUTFLOW_MAIL_CA_FILE: %w", err)
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if !roots.AppendCertsFromPEM(pem) {
+		return d, fmt.Errorf("OUTFLOW_MAIL_CA_FILE %s holds no PEM certificate", cfg.MailCAFile)
+	}
+	d.TLS = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	return d, nil
 }
 
 // SystemMail is the sender the configuration asks for: the SMTP relay, or the log when none is set.

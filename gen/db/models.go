@@ -158,6 +158,12 @@ type CampaignLead struct {
 	CreatedAt      time.Time  `json:"created_at"`
 }
 
+type CampaignMailbox struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+}
+
 type Contact struct {
 	OrganizationID         uuid.UUID       `json:"organization_id"`
 	ID                     uuid.UUID       `json:"id"`
@@ -300,6 +306,85 @@ type Label struct {
 	ContactCount   int64     `json:"contact_count"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+type Mailbox struct {
+	OrganizationID           uuid.UUID       `json:"organization_id"`
+	ID                       uuid.UUID       `json:"id"`
+	UserID                   uuid.NullUUID   `json:"user_id"`
+	WorkerID                 uuid.NullUUID   `json:"worker_id"`
+	Email                    string          `json:"email"`
+	Name                     string          `json:"name"`
+	Provider                 string          `json:"provider"`
+	Status                   string          `json:"status"`
+	SignaturePlain           string          `json:"signature_plain"`
+	SignatureHtml            string          `json:"signature_html"`
+	SignatureSync            bool            `json:"signature_sync"`
+	SignatureCode            bool            `json:"signature_code"`
+	SendAsEmail              string          `json:"send_as_email"`
+	ReplyTo                  string          `json:"reply_to"`
+	SaveToSent               bool            `json:"save_to_sent"`
+	CampaignLimit            int32           `json:"campaign_limit"`
+	MinWaitTime              int32           `json:"min_wait_time"`
+	Timezone                 string          `json:"timezone"`
+	Tags                     []uuid.UUID     `json:"tags"`
+	SmtpHost                 string          `json:"smtp_host"`
+	SmtpPort                 int32           `json:"smtp_port"`
+	SmtpUsername             string          `json:"smtp_username"`
+	SmtpSecurity             string          `json:"smtp_security"`
+	SmtpPassword             []byte          `json:"smtp_password"`
+	ImapHost                 string          `json:"imap_host"`
+	ImapPort                 int32           `json:"imap_port"`
+	ImapUsername             string          `json:"imap_username"`
+	ImapSecurity             string          `json:"imap_security"`
+	ImapPassword             []byte          `json:"imap_password"`
+	Identities               json.RawMessage `json:"identities"`
+	IdentitySyncedAt         *time.Time      `json:"identity_synced_at"`
+	SignatureSource          string          `json:"signature_source"`
+	SignatureImportedAt      *time.Time      `json:"signature_imported_at"`
+	LastSyncedAt             *time.Time      `json:"last_synced_at"`
+	LastID                   int64           `json:"last_id"`
+	RotationState            string          `json:"rotation_state"`
+	RotationSince            *time.Time      `json:"rotation_since"`
+	RotationReason           string          `json:"rotation_reason"`
+	Warmup                   *time.Time      `json:"warmup"`
+	WarmupPausedAt           *time.Time      `json:"warmup_paused_at"`
+	WarmupBase               int32           `json:"warmup_base"`
+	WarmupMax                int32           `json:"warmup_max"`
+	WarmupIncrease           int32           `json:"warmup_increase"`
+	WarmupReplyRate          int32           `json:"warmup_reply_rate"`
+	WarmupTag                string          `json:"warmup_tag"`
+	WarmupPoolType           string          `json:"warmup_pool_type"`
+	WarmupStartTime          string          `json:"warmup_start_time"`
+	WarmupEndTime            string          `json:"warmup_end_time"`
+	WarmupDays               int32           `json:"warmup_days"`
+	WarmupHealth             string          `json:"warmup_health"`
+	TrackingDomain           string          `json:"tracking_domain"`
+	TrackingDomainVerified   bool            `json:"tracking_domain_verified"`
+	TrackingDomainVerifiedAt *time.Time      `json:"tracking_domain_verified_at"`
+	AuthState                string          `json:"auth_state"`
+	AuthSpf                  bool            `json:"auth_spf"`
+	AuthDkim                 bool            `json:"auth_dkim"`
+	AuthDmarc                bool            `json:"auth_dmarc"`
+	AuthDmarcPolicy          string          `json:"auth_dmarc_policy"`
+	AuthReason               string          `json:"auth_reason"`
+	AuthCheckedAt            *time.Time      `json:"auth_checked_at"`
+	AuthFailingSince         *time.Time      `json:"auth_failing_since"`
+	CreatedAt                time.Time       `json:"created_at"`
+	UpdatedAt                time.Time       `json:"updated_at"`
+}
+
+type MailboxError struct {
+	OrganizationID uuid.UUID  `json:"organization_id"`
+	ID             uuid.UUID  `json:"id"`
+	MailboxID      uuid.UUID  `json:"mailbox_id"`
+	Code           string     `json:"code"`
+	Severity       string     `json:"severity"`
+	Title          string     `json:"title"`
+	Message        string     `json:"message"`
+	ActionRequired bool       `json:"action_required"`
+	CreatedAt      time.Time  `json:"created_at"`
+	ResolvedAt     *time.Time `json:"resolved_at"`
 }
 
 type Membership struct {

@@ -1,0 +1,79 @@
+package mailtest
+
+import (
+	"bytes"
+	"crypto/tls"
+	"io"
+	"log"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapserver"
+	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
+)
+
+// IMAPFolders are the folders every test user starts with.
+var IMAPFolders = []string{"INBOX", "Sent", "Spam", "Trash"}
+
+// IMAPServer is a running in-process IMAP server with one user.
+type IMAPServer struct {
+	// Addr is host:port to dial.
+	Addr string
+	// ClientTLS trusts the server's certificate.
+	ClientTLS *tls.Config
+
+	user *imapmemserver.User
+}
+
+// NewIMAPServer starts a server for one user (user/pass) with IMAPFolders, requiring TLS (STARTTLS unless
+// opts say otherwise) before LOGIN, and offering IDLE; it stops when t ends.
+func NewIMAPServer(t testing.TB, user, pass string, opts ...Option) *IMAPServer {
+	t.Helper()
+	o := optionsOf(opts)
+	mem := imapmemserver.New()
+	u := imapmemserver.NewUser(user, pass)
+	for _, name := range IMAPFolders {
+		if err := u.Create(name, nil); err != nil {
+			t.Fatalf("mailtest: create %s: %v", name, err)
+		}
+	}
+	mem.AddUser(u)
+	srvOpts := &imapserver.Options{
+		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+			return mem.NewSession(), nil, nil
+		},
+		Caps:   imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}, imap.CapIdle: {}, imap.CapUIDPlus: {}},
+		Logger: log.New(io.Discard, "", 0),
+	}
+	switch {
+	case o.noTLS:
+		srvOpts.InsecureAuth = true
+	case o.implicitTLS:
+		// The listener speaks TLS; the session is already protected.
+		srvOpts.InsecureAuth = true
+	default:
+		srvOpts.TLSConfig = ServerTLS()
+	}
+	srv := imapserver.New(srvOpts)
+	ln := listen(t, o)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return &IMAPServer{Addr: ln.Addr().String(), ClientTLS: ClientTLS(), user: u}
+}
+
+// Append stores a raw message in the user's folder as if it had been delivered, and returns its UID.
+// Clients idling on the folder are told.
+func (s *IMAPServer) Append(t testing.TB, folder string, raw []byte, flags ...imap.Flag) imap.UID {
+	t.Helper()
+	data, err := s.user.Append(folder, literal{bytes.NewReader(raw)}, &imap.AppendOptions{Flags: flags, Time: time.Now()})
+	if err != nil {
+		t.Fatalf("mailtest: append to %s: %v", folder, err)
+	}
+	return data.UID
+}
+
+// literal is a message body as IMAP literal.
+type literal struct{ *bytes.Reader }
+
+func (l literal) Size() int64 { return l.Reader.Size() }
