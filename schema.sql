@@ -1063,6 +1063,20 @@ CREATE TABLE public.mailbox_errors (
 );
 
 --
+-- Name: mailbox_send_days; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mailbox_send_days (
+    organization_id uuid NOT NULL,
+    mailbox_id uuid NOT NULL,
+    day date NOT NULL,
+    capped integer DEFAULT 0 NOT NULL,
+    total integer DEFAULT 0 NOT NULL,
+    CONSTRAINT mailbox_send_days_capped_check CHECK ((capped >= 0)),
+    CONSTRAINT mailbox_send_days_total_check CHECK ((total >= 0))
+);
+
+--
 -- Name: mailboxes; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1130,6 +1144,7 @@ CREATE TABLE public.mailboxes (
     auth_failing_since timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_capped_send_at timestamp with time zone,
     CONSTRAINT mailboxes_auth_state_check CHECK ((auth_state = ANY (ARRAY['passing'::text, 'failing'::text, 'unknown'::text]))),
     CONSTRAINT mailboxes_campaign_limit_check CHECK (((campaign_limit >= 0) AND (campaign_limit <= 5000))),
     CONSTRAINT mailboxes_check CHECK ((warmup_base <= warmup_max)),
@@ -1500,10 +1515,34 @@ CREATE TABLE public.send_tasks (
     clicked_at timestamp with time zone,
     replied_at timestamp with time zone,
     bounced_at timestamp with time zone,
+    to_list text[] DEFAULT '{}'::text[] NOT NULL,
+    cc text[] DEFAULT '{}'::text[] NOT NULL,
+    bcc text[] DEFAULT '{}'::text[] NOT NULL,
+    reply_to text DEFAULT ''::text NOT NULL,
+    in_reply_to text DEFAULT ''::text NOT NULL,
+    thread_references text[] DEFAULT '{}'::text[] NOT NULL,
+    body_text text DEFAULT ''::text NOT NULL,
+    body_html text DEFAULT ''::text NOT NULL,
+    send_mode text DEFAULT 'instant'::text NOT NULL,
+    not_before timestamp with time zone DEFAULT now() NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    claimed_at timestamp with time zone,
+    counted_day date,
+    failed_at timestamp with time zone,
+    CONSTRAINT send_tasks_attempts_check CHECK (((attempts >= 0) AND (attempts <= 100))),
+    CONSTRAINT send_tasks_bcc_check CHECK ((cardinality(bcc) <= 50)),
+    CONSTRAINT send_tasks_body_html_check CHECK ((length(body_html) <= 2000000)),
+    CONSTRAINT send_tasks_body_text_check CHECK ((length(body_text) <= 1000000)),
+    CONSTRAINT send_tasks_cc_check CHECK ((cardinality(cc) <= 50)),
+    CONSTRAINT send_tasks_in_reply_to_check CHECK ((length(in_reply_to) <= 998)),
     CONSTRAINT send_tasks_kind_check CHECK ((kind = ANY (ARRAY['campaign'::text, 'direct'::text, 'reply'::text, 'warmup'::text]))),
+    CONSTRAINT send_tasks_reply_to_check CHECK ((length(reply_to) <= 320)),
+    CONSTRAINT send_tasks_send_mode_check CHECK ((send_mode = ANY (ARRAY['instant'::text, 'smart'::text, 'scheduled'::text]))),
     CONSTRAINT send_tasks_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'sending'::text, 'sent'::text, 'failed'::text, 'ambiguous'::text, 'canceled'::text]))),
     CONSTRAINT send_tasks_subject_check CHECK ((length(subject) <= 998)),
-    CONSTRAINT send_tasks_to_email_check CHECK (((length(to_email) >= 3) AND (length(to_email) <= 320)))
+    CONSTRAINT send_tasks_thread_references_check CHECK ((cardinality(thread_references) <= 100)),
+    CONSTRAINT send_tasks_to_email_check CHECK (((length(to_email) >= 3) AND (length(to_email) <= 320))),
+    CONSTRAINT send_tasks_to_list_check CHECK ((cardinality(to_list) <= 50))
 );
 
 --
@@ -1889,6 +1928,13 @@ ALTER TABLE ONLY public.labels
 
 ALTER TABLE ONLY public.mailbox_errors
     ADD CONSTRAINT mailbox_errors_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: mailbox_send_days mailbox_send_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_send_days
+    ADD CONSTRAINT mailbox_send_days_pkey PRIMARY KEY (organization_id, mailbox_id, day);
 
 --
 -- Name: mailboxes mailboxes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2520,6 +2566,12 @@ CREATE INDEX segments_newest ON public.segments USING btree (organization_id, cr
 CREATE INDEX send_tasks_contact ON public.send_tasks USING btree (organization_id, contact_id, created_at DESC, id DESC) WHERE (contact_id IS NOT NULL);
 
 --
+-- Name: send_tasks_mailbox_pending; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX send_tasks_mailbox_pending ON public.send_tasks USING btree (organization_id, mailbox_id) WHERE (status = ANY (ARRAY['queued'::text, 'sending'::text]));
+
+--
 -- Name: session_refresh_tokens_session_id; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2865,6 +2917,13 @@ ALTER TABLE ONLY public.labels
 
 ALTER TABLE ONLY public.mailbox_errors
     ADD CONSTRAINT mailbox_errors_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: mailbox_send_days mailbox_send_days_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_send_days
+    ADD CONSTRAINT mailbox_send_days_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
 
 --
 -- Name: mailboxes mailboxes_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -3277,6 +3336,12 @@ ALTER TABLE public.labels ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.mailbox_errors ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: mailbox_send_days; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.mailbox_send_days ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: mailboxes; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -3461,6 +3526,12 @@ CREATE POLICY tenant_isolation ON public.labels USING ((organization_id = public
 --
 
 CREATE POLICY tenant_isolation ON public.mailbox_errors USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: mailbox_send_days tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.mailbox_send_days USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: mailboxes tenant_isolation; Type: POLICY; Schema: public; Owner: -

@@ -17,7 +17,11 @@ type Beginner interface {
 // WithTx runs fn in a transaction and commits when fn returns nil. The transaction is always rolled back in a
 // deferred call that ignores cancellation, so a canceled request never leaves a connection mid-transaction.
 func WithTx(ctx context.Context, b Beginner, fn func(ctx context.Context, tx pgx.Tx) error) error {
-	tx, err := b.Begin(ctx)
+	return withTx(ctx, b.Begin, fn)
+}
+
+func withTx(ctx context.Context, begin func(context.Context) (pgx.Tx, error), fn func(ctx context.Context, tx pgx.Tx) error) error {
+	tx, err := begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -37,12 +41,24 @@ func WithOrgTx(ctx context.Context, b Beginner, org uuid.UUID, fn func(ctx conte
 	if org == uuid.Nil {
 		return errors.New("db: organization-scoped transaction without an organization")
 	}
+	if tb, ok := b.(txBeginner); ok {
+		// A pool or connection begins and scopes the transaction in one round trip: the organization is a
+		// formatted UUID (hex digits and dashes), so it is safe inside the simple-protocol BEGIN statement.
+		return withTx(ctx, func(ctx context.Context) (pgx.Tx, error) {
+			return tb.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; SELECT set_config('outflow.organization_id', '" + org.String() + "', true)"})
+		}, func(ctx context.Context, tx pgx.Tx) error { return fn(withOrg(ctx, org), tx) })
+	}
 	return WithTx(ctx, b, func(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT set_config('outflow.organization_id', $1, true)", org.String()); err != nil {
 			return fmt.Errorf("scope transaction to organization: %w", err)
 		}
 		return fn(withOrg(ctx, org), tx)
 	})
+}
+
+// txBeginner is a pool or a connection: what can begin a transaction with its own BEGIN statement.
+type txBeginner interface {
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
 }
 
 type orgKey struct{}

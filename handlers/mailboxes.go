@@ -32,21 +32,23 @@ import (
 
 // Mailboxes implements the sender-mailbox operations of part 2: connecting an SMTP/IMAP mailbox (both
 // credentials dialed first, passwords sealed), reading, changing and removing mailboxes, the live test, cold
-// rotation (hold, release) and the warmup lifecycle with the ramp the scheduler follows.
+// rotation (hold, release), the warmup lifecycle with the ramp the scheduler follows, and direct sends
+// through the send pipeline.
 type Mailboxes struct {
 	pool         *pgxpool.Pool
 	queries      *dbq.Queries
 	keyring      *seal.Keyring
 	outbox       *events.Outbox
+	jobs         events.Inserter
 	dialer       mailbox.Dialer
 	maxMailboxes int
 	now          func() time.Time
 }
 
-// NewMailboxes builds the mailbox operations. dialer carries the deployment's mail TLS roots and the
-// OUTFLOW_ALLOW_INSECURE_MAIL rule; maxMailboxes is each organization's allowance.
-func NewMailboxes(pool *pgxpool.Pool, keyring *seal.Keyring, outbox *events.Outbox, dialer mailbox.Dialer, maxMailboxes int) *Mailboxes {
-	return &Mailboxes{pool: pool, queries: dbq.New(), keyring: keyring, outbox: outbox, dialer: dialer,
+// NewMailboxes builds the mailbox operations. jobs enqueues send tasks; dialer carries the deployment's mail
+// TLS roots and the OUTFLOW_ALLOW_INSECURE_MAIL rule; maxMailboxes is each organization's allowance.
+func NewMailboxes(pool *pgxpool.Pool, keyring *seal.Keyring, outbox *events.Outbox, jobs events.Inserter, dialer mailbox.Dialer, maxMailboxes int) *Mailboxes {
+	return &Mailboxes{pool: pool, queries: dbq.New(), keyring: keyring, outbox: outbox, jobs: jobs, dialer: dialer,
 		maxMailboxes: maxMailboxes, now: time.Now}
 }
 

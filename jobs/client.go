@@ -16,6 +16,7 @@ import (
 	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/idempotency"
 	"github.com/outflowhq/outflow/notify"
+	"github.com/outflowhq/outflow/sending"
 	"github.com/outflowhq/outflow/verify"
 )
 
@@ -31,6 +32,8 @@ type Deps struct {
 	Webhooks *delivery.Deliverer
 	// Verifier checks addresses for contact verification runs.
 	Verifier *verify.Verifier
+	// Sending works send tasks (nil on insert-only clients, which never run them).
+	Sending *sending.Pipeline
 }
 
 // Options choose what this process does with jobs.
@@ -67,6 +70,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &webhookChallengeWorker{deliverer: deps.Webhooks})
 	river.AddWorker(workers, &contacts.IndexWorker{Pool: deps.Pool})
 	river.AddWorker(workers, &verify.RunWorker{Pool: deps.Pool, Verifier: deps.Verifier})
+	river.AddWorker(workers, &sending.Worker{Pipeline: deps.Sending})
 
 	cfg := &river.Config{
 		Logger:          deps.Logger.With(slog.String("component", "river")),
@@ -84,6 +88,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			events.QueueName: {MaxWorkers: opts.MaxWorkers, FetchCooldown: ShortJobFetchCooldown,
 				FetchPollInterval: ShortJobFetchPollInterval},
 			delivery.QueueName: {MaxWorkers: delivery.QueueWorkers, FetchCooldown: ShortJobFetchCooldown,
+				FetchPollInterval: ShortJobFetchPollInterval},
+			// Sends too: a message is due now and the mailbox's turn should not wait 100 ms for a fetch.
+			sending.QueueName: {MaxWorkers: sending.QueueWorkers, FetchCooldown: ShortJobFetchCooldown,
 				FetchPollInterval: ShortJobFetchPollInterval},
 		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{

@@ -78,6 +78,42 @@ type SMTPServer struct {
 	received []Received
 	user     string
 	pass     string
+	onRcpt   func(to string) error
+	stall    chan struct{}
+	logins   int
+}
+
+// OnRcpt makes the server answer each RCPT with what f returns (nil accepts; an *smtp.SMTPError is sent as
+// is), to play a server that rejects or defers recipients.
+func (s *SMTPServer) OnRcpt(f func(to string) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onRcpt = f
+}
+
+// Stall makes the server take the next messages (they are recorded) but hold back its answer to the final dot
+// until release is called (tests release in a cleanup): the moment a sender cannot tell whether it went.
+func (s *SMTPServer) Stall() (release func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.stall = ch
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.stall = nil
+			s.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+// Logins is how many sessions have authenticated so far (a pooled client logs in once for many messages).
+func (s *SMTPServer) Logins() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logins
 }
 
 // NewSMTPServer starts a server requiring TLS (STARTTLS unless opts say otherwise) and AUTH PLAIN as
@@ -129,6 +165,9 @@ func (s *session) Auth(string) (sasl.Server, error) {
 			return smtp.ErrAuthFailed
 		}
 		s.authed = true
+		s.s.mu.Lock()
+		s.s.logins++
+		s.s.mu.Unlock()
 		return nil
 	}), nil
 }
@@ -142,6 +181,14 @@ func (s *session) Mail(from string, _ *smtp.MailOptions) error {
 }
 
 func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s.s.mu.Lock()
+	f := s.s.onRcpt
+	s.s.mu.Unlock()
+	if f != nil {
+		if err := f(to); err != nil {
+			return err
+		}
+	}
 	s.msg.To = append(s.msg.To, to)
 	return nil
 }
@@ -154,7 +201,11 @@ func (s *session) Data(r io.Reader) error {
 	s.msg.Data = data
 	s.s.mu.Lock()
 	s.s.received = append(s.s.received, s.msg)
+	stall := s.s.stall
 	s.s.mu.Unlock()
+	if stall != nil {
+		<-stall
+	}
 	return nil
 }
 

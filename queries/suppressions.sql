@@ -34,3 +34,10 @@ WHERE organization_id = $1
   AND (expires_at IS NULL OR expires_at > now())
 ORDER BY kind = 'email' DESC, created_at DESC
 LIMIT 1;
+
+-- name: SuppressionsInForceAny :many
+-- The entries in force against any of the addresses (their own entries) or domains (whole-domain entries).
+SELECT * FROM suppressions
+WHERE organization_id = @organization_id
+  AND ((kind = 'email' AND value = ANY(@emails::text[])) OR (kind = 'domain' AND value = ANY(@domains::text[])))
+  AND (expires_at IS NULL OR expires_at > now());

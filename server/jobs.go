@@ -15,6 +15,8 @@ import (
 	"github.com/outflowhq/outflow/mail"
 	"github.com/outflowhq/outflow/notify"
 	"github.com/outflowhq/outflow/realtime"
+	"github.com/outflowhq/outflow/seal"
+	"github.com/outflowhq/outflow/sending"
 	"github.com/outflowhq/outflow/verify"
 )
 
@@ -26,11 +28,20 @@ func NewJobs(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger, sender 
 	if err != nil {
 		return nil, err
 	}
+	keyring, err := seal.NewKeyring(append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)...)
+	if err != nil {
+		return nil, err
+	}
+	dialer, err := mailDialer(cfg)
+	if err != nil {
+		return nil, err
+	}
 	client, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Dispatcher: events.NewDispatcher(pool, realtime.NewNotifier(), webhooks), Idempotency: idempotency.NewStore(pool, logger),
 		Notifications: notify.NewDeliverer(pool, sender, notify.LogPusher{Logger: logger}, cfg.AppURL),
 		Webhooks:      deliverer,
 		Verifier:      emailVerifier(cfg),
+		Sending:       sending.New(pool, keyring, dialer, logger),
 	}, jobs.Options{Work: work, MaxWorkers: cfg.JobWorkers, SoftStopTimeout: cfg.ShutdownTimeout / 2})
 	if err != nil {
 		return nil, fmt.Errorf("build job client: %w", err)

@@ -154,7 +154,7 @@ func New(d Deps) (http.Handler, error) {
 		ContactFeeds:        handlers.NewContactFeeds(d.Pool, cfg.SecretKey),
 		Segments:            handlers.NewSegments(d.Pool, cfg.SecretKey),
 		Labels:              handlers.NewLabels(d.Pool),
-		Mailboxes:           handlers.NewMailboxes(d.Pool, keyring, outbox, dialer, cfg.MaxMailboxes),
+		Mailboxes:           handlers.NewMailboxes(d.Pool, keyring, outbox, inserter, dialer, cfg.MaxMailboxes),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {

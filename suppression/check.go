@@ -23,3 +23,37 @@ func InForce(ctx context.Context, tx dbq.DBTX, org uuid.UUID, address string) (e
 	}
 	return entry, err == nil, err
 }
+
+// Blocked answers which of the addresses (normalized) may not be mailed, each with the entry that stops it
+// (its own entry before its domain's), in one query: what a send of many recipients asks.
+func Blocked(ctx context.Context, tx dbq.DBTX, org uuid.UUID, addresses []string) (map[string]dbq.Suppression, error) {
+	domains := make([]string, len(addresses))
+	for i, a := range addresses {
+		_, domains[i], _ = strings.Cut(a, "@")
+	}
+	entries, err := dbq.New().SuppressionsInForceAny(ctx, tx, dbq.SuppressionsInForceAnyParams{OrganizationID: org, Emails: addresses, Domains: domains})
+	if err != nil || len(entries) == 0 {
+		return nil, err
+	}
+	out := map[string]dbq.Suppression{}
+	for i, a := range addresses {
+		for _, e := range entries {
+			if !(e.Kind == "email" && e.Value == a || e.Kind == "domain" && e.Value == domains[i]) {
+				continue
+			}
+			if prev, seen := out[a]; !seen || preferred(e, prev) {
+				out[a] = e
+			}
+		}
+	}
+	return out, nil
+}
+
+// preferred says whether e rather than prev is the entry to name: an address's own entry before its domain's,
+// then the newest.
+func preferred(e, prev dbq.Suppression) bool {
+	if (e.Kind == "email") != (prev.Kind == "email") {
+		return e.Kind == "email"
+	}
+	return e.CreatedAt.After(prev.CreatedAt)
+}

@@ -113,7 +113,7 @@ func (q *Queries) MailboxEmailTaken(ctx context.Context, db DBTX, arg MailboxEma
 }
 
 const mailboxGet = `-- name: MailboxGet :one
-SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at FROM mailboxes WHERE organization_id = $1 AND id = $2
+SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at FROM mailboxes WHERE organization_id = $1 AND id = $2
 `
 
 type MailboxGetParams struct {
@@ -188,12 +188,13 @@ func (q *Queries) MailboxGet(ctx context.Context, db DBTX, arg MailboxGetParams)
 		&i.AuthFailingSince,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastCappedSendAt,
 	)
 	return i, err
 }
 
 const mailboxGetForUpdate = `-- name: MailboxGetForUpdate :one
-SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at FROM mailboxes WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at FROM mailboxes WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type MailboxGetForUpdateParams struct {
@@ -268,6 +269,7 @@ func (q *Queries) MailboxGetForUpdate(ctx context.Context, db DBTX, arg MailboxG
 		&i.AuthFailingSince,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastCappedSendAt,
 	)
 	return i, err
 }
@@ -280,7 +282,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
   $9, $10, $11, $12, $13,
   $14, $15, $16, $17, $18)
 ON CONFLICT (organization_id, email) DO NOTHING
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at
 `
 
 type MailboxInsertParams struct {
@@ -390,12 +392,13 @@ func (q *Queries) MailboxInsert(ctx context.Context, db DBTX, arg MailboxInsertP
 		&i.AuthFailingSince,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastCappedSendAt,
 	)
 	return i, err
 }
 
 const mailboxList = `-- name: MailboxList :many
-SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at FROM mailboxes
+SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at FROM mailboxes
 WHERE organization_id = $1::uuid
   AND ($2::text IS NULL OR email ILIKE '%' || $2::text || '%' ESCAPE '\'
        OR name ILIKE '%' || $2::text || '%' ESCAPE '\')
@@ -497,6 +500,7 @@ func (q *Queries) MailboxList(ctx context.Context, db DBTX, arg MailboxListParam
 			&i.AuthFailingSince,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.LastCappedSendAt,
 		); err != nil {
 			return nil, err
 		}
@@ -591,7 +595,7 @@ const mailboxSetRotation = `-- name: MailboxSetRotation :one
 UPDATE mailboxes SET rotation_state = $1, rotation_since = now(), rotation_reason = $2,
   updated_at = now()
 WHERE organization_id = $3 AND id = $4
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at
 `
 
 type MailboxSetRotationParams struct {
@@ -673,6 +677,7 @@ func (q *Queries) MailboxSetRotation(ctx context.Context, db DBTX, arg MailboxSe
 		&i.AuthFailingSince,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastCappedSendAt,
 	)
 	return i, err
 }
@@ -680,7 +685,7 @@ func (q *Queries) MailboxSetRotation(ctx context.Context, db DBTX, arg MailboxSe
 const mailboxSetWarmup = `-- name: MailboxSetWarmup :one
 UPDATE mailboxes SET warmup = $1, warmup_paused_at = $2, updated_at = now()
 WHERE organization_id = $3 AND id = $4
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at
 `
 
 type MailboxSetWarmupParams struct {
@@ -762,6 +767,7 @@ func (q *Queries) MailboxSetWarmup(ctx context.Context, db DBTX, arg MailboxSetW
 		&i.AuthFailingSince,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastCappedSendAt,
 	)
 	return i, err
 }
@@ -793,7 +799,7 @@ UPDATE mailboxes SET name = $1, signature_plain = $2, signature_html = $3,
   warmup_tag = $20, warmup_start_time = $21, warmup_end_time = $22,
   warmup_days = $23, updated_at = now()
 WHERE organization_id = $24 AND id = $25
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at
 `
 
 type MailboxUpdateParams struct {
@@ -918,6 +924,7 @@ func (q *Queries) MailboxUpdate(ctx context.Context, db DBTX, arg MailboxUpdateP
 		&i.AuthFailingSince,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastCappedSendAt,
 	)
 	return i, err
 }

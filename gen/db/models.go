@@ -372,6 +372,7 @@ type Mailbox struct {
 	AuthFailingSince         *time.Time      `json:"auth_failing_since"`
 	CreatedAt                time.Time       `json:"created_at"`
 	UpdatedAt                time.Time       `json:"updated_at"`
+	LastCappedSendAt         *time.Time      `json:"last_capped_send_at"`
 }
 
 type MailboxError struct {
@@ -385,6 +386,14 @@ type MailboxError struct {
 	ActionRequired bool       `json:"action_required"`
 	CreatedAt      time.Time  `json:"created_at"`
 	ResolvedAt     *time.Time `json:"resolved_at"`
+}
+
+type MailboxSendDay struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+	Day            time.Time `json:"day"`
+	Capped         int32     `json:"capped"`
+	Total          int32     `json:"total"`
 }
 
 type Membership struct {
@@ -615,28 +624,42 @@ type SegmentPin struct {
 }
 
 type SendTask struct {
-	OrganizationID uuid.UUID     `json:"organization_id"`
-	ID             uuid.UUID     `json:"id"`
-	Kind           string        `json:"kind"`
-	Status         string        `json:"status"`
-	MailboxID      uuid.NullUUID `json:"mailbox_id"`
-	FromEmail      string        `json:"from_email"`
-	FromName       string        `json:"from_name"`
-	ContactID      uuid.NullUUID `json:"contact_id"`
-	ToEmail        string        `json:"to_email"`
-	CampaignID     uuid.NullUUID `json:"campaign_id"`
-	StepID         uuid.NullUUID `json:"step_id"`
-	StepName       string        `json:"step_name"`
-	Subject        string        `json:"subject"`
-	MessageID      string        `json:"message_id"`
-	ErrorCode      string        `json:"error_code"`
-	ErrorMessage   string        `json:"error_message"`
-	CreatedAt      time.Time     `json:"created_at"`
-	SentAt         *time.Time    `json:"sent_at"`
-	OpenedAt       *time.Time    `json:"opened_at"`
-	ClickedAt      *time.Time    `json:"clicked_at"`
-	RepliedAt      *time.Time    `json:"replied_at"`
-	BouncedAt      *time.Time    `json:"bounced_at"`
+	OrganizationID   uuid.UUID     `json:"organization_id"`
+	ID               uuid.UUID     `json:"id"`
+	Kind             string        `json:"kind"`
+	Status           string        `json:"status"`
+	MailboxID        uuid.NullUUID `json:"mailbox_id"`
+	FromEmail        string        `json:"from_email"`
+	FromName         string        `json:"from_name"`
+	ContactID        uuid.NullUUID `json:"contact_id"`
+	ToEmail          string        `json:"to_email"`
+	CampaignID       uuid.NullUUID `json:"campaign_id"`
+	StepID           uuid.NullUUID `json:"step_id"`
+	StepName         string        `json:"step_name"`
+	Subject          string        `json:"subject"`
+	MessageID        string        `json:"message_id"`
+	ErrorCode        string        `json:"error_code"`
+	ErrorMessage     string        `json:"error_message"`
+	CreatedAt        time.Time     `json:"created_at"`
+	SentAt           *time.Time    `json:"sent_at"`
+	OpenedAt         *time.Time    `json:"opened_at"`
+	ClickedAt        *time.Time    `json:"clicked_at"`
+	RepliedAt        *time.Time    `json:"replied_at"`
+	BouncedAt        *time.Time    `json:"bounced_at"`
+	ToList           []string      `json:"to_list"`
+	Cc               []string      `json:"cc"`
+	Bcc              []string      `json:"bcc"`
+	ReplyTo          string        `json:"reply_to"`
+	InReplyTo        string        `json:"in_reply_to"`
+	ThreadReferences []string      `json:"thread_references"`
+	BodyText         string        `json:"body_text"`
+	BodyHtml         string        `json:"body_html"`
+	SendMode         string        `json:"send_mode"`
+	NotBefore        time.Time     `json:"not_before"`
+	Attempts         int32         `json:"attempts"`
+	ClaimedAt        *time.Time    `json:"claimed_at"`
+	CountedDay       *time.Time    `json:"counted_day"`
+	FailedAt         *time.Time    `json:"failed_at"`
 }
 
 type Session struct {

@@ -174,3 +174,48 @@ func (q *Queries) SuppressionList(ctx context.Context, db DBTX, arg SuppressionL
 	}
 	return items, nil
 }
+
+const suppressionsInForceAny = `-- name: SuppressionsInForceAny :many
+SELECT organization_id, id, kind, value, reason, source, campaign_id, expires_at, created_at, updated_at FROM suppressions
+WHERE organization_id = $1
+  AND ((kind = 'email' AND value = ANY($2::text[])) OR (kind = 'domain' AND value = ANY($3::text[])))
+  AND (expires_at IS NULL OR expires_at > now())
+`
+
+type SuppressionsInForceAnyParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	Emails         []string  `json:"emails"`
+	Domains        []string  `json:"domains"`
+}
+
+// The entries in force against any of the addresses (their own entries) or domains (whole-domain entries).
+func (q *Queries) SuppressionsInForceAny(ctx context.Context, db DBTX, arg SuppressionsInForceAnyParams) ([]Suppression, error) {
+	rows, err := db.Query(ctx, suppressionsInForceAny, arg.OrganizationID, arg.Emails, arg.Domains)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Suppression{}
+	for rows.Next() {
+		var i Suppression
+		if err := rows.Scan(
+			&i.OrganizationID,
+			&i.ID,
+			&i.Kind,
+			&i.Value,
+			&i.Reason,
+			&i.Source,
+			&i.CampaignID,
+			&i.ExpiresAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

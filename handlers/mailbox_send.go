@@ -1,0 +1,168 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/outflowhq/outflow/apierror"
+	"github.com/outflowhq/outflow/audit"
+	"github.com/outflowhq/outflow/contacts"
+	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/gen/api"
+	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/sending"
+	"github.com/outflowhq/outflow/suppression"
+)
+
+// Limits of a direct send.
+const (
+	maxSendRecipients = 50      // per list: to, cc, bcc
+	maxSendSubject    = 998     // one header line
+	maxSendText       = 1 << 20 // the send_tasks CHECKs hold the same bounds
+	maxSendHTML       = 2 << 20
+	maxInReplyTo      = 100
+	maxScheduleAhead  = 365 * 24 * time.Hour
+	// directSendUndo is how long an instant send waits before it leaves, so it can still be canceled.
+	directSendUndo = 30 * time.Second
+)
+
+// MailboxesSend queues a one-off message from the mailbox through the send pipeline: instant (after the undo
+// window), smart (in the mailbox's next sending gap) or scheduled. The pipeline's caps, gap and suppression
+// checks apply when it is sent; suppressed recipients are refused here already.
+func (h *Mailboxes) MailboxesSend(ctx context.Context, req *api.MailboxSendRequest, params api.MailboxesSendParams) (api.MailboxesSendRes, error) {
+	org, err := tenantCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := directMessage(req)
+	if err != nil {
+		return nil, err
+	}
+	now := h.now()
+	var task dbq.SendTask
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		m, err := h.queries.MailboxGetForUpdate(ctx, tx, dbq.MailboxGetForUpdateParams{OrganizationID: org, ID: params.ID})
+		if err != nil {
+			return db.Classify(err, "Mailbox")
+		}
+		if m.Status != "active" {
+			return apierror.Conflict("mailbox_inactive", "The mailbox is "+m.Status+"; it sends nothing until it is active again.").
+				WithFix("Set its status to active with PATCH /emails/{id}.")
+		}
+		all := append(append(append([]string{}, msg.To...), msg.Cc...), msg.Bcc...)
+		blocked, err := suppression.Blocked(ctx, tx, org, all)
+		if err != nil {
+			return err
+		}
+		var suppressed []string
+		for _, r := range all {
+			if _, ok := blocked[r]; ok {
+				suppressed = append(suppressed, r)
+			}
+		}
+		if len(suppressed) > 0 {
+			return apierror.BadRequest("recipient_suppressed", "Suppressed recipients: "+strings.Join(suppressed, ", ")+".").
+				WithFix("Remove them from the message, or lift their suppression with DELETE /suppressions.")
+		}
+		switch msg.Mode {
+		case "instant":
+			msg.NotBefore = now.Add(directSendUndo)
+		case "smart":
+			msg.NotBefore = sending.NextSlot(m, now)
+		}
+		if task, err = sending.Enqueue(ctx, tx, h.jobs, m, msg); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, audit.Entry{Action: "mailbox.direct_send", TargetType: "send_task", TargetID: task.ID.String(),
+			Metadata: map[string]any{"mailbox_id": m.ID, "from": task.FromEmail, "to": msg.To, "cc": msg.Cc,
+				"bcc_count": len(msg.Bcc), "subject": msg.Subject, "send_mode": msg.Mode}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &api.MailboxesSendOK{Result: api.MailboxSendResultResultExecuted, TaskID: api.NewOptUUID(task.ID),
+		ScheduledAt: api.NewOptDateTime(task.NotBefore), SendMode: api.NewOptMailboxSendResultSendMode(api.MailboxSendResultSendMode(task.SendMode))}, nil
+}
+
+// directMessage checks a direct-send body and turns it into the pipeline's message (NotBefore set for
+// scheduled sends only; the others depend on the mailbox).
+func directMessage(req *api.MailboxSendRequest) (sending.Message, error) {
+	msg := sending.Message{Kind: sending.KindDirect, Mode: string(req.SendMode.Or(api.MailboxSendRequestSendModeInstant))}
+	var err error
+	if msg.To, err = sendRecipients("to", req.To, 1); err != nil {
+		return msg, err
+	}
+	if msg.Cc, err = sendRecipients("cc", req.Cc, 0); err != nil {
+		return msg, err
+	}
+	if msg.Bcc, err = sendRecipients("bcc", req.Bcc, 0); err != nil {
+		return msg, err
+	}
+	msg.Subject = strings.TrimSpace(req.Subject)
+	if msg.Subject == "" || len(msg.Subject) > maxSendSubject || strings.ContainsAny(msg.Subject, "\r\n") {
+		return msg, apierror.BadRequest("invalid_subject", fmt.Sprintf("subject is required: one line of at most %d bytes.", maxSendSubject))
+	}
+	msg.Text, msg.HTML = req.BodyPlain.Value, req.BodyHTML.Value
+	if strings.TrimSpace(msg.Text) == "" && strings.TrimSpace(msg.HTML) == "" {
+		return msg, apierror.BadRequest("body_required", "Send body_plain, body_html or both.")
+	}
+	if len(msg.Text) > maxSendText || len(msg.HTML) > maxSendHTML {
+		return msg, apierror.BadRequest("body_too_large", fmt.Sprintf("body_plain is limited to %d bytes and body_html to %d.", maxSendText, maxSendHTML))
+	}
+	if len(req.InReplyTo) > maxInReplyTo {
+		return msg, apierror.BadRequest("invalid_in_reply_to", fmt.Sprintf("in_reply_to holds at most %d Message-IDs.", maxInReplyTo))
+	}
+	for _, id := range req.InReplyTo {
+		id = strings.TrimSpace(id)
+		bare := strings.Trim(id, "<>")
+		if !strings.Contains(bare, "@") || len(id) > maxSendSubject || strings.ContainsAny(bare, " \t\r\n<>") {
+			return msg, apierror.BadRequest("invalid_in_reply_to", fmt.Sprintf("%q is not a Message-ID (such as <id@example.com>).", id))
+		}
+		msg.References = append(msg.References, "<"+bare+">")
+	}
+	if n := len(msg.References); n > 0 {
+		// The message answers the last of them; all of them are the thread it belongs to.
+		msg.InReplyTo = msg.References[n-1]
+	}
+	if req.ThreadID.Set {
+		// Threads are the unified inbox's; until a mailbox is synced there is none to name.
+		return msg, apierror.BadRequest("unknown_thread", "thread_id names no thread of this organization.").
+			WithFix("Thread the message with in_reply_to (the Message-IDs it answers) instead.")
+	}
+	switch {
+	case msg.Mode == "scheduled" && !req.ScheduledAt.Set:
+		return msg, apierror.BadRequest("invalid_scheduled_at", "send_mode scheduled needs scheduled_at.")
+	case msg.Mode != "scheduled" && req.ScheduledAt.Set:
+		return msg, apierror.BadRequest("invalid_scheduled_at", "scheduled_at is only for send_mode scheduled.")
+	case msg.Mode == "scheduled":
+		at := req.ScheduledAt.Value
+		if now := time.Now(); !at.After(now) || at.After(now.Add(maxScheduleAhead)) {
+			return msg, apierror.BadRequest("invalid_scheduled_at", "scheduled_at must be in the future and within a year.")
+		}
+		msg.NotBefore = at
+	}
+	return msg, nil
+}
+
+// sendRecipients normalizes one recipient list: at least least addresses, at most 50, each one address, no repeats.
+func sendRecipients(field string, in []string, least int) ([]string, error) {
+	if len(in) < least || len(in) > maxSendRecipients {
+		return nil, apierror.BadRequest("invalid_"+field, fmt.Sprintf("%s takes %d to %d addresses.", field, least, maxSendRecipients))
+	}
+	out := make([]string, 0, len(in))
+	for _, raw := range in {
+		addr, ok := contacts.NormalizeEmail(raw)
+		if !ok {
+			return nil, apierror.BadRequest("invalid_"+field, fmt.Sprintf("%q in %s is not an email address.", raw, field))
+		}
+		if !slices.Contains(out, addr) {
+			out = append(out, addr)
+		}
+	}
+	return out, nil
+}

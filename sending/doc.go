@@ -1,0 +1,25 @@
+// Package sending is the send pipeline every sender goes through (direct sends, unibox replies, campaigns,
+// warmup): a send task row is written before anything reaches SMTP, one River job works it, and it ends in
+// exactly one result.
+//
+// The life of a task:
+//
+//   - Enqueue writes the task (status queued, with its deterministic Message-ID <task id@sender domain>) and
+//     its job in the caller's transaction, so a rolled-back request leaves neither.
+//   - An attempt claims the task in one transaction that also locks the mailbox row, so attempts on one
+//     mailbox are serialised across every worker process. There the mailbox's daily cap (campaign_limit,
+//     counted per mailbox-local day) and minimum gap (min_wait_time) are checked and charged for capped kinds
+//     (campaign and direct sends; replies and warmup are exempt): a task that would break either waits, queued,
+//     until it would not. No caller can exceed them because no caller sends any other way.
+//   - The message is handed to SMTP outside any transaction, over a connection pooled per mailbox.
+//   - The result is written in a second transaction, guarded by the claiming attempt: sent (the Message-ID we
+//     wrote), failed with a code and message (a permanent rejection, or the fifth transient failure), queued
+//     again with backoff (a transient failure before the message was handed over), or ambiguous when the
+//     connection broke after the message was handed over and before the server answered. A failed or retried
+//     send gives its place in the day back.
+//   - A task found in flight by a later attempt (the worker died between claim and result) is marked
+//     ambiguous, never sent again: a duplicate to a prospect is worse than a send to check by hand.
+//   - Account-level conditions (authentication refused, account disabled, rate limited, server errors) are
+//     raised in addition to the task's result: an entry in the mailbox error log and an email_account.error
+//     event.
+package sending

@@ -1,0 +1,453 @@
+package sending
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/events"
+	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/mailbox"
+	"github.com/outflowhq/outflow/seal"
+	"github.com/outflowhq/outflow/suppression"
+)
+
+// Kinds of send task. Campaign and direct sends are capped: charged to the mailbox's daily cap and gap.
+const (
+	KindCampaign = "campaign"
+	KindDirect   = "direct"
+	KindReply    = "reply"
+	KindWarmup   = "warmup"
+)
+
+func capped(kind string) bool { return kind == KindCampaign || kind == KindDirect }
+
+// MaxAttempts is how many attempts a task gets; the fifth transient failure fails it for good.
+const MaxAttempts = 5
+
+// retryAfter is the wait before attempt n+1 after n transient failures: 1, 2, 4, 8 minutes.
+func retryAfter(n int32) time.Duration {
+	return time.Minute << min(max(n-1, 0), 6)
+}
+
+var queries = dbq.New()
+
+// Message is what a sender asks the pipeline to send. Addresses are normalized (lower case, no display name).
+type Message struct {
+	// Kind is one of the Kind constants.
+	Kind string
+	// To, Cc and Bcc are the recipients; To needs at least one.
+	To, Cc, Bcc []string
+	Subject     string
+	// Text and HTML are the bodies; either may be empty.
+	Text, HTML string
+	// InReplyTo and References thread the message (Message-IDs, with or without angle brackets).
+	InReplyTo  string
+	References []string
+	// ContactID, CampaignID, StepID and StepName tie the send to what it is part of (optional).
+	ContactID, CampaignID, StepID uuid.NullUUID
+	StepName                      string
+	// Mode is instant, smart or scheduled (how NotBefore was chosen); NotBefore zero means now.
+	Mode      string
+	NotBefore time.Time
+}
+
+// Args is the River job that works one send task.
+type Args struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	TaskID         uuid.UUID `json:"task_id"`
+	// MailboxID is the task's mailbox: claims on one mailbox queue in process before they queue on its row.
+	MailboxID uuid.UUID `json:"mailbox_id"`
+}
+
+// Kind names the job.
+func (Args) Kind() string { return "send_task" }
+
+// QueueName is the send jobs' own queue, so a backlog of other work never holds sends back.
+const QueueName = "send"
+
+// QueueWorkers is how many send jobs a worker process runs at once. Attempts on one mailbox take turns
+// anyway; more mailboxes than this send in turn.
+const QueueWorkers = 20
+
+// InsertOpts puts the job on the send queue with room for retries of its own (database errors); the
+// pipeline's attempts and waits are counted on the task, with the job snoozed in between.
+func (Args) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueName, MaxAttempts: 10} }
+
+// Enqueue writes a send task for m and its job in the caller's transaction, and returns the task (its
+// Message-ID included). Nothing is sent if tx rolls back.
+func Enqueue(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mailbox, msg Message) (dbq.SendTask, error) {
+	if len(msg.To) == 0 {
+		return dbq.SendTask{}, errors.New("sending: a message needs a recipient")
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return dbq.SendTask{}, err
+	}
+	notBefore := msg.NotBefore
+	if notBefore.IsZero() {
+		notBefore = time.Now()
+	}
+	from := sender(m)
+	t, err := queries.SendTaskInsert(ctx, tx, dbq.SendTaskInsertParams{
+		OrganizationID: m.OrganizationID, ID: id, Kind: msg.Kind, MailboxID: uuid.NullUUID{UUID: m.ID, Valid: true},
+		FromEmail: from, FromName: m.Name, ContactID: msg.ContactID, ToEmail: msg.To[0], ToList: msg.To,
+		Cc: nonNil(msg.Cc), Bcc: nonNil(msg.Bcc), InReplyTo: msg.InReplyTo, ThreadReferences: nonNil(msg.References),
+		CampaignID: msg.CampaignID, StepID: msg.StepID, StepName: msg.StepName, Subject: msg.Subject,
+		BodyText: msg.Text, BodyHtml: msg.HTML, MessageID: "<" + MessageID(id, from) + ">",
+		SendMode: cmpMode(msg.Mode), NotBefore: notBefore,
+	})
+	if err != nil {
+		return t, err
+	}
+	var opts *river.InsertOpts
+	if notBefore.After(time.Now()) {
+		// A job scheduled for later waits for River's scheduler; one due now is available at once.
+		opts = &river.InsertOpts{ScheduledAt: notBefore}
+	}
+	_, err = jobs.InsertTx(ctx, tx, Args{OrganizationID: m.OrganizationID, TaskID: id, MailboxID: m.ID}, opts)
+	return t, err
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func cmpMode(m string) string {
+	if m == "" {
+		return "instant"
+	}
+	return m
+}
+
+// NextSlot is the earliest time m may start its next capped send by its gap (now or later); the daily cap
+// is checked when the send is attempted.
+func NextSlot(m dbq.Mailbox, now time.Time) time.Time {
+	if m.LastCappedSendAt == nil {
+		return now
+	}
+	if next := m.LastCappedSendAt.Add(time.Duration(m.MinWaitTime) * time.Second); next.After(now) {
+		return next
+	}
+	return now
+}
+
+// Pipeline works send tasks: claim, hand over, record.
+type Pipeline struct {
+	pool    *pgxpool.Pool
+	keyring *seal.Keyring
+	conns   *conns
+	logger  *slog.Logger
+	now     func() time.Time
+	zones   sync.Map // time zone name -> *time.Location
+	claimMu sync.Mutex
+	// claiming holds one lock per mailbox this process has sent from (a few hundred at most): claims on one
+	// mailbox take turns here, so a burst of jobs for it holds one database connection, not one each, while
+	// they wait for its row lock.
+	claiming map[uuid.UUID]*sync.Mutex
+}
+
+// New builds a pipeline that opens mailbox credentials with keyring and reaches SMTP servers through dialer.
+func New(pool *pgxpool.Pool, keyring *seal.Keyring, dialer mailbox.Dialer, logger *slog.Logger) *Pipeline {
+	return &Pipeline{pool: pool, keyring: keyring, conns: newConns(dialer), logger: logger, now: time.Now,
+		claiming: map[uuid.UUID]*sync.Mutex{}}
+}
+
+// Worker is the River worker of Args.
+type Worker struct {
+	river.WorkerDefaults[Args]
+	Pipeline *Pipeline
+}
+
+// Timeout bounds one attempt: a connect, a login and one message, each with its own shorter timeouts.
+func (w *Worker) Timeout(*river.Job[Args]) time.Duration { return 3 * time.Minute }
+
+// Work runs one attempt of the task; a task that must wait (its time, a cap, a gap, a retry's backoff)
+// snoozes the job until then.
+func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	jobs := river.ClientFromContext[pgx.Tx](ctx)
+	wait, err := w.Pipeline.Attempt(ctx, events.NewOutbox(jobs), job.Args)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return river.JobSnooze(wait)
+	}
+	return nil
+}
+
+// claimed is a task its attempt has taken, with the mailbox it goes out from.
+type claimed struct {
+	task    dbq.SendTask
+	mailbox dbq.Mailbox
+}
+
+// Attempt runs one attempt of a task: claim it (or find it must wait, or is already settled), hand it to
+// SMTP, record the result. It answers how long to wait before the next attempt (0: none is needed).
+func (p *Pipeline) Attempt(ctx context.Context, outbox *events.Outbox, a Args) (time.Duration, error) {
+	c, wait, err := p.claimInTurn(ctx, a)
+	if err != nil || c == nil {
+		return wait, err
+	}
+	res := p.deliver(ctx, c)
+	return p.record(context.WithoutCancel(ctx), outbox, c, res)
+}
+
+// claimInTurn claims the task once the claims on its mailbox before it in this process are done.
+func (p *Pipeline) claimInTurn(ctx context.Context, a Args) (*claimed, time.Duration, error) {
+	p.claimMu.Lock()
+	mu := p.claiming[a.MailboxID]
+	if mu == nil {
+		mu = &sync.Mutex{}
+		p.claiming[a.MailboxID] = mu
+	}
+	p.claimMu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	return p.claim(ctx, a.OrganizationID, a.TaskID)
+}
+
+// claim takes a due task under the mailbox's lock and charges the mailbox's day (see the package doc).
+// It answers nil with a wait when the task must wait, nil with none when there is nothing to do.
+func (p *Pipeline) claim(ctx context.Context, org, id uuid.UUID) (*claimed, time.Duration, error) {
+	var c *claimed
+	var wait time.Duration
+	err := db.WithOrgTx(ctx, p.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		c, wait = nil, 0
+		row, err := queries.SendTaskLoadForClaim(ctx, tx, dbq.SendTaskLoadForClaimParams{OrganizationID: org, ID: id})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return p.orphan(ctx, tx, org, id)
+		}
+		if err != nil {
+			return err
+		}
+		t, m := row.SendTask, row.Mailbox
+		switch t.Status {
+		case "sending":
+			// An earlier attempt claimed it and never wrote a result: its worker died between hand-over and
+			// answer, or before. Whether the message left is unknown, so it is not sent again.
+			_, err := queries.SendTaskAmbiguous(ctx, tx, dbq.SendTaskAmbiguousParams{OrganizationID: org, ID: id,
+				Attempts: t.Attempts, ErrorCode: "outcome_unknown",
+				ErrorMessage: "The attempt sending this message stopped before recording its result; it may have been delivered, so it is not sent again."})
+			return err
+		case "queued":
+		default:
+			return nil // settled: sent, failed, canceled or ambiguous
+		}
+		// The clock is read under the mailbox's lock: the last send it sees was made before now.
+		now := p.now()
+		if now.Before(t.NotBefore) {
+			wait = t.NotBefore.Sub(now)
+			return nil
+		}
+		failQueued := func(code, message string) error {
+			_, err := queries.SendTaskFailed(ctx, tx, dbq.SendTaskFailedParams{OrganizationID: org, ID: id,
+				FromStatus: "queued", Attempts: t.Attempts, ErrorCode: code, ErrorMessage: message})
+			return err
+		}
+		if m.Status != "active" {
+			return failQueued("mailbox_inactive", "The mailbox is "+m.Status+"; it sends nothing until it is active again.")
+		}
+		blocked, err := suppression.Blocked(ctx, tx, org, recipients(t))
+		if err != nil {
+			return err
+		}
+		for _, r := range recipients(t) {
+			if entry, ok := blocked[r]; ok {
+				return failQueued("recipient_suppressed", r+" is suppressed ("+entry.Value+").")
+			}
+		}
+		day := p.localDay(now, m.Timezone)
+		var charge int32
+		if capped(t.Kind) {
+			charge = 1
+			if next := NextSlot(m, now); next.After(now) {
+				wait = next.Sub(now)
+				return p.requeue(ctx, tx, t, next, "waiting_for_gap")
+			}
+		}
+		t, err = queries.SendTaskClaim(ctx, tx, dbq.SendTaskClaimParams{OrganizationID: org, ID: id, MailboxID: m.ID,
+			Day: &day, At: &now, Capped: charge, DayLimit: m.CampaignLimit})
+		if errors.Is(err, pgx.ErrNoRows) {
+			// The day is full: wait for the next one in the mailbox's zone.
+			loc := p.zone(m.Timezone)
+			y, mo, d := now.In(loc).Date()
+			next := time.Date(y, mo, d+1, 0, 0, 0, 0, loc)
+			wait = next.Sub(now)
+			return p.requeue(ctx, tx, row.SendTask, next, "daily_cap_reached")
+		}
+		if err != nil {
+			return err
+		}
+		c = &claimed{task: t, mailbox: m}
+		return nil
+	})
+	return c, wait, err
+}
+
+// orphan settles a task whose mailbox is gone (removed, which also cancels its queued tasks, or never set):
+// a queued one fails, anything else is left as it is. A task that no longer exists needs nothing.
+func (p *Pipeline) orphan(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) error {
+	t, err := queries.SendTaskGetForUpdate(ctx, tx, dbq.SendTaskGetForUpdateParams{OrganizationID: org, ID: id})
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && t.Status != "queued" {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = queries.SendTaskFailed(ctx, tx, dbq.SendTaskFailedParams{OrganizationID: org, ID: id, FromStatus: "queued",
+		Attempts: t.Attempts, ErrorCode: "mailbox_removed", ErrorMessage: "The mailbox was removed."})
+	return err
+}
+
+// requeue puts a queued task back to wait until next, saying why; waiting is not an attempt.
+func (p *Pipeline) requeue(ctx context.Context, tx pgx.Tx, t dbq.SendTask, next time.Time, code string) error {
+	_, err := queries.SendTaskRequeue(ctx, tx, dbq.SendTaskRequeueParams{OrganizationID: t.OrganizationID, ID: t.ID,
+		FromStatus: "queued", Attempts: t.Attempts, NotBefore: next, ErrorCode: code, ErrorMessage: ""})
+	return err
+}
+
+// localDay is now's date in the mailbox's zone (UTC when it has none), as midnight UTC of that date.
+func (p *Pipeline) localDay(now time.Time, tz string) time.Time {
+	y, m, d := now.In(p.zone(tz)).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+func (p *Pipeline) zone(tz string) *time.Location {
+	if tz == "" {
+		return time.UTC
+	}
+	if loc, ok := p.zones.Load(tz); ok {
+		return loc.(*time.Location)
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return time.UTC
+	}
+	p.zones.Store(tz, loc)
+	return loc
+}
+
+func recipients(t dbq.SendTask) []string {
+	out := make([]string, 0, len(t.ToList)+len(t.Cc)+len(t.Bcc))
+	out = append(out, t.ToList...)
+	out = append(out, t.Cc...)
+	return append(out, t.Bcc...)
+}
+
+// deliver hands the claimed task to the mailbox's SMTP server.
+func (p *Pipeline) deliver(ctx context.Context, c *claimed) result {
+	srv, _, err := mailbox.Servers(p.keyring, c.mailbox)
+	if err != nil {
+		return result{outcome: rejected, code: "mailbox_auth_failed", message: "The stored credential cannot be read; connect the mailbox again.",
+			account: accountAuthError}
+	}
+	msg, err := build(c.task, c.mailbox, p.now())
+	if err != nil {
+		return result{outcome: rejected, code: "message_invalid", message: err.Error()}
+	}
+	return p.conns.send(ctx, c.mailbox.ID, c.mailbox.UpdatedAt, srv, c.task.FromEmail, recipients(c.task), msg)
+}
+
+// record writes the attempt's result (guarded by the attempt that claimed the task: a result that comes too
+// late to matter changes nothing), gives the day's place back when nothing left, and raises the account-level
+// condition. It answers the wait before a retry.
+func (p *Pipeline) record(ctx context.Context, outbox *events.Outbox, c *claimed, res result) (time.Duration, error) {
+	t, m := c.task, c.mailbox
+	org := t.OrganizationID
+	var wait time.Duration
+	err := db.WithOrgTx(ctx, p.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		wait = 0
+		var n int64
+		var err error
+		credit := false
+		switch {
+		case res.outcome == delivered:
+			n, err = queries.SendTaskSent(ctx, tx, dbq.SendTaskSentParams{OrganizationID: org, ID: t.ID, Attempts: t.Attempts})
+		case res.outcome == ambiguous:
+			n, err = queries.SendTaskAmbiguous(ctx, tx, dbq.SendTaskAmbiguousParams{OrganizationID: org, ID: t.ID,
+				Attempts: t.Attempts, ErrorCode: res.code, ErrorMessage: clip(res.message)})
+		case res.outcome == transient && t.Attempts < MaxAttempts:
+			wait = retryAfter(t.Attempts)
+			credit = true
+			n, err = queries.SendTaskRequeue(ctx, tx, dbq.SendTaskRequeueParams{OrganizationID: org, ID: t.ID, FromStatus: "sending",
+				Attempts: t.Attempts, NotBefore: p.now().Add(wait), ErrorCode: res.code, ErrorMessage: clip(res.message)})
+		default:
+			if res.outcome == transient && res.account == "" {
+				res.account = accountServerError // the fifth transient failure in a row
+			}
+			credit = true
+			n, err = queries.SendTaskFailed(ctx, tx, dbq.SendTaskFailedParams{OrganizationID: org, ID: t.ID, FromStatus: "sending",
+				Attempts: t.Attempts, ErrorCode: res.code, ErrorMessage: clip(res.message)})
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			// A later attempt already settled the task (as ambiguous): its result stands.
+			p.logger.WarnContext(ctx, "send result came after the task was settled", slog.String("task_id", t.ID.String()))
+			wait = 0
+			return nil
+		}
+		if credit && t.CountedDay != nil {
+			var charge int32
+			if capped(t.Kind) {
+				charge = 1
+			}
+			if err := queries.SendDayCredit(ctx, tx, dbq.SendDayCreditParams{OrganizationID: org, MailboxID: m.ID, Day: *t.CountedDay, Capped: charge}); err != nil {
+				return err
+			}
+		}
+		if res.account != "" {
+			return raise(ctx, tx, outbox, m, res)
+		}
+		return nil
+	})
+	return wait, err
+}
+
+// raise writes an account-level condition to the mailbox's error log and emits email_account.error.
+func raise(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m dbq.Mailbox, res result) error {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return err
+	}
+	title := map[string]string{
+		accountAuthError: "The mail server refused the mailbox's login", accountDisabled: "The mail server refuses to send for this mailbox",
+		accountRateLimited: "The mail server is limiting this mailbox's sending", accountServerError: "The mail server could not be reached",
+	}[res.account]
+	severity, action := "warning", false
+	if res.account == accountAuthError || res.account == accountDisabled {
+		severity, action = "error", true
+	}
+	e, err := queries.MailboxErrorInsert(ctx, tx, dbq.MailboxErrorInsertParams{OrganizationID: m.OrganizationID, ID: id, MailboxID: m.ID,
+		Code: res.account, Severity: severity, Title: title, Message: clip(res.message), ActionRequired: action})
+	if err != nil {
+		return err
+	}
+	_, err = outbox.Emit(ctx, tx, events.MailboxError, map[string]any{
+		"email_account_id": m.ID, "email": m.Email, "code": e.Code, "severity": e.Severity, "message": e.Message,
+		"action_required": e.ActionRequired,
+	})
+	return err
+}
+
+// clip bounds an error text to what the columns take.
+func clip(s string) string {
+	if len(s) <= 1000 {
+		return s
+	}
+	return fmt.Sprintf("%.997s...", s)
+}
