@@ -338,6 +338,21 @@ CREATE FUNCTION public.invitation_by_token(p_token_hash bytea) RETURNS SETOF pub
     AS $$ SELECT * FROM organization_invitations WHERE token_hash = p_token_hash $$;
 
 --
+-- Name: mailbox_dns_due(timestamp with time zone, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.mailbox_dns_due(p_checked_before timestamp with time zone, p_limit integer) RETURNS TABLE(organization_id uuid, id uuid)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  SELECT m.organization_id, m.id FROM mailboxes m
+  WHERE (m.tracking_domain <> '' AND (m.tracking_checked_at IS NULL OR m.tracking_checked_at < p_checked_before))
+     OR m.auth_checked_at IS NULL OR m.auth_checked_at < p_checked_before
+  ORDER BY least(coalesce(m.tracking_checked_at, '-infinity'), coalesce(m.auth_checked_at, '-infinity'))
+  LIMIT p_limit
+$$;
+
+--
 -- Name: webhook_endpoints; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1077,6 +1092,23 @@ CREATE TABLE public.mailbox_send_days (
 );
 
 --
+-- Name: mailbox_warmup_appeals; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mailbox_warmup_appeals (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    mailbox_id uuid NOT NULL,
+    reason text DEFAULT ''::text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    created_by uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    decided_at timestamp with time zone,
+    CONSTRAINT mailbox_warmup_appeals_reason_check CHECK ((length(reason) <= 2000)),
+    CONSTRAINT mailbox_warmup_appeals_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'accepted'::text, 'rejected'::text])))
+);
+
+--
 -- Name: mailboxes; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1145,6 +1177,14 @@ CREATE TABLE public.mailboxes (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     last_capped_send_at timestamp with time zone,
+    tracking_status text DEFAULT 'unset'::text NOT NULL,
+    tracking_message text DEFAULT ''::text NOT NULL,
+    tracking_observed text DEFAULT ''::text NOT NULL,
+    tracking_host_unresolvable boolean DEFAULT false NOT NULL,
+    tracking_checked_at timestamp with time zone,
+    warmup_blocked_at timestamp with time zone,
+    warmup_blocked_until timestamp with time zone,
+    warmup_block_reason text DEFAULT ''::text NOT NULL,
     CONSTRAINT mailboxes_auth_state_check CHECK ((auth_state = ANY (ARRAY['passing'::text, 'failing'::text, 'unknown'::text]))),
     CONSTRAINT mailboxes_campaign_limit_check CHECK (((campaign_limit >= 0) AND (campaign_limit <= 5000))),
     CONSTRAINT mailboxes_check CHECK ((warmup_base <= warmup_max)),
@@ -1172,7 +1212,11 @@ CREATE TABLE public.mailboxes (
     CONSTRAINT mailboxes_tags_check CHECK ((cardinality(tags) <= 50)),
     CONSTRAINT mailboxes_timezone_check CHECK ((length(timezone) <= 64)),
     CONSTRAINT mailboxes_tracking_domain_check CHECK ((length(tracking_domain) <= 253)),
+    CONSTRAINT mailboxes_tracking_message_check CHECK ((length(tracking_message) <= 500)),
+    CONSTRAINT mailboxes_tracking_observed_check CHECK ((length(tracking_observed) <= 1000)),
+    CONSTRAINT mailboxes_tracking_status_check CHECK ((tracking_status = ANY (ARRAY['verified'::text, 'unset'::text, 'no_target'::text, 'not_found'::text, 'wrong_target'::text, 'lookup_error'::text, 'pending'::text]))),
     CONSTRAINT mailboxes_warmup_base_check CHECK (((warmup_base >= 1) AND (warmup_base <= 100))),
+    CONSTRAINT mailboxes_warmup_block_reason_check CHECK ((length(warmup_block_reason) <= 500)),
     CONSTRAINT mailboxes_warmup_days_check CHECK (((warmup_days >= 1) AND (warmup_days <= 7))),
     CONSTRAINT mailboxes_warmup_end_time_check CHECK (((warmup_end_time = ''::text) OR (warmup_end_time ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'::text))),
     CONSTRAINT mailboxes_warmup_health_check CHECK ((warmup_health = ANY (ARRAY['healthy'::text, 'watch'::text, 'throttled'::text, 'quarantined'::text, 'blocked'::text]))),
@@ -1937,6 +1981,13 @@ ALTER TABLE ONLY public.mailbox_send_days
     ADD CONSTRAINT mailbox_send_days_pkey PRIMARY KEY (organization_id, mailbox_id, day);
 
 --
+-- Name: mailbox_warmup_appeals mailbox_warmup_appeals_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_warmup_appeals
+    ADD CONSTRAINT mailbox_warmup_appeals_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: mailboxes mailboxes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2378,6 +2429,12 @@ CREATE INDEX labels_order ON public.labels USING btree (organization_id, kind, "
 --
 
 CREATE INDEX mailbox_errors_newest ON public.mailbox_errors USING btree (organization_id, mailbox_id, created_at DESC, id DESC);
+
+--
+-- Name: mailbox_warmup_appeals_pending; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX mailbox_warmup_appeals_pending ON public.mailbox_warmup_appeals USING btree (organization_id, mailbox_id) WHERE (status = 'pending'::text);
 
 --
 -- Name: mailboxes_email; Type: INDEX; Schema: public; Owner: -
@@ -2926,6 +2983,13 @@ ALTER TABLE ONLY public.mailbox_send_days
     ADD CONSTRAINT mailbox_send_days_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
 
 --
+-- Name: mailbox_warmup_appeals mailbox_warmup_appeals_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_warmup_appeals
+    ADD CONSTRAINT mailbox_warmup_appeals_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: mailboxes mailboxes_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3342,6 +3406,12 @@ ALTER TABLE public.mailbox_errors ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.mailbox_send_days ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: mailbox_warmup_appeals; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.mailbox_warmup_appeals ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: mailboxes; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -3532,6 +3602,12 @@ CREATE POLICY tenant_isolation ON public.mailbox_errors USING ((organization_id 
 --
 
 CREATE POLICY tenant_isolation ON public.mailbox_send_days USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: mailbox_warmup_appeals tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.mailbox_warmup_appeals USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: mailboxes tenant_isolation; Type: POLICY; Schema: public; Owner: -

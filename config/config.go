@@ -106,6 +106,12 @@ type Config struct {
 	// MailCAFile names a PEM file of extra certificate authorities trusted for mailbox SMTP and IMAP servers
 	// (a private relay with an in-house CA); the system roots stay trusted. Env: OUTFLOW_MAIL_CA_FILE.
 	MailCAFile string
+	// TrackingHost is the deployment's tracking host name, the CNAME target of mailboxes' custom tracking
+	// domains; empty means none can verify. Env: OUTFLOW_TRACKING_HOST.
+	TrackingHost string
+	// DomainAuthGrace is how long a mailbox domain may fail authentication (SPF or DMARC missing) before its
+	// mailboxes stop cold sending and warmup. Env: OUTFLOW_DOMAIN_AUTH_GRACE, default 72h (0 to 90 days).
+	DomainAuthGrace time.Duration
 	// MaxMailboxes is each organization's mailbox allowance; connecting one more answers 403
 	// mailbox_allowance_reached. Env: OUTFLOW_MAX_MAILBOXES, default 100 (1 to 100000).
 	MaxMailboxes int
@@ -264,6 +270,19 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	c.MailCAFile = strings.TrimSpace(getenv("OUTFLOW_MAIL_CA_FILE"))
+	c.TrackingHost = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(getenv("OUTFLOW_TRACKING_HOST"))), ".")
+	if strings.ContainsAny(c.TrackingHost, " /:@") {
+		errs = append(errs, fmt.Errorf("OUTFLOW_TRACKING_HOST %q must be a host name (for example t.outflow.example)", c.TrackingHost))
+	}
+	c.DomainAuthGrace = 72 * time.Hour
+	if raw := strings.TrimSpace(getenv("OUTFLOW_DOMAIN_AUTH_GRACE")); raw != "" {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 0 || d > 90*24*time.Hour {
+			errs = append(errs, fmt.Errorf("OUTFLOW_DOMAIN_AUTH_GRACE %q must be a duration between 0s and 2160h (for example 72h)", raw))
+		} else {
+			c.DomainAuthGrace = d
+		}
+	}
 	maxMailboxes, err := intVar(getenv, "OUTFLOW_MAX_MAILBOXES", 100, 1, 100000)
 	if err != nil {
 		errs = append(errs, err)

@@ -23,11 +23,13 @@ import (
 	"github.com/outflowhq/outflow/auth"
 	"github.com/outflowhq/outflow/contacts"
 	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/dnscheck"
 	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/mailbox"
 	"github.com/outflowhq/outflow/seal"
+	"github.com/outflowhq/outflow/verify"
 )
 
 // Mailboxes implements the sender-mailbox operations of part 2: connecting an SMTP/IMAP mailbox (both
@@ -35,21 +37,34 @@ import (
 // rotation (hold, release), the warmup lifecycle with the ramp the scheduler follows, and direct sends
 // through the send pipeline.
 type Mailboxes struct {
-	pool         *pgxpool.Pool
-	queries      *dbq.Queries
-	keyring      *seal.Keyring
-	outbox       *events.Outbox
-	jobs         events.Inserter
-	dialer       mailbox.Dialer
-	maxMailboxes int
-	now          func() time.Time
+	pool    *pgxpool.Pool
+	queries *dbq.Queries
+	keyring *seal.Keyring
+	outbox  *events.Outbox
+	jobs    events.Inserter
+	opts    MailboxOptions
+	now     func() time.Time
 }
 
-// NewMailboxes builds the mailbox operations. jobs enqueues send tasks; dialer carries the deployment's mail
-// TLS roots and the OUTFLOW_ALLOW_INSECURE_MAIL rule; maxMailboxes is each organization's allowance.
-func NewMailboxes(pool *pgxpool.Pool, keyring *seal.Keyring, outbox *events.Outbox, jobs events.Inserter, dialer mailbox.Dialer, maxMailboxes int) *Mailboxes {
-	return &Mailboxes{pool: pool, queries: dbq.New(), keyring: keyring, outbox: outbox, jobs: jobs, dialer: dialer,
-		maxMailboxes: maxMailboxes, now: time.Now}
+// MailboxOptions are the deployment's settings the mailbox operations follow.
+type MailboxOptions struct {
+	// Dialer carries the mail TLS roots and the OUTFLOW_ALLOW_INSECURE_MAIL rule.
+	Dialer mailbox.Dialer
+	// Resolver answers the tracking-domain and authentication lookups.
+	Resolver dnscheck.Resolver
+	// MaxMailboxes is each organization's allowance (OUTFLOW_MAX_MAILBOXES).
+	MaxMailboxes int
+	// TrackingHost is the CNAME target of custom tracking domains (OUTFLOW_TRACKING_HOST).
+	TrackingHost string
+	// AuthGrace is how long a domain may fail authentication before cold sending and warmup stop.
+	AuthGrace time.Duration
+	// Verifier checks single addresses (POST /emails/verify).
+	Verifier *verify.Verifier
+}
+
+// NewMailboxes builds the mailbox operations; jobs enqueues send tasks.
+func NewMailboxes(pool *pgxpool.Pool, keyring *seal.Keyring, outbox *events.Outbox, jobs events.Inserter, opts MailboxOptions) *Mailboxes {
+	return &Mailboxes{pool: pool, queries: dbq.New(), keyring: keyring, outbox: outbox, jobs: jobs, opts: opts, now: time.Now}
 }
 
 // Limits of a mailbox's fields (the migration's CHECKs hold the same numbers).
@@ -126,22 +141,22 @@ func rampOf(r dbq.Mailbox) mailbox.Ramp {
 
 // warmupStatus is the warmup object's status: stopped (never enabled or stopped), paused, blocked (the
 // warmup network blocked the mailbox, or its domain failed authentication past the grace period) or warming.
-func warmupStatus(r dbq.Mailbox) api.WarmupStandingStatus {
+func (h *Mailboxes) warmupStatus(r dbq.Mailbox, now time.Time) api.WarmupStandingStatus {
 	switch {
 	case r.Warmup == nil:
 		return api.WarmupStandingStatusStopped
 	case r.WarmupPausedAt != nil:
 		return api.WarmupStandingStatusPaused
-	case r.WarmupHealth == "blocked":
+	case r.WarmupHealth == "blocked" || mailbox.AuthBlocked(r, h.opts.AuthGrace, now):
 		return api.WarmupStandingStatusBlocked
 	}
 	return api.WarmupStandingStatusWarming
 }
 
 // warmupOf is a mailbox's warmup standing at now.
-func warmupOf(r dbq.Mailbox, now time.Time) api.WarmupStanding {
+func (h *Mailboxes) warmupOf(r dbq.Mailbox, now time.Time) api.WarmupStanding {
 	out := api.WarmupStanding{
-		EmailAccountID: r.ID, Enabled: r.Warmup != nil, Status: warmupStatus(r), Pool: api.NewOptString(r.WarmupPoolType),
+		EmailAccountID: r.ID, Enabled: r.Warmup != nil, Status: h.warmupStatus(r, now), Pool: api.NewOptString(r.WarmupPoolType),
 		DailyTarget: rampOf(r).DailyTarget(now), Base: api.NewOptInt(int(r.WarmupBase)), Max: api.NewOptInt(int(r.WarmupMax)),
 		Increase: api.NewOptInt(int(r.WarmupIncrease)), ReplyRate: api.NewOptInt(int(r.WarmupReplyRate)),
 		HealthState: api.NewOptString(r.WarmupHealth),
@@ -151,6 +166,12 @@ func warmupOf(r dbq.Mailbox, now time.Time) api.WarmupStanding {
 	}
 	if r.WarmupPausedAt != nil {
 		out.PausedAt = api.NewOptDateTime(*r.WarmupPausedAt)
+	}
+	if r.WarmupHealth == "blocked" {
+		if r.WarmupBlockedUntil != nil {
+			out.BlockedUntil = api.NewOptDateTime(*r.WarmupBlockedUntil)
+		}
+		out.BlockedReason = api.NewOptString(r.WarmupBlockReason)
 	}
 	return out
 }
@@ -300,7 +321,7 @@ func (h *Mailboxes) allowance(ctx context.Context, tx pgx.Tx, org uuid.UUID) err
 	if err != nil {
 		return err
 	}
-	if n >= int64(h.maxMailboxes) {
+	if n >= int64(h.opts.MaxMailboxes) {
 		return apierror.Forbidden("mailbox_allowance_reached",
 			fmt.Sprintf("This organization already has %d mailboxes, its allowance.", n)).
 			WithFix("Remove a mailbox you no longer use, or ask the operator to raise OUTFLOW_MAX_MAILBOXES.")
@@ -340,7 +361,7 @@ func (h *Mailboxes) checkServer(service string, in api.MailService) (mailbox.Ser
 	if in.Security.Set {
 		security = mailbox.Security(in.Security.Value)
 	}
-	if security == mailbox.SecurityNone && (!h.dialer.AllowInsecure || !loopbackHost(host)) {
+	if security == mailbox.SecurityNone && (!h.opts.Dialer.AllowInsecure || !loopbackHost(host)) {
 		return mailbox.Server{}, apierror.BadRequest("mailbox_insecure_connection",
 			field("security")+" none (no TLS) is allowed only for a loopback host on a self-hosted instance.").
 			WithFix("Use tls (ports 465 and 993) or starttls (ports 587 and 143).")
@@ -363,8 +384,8 @@ func (h *Mailboxes) checkBoth(ctx context.Context, smtpServer, imapServer mailbo
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); smtpErr = h.dialer.CheckSMTP(ctx, smtpServer) }()
-	go func() { defer wg.Done(); imapErr = h.dialer.CheckIMAP(ctx, imapServer) }()
+	go func() { defer wg.Done(); smtpErr = h.opts.Dialer.CheckSMTP(ctx, smtpServer) }()
+	go func() { defer wg.Done(); imapErr = h.opts.Dialer.CheckIMAP(ctx, imapServer) }()
 	wg.Wait()
 	return smtpErr, imapErr
 }
@@ -531,7 +552,7 @@ func (h *Mailboxes) MailboxesWarmupGet(ctx context.Context, params api.Mailboxes
 	if err != nil {
 		return nil, err
 	}
-	out := warmupOf(row, h.now())
+	out := h.warmupOf(row, h.now())
 	return &out, nil
 }
 
@@ -806,7 +827,7 @@ func (h *Mailboxes) MailboxesDelete(ctx context.Context, params api.MailboxesDel
 
 // sendingStatus is the test's one-word answer to "will this mailbox send campaigns now": ready, or why not
 // (inactive, revoked, held, resting, auth_failing for a domain past its grace, credential_failing).
-func sendingStatus(r dbq.Mailbox, credentialOK bool) string {
+func (h *Mailboxes) sendingStatus(r dbq.Mailbox, credentialOK bool, now time.Time) string {
 	switch {
 	case r.Status != "active":
 		return r.Status
@@ -816,7 +837,7 @@ func sendingStatus(r dbq.Mailbox, credentialOK bool) string {
 		return "held"
 	case r.RotationState == "resting":
 		return "resting"
-	case r.AuthFailingSince != nil:
+	case mailbox.AuthBlocked(r, h.opts.AuthGrace, now):
 		return "auth_failing"
 	}
 	return "ready"
@@ -845,10 +866,10 @@ func (h *Mailboxes) MailboxesTest(ctx context.Context, params api.MailboxesTestP
 	out := &api.EmailLiveCheck{
 		EmailAccountID: row.ID, Email: row.Email, Provider: row.Provider,
 		SMTP: api.NewOptBool(reached(smtpErr)), Imap: api.NewOptBool(reached(imapErr)), Auth: ok,
-		Healthy:       ok && row.Status == "active" && row.AuthFailingSince == nil,
-		SendingStatus: sendingStatus(row, ok), Status: row.Status,
+		Healthy:       ok && row.Status == "active" && !mailbox.AuthBlocked(row, h.opts.AuthGrace, h.now()),
+		SendingStatus: h.sendingStatus(row, ok, h.now()), Status: row.Status,
 		DailyLimit: int(row.CampaignLimit), MinDelaySeconds: int(row.MinWaitTime),
-		Warmup: api.NewOptWarmupStanding(warmupOf(row, h.now())), Campaigns: camps, RecentErrors: errs,
+		Warmup: api.NewOptWarmupStanding(h.warmupOf(row, h.now())), Campaigns: camps, RecentErrors: errs,
 	}
 	if issue := checkIssue(cmpErr(smtpErr, imapErr)); issue != nil {
 		out.Error = api.NewOptIssue(*issue)

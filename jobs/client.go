@@ -13,8 +13,10 @@ import (
 
 	"github.com/outflowhq/outflow/contacts"
 	"github.com/outflowhq/outflow/delivery"
+	"github.com/outflowhq/outflow/dnscheck"
 	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/idempotency"
+	"github.com/outflowhq/outflow/mailbox"
 	"github.com/outflowhq/outflow/notify"
 	"github.com/outflowhq/outflow/sending"
 	"github.com/outflowhq/outflow/verify"
@@ -34,6 +36,9 @@ type Deps struct {
 	Verifier *verify.Verifier
 	// Sending works send tasks (nil on insert-only clients, which never run them).
 	Sending *sending.Pipeline
+	// Resolver answers the mailbox DNS sweep's lookups; TrackingHost is the tracking domains' CNAME target.
+	Resolver     dnscheck.Resolver
+	TrackingHost string
 }
 
 // Options choose what this process does with jobs.
@@ -71,6 +76,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &contacts.IndexWorker{Pool: deps.Pool})
 	river.AddWorker(workers, &verify.RunWorker{Pool: deps.Pool, Verifier: deps.Verifier})
 	river.AddWorker(workers, &sending.Worker{Pipeline: deps.Sending})
+	river.AddWorker(workers, &mailbox.DNSSweepWorker{Pool: deps.Pool, Resolver: deps.Resolver, TrackingHost: deps.TrackingHost})
 
 	cfg := &river.Config{
 		Logger:          deps.Logger.With(slog.String("component", "river")),
@@ -102,6 +108,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return CredentialSweepArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(mailbox.DNSSweepInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return mailbox.DNSSweepArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(delivery.SweepInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return delivery.SweepArgs{}, nil },

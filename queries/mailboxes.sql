@@ -95,3 +95,35 @@ SELECT count(*) FROM labels WHERE organization_id = @organization_id AND kind = 
 -- A deleted tag leaves every mailbox that carried it.
 UPDATE mailboxes SET tags = array_remove(tags, @tag::uuid), updated_at = now()
 WHERE organization_id = @organization_id AND tags @> ARRAY[@tag::uuid];
+
+-- name: MailboxSetTracking :one
+-- Stores a resolution of the tracking domain (or a new domain with its first resolution).
+UPDATE mailboxes SET tracking_domain = @tracking_domain, tracking_domain_verified = @verified,
+  tracking_domain_verified_at = sqlc.narg(verified_at), tracking_status = @status, tracking_message = @message,
+  tracking_observed = @observed, tracking_host_unresolvable = @host_unresolvable, tracking_checked_at = now()
+WHERE organization_id = @organization_id AND id = @id
+RETURNING *;
+
+-- name: MailboxSetAuth :one
+-- Stores a domain authentication check; failing_since is kept while a domain keeps failing.
+UPDATE mailboxes SET auth_state = @auth_state, auth_spf = @auth_spf, auth_dkim = @auth_dkim,
+  auth_dmarc = @auth_dmarc, auth_dmarc_policy = @auth_dmarc_policy, auth_reason = @auth_reason,
+  auth_checked_at = now(),
+  auth_failing_since = CASE WHEN @auth_state::text = 'failing' THEN coalesce(auth_failing_since, now())
+                            WHEN @auth_state::text = 'passing' THEN NULL
+                            ELSE auth_failing_since END
+WHERE organization_id = @organization_id AND id = @id
+RETURNING *;
+
+-- name: MailboxDNSDue :many
+SELECT s.organization_id::uuid AS organization_id, s.id::uuid AS id
+FROM mailbox_dns_due(@checked_before::timestamptz, @row_limit::integer) AS s;
+
+-- name: MailboxAppealPending :one
+SELECT count(*) FROM mailbox_warmup_appeals WHERE organization_id = $1 AND mailbox_id = $2 AND status = 'pending';
+
+-- name: MailboxAppealInsert :one
+INSERT INTO mailbox_warmup_appeals (organization_id, id, mailbox_id, reason, created_by)
+VALUES (@organization_id, @id, @mailbox_id, @reason, sqlc.narg(created_by))
+ON CONFLICT (organization_id, mailbox_id) WHERE status = 'pending' DO NOTHING
+RETURNING id;

@@ -13,7 +13,6 @@ import (
 	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/jobs"
 	"github.com/outflowhq/outflow/mailbox"
 	"github.com/outflowhq/outflow/mailtest"
 	"github.com/outflowhq/outflow/sending"
@@ -44,8 +43,6 @@ func BenchmarkSendPipeline(b *testing.B) {
 	})
 
 	r.env.StartWorkers(b)
-	inserter, err := jobs.NewClient(jobs.Deps{Pool: r.env.DB.Pool, Logger: discard()}, jobs.Options{})
-	require.NoError(b, err)
 	run := 0
 	b.Run("outflow", func(b *testing.B) {
 		if b.N > 5000 {
@@ -63,7 +60,7 @@ func BenchmarkSendPipeline(b *testing.B) {
 				return err
 			}
 			for i := 0; i < b.N; i++ {
-				if _, err := sending.Enqueue(ctx, tx, inserter, m, sending.Message{Kind: sending.KindDirect,
+				if _, err := sending.Enqueue(ctx, tx, r.jobs, m, sending.Message{Kind: sending.KindDirect,
 					To: []string{fmt.Sprintf("lead%d@example.com", i)}, Subject: "Benchmark", Text: string(body), Mode: "smart"}); err != nil {
 					return err
 				}

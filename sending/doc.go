@@ -19,6 +19,8 @@
 //     send gives its place in the day back.
 //   - A task found in flight by a later attempt (the worker died between claim and result) is marked
 //     ambiguous, never sent again: a duplicate to a prospect is worse than a send to check by hand.
+//   - A mailbox that is not active, a suppressed recipient, or (for campaign and warmup mail) a domain that has
+//     failed authentication for longer than the grace period fails the task before anything is sent.
 //   - Account-level conditions (authentication refused, account disabled, rate limited, server errors) are
 //     raised in addition to the task's result: an entry in the mailbox error log and an email_account.error
 //     event.

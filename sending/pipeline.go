@@ -150,18 +150,21 @@ type Pipeline struct {
 	keyring *seal.Keyring
 	conns   *conns
 	logger  *slog.Logger
-	now     func() time.Time
-	zones   sync.Map // time zone name -> *time.Location
-	claimMu sync.Mutex
+	// authGrace: see New.
+	authGrace time.Duration
+	now       func() time.Time
+	zones     sync.Map // time zone name -> *time.Location
+	claimMu   sync.Mutex
 	// claiming holds one lock per mailbox this process has sent from (a few hundred at most): claims on one
 	// mailbox take turns here, so a burst of jobs for it holds one database connection, not one each, while
 	// they wait for its row lock.
 	claiming map[uuid.UUID]*sync.Mutex
 }
 
-// New builds a pipeline that opens mailbox credentials with keyring and reaches SMTP servers through dialer.
-func New(pool *pgxpool.Pool, keyring *seal.Keyring, dialer mailbox.Dialer, logger *slog.Logger) *Pipeline {
-	return &Pipeline{pool: pool, keyring: keyring, conns: newConns(dialer), logger: logger, now: time.Now,
+// New builds a pipeline that opens mailbox credentials with keyring and reaches SMTP servers through dialer;
+// authGrace is how long a domain may fail authentication before its cold and warmup sends stop.
+func New(pool *pgxpool.Pool, keyring *seal.Keyring, dialer mailbox.Dialer, logger *slog.Logger, authGrace time.Duration) *Pipeline {
+	return &Pipeline{pool: pool, keyring: keyring, conns: newConns(dialer), logger: logger, now: time.Now, authGrace: authGrace,
 		claiming: map[uuid.UUID]*sync.Mutex{}}
 }
 
@@ -259,6 +262,9 @@ func (p *Pipeline) claim(ctx context.Context, org, id uuid.UUID) (*claimed, time
 		}
 		if m.Status != "active" {
 			return failQueued("mailbox_inactive", "The mailbox is "+m.Status+"; it sends nothing until it is active again.")
+		}
+		if (t.Kind == KindCampaign || t.Kind == KindWarmup) && mailbox.AuthBlocked(m, p.authGrace, now) {
+			return failQueued("domain_auth_failing", "The mailbox's domain has been missing SPF or DMARC for longer than the grace period; cold sending and warmup stop until it passes.")
 		}
 		blocked, err := suppression.Blocked(ctx, tx, org, recipients(t))
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/gen/api"
+	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/jobs"
 	"github.com/outflowhq/outflow/mailbox"
 	"github.com/outflowhq/outflow/mailtest"
@@ -43,6 +44,7 @@ type rig struct {
 	imap   *mailtest.IMAPServer
 	box    *api.Mailbox
 	outbox *events.Outbox
+	jobs   events.Inserter
 }
 
 func newRig(t testing.TB) *rig {
@@ -61,7 +63,7 @@ func newRig(t testing.TB) *rig {
 	r.box = box
 	inserter, err := jobs.NewClient(jobs.Deps{Pool: env.DB.Pool, Logger: discard()}, jobs.Options{})
 	require.NoError(t, err)
-	r.outbox = events.NewOutbox(inserter)
+	r.outbox, r.jobs = events.NewOutbox(inserter), inserter
 	return r
 }
 
@@ -102,7 +104,7 @@ func (r *rig) pipeline(t testing.TB) *sending.Pipeline {
 	keyring, err := seal.NewKeyring(r.env.Config.SecretKey)
 	require.NoError(t, err)
 	return sending.New(r.env.DB.Pool, keyring, mailbox.Dialer{TLS: mailtest.ClientTLS(), AllowInsecure: true, Timeout: 5 * time.Second},
-		discard())
+		discard(), 72*time.Hour)
 }
 
 // send queues a direct send for the mailbox's next gap (now, for a fresh mailbox) and returns the task id.
@@ -409,4 +411,46 @@ func TestDirectSendValidates(t *testing.T) {
 	instant, err := r.c.MailboxesSend(ctx, base(), api.MailboxesSendParams{ID: r.box.ID})
 	require.NoError(t, err)
 	require.WithinDuration(t, time.Now().Add(30*time.Second), instant.(*api.MailboxesSendOK).ScheduledAt.Value, 5*time.Second, "the undo window")
+}
+
+// enqueue writes a task of any kind straight through the pipeline's Enqueue, as the campaign scheduler and the
+// warmup engine do.
+func (r *rig) enqueue(t *testing.T, kind, to string) uuid.UUID {
+	t.Helper()
+	var id uuid.UUID
+	require.NoError(t, db.WithOrgTx(context.Background(), r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		m, err := dbq.New().MailboxGet(ctx, tx, dbq.MailboxGetParams{OrganizationID: r.org, ID: r.box.ID})
+		if err != nil {
+			return err
+		}
+		task, err := sending.Enqueue(ctx, tx, r.jobs, m, sending.Message{Kind: kind, To: []string{to}, Subject: "Step 1", Text: "Hello"})
+		id = task.ID
+		return err
+	}))
+	return id
+}
+
+func TestAFailingDomainPastItsGraceStopsColdAndWarmupSends(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	p := r.pipeline(t)
+	r.exec(t, `UPDATE mailboxes SET auth_state = 'failing', auth_failing_since = now() - interval '1 day' WHERE id = $1`, r.box.ID)
+	within := r.enqueue(t, sending.KindCampaign, "a@example.com")
+	require.Zero(t, r.attempt(t, p, within))
+	status, _, _ := r.task(t, within)
+	require.Equal(t, "sent", status, "within the grace period campaigns still send")
+
+	r.exec(t, `UPDATE mailboxes SET auth_failing_since = now() - interval '4 days' WHERE id = $1`, r.box.ID)
+	for _, kind := range []string{sending.KindCampaign, sending.KindWarmup} {
+		id := r.enqueue(t, kind, "b@example.com")
+		require.Zero(t, r.attempt(t, p, id))
+		status, code, _ := r.task(t, id)
+		require.Equal(t, "failed", status, kind)
+		require.Equal(t, "domain_auth_failing", code, kind)
+	}
+	reply := r.enqueue(t, sending.KindReply, "c@example.com")
+	require.Zero(t, r.attempt(t, p, reply))
+	status, _, _ = r.task(t, reply)
+	require.Equal(t, "sent", status, "replies to people who wrote are not cold mail")
+	require.Len(t, r.smtp.Messages(), 2)
 }

@@ -41,7 +41,9 @@ func NewJobs(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger, sender 
 		Notifications: notify.NewDeliverer(pool, sender, notify.LogPusher{Logger: logger}, cfg.AppURL),
 		Webhooks:      deliverer,
 		Verifier:      emailVerifier(cfg),
-		Sending:       sending.New(pool, keyring, dialer, logger),
+		Sending:       sending.New(pool, keyring, dialer, logger, cfg.DomainAuthGrace),
+		Resolver:      verify.NewResolver(cfg.DNSServer),
+		TrackingHost:  cfg.TrackingHost,
 	}, jobs.Options{Work: work, MaxWorkers: cfg.JobWorkers, SoftStopTimeout: cfg.ShutdownTimeout / 2})
 	if err != nil {
 		return nil, fmt.Errorf("build job client: %w", err)

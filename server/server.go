@@ -38,6 +38,7 @@ import (
 	"github.com/outflowhq/outflow/realtime"
 	"github.com/outflowhq/outflow/seal"
 	"github.com/outflowhq/outflow/usage"
+	"github.com/outflowhq/outflow/verify"
 )
 
 // APIPrefix is where every customer operation lives.
@@ -154,7 +155,9 @@ func New(d Deps) (http.Handler, error) {
 		ContactFeeds:        handlers.NewContactFeeds(d.Pool, cfg.SecretKey),
 		Segments:            handlers.NewSegments(d.Pool, cfg.SecretKey),
 		Labels:              handlers.NewLabels(d.Pool),
-		Mailboxes:           handlers.NewMailboxes(d.Pool, keyring, outbox, inserter, dialer, cfg.MaxMailboxes),
+		Mailboxes: handlers.NewMailboxes(d.Pool, keyring, outbox, inserter, handlers.MailboxOptions{
+			Dialer: dialer, Resolver: verify.NewResolver(cfg.DNSServer), MaxMailboxes: cfg.MaxMailboxes,
+			TrackingHost: cfg.TrackingHost, AuthGrace: cfg.DomainAuthGrace, Verifier: emailVerifier(cfg)}),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {

@@ -145,6 +145,8 @@ type Result struct {
 	Confidence int
 	// CatchAll is set when the domain's mail server accepts any local part.
 	CatchAll bool
+	// HasMX is set when the domain takes mail: a mail exchanger, or an address of its own (an implicit MX).
+	HasMX bool
 }
 
 // maxReason is the longest reason stored (the contacts column allows 500 characters).
@@ -242,6 +244,7 @@ func (b *Batch) checkDomain(ctx context.Context, domain string, idx []int, addrs
 	if b.v.probe == nil {
 		for _, i := range idx {
 			out[i] = unprobed(addrs[i])
+			out[i].HasMX = true
 		}
 		return
 	}
@@ -252,6 +255,9 @@ func (b *Batch) checkDomain(ctx context.Context, domain string, idx []int, addrs
 	replies := b.v.probe.session(ctx, b.v, d, batch)
 	for k, i := range idx {
 		out[i] = judge(addrs[i], replies[k], d)
+	}
+	for _, i := range idx {
+		out[i].HasMX = true
 	}
 }
 

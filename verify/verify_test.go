@@ -146,7 +146,7 @@ func TestCheckRole(t *testing.T) {
 		require.Equal(t, 70, res[0].Confidence)
 		require.Contains(t, res[0].Reason, `"sales+eu" names a role`)
 		require.Equal(t, verify.Result{Status: contacts.StatusValid, Confidence: 70,
-			Reason: "corp.test takes mail (mail exchanger found); the mailbox itself was not probed."}, res[1])
+			Reason: "corp.test takes mail (mail exchanger found); the mailbox itself was not probed.", HasMX: true}, res[1])
 		require.Zero(t, r.smtp.Sessions(), "the probe is off")
 	})
 	t.Run("with probe", func(t *testing.T) {

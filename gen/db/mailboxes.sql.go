@@ -12,6 +12,50 @@ import (
 	"github.com/google/uuid"
 )
 
+const mailboxAppealInsert = `-- name: MailboxAppealInsert :one
+INSERT INTO mailbox_warmup_appeals (organization_id, id, mailbox_id, reason, created_by)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (organization_id, mailbox_id) WHERE status = 'pending' DO NOTHING
+RETURNING id
+`
+
+type MailboxAppealInsertParams struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ID             uuid.UUID     `json:"id"`
+	MailboxID      uuid.UUID     `json:"mailbox_id"`
+	Reason         string        `json:"reason"`
+	CreatedBy      uuid.NullUUID `json:"created_by"`
+}
+
+func (q *Queries) MailboxAppealInsert(ctx context.Context, db DBTX, arg MailboxAppealInsertParams) (uuid.UUID, error) {
+	row := db.QueryRow(ctx, mailboxAppealInsert,
+		arg.OrganizationID,
+		arg.ID,
+		arg.MailboxID,
+		arg.Reason,
+		arg.CreatedBy,
+	)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
+const mailboxAppealPending = `-- name: MailboxAppealPending :one
+SELECT count(*) FROM mailbox_warmup_appeals WHERE organization_id = $1 AND mailbox_id = $2 AND status = 'pending'
+`
+
+type MailboxAppealPendingParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+}
+
+func (q *Queries) MailboxAppealPending(ctx context.Context, db DBTX, arg MailboxAppealPendingParams) (int64, error) {
+	row := db.QueryRow(ctx, mailboxAppealPending, arg.OrganizationID, arg.MailboxID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const mailboxCampaigns = `-- name: MailboxCampaigns :many
 SELECT c.id, c.name, c.status FROM campaign_mailboxes cm
 JOIN campaigns c ON c.organization_id = cm.organization_id AND c.id = cm.campaign_id
@@ -80,6 +124,41 @@ func (q *Queries) MailboxCount(ctx context.Context, db DBTX, organizationID uuid
 	return count, err
 }
 
+const mailboxDNSDue = `-- name: MailboxDNSDue :many
+SELECT s.organization_id::uuid AS organization_id, s.id::uuid AS id
+FROM mailbox_dns_due($1::timestamptz, $2::integer) AS s
+`
+
+type MailboxDNSDueParams struct {
+	CheckedBefore time.Time `json:"checked_before"`
+	RowLimit      int32     `json:"row_limit"`
+}
+
+type MailboxDNSDueRow struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) MailboxDNSDue(ctx context.Context, db DBTX, arg MailboxDNSDueParams) ([]MailboxDNSDueRow, error) {
+	rows, err := db.Query(ctx, mailboxDNSDue, arg.CheckedBefore, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MailboxDNSDueRow{}
+	for rows.Next() {
+		var i MailboxDNSDueRow
+		if err := rows.Scan(&i.OrganizationID, &i.ID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const mailboxDelete = `-- name: MailboxDelete :one
 DELETE FROM mailboxes WHERE organization_id = $1 AND id = $2 RETURNING email
 `
@@ -113,7 +192,7 @@ func (q *Queries) MailboxEmailTaken(ctx context.Context, db DBTX, arg MailboxEma
 }
 
 const mailboxGet = `-- name: MailboxGet :one
-SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at FROM mailboxes WHERE organization_id = $1 AND id = $2
+SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason FROM mailboxes WHERE organization_id = $1 AND id = $2
 `
 
 type MailboxGetParams struct {
@@ -189,12 +268,20 @@ func (q *Queries) MailboxGet(ctx context.Context, db DBTX, arg MailboxGetParams)
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.LastCappedSendAt,
+		&i.TrackingStatus,
+		&i.TrackingMessage,
+		&i.TrackingObserved,
+		&i.TrackingHostUnresolvable,
+		&i.TrackingCheckedAt,
+		&i.WarmupBlockedAt,
+		&i.WarmupBlockedUntil,
+		&i.WarmupBlockReason,
 	)
 	return i, err
 }
 
 const mailboxGetForUpdate = `-- name: MailboxGetForUpdate :one
-SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at FROM mailboxes WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason FROM mailboxes WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type MailboxGetForUpdateParams struct {
@@ -270,6 +357,14 @@ func (q *Queries) MailboxGetForUpdate(ctx context.Context, db DBTX, arg MailboxG
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.LastCappedSendAt,
+		&i.TrackingStatus,
+		&i.TrackingMessage,
+		&i.TrackingObserved,
+		&i.TrackingHostUnresolvable,
+		&i.TrackingCheckedAt,
+		&i.WarmupBlockedAt,
+		&i.WarmupBlockedUntil,
+		&i.WarmupBlockReason,
 	)
 	return i, err
 }
@@ -282,7 +377,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
   $9, $10, $11, $12, $13,
   $14, $15, $16, $17, $18)
 ON CONFLICT (organization_id, email) DO NOTHING
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
 `
 
 type MailboxInsertParams struct {
@@ -393,12 +488,20 @@ func (q *Queries) MailboxInsert(ctx context.Context, db DBTX, arg MailboxInsertP
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.LastCappedSendAt,
+		&i.TrackingStatus,
+		&i.TrackingMessage,
+		&i.TrackingObserved,
+		&i.TrackingHostUnresolvable,
+		&i.TrackingCheckedAt,
+		&i.WarmupBlockedAt,
+		&i.WarmupBlockedUntil,
+		&i.WarmupBlockReason,
 	)
 	return i, err
 }
 
 const mailboxList = `-- name: MailboxList :many
-SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at FROM mailboxes
+SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason FROM mailboxes
 WHERE organization_id = $1::uuid
   AND ($2::text IS NULL OR email ILIKE '%' || $2::text || '%' ESCAPE '\'
        OR name ILIKE '%' || $2::text || '%' ESCAPE '\')
@@ -501,6 +604,14 @@ func (q *Queries) MailboxList(ctx context.Context, db DBTX, arg MailboxListParam
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.LastCappedSendAt,
+			&i.TrackingStatus,
+			&i.TrackingMessage,
+			&i.TrackingObserved,
+			&i.TrackingHostUnresolvable,
+			&i.TrackingCheckedAt,
+			&i.WarmupBlockedAt,
+			&i.WarmupBlockedUntil,
+			&i.WarmupBlockReason,
 		); err != nil {
 			return nil, err
 		}
@@ -591,11 +702,123 @@ func (q *Queries) MailboxRecentErrors(ctx context.Context, db DBTX, arg MailboxR
 	return items, nil
 }
 
+const mailboxSetAuth = `-- name: MailboxSetAuth :one
+UPDATE mailboxes SET auth_state = $1, auth_spf = $2, auth_dkim = $3,
+  auth_dmarc = $4, auth_dmarc_policy = $5, auth_reason = $6,
+  auth_checked_at = now(),
+  auth_failing_since = CASE WHEN $1::text = 'failing' THEN coalesce(auth_failing_since, now())
+                            WHEN $1::text = 'passing' THEN NULL
+                            ELSE auth_failing_since END
+WHERE organization_id = $7 AND id = $8
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
+`
+
+type MailboxSetAuthParams struct {
+	AuthState       string    `json:"auth_state"`
+	AuthSpf         bool      `json:"auth_spf"`
+	AuthDkim        bool      `json:"auth_dkim"`
+	AuthDmarc       bool      `json:"auth_dmarc"`
+	AuthDmarcPolicy string    `json:"auth_dmarc_policy"`
+	AuthReason      string    `json:"auth_reason"`
+	OrganizationID  uuid.UUID `json:"organization_id"`
+	ID              uuid.UUID `json:"id"`
+}
+
+// Stores a domain authentication check; failing_since is kept while a domain keeps failing.
+func (q *Queries) MailboxSetAuth(ctx context.Context, db DBTX, arg MailboxSetAuthParams) (Mailbox, error) {
+	row := db.QueryRow(ctx, mailboxSetAuth,
+		arg.AuthState,
+		arg.AuthSpf,
+		arg.AuthDkim,
+		arg.AuthDmarc,
+		arg.AuthDmarcPolicy,
+		arg.AuthReason,
+		arg.OrganizationID,
+		arg.ID,
+	)
+	var i Mailbox
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.UserID,
+		&i.WorkerID,
+		&i.Email,
+		&i.Name,
+		&i.Provider,
+		&i.Status,
+		&i.SignaturePlain,
+		&i.SignatureHtml,
+		&i.SignatureSync,
+		&i.SignatureCode,
+		&i.SendAsEmail,
+		&i.ReplyTo,
+		&i.SaveToSent,
+		&i.CampaignLimit,
+		&i.MinWaitTime,
+		&i.Timezone,
+		&i.Tags,
+		&i.SmtpHost,
+		&i.SmtpPort,
+		&i.SmtpUsername,
+		&i.SmtpSecurity,
+		&i.SmtpPassword,
+		&i.ImapHost,
+		&i.ImapPort,
+		&i.ImapUsername,
+		&i.ImapSecurity,
+		&i.ImapPassword,
+		&i.Identities,
+		&i.IdentitySyncedAt,
+		&i.SignatureSource,
+		&i.SignatureImportedAt,
+		&i.LastSyncedAt,
+		&i.LastID,
+		&i.RotationState,
+		&i.RotationSince,
+		&i.RotationReason,
+		&i.Warmup,
+		&i.WarmupPausedAt,
+		&i.WarmupBase,
+		&i.WarmupMax,
+		&i.WarmupIncrease,
+		&i.WarmupReplyRate,
+		&i.WarmupTag,
+		&i.WarmupPoolType,
+		&i.WarmupStartTime,
+		&i.WarmupEndTime,
+		&i.WarmupDays,
+		&i.WarmupHealth,
+		&i.TrackingDomain,
+		&i.TrackingDomainVerified,
+		&i.TrackingDomainVerifiedAt,
+		&i.AuthState,
+		&i.AuthSpf,
+		&i.AuthDkim,
+		&i.AuthDmarc,
+		&i.AuthDmarcPolicy,
+		&i.AuthReason,
+		&i.AuthCheckedAt,
+		&i.AuthFailingSince,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.LastCappedSendAt,
+		&i.TrackingStatus,
+		&i.TrackingMessage,
+		&i.TrackingObserved,
+		&i.TrackingHostUnresolvable,
+		&i.TrackingCheckedAt,
+		&i.WarmupBlockedAt,
+		&i.WarmupBlockedUntil,
+		&i.WarmupBlockReason,
+	)
+	return i, err
+}
+
 const mailboxSetRotation = `-- name: MailboxSetRotation :one
 UPDATE mailboxes SET rotation_state = $1, rotation_since = now(), rotation_reason = $2,
   updated_at = now()
 WHERE organization_id = $3 AND id = $4
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
 `
 
 type MailboxSetRotationParams struct {
@@ -678,6 +901,125 @@ func (q *Queries) MailboxSetRotation(ctx context.Context, db DBTX, arg MailboxSe
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.LastCappedSendAt,
+		&i.TrackingStatus,
+		&i.TrackingMessage,
+		&i.TrackingObserved,
+		&i.TrackingHostUnresolvable,
+		&i.TrackingCheckedAt,
+		&i.WarmupBlockedAt,
+		&i.WarmupBlockedUntil,
+		&i.WarmupBlockReason,
+	)
+	return i, err
+}
+
+const mailboxSetTracking = `-- name: MailboxSetTracking :one
+UPDATE mailboxes SET tracking_domain = $1, tracking_domain_verified = $2,
+  tracking_domain_verified_at = $3, tracking_status = $4, tracking_message = $5,
+  tracking_observed = $6, tracking_host_unresolvable = $7, tracking_checked_at = now()
+WHERE organization_id = $8 AND id = $9
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
+`
+
+type MailboxSetTrackingParams struct {
+	TrackingDomain   string     `json:"tracking_domain"`
+	Verified         bool       `json:"verified"`
+	VerifiedAt       *time.Time `json:"verified_at"`
+	Status           string     `json:"status"`
+	Message          string     `json:"message"`
+	Observed         string     `json:"observed"`
+	HostUnresolvable bool       `json:"host_unresolvable"`
+	OrganizationID   uuid.UUID  `json:"organization_id"`
+	ID               uuid.UUID  `json:"id"`
+}
+
+// Stores a resolution of the tracking domain (or a new domain with its first resolution).
+func (q *Queries) MailboxSetTracking(ctx context.Context, db DBTX, arg MailboxSetTrackingParams) (Mailbox, error) {
+	row := db.QueryRow(ctx, mailboxSetTracking,
+		arg.TrackingDomain,
+		arg.Verified,
+		arg.VerifiedAt,
+		arg.Status,
+		arg.Message,
+		arg.Observed,
+		arg.HostUnresolvable,
+		arg.OrganizationID,
+		arg.ID,
+	)
+	var i Mailbox
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.UserID,
+		&i.WorkerID,
+		&i.Email,
+		&i.Name,
+		&i.Provider,
+		&i.Status,
+		&i.SignaturePlain,
+		&i.SignatureHtml,
+		&i.SignatureSync,
+		&i.SignatureCode,
+		&i.SendAsEmail,
+		&i.ReplyTo,
+		&i.SaveToSent,
+		&i.CampaignLimit,
+		&i.MinWaitTime,
+		&i.Timezone,
+		&i.Tags,
+		&i.SmtpHost,
+		&i.SmtpPort,
+		&i.SmtpUsername,
+		&i.SmtpSecurity,
+		&i.SmtpPassword,
+		&i.ImapHost,
+		&i.ImapPort,
+		&i.ImapUsername,
+		&i.ImapSecurity,
+		&i.ImapPassword,
+		&i.Identities,
+		&i.IdentitySyncedAt,
+		&i.SignatureSource,
+		&i.SignatureImportedAt,
+		&i.LastSyncedAt,
+		&i.LastID,
+		&i.RotationState,
+		&i.RotationSince,
+		&i.RotationReason,
+		&i.Warmup,
+		&i.WarmupPausedAt,
+		&i.WarmupBase,
+		&i.WarmupMax,
+		&i.WarmupIncrease,
+		&i.WarmupReplyRate,
+		&i.WarmupTag,
+		&i.WarmupPoolType,
+		&i.WarmupStartTime,
+		&i.WarmupEndTime,
+		&i.WarmupDays,
+		&i.WarmupHealth,
+		&i.TrackingDomain,
+		&i.TrackingDomainVerified,
+		&i.TrackingDomainVerifiedAt,
+		&i.AuthState,
+		&i.AuthSpf,
+		&i.AuthDkim,
+		&i.AuthDmarc,
+		&i.AuthDmarcPolicy,
+		&i.AuthReason,
+		&i.AuthCheckedAt,
+		&i.AuthFailingSince,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.LastCappedSendAt,
+		&i.TrackingStatus,
+		&i.TrackingMessage,
+		&i.TrackingObserved,
+		&i.TrackingHostUnresolvable,
+		&i.TrackingCheckedAt,
+		&i.WarmupBlockedAt,
+		&i.WarmupBlockedUntil,
+		&i.WarmupBlockReason,
 	)
 	return i, err
 }
@@ -685,7 +1027,7 @@ func (q *Queries) MailboxSetRotation(ctx context.Context, db DBTX, arg MailboxSe
 const mailboxSetWarmup = `-- name: MailboxSetWarmup :one
 UPDATE mailboxes SET warmup = $1, warmup_paused_at = $2, updated_at = now()
 WHERE organization_id = $3 AND id = $4
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
 `
 
 type MailboxSetWarmupParams struct {
@@ -768,6 +1110,14 @@ func (q *Queries) MailboxSetWarmup(ctx context.Context, db DBTX, arg MailboxSetW
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.LastCappedSendAt,
+		&i.TrackingStatus,
+		&i.TrackingMessage,
+		&i.TrackingObserved,
+		&i.TrackingHostUnresolvable,
+		&i.TrackingCheckedAt,
+		&i.WarmupBlockedAt,
+		&i.WarmupBlockedUntil,
+		&i.WarmupBlockReason,
 	)
 	return i, err
 }
@@ -799,7 +1149,7 @@ UPDATE mailboxes SET name = $1, signature_plain = $2, signature_html = $3,
   warmup_tag = $20, warmup_start_time = $21, warmup_end_time = $22,
   warmup_days = $23, updated_at = now()
 WHERE organization_id = $24 AND id = $25
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
 `
 
 type MailboxUpdateParams struct {
@@ -925,6 +1275,14 @@ func (q *Queries) MailboxUpdate(ctx context.Context, db DBTX, arg MailboxUpdateP
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.LastCappedSendAt,
+		&i.TrackingStatus,
+		&i.TrackingMessage,
+		&i.TrackingObserved,
+		&i.TrackingHostUnresolvable,
+		&i.TrackingCheckedAt,
+		&i.WarmupBlockedAt,
+		&i.WarmupBlockedUntil,
+		&i.WarmupBlockReason,
 	)
 	return i, err
 }

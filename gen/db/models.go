@@ -373,6 +373,14 @@ type Mailbox struct {
 	CreatedAt                time.Time       `json:"created_at"`
 	UpdatedAt                time.Time       `json:"updated_at"`
 	LastCappedSendAt         *time.Time      `json:"last_capped_send_at"`
+	TrackingStatus           string          `json:"tracking_status"`
+	TrackingMessage          string          `json:"tracking_message"`
+	TrackingObserved         string          `json:"tracking_observed"`
+	TrackingHostUnresolvable bool            `json:"tracking_host_unresolvable"`
+	TrackingCheckedAt        *time.Time      `json:"tracking_checked_at"`
+	WarmupBlockedAt          *time.Time      `json:"warmup_blocked_at"`
+	WarmupBlockedUntil       *time.Time      `json:"warmup_blocked_until"`
+	WarmupBlockReason        string          `json:"warmup_block_reason"`
 }
 
 type MailboxError struct {
@@ -394,6 +402,17 @@ type MailboxSendDay struct {
 	Day            time.Time `json:"day"`
 	Capped         int32     `json:"capped"`
 	Total          int32     `json:"total"`
+}
+
+type MailboxWarmupAppeal struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ID             uuid.UUID     `json:"id"`
+	MailboxID      uuid.UUID     `json:"mailbox_id"`
+	Reason         string        `json:"reason"`
+	Status         string        `json:"status"`
+	CreatedBy      uuid.NullUUID `json:"created_by"`
+	CreatedAt      time.Time     `json:"created_at"`
+	DecidedAt      *time.Time    `json:"decided_at"`
 }
 
 type Membership struct {

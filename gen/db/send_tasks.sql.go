@@ -380,7 +380,7 @@ func (q *Queries) SendTaskInsert(ctx context.Context, db DBTX, arg SendTaskInser
 }
 
 const sendTaskLoadForClaim = `-- name: SendTaskLoadForClaim :one
-SELECT t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at FROM send_tasks t
+SELECT t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason FROM send_tasks t
 JOIN mailboxes m ON m.organization_id = t.organization_id AND m.id = t.mailbox_id
 WHERE t.organization_id = $1 AND t.id = $2
 FOR UPDATE OF t, m
@@ -501,6 +501,14 @@ func (q *Queries) SendTaskLoadForClaim(ctx context.Context, db DBTX, arg SendTas
 		&i.Mailbox.CreatedAt,
 		&i.Mailbox.UpdatedAt,
 		&i.Mailbox.LastCappedSendAt,
+		&i.Mailbox.TrackingStatus,
+		&i.Mailbox.TrackingMessage,
+		&i.Mailbox.TrackingObserved,
+		&i.Mailbox.TrackingHostUnresolvable,
+		&i.Mailbox.TrackingCheckedAt,
+		&i.Mailbox.WarmupBlockedAt,
+		&i.Mailbox.WarmupBlockedUntil,
+		&i.Mailbox.WarmupBlockReason,
 	)
 	return i, err
 }

@@ -1,6 +1,6 @@
 // Package verifytest runs the peers the built-in email verifier talks to, in process and over the real
-// protocols: a DNS server (miekg/dns, UDP on 127.0.0.1) that answers MX and A questions from records a test
-// sets, and an SMTP server (go-smtp, on 127.0.0.1) that answers RCPT as a test says. Point the verifier's
+// protocols: a DNS server (miekg/dns, UDP on 127.0.0.1) that answers MX, A, TXT and CNAME questions from
+// records a test sets (the mailbox checks of tracking domains and SPF/DKIM/DMARC use it too), and an SMTP server (go-smtp, on 127.0.0.1) that answers RCPT as a test says. Point the verifier's
 // resolver at DNS.Addr and its probe port at SMTP.Port, and give every mail host an A record of 127.0.0.1.
 package verifytest
 
@@ -24,6 +24,8 @@ type DNS struct {
 	mu       sync.Mutex
 	mx       map[string][]*dns.MX
 	a        map[string][]net.IP
+	txt      map[string][]string
+	cname    map[string]string
 	servFail map[string]bool
 	queries  []string
 }
@@ -36,7 +38,8 @@ func NewDNS(t testing.TB) *DNS {
 	if err != nil {
 		t.Fatalf("verifytest: dns listen: %v", err)
 	}
-	d := &DNS{Addr: pc.LocalAddr().String(), mx: map[string][]*dns.MX{}, a: map[string][]net.IP{}, servFail: map[string]bool{}}
+	d := &DNS{Addr: pc.LocalAddr().String(), mx: map[string][]*dns.MX{}, a: map[string][]net.IP{}, txt: map[string][]string{},
+		cname: map[string]string{}, servFail: map[string]bool{}}
 	d.MX("example.com", 0, ".")
 	started := make(chan struct{})
 	srv := &dns.Server{PacketConn: pc, Handler: d, NotifyStartedFunc: func() { close(started) }}
@@ -63,6 +66,22 @@ func (d *DNS) A(host, ip string) {
 	defer d.mu.Unlock()
 	name := dns.Fqdn(strings.ToLower(host))
 	d.a[name] = append(d.a[name], net.ParseIP(ip).To4())
+}
+
+// TXT adds a text record for name.
+func (d *DNS) TXT(name, value string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := dns.Fqdn(strings.ToLower(name))
+	d.txt[n] = append(d.txt[n], value)
+}
+
+// CNAME makes name an alias of target; address questions about name are answered with the alias and
+// target's addresses.
+func (d *DNS) CNAME(name, target string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cname[dns.Fqdn(strings.ToLower(name))] = dns.Fqdn(strings.ToLower(target))
 }
 
 // ServFail makes every question about name fail (SERVFAIL), as a broken authoritative server does.
@@ -93,9 +112,17 @@ func (d *DNS) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 			m.Rcode = dns.RcodeServerFailure
 			continue
 		}
-		if len(d.mx[name]) == 0 && len(d.a[name]) == 0 {
+		target, alias := d.cname[name]
+		if len(d.mx[name]) == 0 && len(d.a[name]) == 0 && len(d.txt[name]) == 0 && !alias {
 			m.Rcode = dns.RcodeNameError
 			continue
+		}
+		hdr := func(name string, t uint16) dns.RR_Header {
+			return dns.RR_Header{Name: name, Rrtype: t, Class: dns.ClassINET, Ttl: 60}
+		}
+		if alias && (q.Qtype == dns.TypeCNAME || q.Qtype == dns.TypeA || q.Qtype == dns.TypeAAAA) {
+			m.Answer = append(m.Answer, &dns.CNAME{Hdr: hdr(name, dns.TypeCNAME), Target: target})
+			name = target
 		}
 		switch q.Qtype {
 		case dns.TypeMX:
@@ -104,7 +131,11 @@ func (d *DNS) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 			}
 		case dns.TypeA:
 			for _, ip := range d.a[name] {
-				m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: ip})
+				m.Answer = append(m.Answer, &dns.A{Hdr: hdr(name, dns.TypeA), A: ip})
+			}
+		case dns.TypeTXT:
+			for _, v := range d.txt[name] {
+				m.Answer = append(m.Answer, &dns.TXT{Hdr: hdr(name, dns.TypeTXT), Txt: []string{v}})
 			}
 		}
 	}

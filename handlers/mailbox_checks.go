@@ -1,0 +1,129 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/outflowhq/outflow/apierror"
+	"github.com/outflowhq/outflow/audit"
+	"github.com/outflowhq/outflow/auth"
+	"github.com/outflowhq/outflow/contacts"
+	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/gen/api"
+	dbq "github.com/outflowhq/outflow/gen/db"
+)
+
+// maxAppealReason bounds an appeal's reason (the table's CHECK holds the same number).
+const maxAppealReason = 2000
+
+// MailboxesVerifyAddress checks one address before mail goes to it, with the built-in verifier the contact
+// verification runs use (syntax, disposable and role lists, MX, and the SMTP probe when the deployment has it
+// on). The address comes in the body or the email query parameter.
+func (h *Mailboxes) MailboxesVerifyAddress(ctx context.Context, req api.OptMailboxVerifyRequest, params api.MailboxesVerifyAddressParams) (*api.MailboxVerifyResult, error) {
+	if _, err := tenantCaller(ctx); err != nil {
+		return nil, err
+	}
+	raw := strings.TrimSpace(req.Value.Email.Value)
+	if q := strings.TrimSpace(params.Email.Value); raw == "" {
+		raw = q
+	} else if q != "" && !strings.EqualFold(q, raw) {
+		return nil, apierror.BadRequest("conflicting_email", "Send the address once: in the body or in the email query parameter.")
+	}
+	if raw == "" {
+		return nil, apierror.BadRequest("email_required", "Send the address to check as email (body or query).")
+	}
+	addr, ok := contacts.NormalizeEmail(raw)
+	if !ok {
+		return nil, apierror.BadRequest("invalid_email", fmt.Sprintf("%q is not an email address.", raw))
+	}
+	if h.opts.Verifier == nil {
+		return nil, apierror.Unavailable("verifier_unavailable", "This deployment has no address verifier.")
+	}
+	res := h.opts.Verifier.NewBatch().Check(ctx, []string{addr})[0]
+	return &api.MailboxVerifyResult{Email: addr, Status: api.MailboxVerifyResultStatus(res.Status), Reason: res.Reason,
+		IsCatchAll: res.CatchAll, HasMx: res.HasMX, CheckedAt: h.now()}, nil
+}
+
+// MailboxesWarmupBanStatus answers whether the warmup network blocked the mailbox, its health, the block's
+// reason and span, and whether an appeal may be filed or is pending.
+func (h *Mailboxes) MailboxesWarmupBanStatus(ctx context.Context, params api.MailboxesWarmupBanStatusParams) (*api.MailboxWarmupBanStatus, error) {
+	org, err := tenantCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var m dbq.Mailbox
+	var pending int64
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		if m, err = h.load(ctx, tx, org, params.ID); err != nil {
+			return err
+		}
+		pending, err = h.queries.MailboxAppealPending(ctx, tx, dbq.MailboxAppealPendingParams{OrganizationID: org, MailboxID: params.ID})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	blocked := m.WarmupHealth == "blocked"
+	out := &api.MailboxWarmupBanStatus{EmailAccountID: m.ID, Blocked: blocked,
+		HealthState: api.MailboxWarmupBanStatusHealthState(m.WarmupHealth), CanAppeal: blocked && pending == 0, PendingAppeal: pending > 0}
+	if m.WarmupBlockReason != "" {
+		out.Reason = api.NewOptString(m.WarmupBlockReason)
+	}
+	if m.WarmupBlockedAt != nil {
+		out.BlockedAt = api.NewOptDateTime(*m.WarmupBlockedAt)
+	}
+	if m.WarmupBlockedUntil != nil {
+		out.BlockedUntil = api.NewOptDateTime(*m.WarmupBlockedUntil)
+	}
+	return out, nil
+}
+
+// MailboxesWarmupAppeal files an appeal against the mailbox's warmup block: only while it is blocked, and one
+// pending appeal at a time.
+func (h *Mailboxes) MailboxesWarmupAppeal(ctx context.Context, req api.OptMailboxWarmupAppealRequest, params api.MailboxesWarmupAppealParams) (*api.MailboxWarmupAppealResult, error) {
+	org, err := tenantCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	reason := strings.TrimSpace(req.Value.Reason.Value)
+	if utf8.RuneCountInString(reason) > maxAppealReason {
+		return nil, apierror.BadRequest("invalid_reason", fmt.Sprintf("reason must be at most %d characters.", maxAppealReason))
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	var by uuid.NullUUID
+	if p := auth.PrincipalFrom(ctx); p != nil && p.UserID != uuid.Nil {
+		by = uuid.NullUUID{UUID: p.UserID, Valid: true}
+	}
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		m, err := h.queries.MailboxGetForUpdate(ctx, tx, dbq.MailboxGetForUpdateParams{OrganizationID: org, ID: params.ID})
+		if err != nil {
+			return db.Classify(err, "Mailbox")
+		}
+		if m.WarmupHealth != "blocked" {
+			return apierror.Conflict("warmup_not_blocked", "The mailbox's warmup is not blocked; there is nothing to appeal.")
+		}
+		_, err = h.queries.MailboxAppealInsert(ctx, tx, dbq.MailboxAppealInsertParams{OrganizationID: org, ID: id, MailboxID: m.ID,
+			Reason: reason, CreatedBy: by})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apierror.Conflict("appeal_pending", "An appeal for this mailbox is already pending.")
+		}
+		if err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, audit.Entry{Action: "mailbox.warmup_appealed", TargetType: "mailbox", TargetID: m.ID.String(),
+			Metadata: map[string]any{"email": m.Email, "appeal_id": id, "reason": reason}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &api.MailboxWarmupAppealResult{AppealID: id}, nil
+}
