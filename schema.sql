@@ -353,6 +353,21 @@ CREATE FUNCTION public.mailbox_dns_due(p_checked_before timestamp with time zone
 $$;
 
 --
+-- Name: mailbox_sync_unleased(timestamp with time zone, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.mailbox_sync_unleased(p_now timestamp with time zone, p_limit integer) RETURNS TABLE(organization_id uuid, id uuid)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  SELECT m.organization_id, m.id FROM mailboxes m
+  LEFT JOIN mailbox_sync s ON s.organization_id = m.organization_id AND s.mailbox_id = m.id
+  WHERE m.status = 'active' AND m.imap_host <> '' AND (s.lease_until IS NULL OR s.lease_until < p_now)
+  ORDER BY s.lease_until NULLS FIRST
+  LIMIT p_limit
+$$;
+
+--
 -- Name: webhook_endpoints; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1037,6 +1052,57 @@ CREATE TABLE public.idempotency_keys (
 );
 
 --
+-- Name: inbox_messages; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.inbox_messages (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    mailbox_id uuid NOT NULL,
+    thread_id uuid NOT NULL,
+    folder text NOT NULL,
+    folder_role text NOT NULL,
+    uid_validity bigint NOT NULL,
+    uid bigint NOT NULL,
+    message_id text DEFAULT ''::text NOT NULL,
+    in_reply_to text DEFAULT ''::text NOT NULL,
+    thread_references text[] DEFAULT '{}'::text[] NOT NULL,
+    from_email text DEFAULT ''::text NOT NULL,
+    from_name text DEFAULT ''::text NOT NULL,
+    to_list text[] DEFAULT '{}'::text[] NOT NULL,
+    cc_list text[] DEFAULT '{}'::text[] NOT NULL,
+    subject text DEFAULT ''::text NOT NULL,
+    body_text text DEFAULT ''::text NOT NULL,
+    body_html text DEFAULT ''::text NOT NULL,
+    flags text[] DEFAULT '{}'::text[] NOT NULL,
+    seen boolean DEFAULT false NOT NULL,
+    size integer DEFAULT 0 NOT NULL,
+    sent_at timestamp with time zone,
+    received_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT inbox_messages_folder_role_check CHECK ((folder_role = ANY (ARRAY['inbox'::text, 'sent'::text, 'spam'::text, 'trash'::text, 'archive'::text]))),
+    CONSTRAINT inbox_messages_in_reply_to_check CHECK ((length(in_reply_to) <= 998)),
+    CONSTRAINT inbox_messages_message_id_check CHECK ((length(message_id) <= 998))
+);
+
+--
+-- Name: inbox_threads; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.inbox_threads (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    mailbox_id uuid NOT NULL,
+    subject text DEFAULT ''::text NOT NULL,
+    provider_thread_id text DEFAULT ''::text NOT NULL,
+    message_count integer DEFAULT 0 NOT NULL,
+    last_message_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT inbox_threads_message_count_check CHECK ((message_count >= 0)),
+    CONSTRAINT inbox_threads_subject_check CHECK ((length(subject) <= 998))
+);
+
+--
 -- Name: labels; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1078,6 +1144,22 @@ CREATE TABLE public.mailbox_errors (
 );
 
 --
+-- Name: mailbox_folders; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mailbox_folders (
+    organization_id uuid NOT NULL,
+    mailbox_id uuid NOT NULL,
+    name text NOT NULL,
+    role text NOT NULL,
+    uid_validity bigint DEFAULT 0 NOT NULL,
+    last_uid bigint DEFAULT 0 NOT NULL,
+    highest_modseq bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT mailbox_folders_name_check CHECK (((length(name) >= 1) AND (length(name) <= 500))),
+    CONSTRAINT mailbox_folders_role_check CHECK ((role = ANY (ARRAY['inbox'::text, 'sent'::text, 'spam'::text, 'trash'::text, 'archive'::text])))
+);
+
+--
 -- Name: mailbox_send_days; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1089,6 +1171,33 @@ CREATE TABLE public.mailbox_send_days (
     total integer DEFAULT 0 NOT NULL,
     CONSTRAINT mailbox_send_days_capped_check CHECK ((capped >= 0)),
     CONSTRAINT mailbox_send_days_total_check CHECK ((total >= 0))
+);
+
+--
+-- Name: mailbox_sync; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mailbox_sync (
+    organization_id uuid NOT NULL,
+    mailbox_id uuid NOT NULL,
+    lease_owner uuid,
+    lease_until timestamp with time zone,
+    backfill_status text DEFAULT 'pending'::text NOT NULL,
+    backfill_synced integer DEFAULT 0 NOT NULL,
+    backfill_since timestamp with time zone,
+    backfill_started_at timestamp with time zone,
+    backfill_completed_at timestamp with time zone,
+    throttled_until timestamp with time zone,
+    throttle_reason text DEFAULT ''::text NOT NULL,
+    deferred integer DEFAULT 0 NOT NULL,
+    last_synced_at timestamp with time zone,
+    last_error text DEFAULT ''::text NOT NULL,
+    reported_at timestamp with time zone,
+    CONSTRAINT mailbox_sync_backfill_status_check CHECK ((backfill_status = ANY (ARRAY['pending'::text, 'running'::text, 'complete'::text]))),
+    CONSTRAINT mailbox_sync_backfill_synced_check CHECK ((backfill_synced >= 0)),
+    CONSTRAINT mailbox_sync_deferred_check CHECK ((deferred >= 0)),
+    CONSTRAINT mailbox_sync_last_error_check CHECK ((length(last_error) <= 1000)),
+    CONSTRAINT mailbox_sync_throttle_reason_check CHECK ((throttle_reason = ANY (ARRAY[''::text, 'burst'::text, 'hourly'::text, 'daily'::text, 'org_daily'::text, 'priority_daily'::text])))
 );
 
 --
@@ -1960,6 +2069,20 @@ ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (organization_id, credential_id, key);
 
 --
+-- Name: inbox_messages inbox_messages_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_messages
+    ADD CONSTRAINT inbox_messages_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: inbox_threads inbox_threads_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_threads
+    ADD CONSTRAINT inbox_threads_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: labels labels_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1974,11 +2097,25 @@ ALTER TABLE ONLY public.mailbox_errors
     ADD CONSTRAINT mailbox_errors_pkey PRIMARY KEY (organization_id, id);
 
 --
+-- Name: mailbox_folders mailbox_folders_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_folders
+    ADD CONSTRAINT mailbox_folders_pkey PRIMARY KEY (organization_id, mailbox_id, name);
+
+--
 -- Name: mailbox_send_days mailbox_send_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.mailbox_send_days
     ADD CONSTRAINT mailbox_send_days_pkey PRIMARY KEY (organization_id, mailbox_id, day);
+
+--
+-- Name: mailbox_sync mailbox_sync_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_sync
+    ADD CONSTRAINT mailbox_sync_pkey PRIMARY KEY (organization_id, mailbox_id);
 
 --
 -- Name: mailbox_warmup_appeals mailbox_warmup_appeals_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2417,6 +2554,42 @@ CREATE INDEX event_outbox_pending ON public.event_outbox USING btree (created_at
 --
 
 CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree (expires_at);
+
+--
+-- Name: inbox_messages_message_id; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX inbox_messages_message_id ON public.inbox_messages USING btree (organization_id, mailbox_id, message_id) WHERE (message_id <> ''::text);
+
+--
+-- Name: inbox_messages_references; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX inbox_messages_references ON public.inbox_messages USING gin (thread_references);
+
+--
+-- Name: inbox_messages_thread; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX inbox_messages_thread ON public.inbox_messages USING btree (organization_id, thread_id, received_at);
+
+--
+-- Name: inbox_messages_uid; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX inbox_messages_uid ON public.inbox_messages USING btree (organization_id, mailbox_id, folder, uid_validity, uid);
+
+--
+-- Name: inbox_threads_latest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX inbox_threads_latest ON public.inbox_threads USING btree (organization_id, last_message_at DESC, id DESC);
+
+--
+-- Name: inbox_threads_mailbox; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX inbox_threads_mailbox ON public.inbox_threads USING btree (organization_id, mailbox_id, last_message_at DESC);
 
 --
 -- Name: labels_order; Type: INDEX; Schema: public; Owner: -
@@ -2962,6 +3135,27 @@ ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 --
+-- Name: inbox_messages inbox_messages_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_messages
+    ADD CONSTRAINT inbox_messages_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: inbox_messages inbox_messages_organization_id_thread_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_messages
+    ADD CONSTRAINT inbox_messages_organization_id_thread_id_fkey FOREIGN KEY (organization_id, thread_id) REFERENCES public.inbox_threads(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: inbox_threads inbox_threads_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_threads
+    ADD CONSTRAINT inbox_threads_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: labels labels_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2976,11 +3170,25 @@ ALTER TABLE ONLY public.mailbox_errors
     ADD CONSTRAINT mailbox_errors_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
 
 --
+-- Name: mailbox_folders mailbox_folders_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_folders
+    ADD CONSTRAINT mailbox_folders_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: mailbox_send_days mailbox_send_days_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.mailbox_send_days
     ADD CONSTRAINT mailbox_send_days_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: mailbox_sync mailbox_sync_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_sync
+    ADD CONSTRAINT mailbox_sync_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
 
 --
 -- Name: mailbox_warmup_appeals mailbox_warmup_appeals_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -3388,6 +3596,18 @@ ALTER TABLE public.event_outbox ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.idempotency_keys ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: inbox_messages; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.inbox_messages ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: inbox_threads; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.inbox_threads ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: labels; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -3400,10 +3620,22 @@ ALTER TABLE public.labels ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.mailbox_errors ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: mailbox_folders; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.mailbox_folders ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: mailbox_send_days; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
 ALTER TABLE public.mailbox_send_days ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: mailbox_sync; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.mailbox_sync ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: mailbox_warmup_appeals; Type: ROW SECURITY; Schema: public; Owner: -
@@ -3586,6 +3818,18 @@ CREATE POLICY tenant_isolation ON public.event_outbox USING ((organization_id = 
 CREATE POLICY tenant_isolation ON public.idempotency_keys USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
+-- Name: inbox_messages tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.inbox_messages USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: inbox_threads tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.inbox_threads USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
 -- Name: labels tenant_isolation; Type: POLICY; Schema: public; Owner: -
 --
 
@@ -3598,10 +3842,22 @@ CREATE POLICY tenant_isolation ON public.labels USING ((organization_id = public
 CREATE POLICY tenant_isolation ON public.mailbox_errors USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
+-- Name: mailbox_folders tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.mailbox_folders USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
 -- Name: mailbox_send_days tenant_isolation; Type: POLICY; Schema: public; Owner: -
 --
 
 CREATE POLICY tenant_isolation ON public.mailbox_send_days USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: mailbox_sync tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.mailbox_sync USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: mailbox_warmup_appeals tenant_isolation; Type: POLICY; Schema: public; Owner: -

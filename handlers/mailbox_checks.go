@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -17,6 +18,7 @@ import (
 	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/mailsync"
 )
 
 // maxAppealReason bounds an appeal's reason (the table's CHECK holds the same number).
@@ -126,4 +128,50 @@ func (h *Mailboxes) MailboxesWarmupAppeal(ctx context.Context, req api.OptMailbo
 		return nil, err
 	}
 	return &api.MailboxWarmupAppealResult{AppealID: id}, nil
+}
+
+// MailboxesSyncState answers the mailbox's latest sync state (null before its first sync) beside the sync
+// policy's limits.
+func (h *Mailboxes) MailboxesSyncState(ctx context.Context, params api.MailboxesSyncStateParams) (*api.MailboxSync, error) {
+	org, err := tenantCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var st dbq.MailboxSync
+	found := true
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := h.load(ctx, tx, org, params.ID); err != nil {
+			return err
+		}
+		st, err = h.queries.SyncStateGet(ctx, tx, dbq.SyncStateGetParams{OrganizationID: org, MailboxID: params.ID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			found = false
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	p := mailsync.DefaultPolicy
+	out := &api.MailboxSync{Policy: api.MailboxSyncPolicy{BackfillDays: p.BackfillDays, BackfillMessages: p.BackfillMessages,
+		DailyMessages: p.DailyMessages, OrgDailyMessages: p.OrgDailyMessages}}
+	if !found {
+		out.State.SetToNull()
+		return out, nil
+	}
+	state := api.MailboxSyncState{BackfillStatus: api.MailboxSyncStateBackfillStatus(st.BackfillStatus),
+		BackfillSynced: int(st.BackfillSynced), Deferred: int(st.Deferred),
+		ThrottleReason: api.NewOptMailboxSyncStateThrottleReason(api.MailboxSyncStateThrottleReason(st.ThrottleReason))}
+	for _, t := range []struct {
+		v   *time.Time
+		dst *api.OptDateTime
+	}{{st.BackfillSince, &state.BackfillSince}, {st.BackfillStartedAt, &state.BackfillStartedAt},
+		{st.BackfillCompletedAt, &state.BackfillCompletedAt}, {st.ThrottledUntil, &state.ThrottledUntil}, {st.LastSyncedAt, &state.LastSyncedAt}} {
+		if t.v != nil {
+			*t.dst = api.NewOptDateTime(*t.v)
+		}
+	}
+	out.State.SetTo(state)
+	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/idempotency"
 	"github.com/outflowhq/outflow/mailbox"
+	"github.com/outflowhq/outflow/mailsync"
 	"github.com/outflowhq/outflow/notify"
 	"github.com/outflowhq/outflow/sending"
 	"github.com/outflowhq/outflow/verify"
@@ -36,6 +37,8 @@ type Deps struct {
 	Verifier *verify.Verifier
 	// Sending works send tasks (nil on insert-only clients, which never run them).
 	Sending *sending.Pipeline
+	// Syncer keeps mailboxes' IMAP folders in the inbox store (nil on insert-only clients).
+	Syncer *mailsync.Syncer
 	// Resolver answers the mailbox DNS sweep's lookups; TrackingHost is the tracking domains' CNAME target.
 	Resolver     dnscheck.Resolver
 	TrackingHost string
@@ -76,6 +79,8 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &contacts.IndexWorker{Pool: deps.Pool})
 	river.AddWorker(workers, &verify.RunWorker{Pool: deps.Pool, Verifier: deps.Verifier})
 	river.AddWorker(workers, &sending.Worker{Pipeline: deps.Sending})
+	river.AddWorker(workers, &mailsync.Worker{Syncer: deps.Syncer})
+	river.AddWorker(workers, &mailsync.SupervisorWorker{Syncer: deps.Syncer})
 	river.AddWorker(workers, &mailbox.DNSSweepWorker{Pool: deps.Pool, Resolver: deps.Resolver, TrackingHost: deps.TrackingHost})
 
 	cfg := &river.Config{
@@ -98,6 +103,8 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			// Sends too: a message is due now and the mailbox's turn should not wait 100 ms for a fetch.
 			sending.QueueName: {MaxWorkers: sending.QueueWorkers, FetchCooldown: ShortJobFetchCooldown,
 				FetchPollInterval: ShortJobFetchPollInterval},
+			// Mailbox syncs: long jobs, one IMAP connection each.
+			mailsync.QueueName: {MaxWorkers: mailsync.QueueWorkers},
 		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(HeartbeatInterval),
@@ -108,6 +115,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return CredentialSweepArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(mailsync.SupervisorInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return mailsync.SupervisorArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(mailbox.DNSSweepInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return mailbox.DNSSweepArgs{}, nil },

@@ -13,6 +13,7 @@ import (
 	"github.com/outflowhq/outflow/idempotency"
 	"github.com/outflowhq/outflow/jobs"
 	"github.com/outflowhq/outflow/mail"
+	"github.com/outflowhq/outflow/mailsync"
 	"github.com/outflowhq/outflow/notify"
 	"github.com/outflowhq/outflow/realtime"
 	"github.com/outflowhq/outflow/seal"
@@ -42,6 +43,7 @@ func NewJobs(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger, sender 
 		Webhooks:      deliverer,
 		Verifier:      emailVerifier(cfg),
 		Sending:       sending.New(pool, keyring, dialer, logger, cfg.DomainAuthGrace),
+		Syncer:        mailsync.NewSyncer(pool, keyring, dialer, logger),
 		Resolver:      verify.NewResolver(cfg.DNSServer),
 		TrackingHost:  cfg.TrackingHost,
 	}, jobs.Options{Work: work, MaxWorkers: cfg.JobWorkers, SoftStopTimeout: cfg.ShutdownTimeout / 2})

@@ -296,6 +296,44 @@ type IdempotencyKey struct {
 	ExpiresAt           time.Time `json:"expires_at"`
 }
 
+type InboxMessage struct {
+	OrganizationID   uuid.UUID  `json:"organization_id"`
+	ID               uuid.UUID  `json:"id"`
+	MailboxID        uuid.UUID  `json:"mailbox_id"`
+	ThreadID         uuid.UUID  `json:"thread_id"`
+	Folder           string     `json:"folder"`
+	FolderRole       string     `json:"folder_role"`
+	UidValidity      int64      `json:"uid_validity"`
+	Uid              int64      `json:"uid"`
+	MessageID        string     `json:"message_id"`
+	InReplyTo        string     `json:"in_reply_to"`
+	ThreadReferences []string   `json:"thread_references"`
+	FromEmail        string     `json:"from_email"`
+	FromName         string     `json:"from_name"`
+	ToList           []string   `json:"to_list"`
+	CcList           []string   `json:"cc_list"`
+	Subject          string     `json:"subject"`
+	BodyText         string     `json:"body_text"`
+	BodyHtml         string     `json:"body_html"`
+	Flags            []string   `json:"flags"`
+	Seen             bool       `json:"seen"`
+	Size             int32      `json:"size"`
+	SentAt           *time.Time `json:"sent_at"`
+	ReceivedAt       time.Time  `json:"received_at"`
+	CreatedAt        time.Time  `json:"created_at"`
+}
+
+type InboxThread struct {
+	OrganizationID   uuid.UUID `json:"organization_id"`
+	ID               uuid.UUID `json:"id"`
+	MailboxID        uuid.UUID `json:"mailbox_id"`
+	Subject          string    `json:"subject"`
+	ProviderThreadID string    `json:"provider_thread_id"`
+	MessageCount     int32     `json:"message_count"`
+	LastMessageAt    time.Time `json:"last_message_at"`
+	CreatedAt        time.Time `json:"created_at"`
+}
+
 type Label struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	ID             uuid.UUID `json:"id"`
@@ -396,12 +434,40 @@ type MailboxError struct {
 	ResolvedAt     *time.Time `json:"resolved_at"`
 }
 
+type MailboxFolder struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+	Name           string    `json:"name"`
+	Role           string    `json:"role"`
+	UidValidity    int64     `json:"uid_validity"`
+	LastUid        int64     `json:"last_uid"`
+	HighestModseq  int64     `json:"highest_modseq"`
+}
+
 type MailboxSendDay struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	MailboxID      uuid.UUID `json:"mailbox_id"`
 	Day            time.Time `json:"day"`
 	Capped         int32     `json:"capped"`
 	Total          int32     `json:"total"`
+}
+
+type MailboxSync struct {
+	OrganizationID      uuid.UUID     `json:"organization_id"`
+	MailboxID           uuid.UUID     `json:"mailbox_id"`
+	LeaseOwner          uuid.NullUUID `json:"lease_owner"`
+	LeaseUntil          *time.Time    `json:"lease_until"`
+	BackfillStatus      string        `json:"backfill_status"`
+	BackfillSynced      int32         `json:"backfill_synced"`
+	BackfillSince       *time.Time    `json:"backfill_since"`
+	BackfillStartedAt   *time.Time    `json:"backfill_started_at"`
+	BackfillCompletedAt *time.Time    `json:"backfill_completed_at"`
+	ThrottledUntil      *time.Time    `json:"throttled_until"`
+	ThrottleReason      string        `json:"throttle_reason"`
+	Deferred            int32         `json:"deferred"`
+	LastSyncedAt        *time.Time    `json:"last_synced_at"`
+	LastError           string        `json:"last_error"`
+	ReportedAt          *time.Time    `json:"reported_at"`
 }
 
 type MailboxWarmupAppeal struct {

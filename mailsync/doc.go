@@ -1,0 +1,16 @@
+// Package mailsync keeps each active mailbox's IMAP folders in the inbox store: INBOX, and Sent, Spam/Junk,
+// Trash and Archive when the server has them.
+//
+// One process at a time syncs a mailbox. It holds the mailbox's lease (mailbox_sync.lease_owner/until) and
+// renews it by heartbeat; a process that dies stops renewing, and once the lease has run out the supervisor's
+// next job for that mailbox, in any process, takes it over. A process that fails to renew stops syncing.
+//
+// A sync run: take the lease, log in, find the folders by their special-use attributes (or usual names),
+// backfill each folder (messages received within the backfill window, newest BackfillMessages at most) and
+// then follow INBOX live: IDLE where the server offers it, polling otherwise, fetching what arrives. Per
+// folder the stored UIDVALIDITY decides whether the stored UIDs still mean anything (a new one drops the old
+// generation and starts over); the last stored UID is where the next fetch starts; the highest MODSEQ is kept
+// when the server offers CONDSTORE. Messages are parsed with enmime and stored once per (folder, UIDVALIDITY,
+// UID), each joined to the thread of a stored message it answers or references, or of a stored message that
+// references it, so replies stored before their parents still meet them.
+package mailsync

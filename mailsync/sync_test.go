@@ -1,0 +1,247 @@
+package mailsync_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/outflowhq/outflow/apitest"
+	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/events"
+	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/jobs"
+	"github.com/outflowhq/outflow/mailbox"
+	"github.com/outflowhq/outflow/mailsync"
+	"github.com/outflowhq/outflow/mailtest"
+	"github.com/outflowhq/outflow/seal"
+)
+
+const (
+	user = "ada@example.com"
+	pass = "secret-pass-1"
+)
+
+// rig is an organization with one connected mailbox whose IMAP server runs in process.
+type rig struct {
+	env    *apitest.Env
+	org    uuid.UUID
+	c      *api.Client
+	imap   *mailtest.IMAPServer
+	box    uuid.UUID
+	outbox *events.Outbox
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	env := apitest.New(t, apitest.MailPeers(mailtest.CAFile(t)))
+	boot := env.Bootstrap(t, "acme")
+	r := &rig{env: env, org: boot.OrganizationID, c: env.Client(t, boot.APIKey), imap: mailtest.NewIMAPServer(t, user, pass)}
+	smtpSrv := mailtest.NewSMTPServer(t, user, pass)
+	box, err := r.c.MailboxesCreate(context.Background(), &api.CreateEmailAccount{Provider: api.CreateEmailAccountProviderSMTPImap,
+		Email: user, Name: "Ada", SMTP: api.NewOptMailService(service(t, smtpSrv.Addr)), Imap: api.NewOptMailService(service(t, r.imap.Addr))},
+		api.MailboxesCreateParams{})
+	require.NoError(t, err)
+	r.box = box.ID
+	inserter, err := jobs.NewClient(jobs.Deps{Pool: env.DB.Pool, Logger: slog.New(slog.DiscardHandler)}, jobs.Options{})
+	require.NoError(t, err)
+	r.outbox = events.NewOutbox(inserter)
+	return r
+}
+
+func service(t *testing.T, addr string) api.MailService {
+	t.Helper()
+	_, portText, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	port, err := strconv.Atoi(portText)
+	require.NoError(t, err)
+	return api.MailService{Host: "localhost", Port: port, Username: user, Password: pass,
+		Security: api.NewOptMailServiceSecurity(api.MailServiceSecurityStarttls)}
+}
+
+// syncer is one worker process's syncer.
+func (r *rig) syncer(t *testing.T, ttl time.Duration) *mailsync.Syncer {
+	t.Helper()
+	keyring, err := seal.NewKeyring(r.env.Config.SecretKey)
+	require.NoError(t, err)
+	s := mailsync.NewSyncer(r.env.DB.Pool, keyring, mailbox.Dialer{TLS: mailtest.ClientTLS(), AllowInsecure: true, Timeout: 5 * time.Second},
+		slog.New(slog.DiscardHandler))
+	s.LeaseTTL = ttl
+	return s
+}
+
+// start runs a syncer in the background until the test ends (or stop is called) and returns its result.
+func (r *rig) start(t *testing.T, s *mailsync.Syncer) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, r.outbox, r.org, r.box) }()
+	var err error
+	stopped := false
+	stop = func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+			err = <-done
+		}
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+func (r *rig) count(t *testing.T, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, db.WithOrgTx(context.Background(), r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, sql, args...).Scan(&n)
+	}))
+	return n
+}
+
+func (r *rig) exec(t *testing.T, sql string, args ...any) {
+	t.Helper()
+	require.NoError(t, db.WithOrgTx(context.Background(), r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, sql, args...)
+		return err
+	}))
+}
+
+func message(id, inReplyTo, refs, subject, body string) []byte {
+	h := fmt.Sprintf("From: Bob <bob@client.example>\r\nTo: ada@example.com\r\nSubject: %s\r\nMessage-ID: %s\r\nDate: %s\r\n",
+		subject, id, time.Now().Format(time.RFC1123Z))
+	if inReplyTo != "" {
+		h += "In-Reply-To: " + inReplyTo + "\r\nReferences: " + refs + "\r\n"
+	}
+	return []byte(h + "Content-Type: text/plain; charset=utf-8\r\n\r\n" + body + "\r\n")
+}
+
+func (r *rig) backfilled(t *testing.T) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		st, err := r.c.MailboxesSyncState(context.Background(), api.MailboxesSyncStateParams{ID: r.box})
+		require.NoError(t, err)
+		return !st.State.Null && st.State.Value.BackfillStatus == api.MailboxSyncStateBackfillStatusComplete
+	}, 30*time.Second, 20*time.Millisecond)
+}
+
+func TestSyncBackfillsAThousandMessagesIntoThreadsThenIdles(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	st, err := r.c.MailboxesSyncState(ctx, api.MailboxesSyncStateParams{ID: r.box})
+	require.NoError(t, err)
+	require.True(t, st.State.Null, "no state before the first sync")
+	require.Equal(t, 30, st.Policy.BackfillDays)
+
+	// 250 conversations of four messages: the lead's first mail, our reply (in Sent, stored after INBOX),
+	// their answer, and a follow-up whose only link is References.
+	for i := range 250 {
+		root := fmt.Sprintf("<root%d@client.example>", i)
+		reply := fmt.Sprintf("<reply%d@example.com>", i)
+		answer := fmt.Sprintf("<answer%d@client.example>", i)
+		r.imap.Append(t, "INBOX", message(root, "", "", fmt.Sprintf("Question %d", i), "Hello"), imap.FlagSeen)
+		r.imap.Append(t, "Sent", message(reply, root, root, fmt.Sprintf("Re: Question %d", i), "Hi back"))
+		r.imap.Append(t, "INBOX", message(answer, reply, root+" "+reply, fmt.Sprintf("Re: Question %d", i), "Thanks"))
+		r.imap.Append(t, "INBOX", message(fmt.Sprintf("<later%d@client.example>", i), "", "", fmt.Sprintf("Re: Question %d", i), "x"))
+	}
+	stop := r.start(t, r.syncer(t, 30*time.Second))
+	r.backfilled(t)
+
+	require.Equal(t, 1000, r.count(t, `SELECT count(*) FROM inbox_messages WHERE mailbox_id = $1`, r.box))
+	require.Equal(t, 250, r.count(t, `SELECT count(*) FROM inbox_messages WHERE mailbox_id = $1 AND folder_role = 'sent'`, r.box))
+	// Each conversation of three linked messages is one thread (the unlinked follow-ups are threads of their own).
+	require.Equal(t, 500, r.count(t, `SELECT count(*) FROM inbox_threads WHERE mailbox_id = $1`, r.box))
+	require.Equal(t, 250, r.count(t, `SELECT count(*) FROM inbox_threads WHERE mailbox_id = $1 AND message_count = 3`, r.box))
+	require.Equal(t, 1, r.count(t, `SELECT count(DISTINCT thread_id) FROM inbox_messages WHERE message_id IN ('<root7@client.example>', '<reply7@example.com>', '<answer7@client.example>')`))
+	require.Equal(t, 250, r.count(t, `SELECT count(*) FROM inbox_messages WHERE mailbox_id = $1 AND seen`, r.box))
+	require.Equal(t, 1, r.count(t, `SELECT count(*) FROM inbox_messages WHERE message_id = '<answer3@client.example>' AND body_text LIKE 'Thanks%' AND from_email = 'bob@client.example' AND in_reply_to = '<reply3@example.com>'`))
+	st, err = r.c.MailboxesSyncState(ctx, api.MailboxesSyncStateParams{ID: r.box})
+	require.NoError(t, err)
+	require.Equal(t, 1000, st.State.Value.BackfillSynced)
+	require.True(t, st.State.Value.LastSyncedAt.Set)
+	m, err := r.c.MailboxesGet(ctx, api.MailboxesGetParams{ID: r.box})
+	require.NoError(t, err)
+	require.False(t, m.LastSyncedAt.Null)
+
+	// IDLE: a new message is stored within 2 s of its arrival.
+	arrived := time.Now()
+	r.imap.Append(t, "INBOX", message("<fresh@client.example>", "<answer9@client.example>", "<root9@client.example> <answer9@client.example>", "Re: Question 9", "More"))
+	require.Eventually(t, func() bool {
+		return r.count(t, `SELECT count(*) FROM inbox_messages WHERE message_id = '<fresh@client.example>'`) == 1
+	}, 2*time.Second, 10*time.Millisecond)
+	require.Less(t, time.Since(arrived), 2*time.Second)
+	require.Equal(t, 4, r.count(t, `SELECT message_count FROM inbox_threads WHERE id = (SELECT thread_id FROM inbox_messages WHERE message_id = '<root9@client.example>')`))
+	require.NoError(t, stop())
+	require.Equal(t, 0, r.count(t, `SELECT count(*) FROM mailbox_sync WHERE lease_owner IS NOT NULL`), "a clean stop hands the lease back")
+
+	// A new UIDVALIDITY drops the stored generation and fetches the folder again, with nothing doubled.
+	r.exec(t, `UPDATE mailbox_folders SET uid_validity = uid_validity + 1 WHERE name = 'INBOX'`)
+	r.exec(t, `UPDATE inbox_messages SET uid_validity = uid_validity + 1 WHERE folder = 'INBOX'`)
+	r.start(t, r.syncer(t, 30*time.Second))
+	require.Eventually(t, func() bool {
+		return r.count(t, `SELECT count(*) FROM inbox_messages WHERE folder = 'INBOX'`) == 751 &&
+			r.count(t, `SELECT count(*) FROM inbox_messages WHERE folder = 'INBOX' AND uid_validity = (SELECT uid_validity FROM mailbox_folders WHERE name = 'INBOX')`) == 751
+	}, 20*time.Second, 20*time.Millisecond, "inbox %d, current %d, threads %d", r.count(t, `SELECT count(*) FROM inbox_messages WHERE folder = 'INBOX'`),
+		r.count(t, `SELECT count(*) FROM inbox_messages WHERE folder = 'INBOX' AND uid_validity = (SELECT uid_validity FROM mailbox_folders WHERE name = 'INBOX')`),
+		r.count(t, `SELECT count(*) FROM inbox_threads`))
+}
+
+func TestOneProcessSyncsAMailboxAndADeadOnesLeaseIsTakenOver(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.imap.Append(t, "INBOX", message("<one@client.example>", "", "", "One", "x"))
+
+	// A live holder keeps renewing: a second process is turned away for as long as the first runs.
+	first := r.syncer(t, 900*time.Millisecond)
+	stopFirst := r.start(t, first)
+	r.backfilled(t)
+	second := r.syncer(t, 900*time.Millisecond)
+	require.ErrorIs(t, second.Run(context.Background(), r.outbox, r.org, r.box), mailsync.ErrLeaseHeld)
+	time.Sleep(1200 * time.Millisecond) // longer than the lease: only renewals keep it
+	require.ErrorIs(t, second.Run(context.Background(), r.outbox, r.org, r.box), mailsync.ErrLeaseHeld)
+	require.NoError(t, stopFirst())
+
+	// A process that dies holding the lease (no release) loses it once it runs out.
+	dead := uuid.New()
+	r.exec(t, `UPDATE mailbox_sync SET lease_owner = $1, lease_until = now() + interval '1 second' WHERE mailbox_id = $2`, dead, r.box)
+	require.ErrorIs(t, second.Run(context.Background(), r.outbox, r.org, r.box), mailsync.ErrLeaseHeld)
+	time.Sleep(1100 * time.Millisecond)
+	r.start(t, second)
+	r.imap.Append(t, "INBOX", message("<two@client.example>", "", "", "Two", "y"))
+	require.Eventually(t, func() bool {
+		return r.count(t, `SELECT count(*) FROM inbox_messages WHERE message_id = '<two@client.example>'`) == 1
+	}, 5*time.Second, 20*time.Millisecond)
+	require.Equal(t, 1, r.count(t, `SELECT count(*) FROM mailbox_sync WHERE lease_owner = $1`, second.Owner), "the second process holds it now")
+}
+
+func TestTheWorkersSyncEveryActiveMailbox(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.imap.Append(t, "INBOX", message("<w@client.example>", "", "", "Hello", "x"))
+	r.env.StartWorkers(t)
+	r.backfilled(t)
+	require.Equal(t, 1, r.count(t, `SELECT count(*) FROM inbox_messages WHERE message_id = '<w@client.example>'`))
+	require.Contains(t, eventTypes(t, r), "email_account.synced")
+}
+
+func eventTypes(t *testing.T, r *rig) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, db.WithOrgTx(context.Background(), r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT event_type FROM event_outbox`)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}))
+	return out
+}
