@@ -6,10 +6,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -314,4 +316,20 @@ func logger() *slog.Logger {
 		return slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
 	return slog.New(slog.NewJSONHandler(io.Discard, nil))
+}
+
+// MailService names an in-process mail server (mailtest's, listening on 127.0.0.1) as a connect body's smtp or
+// imap object: host localhost (the name its certificate carries), STARTTLS, and the given login.
+func MailService(t testing.TB, addr, user, pass string) api.MailService {
+	t.Helper()
+	_, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	return api.MailService{Host: "localhost", Port: port, Username: user, Password: pass,
+		Security: api.NewOptMailServiceSecurity(api.MailServiceSecurityStarttls)}
 }

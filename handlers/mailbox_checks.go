@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -174,4 +175,72 @@ func (h *Mailboxes) MailboxesSyncState(ctx context.Context, params api.Mailboxes
 	}
 	out.State.SetTo(state)
 	return out, nil
+}
+
+// identityJSON is one stored send-as identity (mailboxes.identities).
+type identityJSON struct {
+	Email     string `json:"email"`
+	Name      string `json:"name"`
+	IsPrimary bool   `json:"is_primary"`
+	IsDefault bool   `json:"is_default"`
+	Verified  bool   `json:"verified"`
+}
+
+// identityOf is a mailbox's stored sending identity: send-as aliases exist only for Google mailboxes.
+func identityOf(m dbq.Mailbox) (*api.MailboxSendIdentity, error) {
+	var stored []identityJSON
+	if err := json.Unmarshal(m.Identities, &stored); err != nil {
+		return nil, err
+	}
+	out := &api.MailboxSendIdentity{Supported: api.NewOptBool(m.Provider == "gmail"), Provider: api.NewOptString(m.Provider),
+		MailboxEmail: api.NewOptString(m.Email), SendAsEmail: api.NewOptString(m.SendAsEmail),
+		Identities: make([]api.MailboxSendAsIdentity, len(stored)), SyncedAt: optNilTime(m.IdentitySyncedAt),
+		SignatureSource:     api.NewOptMailboxSendIdentitySignatureSource(api.MailboxSendIdentitySignatureSource(m.SignatureSource)),
+		SignatureImportedAt: optNilTime(m.SignatureImportedAt)}
+	for i, s := range stored {
+		out.Identities[i] = api.MailboxSendAsIdentity{Email: api.NewOptString(s.Email), Name: api.NewOptString(s.Name),
+			IsPrimary: api.NewOptBool(s.IsPrimary), IsDefault: api.NewOptBool(s.IsDefault), Verified: api.NewOptBool(s.Verified)}
+	}
+	return out, nil
+}
+
+// MailboxesSendIdentity answers the stored sending identity; the provider is not contacted.
+func (h *Mailboxes) MailboxesSendIdentity(ctx context.Context, params api.MailboxesSendIdentityParams) (*api.MailboxSendIdentity, error) {
+	org, err := tenantCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var m dbq.Mailbox
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		m, err = h.load(ctx, tx, org, params.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return identityOf(m)
+}
+
+// MailboxesRefreshSendIdentity reads the send-as aliases (and optionally the signature) from the provider.
+// Only Google exposes them; reading them needs the mailbox's live OAuth connection, which SMTP/IMAP mailboxes
+// never have.
+func (h *Mailboxes) MailboxesRefreshSendIdentity(ctx context.Context, _ api.OptMailboxSendIdentityRefreshRequest, params api.MailboxesRefreshSendIdentityParams) (*api.MailboxSendIdentity, error) {
+	org, err := tenantCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var m dbq.Mailbox
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		m, err = h.load(ctx, tx, org, params.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if m.Provider != "gmail" {
+		return nil, apierror.BadRequest("mailbox_send_as_unsupported",
+			"Send-as addresses are read from Google mailboxes only; this mailbox sends as its own address.")
+	}
+	return nil, apierror.Unavailable("mailbox_identity_unavailable",
+		"No worker holds a live connection to this mailbox's provider; try again once it is connected.")
 }

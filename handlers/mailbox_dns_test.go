@@ -244,3 +244,35 @@ func TestMailboxWarmupBlockAndAppeal(t *testing.T) {
 	_, err = r.c.MailboxesWarmupBanStatus(ctx, api.MailboxesWarmupBanStatusParams{ID: uuid.New()})
 	requireAPIError(t, err, 404, "not_found")
 }
+
+func TestMailboxSendIdentity(t *testing.T) {
+	t.Parallel()
+	r := newMailRig(t)
+	ctx := context.Background()
+	m := r.connect(t, "ada@example.com")
+	id, err := r.c.MailboxesSendIdentity(ctx, api.MailboxesSendIdentityParams{ID: m.ID})
+	require.NoError(t, err)
+	require.False(t, id.Supported.Value)
+	require.Equal(t, "smtp_imap", id.Provider.Value)
+	require.Equal(t, "ada@example.com", id.MailboxEmail.Value)
+	require.Empty(t, id.Identities)
+	require.True(t, id.SyncedAt.Null)
+	require.Equal(t, api.MailboxSendIdentitySignatureSourceManual, id.SignatureSource.Value)
+	_, err = r.c.MailboxesRefreshSendIdentity(ctx, api.OptMailboxSendIdentityRefreshRequest{}, api.MailboxesRefreshSendIdentityParams{ID: m.ID})
+	requireAPIError(t, err, 400, "mailbox_send_as_unsupported")
+
+	// What a Google mailbox's refresh stored is answered as stored.
+	orgExec(t, r.env, r.org, `UPDATE mailboxes SET provider = 'gmail', identity_synced_at = now(),
+		identities = '[{"email":"ada@example.com","name":"Ada","is_primary":true,"is_default":true,"verified":true},{"email":"sales@example.com","name":"Sales","verified":true}]'
+		WHERE id = $1`, m.ID)
+	id, err = r.c.MailboxesSendIdentity(ctx, api.MailboxesSendIdentityParams{ID: m.ID})
+	require.NoError(t, err)
+	require.True(t, id.Supported.Value)
+	require.Len(t, id.Identities, 2)
+	require.True(t, id.Identities[0].IsPrimary.Value)
+	require.Equal(t, "sales@example.com", id.Identities[1].Email.Value)
+	require.False(t, id.SyncedAt.Null)
+	// Without a live connection to Google, a refresh cannot reach the provider.
+	_, err = r.c.MailboxesRefreshSendIdentity(ctx, api.OptMailboxSendIdentityRefreshRequest{}, api.MailboxesRefreshSendIdentityParams{ID: m.ID})
+	requireAPIError(t, err, 503, "mailbox_identity_unavailable")
+}

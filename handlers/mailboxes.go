@@ -736,10 +736,7 @@ func sendAsChoice(cur dbq.Mailbox, raw string) (string, error) {
 	if v == "" || v == cur.Email {
 		return "", nil
 	}
-	var identities []struct {
-		Email    string `json:"email"`
-		Verified bool   `json:"verified"`
-	}
+	var identities []identityJSON
 	if err := json.Unmarshal(cur.Identities, &identities); err != nil {
 		return "", err
 	}

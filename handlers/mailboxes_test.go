@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,13 +50,7 @@ func newMailRig(t *testing.T, opts ...apitest.Option) *mailRig {
 // service names an in-process server as a connect body's smtp or imap object ("localhost" matches the test
 // certificate's name).
 func service(t *testing.T, addr, pass string) api.MailService {
-	t.Helper()
-	_, portText, err := net.SplitHostPort(addr)
-	require.NoError(t, err)
-	port, err := strconv.Atoi(portText)
-	require.NoError(t, err)
-	return api.MailService{Host: "localhost", Port: port, Username: rigUser, Password: pass,
-		Security: api.NewOptMailServiceSecurity(api.MailServiceSecurityStarttls)}
+	return apitest.MailService(t, addr, rigUser, pass)
 }
 
 func (r *mailRig) connectReq(t *testing.T, email string) *api.CreateEmailAccount {

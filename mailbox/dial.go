@@ -39,14 +39,25 @@ func DefaultSecurity(port int) Security {
 	return SecurityStartTLS
 }
 
-// Server is one SMTP or IMAP endpoint of a mailbox with its credential.
+// Server is one SMTP or IMAP endpoint of a mailbox with its credential: a password, or for Google and
+// Microsoft mailboxes an OAuth access token (then the login is XOAUTH2).
 type Server struct {
 	Host     string
 	Port     int
 	Username string
 	Password string
+	// AccessToken, when set, replaces the password: the session authenticates with XOAUTH2.
+	AccessToken string
 	// Security "" means DefaultSecurity(Port).
 	Security Security
+}
+
+// secret is what must never show in an error: the password or the token.
+func (s Server) secret() string {
+	if s.AccessToken != "" {
+		return s.AccessToken
+	}
+	return s.Password
 }
 
 func (s Server) security() Security {
@@ -135,35 +146,49 @@ func fail(service string, kind Kind, err error) *CheckError {
 	return &CheckError{Service: service, Kind: kind, Err: err}
 }
 
-// connect opens the TCP connection (and the TLS session for implicit TLS) with the connection's deadline set
-// from ctx.
-func (d Dialer) connect(ctx context.Context, service string, s Server) (net.Conn, error) {
+// connect opens the TCP connection (and the TLS session for implicit TLS). Until stop is called, the
+// connection is closed as soon as ctx ends: protocol libraries reset the deadlines they are given (go-smtp
+// waits up to five minutes for a greeting), so closing the socket is the only bound a silent server cannot
+// outlast. stop reports false when ctx ended first and the connection is gone.
+func (d Dialer) connect(ctx context.Context, service string, s Server) (conn net.Conn, stop func() bool, err error) {
 	sec := s.security()
 	if sec == SecurityNone && (!d.AllowInsecure || !loopback(s.Host)) {
-		return nil, fail(service, KindInsecure, nil)
+		return nil, nil, fail(service, KindInsecure, nil)
 	}
 	if sec != SecurityNone && sec != SecurityTLS && sec != SecurityStartTLS {
-		return nil, fail(service, KindProtocol, fmt.Errorf("unknown security %q", sec))
+		return nil, nil, fail(service, KindProtocol, fmt.Errorf("unknown security %q", sec))
 	}
-	ctx, cancel := context.WithTimeout(ctx, d.timeout())
-	defer cancel()
-	conn, err := egress.DialContext(ctx, egress.Options{Resolver: d.Resolver, AllowPrivate: d.AllowInsecure, Timeout: d.timeout()},
+	raw, err := egress.DialContext(ctx, egress.Options{Resolver: d.Resolver, AllowPrivate: d.AllowInsecure, Timeout: d.timeout()},
 		"tcp", net.JoinHostPort(s.Host, strconv.Itoa(s.Port)))
 	if err != nil {
-		return nil, fail(service, KindConnect, err)
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	}
-	if sec == SecurityTLS {
-		tc := tls.Client(conn, d.tlsConfig(s.Host))
-		if err := tc.HandshakeContext(ctx); err != nil {
-			_ = conn.Close()
-			return nil, fail(service, KindTLS, err)
+		if ctx.Err() != nil {
+			return nil, nil, expired(ctx, service)
 		}
-		return tc, nil
+		return nil, nil, fail(service, KindConnect, err)
 	}
-	return conn, nil
+	stop = context.AfterFunc(ctx, func() { _ = raw.Close() })
+	if sec != SecurityTLS {
+		return raw, stop, nil
+	}
+	tc := tls.Client(raw, d.tlsConfig(s.Host))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		stop()
+		_ = raw.Close()
+		if ctx.Err() != nil {
+			return nil, nil, expired(ctx, service)
+		}
+		return nil, nil, fail(service, KindTLS, err)
+	}
+	return tc, stop, nil
+}
+
+// expired is the failure of a check that ran out of time (or was cancelled) before the server finished
+// answering: the usual sign of a firewall dropping packets or a port that is not a mail server.
+func expired(ctx context.Context, service string) *CheckError {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fail(service, KindConnect, fmt.Errorf("the server did not answer in time: %w", ctx.Err()))
+	}
+	return fail(service, KindConnect, ctx.Err())
 }
 
 func (d Dialer) tlsConfig(host string) *tls.Config {
@@ -187,28 +212,63 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// SMTP connects, secures and authenticates an SMTP session for sending; the caller owns the client (and Quit
-// or Close it). The connection's setup deadline is lifted once it is ready: the client's own command timeouts
-// apply from then on.
+// SMTP connects, secures and authenticates an SMTP session for sending, within d.Timeout; the caller owns
+// the client (and Quit or Close it). Once it is ready, ctx no longer bounds it: the client's own command
+// timeouts (d.Timeout, twice that for a message) apply from then on.
 func (d Dialer) SMTP(ctx context.Context, s Server) (*smtp.Client, error) {
-	conn, err := d.connect(ctx, ServiceSMTP, s)
+	ctx, cancel := context.WithTimeout(ctx, d.timeout())
+	defer cancel()
+	c, stop, err := d.smtp(ctx, s)
 	if err != nil {
 		return nil, err
+	}
+	if !stop() {
+		_ = c.Close()
+		return nil, expired(ctx, ServiceSMTP)
+	}
+	return c, nil
+}
+
+// CheckSMTP logs in to the SMTP server and leaves, all within d.Timeout: the connect-time check of a
+// credential.
+func (d Dialer) CheckSMTP(ctx context.Context, s Server) error {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout())
+	defer cancel()
+	c, stop, err := d.smtp(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	// The login is what was checked: a server that fumbles QUIT has still passed.
+	_ = c.Quit()
+	_ = c.Close()
+	return nil
+}
+
+// smtp opens an authenticated session whose connection ctx still bounds until stop is called.
+func (d Dialer) smtp(ctx context.Context, s Server) (*smtp.Client, func() bool, error) {
+	conn, stop, err := d.connect(ctx, ServiceSMTP, s)
+	if err != nil {
+		return nil, nil, err
 	}
 	c, err := d.smtpSession(conn, s)
 	if err != nil {
+		stop()
 		_ = conn.Close()
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, nil, expired(ctx, ServiceSMTP)
+		}
+		return nil, nil, err
 	}
-	_ = conn.SetDeadline(time.Time{})
-	return c, nil
+	return c, stop, nil
 }
 
 func (d Dialer) smtpSession(conn net.Conn, s Server) (*smtp.Client, error) {
 	var c *smtp.Client
 	if s.security() == SecurityStartTLS {
 		var err error
-		// The first EHLO (before TLS) names the client "localhost"; the one that matters comes after.
+		// The first EHLO (before TLS) names the client "localhost"; the one that matters comes after. A server
+		// that does not offer STARTTLS fails here with a plain error, which is a TLS failure.
 		if c, err = smtp.NewClientStartTLS(conn, d.tlsConfig(s.Host)); err != nil {
 			var se *smtp.SMTPError
 			if errors.As(err, &se) {
@@ -234,6 +294,10 @@ func (d Dialer) smtpSession(conn net.Conn, s Server) (*smtp.Client, error) {
 	}
 	var auth sasl.Client
 	switch {
+	case s.AccessToken != "" && hasMech(mechs, Xoauth2):
+		auth = &xoauth2Client{user: s.Username, token: s.AccessToken}
+	case s.AccessToken != "":
+		return nil, fail(ServiceSMTP, KindProtocol, errors.New("the server does not take OAuth tokens (XOAUTH2)"))
 	case hasMech(mechs, sasl.Plain):
 		auth = sasl.NewPlainClient("", s.Username, s.Password)
 	case hasMech(mechs, sasl.Login):
@@ -244,9 +308,9 @@ func (d Dialer) smtpSession(conn net.Conn, s Server) (*smtp.Client, error) {
 	if err := c.Auth(auth); err != nil {
 		var se *smtp.SMTPError
 		if errors.As(err, &se) && (se.Code == 535 || se.Code == 534 || se.Code == 530 || se.Code == 454) {
-			return nil, fail(ServiceSMTP, KindAuth, redact(err, s.Password))
+			return nil, fail(ServiceSMTP, KindAuth, redact(err, s.secret()))
 		}
-		return nil, fail(ServiceSMTP, KindProtocol, redact(err, s.Password))
+		return nil, fail(ServiceSMTP, KindProtocol, redact(err, s.secret()))
 	}
 	return c, nil
 }
@@ -288,23 +352,58 @@ func redact(err error, password string) error {
 	return errors.New(strings.ReplaceAll(err.Error(), password, "[redacted]"))
 }
 
-// CheckSMTP logs in to the SMTP server and leaves: the connect-time check of a credential.
-func (d Dialer) CheckSMTP(ctx context.Context, s Server) error {
-	c, err := d.SMTP(ctx, s)
-	if err != nil {
-		return err
-	}
-	_ = c.Quit()
-	return nil
-}
-
-// IMAP connects, secures and logs in an IMAP session for syncing; the caller owns the client. opts may carry
-// a unilateral data handler (IDLE updates); its TLS configuration is replaced by the dialer's.
+// IMAP connects, secures and logs in an IMAP session for syncing, within d.Timeout; the caller owns the
+// client, which ctx no longer bounds once it is returned. opts may carry a unilateral data handler (IDLE
+// updates); its TLS configuration is replaced by the dialer's.
 func (d Dialer) IMAP(ctx context.Context, s Server, opts *imapclient.Options) (*imapclient.Client, error) {
-	conn, err := d.connect(ctx, ServiceIMAP, s)
+	ctx, cancel := context.WithTimeout(ctx, d.timeout())
+	defer cancel()
+	c, stop, err := d.imap(ctx, s, opts)
 	if err != nil {
 		return nil, err
 	}
+	if !stop() {
+		_ = c.Close()
+		return nil, expired(ctx, ServiceIMAP)
+	}
+	return c, nil
+}
+
+// CheckIMAP logs in to the IMAP server and leaves, all within d.Timeout: the connect-time check of a
+// credential.
+func (d Dialer) CheckIMAP(ctx context.Context, s Server) error {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout())
+	defer cancel()
+	c, stop, err := d.imap(ctx, s, nil)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	// The login is what was checked: a server that fumbles LOGOUT has still passed.
+	_ = c.Logout().Wait()
+	_ = c.Close()
+	return nil
+}
+
+// imap opens a logged-in session whose connection ctx still bounds until stop is called.
+func (d Dialer) imap(ctx context.Context, s Server, opts *imapclient.Options) (*imapclient.Client, func() bool, error) {
+	conn, stop, err := d.connect(ctx, ServiceIMAP, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := d.imapSession(conn, s, opts)
+	if err != nil {
+		stop()
+		_ = conn.Close()
+		if ctx.Err() != nil {
+			return nil, nil, expired(ctx, ServiceIMAP)
+		}
+		return nil, nil, err
+	}
+	return c, stop, nil
+}
+
+func (d Dialer) imapSession(conn net.Conn, s Server, opts *imapclient.Options) (*imapclient.Client, error) {
 	o := imapclient.Options{}
 	if opts != nil {
 		o = *opts
@@ -312,12 +411,13 @@ func (d Dialer) IMAP(ctx context.Context, s Server, opts *imapclient.Options) (*
 	o.TLSConfig = d.tlsConfig(s.Host)
 	var c *imapclient.Client
 	if s.security() == SecurityStartTLS {
-		c, err = imapclient.NewStartTLS(conn, &o)
-		if err != nil {
-			_ = conn.Close()
+		var err error
+		// Every failure here is of TLS: a server that does not offer STARTTLS refuses the command (NO or BAD),
+		// a certificate is not trusted, or the server sent PREAUTH in the clear.
+		if c, err = imapclient.NewStartTLS(conn, &o); err != nil {
 			var ie *imap.Error
-			if errors.As(err, &ie) && !tlsFailure(err) {
-				return nil, fail(ServiceIMAP, KindProtocol, err)
+			if errors.As(err, &ie) {
+				err = fmt.Errorf("the server refused STARTTLS: %w", err)
 			}
 			return nil, fail(ServiceIMAP, KindTLS, err)
 		}
@@ -328,25 +428,22 @@ func (d Dialer) IMAP(ctx context.Context, s Server, opts *imapclient.Options) (*
 			return nil, fail(ServiceIMAP, KindProtocol, err)
 		}
 	}
-	if err := c.Login(s.Username, s.Password).Wait(); err != nil {
+	var err error
+	if s.AccessToken != "" {
+		err = c.Authenticate(&xoauth2Client{user: s.Username, token: s.AccessToken})
+	} else {
+		err = c.Login(s.Username, s.Password).Wait()
+	}
+	if err != nil {
 		_ = c.Close()
 		var ie *imap.Error
-		if errors.As(err, &ie) {
-			return nil, fail(ServiceIMAP, KindAuth, redact(err, s.Password))
+		switch {
+		case errors.As(err, &ie) && ie.Code == imap.ResponseCodePrivacyRequired:
+			return nil, fail(ServiceIMAP, KindTLS, redact(err, s.secret()))
+		case errors.As(err, &ie) && ie.Type == imap.StatusResponseTypeNo:
+			return nil, fail(ServiceIMAP, KindAuth, redact(err, s.secret()))
 		}
-		return nil, fail(ServiceIMAP, KindProtocol, redact(err, s.Password))
+		return nil, fail(ServiceIMAP, KindProtocol, redact(err, s.secret()))
 	}
-	_ = conn.SetDeadline(time.Time{})
 	return c, nil
-}
-
-// CheckIMAP logs in to the IMAP server and leaves: the connect-time check of a credential.
-func (d Dialer) CheckIMAP(ctx context.Context, s Server) error {
-	c, err := d.IMAP(ctx, s, nil)
-	if err != nil {
-		return err
-	}
-	_ = c.Logout().Wait()
-	_ = c.Close()
-	return nil
 }

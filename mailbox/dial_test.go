@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"net"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,6 +88,8 @@ func TestChecksClassifyFailures(t *testing.T) {
 	// STARTTLS asked of a server that does not offer it.
 	plainSMTP := mailtest.NewSMTPServer(t, user, pass, mailtest.NoTLS()).Addr
 	requireKind(t, d.CheckSMTP(ctx, server(t, plainSMTP, mailbox.SecurityStartTLS, pass)), mailbox.ServiceSMTP, mailbox.KindTLS)
+	plainIMAP := mailtest.NewIMAPServer(t, user, pass, mailtest.NoTLS()).Addr
+	requireKind(t, d.CheckIMAP(ctx, server(t, plainIMAP, mailbox.SecurityStartTLS, pass)), mailbox.ServiceIMAP, mailbox.KindTLS)
 
 	// Nothing listening.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -111,6 +114,9 @@ func TestPlainAndPrivateConnectionsNeedTheInsecureSwitch(t *testing.T) {
 	// Without the switch a loopback (or any private) address is not dialed at all: tenants cannot probe the
 	// deployment's own network.
 	requireKind(t, strict.CheckSMTP(ctx, server(t, mailtest.NewSMTPServer(t, user, pass).Addr, mailbox.SecurityStartTLS, pass)), mailbox.ServiceSMTP, mailbox.KindConnect)
+	literal := server(t, mailtest.NewIMAPServer(t, user, pass, mailtest.ImplicitTLS()).Addr, mailbox.SecurityTLS, pass)
+	literal.Host = "127.0.0.1"
+	requireKind(t, strict.CheckIMAP(ctx, literal), mailbox.ServiceIMAP, mailbox.KindConnect)
 
 	remote := server(t, plainSMTP.Addr, mailbox.SecurityNone, pass)
 	remote.Host = "mail.example.com"
@@ -142,3 +148,68 @@ func TestSessionsSendAndRead(t *testing.T) {
 }
 
 func stringsReader(s string) *bytes.Reader { return bytes.NewReader([]byte(s)) }
+
+func TestSilentServerCannotHangACheck(t *testing.T) {
+	t.Parallel()
+	// A server that accepts connections and never says a word, like a port a firewall swallows.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	d := testDialer()
+	d.Timeout = 300 * time.Millisecond
+	ctx := context.Background()
+	for _, sec := range []mailbox.Security{mailbox.SecurityStartTLS, mailbox.SecurityTLS} {
+		start := time.Now()
+		requireKind(t, d.CheckSMTP(ctx, server(t, ln.Addr().String(), sec, pass)), mailbox.ServiceSMTP, mailbox.KindConnect)
+		requireKind(t, d.CheckIMAP(ctx, server(t, ln.Addr().String(), sec, pass)), mailbox.ServiceIMAP, mailbox.KindConnect)
+		_, err := d.SMTP(ctx, server(t, ln.Addr().String(), sec, pass))
+		requireKind(t, err, mailbox.ServiceSMTP, mailbox.KindConnect)
+		_, err = d.IMAP(ctx, server(t, ln.Addr().String(), sec, pass), nil)
+		requireKind(t, err, mailbox.ServiceIMAP, mailbox.KindConnect)
+		require.Less(t, time.Since(start), 3*time.Second, sec)
+	}
+}
+
+func TestOAuthSessionsLogInWithXOAUTH2(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testDialer()
+	smtpSrv := mailtest.NewSMTPServer(t, user, pass)
+	imapSrv := mailtest.NewIMAPServer(t, user, pass)
+	withToken := func(addr, token string) mailbox.Server {
+		s := server(t, addr, mailbox.SecurityStartTLS, "")
+		s.AccessToken = token
+		return s
+	}
+	// A server that takes no tokens is told apart from a refused token.
+	requireKind(t, d.CheckSMTP(ctx, withToken(smtpSrv.Addr, "ya29.token")), mailbox.ServiceSMTP, mailbox.KindProtocol)
+
+	smtpSrv.AcceptToken("ya29.good")
+	imapSrv.AcceptToken("ya29.good")
+	require.NoError(t, d.CheckSMTP(ctx, withToken(smtpSrv.Addr, "ya29.good")))
+	require.NoError(t, d.CheckIMAP(ctx, withToken(imapSrv.Addr, "ya29.good")))
+	ce := requireKind(t, d.CheckSMTP(ctx, withToken(smtpSrv.Addr, "ya29.expired")), mailbox.ServiceSMTP, mailbox.KindAuth)
+	require.NotContains(t, ce.Error(), "ya29.expired")
+	ce = requireKind(t, d.CheckIMAP(ctx, withToken(imapSrv.Addr, "ya29.expired")), mailbox.ServiceIMAP, mailbox.KindAuth)
+	require.NotContains(t, ce.Error(), "ya29.expired")
+}

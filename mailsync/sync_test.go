@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
@@ -58,13 +56,7 @@ func newRig(t *testing.T) *rig {
 }
 
 func service(t *testing.T, addr string) api.MailService {
-	t.Helper()
-	_, portText, err := net.SplitHostPort(addr)
-	require.NoError(t, err)
-	port, err := strconv.Atoi(portText)
-	require.NoError(t, err)
-	return api.MailService{Host: "localhost", Port: port, Username: user, Password: pass,
-		Security: api.NewOptMailServiceSecurity(api.MailServiceSecurityStarttls)}
+	return apitest.MailService(t, addr, user, pass)
 }
 
 // syncer is one worker process's syncer.
@@ -200,12 +192,12 @@ func TestOneProcessSyncsAMailboxAndADeadOnesLeaseIsTakenOver(t *testing.T) {
 	r.imap.Append(t, "INBOX", message("<one@client.example>", "", "", "One", "x"))
 
 	// A live holder keeps renewing: a second process is turned away for as long as the first runs.
-	first := r.syncer(t, 900*time.Millisecond)
+	first := r.syncer(t, 3*time.Second)
 	stopFirst := r.start(t, first)
 	r.backfilled(t)
-	second := r.syncer(t, 900*time.Millisecond)
+	second := r.syncer(t, 3*time.Second)
 	require.ErrorIs(t, second.Run(context.Background(), r.outbox, r.org, r.box), mailsync.ErrLeaseHeld)
-	time.Sleep(1200 * time.Millisecond) // longer than the lease: only renewals keep it
+	time.Sleep(3500 * time.Millisecond) // longer than the lease: only renewals keep it
 	require.ErrorIs(t, second.Run(context.Background(), r.outbox, r.org, r.box), mailsync.ErrLeaseHeld)
 	require.NoError(t, stopFirst())
 

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"io"
 	"log"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +25,17 @@ type IMAPServer struct {
 	ClientTLS *tls.Config
 
 	user *imapmemserver.User
+
+	mu    sync.Mutex
+	token string
+}
+
+// AcceptToken makes the server also take XOAUTH2 logins of its user with this access token; an empty token
+// turns that off.
+func (s *IMAPServer) AcceptToken(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.token = token
 }
 
 // NewIMAPServer starts a server for one user (user/pass) with IMAPFolders, requiring TLS (STARTTLS unless
@@ -39,9 +51,14 @@ func NewIMAPServer(t testing.TB, user, pass string, opts ...Option) *IMAPServer 
 		}
 	}
 	mem.AddUser(u)
+	s := &IMAPServer{ClientTLS: ClientTLS(), user: u}
 	srvOpts := &imapserver.Options{
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-			return mem.NewSession(), nil, nil
+			return &tokenSession{SessionIMAP4rev2: mem.NewSession().(imapserver.SessionIMAP4rev2), user: user, pass: pass, token: func() string {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return s.token
+			}}, nil, nil
 		},
 		Caps:   imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}, imap.CapIdle: {}, imap.CapUIDPlus: {}},
 		Logger: log.New(io.Discard, "", 0),
@@ -59,7 +76,8 @@ func NewIMAPServer(t testing.TB, user, pass string, opts ...Option) *IMAPServer 
 	ln := listen(t, o)
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	return &IMAPServer{Addr: ln.Addr().String(), ClientTLS: ClientTLS(), user: u}
+	s.Addr = ln.Addr().String()
+	return s
 }
 
 // Append stores a raw message in the user's folder as if it had been delivered, and returns its UID.

@@ -81,6 +81,15 @@ type SMTPServer struct {
 	onRcpt   func(to string) error
 	stall    chan struct{}
 	logins   int
+	token    string
+}
+
+// AcceptToken makes the server also take XOAUTH2 logins of its user with this access token (as Google's and
+// Microsoft's do); an empty token turns that off.
+func (s *SMTPServer) AcceptToken(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.token = token
 }
 
 // OnRcpt makes the server answer each RCPT with what f returns (nil accepts; an *smtp.SMTPError is sent as
@@ -157,18 +166,39 @@ type session struct {
 	msg    Received
 }
 
-func (s *session) AuthMechanisms() []string { return []string{sasl.Plain} }
+func (s *session) AuthMechanisms() []string {
+	s.s.mu.Lock()
+	defer s.s.mu.Unlock()
+	if s.s.token != "" {
+		return []string{sasl.Plain, xoauth2}
+	}
+	return []string{sasl.Plain}
+}
 
-func (s *session) Auth(string) (sasl.Server, error) {
-	return sasl.NewPlainServer(func(_, user, pass string) error {
-		if user != s.s.user || pass != s.s.pass {
-			return smtp.ErrAuthFailed
-		}
+func (s *session) Auth(mech string) (sasl.Server, error) {
+	ok := func() error {
 		s.authed = true
 		s.s.mu.Lock()
 		s.s.logins++
 		s.s.mu.Unlock()
 		return nil
+	}
+	if mech == xoauth2 {
+		return &xoauth2Server{check: func(user, token string) error {
+			s.s.mu.Lock()
+			want := s.s.token
+			s.s.mu.Unlock()
+			if want == "" || user != s.s.user || token != want {
+				return smtp.ErrAuthFailed
+			}
+			return ok()
+		}}, nil
+	}
+	return sasl.NewPlainServer(func(_, user, pass string) error {
+		if user != s.s.user || pass != s.s.pass {
+			return smtp.ErrAuthFailed
+		}
+		return ok()
 	}), nil
 }
 

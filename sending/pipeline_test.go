@@ -3,9 +3,7 @@ package sending_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"net/mail"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -68,13 +66,7 @@ func newRig(t testing.TB) *rig {
 }
 
 func service(t testing.TB, addr, pass string) api.MailService {
-	t.Helper()
-	_, portText, err := net.SplitHostPort(addr)
-	require.NoError(t, err)
-	port, err := strconv.Atoi(portText)
-	require.NoError(t, err)
-	return api.MailService{Host: "localhost", Port: port, Username: user, Password: pass,
-		Security: api.NewOptMailServiceSecurity(api.MailServiceSecurityStarttls)}
+	return apitest.MailService(t, addr, user, pass)
 }
 
 func (r *rig) imapService(t testing.TB) api.OptMailService {
