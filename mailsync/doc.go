@@ -12,5 +12,6 @@
 // generation and starts over); the last stored UID is where the next fetch starts; the highest MODSEQ is kept
 // when the server offers CONDSTORE. Messages are parsed with enmime and stored once per (folder, UIDVALIDITY,
 // UID), each joined to the thread of a stored message it answers or references, or of a stored message that
-// references it, so replies stored before their parents still meet them.
+// references it, so replies stored before their parents still meet them. A login the provider refuses is
+// logged once as EMAIL_AUTH_ERROR (with email_account.error) and resolved by the next login that works.
 package mailsync

@@ -157,7 +157,22 @@ func (s *Syncer) run(ctx context.Context, outbox *events.Outbox, org, id uuid.UU
 			}
 		},
 	}})
+	var ce *mailbox.CheckError
+	if errors.As(err, &ce) && ce.Kind == mailbox.KindAuth {
+		// The provider refuses the login: the account needs attention, whatever the sync does next.
+		if rerr := s.tx(ctx, org, func(ctx context.Context, tx pgx.Tx) error {
+			return mailbox.Raise(ctx, tx, outbox, m, mailbox.ConditionAuthError, ce.Error())
+		}); rerr != nil {
+			return rerr
+		}
+	}
 	if err != nil {
+		return err
+	}
+	if err := s.tx(ctx, org, func(ctx context.Context, tx pgx.Tx) error {
+		return mailbox.Resolve(ctx, tx, m, mailbox.ConditionAuthError)
+	}); err != nil {
+		_ = c.Close()
 		return err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = c.Close() })

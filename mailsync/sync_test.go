@@ -237,3 +237,31 @@ func eventTypes(t *testing.T, r *rig) []string {
 	}))
 	return out
 }
+
+func TestARefusedLoginIsLoggedOnceAndResolvedWhenItWorksAgain(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	keyring, err := seal.NewKeyring(r.env.Config.SecretKey)
+	require.NoError(t, err)
+	r.exec(t, `UPDATE mailboxes SET imap_password = $2 WHERE id = $1`, r.box, mailbox.SealPassword(keyring, r.org, r.box, mailbox.ServiceIMAP, "changed-elsewhere"))
+	s := r.syncer(t, 30*time.Second)
+	for range 2 {
+		var ce *mailbox.CheckError
+		require.ErrorAs(t, s.Run(context.Background(), r.outbox, r.org, r.box), &ce)
+		require.Equal(t, mailbox.KindAuth, ce.Kind)
+	}
+	require.Equal(t, 1, r.count(t, `SELECT count(*) FROM mailbox_errors WHERE code = 'EMAIL_AUTH_ERROR' AND resolved_at IS NULL`), "one open entry, not one per retry")
+	require.Contains(t, eventTypes(t, r), "email_account.error")
+	st, err := r.c.MailboxesSyncState(context.Background(), api.MailboxesSyncStateParams{ID: r.box})
+	require.NoError(t, err)
+	require.False(t, st.State.Null)
+
+	r.exec(t, `UPDATE mailboxes SET imap_password = $2 WHERE id = $1`, r.box, mailbox.SealPassword(keyring, r.org, r.box, mailbox.ServiceIMAP, pass))
+	r.start(t, s)
+	r.backfilled(t)
+	require.Equal(t, 0, r.count(t, `SELECT count(*) FROM mailbox_errors WHERE resolved_at IS NULL`))
+	d, err := r.c.MailboxesGet(context.Background(), api.MailboxesGetParams{ID: r.box})
+	require.NoError(t, err)
+	require.Len(t, d.RecentErrors, 1)
+	require.False(t, d.RecentErrors[0].ResolvedAt.Null, "the entry stays in the log, resolved")
+}

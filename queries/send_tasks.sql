@@ -69,3 +69,11 @@ WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND day = 
 INSERT INTO mailbox_errors (organization_id, id, mailbox_id, code, severity, title, message, action_required)
 VALUES (@organization_id, @id, @mailbox_id, @code, @severity, @title, @message, @action_required)
 RETURNING *;
+
+-- name: MailboxErrorOpen :one
+SELECT count(*) FROM mailbox_errors
+WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND code = @code AND resolved_at IS NULL;
+
+-- name: MailboxErrorResolve :exec
+UPDATE mailbox_errors SET resolved_at = now()
+WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND code = @code AND resolved_at IS NULL;

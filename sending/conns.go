@@ -36,12 +36,12 @@ type result struct {
 	account string
 }
 
-// Account-level conditions written to the mailbox error log in addition to a task's result.
+// The account-level conditions an attempt raises (package mailbox writes them to the error log).
 const (
-	accountAuthError   = "EMAIL_AUTH_ERROR"
-	accountDisabled    = "EMAIL_DISABLED"
-	accountRateLimited = "EMAIL_RATE_LIMITED"
-	accountServerError = "EMAIL_SERVER_ERROR"
+	accountAuthError   = mailbox.ConditionAuthError
+	accountDisabled    = mailbox.ConditionDisabled
+	accountRateLimited = mailbox.ConditionRateLimited
+	accountServerError = mailbox.ConditionServerError
 )
 
 // conns keeps one authenticated SMTP session per mailbox, reused across sends while it is fresh, so a burst

@@ -417,37 +417,11 @@ func (p *Pipeline) record(ctx context.Context, outbox *events.Outbox, c *claimed
 			}
 		}
 		if res.account != "" {
-			return raise(ctx, tx, outbox, m, res)
+			return mailbox.Raise(ctx, tx, outbox, m, res.account, res.message)
 		}
 		return nil
 	})
 	return wait, err
-}
-
-// raise writes an account-level condition to the mailbox's error log and emits email_account.error.
-func raise(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m dbq.Mailbox, res result) error {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return err
-	}
-	title := map[string]string{
-		accountAuthError: "The mail server refused the mailbox's login", accountDisabled: "The mail server refuses to send for this mailbox",
-		accountRateLimited: "The mail server is limiting this mailbox's sending", accountServerError: "The mail server could not be reached",
-	}[res.account]
-	severity, action := "warning", false
-	if res.account == accountAuthError || res.account == accountDisabled {
-		severity, action = "error", true
-	}
-	e, err := queries.MailboxErrorInsert(ctx, tx, dbq.MailboxErrorInsertParams{OrganizationID: m.OrganizationID, ID: id, MailboxID: m.ID,
-		Code: res.account, Severity: severity, Title: title, Message: clip(res.message), ActionRequired: action})
-	if err != nil {
-		return err
-	}
-	_, err = outbox.Emit(ctx, tx, events.MailboxError, map[string]any{
-		"email_account_id": m.ID, "email": m.Email, "code": e.Code, "severity": e.Severity, "message": e.Message,
-		"action_required": e.ActionRequired,
-	})
-	return err
 }
 
 // clip bounds an error text to what the columns take.

@@ -56,6 +56,40 @@ func (q *Queries) MailboxErrorInsert(ctx context.Context, db DBTX, arg MailboxEr
 	return i, err
 }
 
+const mailboxErrorOpen = `-- name: MailboxErrorOpen :one
+SELECT count(*) FROM mailbox_errors
+WHERE organization_id = $1 AND mailbox_id = $2 AND code = $3 AND resolved_at IS NULL
+`
+
+type MailboxErrorOpenParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+	Code           string    `json:"code"`
+}
+
+func (q *Queries) MailboxErrorOpen(ctx context.Context, db DBTX, arg MailboxErrorOpenParams) (int64, error) {
+	row := db.QueryRow(ctx, mailboxErrorOpen, arg.OrganizationID, arg.MailboxID, arg.Code)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const mailboxErrorResolve = `-- name: MailboxErrorResolve :exec
+UPDATE mailbox_errors SET resolved_at = now()
+WHERE organization_id = $1 AND mailbox_id = $2 AND code = $3 AND resolved_at IS NULL
+`
+
+type MailboxErrorResolveParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+	Code           string    `json:"code"`
+}
+
+func (q *Queries) MailboxErrorResolve(ctx context.Context, db DBTX, arg MailboxErrorResolveParams) error {
+	_, err := db.Exec(ctx, mailboxErrorResolve, arg.OrganizationID, arg.MailboxID, arg.Code)
+	return err
+}
+
 const sendDayCredit = `-- name: SendDayCredit :exec
 UPDATE mailbox_send_days SET capped = greatest(capped - $1, 0), total = greatest(total - 1, 0)
 WHERE organization_id = $2 AND mailbox_id = $3 AND day = $4
