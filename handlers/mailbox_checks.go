@@ -206,15 +206,7 @@ func identityOf(m dbq.Mailbox) (*api.MailboxSendIdentity, error) {
 
 // MailboxesSendIdentity answers the stored sending identity; the provider is not contacted.
 func (h *Mailboxes) MailboxesSendIdentity(ctx context.Context, params api.MailboxesSendIdentityParams) (*api.MailboxSendIdentity, error) {
-	org, err := tenantCaller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var m dbq.Mailbox
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		m, err = h.load(ctx, tx, org, params.ID)
-		return err
-	})
+	_, m, err := h.get(ctx, params.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -225,15 +217,7 @@ func (h *Mailboxes) MailboxesSendIdentity(ctx context.Context, params api.Mailbo
 // Only Google exposes them; reading them needs the mailbox's live OAuth connection, which SMTP/IMAP mailboxes
 // never have.
 func (h *Mailboxes) MailboxesRefreshSendIdentity(ctx context.Context, _ api.OptMailboxSendIdentityRefreshRequest, params api.MailboxesRefreshSendIdentityParams) (*api.MailboxSendIdentity, error) {
-	org, err := tenantCaller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var m dbq.Mailbox
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		m, err = h.load(ctx, tx, org, params.ID)
-		return err
-	})
+	_, m, err := h.get(ctx, params.ID)
 	if err != nil {
 		return nil, err
 	}

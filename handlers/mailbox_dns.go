@@ -37,15 +37,7 @@ func (h *Mailboxes) trackingStateOf(m dbq.Mailbox) *api.MailboxTrackingDomainSta
 
 // MailboxesGetTrackingDomain answers the stored tracking-domain state; no DNS lookup is made.
 func (h *Mailboxes) MailboxesGetTrackingDomain(ctx context.Context, params api.MailboxesGetTrackingDomainParams) (*api.MailboxTrackingDomainState, error) {
-	org, err := tenantCaller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var m dbq.Mailbox
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		m, err = h.load(ctx, tx, org, params.ID)
-		return err
-	})
+	_, m, err := h.get(ctx, params.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -71,15 +63,7 @@ func (h *Mailboxes) MailboxesVerifyTrackingDomain(ctx context.Context, params ap
 // resolveTracking resolves domain (nil: the saved one) outside any transaction and stores the outcome, unless
 // the saved domain changed meanwhile (then the newer one's state is answered).
 func (h *Mailboxes) resolveTracking(ctx context.Context, id uuid.UUID, domain *string) (*api.MailboxTrackingDomainState, error) {
-	org, err := tenantCaller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var before dbq.Mailbox
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		before, err = h.load(ctx, tx, org, id)
-		return err
-	})
+	org, before, err := h.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -116,15 +100,7 @@ func (h *Mailboxes) resolveTracking(ctx context.Context, id uuid.UUID, domain *s
 // MailboxesAuthCheck looks up the SPF, DKIM and DMARC of the mailbox's domain now; the stored auth_state is
 // left to the daily check.
 func (h *Mailboxes) MailboxesAuthCheck(ctx context.Context, params api.MailboxesAuthCheckParams) (*api.MailboxAuthCheck, error) {
-	org, err := tenantCaller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var m dbq.Mailbox
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		m, err = h.load(ctx, tx, org, params.ID)
-		return err
-	})
+	_, m, err := h.get(ctx, params.ID)
 	if err != nil {
 		return nil, err
 	}

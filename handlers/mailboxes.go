@@ -486,6 +486,21 @@ func (h *Mailboxes) MailboxesList(ctx context.Context, params api.MailboxesListP
 	return out, nil
 }
 
+// get reads one mailbox of the caller's organization (404 when unknown) in a transaction of its own, and
+// names the organization.
+func (h *Mailboxes) get(ctx context.Context, id uuid.UUID) (uuid.UUID, dbq.Mailbox, error) {
+	org, err := tenantCaller(ctx)
+	if err != nil {
+		return uuid.Nil, dbq.Mailbox{}, err
+	}
+	var m dbq.Mailbox
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		m, err = h.load(ctx, tx, org, id)
+		return err
+	})
+	return org, m, err
+}
+
 // load reads one mailbox of org (404 when unknown) inside tx.
 func (h *Mailboxes) load(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (dbq.Mailbox, error) {
 	row, err := h.queries.MailboxGet(ctx, tx, dbq.MailboxGetParams{OrganizationID: org, ID: id})
@@ -540,15 +555,7 @@ func (h *Mailboxes) MailboxesGet(ctx context.Context, params api.MailboxesGetPar
 
 // MailboxesWarmupGet answers the mailbox's warmup standing with today's target from the ramp.
 func (h *Mailboxes) MailboxesWarmupGet(ctx context.Context, params api.MailboxesWarmupGetParams) (*api.WarmupStanding, error) {
-	org, err := tenantCaller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var row dbq.Mailbox
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		row, err = h.load(ctx, tx, org, params.ID)
-		return err
-	})
+	_, row, err := h.get(ctx, params.ID)
 	if err != nil {
 		return nil, err
 	}

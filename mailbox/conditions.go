@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/outflowhq/outflow/contacts"
 	"github.com/outflowhq/outflow/events"
 	dbq "github.com/outflowhq/outflow/gen/db"
 )
@@ -42,7 +43,7 @@ func Raise(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m dbq.Mailbox,
 		severity, action = "error", true
 	}
 	e, err := queries.MailboxErrorInsert(ctx, tx, dbq.MailboxErrorInsertParams{OrganizationID: m.OrganizationID, ID: id, MailboxID: m.ID,
-		Code: code, Severity: severity, Title: conditionTitles[code], Message: clip(message, 2000), ActionRequired: action})
+		Code: code, Severity: severity, Title: conditionTitles[code], Message: contacts.Clip(message, 2000), ActionRequired: action})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/outflowhq/outflow/contacts"
 	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/dnscheck"
 	"github.com/outflowhq/outflow/events"
@@ -38,7 +39,7 @@ func StoreTracking(ctx context.Context, tx pgx.Tx, m dbq.Mailbox, domain string,
 	}
 	return queries.MailboxSetTracking(ctx, tx, dbq.MailboxSetTrackingParams{OrganizationID: m.OrganizationID, ID: m.ID,
 		TrackingDomain: domain, Verified: verified, VerifiedAt: verifiedAt, Status: res.Status, Message: res.Message,
-		Observed: clip(res.Observed, 1000), HostUnresolvable: res.HostUnresolvable})
+		Observed: contacts.Clip(res.Observed, 1000), HostUnresolvable: res.HostUnresolvable})
 }
 
 // Domain is the domain part of a mailbox address.
@@ -52,7 +53,7 @@ func Domain(email string) string {
 func StoreAuth(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m dbq.Mailbox, res dnscheck.AuthResult) (dbq.Mailbox, error) {
 	row, err := queries.MailboxSetAuth(ctx, tx, dbq.MailboxSetAuthParams{OrganizationID: m.OrganizationID, ID: m.ID,
 		AuthState: res.State(), AuthSpf: res.SPFFound, AuthDkim: res.DKIMFound, AuthDmarc: res.DMARCFound,
-		AuthDmarcPolicy: res.DMARCPolicy, AuthReason: clip(res.Summary(), 500)})
+		AuthDmarcPolicy: res.DMARCPolicy, AuthReason: contacts.Clip(res.Summary(), 500)})
 	if err != nil || row.AuthState == m.AuthState {
 		return row, err
 	}
@@ -67,13 +68,6 @@ func StoreAuth(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m dbq.Mail
 // send no cold mail and no warmup.
 func AuthBlocked(m dbq.Mailbox, grace time.Duration, now time.Time) bool {
 	return m.AuthFailingSince != nil && now.Sub(*m.AuthFailingSince) > grace
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 // DNSSweepArgs is the hourly job that re-resolves custom tracking domains and re-checks domain

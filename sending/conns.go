@@ -36,14 +36,6 @@ type result struct {
 	account string
 }
 
-// The account-level conditions an attempt raises (package mailbox writes them to the error log).
-const (
-	accountAuthError   = mailbox.ConditionAuthError
-	accountDisabled    = mailbox.ConditionDisabled
-	accountRateLimited = mailbox.ConditionRateLimited
-	accountServerError = mailbox.ConditionServerError
-)
-
 // conns keeps one authenticated SMTP session per mailbox, reused across sends while it is fresh, so a burst
 // of sends from one mailbox pays for one TLS handshake and one login.
 type conns struct {
@@ -174,9 +166,9 @@ func dialResult(err error) result {
 	if errors.As(err, &ce) {
 		switch ce.Kind {
 		case mailbox.KindAuth:
-			return result{outcome: rejected, code: "mailbox_auth_failed", message: ce.Error(), account: accountAuthError}
+			return result{outcome: rejected, code: "mailbox_auth_failed", message: ce.Error(), account: mailbox.ConditionAuthError}
 		case mailbox.KindInsecure:
-			return result{outcome: rejected, code: "mailbox_insecure_connection", message: ce.Error(), account: accountServerError}
+			return result{outcome: rejected, code: "mailbox_insecure_connection", message: ce.Error(), account: mailbox.ConditionServerError}
 		}
 		return result{outcome: transient, code: "smtp_unreachable", message: ce.Error()}
 	}
@@ -195,16 +187,16 @@ func stepResult(step string, err error) result {
 		strings.Contains(lower, "rate") || strings.Contains(lower, "too many") || strings.Contains(lower, "limit")
 	switch {
 	case se.Code == 535 || se.Code == 534 || se.Code == 530:
-		return result{outcome: rejected, code: "mailbox_auth_failed", message: text, account: accountAuthError}
+		return result{outcome: rejected, code: "mailbox_auth_failed", message: text, account: mailbox.ConditionAuthError}
 	case se.Code >= 400 && se.Code < 500 && rateLimited:
-		return result{outcome: transient, code: "rate_limited", message: text, account: accountRateLimited}
+		return result{outcome: transient, code: "rate_limited", message: text, account: mailbox.ConditionRateLimited}
 	case se.Code >= 400 && se.Code < 500:
 		return result{outcome: transient, code: "temporary_failure", message: text}
 	case step == "RCPT":
 		return result{outcome: rejected, code: "recipient_rejected", message: text}
 	case step == "MAIL" && se.EnhancedCode[0] == 5 && se.EnhancedCode[1] == 7:
 		// The server refuses this sender: the account is blocked or not allowed to send.
-		return result{outcome: rejected, code: "sender_rejected", message: text, account: accountDisabled}
+		return result{outcome: rejected, code: "sender_rejected", message: text, account: mailbox.ConditionDisabled}
 	}
 	return result{outcome: rejected, code: "message_rejected", message: text}
 }

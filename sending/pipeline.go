@@ -3,7 +3,6 @@ package sending
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/outflowhq/outflow/contacts"
 	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/events"
 	dbq "github.com/outflowhq/outflow/gen/db"
@@ -358,7 +358,7 @@ func (p *Pipeline) deliver(ctx context.Context, c *claimed) result {
 	srv, _, err := mailbox.Servers(p.keyring, c.mailbox)
 	if err != nil {
 		return result{outcome: rejected, code: "mailbox_auth_failed", message: "The stored credential cannot be read; connect the mailbox again.",
-			account: accountAuthError}
+			account: mailbox.ConditionAuthError}
 	}
 	msg, err := build(c.task, c.mailbox, p.now())
 	if err != nil {
@@ -392,7 +392,7 @@ func (p *Pipeline) record(ctx context.Context, outbox *events.Outbox, c *claimed
 				Attempts: t.Attempts, NotBefore: p.now().Add(wait), ErrorCode: res.code, ErrorMessage: clip(res.message)})
 		default:
 			if res.outcome == transient && res.account == "" {
-				res.account = accountServerError // the fifth transient failure in a row
+				res.account = mailbox.ConditionServerError // the fifth transient failure in a row
 			}
 			credit = true
 			n, err = queries.SendTaskFailed(ctx, tx, dbq.SendTaskFailedParams{OrganizationID: org, ID: t.ID, FromStatus: "sending",
@@ -424,10 +424,5 @@ func (p *Pipeline) record(ctx context.Context, outbox *events.Outbox, c *claimed
 	return wait, err
 }
 
-// clip bounds an error text to what the columns take.
-func clip(s string) string {
-	if len(s) <= 1000 {
-		return s
-	}
-	return fmt.Sprintf("%.997s...", s)
-}
+// clip bounds an error text to what the columns take (in characters, as their CHECKs count).
+func clip(s string) string { return contacts.Clip(s, 1000) }
