@@ -353,6 +353,15 @@ CREATE FUNCTION public.mailbox_dns_due(p_checked_before timestamp with time zone
 $$;
 
 --
+-- Name: mailbox_oauth_session_by_state(bytea); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.mailbox_oauth_session_by_state(p_state_hash bytea) RETURNS TABLE(organization_id uuid, id uuid)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$ SELECT organization_id, id FROM mailbox_oauth_sessions WHERE state_hash = p_state_hash $$;
+
+--
 -- Name: mailbox_sync_unleased(timestamp with time zone, integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1157,6 +1166,46 @@ CREATE TABLE public.mailbox_folders (
     highest_modseq bigint DEFAULT 0 NOT NULL,
     CONSTRAINT mailbox_folders_name_check CHECK (((length(name) >= 1) AND (length(name) <= 500))),
     CONSTRAINT mailbox_folders_role_check CHECK ((role = ANY (ARRAY['inbox'::text, 'sent'::text, 'spam'::text, 'trash'::text, 'archive'::text])))
+);
+
+--
+-- Name: mailbox_oauth_sessions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mailbox_oauth_sessions (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    user_id uuid,
+    provider text NOT NULL,
+    state_hash bytea NOT NULL,
+    verifier_sealed bytea NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    mailbox_id uuid,
+    error_code text DEFAULT ''::text NOT NULL,
+    error_message text DEFAULT ''::text NOT NULL,
+    error_fix text DEFAULT ''::text NOT NULL,
+    answered_at timestamp with time zone,
+    expires_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT mailbox_oauth_sessions_error_code_check CHECK ((length(error_code) <= 100)),
+    CONSTRAINT mailbox_oauth_sessions_error_fix_check CHECK ((length(error_fix) <= 1000)),
+    CONSTRAINT mailbox_oauth_sessions_error_message_check CHECK ((length(error_message) <= 1000)),
+    CONSTRAINT mailbox_oauth_sessions_provider_check CHECK ((provider = ANY (ARRAY['gmail'::text, 'outlook'::text]))),
+    CONSTRAINT mailbox_oauth_sessions_state_hash_check CHECK ((length(state_hash) = 32)),
+    CONSTRAINT mailbox_oauth_sessions_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'done'::text, 'failed'::text])))
+);
+
+--
+-- Name: mailbox_oauth_tokens; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mailbox_oauth_tokens (
+    organization_id uuid NOT NULL,
+    mailbox_id uuid NOT NULL,
+    refresh_sealed bytea NOT NULL,
+    access_sealed bytea NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    refreshed_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
 --
@@ -2104,6 +2153,27 @@ ALTER TABLE ONLY public.mailbox_folders
     ADD CONSTRAINT mailbox_folders_pkey PRIMARY KEY (organization_id, mailbox_id, name);
 
 --
+-- Name: mailbox_oauth_sessions mailbox_oauth_sessions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_oauth_sessions
+    ADD CONSTRAINT mailbox_oauth_sessions_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: mailbox_oauth_sessions mailbox_oauth_sessions_state_hash_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_oauth_sessions
+    ADD CONSTRAINT mailbox_oauth_sessions_state_hash_key UNIQUE (state_hash);
+
+--
+-- Name: mailbox_oauth_tokens mailbox_oauth_tokens_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_oauth_tokens
+    ADD CONSTRAINT mailbox_oauth_tokens_pkey PRIMARY KEY (organization_id, mailbox_id);
+
+--
 -- Name: mailbox_send_days mailbox_send_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2602,6 +2672,12 @@ CREATE INDEX labels_order ON public.labels USING btree (organization_id, kind, "
 --
 
 CREATE INDEX mailbox_errors_newest ON public.mailbox_errors USING btree (organization_id, mailbox_id, created_at DESC, id DESC);
+
+--
+-- Name: mailbox_oauth_sessions_expires_at; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX mailbox_oauth_sessions_expires_at ON public.mailbox_oauth_sessions USING btree (organization_id, expires_at);
 
 --
 -- Name: mailbox_warmup_appeals_pending; Type: INDEX; Schema: public; Owner: -
@@ -3177,6 +3253,27 @@ ALTER TABLE ONLY public.mailbox_folders
     ADD CONSTRAINT mailbox_folders_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
 
 --
+-- Name: mailbox_oauth_sessions mailbox_oauth_sessions_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_oauth_sessions
+    ADD CONSTRAINT mailbox_oauth_sessions_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: mailbox_oauth_sessions mailbox_oauth_sessions_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_oauth_sessions
+    ADD CONSTRAINT mailbox_oauth_sessions_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: mailbox_oauth_tokens mailbox_oauth_tokens_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_oauth_tokens
+    ADD CONSTRAINT mailbox_oauth_tokens_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: mailbox_send_days mailbox_send_days_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3626,6 +3723,18 @@ ALTER TABLE public.mailbox_errors ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.mailbox_folders ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: mailbox_oauth_sessions; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.mailbox_oauth_sessions ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: mailbox_oauth_tokens; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.mailbox_oauth_tokens ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: mailbox_send_days; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -3846,6 +3955,18 @@ CREATE POLICY tenant_isolation ON public.mailbox_errors USING ((organization_id 
 --
 
 CREATE POLICY tenant_isolation ON public.mailbox_folders USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: mailbox_oauth_sessions tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.mailbox_oauth_sessions USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: mailbox_oauth_tokens tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.mailbox_oauth_tokens USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: mailbox_send_days tenant_isolation; Type: POLICY; Schema: public; Owner: -

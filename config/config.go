@@ -120,7 +120,35 @@ type Config struct {
 	Google ProviderConfig
 	Apple  ProviderConfig
 	OIDC   ProviderConfig
+
+	// MailboxGoogle and MailboxMicrosoft configure the consent flows that connect gmail and outlook
+	// mailboxes; a provider with no client id is disabled (cli-start answers 503 for it).
+	MailboxGoogle    MailboxOAuthConfig
+	MailboxMicrosoft MailboxOAuthConfig
 }
+
+// MailboxOAuthConfig is one mail provider's OAuth registration and endpoints. Every endpoint has the
+// provider's real value as its default and can be pointed elsewhere (a test's in-process authorization and
+// mail servers, a sovereign cloud).
+type MailboxOAuthConfig struct {
+	// ClientID and ClientSecret are the app registered with the provider.
+	// Env: OUTFLOW_MAILBOX_<P>_CLIENT_ID, OUTFLOW_MAILBOX_<P>_CLIENT_SECRET (P is GOOGLE or MICROSOFT).
+	ClientID     string
+	ClientSecret string
+	// AuthURL and TokenURL are the provider's authorization and token endpoints.
+	// Env: OUTFLOW_MAILBOX_<P>_AUTH_URL, OUTFLOW_MAILBOX_<P>_TOKEN_URL.
+	AuthURL  string
+	TokenURL string
+	// APIURL is the base of the provider's mail settings API, read for send-as identities (Google only).
+	// Env: OUTFLOW_MAILBOX_GOOGLE_API_URL, default https://gmail.googleapis.com.
+	APIURL string
+	// SMTP and IMAP are the provider's mail servers as host:port. Env: OUTFLOW_MAILBOX_<P>_SMTP, _IMAP.
+	SMTP string
+	IMAP string
+}
+
+// Enabled reports whether the provider is configured.
+func (m MailboxOAuthConfig) Enabled() bool { return m.ClientID != "" }
 
 // ProviderConfig is one identity provider for social sign-in.
 type ProviderConfig struct {
@@ -288,6 +316,31 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	c.MaxMailboxes = int(maxMailboxes)
+
+	mailProvider := func(prefix string, def MailboxOAuthConfig) MailboxOAuthConfig {
+		v := func(name, fallback string) string { return cmp.Or(strings.TrimSpace(getenv(prefix+name)), fallback) }
+		m := MailboxOAuthConfig{ClientID: v("_CLIENT_ID", ""), ClientSecret: v("_CLIENT_SECRET", ""),
+			AuthURL: v("_AUTH_URL", def.AuthURL), TokenURL: v("_TOKEN_URL", def.TokenURL),
+			APIURL: strings.TrimRight(v("_API_URL", def.APIURL), "/"), SMTP: v("_SMTP", def.SMTP), IMAP: v("_IMAP", def.IMAP)}
+		for name, raw := range map[string]string{"_AUTH_URL": m.AuthURL, "_TOKEN_URL": m.TokenURL, "_API_URL": m.APIURL} {
+			if u, err := url.Parse(raw); raw != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
+				errs = append(errs, fmt.Errorf("%s%s %q must be an http(s) URL", prefix, name, raw))
+			}
+		}
+		for name, raw := range map[string]string{"_SMTP": m.SMTP, "_IMAP": m.IMAP} {
+			if _, port, err := net.SplitHostPort(raw); err != nil || port == "" {
+				errs = append(errs, fmt.Errorf("%s%s %q must be host:port", prefix, name, raw))
+			}
+		}
+		return m
+	}
+	c.MailboxGoogle = mailProvider("OUTFLOW_MAILBOX_GOOGLE", MailboxOAuthConfig{
+		AuthURL: "https://accounts.google.com/o/oauth2/v2/auth", TokenURL: "https://oauth2.googleapis.com/token",
+		APIURL: "https://gmail.googleapis.com", SMTP: "smtp.gmail.com:465", IMAP: "imap.gmail.com:993"})
+	c.MailboxMicrosoft = mailProvider("OUTFLOW_MAILBOX_MICROSOFT", MailboxOAuthConfig{
+		AuthURL:  "https://login.microsoftonline.com/common/oauth2/v2.0/authorize",
+		TokenURL: "https://login.microsoftonline.com/common/oauth2/v2.0/token",
+		SMTP:     "smtp.office365.com:587", IMAP: "outlook.office365.com:993"})
 
 	provider := func(prefix, defaultIssuer string) ProviderConfig {
 		return ProviderConfig{

@@ -150,6 +150,23 @@ func TestLoadMailboxSettings(t *testing.T) {
 	require.ErrorContains(t, err, "OUTFLOW_MAX_MAILBOXES")
 }
 
+func TestLoadMailboxConsentProviders(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_MAILBOX_GOOGLE_CLIENT_ID": "g-id"}))
+	require.NoError(t, err)
+	require.True(t, c.MailboxGoogle.Enabled())
+	require.False(t, c.MailboxMicrosoft.Enabled(), "disabled without a client id")
+	require.Equal(t, "smtp.gmail.com:465", c.MailboxGoogle.SMTP)
+	require.Equal(t, "https://gmail.googleapis.com", c.MailboxGoogle.APIURL)
+	require.Equal(t, "outlook.office365.com:993", c.MailboxMicrosoft.IMAP)
+	require.Contains(t, c.MailboxMicrosoft.TokenURL, "login.microsoftonline.com")
+
+	_, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_MAILBOX_GOOGLE_SMTP": "smtp.gmail.com",
+		"OUTFLOW_MAILBOX_MICROSOFT_TOKEN_URL": "ftp://x/token"}))
+	require.ErrorContains(t, err, "OUTFLOW_MAILBOX_GOOGLE_SMTP")
+	require.ErrorContains(t, err, "OUTFLOW_MAILBOX_MICROSOFT_TOKEN_URL")
+}
+
 func TestLoadEmailVerification(t *testing.T) {
 	t.Parallel()
 	c, err := config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y"}))

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/inbucket/html2text"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/outflowhq/outflow/apierror"
@@ -19,6 +20,8 @@ import (
 	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/mailbox"
+	"github.com/outflowhq/outflow/mailoauth"
 	"github.com/outflowhq/outflow/mailsync"
 )
 
@@ -213,18 +216,76 @@ func (h *Mailboxes) MailboxesSendIdentity(ctx context.Context, params api.Mailbo
 	return identityOf(m)
 }
 
-// MailboxesRefreshSendIdentity reads the send-as aliases (and optionally the signature) from the provider.
-// Only Google exposes them; reading them needs the mailbox's live OAuth connection, which SMTP/IMAP mailboxes
-// never have.
-func (h *Mailboxes) MailboxesRefreshSendIdentity(ctx context.Context, _ api.OptMailboxSendIdentityRefreshRequest, params api.MailboxesRefreshSendIdentityParams) (*api.MailboxSendIdentity, error) {
-	_, m, err := h.get(ctx, params.ID)
+// MailboxesRefreshSendIdentity reads the send-as aliases (and, when asked, the signature of the address the
+// mailbox sends as) from the provider with the mailbox's access token. Only Google exposes them. A send-as
+// choice the provider no longer verifies is cleared; an oversized signature stores nothing.
+func (h *Mailboxes) MailboxesRefreshSendIdentity(ctx context.Context, req api.OptMailboxSendIdentityRefreshRequest, params api.MailboxesRefreshSendIdentityParams) (*api.MailboxSendIdentity, error) {
+	org, m, err := h.get(ctx, params.ID)
 	if err != nil {
 		return nil, err
 	}
-	if m.Provider != "gmail" {
+	if m.Provider != mailoauth.Google {
 		return nil, apierror.BadRequest("mailbox_send_as_unsupported",
 			"Send-as addresses are read from Google mailboxes only; this mailbox sends as its own address.")
 	}
-	return nil, apierror.Unavailable("mailbox_identity_unavailable",
-		"No worker holds a live connection to this mailbox's provider; try again once it is connected.")
+	unavailable := func(why string) error {
+		return apierror.Unavailable("mailbox_identity_unavailable", "The provider cannot be asked for this mailbox's identity now: "+why+".")
+	}
+	p, ok := h.opts.Credentials.Providers[m.Provider]
+	if !ok || m.Status != "active" {
+		return nil, unavailable("the mailbox has no live connection (status " + m.Status + ")")
+	}
+	token, err := h.opts.Credentials.AccessToken(ctx, h.outbox, m)
+	if errors.Is(err, mailbox.ErrNeedsConsent) {
+		return nil, unavailable("the provider revoked the grant; connect the mailbox again")
+	}
+	if err != nil {
+		return nil, unavailable("no access token could be obtained")
+	}
+	ids, err := p.SendAs(ctx, token)
+	if err != nil {
+		return nil, unavailable("the provider did not answer")
+	}
+	stored := make([]identityJSON, len(ids))
+	sendAs, sendAsVerified := m.SendAsEmail, false
+	signature := ""
+	for i, id := range ids {
+		stored[i] = identityJSON{Email: id.Email, Name: id.Name, IsPrimary: id.Primary, IsDefault: id.Default, Verified: id.Verified}
+		if id.Email == sendAs && id.Verified {
+			sendAsVerified = true
+		}
+		// The signature of the address mail goes out as: the send-as choice, else the primary address.
+		if id.Email == sendAs || sendAs == "" && id.Primary {
+			signature = id.Signature
+		}
+	}
+	if sendAs != "" && sendAs != m.Email && !sendAsVerified {
+		sendAs = "" // the provider no longer verifies it
+	}
+	set := dbq.MailboxSetIdentityParams{OrganizationID: org, ID: m.ID, SendAsEmail: sendAs}
+	if req.Set && req.Value.ImportSignature.Or(false) && strings.TrimSpace(signature) != "" {
+		if utf8.RuneCountInString(signature) > maxMailboxSignature {
+			return nil, apierror.BadRequest("mailbox_signature_too_large",
+				fmt.Sprintf("The provider's signature has %d characters; a stored signature holds at most %d. Nothing was stored.",
+					utf8.RuneCountInString(signature), maxMailboxSignature)).
+				WithFix("Shorten the signature at the provider, or set signature_html with PATCH /emails/{id}.")
+		}
+		plain, err := html2text.FromString(signature, html2text.Options{OmitLinks: false})
+		if err != nil {
+			return nil, apierror.BadRequest("mailbox_signature_invalid", "The provider's signature is not readable HTML.")
+		}
+		set.ImportSignature, set.SignatureHtml, set.SignaturePlain = true, signature, contacts.Clip(plain, maxMailboxSignature)
+	}
+	if set.Identities, err = json.Marshal(stored); err != nil {
+		return nil, err
+	}
+	var row dbq.Mailbox
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		row, err = h.queries.MailboxSetIdentity(ctx, tx, set)
+		return db.Classify(err, "Mailbox")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return identityOf(row)
 }

@@ -42,6 +42,7 @@ type Mailboxes struct {
 	keyring *seal.Keyring
 	outbox  *events.Outbox
 	jobs    events.Inserter
+	limiter *auth.Limiter
 	opts    MailboxOptions
 	now     func() time.Time
 }
@@ -60,11 +61,16 @@ type MailboxOptions struct {
 	AuthGrace time.Duration
 	// Verifier checks single addresses (POST /emails/verify).
 	Verifier *verify.Verifier
+	// Credentials opens mailbox logins and holds the gmail and outlook consent providers.
+	Credentials *mailbox.Credentials
+	// AppURL is the web app a consent callback sends the browser back to.
+	AppURL string
 }
 
 // NewMailboxes builds the mailbox operations; jobs enqueues send tasks.
 func NewMailboxes(pool *pgxpool.Pool, keyring *seal.Keyring, outbox *events.Outbox, jobs events.Inserter, opts MailboxOptions) *Mailboxes {
-	return &Mailboxes{pool: pool, queries: dbq.New(), keyring: keyring, outbox: outbox, jobs: jobs, opts: opts, now: time.Now}
+	return &Mailboxes{pool: pool, queries: dbq.New(), keyring: keyring, outbox: outbox, jobs: jobs, limiter: auth.NewLimiter(pool),
+		opts: opts, now: time.Now}
 }
 
 // Limits of a mailbox's fields (the migration's CHECKs hold the same numbers).
@@ -855,7 +861,7 @@ func (h *Mailboxes) MailboxesTest(ctx context.Context, params api.MailboxesTestP
 		return nil, err
 	}
 	var smtpErr, imapErr error
-	smtpServer, imapServer, err := mailbox.Servers(h.keyring, row)
+	smtpServer, imapServer, err := h.opts.Credentials.Servers(ctx, h.outbox, row)
 	if err != nil {
 		smtpErr = &mailbox.CheckError{Service: mailbox.ServiceSMTP, Kind: mailbox.KindAuth, Err: errors.New("the stored credential cannot be read; connect the mailbox again")}
 		imapErr = smtpErr

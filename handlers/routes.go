@@ -209,6 +209,7 @@ var Routes = map[string]auth.Requirement{
 	// scoped key reaches only its own mailboxes.
 	api.MailboxesListOperation:                 anyCaller(auth.ReadEmails, auth.ViewCampaigns),
 	api.MailboxesCreateOperation:               anyCaller(auth.WriteEmails, auth.ManageEmails),
+	api.MailboxesOAuthCallbackOperation:        public,
 	api.MailboxesOAuthCliStartOperation:        anyCaller(auth.WriteEmails, auth.ManageEmails),
 	api.MailboxesOAuthSessionGetOperation:      anyCaller(auth.WriteEmails, auth.ManageEmails),
 	api.MailboxesVerifyAddressOperation:        anyCaller(auth.ReadEmails, auth.ViewCampaigns),

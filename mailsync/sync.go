@@ -19,7 +19,6 @@ import (
 	"github.com/outflowhq/outflow/events"
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/mailbox"
-	"github.com/outflowhq/outflow/seal"
 )
 
 // Policy bounds what a sync takes in.
@@ -40,11 +39,12 @@ var ErrLeaseHeld = errors.New("mailsync: another process holds the mailbox's syn
 
 // Syncer syncs mailboxes; one per process, its Owner naming the process in leases.
 type Syncer struct {
-	Pool    *pgxpool.Pool
-	Keyring *seal.Keyring
-	Dialer  mailbox.Dialer
-	Logger  *slog.Logger
-	Policy  Policy
+	Pool *pgxpool.Pool
+	// Credentials opens the mailbox's login (and refreshes OAuth access tokens).
+	Credentials *mailbox.Credentials
+	Dialer      mailbox.Dialer
+	Logger      *slog.Logger
+	Policy      Policy
 	// Owner identifies this process's leases.
 	Owner uuid.UUID
 	// LeaseTTL is how long a lease lasts unrenewed; Heartbeat how often it is renewed (a third of it).
@@ -54,8 +54,8 @@ type Syncer struct {
 }
 
 // NewSyncer builds a process's syncer with a fresh owner id and the default timings.
-func NewSyncer(pool *pgxpool.Pool, keyring *seal.Keyring, dialer mailbox.Dialer, logger *slog.Logger) *Syncer {
-	return &Syncer{Pool: pool, Keyring: keyring, Dialer: dialer, Logger: logger, Policy: DefaultPolicy, Owner: uuid.New(),
+func NewSyncer(pool *pgxpool.Pool, creds *mailbox.Credentials, dialer mailbox.Dialer, logger *slog.Logger) *Syncer {
+	return &Syncer{Pool: pool, Credentials: creds, Dialer: dialer, Logger: logger, Policy: DefaultPolicy, Owner: uuid.New(),
 		LeaseTTL: 30 * time.Second, PollInterval: time.Minute}
 }
 
@@ -142,7 +142,10 @@ func (s *Syncer) run(ctx context.Context, outbox *events.Outbox, org, id uuid.UU
 	if err != nil || m.Status != "active" || m.ImapHost == "" {
 		return err
 	}
-	_, srv, err := mailbox.Servers(s.Keyring, m)
+	_, srv, err := s.Credentials.Servers(ctx, outbox, m)
+	if errors.Is(err, mailbox.ErrNeedsConsent) {
+		return nil // the mailbox is revoked now (with its error entry); nothing syncs until a new consent
+	}
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func (r *rig) syncer(t *testing.T, ttl time.Duration) *mailsync.Syncer {
 	t.Helper()
 	keyring, err := seal.NewKeyring(r.env.Config.SecretKey)
 	require.NoError(t, err)
-	s := mailsync.NewSyncer(r.env.DB.Pool, keyring, mailbox.Dialer{TLS: mailtest.ClientTLS(), AllowInsecure: true, Timeout: 5 * time.Second},
+	s := mailsync.NewSyncer(r.env.DB.Pool, &mailbox.Credentials{Keyring: keyring, Pool: r.env.DB.Pool}, mailbox.Dialer{TLS: mailtest.ClientTLS(), AllowInsecure: true, Timeout: 5 * time.Second},
 		slog.New(slog.DiscardHandler))
 	s.LeaseTTL = ttl
 	return s

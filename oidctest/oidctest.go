@@ -40,6 +40,11 @@ type Options struct {
 	// token endpoint accepts: "client_secret_basic" (default, Google-like) or "client_secret_post"
 	// (Apple-like).
 	AuthMethod string
+	// AccessTTL is the lifetime of the access tokens issued (default an hour).
+	AccessTTL time.Duration
+	// OnAccessToken is called with every access token issued, by a code or a refresh, so a test can make its
+	// mail servers accept exactly those tokens.
+	OnAccessToken func(token string)
 }
 
 // User is the person the authorization endpoint signs in.
@@ -78,6 +83,9 @@ type Provider struct {
 	refusal string
 	tamper  func(Claims)
 	grants  map[string]*grant
+	// refresh tokens issued, and whether each still works; refreshes counts the refresh_token grants honoured.
+	refresh   map[string]bool
+	refreshes int
 }
 
 // New starts a provider that stops when t ends.
@@ -86,7 +94,10 @@ func New(t testing.TB, o Options) *Provider {
 	if o.AuthMethod == "" {
 		o.AuthMethod = "client_secret_basic"
 	}
-	p := &Provider{opts: o, grants: map[string]*grant{},
+	if o.AccessTTL == 0 {
+		o.AccessTTL = time.Hour
+	}
+	p := &Provider{opts: o, grants: map[string]*grant{}, refresh: map[string]bool{},
 		user: User{Subject: "subject-1", Email: "person@example.com", EmailVerified: true}}
 	p.keys = []signingKey{newKey(t)}
 	mux := http.NewServeMux()
@@ -341,7 +352,12 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		tokenError(w, http.StatusUnauthorized, "invalid_client")
 		return
 	}
-	if r.PostForm.Get("grant_type") != "authorization_code" {
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+	case "refresh_token":
+		p.refreshGrant(w, r.PostForm.Get("refresh_token"))
+		return
+	default:
 		tokenError(w, http.StatusBadRequest, "unsupported_grant_type")
 		return
 	}
@@ -371,8 +387,54 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		tokenError(w, http.StatusInternalServerError, "server_error")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": randomCode(), "token_type": "Bearer",
-		"expires_in": 3600, "id_token": idToken})
+	refresh := randomCode()
+	p.mu.Lock()
+	p.refresh[refresh] = true
+	p.mu.Unlock()
+	access := p.issueAccess()
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": access, "token_type": "Bearer",
+		"expires_in": int(p.opts.AccessTTL.Seconds()), "refresh_token": refresh, "id_token": idToken})
+}
+
+// refreshGrant answers a refresh_token grant: a new access token for a live refresh token, invalid_grant for
+// an unknown or revoked one.
+func (p *Provider) refreshGrant(w http.ResponseWriter, refresh string) {
+	p.mu.Lock()
+	live := p.refresh[refresh]
+	if live {
+		p.refreshes++
+	}
+	p.mu.Unlock()
+	if !live {
+		tokenError(w, http.StatusBadRequest, "invalid_grant")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": p.issueAccess(), "token_type": "Bearer",
+		"expires_in": int(p.opts.AccessTTL.Seconds())})
+}
+
+func (p *Provider) issueAccess() string {
+	access := randomCode()
+	if p.opts.OnAccessToken != nil {
+		p.opts.OnAccessToken(access)
+	}
+	return access
+}
+
+// RevokeGrants revokes every refresh token issued so far, as a person removing the app's access does.
+func (p *Provider) RevokeGrants() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := range p.refresh {
+		p.refresh[k] = false
+	}
+}
+
+// Refreshes counts the refresh_token grants the provider honoured.
+func (p *Provider) Refreshes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refreshes
 }
 
 func (p *Provider) clientAuthenticated(r *http.Request) bool {

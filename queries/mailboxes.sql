@@ -47,7 +47,10 @@ SELECT * FROM mailboxes WHERE organization_id = $1 AND id = $2 FOR UPDATE;
 
 -- name: MailboxUpdate :one
 -- Writes every setting PATCH may change (the handler merged the request into the stored row).
+-- A signature edited here is the person's own from then on (signature_source manual).
 UPDATE mailboxes SET name = @name, signature_plain = @signature_plain, signature_html = @signature_html,
+  signature_source = CASE WHEN signature_plain IS DISTINCT FROM @signature_plain OR signature_html IS DISTINCT FROM @signature_html
+    THEN 'manual' ELSE signature_source END,
   signature_sync = @signature_sync, signature_code = @signature_code, send_as_email = @send_as_email,
   status = @status, campaign_limit = @campaign_limit, min_wait_time = @min_wait_time, reply_to = @reply_to,
   save_to_sent = @save_to_sent, timezone = @timezone, tags = @tags::uuid[],

@@ -17,7 +17,6 @@ import (
 	"github.com/outflowhq/outflow/events"
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/mailbox"
-	"github.com/outflowhq/outflow/seal"
 	"github.com/outflowhq/outflow/suppression"
 )
 
@@ -146,10 +145,10 @@ func NextSlot(m dbq.Mailbox, now time.Time) time.Time {
 
 // Pipeline works send tasks: claim, hand over, record.
 type Pipeline struct {
-	pool    *pgxpool.Pool
-	keyring *seal.Keyring
-	conns   *conns
-	logger  *slog.Logger
+	pool   *pgxpool.Pool
+	creds  *mailbox.Credentials
+	conns  *conns
+	logger *slog.Logger
 	// authGrace: see New.
 	authGrace time.Duration
 	now       func() time.Time
@@ -161,10 +160,10 @@ type Pipeline struct {
 	claiming map[uuid.UUID]*sync.Mutex
 }
 
-// New builds a pipeline that opens mailbox credentials with keyring and reaches SMTP servers through dialer;
+// New builds a pipeline that takes mailbox credentials from creds and reaches SMTP servers through dialer;
 // authGrace is how long a domain may fail authentication before its cold and warmup sends stop.
-func New(pool *pgxpool.Pool, keyring *seal.Keyring, dialer mailbox.Dialer, logger *slog.Logger, authGrace time.Duration) *Pipeline {
-	return &Pipeline{pool: pool, keyring: keyring, conns: newConns(dialer), logger: logger, now: time.Now, authGrace: authGrace,
+func New(pool *pgxpool.Pool, creds *mailbox.Credentials, dialer mailbox.Dialer, logger *slog.Logger, authGrace time.Duration) *Pipeline {
+	return &Pipeline{pool: pool, creds: creds, conns: newConns(dialer), logger: logger, now: time.Now, authGrace: authGrace,
 		claiming: map[uuid.UUID]*sync.Mutex{}}
 }
 
@@ -204,7 +203,7 @@ func (p *Pipeline) Attempt(ctx context.Context, outbox *events.Outbox, a Args) (
 	if err != nil || c == nil {
 		return wait, err
 	}
-	res := p.deliver(ctx, c)
+	res := p.deliver(ctx, outbox, c)
 	return p.record(context.WithoutCancel(ctx), outbox, c, res)
 }
 
@@ -354,9 +353,15 @@ func recipients(t dbq.SendTask) []string {
 }
 
 // deliver hands the claimed task to the mailbox's SMTP server.
-func (p *Pipeline) deliver(ctx context.Context, c *claimed) result {
-	srv, _, err := mailbox.Servers(p.keyring, c.mailbox)
-	if err != nil {
+func (p *Pipeline) deliver(ctx context.Context, outbox *events.Outbox, c *claimed) result {
+	srv, _, err := p.creds.Servers(ctx, outbox, c.mailbox)
+	switch {
+	case errors.Is(err, mailbox.ErrNeedsConsent):
+		return result{outcome: rejected, code: "mailbox_auth_failed", message: err.Error(), account: mailbox.ConditionAuthError}
+	case err != nil && mailbox.OAuth(c.mailbox):
+		// The provider could not refresh the access token now: try again later.
+		return result{outcome: transient, code: "mailbox_token_unavailable", message: err.Error()}
+	case err != nil:
 		return result{outcome: rejected, code: "mailbox_auth_failed", message: "The stored credential cannot be read; connect the mailbox again.",
 			account: mailbox.ConditionAuthError}
 	}

@@ -95,7 +95,7 @@ func (r *rig) pipeline(t testing.TB) *sending.Pipeline {
 	t.Helper()
 	keyring, err := seal.NewKeyring(r.env.Config.SecretKey)
 	require.NoError(t, err)
-	return sending.New(r.env.DB.Pool, keyring, mailbox.Dialer{TLS: mailtest.ClientTLS(), AllowInsecure: true, Timeout: 5 * time.Second},
+	return sending.New(r.env.DB.Pool, &mailbox.Credentials{Keyring: keyring, Pool: r.env.DB.Pool}, mailbox.Dialer{TLS: mailtest.ClientTLS(), AllowInsecure: true, Timeout: 5 * time.Second},
 		discard(), 72*time.Hour)
 }
 

@@ -37,13 +37,17 @@ func NewJobs(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger, sender 
 	if err != nil {
 		return nil, err
 	}
+	creds, err := mailCredentials(cfg, pool, keyring)
+	if err != nil {
+		return nil, err
+	}
 	client, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Dispatcher: events.NewDispatcher(pool, realtime.NewNotifier(), webhooks), Idempotency: idempotency.NewStore(pool, logger),
 		Notifications: notify.NewDeliverer(pool, sender, notify.LogPusher{Logger: logger}, cfg.AppURL),
 		Webhooks:      deliverer,
 		Verifier:      emailVerifier(cfg),
-		Sending:       sending.New(pool, keyring, dialer, logger, cfg.DomainAuthGrace),
-		Syncer:        mailsync.NewSyncer(pool, keyring, dialer, logger),
+		Sending:       sending.New(pool, creds, dialer, logger, cfg.DomainAuthGrace),
+		Syncer:        mailsync.NewSyncer(pool, creds, dialer, logger),
 		Resolver:      verify.NewResolver(cfg.DNSServer),
 		TrackingHost:  cfg.TrackingHost,
 	}, jobs.Options{Work: work, MaxWorkers: cfg.JobWorkers, SoftStopTimeout: cfg.ShutdownTimeout / 2})

@@ -34,7 +34,9 @@ import (
 	"github.com/outflowhq/outflow/jobs"
 	"github.com/outflowhq/outflow/mail"
 	"github.com/outflowhq/outflow/mailbox"
+	"github.com/outflowhq/outflow/mailoauth"
 	"github.com/outflowhq/outflow/oauth"
+	"github.com/outflowhq/outflow/oidc"
 	"github.com/outflowhq/outflow/realtime"
 	"github.com/outflowhq/outflow/seal"
 	"github.com/outflowhq/outflow/usage"
@@ -130,6 +132,10 @@ func New(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	creds, err := mailCredentials(cfg, d.Pool, keyring)
+	if err != nil {
+		return nil, err
+	}
 	handler := handlers.New(handlers.Deps{
 		Logger:              d.Logger,
 		System:              handlers.NewSystem(d.Pool, d.Logger),
@@ -157,7 +163,8 @@ func New(d Deps) (http.Handler, error) {
 		Labels:              handlers.NewLabels(d.Pool),
 		Mailboxes: handlers.NewMailboxes(d.Pool, keyring, outbox, inserter, handlers.MailboxOptions{
 			Dialer: dialer, Resolver: verify.NewResolver(cfg.DNSServer), MaxMailboxes: cfg.MaxMailboxes,
-			TrackingHost: cfg.TrackingHost, AuthGrace: cfg.DomainAuthGrace, Verifier: emailVerifier(cfg)}),
+			TrackingHost: cfg.TrackingHost, AuthGrace: cfg.DomainAuthGrace, Verifier: emailVerifier(cfg),
+			Credentials: creds, AppURL: cfg.AppURL}),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
@@ -186,6 +193,20 @@ func mailDialer(cfg config.Config) (mailbox.Dialer, error) {
 	}
 	d.TLS = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	return d, nil
+}
+
+// MailboxCallbackPath is where the mail providers send the browser back after a mailbox consent; the consent
+// apps registered with Google and Microsoft list <OUTFLOW_PUBLIC_URL> plus this path as their redirect URI.
+const MailboxCallbackPath = "/v1/emails/onboarding/oauth/callback"
+
+// mailCredentials builds what every mailbox user takes logins from: the keyring for sealed passwords and the
+// configured consent providers for OAuth mailboxes.
+func mailCredentials(cfg config.Config, pool *pgxpool.Pool, keyring *seal.Keyring) (*mailbox.Credentials, error) {
+	providers, err := mailoauth.New(cfg.MailboxGoogle, cfg.MailboxMicrosoft, cfg.PublicURL+MailboxCallbackPath, oidc.NewHTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	return &mailbox.Credentials{Keyring: keyring, Pool: pool, Providers: providers}, nil
 }
 
 // SystemMail is the sender the configuration asks for: the SMTP relay, or the log when none is set.

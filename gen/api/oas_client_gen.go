@@ -2802,6 +2802,18 @@ type MailboxesInvoker interface {
 	//
 	// GET /emails
 	MailboxesList(ctx context.Context, params MailboxesListParams, options ...RequestOption) (*MailboxList, error)
+	// MailboxesOAuthCallback invokes mailboxes_oauth_callback operation.
+	//
+	// Public redirect URI of mailbox consent (`{api_public_url}/v1/emails/onboarding/oauth/callback`,
+	// registered with Google and Microsoft). The state names the consent session; it is answered once. The
+	// code is redeemed, the address read from the ID token, SMTP and IMAP are checked with XOAUTH2 and the
+	// mailbox is connected (or, when the organization already has that address from the same provider,
+	// reconnected with the new grant). The session then reports done or failed, and the browser is
+	// redirected to `<APP_URL>/emails/connected?status=done` or `...?status=failed&error=<code>`. Errors:
+	// 429 (every other outcome is reported through the session and the redirect).
+	//
+	// GET /emails/onboarding/oauth/callback
+	MailboxesOAuthCallback(ctx context.Context, params MailboxesOAuthCallbackParams, options ...RequestOption) (*MailboxesOAuthCallbackFound, error)
 	// MailboxesOAuthCliStart invokes mailboxes_oauth_cli_start operation.
 	//
 	// Begins connecting a Google (gmail) or Microsoft (outlook) mailbox from a terminal: returns the
@@ -2809,7 +2821,9 @@ type MailboxesInvoker interface {
 	// until it reports done or failed. Works with API keys, unlike the web app's popup routes, which are
 	// session-only. Needs WRITE_EMAILS.
 	//
-	// Errors: 400 invalid body or provider other than gmail or outlook, 401, 403 missing scope, 429.
+	// Errors: 400 invalid body or provider other than gmail or outlook, 401, 403 missing scope, 429, 503
+	// the provider's consent is not configured on this deployment (OUTFLOW_MAILBOX_GOOGLE_CLIENT_ID or
+	// OUTFLOW_MAILBOX_MICROSOFT_CLIENT_ID).
 	//
 	// POST /emails/onboarding/oauth/cli-start
 	MailboxesOAuthCliStart(ctx context.Context, request *MailboxesOAuthCliStartReq, options ...RequestOption) (*EmailOAuthCLIStart, error)
@@ -42588,6 +42602,182 @@ func (c *Client) sendMailboxesList(ctx context.Context, params MailboxesListPara
 	return result, nil
 }
 
+// MailboxesOAuthCallback invokes mailboxes_oauth_callback operation.
+//
+// Public redirect URI of mailbox consent (`{api_public_url}/v1/emails/onboarding/oauth/callback`,
+// registered with Google and Microsoft). The state names the consent session; it is answered once. The
+// code is redeemed, the address read from the ID token, SMTP and IMAP are checked with XOAUTH2 and the
+// mailbox is connected (or, when the organization already has that address from the same provider,
+// reconnected with the new grant). The session then reports done or failed, and the browser is
+// redirected to `<APP_URL>/emails/connected?status=done` or `...?status=failed&error=<code>`. Errors:
+// 429 (every other outcome is reported through the session and the redirect).
+//
+// GET /emails/onboarding/oauth/callback
+func (c *Client) MailboxesOAuthCallback(ctx context.Context, params MailboxesOAuthCallbackParams, options ...RequestOption) (*MailboxesOAuthCallbackFound, error) {
+	res, err := c.sendMailboxesOAuthCallback(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendMailboxesOAuthCallback(ctx context.Context, params MailboxesOAuthCallbackParams, requestOptions ...RequestOption) (res *MailboxesOAuthCallbackFound, err error) {
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("mailboxes_oauth_callback"),
+		semconv.HTTPRequestMethodKey.String("GET"),
+		semconv.URLTemplateKey.String("/emails/onboarding/oauth/callback"),
+	}
+	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		elapsedDuration := time.Since(startTime)
+		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
+	}()
+
+	// Increment request counter.
+	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+
+	// Start a span for this request.
+	ctx, span := c.cfg.Tracer.Start(ctx, MailboxesOAuthCallbackOperation,
+		trace.WithAttributes(otelAttrs...),
+		clientSpanKind,
+	)
+	// Track stage for error reporting.
+	var stage string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, stage)
+			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+		}
+		span.End()
+	}()
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	stage = "BuildURL"
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/emails/onboarding/oauth/callback"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	stage = "EncodeQueryParams"
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "code" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "code",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Code.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "state" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "state",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.State.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "error" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "error",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Error.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "error_description" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "error_description",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ErrorDescription.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	stage = "EncodeRequest"
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	stage = "SendRequest"
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	stage = "DecodeResponse"
+	result, err := decodeMailboxesOAuthCallbackResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // MailboxesOAuthCliStart invokes mailboxes_oauth_cli_start operation.
 //
 // Begins connecting a Google (gmail) or Microsoft (outlook) mailbox from a terminal: returns the
@@ -42595,7 +42785,9 @@ func (c *Client) sendMailboxesList(ctx context.Context, params MailboxesListPara
 // until it reports done or failed. Works with API keys, unlike the web app's popup routes, which are
 // session-only. Needs WRITE_EMAILS.
 //
-// Errors: 400 invalid body or provider other than gmail or outlook, 401, 403 missing scope, 429.
+// Errors: 400 invalid body or provider other than gmail or outlook, 401, 403 missing scope, 429, 503
+// the provider's consent is not configured on this deployment (OUTFLOW_MAILBOX_GOOGLE_CLIENT_ID or
+// OUTFLOW_MAILBOX_MICROSOFT_CLIENT_ID).
 //
 // POST /emails/onboarding/oauth/cli-start
 func (c *Client) MailboxesOAuthCliStart(ctx context.Context, request *MailboxesOAuthCliStartReq, options ...RequestOption) (*EmailOAuthCLIStart, error) {

@@ -48874,6 +48874,178 @@ func (s *Server) handleMailboxesListRequest(args [0]string, argsEscaped bool, w 
 	}
 }
 
+// handleMailboxesOAuthCallbackRequest handles mailboxes_oauth_callback operation.
+//
+// Public redirect URI of mailbox consent (`{api_public_url}/v1/emails/onboarding/oauth/callback`,
+// registered with Google and Microsoft). The state names the consent session; it is answered once. The
+// code is redeemed, the address read from the ID token, SMTP and IMAP are checked with XOAUTH2 and the
+// mailbox is connected (or, when the organization already has that address from the same provider,
+// reconnected with the new grant). The session then reports done or failed, and the browser is
+// redirected to `<APP_URL>/emails/connected?status=done` or `...?status=failed&error=<code>`. Errors:
+// 429 (every other outcome is reported through the session and the redirect).
+//
+// GET /emails/onboarding/oauth/callback
+func (s *Server) handleMailboxesOAuthCallbackRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("mailboxes_oauth_callback"),
+		semconv.HTTPRequestMethodKey.String("GET"),
+		semconv.HTTPRouteKey.String("/emails/onboarding/oauth/callback"),
+	}
+	// Add attributes from config.
+	otelAttrs = append(otelAttrs, s.cfg.Attributes...)
+
+	// Start a span for this request.
+	ctx, span := s.cfg.Tracer.Start(r.Context(), MailboxesOAuthCallbackOperation,
+		trace.WithAttributes(otelAttrs...),
+		serverSpanKind,
+	)
+	defer span.End()
+
+	// Add Labeler to context.
+	labeler := &Labeler{attrs: otelAttrs}
+	ctx = contextWithLabeler(ctx, labeler)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		elapsedDuration := time.Since(startTime)
+
+		attrSet := labeler.AttributeSet()
+		attrs := attrSet.ToSlice()
+		code := statusWriter.status
+		if code != 0 {
+			codeAttr := semconv.HTTPResponseStatusCode(code)
+			attrs = append(attrs, codeAttr)
+			span.SetAttributes(attrs...)
+		}
+		attrOpt := metric.WithAttributes(attrs...)
+
+		// Increment request counter.
+		s.requests.Add(ctx, 1, attrOpt)
+
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		s.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), attrOpt)
+	}()
+
+	var (
+		recordError = func(stage string, err error) {
+			span.RecordError(err)
+
+			// https://opentelemetry.io/docs/specs/semconv/http/http-spans/#status
+			// Span Status MUST be left unset if HTTP status code was in the 1xx, 2xx or 3xx ranges,
+			// unless there was another error (e.g., network error receiving the response body; or 3xx codes with
+			// max redirects exceeded), in which case status MUST be set to Error.
+			code := statusWriter.status
+			if code < 100 || code >= 500 {
+				span.SetStatus(codes.Error, stage)
+			}
+
+			attrSet := labeler.AttributeSet()
+			attrs := attrSet.ToSlice()
+			if code != 0 {
+				attrs = append(attrs, semconv.HTTPResponseStatusCode(code))
+			}
+
+			s.errors.Add(ctx, 1, metric.WithAttributes(attrs...))
+		}
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: MailboxesOAuthCallbackOperation,
+			ID:   "mailboxes_oauth_callback",
+		}
+	)
+	params, err := decodeMailboxesOAuthCallbackParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+
+	var rawBody []byte
+
+	var response *MailboxesOAuthCallbackFound
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    MailboxesOAuthCallbackOperation,
+			OperationSummary: "The mail provider returns the browser here after a mailbox consent.",
+			OperationID:      "mailboxes_oauth_callback",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params: middleware.Parameters{
+				{
+					Name: "code",
+					In:   "query",
+				}: params.Code,
+				{
+					Name: "state",
+					In:   "query",
+				}: params.State,
+				{
+					Name: "error",
+					In:   "query",
+				}: params.Error,
+				{
+					Name: "error_description",
+					In:   "query",
+				}: params.ErrorDescription,
+			},
+			Raw: r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = MailboxesOAuthCallbackParams
+			Response = *MailboxesOAuthCallbackFound
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			unpackMailboxesOAuthCallbackParams,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.MailboxesOAuthCallback(ctx, params)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.MailboxesOAuthCallback(ctx, params)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w, span); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w, span); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeMailboxesOAuthCallbackResponse(response, w, span); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
 // handleMailboxesOAuthCliStartRequest handles mailboxes_oauth_cli_start operation.
 //
 // Begins connecting a Google (gmail) or Microsoft (outlook) mailbox from a terminal: returns the
@@ -48881,7 +49053,9 @@ func (s *Server) handleMailboxesListRequest(args [0]string, argsEscaped bool, w 
 // until it reports done or failed. Works with API keys, unlike the web app's popup routes, which are
 // session-only. Needs WRITE_EMAILS.
 //
-// Errors: 400 invalid body or provider other than gmail or outlook, 401, 403 missing scope, 429.
+// Errors: 400 invalid body or provider other than gmail or outlook, 401, 403 missing scope, 429, 503
+// the provider's consent is not configured on this deployment (OUTFLOW_MAILBOX_GOOGLE_CLIENT_ID or
+// OUTFLOW_MAILBOX_MICROSOFT_CLIENT_ID).
 //
 // POST /emails/onboarding/oauth/cli-start
 func (s *Server) handleMailboxesOAuthCliStartRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

@@ -244,6 +244,7 @@ const (
 	MailboxesGetTrackingDomainOperation             OperationName = "MailboxesGetTrackingDomain"
 	MailboxesHoldOperation                          OperationName = "MailboxesHold"
 	MailboxesListOperation                          OperationName = "MailboxesList"
+	MailboxesOAuthCallbackOperation                 OperationName = "MailboxesOAuthCallback"
 	MailboxesOAuthCliStartOperation                 OperationName = "MailboxesOAuthCliStart"
 	MailboxesOAuthSessionGetOperation               OperationName = "MailboxesOAuthSessionGet"
 	MailboxesProvisionProvidersListOperation        OperationName = "MailboxesProvisionProvidersList"

@@ -2952,6 +2952,29 @@ func encodeMailboxesListResponse(response *MailboxList, w http.ResponseWriter, s
 	return nil
 }
 
+func encodeMailboxesOAuthCallbackResponse(response *MailboxesOAuthCallbackFound, w http.ResponseWriter, span trace.Span) error {
+	w.Header().Set("Access-Control-Expose-Headers", "Location")
+	// Encoding response headers.
+	{
+		h := uri.NewHeaderEncoder(w.Header())
+		// Encode "Location" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Location",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Location))
+			}); err != nil {
+				return errors.Wrap(err, "encode Location header")
+			}
+		}
+	}
+	w.WriteHeader(302)
+
+	return nil
+}
+
 func encodeMailboxesOAuthCliStartResponse(response *EmailOAuthCLIStart, w http.ResponseWriter, span trace.Span) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(201)

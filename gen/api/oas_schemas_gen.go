@@ -30526,6 +30526,21 @@ func (s *MailboxWarmupPoolType) UnmarshalText(data []byte) error {
 // MailboxesDeleteNoContent is response for MailboxesDelete operation.
 type MailboxesDeleteNoContent struct{}
 
+// MailboxesOAuthCallbackFound is response for MailboxesOAuthCallback operation.
+type MailboxesOAuthCallbackFound struct {
+	Location string
+}
+
+// GetLocation returns the value of Location.
+func (s *MailboxesOAuthCallbackFound) GetLocation() string {
+	return s.Location
+}
+
+// SetLocation sets the value of Location.
+func (s *MailboxesOAuthCallbackFound) SetLocation(val string) {
+	s.Location = val
+}
+
 type MailboxesOAuthCliStartReq struct {
 	Provider MailboxesOAuthCliStartReqProvider `json:"provider"`
 }

@@ -3280,6 +3280,21 @@ func (UnimplementedHandler) MailboxesList(ctx context.Context, params MailboxesL
 	return r, ht.ErrNotImplemented
 }
 
+// MailboxesOAuthCallback implements mailboxes_oauth_callback operation.
+//
+// Public redirect URI of mailbox consent (`{api_public_url}/v1/emails/onboarding/oauth/callback`,
+// registered with Google and Microsoft). The state names the consent session; it is answered once. The
+// code is redeemed, the address read from the ID token, SMTP and IMAP are checked with XOAUTH2 and the
+// mailbox is connected (or, when the organization already has that address from the same provider,
+// reconnected with the new grant). The session then reports done or failed, and the browser is
+// redirected to `<APP_URL>/emails/connected?status=done` or `...?status=failed&error=<code>`. Errors:
+// 429 (every other outcome is reported through the session and the redirect).
+//
+// GET /emails/onboarding/oauth/callback
+func (UnimplementedHandler) MailboxesOAuthCallback(ctx context.Context, params MailboxesOAuthCallbackParams) (r *MailboxesOAuthCallbackFound, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // MailboxesOAuthCliStart implements mailboxes_oauth_cli_start operation.
 //
 // Begins connecting a Google (gmail) or Microsoft (outlook) mailbox from a terminal: returns the
@@ -3287,7 +3302,9 @@ func (UnimplementedHandler) MailboxesList(ctx context.Context, params MailboxesL
 // until it reports done or failed. Works with API keys, unlike the web app's popup routes, which are
 // session-only. Needs WRITE_EMAILS.
 //
-// Errors: 400 invalid body or provider other than gmail or outlook, 401, 403 missing scope, 429.
+// Errors: 400 invalid body or provider other than gmail or outlook, 401, 403 missing scope, 429, 503
+// the provider's consent is not configured on this deployment (OUTFLOW_MAILBOX_GOOGLE_CLIENT_ID or
+// OUTFLOW_MAILBOX_MICROSOFT_CLIENT_ID).
 //
 // POST /emails/onboarding/oauth/cli-start
 func (UnimplementedHandler) MailboxesOAuthCliStart(ctx context.Context, req *MailboxesOAuthCliStartReq) (r *EmailOAuthCLIStart, _ error) {

@@ -1141,6 +1141,8 @@ func (q *Queries) MailboxTagsKnown(ctx context.Context, db DBTX, arg MailboxTags
 
 const mailboxUpdate = `-- name: MailboxUpdate :one
 UPDATE mailboxes SET name = $1, signature_plain = $2, signature_html = $3,
+  signature_source = CASE WHEN signature_plain IS DISTINCT FROM $2 OR signature_html IS DISTINCT FROM $3
+    THEN 'manual' ELSE signature_source END,
   signature_sync = $4, signature_code = $5, send_as_email = $6,
   status = $7, campaign_limit = $8, min_wait_time = $9, reply_to = $10,
   save_to_sent = $11, timezone = $12, tags = $13::uuid[],
@@ -1181,6 +1183,7 @@ type MailboxUpdateParams struct {
 }
 
 // Writes every setting PATCH may change (the handler merged the request into the stored row).
+// A signature edited here is the person's own from then on (signature_source manual).
 func (q *Queries) MailboxUpdate(ctx context.Context, db DBTX, arg MailboxUpdateParams) (Mailbox, error) {
 	row := db.QueryRow(ctx, mailboxUpdate,
 		arg.Name,

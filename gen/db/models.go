@@ -444,6 +444,32 @@ type MailboxFolder struct {
 	HighestModseq  int64     `json:"highest_modseq"`
 }
 
+type MailboxOauthSession struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ID             uuid.UUID     `json:"id"`
+	UserID         uuid.NullUUID `json:"user_id"`
+	Provider       string        `json:"provider"`
+	StateHash      []byte        `json:"state_hash"`
+	VerifierSealed []byte        `json:"verifier_sealed"`
+	Status         string        `json:"status"`
+	MailboxID      uuid.NullUUID `json:"mailbox_id"`
+	ErrorCode      string        `json:"error_code"`
+	ErrorMessage   string        `json:"error_message"`
+	ErrorFix       string        `json:"error_fix"`
+	AnsweredAt     *time.Time    `json:"answered_at"`
+	ExpiresAt      time.Time     `json:"expires_at"`
+	CreatedAt      time.Time     `json:"created_at"`
+}
+
+type MailboxOauthToken struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+	RefreshSealed  []byte    `json:"refresh_sealed"`
+	AccessSealed   []byte    `json:"access_sealed"`
+	ExpiresAt      time.Time `json:"expires_at"`
+	RefreshedAt    time.Time `json:"refreshed_at"`
+}
+
 type MailboxSendDay struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	MailboxID      uuid.UUID `json:"mailbox_id"`
