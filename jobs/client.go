@@ -81,6 +81,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &sending.Worker{Pipeline: deps.Sending})
 	river.AddWorker(workers, &mailsync.Worker{Syncer: deps.Syncer})
 	river.AddWorker(workers, &mailsync.SupervisorWorker{Syncer: deps.Syncer})
+	river.AddWorker(workers, &mailsync.SeenWorker{Syncer: deps.Syncer})
 	river.AddWorker(workers, &mailbox.DNSSweepWorker{Pool: deps.Pool, Resolver: deps.Resolver, TrackingHost: deps.TrackingHost})
 
 	cfg := &river.Config{

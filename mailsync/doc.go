@@ -12,6 +12,10 @@
 // generation and starts over); the last stored UID is where the next fetch starts; the highest MODSEQ is kept
 // when the server offers CONDSTORE. Messages are parsed with enmime and stored once per (folder, UIDVALIDITY,
 // UID), each joined to the thread of a stored message it answers or references, or of a stored message that
-// references it, so replies stored before their parents still meet them. A login the provider refuses is
+// references it, so replies stored before their parents still meet them. Flags of stored messages follow the
+// server: with CONDSTORE only what changed since the stored MODSEQ is asked for, without it the newest
+// messages' flags are re-read on each pass (an idling server reports changes as they happen). Read/unread
+// changes made here go the other way: MarkSeen stores them and queues a SeenArgs job that stores \Seen on the
+// server, best effort, skipping a folder renumbered since. A login the provider refuses is
 // logged once as EMAIL_AUTH_ERROR (with email_account.error) and resolved by the next login that works.
 package mailsync

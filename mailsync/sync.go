@@ -2,6 +2,7 @@ package mailsync
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -149,15 +150,24 @@ func (s *Syncer) run(ctx context.Context, outbox *events.Outbox, org, id uuid.UU
 	if err != nil {
 		return err
 	}
-	arrived := make(chan struct{}, 1)
+	// changed is signalled when the selected folder reports news while idling: new messages, or flags changed
+	// by another client.
+	changed := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
 	c, err := s.Dialer.IMAP(ctx, srv, &imapclient.Options{UnilateralDataHandler: &imapclient.UnilateralDataHandler{
 		Mailbox: func(data *imapclient.UnilateralDataMailbox) {
 			if data.NumMessages != nil {
-				select {
-				case arrived <- struct{}{}:
-				default:
-				}
+				signal()
 			}
+		},
+		Fetch: func(msg *imapclient.FetchMessageData) {
+			_, _ = msg.Collect()
+			signal()
 		},
 	}})
 	var ce *mailbox.CheckError
@@ -208,13 +218,15 @@ func (s *Syncer) run(ctx context.Context, outbox *events.Outbox, org, id uuid.UU
 	}); err != nil {
 		return err
 	}
-	return s.follow(ctx, c, outbox, m, folders[0], since, arrived)
+	return s.follow(ctx, c, outbox, m, folders[0], since, changed)
 }
 
 // follow keeps INBOX current until ctx ends: IDLE when offered, polling every PollInterval otherwise; each
-// wake-up fetches what is new.
-func (s *Syncer) follow(ctx context.Context, c *imapclient.Client, outbox *events.Outbox, m dbq.Mailbox, inbox folder, since time.Time, arrived <-chan struct{}) error {
+// wake-up fetches what is new and refreshes flags. While idling, a flag change is reported by the server; with
+// CONDSTORE the periodic IDLE restart also asks what changed, which costs one short answer.
+func (s *Syncer) follow(ctx context.Context, c *imapclient.Client, outbox *events.Outbox, m dbq.Mailbox, inbox folder, since time.Time, changed <-chan struct{}) error {
 	idle := c.Caps().Has(imap.CapIdle) || c.Caps().Has(imap.CapIMAP4rev2)
+	condstore := c.Caps().Has(imap.CapCondStore)
 	// The backfill left the last folder selected: select INBOX (taking in what arrived meanwhile) so its
 	// updates are the ones the server sends.
 	wake := true
@@ -245,11 +257,11 @@ func (s *Syncer) follow(ctx context.Context, c *imapclient.Client, outbox *event
 				_ = cmd.Close()
 			}
 			return nil
-		case <-arrived:
+		case <-changed:
 			wake = true
 		case <-time.After(s.PollInterval):
 			// Polling, or an IDLE restarted well within servers' 29-minute limit.
-			wake = !idle
+			wake = !idle || condstore
 		}
 		if cmd != nil {
 			if err := cmd.Close(); err != nil {
@@ -338,6 +350,7 @@ func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, org, id u
 	}
 	f.uidValidity = sel.UIDValidity
 	var lastUID int64
+	var prevModSeq uint64
 	err = s.tx(ctx, org, func(ctx context.Context, tx pgx.Tx) error {
 		prev, err := queries.SyncFolderGet(ctx, tx, dbq.SyncFolderGetParams{OrganizationID: org, MailboxID: id, Name: f.name})
 		switch {
@@ -345,7 +358,7 @@ func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, org, id u
 		case err != nil:
 			return err
 		case prev.UidValidity == int64(sel.UIDValidity):
-			lastUID = prev.LastUid
+			lastUID, prevModSeq = prev.LastUid, uint64(prev.HighestModseq)
 		default:
 			// The server renumbered the folder: the stored generation is gone; start over.
 			if err := queries.SyncFolderForget(ctx, tx, dbq.SyncFolderForgetParams{OrganizationID: org, MailboxID: id,
@@ -357,6 +370,9 @@ func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, org, id u
 		return nil
 	})
 	if err != nil {
+		return 0, err
+	}
+	if err := s.refreshFlags(ctx, c, org, id, f, sel, lastUID, prevModSeq); err != nil {
 		return 0, err
 	}
 	uids, err := s.pending(c, sel, lastUID, since)
@@ -399,6 +415,63 @@ func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, org, id u
 		})
 	}
 	return total, nil
+}
+
+// flagWindow is how many of a folder's newest messages have their flags re-read on each pass when the server
+// does not offer CONDSTORE.
+const flagWindow = 1000
+
+// refreshFlags brings the flags of messages stored before this pass up to date (read elsewhere, flagged,
+// answered): with CONDSTORE only those changed since the stored MODSEQ, without it the newest flagWindow.
+func (s *Syncer) refreshFlags(ctx context.Context, c *imapclient.Client, org, id uuid.UUID, f folder, sel *imap.SelectData, lastUID int64, prevModSeq uint64) error {
+	if lastUID == 0 || sel.NumMessages == 0 {
+		return nil
+	}
+	opts := &imap.FetchOptions{UID: true, Flags: true}
+	var set imap.NumSet
+	if c.Caps().Has(imap.CapCondStore) && prevModSeq > 0 {
+		if sel.HighestModSeq <= prevModSeq {
+			return nil // nothing changed
+		}
+		var uids imap.UIDSet
+		uids.AddRange(1, imap.UID(lastUID))
+		set, opts.ChangedSince = uids, prevModSeq
+	} else {
+		var seqs imap.SeqSet
+		seqs.AddRange(uint32(max(1, int64(sel.NumMessages)-flagWindow+1)), sel.NumMessages)
+		set = seqs
+	}
+	msgs, err := c.Fetch(set, opts).Collect()
+	if err != nil {
+		return fmt.Errorf("mailsync: fetch flags of %s: %w", f.name, err)
+	}
+	type change struct {
+		UID   int64    `json:"uid"`
+		Flags []string `json:"flags"`
+	}
+	changes := make([]change, 0, len(msgs))
+	for _, m := range msgs {
+		if int64(m.UID) > lastUID || m.UID == 0 {
+			continue // not stored yet: fetched whole below
+		}
+		flags := make([]string, len(m.Flags))
+		for i, fl := range m.Flags {
+			flags[i] = string(fl)
+		}
+		changes = append(changes, change{UID: int64(m.UID), Flags: flags})
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(changes)
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, org, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := queries.InboxMessagesSetFlags(ctx, tx, dbq.InboxMessagesSetFlagsParams{OrganizationID: org, MailboxID: id,
+			Folder: f.name, UidValidity: int64(f.uidValidity), Changes: raw})
+		return err
+	})
 }
 
 // pending lists the UIDs to fetch, oldest first.

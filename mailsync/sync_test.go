@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -264,4 +266,59 @@ func TestARefusedLoginIsLoggedOnceAndResolvedWhenItWorksAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, d.RecentErrors, 1)
 	require.False(t, d.RecentErrors[0].ResolvedAt.Null, "the entry stays in the log, resolved")
+}
+
+// peer is another client of the test's IMAP server, as a person's mail app would be.
+func (r *rig) peer(t *testing.T) *imapclient.Client {
+	t.Helper()
+	c, err := imapclient.DialStartTLS(r.imap.Addr, &imapclient.Options{TLSConfig: mailtest.ClientTLS()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	require.NoError(t, c.Login(user, pass).Wait())
+	_, err = c.Select("INBOX", nil).Wait()
+	require.NoError(t, err)
+	return c
+}
+
+func flagsOf(t *testing.T, c *imapclient.Client, uid imap.UID) []imap.Flag {
+	t.Helper()
+	msgs, err := c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, Flags: true}).Collect()
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	return msgs[0].Flags
+}
+
+func TestFlagsFollowTheServerAndReadChangesRelayBack(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	first := r.imap.Append(t, "INBOX", message("<first@client.example>", "", "", "First", "x"), imap.FlagSeen)
+	second := r.imap.Append(t, "INBOX", message("<second@client.example>", "", "", "Second", "y"))
+	r.start(t, r.syncer(t, 30*time.Second))
+	r.backfilled(t)
+	require.Equal(t, 1, r.count(t, `SELECT count(*) FROM inbox_messages WHERE seen`))
+
+	// Read and flagged in another mail app: the stored flags follow while the sync idles.
+	peer := r.peer(t)
+	require.NoError(t, peer.Store(imap.UIDSetNum(second), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true,
+		Flags: []imap.Flag{imap.FlagSeen, imap.FlagFlagged}}, nil).Close())
+	require.Eventually(t, func() bool {
+		return r.count(t, `SELECT count(*) FROM inbox_messages WHERE message_id = '<second@client.example>' AND seen AND '\Flagged' = ANY (flags)`) == 1
+	}, 3*time.Second, 20*time.Millisecond)
+
+	// Marked unread here: stored at once, relayed to the server by a job.
+	jobs := r.env.StartWorkers(t)
+	var id uuid.UUID
+	require.NoError(t, db.WithOrgTx(context.Background(), r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT id FROM inbox_messages WHERE message_id = '<first@client.example>'`).Scan(&id); err != nil {
+			return err
+		}
+		n, err := mailsync.MarkSeen(ctx, tx, jobs, r.org, r.box, []uuid.UUID{id, uuid.New()}, false)
+		require.Equal(t, 1, n, "an unknown id changes nothing")
+		return err
+	}))
+	require.Equal(t, 0, r.count(t, `SELECT count(*) FROM inbox_messages WHERE id = $1 AND (seen OR '\Seen' = ANY (flags))`, id))
+	require.Eventually(t, func() bool {
+		return !slices.Contains(flagsOf(t, peer, first), imap.FlagSeen)
+	}, 5*time.Second, 20*time.Millisecond)
+	require.Contains(t, flagsOf(t, peer, second), imap.FlagSeen, "other messages keep their flags")
 }

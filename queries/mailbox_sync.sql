@@ -99,3 +99,26 @@ UPDATE mailboxes SET last_synced_at = now() WHERE organization_id = $1 AND id = 
 -- name: InboxThreadDrop :exec
 -- A thread made for a message that turned out to be stored already.
 DELETE FROM inbox_threads WHERE organization_id = $1 AND id = $2 AND message_count = 0;
+
+-- name: InboxMessagesSetFlags :execrows
+-- Brings stored flags up to date from a FETCH FLAGS answer, given as [{uid, flags}] of one folder generation;
+-- rows whose flags did not change are left alone.
+UPDATE inbox_messages m SET flags = c.flags, seen = '\Seen' = ANY (c.flags)
+FROM (
+  SELECT (e->>'uid')::bigint AS uid, ARRAY(SELECT jsonb_array_elements_text(e->'flags')) AS flags
+  FROM jsonb_array_elements(@changes::jsonb) AS e
+) c
+WHERE m.organization_id = @organization_id AND m.mailbox_id = @mailbox_id AND m.folder = @folder
+  AND m.uid_validity = @uid_validity AND m.uid = c.uid AND m.flags IS DISTINCT FROM c.flags;
+
+-- name: InboxMessagesMarkSeen :many
+-- Records a read or unread change on stored messages of one mailbox; answers where each lives on the
+-- server, for the relay.
+UPDATE inbox_messages SET seen = @seen,
+  flags = CASE WHEN @seen::boolean THEN array_append(array_remove(flags, '\Seen'), '\Seen') ELSE array_remove(flags, '\Seen') END
+WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND id = ANY (@ids::uuid[])
+RETURNING id, folder, uid_validity, uid;
+
+-- name: InboxMessagesLocate :many
+SELECT id, folder, uid_validity, uid, seen FROM inbox_messages
+WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND id = ANY (@ids::uuid[]);

@@ -7,6 +7,7 @@ package dbq
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -73,6 +74,138 @@ func (q *Queries) InboxMessageInsert(ctx context.Context, db DBTX, arg InboxMess
 		arg.Size,
 		arg.SentAt,
 		arg.ReceivedAt,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const inboxMessagesLocate = `-- name: InboxMessagesLocate :many
+SELECT id, folder, uid_validity, uid, seen FROM inbox_messages
+WHERE organization_id = $1 AND mailbox_id = $2 AND id = ANY ($3::uuid[])
+`
+
+type InboxMessagesLocateParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	MailboxID      uuid.UUID   `json:"mailbox_id"`
+	Ids            []uuid.UUID `json:"ids"`
+}
+
+type InboxMessagesLocateRow struct {
+	ID          uuid.UUID `json:"id"`
+	Folder      string    `json:"folder"`
+	UidValidity int64     `json:"uid_validity"`
+	Uid         int64     `json:"uid"`
+	Seen        bool      `json:"seen"`
+}
+
+func (q *Queries) InboxMessagesLocate(ctx context.Context, db DBTX, arg InboxMessagesLocateParams) ([]InboxMessagesLocateRow, error) {
+	rows, err := db.Query(ctx, inboxMessagesLocate, arg.OrganizationID, arg.MailboxID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InboxMessagesLocateRow{}
+	for rows.Next() {
+		var i InboxMessagesLocateRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Folder,
+			&i.UidValidity,
+			&i.Uid,
+			&i.Seen,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const inboxMessagesMarkSeen = `-- name: InboxMessagesMarkSeen :many
+UPDATE inbox_messages SET seen = $1,
+  flags = CASE WHEN $1::boolean THEN array_append(array_remove(flags, '\Seen'), '\Seen') ELSE array_remove(flags, '\Seen') END
+WHERE organization_id = $2 AND mailbox_id = $3 AND id = ANY ($4::uuid[])
+RETURNING id, folder, uid_validity, uid
+`
+
+type InboxMessagesMarkSeenParams struct {
+	Seen           bool        `json:"seen"`
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	MailboxID      uuid.UUID   `json:"mailbox_id"`
+	Ids            []uuid.UUID `json:"ids"`
+}
+
+type InboxMessagesMarkSeenRow struct {
+	ID          uuid.UUID `json:"id"`
+	Folder      string    `json:"folder"`
+	UidValidity int64     `json:"uid_validity"`
+	Uid         int64     `json:"uid"`
+}
+
+// Records a read or unread change on stored messages of one mailbox; answers where each lives on the
+// server, for the relay.
+func (q *Queries) InboxMessagesMarkSeen(ctx context.Context, db DBTX, arg InboxMessagesMarkSeenParams) ([]InboxMessagesMarkSeenRow, error) {
+	rows, err := db.Query(ctx, inboxMessagesMarkSeen,
+		arg.Seen,
+		arg.OrganizationID,
+		arg.MailboxID,
+		arg.Ids,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InboxMessagesMarkSeenRow{}
+	for rows.Next() {
+		var i InboxMessagesMarkSeenRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Folder,
+			&i.UidValidity,
+			&i.Uid,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const inboxMessagesSetFlags = `-- name: InboxMessagesSetFlags :execrows
+UPDATE inbox_messages m SET flags = c.flags, seen = '\Seen' = ANY (c.flags)
+FROM (
+  SELECT (e->>'uid')::bigint AS uid, ARRAY(SELECT jsonb_array_elements_text(e->'flags')) AS flags
+  FROM jsonb_array_elements($5::jsonb) AS e
+) c
+WHERE m.organization_id = $1 AND m.mailbox_id = $2 AND m.folder = $3
+  AND m.uid_validity = $4 AND m.uid = c.uid AND m.flags IS DISTINCT FROM c.flags
+`
+
+type InboxMessagesSetFlagsParams struct {
+	OrganizationID uuid.UUID       `json:"organization_id"`
+	MailboxID      uuid.UUID       `json:"mailbox_id"`
+	Folder         string          `json:"folder"`
+	UidValidity    int64           `json:"uid_validity"`
+	Changes        json.RawMessage `json:"changes"`
+}
+
+// Brings stored flags up to date from a FETCH FLAGS answer, given as [{uid, flags}] of one folder generation;
+// rows whose flags did not change are left alone.
+func (q *Queries) InboxMessagesSetFlags(ctx context.Context, db DBTX, arg InboxMessagesSetFlagsParams) (int64, error) {
+	result, err := db.Exec(ctx, inboxMessagesSetFlags,
+		arg.OrganizationID,
+		arg.MailboxID,
+		arg.Folder,
+		arg.UidValidity,
+		arg.Changes,
 	)
 	if err != nil {
 		return 0, err
