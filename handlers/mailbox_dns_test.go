@@ -124,12 +124,15 @@ func TestMailboxAuthCheckAndDailyState(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, api.MailboxAuthStateUnknown, m.AuthState.Value, "the check is read-only")
 
-	// The daily check (run by the workers at start) stores the state; a failing domain starts its grace period.
+	// The daily check (run by the workers at start) stores the state of each mailbox, one after the other; a
+	// failing domain starts its grace period.
 	r.env.StartWorkers(t)
 	require.Eventually(t, func() bool {
 		m, err := r.c.MailboxesGet(ctx, api.MailboxesGetParams{ID: half.ID})
 		require.NoError(t, err)
-		return m.AuthState.Value == api.MailboxAuthStateFailing
+		g, err := r.c.MailboxesGet(ctx, api.MailboxesGetParams{ID: good.ID})
+		require.NoError(t, err)
+		return m.AuthState.Value == api.MailboxAuthStateFailing && g.AuthState.Value != api.MailboxAuthStateUnknown
 	}, 10*time.Second, 50*time.Millisecond)
 	m, err = r.c.MailboxesGet(ctx, api.MailboxesGetParams{ID: half.ID})
 	require.NoError(t, err)
