@@ -1384,7 +1384,8 @@ CREATE TABLE public.mailboxes (
     CONSTRAINT mailboxes_warmup_reply_rate_check CHECK (((warmup_reply_rate >= 0) AND (warmup_reply_rate <= 100))),
     CONSTRAINT mailboxes_warmup_start_time_check CHECK (((warmup_start_time = ''::text) OR (warmup_start_time ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'::text))),
     CONSTRAINT mailboxes_warmup_tag_check CHECK ((length(warmup_tag) <= 64))
-);
+)
+WITH (fillfactor='50');
 
 --
 -- Name: notification_channel_windows; Type: TABLE; Schema: public; Owner: -
@@ -1745,7 +1746,8 @@ CREATE TABLE public.send_tasks (
     CONSTRAINT send_tasks_thread_references_check CHECK ((cardinality(thread_references) <= 100)),
     CONSTRAINT send_tasks_to_email_check CHECK (((length(to_email) >= 3) AND (length(to_email) <= 320))),
     CONSTRAINT send_tasks_to_list_check CHECK ((cardinality(to_list) <= 50))
-);
+)
+WITH (fillfactor='70');
 
 --
 -- Name: session_refresh_tokens; Type: TABLE; Schema: public; Owner: -
@@ -2872,10 +2874,10 @@ CREATE INDEX segments_newest ON public.segments USING btree (organization_id, cr
 CREATE INDEX send_tasks_contact ON public.send_tasks USING btree (organization_id, contact_id, created_at DESC, id DESC) WHERE (contact_id IS NOT NULL);
 
 --
--- Name: send_tasks_mailbox_pending; Type: INDEX; Schema: public; Owner: -
+-- Name: send_tasks_mailbox; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX send_tasks_mailbox_pending ON public.send_tasks USING btree (organization_id, mailbox_id) WHERE (status = ANY (ARRAY['queued'::text, 'sending'::text]));
+CREATE INDEX send_tasks_mailbox ON public.send_tasks USING btree (organization_id, mailbox_id);
 
 --
 -- Name: session_refresh_tokens_session_id; Type: INDEX; Schema: public; Owner: -
