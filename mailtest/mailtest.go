@@ -156,6 +156,13 @@ func (s *SMTPServer) Messages() []Received {
 	return append([]Received(nil), s.received...)
 }
 
+// Count is how many messages the server accepted so far: what a benchmark polls without copying them.
+func (s *SMTPServer) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.received)
+}
+
 type backend struct{ s *SMTPServer }
 
 func (b backend) NewSession(*smtp.Conn) (smtp.Session, error) { return &session{s: b.s}, nil }

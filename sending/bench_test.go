@@ -45,44 +45,54 @@ func BenchmarkSendPipeline(b *testing.B) {
 	r.env.StartWorkers(b)
 	run := 0
 	b.Run("outflow", func(b *testing.B) {
-		if b.N > 5000 {
-			b.Fatalf("%d sends would pass one mailbox's daily cap of 5000; shorten -benchtime", b.N)
+		if b.N >= 5000 {
+			b.Fatalf("%d sends (and one warm-up) would pass one mailbox's daily cap of 5000; shorten -benchtime", b.N)
 		}
 		run++
 		box, err := r.c.MailboxesCreate(ctx, &api.CreateEmailAccount{Provider: api.CreateEmailAccountProviderSMTPImap,
 			Email: fmt.Sprintf("ada+%d@example.com", run), Name: "Ada", SMTP: api.NewOptMailService(service(b, r.smtp.Addr, smtpPass)),
 			Imap: r.imapService(b), CampaignLimit: api.NewOptInt(5000), MinWaitTime: api.NewOptInt(0)}, api.MailboxesCreateParams{})
 		require.NoError(b, err)
-		before := len(r.smtp.Messages())
-		b.ResetTimer()
-		require.NoError(b, db.WithOrgTx(ctx, r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
-			m, err := dbq.New().MailboxGet(ctx, tx, dbq.MailboxGetParams{OrganizationID: r.org, ID: box.ID})
-			if err != nil {
-				return err
-			}
-			for i := 0; i < b.N; i++ {
-				if _, err := sending.Enqueue(ctx, tx, r.jobs, m, sending.Message{Kind: sending.KindDirect,
-					To: []string{fmt.Sprintf("lead%d@example.com", i)}, Subject: "Benchmark", Text: string(body), Mode: "smart"}); err != nil {
+		enqueue := func(n int) {
+			require.NoError(b, db.WithOrgTx(ctx, r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+				m, err := dbq.New().MailboxGet(ctx, tx, dbq.MailboxGetParams{OrganizationID: r.org, ID: box.ID})
+				if err != nil {
 					return err
 				}
-			}
-			return nil
-		}))
+				for i := 0; i < n; i++ {
+					if _, err := sending.Enqueue(ctx, tx, r.jobs, m, sending.Message{Kind: sending.KindDirect,
+						To: []string{fmt.Sprintf("lead%d@example.com", i)}, Subject: "Benchmark", Text: string(body), Mode: "smart"}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+		}
 		// Progress is read at the sink (in memory) while the pipeline runs, so the wait adds no database load;
 		// the results written are counted once at the end.
-		deadline := time.Now().Add(2 * time.Minute)
-		for len(r.smtp.Messages()) < before+b.N || r.sent(b, box.ID) < b.N {
-			if time.Now().After(deadline) {
-				b.Fatalf("only %d of %d sends went out", r.sent(b, box.ID), b.N)
+		wait := func(sink, sent int) {
+			deadline := time.Now().Add(2 * time.Minute)
+			for r.smtp.Count() < sink || r.sent(b, box.ID) < sent {
+				if time.Now().After(deadline) {
+					b.Fatalf("only %d of %d sends went out", r.sent(b, box.ID), sent)
+				}
+				time.Sleep(2 * time.Millisecond)
 			}
-			time.Sleep(2 * time.Millisecond)
 		}
+		// One send first, untimed: the mailbox's SMTP session is open and its sync has logged in, as in a
+		// pipeline that is already running.
+		before := r.smtp.Count()
+		enqueue(1)
+		wait(before+1, 1)
+		b.ResetTimer()
+		enqueue(b.N)
+		wait(before+1+b.N, 1+b.N)
 		b.StopTimer()
 		var capped, total int
 		require.NoError(b, db.WithOrgTx(ctx, r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
 			return tx.QueryRow(ctx, `SELECT coalesce(sum(capped), 0), coalesce(sum(total), 0) FROM mailbox_send_days WHERE mailbox_id = $1`, box.ID).Scan(&capped, &total)
 		}))
-		require.Equal(b, b.N, capped, "every send charged to the day once")
+		require.Equal(b, b.N+1, capped, "every send charged to the day once")
 		require.LessOrEqual(b, capped, 5000)
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sends/s")
 	})
