@@ -36,11 +36,18 @@ type oauthRig struct {
 	sendAs      []any  // what the settings API answers
 	imapRefuses bool   // the IMAP server takes no new token (IMAP disabled at the provider)
 	gmail       *httptest.Server
+	provider    api.MailboxesOAuthCliStartReqProvider
 }
 
+// newOAuthRig configures gmail consent only.
 func newOAuthRig(t *testing.T, accessTTL time.Duration) *oauthRig {
+	return newOAuthRigFor(t, accessTTL, api.MailboxesOAuthCliStartReqProviderGmail)
+}
+
+// newOAuthRigFor configures the consent of one provider (gmail or outlook).
+func newOAuthRigFor(t *testing.T, accessTTL time.Duration, provider api.MailboxesOAuthCliStartReqProvider) *oauthRig {
 	t.Helper()
-	r := &oauthRig{}
+	r := &oauthRig{provider: provider}
 	smtp := mailtest.NewSMTPServer(t, oauthUser, "password-never-used-1")
 	imap := mailtest.NewIMAPServer(t, oauthUser, "password-never-used-2")
 	r.idp = oidctest.New(t, oidctest.Options{ClientID: "mail-client", ClientSecret: "mail-secret", AuthMethod: "client_secret_post",
@@ -71,9 +78,15 @@ func newOAuthRig(t *testing.T, accessTTL time.Duration) *oauthRig {
 		return "localhost:" + port
 	}
 	r.mailRig = newMailRig(t, func(c *config.Config) {
-		c.MailboxGoogle = config.MailboxOAuthConfig{ClientID: "mail-client", ClientSecret: "mail-secret",
+		mc := config.MailboxOAuthConfig{ClientID: "mail-client", ClientSecret: "mail-secret",
 			AuthURL: r.idp.Issuer + "/authorize", TokenURL: r.idp.Issuer + "/token", APIURL: r.gmail.URL,
 			SMTP: local(smtp.Addr), IMAP: local(imap.Addr)}
+		if provider == api.MailboxesOAuthCliStartReqProviderOutlook {
+			mc.APIURL = ""
+			c.MailboxMicrosoft = mc
+		} else {
+			c.MailboxGoogle = mc
+		}
 	})
 	r.smtp, r.imap = smtp, imap
 	return r
@@ -98,13 +111,13 @@ func (r *oauthRig) consent(t *testing.T) (session, location string) {
 func (r *oauthRig) authorize(t *testing.T) (session, query string) {
 	t.Helper()
 	ctx := context.Background()
-	start, err := r.c.MailboxesOAuthCliStart(ctx, &api.MailboxesOAuthCliStartReq{Provider: api.MailboxesOAuthCliStartReqProviderGmail})
+	start, err := r.c.MailboxesOAuthCliStart(ctx, &api.MailboxesOAuthCliStartReq{Provider: r.provider})
 	require.NoError(t, err)
 	require.Equal(t, 600, start.ExpiresIn)
 	s, err := r.c.MailboxesOAuthSessionGet(ctx, api.MailboxesOAuthSessionGetParams{Session: start.Session})
 	require.NoError(t, err)
 	require.Equal(t, api.EmailOAuthCLISessionStatusPending, s.Status)
-	require.Equal(t, "gmail", s.Provider)
+	require.Equal(t, string(r.provider), s.Provider)
 	redirect, params := r.idp.Authorize(t, start.URL.String())
 	require.True(t, strings.HasSuffix(redirect, "/v1/emails/onboarding/oauth/callback"), redirect)
 	return start.Session, params.Encode()
@@ -306,4 +319,40 @@ func TestMailboxIdentityRefreshFromGmail(t *testing.T) {
 	r.mu.Unlock()
 	_, err = refresh(false)
 	requireAPIError(t, err, 503, "mailbox_identity_unavailable")
+}
+
+func TestMailboxOAuthOutlookReadsTheAddressFromPreferredUsername(t *testing.T) {
+	t.Parallel()
+	r := newOAuthRigFor(t, time.Hour, api.MailboxesOAuthCliStartReqProviderOutlook)
+	ctx := context.Background()
+	_, err := r.c.MailboxesOAuthCliStart(ctx, &api.MailboxesOAuthCliStartReq{Provider: api.MailboxesOAuthCliStartReqProviderGmail})
+	requireAPIError(t, err, 503, "mailbox_oauth_unavailable")
+
+	// Microsoft work accounts often carry the address only in preferred_username.
+	r.idp.Tamper(func(c oidctest.Claims) {
+		delete(c, "email")
+		c["preferred_username"] = "GRACE@example.com"
+	})
+	session, loc := r.consent(t)
+	require.Contains(t, loc, "status=done")
+	s := r.session(t, session)
+	require.Equal(t, api.EmailOAuthCLISessionStatusDone, s.Status, "%+v", s.Error)
+	require.Equal(t, `"grace@example.com"`, string(s.Account.Value["email"]))
+	require.Equal(t, `"outlook"`, string(s.Account.Value["provider"]))
+
+	list, err := r.c.MailboxesList(ctx, api.MailboxesListParams{})
+	require.NoError(t, err)
+	require.Len(t, list.Data, 1)
+	check, err := r.c.MailboxesTest(ctx, api.MailboxesTestParams{ID: list.Data[0].ID})
+	require.NoError(t, err)
+	require.True(t, check.Auth, "%+v", check.Error)
+	// Only Google exposes send-as addresses.
+	_, err = r.c.MailboxesRefreshSendIdentity(ctx, api.OptMailboxSendIdentityRefreshRequest{}, api.MailboxesRefreshSendIdentityParams{ID: list.Data[0].ID})
+	requireAPIError(t, err, 400, "mailbox_send_as_unsupported")
+
+	// An ID token naming no address proves no mailbox.
+	r.idp.Tamper(func(c oidctest.Claims) { delete(c, "email") })
+	session, loc = r.consent(t)
+	require.Contains(t, loc, "status=failed&error=mailbox_auth_failed")
+	require.Equal(t, "mailbox_auth_failed", r.session(t, session).Error.Value.Code)
 }
