@@ -33,16 +33,53 @@ func Normalize(raw string) (kind Kind, value string, ok bool) {
 		d := strings.ToLower(strings.TrimSuffix(v, "."))
 		return KindDomain, d, validDomain(d)
 	}
-	addr, err := mail.ParseAddress(v)
-	if err != nil {
-		return "", "", false
+	address, plain := plainAddress(v)
+	if !plain {
+		parsed, err := mail.ParseAddress(v)
+		if err != nil {
+			return "", "", false
+		}
+		address = parsed.Address
 	}
-	a := strings.ToLower(addr.Address)
+	a := strings.ToLower(address)
 	local, domain, found := strings.Cut(a, "@")
 	if !found || local == "" || len(local) > 64 || len(a) > maxValue || !validDomain(domain) {
 		return "", "", false
 	}
 	return KindEmail, a, true
+}
+
+// plainAddress recognizes the common form, a bare dot-atom address such as ada.l+x@example.com, which
+// mail.ParseAddress would answer unchanged; it is read without the parser (an import of 50,000 rows spent
+// a third of its parsing time there). Anything else (a display name, quotes, comments, non-ASCII) is left to
+// the parser.
+func plainAddress(v string) (string, bool) {
+	at := strings.IndexByte(v, '@')
+	if at <= 0 || at == len(v)-1 || strings.IndexByte(v[at+1:], '@') >= 0 {
+		return "", false
+	}
+	return v, dotAtom(v[:at]) && dotAtom(v[at+1:])
+}
+
+// dotAtom reports whether s is atoms of RFC 5322 atext joined by single dots.
+func dotAtom(s string) bool {
+	prevDot := true // a leading dot is refused like a doubled one
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '.':
+			if prevDot {
+				return false
+			}
+			prevDot = true
+			continue
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0:
+		default:
+			return false
+		}
+		prevDot = false
+	}
+	return !prevDot
 }
 
 // validDomain accepts an ASCII host name (IDNs in their xn-- form) with at least two labels and a
