@@ -90,6 +90,6 @@ lint: ## gofmt, go vet, staticcheck and the OpenAPI linter
 	$(REDOCLY) lint --format=summary openapi/openapi.yaml
 
 .PHONY: bench
-bench: ## Run the benchmarks and print each one as a ratio to its in-run baseline
+bench: ## Run the benchmarks, one package at a time so none measures under another's load, as ratios to in-run baselines
 	@export OUTFLOW_TEST_DATABASE_URL="$(TEST_DB)"; \
-	 $(GO) test -run '^$$' -bench . -benchmem -count=1 ./... | tee /dev/stderr | scripts/bench-ratios
+	 $(GO) test -p 1 -run '^$$' -bench . -benchmem -count=1 ./... | tee /dev/stderr | scripts/bench-ratios
