@@ -222,11 +222,10 @@ func (s *Syncer) run(ctx context.Context, outbox *events.Outbox, org, id uuid.UU
 }
 
 // follow keeps INBOX current until ctx ends: IDLE when offered, polling every PollInterval otherwise; each
-// wake-up fetches what is new and refreshes flags. While idling, a flag change is reported by the server; with
-// CONDSTORE the periodic IDLE restart also asks what changed, which costs one short answer.
+// wake-up fetches what is new and refreshes flags. While idling, a flag change is reported by the server, and
+// the periodic IDLE restart makes a pass too (with CONDSTORE one short answer), so a missed report heals.
 func (s *Syncer) follow(ctx context.Context, c *imapclient.Client, outbox *events.Outbox, m dbq.Mailbox, inbox folder, since time.Time, changed <-chan struct{}) error {
 	idle := c.Caps().Has(imap.CapIdle) || c.Caps().Has(imap.CapIMAP4rev2)
-	condstore := c.Caps().Has(imap.CapCondStore)
 	// The backfill left the last folder selected: select INBOX (taking in what arrived meanwhile) so its
 	// updates are the ones the server sends.
 	wake := true
@@ -260,8 +259,9 @@ func (s *Syncer) follow(ctx context.Context, c *imapclient.Client, outbox *event
 		case <-changed:
 			wake = true
 		case <-time.After(s.PollInterval):
-			// Polling, or an IDLE restarted well within servers' 29-minute limit.
-			wake = !idle || condstore
+			// Polling, or an IDLE restarted well within servers' 29-minute limit; either way a pass, so a
+			// change whose report was missed is taken in within PollInterval.
+			wake = true
 		}
 		if cmd != nil {
 			if err := cmd.Close(); err != nil {
