@@ -270,7 +270,7 @@ func (h *Mailboxes) MailboxesRefreshSendIdentity(ctx context.Context, req api.Op
 					utf8.RuneCountInString(signature), maxMailboxSignature)).
 				WithFix("Shorten the signature at the provider, or set signature_html with PATCH /emails/{id}.")
 		}
-		plain, err := html2text.FromString(signature, html2text.Options{OmitLinks: false})
+		plain, err := html2text.FromString(signature)
 		if err != nil {
 			return nil, apierror.BadRequest("mailbox_signature_invalid", "The provider's signature is not readable HTML.")
 		}

@@ -112,7 +112,7 @@ func (c *Credentials) refresh(ctx context.Context, outbox *events.Outbox, m dbq.
 			refresh = g.RefreshToken // Microsoft rotates refresh tokens
 		}
 		access = g.AccessToken
-		return queries.MailboxOAuthTokenUpsert(ctx, tx, c.sealTokens(m, refresh, access, g.Expiry))
+		return queries.MailboxOAuthTokenUpsert(ctx, tx, c.sealTokens(m.OrganizationID, m.ID, refresh, access, g.Expiry))
 	})
 	if err != nil {
 		return "", err
@@ -141,14 +141,13 @@ func (c *Credentials) revoke(ctx context.Context, tx pgx.Tx, outbox *events.Outb
 
 // StoreGrant seals and stores a consent's tokens for mailbox m (of org).
 func (c *Credentials) StoreGrant(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, g mailoauth.Grant) error {
-	m := dbq.Mailbox{OrganizationID: org, ID: id}
-	return queries.MailboxOAuthTokenUpsert(ctx, tx, c.sealTokens(m, g.RefreshToken, g.AccessToken, g.Expiry))
+	return queries.MailboxOAuthTokenUpsert(ctx, tx, c.sealTokens(org, id, g.RefreshToken, g.AccessToken, g.Expiry))
 }
 
-func (c *Credentials) sealTokens(m dbq.Mailbox, refresh, access string, expiry time.Time) dbq.MailboxOAuthTokenUpsertParams {
-	return dbq.MailboxOAuthTokenUpsertParams{OrganizationID: m.OrganizationID, MailboxID: m.ID,
-		RefreshSealed: c.Keyring.Seal([]byte(refresh), sealContext(m.OrganizationID, m.ID, "oauth-refresh")),
-		AccessSealed:  c.Keyring.Seal([]byte(access), sealContext(m.OrganizationID, m.ID, "oauth-access")),
+func (c *Credentials) sealTokens(org, id uuid.UUID, refresh, access string, expiry time.Time) dbq.MailboxOAuthTokenUpsertParams {
+	return dbq.MailboxOAuthTokenUpsertParams{OrganizationID: org, MailboxID: id,
+		RefreshSealed: c.Keyring.Seal([]byte(refresh), sealContext(org, id, "oauth-refresh")),
+		AccessSealed:  c.Keyring.Seal([]byte(access), sealContext(org, id, "oauth-access")),
 		ExpiresAt:     expiry}
 }
 
