@@ -45,6 +45,7 @@ const QueueName = "events"
 // Inserter is the part of a River client the outbox needs: transactional inserts.
 type Inserter interface {
 	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 }
 
 // Outbox writes events into the caller's transaction.

@@ -1,4 +1,5 @@
--- name: SendTaskInsert :one
+-- name: SendTaskInsert :batchone
+-- One round trip for any number of tasks (a campaign step enqueues its sends together).
 INSERT INTO send_tasks (organization_id, id, kind, mailbox_id, from_email, from_name, contact_id, to_email, to_list,
   cc, bcc, reply_to, in_reply_to, thread_references, campaign_id, step_id, step_name, subject, body_text, body_html,
   message_id, send_mode, not_before)

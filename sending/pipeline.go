@@ -1,6 +1,7 @@
 package sending
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -85,36 +86,60 @@ func (Args) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: Queue
 // Enqueue writes a send task for m and its job in the caller's transaction, and returns the task (its
 // Message-ID included). Nothing is sent if tx rolls back.
 func Enqueue(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mailbox, msg Message) (dbq.SendTask, error) {
-	if len(msg.To) == 0 {
-		return dbq.SendTask{}, errors.New("sending: a message needs a recipient")
-	}
-	id, err := uuid.NewV7()
+	tasks, err := EnqueueMany(ctx, tx, jobs, m, []Message{msg})
 	if err != nil {
 		return dbq.SendTask{}, err
 	}
-	notBefore := msg.NotBefore
-	if notBefore.IsZero() {
-		notBefore = time.Now()
-	}
+	return tasks[0], nil
+}
+
+// EnqueueMany is Enqueue for several messages from one mailbox, in two round trips whatever their number
+// (the tasks in one batch, their jobs in one insert). The tasks come back in the order of msgs.
+func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mailbox, msgs []Message) ([]dbq.SendTask, error) {
+	now := time.Now()
 	from := sender(m)
-	t, err := queries.SendTaskInsert(ctx, tx, dbq.SendTaskInsertParams{
-		OrganizationID: m.OrganizationID, ID: id, Kind: msg.Kind, MailboxID: uuid.NullUUID{UUID: m.ID, Valid: true},
-		FromEmail: from, FromName: m.Name, ContactID: msg.ContactID, ToEmail: msg.To[0], ToList: msg.To,
-		Cc: nonNil(msg.Cc), Bcc: nonNil(msg.Bcc), InReplyTo: msg.InReplyTo, ThreadReferences: nonNil(msg.References),
-		CampaignID: msg.CampaignID, StepID: msg.StepID, StepName: msg.StepName, Subject: msg.Subject,
-		BodyText: msg.Text, BodyHtml: msg.HTML, MessageID: "<" + MessageID(id, from) + ">",
-		SendMode: cmpMode(msg.Mode), NotBefore: notBefore,
+	params := make([]dbq.SendTaskInsertParams, len(msgs))
+	inserts := make([]river.InsertManyParams, len(msgs))
+	for i, msg := range msgs {
+		if len(msg.To) == 0 {
+			return nil, errors.New("sending: a message needs a recipient")
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, err
+		}
+		notBefore := msg.NotBefore
+		if notBefore.IsZero() {
+			notBefore = now
+		}
+		params[i] = dbq.SendTaskInsertParams{
+			OrganizationID: m.OrganizationID, ID: id, Kind: msg.Kind, MailboxID: uuid.NullUUID{UUID: m.ID, Valid: true},
+			FromEmail: from, FromName: m.Name, ContactID: msg.ContactID, ToEmail: msg.To[0], ToList: msg.To,
+			Cc: nonNil(msg.Cc), Bcc: nonNil(msg.Bcc), InReplyTo: msg.InReplyTo, ThreadReferences: nonNil(msg.References),
+			CampaignID: msg.CampaignID, StepID: msg.StepID, StepName: msg.StepName, Subject: msg.Subject,
+			BodyText: msg.Text, BodyHtml: msg.HTML, MessageID: "<" + MessageID(id, from) + ">",
+			SendMode: cmpMode(msg.Mode), NotBefore: notBefore,
+		}
+		inserts[i] = river.InsertManyParams{Args: Args{OrganizationID: m.OrganizationID, TaskID: id, MailboxID: m.ID}}
+		if notBefore.After(now) {
+			// A job scheduled for later waits for River's scheduler; one due now is available at once.
+			inserts[i].InsertOpts = &river.InsertOpts{ScheduledAt: notBefore}
+		}
+	}
+	tasks := make([]dbq.SendTask, len(msgs))
+	var err error
+	batch := queries.SendTaskInsert(ctx, tx, params)
+	batch.QueryRow(func(i int, t dbq.SendTask, qErr error) {
+		tasks[i] = t
+		err = cmp.Or(err, qErr)
 	})
-	if err != nil {
-		return t, err
+	if err = cmp.Or(err, batch.Close()); err != nil {
+		return nil, err
 	}
-	var opts *river.InsertOpts
-	if notBefore.After(time.Now()) {
-		// A job scheduled for later waits for River's scheduler; one due now is available at once.
-		opts = &river.InsertOpts{ScheduledAt: notBefore}
+	if _, err := jobs.InsertManyTx(ctx, tx, inserts); err != nil {
+		return nil, err
 	}
-	_, err = jobs.InsertTx(ctx, tx, Args{OrganizationID: m.OrganizationID, TaskID: id, MailboxID: m.ID}, opts)
-	return t, err
+	return tasks, nil
 }
 
 func nonNil(s []string) []string {

@@ -446,3 +446,54 @@ func TestAFailingDomainPastItsGraceStopsColdAndWarmupSends(t *testing.T) {
 	require.Equal(t, "sent", status, "replies to people who wrote are not cold mail")
 	require.Len(t, r.smtp.Messages(), 2)
 }
+
+func TestEnqueueManyWritesEveryTaskInOrderAndTheWorkersSendThem(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	later := time.Now().Add(time.Hour)
+	var tasks []dbq.SendTask
+	require.NoError(t, db.WithOrgTx(ctx, r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		m, err := dbq.New().MailboxGet(ctx, tx, dbq.MailboxGetParams{OrganizationID: r.org, ID: r.box.ID})
+		if err != nil {
+			return err
+		}
+		tasks, err = sending.EnqueueMany(ctx, tx, r.jobs, m, []sending.Message{
+			{Kind: sending.KindCampaign, To: []string{"a@example.com"}, Subject: "One", Text: "Hello"},
+			{Kind: sending.KindCampaign, To: []string{"b@example.com"}, Subject: "Two", Text: "Hello"},
+			{Kind: sending.KindCampaign, To: []string{"c@example.com"}, Subject: "Later", Text: "Hello", Mode: "scheduled", NotBefore: later},
+		})
+		return err
+	}))
+	require.Len(t, tasks, 3)
+	for i, want := range []string{"a@example.com", "b@example.com", "c@example.com"} {
+		require.Equal(t, want, tasks[i].ToEmail, "tasks come back in the order of the messages")
+		require.Equal(t, "<"+tasks[i].ID.String()+"@example.com>", tasks[i].MessageID)
+	}
+	require.WithinDuration(t, later, tasks[2].NotBefore, time.Millisecond)
+
+	r.env.StartWorkers(t)
+	require.Eventually(t, func() bool { return len(r.smtp.Messages()) == 2 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool {
+		a, _, _ := r.task(t, tasks[0].ID)
+		b, _, _ := r.task(t, tasks[1].ID)
+		return a == "sent" && b == "sent"
+	}, 5*time.Second, 20*time.Millisecond)
+	status, _, _ := r.task(t, tasks[2].ID)
+	require.Equal(t, "queued", status, "a scheduled task waits for its time")
+
+	err := db.WithOrgTx(ctx, r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		m, err := dbq.New().MailboxGet(ctx, tx, dbq.MailboxGetParams{OrganizationID: r.org, ID: r.box.ID})
+		if err != nil {
+			return err
+		}
+		_, err = sending.EnqueueMany(ctx, tx, r.jobs, m, []sending.Message{{Kind: sending.KindDirect, To: []string{"d@example.com"}}, {Kind: sending.KindDirect}})
+		return err
+	})
+	require.ErrorContains(t, err, "needs a recipient", "one message without a recipient refuses the whole batch")
+	var n int
+	require.NoError(t, db.WithOrgTx(ctx, r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT count(*) FROM send_tasks WHERE mailbox_id = $1`, r.box.ID).Scan(&n)
+	}))
+	require.Equal(t, 3, n, "the refused batch wrote no task")
+}
