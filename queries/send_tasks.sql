@@ -12,33 +12,42 @@ RETURNING *;
 -- name: SendTaskGetForUpdate :one
 SELECT * FROM send_tasks WHERE organization_id = $1 AND id = $2 FOR UPDATE;
 
--- name: SendTaskLoadForClaim :one
--- The task and its mailbox, both locked: the mailbox lock makes claims on one mailbox take turns.
-SELECT sqlc.embed(t), sqlc.embed(m) FROM send_tasks t
-JOIN mailboxes m ON m.organization_id = t.organization_id AND m.id = t.mailbox_id
-WHERE t.organization_id = @organization_id AND t.id = @id
+-- name: SendTasksLoadForClaim :many
+-- Tasks by id, each with the mailbox, all locked: the mailbox lock makes claims on one mailbox take turns.
+-- The tasks are not joined to the mailbox on mailbox_id, so the plan reads them by primary key even when the
+-- statistics still miss a burst of new tasks (joined, it would walk the mailbox's every task); the caller
+-- checks that each task is the mailbox's.
+SELECT sqlc.embed(t), sqlc.embed(m) FROM send_tasks t, mailboxes m
+WHERE t.organization_id = @organization_id AND t.id = ANY(@ids::uuid[])
+  AND m.organization_id = @organization_id AND m.id = @mailbox_id
+ORDER BY t.id
 FOR UPDATE OF t, m;
 
--- name: SendTaskClaim :one
--- The attempt starts, unless a capped send finds the mailbox's day full (campaign_limit): then no row. The
--- day is charged (capped counts toward campaign_limit; a capped send also restarts the gap) and the task is
--- in flight until its result is written. A task found in flight by a later attempt was cut short by a crash.
-WITH today AS (
+-- name: SendTasksClaim :many
+-- The attempts start for the tasks that fit the mailbox's day, taken in the order given: an uncapped task
+-- always fits, a capped one while the day's capped count stays within campaign_limit; the others get no row.
+-- The day is charged (capped counts toward campaign_limit; a capped send also restarts the gap) and the
+-- tasks are in flight until their results are written. A task found in flight by a later attempt was cut
+-- short by a crash.
+WITH want AS (
+  SELECT (@ids::uuid[])[i] AS id, (@capped::int[])[i] AS capped, sum((@capped::int[])[i]) OVER (ORDER BY i) AS running
+  FROM generate_subscripts(@ids::uuid[], 1) AS i
+), today AS (
   SELECT coalesce((SELECT d.capped FROM mailbox_send_days d
     WHERE d.organization_id = @organization_id AND d.mailbox_id = @mailbox_id AND d.day = @day), 0) AS used
-), room AS (
-  SELECT 1 AS ok FROM today WHERE @capped::int = 0 OR today.used < @day_limit::int
+), fits AS (
+  SELECT want.id, want.capped FROM want, today WHERE want.capped = 0 OR today.used + want.running <= @day_limit::int
 ), charge AS (
   INSERT INTO mailbox_send_days (organization_id, mailbox_id, day, capped, total)
-  SELECT @organization_id, @mailbox_id, @day, @capped::int, 1 FROM room
+  SELECT @organization_id, @mailbox_id, @day, sum(fits.capped), count(*) FROM fits HAVING count(*) > 0
   ON CONFLICT (organization_id, mailbox_id, day)
-  DO UPDATE SET capped = mailbox_send_days.capped + excluded.capped, total = mailbox_send_days.total + 1
+  DO UPDATE SET capped = mailbox_send_days.capped + excluded.capped, total = mailbox_send_days.total + excluded.total
 ), touch AS (
   UPDATE mailboxes SET last_capped_send_at = @at
-  WHERE organization_id = @organization_id AND id = @mailbox_id AND @capped::int > 0 AND EXISTS (SELECT 1 FROM room)
+  WHERE organization_id = @organization_id AND id = @mailbox_id AND EXISTS (SELECT 1 FROM fits WHERE fits.capped > 0)
 )
 UPDATE send_tasks SET status = 'sending', attempts = attempts + 1, claimed_at = @at, counted_day = @day
-WHERE send_tasks.organization_id = @organization_id AND send_tasks.id = @id AND EXISTS (SELECT 1 FROM room)
+WHERE send_tasks.organization_id = @organization_id AND send_tasks.id = ANY(ARRAY(SELECT fits.id FROM fits))
 RETURNING *;
 
 -- name: SendTaskSent :execrows

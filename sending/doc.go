@@ -7,7 +7,8 @@
 //   - Enqueue writes the task (status queued, with its deterministic Message-ID <task id@sender domain>) and
 //     its job in the caller's transaction, so a rolled-back request leaves neither.
 //   - An attempt claims the task in one transaction that also locks the mailbox row, so attempts on one
-//     mailbox are serialised across every worker process. There the mailbox's daily cap (campaign_limit,
+//     mailbox are serialised across every worker process; attempts on one mailbox that arrive in a process
+//     while a claim runs are claimed together in the next one. There the mailbox's daily cap (campaign_limit,
 //     counted per mailbox-local day) and minimum gap (min_wait_time) are checked and charged for capped kinds
 //     (campaign and direct sends; replies and warmup are exempt): a task that would break either waits, queued,
 //     until it would not. No caller can exceed them because no caller sends any other way.

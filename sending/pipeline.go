@@ -178,18 +178,16 @@ type Pipeline struct {
 	authGrace time.Duration
 	now       func() time.Time
 	zones     sync.Map // time zone name -> *time.Location
-	claimMu   sync.Mutex
-	// claiming holds one lock per mailbox this process has sent from (a few hundred at most): claims on one
-	// mailbox take turns here, so a burst of jobs for it holds one database connection, not one each, while
-	// they wait for its row lock.
-	claiming map[uuid.UUID]*sync.Mutex
+	turnsMu   sync.Mutex
+	// turns holds one claim turn per mailbox this process has sent from (a few hundred at most).
+	turns map[uuid.UUID]*turn
 }
 
 // New builds a pipeline that takes mailbox credentials from creds and reaches SMTP servers through dialer;
 // authGrace is how long a domain may fail authentication before its cold and warmup sends stop.
 func New(pool *pgxpool.Pool, creds *mailbox.Credentials, dialer mailbox.Dialer, logger *slog.Logger, authGrace time.Duration) *Pipeline {
 	return &Pipeline{pool: pool, creds: creds, conns: newConns(dialer), logger: logger, now: time.Now, authGrace: authGrace,
-		claiming: map[uuid.UUID]*sync.Mutex{}}
+		turns: map[uuid.UUID]*turn{}}
 }
 
 // Worker is the River worker of Args.
@@ -232,99 +230,211 @@ func (p *Pipeline) Attempt(ctx context.Context, outbox *events.Outbox, a Args) (
 	return p.record(context.WithoutCancel(ctx), outbox, c, res)
 }
 
-// claimInTurn claims the task once the claims on its mailbox before it in this process are done.
-func (p *Pipeline) claimInTurn(ctx context.Context, a Args) (*claimed, time.Duration, error) {
-	p.claimMu.Lock()
-	mu := p.claiming[a.MailboxID]
-	if mu == nil {
-		mu = &sync.Mutex{}
-		p.claiming[a.MailboxID] = mu
-	}
-	p.claimMu.Unlock()
-	mu.Lock()
-	defer mu.Unlock()
-	return p.claim(ctx, a.OrganizationID, a.TaskID)
+// turn is where the claims on one mailbox meet in this process. Claims on a mailbox take turns on its row
+// lock anyway; here the jobs that arrive while one claim runs queue up, and the next claim takes all of them
+// in one transaction, so a burst of jobs for a mailbox costs a few claim transactions, not one each, and
+// holds one database connection while it waits.
+type turn struct {
+	// running is held by the claim in progress.
+	running sync.Mutex
+	mu      sync.Mutex // guards waiting
+	waiting []*claimRequest
 }
 
-// claim takes a due task under the mailbox's lock and charges the mailbox's day (see the package doc).
-// It answers nil with a wait when the task must wait, nil with none when there is nothing to do.
-func (p *Pipeline) claim(ctx context.Context, org, id uuid.UUID) (*claimed, time.Duration, error) {
-	var c *claimed
-	var wait time.Duration
-	err := db.WithOrgTx(ctx, p.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		c, wait = nil, 0
-		row, err := queries.SendTaskLoadForClaim(ctx, tx, dbq.SendTaskLoadForClaimParams{OrganizationID: org, ID: id})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return p.orphan(ctx, tx, org, id)
+// claimRequest is one job's task waiting for its mailbox's next claim.
+type claimRequest struct {
+	id uuid.UUID
+	// done receives the claim's result (buffered: a claim never waits for a job).
+	done chan claimResult
+}
+
+// claimResult is what a claim came to for one task: claimed, or a wait (none: nothing to do), or an error.
+type claimResult struct {
+	claimed *claimed
+	wait    time.Duration
+	err     error
+}
+
+// claimInTurn claims the job's task in its mailbox's next claim, together with the tasks of the other jobs
+// that arrive meanwhile (at most QueueWorkers). The claim runs under the context of the job that runs it: should
+// that job be canceled, the others' attempts fail with it and River runs them again.
+func (p *Pipeline) claimInTurn(ctx context.Context, a Args) (*claimed, time.Duration, error) {
+	p.turnsMu.Lock()
+	t := p.turns[a.MailboxID]
+	if t == nil {
+		t = &turn{}
+		p.turns[a.MailboxID] = t
+	}
+	p.turnsMu.Unlock()
+	req := &claimRequest{id: a.TaskID, done: make(chan claimResult, 1)}
+	t.mu.Lock()
+	t.waiting = append(t.waiting, req)
+	t.mu.Unlock()
+
+	t.running.Lock()
+	defer t.running.Unlock()
+	select {
+	case r := <-req.done: // the claim before this one took the task along
+		return r.claimed, r.wait, r.err
+	default:
+	}
+	t.mu.Lock()
+	batch := t.waiting
+	t.waiting = nil
+	t.mu.Unlock()
+	ids := make([]uuid.UUID, len(batch))
+	for i, r := range batch {
+		ids[i] = r.id
+	}
+	results, err := p.claim(ctx, a.OrganizationID, a.MailboxID, ids)
+	for i, r := range batch {
+		if err != nil {
+			r.done <- claimResult{err: err}
+		} else {
+			r.done <- results[i]
 		}
+	}
+	r := <-req.done
+	return r.claimed, r.wait, r.err
+}
+
+// claim takes the due tasks among ids (all of one mailbox) under the mailbox's lock and charges the
+// mailbox's day (see the package doc). Each task's result says whether it was claimed, must wait (how long),
+// or needs nothing (settled, or failed before any send).
+func (p *Pipeline) claim(ctx context.Context, org, mailboxID uuid.UUID, ids []uuid.UUID) ([]claimResult, error) {
+	results := make([]claimResult, len(ids))
+	err := db.WithOrgTx(ctx, p.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		clear(results)
+		rows, err := queries.SendTasksLoadForClaim(ctx, tx, dbq.SendTasksLoadForClaimParams{OrganizationID: org,
+			MailboxID: mailboxID, Ids: ids})
 		if err != nil {
 			return err
 		}
-		t, m := row.SendTask, row.Mailbox
-		switch t.Status {
-		case "sending":
-			// An earlier attempt claimed it and never wrote a result: its worker died between hand-over and
-			// answer, or before. Whether the message left is unknown, so it is not sent again.
-			_, err := queries.SendTaskAmbiguous(ctx, tx, dbq.SendTaskAmbiguousParams{OrganizationID: org, ID: id,
-				Attempts: t.Attempts, ErrorCode: "outcome_unknown",
-				ErrorMessage: "The attempt sending this message stopped before recording its result; it may have been delivered, so it is not sent again."})
-			return err
-		case "queued":
-		default:
-			return nil // settled: sent, failed, canceled or ambiguous
+		found := make(map[uuid.UUID]dbq.SendTask, len(rows))
+		var m dbq.Mailbox
+		var addresses []string
+		for _, row := range rows {
+			if row.SendTask.MailboxID != (uuid.NullUUID{UUID: mailboxID, Valid: true}) {
+				// Enqueue names the task's own mailbox in its job; a task moved or orphaned since is not this
+				// mailbox's to send, and is settled as a task without its mailbox below.
+				continue
+			}
+			found[row.SendTask.ID], m = row.SendTask, row.Mailbox
+			if row.SendTask.Status == "queued" {
+				addresses = append(addresses, recipients(row.SendTask)...)
+			}
+		}
+		var blocked map[string]dbq.Suppression
+		if len(addresses) > 0 {
+			if blocked, err = suppression.Blocked(ctx, tx, org, addresses); err != nil {
+				return err
+			}
 		}
 		// The clock is read under the mailbox's lock: the last send it sees was made before now.
 		now := p.now()
-		if now.Before(t.NotBefore) {
-			wait = t.NotBefore.Sub(now)
+		var take []int // indexes into ids of the tasks to claim, in order
+		var takeIDs []uuid.UUID
+		var takeCapped []int32
+		for i, id := range ids {
+			t, ok := found[id]
+			if !ok {
+				if err := p.orphan(ctx, tx, org, id); err != nil {
+					return err
+				}
+				continue
+			}
+			wait, ok, err := p.check(ctx, tx, t, &m, blocked, now)
+			switch {
+			case err != nil:
+				return err
+			case wait > 0:
+				results[i].wait = wait
+				continue
+			case !ok:
+				continue
+			}
+			var charge int32
+			if capped(t.Kind) {
+				charge = 1
+				// The gap runs from this claim: a later capped task in the same claim waits it out.
+				m.LastCappedSendAt = &now
+			}
+			take, takeIDs, takeCapped = append(take, i), append(takeIDs, id), append(takeCapped, charge)
+		}
+		if len(take) == 0 {
 			return nil
 		}
-		failQueued := func(code, message string) error {
-			_, err := queries.SendTaskFailed(ctx, tx, dbq.SendTaskFailedParams{OrganizationID: org, ID: id,
-				FromStatus: "queued", Attempts: t.Attempts, ErrorCode: code, ErrorMessage: message})
-			return err
-		}
-		if m.Status != "active" {
-			return failQueued("mailbox_inactive", "The mailbox is "+m.Status+"; it sends nothing until it is active again.")
-		}
-		if (t.Kind == KindCampaign || t.Kind == KindWarmup) && mailbox.AuthBlocked(m, p.authGrace, now) {
-			return failQueued("domain_auth_failing", "The mailbox's domain has been missing SPF or DMARC for longer than the grace period; cold sending and warmup stop until it passes.")
-		}
-		blocked, err := suppression.Blocked(ctx, tx, org, recipients(t))
+		day := p.localDay(now, m.Timezone)
+		started, err := queries.SendTasksClaim(ctx, tx, dbq.SendTasksClaimParams{OrganizationID: org, MailboxID: m.ID,
+			Ids: takeIDs, Capped: takeCapped, Day: &day, At: &now, DayLimit: m.CampaignLimit})
 		if err != nil {
 			return err
 		}
-		for _, r := range recipients(t) {
-			if entry, ok := blocked[r]; ok {
-				return failQueued("recipient_suppressed", r+" is suppressed ("+entry.Value+").")
-			}
+		claimedByID := make(map[uuid.UUID]dbq.SendTask, len(started))
+		for _, t := range started {
+			claimedByID[t.ID] = t
 		}
-		day := p.localDay(now, m.Timezone)
-		var charge int32
-		if capped(t.Kind) {
-			charge = 1
-			if next := NextSlot(m, now); next.After(now) {
-				wait = next.Sub(now)
-				return p.requeue(ctx, tx, t, next, "waiting_for_gap")
+		for _, i := range take {
+			if t, ok := claimedByID[ids[i]]; ok {
+				results[i].claimed = &claimed{task: t, mailbox: m}
+				continue
 			}
-		}
-		t, err = queries.SendTaskClaim(ctx, tx, dbq.SendTaskClaimParams{OrganizationID: org, ID: id, MailboxID: m.ID,
-			Day: &day, At: &now, Capped: charge, DayLimit: m.CampaignLimit})
-		if errors.Is(err, pgx.ErrNoRows) {
 			// The day is full: wait for the next one in the mailbox's zone.
 			loc := p.zone(m.Timezone)
 			y, mo, d := now.In(loc).Date()
 			next := time.Date(y, mo, d+1, 0, 0, 0, 0, loc)
-			wait = next.Sub(now)
-			return p.requeue(ctx, tx, row.SendTask, next, "daily_cap_reached")
+			results[i].wait = next.Sub(now)
+			if err := p.requeue(ctx, tx, found[ids[i]], next, "daily_cap_reached"); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-		c = &claimed{task: t, mailbox: m}
 		return nil
 	})
-	return c, wait, err
+	return results, err
+}
+
+// check decides what a claim does with a loaded task: claim it (ok), leave it (settled, or failed here before
+// any send: an attempt found in flight, an inactive mailbox, a failing domain, a suppressed recipient), or
+// let it wait (its time or the mailbox's gap has not come). m is the task's mailbox as this claim sees it.
+func (p *Pipeline) check(ctx context.Context, tx pgx.Tx, t dbq.SendTask, m *dbq.Mailbox, blocked map[string]dbq.Suppression, now time.Time) (wait time.Duration, ok bool, err error) {
+	org, id := t.OrganizationID, t.ID
+	switch t.Status {
+	case "sending":
+		// An earlier attempt claimed it and never wrote a result: its worker died between hand-over and
+		// answer, or before. Whether the message left is unknown, so it is not sent again.
+		_, err := queries.SendTaskAmbiguous(ctx, tx, dbq.SendTaskAmbiguousParams{OrganizationID: org, ID: id,
+			Attempts: t.Attempts, ErrorCode: "outcome_unknown",
+			ErrorMessage: "The attempt sending this message stopped before recording its result; it may have been delivered, so it is not sent again."})
+		return 0, false, err
+	case "queued":
+	default:
+		return 0, false, nil // settled: sent, failed, canceled or ambiguous
+	}
+	if now.Before(t.NotBefore) {
+		return t.NotBefore.Sub(now), false, nil
+	}
+	failQueued := func(code, message string) (time.Duration, bool, error) {
+		_, err := queries.SendTaskFailed(ctx, tx, dbq.SendTaskFailedParams{OrganizationID: org, ID: id,
+			FromStatus: "queued", Attempts: t.Attempts, ErrorCode: code, ErrorMessage: message})
+		return 0, false, err
+	}
+	if m.Status != "active" {
+		return failQueued("mailbox_inactive", "The mailbox is "+m.Status+"; it sends nothing until it is active again.")
+	}
+	if (t.Kind == KindCampaign || t.Kind == KindWarmup) && mailbox.AuthBlocked(*m, p.authGrace, now) {
+		return failQueued("domain_auth_failing", "The mailbox's domain has been missing SPF or DMARC for longer than the grace period; cold sending and warmup stop until it passes.")
+	}
+	for _, r := range recipients(t) {
+		if entry, ok := blocked[r]; ok {
+			return failQueued("recipient_suppressed", r+" is suppressed ("+entry.Value+").")
+		}
+	}
+	if capped(t.Kind) {
+		if next := NextSlot(*m, now); next.After(now) {
+			return next.Sub(now), false, p.requeue(ctx, tx, t, next, "waiting_for_gap")
+		}
+	}
+	return 0, true, nil
 }
 
 // orphan settles a task whose mailbox is gone (removed, which also cancels its queued tasks, or never set):

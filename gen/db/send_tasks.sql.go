@@ -140,91 +140,6 @@ func (q *Queries) SendTaskAmbiguous(ctx context.Context, db DBTX, arg SendTaskAm
 	return result.RowsAffected(), nil
 }
 
-const sendTaskClaim = `-- name: SendTaskClaim :one
-WITH today AS (
-  SELECT coalesce((SELECT d.capped FROM mailbox_send_days d
-    WHERE d.organization_id = $3 AND d.mailbox_id = $5 AND d.day = $2), 0) AS used
-), room AS (
-  SELECT 1 AS ok FROM today WHERE $6::int = 0 OR today.used < $7::int
-), charge AS (
-  INSERT INTO mailbox_send_days (organization_id, mailbox_id, day, capped, total)
-  SELECT $3, $5, $2, $6::int, 1 FROM room
-  ON CONFLICT (organization_id, mailbox_id, day)
-  DO UPDATE SET capped = mailbox_send_days.capped + excluded.capped, total = mailbox_send_days.total + 1
-), touch AS (
-  UPDATE mailboxes SET last_capped_send_at = $1
-  WHERE organization_id = $3 AND id = $5 AND $6::int > 0 AND EXISTS (SELECT 1 FROM room)
-)
-UPDATE send_tasks SET status = 'sending', attempts = attempts + 1, claimed_at = $1, counted_day = $2
-WHERE send_tasks.organization_id = $3 AND send_tasks.id = $4 AND EXISTS (SELECT 1 FROM room)
-RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at
-`
-
-type SendTaskClaimParams struct {
-	At             *time.Time `json:"at"`
-	Day            *time.Time `json:"day"`
-	OrganizationID uuid.UUID  `json:"organization_id"`
-	ID             uuid.UUID  `json:"id"`
-	MailboxID      uuid.UUID  `json:"mailbox_id"`
-	Capped         int32      `json:"capped"`
-	DayLimit       int32      `json:"day_limit"`
-}
-
-// The attempt starts, unless a capped send finds the mailbox's day full (campaign_limit): then no row. The
-// day is charged (capped counts toward campaign_limit; a capped send also restarts the gap) and the task is
-// in flight until its result is written. A task found in flight by a later attempt was cut short by a crash.
-func (q *Queries) SendTaskClaim(ctx context.Context, db DBTX, arg SendTaskClaimParams) (SendTask, error) {
-	row := db.QueryRow(ctx, sendTaskClaim,
-		arg.At,
-		arg.Day,
-		arg.OrganizationID,
-		arg.ID,
-		arg.MailboxID,
-		arg.Capped,
-		arg.DayLimit,
-	)
-	var i SendTask
-	err := row.Scan(
-		&i.OrganizationID,
-		&i.ID,
-		&i.Kind,
-		&i.Status,
-		&i.MailboxID,
-		&i.FromEmail,
-		&i.FromName,
-		&i.ContactID,
-		&i.ToEmail,
-		&i.CampaignID,
-		&i.StepID,
-		&i.StepName,
-		&i.Subject,
-		&i.MessageID,
-		&i.ErrorCode,
-		&i.ErrorMessage,
-		&i.CreatedAt,
-		&i.SentAt,
-		&i.OpenedAt,
-		&i.ClickedAt,
-		&i.RepliedAt,
-		&i.BouncedAt,
-		&i.ToList,
-		&i.Cc,
-		&i.Bcc,
-		&i.ReplyTo,
-		&i.InReplyTo,
-		&i.ThreadReferences,
-		&i.BodyText,
-		&i.BodyHtml,
-		&i.SendMode,
-		&i.NotBefore,
-		&i.Attempts,
-		&i.ClaimedAt,
-		&i.CountedDay,
-		&i.FailedAt,
-	)
-	return i, err
-}
-
 const sendTaskFailed = `-- name: SendTaskFailed :execrows
 UPDATE send_tasks SET status = 'failed', failed_at = now(), error_code = $1, error_message = $2
 WHERE organization_id = $3 AND id = $4 AND status = $5 AND attempts = $6
@@ -308,140 +223,6 @@ func (q *Queries) SendTaskGetForUpdate(ctx context.Context, db DBTX, arg SendTas
 	return i, err
 }
 
-const sendTaskLoadForClaim = `-- name: SendTaskLoadForClaim :one
-SELECT t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason FROM send_tasks t
-JOIN mailboxes m ON m.organization_id = t.organization_id AND m.id = t.mailbox_id
-WHERE t.organization_id = $1 AND t.id = $2
-FOR UPDATE OF t, m
-`
-
-type SendTaskLoadForClaimParams struct {
-	OrganizationID uuid.UUID `json:"organization_id"`
-	ID             uuid.UUID `json:"id"`
-}
-
-type SendTaskLoadForClaimRow struct {
-	SendTask SendTask `json:"send_task"`
-	Mailbox  Mailbox  `json:"mailbox"`
-}
-
-// The task and its mailbox, both locked: the mailbox lock makes claims on one mailbox take turns.
-func (q *Queries) SendTaskLoadForClaim(ctx context.Context, db DBTX, arg SendTaskLoadForClaimParams) (SendTaskLoadForClaimRow, error) {
-	row := db.QueryRow(ctx, sendTaskLoadForClaim, arg.OrganizationID, arg.ID)
-	var i SendTaskLoadForClaimRow
-	err := row.Scan(
-		&i.SendTask.OrganizationID,
-		&i.SendTask.ID,
-		&i.SendTask.Kind,
-		&i.SendTask.Status,
-		&i.SendTask.MailboxID,
-		&i.SendTask.FromEmail,
-		&i.SendTask.FromName,
-		&i.SendTask.ContactID,
-		&i.SendTask.ToEmail,
-		&i.SendTask.CampaignID,
-		&i.SendTask.StepID,
-		&i.SendTask.StepName,
-		&i.SendTask.Subject,
-		&i.SendTask.MessageID,
-		&i.SendTask.ErrorCode,
-		&i.SendTask.ErrorMessage,
-		&i.SendTask.CreatedAt,
-		&i.SendTask.SentAt,
-		&i.SendTask.OpenedAt,
-		&i.SendTask.ClickedAt,
-		&i.SendTask.RepliedAt,
-		&i.SendTask.BouncedAt,
-		&i.SendTask.ToList,
-		&i.SendTask.Cc,
-		&i.SendTask.Bcc,
-		&i.SendTask.ReplyTo,
-		&i.SendTask.InReplyTo,
-		&i.SendTask.ThreadReferences,
-		&i.SendTask.BodyText,
-		&i.SendTask.BodyHtml,
-		&i.SendTask.SendMode,
-		&i.SendTask.NotBefore,
-		&i.SendTask.Attempts,
-		&i.SendTask.ClaimedAt,
-		&i.SendTask.CountedDay,
-		&i.SendTask.FailedAt,
-		&i.Mailbox.OrganizationID,
-		&i.Mailbox.ID,
-		&i.Mailbox.UserID,
-		&i.Mailbox.WorkerID,
-		&i.Mailbox.Email,
-		&i.Mailbox.Name,
-		&i.Mailbox.Provider,
-		&i.Mailbox.Status,
-		&i.Mailbox.SignaturePlain,
-		&i.Mailbox.SignatureHtml,
-		&i.Mailbox.SignatureSync,
-		&i.Mailbox.SignatureCode,
-		&i.Mailbox.SendAsEmail,
-		&i.Mailbox.ReplyTo,
-		&i.Mailbox.SaveToSent,
-		&i.Mailbox.CampaignLimit,
-		&i.Mailbox.MinWaitTime,
-		&i.Mailbox.Timezone,
-		&i.Mailbox.Tags,
-		&i.Mailbox.SmtpHost,
-		&i.Mailbox.SmtpPort,
-		&i.Mailbox.SmtpUsername,
-		&i.Mailbox.SmtpSecurity,
-		&i.Mailbox.SmtpPassword,
-		&i.Mailbox.ImapHost,
-		&i.Mailbox.ImapPort,
-		&i.Mailbox.ImapUsername,
-		&i.Mailbox.ImapSecurity,
-		&i.Mailbox.ImapPassword,
-		&i.Mailbox.Identities,
-		&i.Mailbox.IdentitySyncedAt,
-		&i.Mailbox.SignatureSource,
-		&i.Mailbox.SignatureImportedAt,
-		&i.Mailbox.LastSyncedAt,
-		&i.Mailbox.LastID,
-		&i.Mailbox.RotationState,
-		&i.Mailbox.RotationSince,
-		&i.Mailbox.RotationReason,
-		&i.Mailbox.Warmup,
-		&i.Mailbox.WarmupPausedAt,
-		&i.Mailbox.WarmupBase,
-		&i.Mailbox.WarmupMax,
-		&i.Mailbox.WarmupIncrease,
-		&i.Mailbox.WarmupReplyRate,
-		&i.Mailbox.WarmupTag,
-		&i.Mailbox.WarmupPoolType,
-		&i.Mailbox.WarmupStartTime,
-		&i.Mailbox.WarmupEndTime,
-		&i.Mailbox.WarmupDays,
-		&i.Mailbox.WarmupHealth,
-		&i.Mailbox.TrackingDomain,
-		&i.Mailbox.TrackingDomainVerified,
-		&i.Mailbox.TrackingDomainVerifiedAt,
-		&i.Mailbox.AuthState,
-		&i.Mailbox.AuthSpf,
-		&i.Mailbox.AuthDkim,
-		&i.Mailbox.AuthDmarc,
-		&i.Mailbox.AuthDmarcPolicy,
-		&i.Mailbox.AuthReason,
-		&i.Mailbox.AuthCheckedAt,
-		&i.Mailbox.AuthFailingSince,
-		&i.Mailbox.CreatedAt,
-		&i.Mailbox.UpdatedAt,
-		&i.Mailbox.LastCappedSendAt,
-		&i.Mailbox.TrackingStatus,
-		&i.Mailbox.TrackingMessage,
-		&i.Mailbox.TrackingObserved,
-		&i.Mailbox.TrackingHostUnresolvable,
-		&i.Mailbox.TrackingCheckedAt,
-		&i.Mailbox.WarmupBlockedAt,
-		&i.Mailbox.WarmupBlockedUntil,
-		&i.Mailbox.WarmupBlockReason,
-	)
-	return i, err
-}
-
 const sendTaskRequeue = `-- name: SendTaskRequeue :execrows
 UPDATE send_tasks SET status = 'queued', not_before = $1, counted_day = NULL,
   error_code = $2, error_message = $3
@@ -493,4 +274,259 @@ func (q *Queries) SendTaskSent(ctx context.Context, db DBTX, arg SendTaskSentPar
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const sendTasksClaim = `-- name: SendTasksClaim :many
+WITH want AS (
+  SELECT ($4::uuid[])[i] AS id, ($5::int[])[i] AS capped, sum(($5::int[])[i]) OVER (ORDER BY i) AS running
+  FROM generate_subscripts($4::uuid[], 1) AS i
+), today AS (
+  SELECT coalesce((SELECT d.capped FROM mailbox_send_days d
+    WHERE d.organization_id = $3 AND d.mailbox_id = $6 AND d.day = $2), 0) AS used
+), fits AS (
+  SELECT want.id, want.capped FROM want, today WHERE want.capped = 0 OR today.used + want.running <= $7::int
+), charge AS (
+  INSERT INTO mailbox_send_days (organization_id, mailbox_id, day, capped, total)
+  SELECT $3, $6, $2, sum(fits.capped), count(*) FROM fits HAVING count(*) > 0
+  ON CONFLICT (organization_id, mailbox_id, day)
+  DO UPDATE SET capped = mailbox_send_days.capped + excluded.capped, total = mailbox_send_days.total + excluded.total
+), touch AS (
+  UPDATE mailboxes SET last_capped_send_at = $1
+  WHERE organization_id = $3 AND id = $6 AND EXISTS (SELECT 1 FROM fits WHERE fits.capped > 0)
+)
+UPDATE send_tasks SET status = 'sending', attempts = attempts + 1, claimed_at = $1, counted_day = $2
+WHERE send_tasks.organization_id = $3 AND send_tasks.id = ANY(ARRAY(SELECT fits.id FROM fits))
+RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at
+`
+
+type SendTasksClaimParams struct {
+	At             *time.Time  `json:"at"`
+	Day            *time.Time  `json:"day"`
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+	Capped         []int32     `json:"capped"`
+	MailboxID      uuid.UUID   `json:"mailbox_id"`
+	DayLimit       int32       `json:"day_limit"`
+}
+
+// The attempts start for the tasks that fit the mailbox's day, taken in the order given: an uncapped task
+// always fits, a capped one while the day's capped count stays within campaign_limit; the others get no row.
+// The day is charged (capped counts toward campaign_limit; a capped send also restarts the gap) and the
+// tasks are in flight until their results are written. A task found in flight by a later attempt was cut
+// short by a crash.
+func (q *Queries) SendTasksClaim(ctx context.Context, db DBTX, arg SendTasksClaimParams) ([]SendTask, error) {
+	rows, err := db.Query(ctx, sendTasksClaim,
+		arg.At,
+		arg.Day,
+		arg.OrganizationID,
+		arg.Ids,
+		arg.Capped,
+		arg.MailboxID,
+		arg.DayLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SendTask{}
+	for rows.Next() {
+		var i SendTask
+		if err := rows.Scan(
+			&i.OrganizationID,
+			&i.ID,
+			&i.Kind,
+			&i.Status,
+			&i.MailboxID,
+			&i.FromEmail,
+			&i.FromName,
+			&i.ContactID,
+			&i.ToEmail,
+			&i.CampaignID,
+			&i.StepID,
+			&i.StepName,
+			&i.Subject,
+			&i.MessageID,
+			&i.ErrorCode,
+			&i.ErrorMessage,
+			&i.CreatedAt,
+			&i.SentAt,
+			&i.OpenedAt,
+			&i.ClickedAt,
+			&i.RepliedAt,
+			&i.BouncedAt,
+			&i.ToList,
+			&i.Cc,
+			&i.Bcc,
+			&i.ReplyTo,
+			&i.InReplyTo,
+			&i.ThreadReferences,
+			&i.BodyText,
+			&i.BodyHtml,
+			&i.SendMode,
+			&i.NotBefore,
+			&i.Attempts,
+			&i.ClaimedAt,
+			&i.CountedDay,
+			&i.FailedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sendTasksLoadForClaim = `-- name: SendTasksLoadForClaim :many
+SELECT t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason FROM send_tasks t, mailboxes m
+WHERE t.organization_id = $1 AND t.id = ANY($2::uuid[])
+  AND m.organization_id = $1 AND m.id = $3
+ORDER BY t.id
+FOR UPDATE OF t, m
+`
+
+type SendTasksLoadForClaimParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+	MailboxID      uuid.UUID   `json:"mailbox_id"`
+}
+
+type SendTasksLoadForClaimRow struct {
+	SendTask SendTask `json:"send_task"`
+	Mailbox  Mailbox  `json:"mailbox"`
+}
+
+// Tasks by id, each with the mailbox, all locked: the mailbox lock makes claims on one mailbox take turns.
+// The tasks are not joined to the mailbox on mailbox_id, so the plan reads them by primary key even when the
+// statistics still miss a burst of new tasks (joined, it would walk the mailbox's every task); the caller
+// checks that each task is the mailbox's.
+func (q *Queries) SendTasksLoadForClaim(ctx context.Context, db DBTX, arg SendTasksLoadForClaimParams) ([]SendTasksLoadForClaimRow, error) {
+	rows, err := db.Query(ctx, sendTasksLoadForClaim, arg.OrganizationID, arg.Ids, arg.MailboxID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SendTasksLoadForClaimRow{}
+	for rows.Next() {
+		var i SendTasksLoadForClaimRow
+		if err := rows.Scan(
+			&i.SendTask.OrganizationID,
+			&i.SendTask.ID,
+			&i.SendTask.Kind,
+			&i.SendTask.Status,
+			&i.SendTask.MailboxID,
+			&i.SendTask.FromEmail,
+			&i.SendTask.FromName,
+			&i.SendTask.ContactID,
+			&i.SendTask.ToEmail,
+			&i.SendTask.CampaignID,
+			&i.SendTask.StepID,
+			&i.SendTask.StepName,
+			&i.SendTask.Subject,
+			&i.SendTask.MessageID,
+			&i.SendTask.ErrorCode,
+			&i.SendTask.ErrorMessage,
+			&i.SendTask.CreatedAt,
+			&i.SendTask.SentAt,
+			&i.SendTask.OpenedAt,
+			&i.SendTask.ClickedAt,
+			&i.SendTask.RepliedAt,
+			&i.SendTask.BouncedAt,
+			&i.SendTask.ToList,
+			&i.SendTask.Cc,
+			&i.SendTask.Bcc,
+			&i.SendTask.ReplyTo,
+			&i.SendTask.InReplyTo,
+			&i.SendTask.ThreadReferences,
+			&i.SendTask.BodyText,
+			&i.SendTask.BodyHtml,
+			&i.SendTask.SendMode,
+			&i.SendTask.NotBefore,
+			&i.SendTask.Attempts,
+			&i.SendTask.ClaimedAt,
+			&i.SendTask.CountedDay,
+			&i.SendTask.FailedAt,
+			&i.Mailbox.OrganizationID,
+			&i.Mailbox.ID,
+			&i.Mailbox.UserID,
+			&i.Mailbox.WorkerID,
+			&i.Mailbox.Email,
+			&i.Mailbox.Name,
+			&i.Mailbox.Provider,
+			&i.Mailbox.Status,
+			&i.Mailbox.SignaturePlain,
+			&i.Mailbox.SignatureHtml,
+			&i.Mailbox.SignatureSync,
+			&i.Mailbox.SignatureCode,
+			&i.Mailbox.SendAsEmail,
+			&i.Mailbox.ReplyTo,
+			&i.Mailbox.SaveToSent,
+			&i.Mailbox.CampaignLimit,
+			&i.Mailbox.MinWaitTime,
+			&i.Mailbox.Timezone,
+			&i.Mailbox.Tags,
+			&i.Mailbox.SmtpHost,
+			&i.Mailbox.SmtpPort,
+			&i.Mailbox.SmtpUsername,
+			&i.Mailbox.SmtpSecurity,
+			&i.Mailbox.SmtpPassword,
+			&i.Mailbox.ImapHost,
+			&i.Mailbox.ImapPort,
+			&i.Mailbox.ImapUsername,
+			&i.Mailbox.ImapSecurity,
+			&i.Mailbox.ImapPassword,
+			&i.Mailbox.Identities,
+			&i.Mailbox.IdentitySyncedAt,
+			&i.Mailbox.SignatureSource,
+			&i.Mailbox.SignatureImportedAt,
+			&i.Mailbox.LastSyncedAt,
+			&i.Mailbox.LastID,
+			&i.Mailbox.RotationState,
+			&i.Mailbox.RotationSince,
+			&i.Mailbox.RotationReason,
+			&i.Mailbox.Warmup,
+			&i.Mailbox.WarmupPausedAt,
+			&i.Mailbox.WarmupBase,
+			&i.Mailbox.WarmupMax,
+			&i.Mailbox.WarmupIncrease,
+			&i.Mailbox.WarmupReplyRate,
+			&i.Mailbox.WarmupTag,
+			&i.Mailbox.WarmupPoolType,
+			&i.Mailbox.WarmupStartTime,
+			&i.Mailbox.WarmupEndTime,
+			&i.Mailbox.WarmupDays,
+			&i.Mailbox.WarmupHealth,
+			&i.Mailbox.TrackingDomain,
+			&i.Mailbox.TrackingDomainVerified,
+			&i.Mailbox.TrackingDomainVerifiedAt,
+			&i.Mailbox.AuthState,
+			&i.Mailbox.AuthSpf,
+			&i.Mailbox.AuthDkim,
+			&i.Mailbox.AuthDmarc,
+			&i.Mailbox.AuthDmarcPolicy,
+			&i.Mailbox.AuthReason,
+			&i.Mailbox.AuthCheckedAt,
+			&i.Mailbox.AuthFailingSince,
+			&i.Mailbox.CreatedAt,
+			&i.Mailbox.UpdatedAt,
+			&i.Mailbox.LastCappedSendAt,
+			&i.Mailbox.TrackingStatus,
+			&i.Mailbox.TrackingMessage,
+			&i.Mailbox.TrackingObserved,
+			&i.Mailbox.TrackingHostUnresolvable,
+			&i.Mailbox.TrackingCheckedAt,
+			&i.Mailbox.WarmupBlockedAt,
+			&i.Mailbox.WarmupBlockedUntil,
+			&i.Mailbox.WarmupBlockReason,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
