@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,12 +43,19 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
+	srv := mailtest.NewIMAPServer(t, user, pass)
+	return newRigAt(t, srv, service(t, srv.Addr))
+}
+
+// newRigAt is newRig with the IMAP server srv, which the mailbox reaches as imapService says.
+func newRigAt(t *testing.T, srv *mailtest.IMAPServer, imapService api.MailService) *rig {
+	t.Helper()
 	env := apitest.New(t, apitest.MailPeers(mailtest.CAFile(t)))
 	boot := env.Bootstrap(t, "acme")
-	r := &rig{env: env, org: boot.OrganizationID, c: env.Client(t, boot.APIKey), imap: mailtest.NewIMAPServer(t, user, pass)}
+	r := &rig{env: env, org: boot.OrganizationID, c: env.Client(t, boot.APIKey), imap: srv}
 	smtpSrv := mailtest.NewSMTPServer(t, user, pass)
 	box, err := r.c.MailboxesCreate(context.Background(), &api.CreateEmailAccount{Provider: api.CreateEmailAccountProviderSMTPImap,
-		Email: user, Name: "Ada", SMTP: api.NewOptMailService(service(t, smtpSrv.Addr)), Imap: api.NewOptMailService(service(t, r.imap.Addr))},
+		Email: user, Name: "Ada", SMTP: api.NewOptMailService(service(t, smtpSrv.Addr)), Imap: api.NewOptMailService(imapService)},
 		api.MailboxesCreateParams{})
 	require.NoError(t, err)
 	r.box = box.ID
@@ -323,4 +331,75 @@ func TestFlagsFollowTheServerAndReadChangesRelayBack(t *testing.T) {
 		return !slices.Contains(flagsOf(t, peer, first), imap.FlagSeen)
 	}, 5*time.Second, 20*time.Millisecond)
 	require.Contains(t, flagsOf(t, peer, second), imap.FlagSeen, "other messages keep their flags")
+}
+
+// With CONDSTORE offered, a pass re-reads only the flags changed since the HIGHESTMODSEQ it stored, and none
+// while that has not moved. The proxy reports only the changes it is told of, so a change made on the server
+// behind its back shows whether a pass re-read more than CONDSTORE said.
+func TestWithCondStoreAPassRereadsOnlyTheFlagsChangedSinceItsModSeq(t *testing.T) {
+	t.Parallel()
+	srv := mailtest.NewIMAPServer(t, user, pass, mailtest.NoTLS())
+	proxy := mailtest.NewCondStoreProxy(t, srv.Addr, 10)
+	viaProxy := service(t, proxy.Addr)
+	viaProxy.Security = api.NewOptMailServiceSecurity(api.MailServiceSecurityNone)
+	r := newRigAt(t, srv, viaProxy)
+	first := srv.Append(t, "INBOX", message("<first@client.example>", "", "", "First", "x"))
+	second := srv.Append(t, "INBOX", message("<second@client.example>", "", "", "Second", "y"))
+	s := r.syncer(t, 30*time.Second)
+	s.PollInterval = 200 * time.Millisecond
+	r.start(t, s)
+	r.backfilled(t)
+	require.Equal(t, 10, r.count(t, `SELECT highest_modseq FROM mailbox_folders WHERE name = 'INBOX'`))
+	selects := func() int {
+		n := 0
+		for _, c := range proxy.Commands() {
+			if strings.Contains(c, "SELECT") && strings.Contains(c, "INBOX") {
+				n++
+			}
+		}
+		return n
+	}
+	flagReads := func() (plain, since []string) {
+		for _, c := range proxy.Commands() {
+			if strings.Contains(c, "FETCH") && strings.Contains(c, "FLAGS") && !strings.Contains(c, "BODY") {
+				if strings.Contains(c, "CHANGEDSINCE") {
+					since = append(since, c)
+				} else {
+					plain = append(plain, c)
+				}
+			}
+		}
+		return plain, since
+	}
+	passes := selects()
+	require.Eventually(t, func() bool { return selects() >= passes+2 }, 5*time.Second, 20*time.Millisecond)
+	plain, since := flagReads()
+	require.Empty(t, plain, "with CONDSTORE no pass re-reads a window of flags")
+	require.Empty(t, since, "nothing changed: no pass reads flags at all")
+
+	peer, err := imapclient.DialInsecure(srv.Addr, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = peer.Close() })
+	require.NoError(t, peer.Login(user, pass).Wait())
+	_, err = peer.Select("INBOX", nil).Wait()
+	require.NoError(t, err)
+	for _, uid := range []imap.UID{first, second} {
+		require.NoError(t, peer.Store(imap.UIDSetNum(uid), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true,
+			Flags: []imap.Flag{imap.FlagFlagged}}, nil).Close())
+	}
+	proxy.Change(second) // CONDSTORE reports the second message's change only
+	require.Eventually(t, func() bool {
+		return r.count(t, `SELECT count(*) FROM inbox_messages WHERE message_id = '<second@client.example>' AND '\Flagged' = ANY (flags)`) == 1
+	}, 5*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return r.count(t, `SELECT highest_modseq FROM mailbox_folders WHERE name = 'INBOX'`) == 11
+	}, 5*time.Second, 20*time.Millisecond, "the new HIGHESTMODSEQ is stored")
+	passes = selects()
+	require.Eventually(t, func() bool { return selects() >= passes+2 }, 5*time.Second, 20*time.Millisecond)
+	require.Zero(t, r.count(t, `SELECT count(*) FROM inbox_messages WHERE message_id = '<first@client.example>' AND '\Flagged' = ANY (flags)`),
+		"a change CONDSTORE did not report is not re-read")
+	plain, since = flagReads()
+	require.Empty(t, plain)
+	require.Len(t, since, 1, "one read, when HIGHESTMODSEQ moved")
+	require.Contains(t, since[0], "(CHANGEDSINCE 10)")
 }
