@@ -340,6 +340,8 @@ func TestContactImportFileTooLarge(t *testing.T) {
 	requireAPIError(t, err, http.StatusRequestEntityTooLarge, "request_too_large")
 	_, err = impCommit(c, "huge.csv", string(data[:50<<20+1]), impOpts{Mapping: impCols("email"), Dedup: "skip"}.String())
 	requireAPIError(t, err, http.StatusBadRequest, "file_too_large")
+	_, err = c.ContactsImportPreview(context.Background(), &api.ContactsImportPreviewReq{File: impFile("huge.csv", data[:50<<20+1])})
+	requireAPIError(t, err, http.StatusBadRequest, "file_too_large")
 }
 
 func TestContactImportPermissions(t *testing.T) {

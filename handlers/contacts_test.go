@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -589,4 +590,152 @@ func TestContactGetUpdateDeleteLookup(t *testing.T) {
 	oc := env.Client(t, other.APIKey)
 	_, err = oc.ContactsLookup(ctx, api.ContactsLookupParams{Email: "bob@example.com"})
 	requireAPIError(t, err, http.StatusNotFound, "contact_not_found")
+}
+
+// Every lead_status and engagement value, over one campaign whose leads are each in one state. opened counts
+// people only: a lead opened by a machine alone (machine_opened) is not opened.
+func TestContactsSearchEveryLeadStatusAndEngagement(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	boot := env.Bootstrap(t, "acme")
+	c, org := env.Client(t, boot.APIKey), boot.OrganizationID
+	camp := seedCampaign(t, env, org, "Outreach")
+	leads := map[string]string{ // contact local part -> the lead's state and counters
+		"unsub":         "state = 'active', sent = 1",
+		"bounced":       "state = 'active', sent = 1, bounced = 1",
+		"replied":       "state = 'active', sent = 1, opened = 1, replied = 1",
+		"failed":        "state = 'failed'",
+		"completed":     "state = 'completed', sent = 2, opened = 1, clicked = 1",
+		"paused":        "state = 'active', sent = 1, hold_since = now()",
+		"active":        "state = 'active', sent = 1, machine_opened = 1",
+		"undeliverable": "state = 'undeliverable'",
+		"pending":       "state = 'pending'",
+	}
+	byName := map[string]api.Contact{}
+	for name, set := range leads {
+		in := api.ContactCreate{Email: name + "@leads.example", Campaigns: []uuid.UUID{camp}}
+		if name == "unsub" {
+			in.Subscribed = api.NewOptBool(false)
+		}
+		byName[name] = createContacts(t, c, in)[0]
+		orgExec(t, env, org, `UPDATE campaign_leads SET `+set+` WHERE organization_id = $1 AND campaign_id = $2 AND contact_id = $3`,
+			org, camp, byName[name].ID)
+	}
+	outsider := createContacts(t, c, api.ContactCreate{Email: "outsider@leads.example"})[0]
+	named := func(names ...string) []string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = byName[n].Email
+		}
+		slices.Sort(out)
+		return out
+	}
+	search := func(body api.ContactSearchRequest) []string {
+		return sortedEmails(searchContacts(t, c, body, api.ContactsSearchParams{}).Data)
+	}
+	for _, status := range []string{"unsubscribed", "bounced", "replied", "failed", "completed", "paused", "active", "undeliverable", "pending"} {
+		want := status
+		if status == "unsubscribed" {
+			want = "unsub"
+		}
+		require.Equal(t, named(want), search(api.ContactSearchRequest{CampaignIds: []string{camp.String()}, LeadStatus: api.NewOptString(status)}), status)
+	}
+	for engagement, want := range map[string][]string{
+		"opened":      {"replied", "completed"},
+		"not_opened":  {"unsub", "bounced", "paused", "active"},
+		"clicked":     {"completed"},
+		"not_clicked": {"unsub", "bounced", "replied", "paused", "active"},
+		"replied":     {"replied"},
+		"not_replied": {"unsub", "bounced", "completed", "paused", "active"},
+		"bounced":     {"bounced"},
+	} {
+		require.Equal(t, named(want...), search(api.ContactSearchRequest{CampaignIds: []string{camp.String()}, Engagement: api.NewOptString(engagement)}), engagement)
+	}
+
+	// subscribed both ways.
+	require.Equal(t, named("unsub"), search(api.ContactSearchRequest{Subscribed: api.NewOptBool(false)}))
+	subscribed := append(named("bounced", "replied", "failed", "completed", "paused", "active", "undeliverable", "pending"), outsider.Email)
+	slices.Sort(subscribed)
+	require.Equal(t, subscribed, search(api.ContactSearchRequest{Subscribed: api.NewOptBool(true)}))
+
+	// updated_after and updated_before split at an update made in a later second (the SDK sends seconds).
+	mark := time.Now().Truncate(time.Second).Add(time.Second)
+	time.Sleep(time.Until(mark.Add(20 * time.Millisecond)))
+	_, err := c.ContactsUpdate(context.Background(), &api.ContactUpdate{FirstName: api.NewOptString("Pat")}, api.ContactsUpdateParams{ID: byName["pending"].ID})
+	require.NoError(t, err)
+	require.Equal(t, named("pending"), search(api.ContactSearchRequest{UpdatedAfter: api.NewOptDateTime(mark)}))
+	before := search(api.ContactSearchRequest{UpdatedBefore: api.NewOptDateTime(mark)})
+	require.Len(t, before, len(leads))
+	require.NotContains(t, before, byName["pending"].Email)
+}
+
+// Limits and shapes of the selection and of the bulk routes that the SDK will not send (it checks maxItems
+// itself), sent raw; and exclude, which applies only with all.
+func TestContactsSelectionLimitsAndShapes(t *testing.T) {
+	t.Parallel()
+	f := newSearchFixture(t)
+	ctx := context.Background()
+	rawCode := func(method, path, body string) (int, string) {
+		resp := f.env.Do(t, method, path, f.token, strings.NewReader(body), http.Header{"Content-Type": {"application/json"}})
+		defer func() { _ = resp.Body.Close() }()
+		var e api.Error
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		return resp.StatusCode, e.Code
+	}
+	ids := make([]string, 1001)
+	for i := range ids {
+		ids[i] = `"` + uuid.NewString() + `"`
+	}
+	list := "[" + strings.Join(ids, ",") + "]"
+	for _, tc := range []struct{ method, path, body string }{
+		{http.MethodPatch, "/v1/contacts", `{"contacts":` + list + `,"subscribe":false}`},
+		{http.MethodDelete, "/v1/contacts", list},
+		{http.MethodDelete, "/v1/contacts", `{"contacts":` + list + `}`},
+		{http.MethodPost, "/v1/contacts/verification", `{"contacts":` + list + `}`},
+	} {
+		status, code := rawCode(tc.method, tc.path, tc.body)
+		require.Equal(t, http.StatusBadRequest, status, "%s %s: 1001 ids", tc.method, tc.path)
+		require.Equal(t, "invalid_request", code, "%s %s: the schema's maxItems", tc.method, tc.path)
+	}
+	// 1000 ids are taken (unknown ones change nothing).
+	thousand := make([]uuid.UUID, 1000)
+	for i := range thousand {
+		thousand[i] = uuid.New()
+	}
+	thousand[0] = f.ada.ID
+	updated, err := f.c.ContactsBulkUpdate(ctx, &api.ContactBulkUpdateRequest{Contacts: thousand, Subscribe: api.NewOptBool(false)}, api.ContactsBulkUpdateParams{})
+	require.NoError(t, err)
+	require.Equal(t, []string{f.ada.Email}, contactEmails(updated))
+
+	// An empty id array deletes nothing and says so.
+	status, code := rawCode(http.MethodDelete, "/v1/contacts", `[]`)
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Equal(t, "invalid_request", code)
+	require.Equal(t, int64(4), orgInt(t, f.env, f.org, `SELECT count(*) FROM contacts WHERE organization_id = $1`, f.org))
+
+	// exclude without all is ignored: the listed contacts are all updated.
+	updated, err = f.c.ContactsBulkUpdate(ctx, &api.ContactBulkUpdateRequest{Contacts: []uuid.UUID{f.bob.ID, f.cy.ID}, Exclude: []uuid.UUID{f.bob.ID},
+		AddCategories: []uuid.UUID{f.hot}}, api.ContactsBulkUpdateParams{})
+	require.NoError(t, err)
+	require.Equal(t, sortedEmails([]api.Contact{f.bob, f.cy}), sortedEmails(updated))
+
+	// segment_ids: not a UUID, and more than the filter takes.
+	status, code = rawCode(http.MethodPost, "/v1/contacts/search", `{"segment_ids":["not-a-uuid"]}`)
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Equal(t, "invalid_body", code)
+	many := make([]uuid.UUID, 21)
+	for i := range many {
+		many[i] = uuid.New()
+	}
+	_, err = f.c.ContactsSearch(ctx, api.NewOptContactSearchRequest(api.ContactSearchRequest{SegmentIds: many}), api.ContactsSearchParams{})
+	requireAPIError(t, err, http.StatusBadRequest, "invalid_segment_ids")
+
+	// POST /contacts takes at most 1000 contacts a call.
+	batch := make([]api.ContactCreate, 1001)
+	for i := range batch {
+		batch[i] = api.ContactCreate{Email: fmt.Sprintf("p%d@batch.example", i)}
+	}
+	_, err = f.c.ContactsCreate(ctx, batch, api.ContactsCreateParams{})
+	requireAPIError(t, err, http.StatusBadRequest, "too_many_items")
+	require.Zero(t, orgInt(t, f.env, f.org, `SELECT count(*) FROM contacts WHERE organization_id = $1 AND email LIKE '%@batch.example'`, f.org))
 }
