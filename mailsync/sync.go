@@ -341,7 +341,8 @@ func roleOf(l *imap.ListData, byAttr bool) string {
 }
 
 // syncFolder fetches what the folder has beyond its last stored UID (on the first sync: what arrived within
-// the backfill window, the newest BackfillMessages at most), in batches each stored in one transaction.
+// the backfill window, the newest BackfillMessages at most), in batches each stored in one transaction, then
+// brings the flags of the messages stored before up to date (see refreshFlags).
 func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, org, id uuid.UUID, f folder, since time.Time) (int, error) {
 	condstore := c.Caps().Has(imap.CapCondStore)
 	sel, err := c.Select(f.name, &imap.SelectOptions{CondStore: condstore}).Wait()
@@ -372,9 +373,9 @@ func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, org, id u
 	if err != nil {
 		return 0, err
 	}
-	if err := s.refreshFlags(ctx, c, org, id, f, sel, lastUID, prevModSeq); err != nil {
-		return 0, err
-	}
+	// New messages first, so a message that woke the sync is stored before the flags are re-read; the new
+	// HIGHESTMODSEQ is stored only once the flags changed before it are in.
+	storedUID := lastUID
 	uids, err := s.pending(c, sel, lastUID, since)
 	if err != nil {
 		return 0, err
@@ -397,7 +398,7 @@ func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, org, id u
 				return err
 			}
 			if err := queries.SyncFolderSave(ctx, tx, dbq.SyncFolderSaveParams{OrganizationID: org, MailboxID: id, Name: f.name,
-				Role: f.role, UidValidity: int64(sel.UIDValidity), LastUid: high, HighestModseq: int64(sel.HighestModSeq)}); err != nil {
+				Role: f.role, UidValidity: int64(sel.UIDValidity), LastUid: high, HighestModseq: int64(prevModSeq)}); err != nil {
 				return err
 			}
 			return queries.SyncProgress(ctx, tx, dbq.SyncProgressParams{OrganizationID: org, MailboxID: id, Stored: int32(n)})
@@ -408,13 +409,13 @@ func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, org, id u
 		total += n
 		lastUID = high
 	}
-	if len(uids) == 0 {
-		return 0, s.tx(ctx, org, func(ctx context.Context, tx pgx.Tx) error {
-			return queries.SyncFolderSave(ctx, tx, dbq.SyncFolderSaveParams{OrganizationID: org, MailboxID: id, Name: f.name,
-				Role: f.role, UidValidity: int64(sel.UIDValidity), LastUid: lastUID, HighestModseq: int64(sel.HighestModSeq)})
-		})
+	if err := s.refreshFlags(ctx, c, org, id, f, sel, storedUID, prevModSeq); err != nil {
+		return total, err
 	}
-	return total, nil
+	return total, s.tx(ctx, org, func(ctx context.Context, tx pgx.Tx) error {
+		return queries.SyncFolderSave(ctx, tx, dbq.SyncFolderSaveParams{OrganizationID: org, MailboxID: id, Name: f.name,
+			Role: f.role, UidValidity: int64(sel.UIDValidity), LastUid: lastUID, HighestModseq: int64(sel.HighestModSeq)})
+	})
 }
 
 // flagWindow is how many of a folder's newest messages have their flags re-read on each pass when the server
@@ -452,7 +453,7 @@ func (s *Syncer) refreshFlags(ctx context.Context, c *imapclient.Client, org, id
 	changes := make([]change, 0, len(msgs))
 	for _, m := range msgs {
 		if int64(m.UID) > lastUID || m.UID == 0 {
-			continue // not stored yet: fetched whole below
+			continue // stored by this pass, flags and all
 		}
 		flags := make([]string, len(m.Flags))
 		for i, fl := range m.Flags {
