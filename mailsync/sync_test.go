@@ -13,6 +13,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/outflowhq/outflow/apitest"
@@ -176,9 +177,11 @@ func TestSyncBackfillsAThousandMessagesIntoThreadsThenIdles(t *testing.T) {
 	// IDLE: a new message is stored within 2 s of its arrival.
 	arrived := time.Now()
 	r.imap.Append(t, "INBOX", message("<fresh@client.example>", "<answer9@client.example>", "<root9@client.example> <answer9@client.example>", "Re: Question 9", "More"))
-	require.Eventually(t, func() bool {
+	if !assert.Eventually(t, func() bool {
 		return r.count(t, `SELECT count(*) FROM inbox_messages WHERE message_id = '<fresh@client.example>'`) == 1
-	}, 2*time.Second, 10*time.Millisecond)
+	}, 2*time.Second, 10*time.Millisecond) {
+		t.Fatalf("not stored within 2 s; stopping the sync returned %v", stop())
+	}
 	require.Less(t, time.Since(arrived), 2*time.Second)
 	require.Equal(t, 4, r.count(t, `SELECT message_count FROM inbox_threads WHERE id = (SELECT thread_id FROM inbox_messages WHERE message_id = '<root9@client.example>')`))
 	require.NoError(t, stop())
