@@ -95,3 +95,13 @@ func (s *IMAPServer) Append(t testing.TB, folder string, raw []byte, flags ...im
 type literal struct{ *bytes.Reader }
 
 func (l literal) Size() int64 { return l.Reader.Size() }
+
+// Idle first sends what changed since the last command, as real servers do when IDLE starts (the in-memory
+// server only reports changes made after it), so a message delivered between a client's last command and its
+// IDLE is reported at once instead of at the next command.
+func (s *tokenSession) Idle(w *imapserver.UpdateWriter, stop <-chan struct{}) error {
+	if err := s.Poll(w, true); err != nil {
+		return err
+	}
+	return s.SessionIMAP4rev2.Idle(w, stop)
+}
