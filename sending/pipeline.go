@@ -343,7 +343,7 @@ func (p *Pipeline) claim(ctx context.Context, org, mailboxID uuid.UUID, ids []uu
 				}
 				continue
 			}
-			wait, ok, err := p.check(ctx, tx, t, &m, blocked, now)
+			wait, ok, err := p.check(ctx, tx, t, m, blocked, now)
 			switch {
 			case err != nil:
 				return err
@@ -396,7 +396,7 @@ func (p *Pipeline) claim(ctx context.Context, org, mailboxID uuid.UUID, ids []uu
 // check decides what a claim does with a loaded task: claim it (ok), leave it (settled, or failed here before
 // any send: an attempt found in flight, an inactive mailbox, a failing domain, a suppressed recipient), or
 // let it wait (its time or the mailbox's gap has not come). m is the task's mailbox as this claim sees it.
-func (p *Pipeline) check(ctx context.Context, tx pgx.Tx, t dbq.SendTask, m *dbq.Mailbox, blocked map[string]dbq.Suppression, now time.Time) (wait time.Duration, ok bool, err error) {
+func (p *Pipeline) check(ctx context.Context, tx pgx.Tx, t dbq.SendTask, m dbq.Mailbox, blocked map[string]dbq.Suppression, now time.Time) (wait time.Duration, ok bool, err error) {
 	org, id := t.OrganizationID, t.ID
 	switch t.Status {
 	case "sending":
@@ -421,7 +421,7 @@ func (p *Pipeline) check(ctx context.Context, tx pgx.Tx, t dbq.SendTask, m *dbq.
 	if m.Status != "active" {
 		return failQueued("mailbox_inactive", "The mailbox is "+m.Status+"; it sends nothing until it is active again.")
 	}
-	if (t.Kind == KindCampaign || t.Kind == KindWarmup) && mailbox.AuthBlocked(*m, p.authGrace, now) {
+	if (t.Kind == KindCampaign || t.Kind == KindWarmup) && mailbox.AuthBlocked(m, p.authGrace, now) {
 		return failQueued("domain_auth_failing", "The mailbox's domain has been missing SPF or DMARC for longer than the grace period; cold sending and warmup stop until it passes.")
 	}
 	for _, r := range recipients(t) {
@@ -430,7 +430,7 @@ func (p *Pipeline) check(ctx context.Context, tx pgx.Tx, t dbq.SendTask, m *dbq.
 		}
 	}
 	if capped(t.Kind) {
-		if next := NextSlot(*m, now); next.After(now) {
+		if next := NextSlot(m, now); next.After(now) {
 			return next.Sub(now), false, p.requeue(ctx, tx, t, next, "waiting_for_gap")
 		}
 	}
