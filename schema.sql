@@ -259,11 +259,96 @@ BEGIN
        SELECT id FROM contacts WHERE organization_id = current_org() AND search_ready
          AND lower(custom_fields::text) LIKE $1
        UNION ALL
-       SELECT id FROM contacts WHERE organization_id = current_org() AND NOT search_ready
-         AND lower(custom_fields::text) LIKE $1) m
+       SELECT id FROM contacts_pending(current_org())
+         WHERE lower(custom_fields::text) LIKE $1) m
      LIMIT $2'
     USING pattern, max_rows;
 END $_$;
+
+--
+-- Name: contacts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.contacts (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    email text NOT NULL,
+    duplicate_seq bigint DEFAULT 0 NOT NULL,
+    first_name text DEFAULT ''::text NOT NULL,
+    last_name text DEFAULT ''::text NOT NULL,
+    company text DEFAULT ''::text NOT NULL,
+    phone text DEFAULT ''::text NOT NULL,
+    custom_fields jsonb DEFAULT '{}'::jsonb NOT NULL,
+    subscribed boolean DEFAULT true NOT NULL,
+    source text DEFAULT 'api'::text NOT NULL,
+    campaign_count integer DEFAULT 0 NOT NULL,
+    last_contacted_at timestamp with time zone,
+    verification_status text DEFAULT 'unknown'::text NOT NULL,
+    verification_sub_status text DEFAULT ''::text NOT NULL,
+    verification_source text DEFAULT ''::text NOT NULL,
+    verification_provider text DEFAULT ''::text NOT NULL,
+    verification_reason text DEFAULT ''::text NOT NULL,
+    verification_checked_at timestamp with time zone,
+    verification_confidence smallint DEFAULT 0 NOT NULL,
+    is_catch_all boolean DEFAULT false NOT NULL,
+    esp_provider text DEFAULT ''::text NOT NULL,
+    esp_resolved_at timestamp with time zone,
+    search_ready boolean DEFAULT true NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT contacts_campaign_count_check CHECK ((campaign_count >= 0)),
+    CONSTRAINT contacts_company_check CHECK ((length(company) <= 255)),
+    CONSTRAINT contacts_custom_fields_check CHECK ((jsonb_typeof(custom_fields) = 'object'::text)),
+    CONSTRAINT contacts_email_check CHECK ((((length(email) >= 3) AND (length(email) <= 254)) AND (email = lower((email COLLATE "C"))) AND ((octet_length(email) = length(email)) OR (email = lower(email))))),
+    CONSTRAINT contacts_esp_provider_check CHECK ((length(esp_provider) <= 64)),
+    CONSTRAINT contacts_first_name_check CHECK ((length(first_name) <= 255)),
+    CONSTRAINT contacts_last_name_check CHECK ((length(last_name) <= 255)),
+    CONSTRAINT contacts_phone_check CHECK ((length(phone) <= 64)),
+    CONSTRAINT contacts_source_check CHECK ((source = ANY (ARRAY['manual'::text, 'api'::text, 'import'::text, 'form'::text, 'automation'::text]))),
+    CONSTRAINT contacts_verification_confidence_check CHECK (((verification_confidence >= 0) AND (verification_confidence <= 100))),
+    CONSTRAINT contacts_verification_provider_check CHECK ((length(verification_provider) <= 64)),
+    CONSTRAINT contacts_verification_reason_check CHECK ((length(verification_reason) <= 500)),
+    CONSTRAINT contacts_verification_source_check CHECK ((verification_source = ANY (ARRAY[''::text, 'probe'::text, 'provider'::text, 'imported'::text, 'manual'::text]))),
+    CONSTRAINT contacts_verification_status_check CHECK ((verification_status = ANY (ARRAY['valid'::text, 'risky'::text, 'invalid'::text, 'unknown'::text]))),
+    CONSTRAINT contacts_verification_sub_status_check CHECK ((verification_sub_status = ANY (ARRAY[''::text, 'catch_all'::text, 'disposable'::text, 'role'::text, 'spamtrap'::text, 'mailbox_full'::text, 'no_mx'::text, 'syntax'::text, 'undisclosed'::text])))
+);
+
+--
+-- Name: contacts_pending(uuid); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contacts_pending(org uuid) RETURNS SETOF public.contacts
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT c.* FROM contacts_pending_ranges(org) r,
+    LATERAL (SELECT * FROM contacts c WHERE c.organization_id = org AND c.id BETWEEN r.lo AND r.hi AND NOT c.search_ready OFFSET 0) c
+$$;
+
+--
+-- Name: contacts_pending_ranges(uuid); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contacts_pending_ranges(org uuid) RETURNS TABLE(lo uuid, hi uuid)
+    LANGUAGE plpgsql STABLE ROWS 1
+    AS $$
+DECLARE
+  r record;
+BEGIN
+  FOR r IN SELECT p.lo, p.hi FROM contact_index_pending p WHERE p.organization_id = org ORDER BY p.lo LOOP
+    IF hi IS NOT NULL AND r.lo <= hi THEN
+      hi := greatest(hi, r.hi);
+      CONTINUE;
+    END IF;
+    IF hi IS NOT NULL THEN
+      RETURN NEXT;
+    END IF;
+    lo := r.lo;
+    hi := r.hi;
+  END LOOP;
+  IF hi IS NOT NULL THEN
+    RETURN NEXT;
+  END IF;
+END $$;
 
 --
 -- Name: contacts_text_candidates(text, integer); Type: FUNCTION; Schema: public; Owner: -
@@ -279,8 +364,8 @@ BEGIN
        SELECT id FROM contacts WHERE organization_id = current_org() AND search_ready
          AND lower(first_name || '' '' || last_name || '' '' || email || '' '' || company) LIKE $1
        UNION ALL
-       SELECT id FROM contacts WHERE organization_id = current_org() AND NOT search_ready
-         AND lower(first_name || '' '' || last_name || '' '' || email || '' '' || company) LIKE $1) m
+       SELECT id FROM contacts_pending(current_org())
+         WHERE lower(first_name || '' '' || last_name || '' '' || email || '' '' || company) LIKE $1) m
      LIMIT $2'
     USING pattern, max_rows;
 END $_$;
@@ -900,6 +985,17 @@ CREATE SEQUENCE public.contact_duplicate_seq
     CACHE 1;
 
 --
+-- Name: contact_index_pending; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.contact_index_pending (
+    organization_id uuid NOT NULL,
+    lo uuid NOT NULL,
+    hi uuid NOT NULL,
+    CONSTRAINT contact_index_pending_check CHECK ((lo <= hi))
+);
+
+--
 -- Name: contact_notes; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -929,54 +1025,6 @@ CREATE TABLE public.contact_stats (
     invalid bigint DEFAULT 0 NOT NULL,
     unknown bigint DEFAULT 0 NOT NULL,
     pending bigint DEFAULT 0 NOT NULL
-);
-
---
--- Name: contacts; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.contacts (
-    organization_id uuid NOT NULL,
-    id uuid NOT NULL,
-    email text NOT NULL,
-    duplicate_seq bigint DEFAULT 0 NOT NULL,
-    first_name text DEFAULT ''::text NOT NULL,
-    last_name text DEFAULT ''::text NOT NULL,
-    company text DEFAULT ''::text NOT NULL,
-    phone text DEFAULT ''::text NOT NULL,
-    custom_fields jsonb DEFAULT '{}'::jsonb NOT NULL,
-    subscribed boolean DEFAULT true NOT NULL,
-    source text DEFAULT 'api'::text NOT NULL,
-    campaign_count integer DEFAULT 0 NOT NULL,
-    last_contacted_at timestamp with time zone,
-    verification_status text DEFAULT 'unknown'::text NOT NULL,
-    verification_sub_status text DEFAULT ''::text NOT NULL,
-    verification_source text DEFAULT ''::text NOT NULL,
-    verification_provider text DEFAULT ''::text NOT NULL,
-    verification_reason text DEFAULT ''::text NOT NULL,
-    verification_checked_at timestamp with time zone,
-    verification_confidence smallint DEFAULT 0 NOT NULL,
-    is_catch_all boolean DEFAULT false NOT NULL,
-    esp_provider text DEFAULT ''::text NOT NULL,
-    esp_resolved_at timestamp with time zone,
-    search_ready boolean DEFAULT true NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT contacts_campaign_count_check CHECK ((campaign_count >= 0)),
-    CONSTRAINT contacts_company_check CHECK ((length(company) <= 255)),
-    CONSTRAINT contacts_custom_fields_check CHECK ((jsonb_typeof(custom_fields) = 'object'::text)),
-    CONSTRAINT contacts_email_check CHECK (((email = lower(email)) AND ((length(email) >= 3) AND (length(email) <= 254)))),
-    CONSTRAINT contacts_esp_provider_check CHECK ((length(esp_provider) <= 64)),
-    CONSTRAINT contacts_first_name_check CHECK ((length(first_name) <= 255)),
-    CONSTRAINT contacts_last_name_check CHECK ((length(last_name) <= 255)),
-    CONSTRAINT contacts_phone_check CHECK ((length(phone) <= 64)),
-    CONSTRAINT contacts_source_check CHECK ((source = ANY (ARRAY['manual'::text, 'api'::text, 'import'::text, 'form'::text, 'automation'::text]))),
-    CONSTRAINT contacts_verification_confidence_check CHECK (((verification_confidence >= 0) AND (verification_confidence <= 100))),
-    CONSTRAINT contacts_verification_provider_check CHECK ((length(verification_provider) <= 64)),
-    CONSTRAINT contacts_verification_reason_check CHECK ((length(verification_reason) <= 500)),
-    CONSTRAINT contacts_verification_source_check CHECK ((verification_source = ANY (ARRAY[''::text, 'probe'::text, 'provider'::text, 'imported'::text, 'manual'::text]))),
-    CONSTRAINT contacts_verification_status_check CHECK ((verification_status = ANY (ARRAY['valid'::text, 'risky'::text, 'invalid'::text, 'unknown'::text]))),
-    CONSTRAINT contacts_verification_sub_status_check CHECK ((verification_sub_status = ANY (ARRAY[''::text, 'catch_all'::text, 'disposable'::text, 'role'::text, 'spamtrap'::text, 'mailbox_full'::text, 'no_mx'::text, 'syntax'::text, 'undisclosed'::text])))
 );
 
 --
@@ -2544,6 +2592,12 @@ CREATE INDEX contact_activities_contact ON public.contact_activities USING btree
 CREATE INDEX contact_categories_category ON public.contact_categories USING btree (organization_id, category_id, contact_id);
 
 --
+-- Name: contact_index_pending_range; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX contact_index_pending_range ON public.contact_index_pending USING btree (organization_id, lo);
+
+--
 -- Name: contact_notes_contact; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2584,12 +2638,6 @@ CREATE INDEX contacts_last_name ON public.contacts USING btree (organization_id,
 --
 
 CREATE INDEX contacts_search ON public.contacts USING gin (lower(((((((first_name || ' '::text) || last_name) || ' '::text) || email) || ' '::text) || company)) public.gin_trgm_ops) WHERE search_ready;
-
---
--- Name: contacts_unindexed; Type: INDEX; Schema: public; Owner: -
---
-
-CREATE INDEX contacts_unindexed ON public.contacts USING btree (organization_id, id) WHERE (NOT search_ready);
 
 --
 -- Name: contacts_updated; Type: INDEX; Schema: public; Owner: -
@@ -3157,6 +3205,13 @@ ALTER TABLE ONLY public.contact_categories
     ADD CONSTRAINT contact_categories_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE CASCADE;
 
 --
+-- Name: contact_index_pending contact_index_pending_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_index_pending
+    ADD CONSTRAINT contact_index_pending_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
 -- Name: contact_notes contact_notes_organization_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3653,6 +3708,12 @@ ALTER TABLE public.contact_activities ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.contact_categories ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: contact_index_pending; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.contact_index_pending ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: contact_notes; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -3885,6 +3946,12 @@ CREATE POLICY tenant_isolation ON public.contact_activities USING ((organization
 --
 
 CREATE POLICY tenant_isolation ON public.contact_categories USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: contact_index_pending tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.contact_index_pending USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: contact_notes tenant_isolation; Type: POLICY; Schema: public; Owner: -

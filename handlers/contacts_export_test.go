@@ -437,8 +437,8 @@ func TestContactExportRefusals(t *testing.T) {
 
 // copyContacts inserts n contacts into org with COPY (as the schema owner; COPY does not run under row-level
 // security), each with a UUIDv7 id and its created_at. Like an import, it leaves them out of the search
-// indexes (search_ready false), which searches read all the same. row may adjust each one: it gets the index
-// and the values in copyContactColumns order.
+// indexes (search_ready false) and records their id range as pending, which searches read all the same. row
+// may adjust each one (but not its id): it gets the index and the values in copyContactColumns order.
 func copyContacts(t testing.TB, env *apitest.Env, org uuid.UUID, n int, row func(i int, vals []any)) {
 	t.Helper()
 	rows := make([][]any, n)
@@ -452,8 +452,13 @@ func copyContacts(t testing.TB, env *apitest.Env, org uuid.UUID, n int, row func
 		}
 		rows[i] = vals
 	}
-	_, err := env.DB.OwnerPool(t).CopyFrom(context.Background(), pgx.Identifier{"contacts"}, copyContactColumns, pgx.CopyFromRows(rows))
+	ctx := context.Background()
+	_, err := env.DB.OwnerPool(t).CopyFrom(ctx, pgx.Identifier{"contacts"}, copyContactColumns, pgx.CopyFromRows(rows))
 	require.NoError(t, err)
+	if n > 0 {
+		_, err = env.DB.OwnerPool(t).Exec(ctx, `INSERT INTO contact_index_pending (organization_id, lo, hi) VALUES ($1, $2, $3)`, org, rows[0][1], rows[n-1][1])
+		require.NoError(t, err)
+	}
 }
 
 var copyContactColumns = []string{"organization_id", "id", "email", "first_name", "last_name", "company", "phone", "custom_fields",

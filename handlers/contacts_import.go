@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,8 @@ import (
 // mapping fills; see importPlan), then writes contacts with set-based statements for the dedup mode (an
 // organization's first import skips the per-row check against existing addresses) and the links with one
 // statement each. New and updated rows are written with search_ready false, which keeps them out of the
-// trigram and sort indexes; the contacts.IndexArgs job enqueued in the same transaction puts them in right
+// trigram and sort indexes, and recorded in contact_index_pending (the new rows' id range, each updated id),
+// where searches find them; the contacts.IndexArgs job enqueued in the same transaction puts them in right
 // after. File imports raise no contact.created events; one audit entry (contacts.imported) records the counts.
 //
 // The file part arrives already buffered: ogen's multipart decoding (ParseMultipartForm) reads the whole
@@ -315,7 +317,8 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 		return nil, err
 	}
 	defer rows.Close()
-	src := &importSource{rows: rows, im: contactfile.NewImporter(opts.columns, h.checks), plan: newImportPlan(opts.columns), at: started}
+	src := &importSource{rows: rows, im: contactfile.NewImporter(opts.columns, h.checks), plan: newImportPlan(opts.columns), at: started,
+		ids: contacts.NewIDs()}
 	if err := src.start(opts.hasHeader); err != nil {
 		return nil, err
 	}
@@ -393,14 +396,17 @@ type importSource struct {
 	im   *contactfile.Importer
 	plan importPlan
 	// at is the verification_checked_at of imported verdicts.
-	at time.Time
+	at  time.Time
+	ids *contacts.IDs
 
 	first     []string // the first data row, read by start
 	firstLine int
 	data      int // data rows read
 	staged    int // rows handed to COPY
-	values    []any
-	err       error
+	// lo and hi bound the ids of the staged rows (contact_index_pending records them for the new ones).
+	lo, hi uuid.UUID
+	values []any
+	err    error
 }
 
 // start reads the header (when the file has one) and the first data row, so an empty file is refused before
@@ -460,9 +466,15 @@ func (s *importSource) Next() bool {
 
 // stage turns an accepted row into its staging columns (importPlan.columns order).
 func (s *importSource) stage(c contactfile.Contact) error {
-	id, createdAt, err := contacts.NewID()
+	id, createdAt, err := s.ids.Next()
 	if err != nil {
 		return err
+	}
+	if s.staged == 0 || bytes.Compare(id[:], s.lo[:]) < 0 {
+		s.lo = id
+	}
+	if bytes.Compare(id[:], s.hi[:]) > 0 {
+		s.hi = id
 	}
 	// pgtype.UUID encodes directly; uuid.UUID would go through its driver.Valuer, several times slower.
 	s.values = append(s.values[:0], pgtype.UUID{Bytes: id, Valid: true}, createdAt, c.Email)
@@ -637,14 +649,16 @@ func (p importPlan) insertSQL(dupSeq string, skipTaken bool) string {
 }
 
 // updateSQL enriches the organization's primary contacts of the staged addresses ($1 organization) with the
-// mapped fields; the rows leave the search indexes until the index job puts them back.
+// mapped fields; the rows leave the search indexes until the index job puts them back, each recorded in
+// contact_index_pending as a range of its own id (the statement's row count is the updated contacts').
 func (p importPlan) updateSQL() string {
 	sets := []string{"search_ready = false", "updated_at = now()"}
 	for _, f := range p.fields {
 		sets = append(sets, f.update...)
 	}
-	return "UPDATE contacts c SET " + strings.Join(sets, ", ") +
-		"\nFROM contact_import_rows s\nWHERE c.organization_id = $1 AND c.email = s.email AND c.duplicate_seq = 0"
+	return "WITH u AS (UPDATE contacts c SET " + strings.Join(sets, ", ") +
+		"\nFROM contact_import_rows s\nWHERE c.organization_id = $1 AND c.email = s.email AND c.duplicate_seq = 0\nRETURNING c.id)" +
+		"\nINSERT INTO contact_index_pending (organization_id, lo, hi) SELECT $1, id, id FROM u"
 }
 
 // importDuplicateSeq gives an address the organization already has a new duplicate_seq.
@@ -706,6 +720,11 @@ func (h *ContactImport) load(ctx context.Context, tx pgx.Tx, org uuid.UUID, opts
 		var err error
 		if out.imported, out.updated, err = h.writeContacts(ctx, tx, org, opts, src.plan); err != nil {
 			return out, err
+		}
+		if out.imported > 0 {
+			if err := h.queries.ContactImportPendingRange(ctx, tx, dbq.ContactImportPendingRangeParams{OrganizationID: org, Lo: src.lo, Hi: src.hi}); err != nil {
+				return out, err
+			}
 		}
 		out.skipped = src.staged - out.imported - out.updated
 		if out.skipped > 0 {

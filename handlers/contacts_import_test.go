@@ -765,8 +765,9 @@ func TestContactImportLinks(t *testing.T) {
 	require.Equal(t, 3, impCount(t, env, org, `SELECT count(*) FROM labels WHERE organization_id = $1`), "no category created twice")
 }
 
-// TestContactImportIndexing checks what an import leaves behind: rows outside the search indexes until the
-// index job (enqueued in the import's transaction) runs, one audit entry, and no contact.created events.
+// TestContactImportIndexing checks what an import leaves behind: rows outside the search indexes, found
+// through the pending id ranges it recorded, until the index job (enqueued in the import's transaction) runs
+// and drops the ranges; one audit entry; no contact.created events.
 func TestContactImportIndexing(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
@@ -788,11 +789,33 @@ func TestContactImportIndexing(t *testing.T) {
 	require.NoError(t, env.DB.Pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'contacts_index' AND args->>'organization_id' = $1`, org.String()).Scan(&jobs))
 	require.Equal(t, 1, jobs)
 
+	// Searches find the rows through the range of ids the import recorded, each once even where two ranges
+	// cover it (concurrent imports' ranges can overlap).
+	require.Equal(t, 1, impCount(t, env, org, `SELECT count(*) FROM contact_index_pending WHERE organization_id = $1`))
+	orgExec(t, env, org, `INSERT INTO contact_index_pending (organization_id, lo, hi) SELECT organization_id, lo, hi FROM contact_index_pending WHERE organization_id = $1`, org)
+	for _, q := range []string{"example.com", ""} {
+		got := searchContacts(t, c, api.ContactSearchRequest{Query: api.NewOptString(q), Subscribed: api.NewOptBool(true)}, api.ContactsSearchParams{})
+		require.Equal(t, []string{"a@example.com", "b@example.com", "c@example.com"}, sortedEmails(got.Data), q)
+		require.Equal(t, int64(3), got.Pagination.Total.Value, q)
+	}
+
+	// An import that updates existing contacts takes them out of the indexes and records each id.
+	res, err = impCommit(c, "update.csv", "b@example.com,Bea\n", impOpts{Mapping: impCols("email", "first_name"), Dedup: "update"}.String())
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Updated)
+	bob := impOne(t, env, org, "b@example.com")
+	require.Equal(t, 1, impCount(t, env, org, `SELECT count(*) FROM contact_index_pending WHERE organization_id = $1 AND lo = $2 AND hi = $2`, bob.ID))
+	got := searchContacts(t, c, api.ContactSearchRequest{Query: api.NewOptString("bea")}, api.ContactsSearchParams{})
+	require.Equal(t, []string{"b@example.com"}, contactEmails(got.Data))
+
 	env.StartWorkers(t)
 	require.Eventually(t, func() bool {
-		return impCount(t, env, org, `SELECT count(*) FROM contacts WHERE organization_id = $1 AND NOT search_ready`) == 0
-	}, 15*time.Second, 50*time.Millisecond)
+		return impCount(t, env, org, `SELECT count(*) FROM contacts WHERE organization_id = $1 AND NOT search_ready`) == 0 &&
+			impCount(t, env, org, `SELECT count(*) FROM contact_index_pending WHERE organization_id = $1`) == 0
+	}, 15*time.Second, 50*time.Millisecond, "every row indexed and every range dropped")
 	require.Equal(t, 3, impCount(t, env, org, `SELECT count(*) FROM contacts WHERE organization_id = $1 AND search_ready`))
+	got = searchContacts(t, c, api.ContactSearchRequest{Query: api.NewOptString("bea")}, api.ContactsSearchParams{})
+	require.Equal(t, []string{"b@example.com"}, contactEmails(got.Data), "found through the search index")
 }
 
 // TestContactImportConcurrentWriter covers the first import into an empty organization, which inserts without

@@ -360,7 +360,8 @@ func TestContactsSearchSortsAndCursors(t *testing.T) {
 		createContacts(t, c, api.ContactCreate{Email: fmt.Sprintf("%s%d@example.com", n, i), FirstName: api.NewOptString(n), LastName: api.NewOptString(names[len(names)-1-i])})
 	}
 	// Half the rows as an import leaves them (outside the search indexes) so paging crosses both arms.
-	orgExec(t, env, org, `UPDATE contacts SET search_ready = false WHERE organization_id = $1 AND first_name IN ('ann', 'kim')`, org)
+	orgExec(t, env, org, `WITH u AS (UPDATE contacts SET search_ready = false WHERE organization_id = $1 AND first_name IN ('ann', 'kim') RETURNING id)
+		INSERT INTO contact_index_pending (organization_id, lo, hi) SELECT $1, id, id FROM u`, org)
 	camp := seedCampaign(t, env, org, "C")
 	orgExec(t, env, org, `INSERT INTO campaign_leads (organization_id, campaign_id, contact_id) SELECT $1, $2, id FROM contacts WHERE organization_id = $1 AND first_name IN ('zed', 'kim')`, org, camp)
 

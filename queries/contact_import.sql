@@ -22,3 +22,8 @@ RETURNING lower(title)::text AS key, id;
 -- Whether the organization has no contacts yet: its first import has no existing addresses to check rows
 -- against.
 SELECT NOT EXISTS (SELECT 1 FROM contacts WHERE organization_id = @organization_id::uuid) AS empty;
+
+-- name: ContactImportPendingRange :exec
+-- Records the range of ids an import generated for its new rows (written outside the search indexes), where
+-- searches and the index job find them until they are indexed.
+INSERT INTO contact_index_pending (organization_id, lo, hi) VALUES (@organization_id::uuid, @lo::uuid, @hi::uuid);

@@ -112,3 +112,20 @@ func (q *Queries) ContactImportOrgEmpty(ctx context.Context, db DBTX, organizati
 	err := row.Scan(&empty)
 	return empty, err
 }
+
+const contactImportPendingRange = `-- name: ContactImportPendingRange :exec
+INSERT INTO contact_index_pending (organization_id, lo, hi) VALUES ($1::uuid, $2::uuid, $3::uuid)
+`
+
+type ContactImportPendingRangeParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	Lo             uuid.UUID `json:"lo"`
+	Hi             uuid.UUID `json:"hi"`
+}
+
+// Records the range of ids an import generated for its new rows (written outside the search indexes), where
+// searches and the index job find them until they are indexed.
+func (q *Queries) ContactImportPendingRange(ctx context.Context, db DBTX, arg ContactImportPendingRangeParams) error {
+	_, err := db.Exec(ctx, contactImportPendingRange, arg.OrganizationID, arg.Lo, arg.Hi)
+	return err
+}

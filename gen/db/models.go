@@ -210,6 +210,12 @@ type ContactCategory struct {
 	CreatedAt      time.Time `json:"created_at"`
 }
 
+type ContactIndexPending struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	Lo             uuid.UUID `json:"lo"`
+	Hi             uuid.UUID `json:"hi"`
+}
+
 type ContactNote struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	ID             uuid.UUID `json:"id"`
