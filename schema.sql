@@ -3969,7 +3969,7 @@ CREATE POLICY tenant_isolation ON public.contact_stats USING ((organization_id =
 -- Name: contacts tenant_isolation; Type: POLICY; Schema: public; Owner: -
 --
 
-CREATE POLICY tenant_isolation ON public.contacts USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+CREATE POLICY tenant_isolation ON public.contacts USING ((organization_id = ( SELECT public.current_org() AS current_org))) WITH CHECK ((organization_id = ( SELECT public.current_org() AS current_org)));
 
 --
 -- Name: custom_roles tenant_isolation; Type: POLICY; Schema: public; Owner: -

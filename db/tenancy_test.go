@@ -34,12 +34,21 @@ func TestRowLevelSecurityIsolatesOrganizations(t *testing.T) {
 	ctx := context.Background()
 	a := bootstrap(t, d, "alpha")
 	b := bootstrap(t, d, "beta")
+	// A contact and a pending index range in each (written as the owner), for the tables whose policy
+	// evaluates the organization once per statement.
+	for i, org := range []uuid.UUID{a.OrganizationID, b.OrganizationID} {
+		id := uuid.Must(uuid.NewV7())
+		_, err := d.OwnerPool(t).Exec(ctx, `INSERT INTO contacts (organization_id, id, email) VALUES ($1, $2, $3)`, org, id, fmt.Sprintf("p%d@example.com", i))
+		require.NoError(t, err)
+		_, err = d.OwnerPool(t).Exec(ctx, `INSERT INTO contact_index_pending (organization_id, lo, hi) VALUES ($1, $2, $2)`, org, id)
+		require.NoError(t, err)
+	}
 
 	for _, tc := range []struct {
 		scope, other uuid.UUID
 	}{{a.OrganizationID, b.OrganizationID}, {b.OrganizationID, a.OrganizationID}} {
 		err := db.WithOrgTx(ctx, d.Pool, tc.scope, func(ctx context.Context, tx pgx.Tx) error {
-			for _, table := range []string{"api_keys", "audit_log", "memberships"} {
+			for _, table := range []string{"api_keys", "audit_log", "memberships", "contacts", "contact_index_pending"} {
 				var total, foreign int
 				require.NoError(t, tx.QueryRow(ctx, fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE organization_id = $1) FROM %s", table), tc.other).Scan(&total, &foreign))
 				require.Positive(t, total, table)
@@ -58,6 +67,13 @@ func TestRowLevelSecurityIsolatesOrganizations(t *testing.T) {
 			var pgErr *pgconn.PgError
 			require.ErrorAs(t, err, &pgErr)
 			require.Equal(t, "42501", pgErr.Code, "row-level security violation expected")
+			_, err = tx.Exec(ctx, "ROLLBACK TO SAVEPOINT s")
+			require.NoError(t, err)
+			// So is a contact, also when the statement writes many rows from a query (an import's shape).
+			_, err = tx.Exec(ctx, `INSERT INTO contacts (organization_id, id, email)
+				SELECT $1, gen_random_uuid(), 'x' || g || '@example.com' FROM generate_series(1, 3) g`, tc.other)
+			require.ErrorAs(t, err, &pgErr)
+			require.Equal(t, "42501", pgErr.Code, "row-level security violation expected for contacts")
 			_, err = tx.Exec(ctx, "ROLLBACK TO SAVEPOINT s")
 			return err
 		})
