@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	ht "github.com/ogen-go/ogen/http"
 
@@ -327,10 +326,15 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 		if err := checkLinkRefs(ctx, tx, org, opts.campaignIDs, opts.categoryIDs, opts.segmentIDs); err != nil {
 			return err
 		}
+		// The counters' trigger keeps the statement's new rows in a transition table; at the default work_mem
+		// 50,000 of them spill to a temporary file.
+		if _, err := tx.Exec(ctx, importWorkMem); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, src.plan.createSQL()); err != nil {
 			return fmt.Errorf("create import staging: %w", err)
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"contact_import_rows"}, src.plan.columns, src); err != nil {
+		if _, err := tx.Conn().PgConn().CopyFrom(ctx, src, src.plan.copySQL()); err != nil {
 			if src.err != nil {
 				return src.err // why the source stopped (too many rows, an unreadable row); COPY reports only that it failed
 			}
@@ -390,7 +394,8 @@ func importResult(report contactfile.Report, out loadResult, opts importOptions,
 }
 
 // importSource feeds COPY: it reads the file's data rows through the importer and yields the accepted ones
-// as staging rows, so Postgres loads rows while later ones are still being parsed.
+// as staging rows in COPY's binary format (see contacts_import_copy.go), so Postgres loads rows while later
+// ones are still being parsed.
 type importSource struct {
 	rows contactfile.Rows
 	im   *contactfile.Importer
@@ -405,9 +410,14 @@ type importSource struct {
 	staged    int // rows handed to COPY
 	// lo and hi bound the ids of the staged rows (contact_index_pending records them for the new ones).
 	lo, hi uuid.UUID
-	values []any
-	err    error
+	// buf holds encoded rows not yet read; pending is its unread part.
+	buf, pending []byte
+	done         bool
+	err          error
 }
+
+// copyChunk is how much encoded data Read prepares at a time.
+const copyChunk = 64 << 10
 
 // start reads the header (when the file has one) and the first data row, so an empty file is refused before
 // the transaction begins.
@@ -442,33 +452,68 @@ func (s *importSource) next() ([]string, int, bool) {
 	return cells, s.rows.Line(), true
 }
 
-// Next implements pgx.CopyFromSource.
-func (s *importSource) Next() bool {
+// Read implements io.Reader for COPY: the stream's header, the accepted rows, its trailer. It stops with
+// s.err when the file cannot be read further or has too many rows (COPY then fails, and the caller reports
+// s.err).
+func (s *importSource) Read(p []byte) (int, error) {
+	for len(s.pending) == 0 {
+		if s.err != nil {
+			return 0, s.err
+		}
+		if s.done {
+			return 0, io.EOF
+		}
+		s.fill()
+	}
+	n := copy(p, s.pending)
+	s.pending = s.pending[n:]
+	return n, nil
+}
+
+// fill encodes the next rows into buf, up to copyChunk bytes.
+func (s *importSource) fill() {
+	b := s.buf[:0]
+	if s.buf == nil {
+		b = append(make([]byte, 0, copyChunk+4096), copyHeader...)
+	}
+	for len(b) < copyChunk {
+		c, ok := s.nextContact()
+		if !ok {
+			if s.err == nil {
+				b = append(b, copyTrailer...)
+				s.done = true
+			}
+			break
+		}
+		if b, s.err = s.stage(b, c); s.err != nil {
+			break
+		}
+	}
+	s.buf, s.pending = b, b
+}
+
+// nextContact returns the next accepted row.
+func (s *importSource) nextContact() (contactfile.Contact, bool) {
 	for {
 		cells, line, ok := s.next()
 		if !ok {
-			return false
+			return contactfile.Contact{}, false
 		}
 		if s.data++; s.data > contactfile.MaxRows {
 			s.err = apierror.BadRequest("too_many_rows", fmt.Sprintf("An import takes at most %d rows; split the file.", contactfile.MaxRows))
-			return false
+			return contactfile.Contact{}, false
 		}
-		c, ok := s.im.Row(line, cells)
-		if !ok {
-			continue
+		if c, ok := s.im.Row(line, cells); ok {
+			return c, true
 		}
-		if s.err = s.stage(c); s.err != nil {
-			return false
-		}
-		return true
 	}
 }
 
-// stage turns an accepted row into its staging columns (importPlan.columns order).
-func (s *importSource) stage(c contactfile.Contact) error {
+// stage appends an accepted row's staging columns (importPlan.columns order) to b.
+func (s *importSource) stage(b []byte, c contactfile.Contact) ([]byte, error) {
 	id, createdAt, err := s.ids.Next()
 	if err != nil {
-		return err
+		return b, err
 	}
 	if s.staged == 0 || bytes.Compare(id[:], s.lo[:]) < 0 {
 		s.lo = id
@@ -476,20 +521,14 @@ func (s *importSource) stage(c contactfile.Contact) error {
 	if bytes.Compare(id[:], s.hi[:]) > 0 {
 		s.hi = id
 	}
-	// pgtype.UUID encodes directly; uuid.UUID would go through its driver.Valuer, several times slower.
-	s.values = append(s.values[:0], pgtype.UUID{Bytes: id, Valid: true}, createdAt, c.Email)
+	b = copyRowStart(b, len(s.plan.columns))
+	b = copyText(copyTime(copyUUID(b, id), createdAt), c.Email)
 	for _, f := range s.plan.fields {
-		s.values = f.values(s.values, c, s.at)
+		b = f.encode(b, c, s.at)
 	}
 	s.staged++
-	return nil
+	return b, nil
 }
-
-// Values implements pgx.CopyFromSource.
-func (s *importSource) Values() ([]any, error) { return s.values, nil }
-
-// Err implements pgx.CopyFromSource.
-func (s *importSource) Err() error { return s.err }
 
 // stagedField is the staging columns one mapping target fills, with what a new contact and an updated one
 // take from them. An import stages only the fields its mapping names, so COPY and the set-based writes move
@@ -498,8 +537,8 @@ type stagedField struct {
 	target contactfile.Target
 	// columns are the staging columns with their types, in COPY order.
 	columns []string
-	// values appends a row's values for columns.
-	values func(dst []any, c contactfile.Contact, at time.Time) []any
+	// encode appends a row's values for columns in COPY's binary format.
+	encode func(b []byte, c contactfile.Contact, at time.Time) []byte
 	// insert pairs contacts columns with the expressions a new row takes from the staging row s.
 	insert [][2]string
 	// update are the SET clauses an existing contact c gets from s: sent values replace, empty ones keep.
@@ -509,7 +548,7 @@ type stagedField struct {
 // textField stages one text column that replaces the stored value when the cell is not empty.
 func textField(target contactfile.Target, column string, value func(c contactfile.Contact) string) stagedField {
 	return stagedField{target: target, columns: []string{column + " text NOT NULL"},
-		values: func(dst []any, c contactfile.Contact, _ time.Time) []any { return append(dst, value(c)) },
+		encode: func(b []byte, c contactfile.Contact, _ time.Time) []byte { return copyText(b, value(c)) },
 		insert: [][2]string{{column, "s." + column}},
 		update: []string{fmt.Sprintf("%[1]s = CASE WHEN s.%[1]s = '' THEN c.%[1]s ELSE s.%[1]s END", column)}}
 }
@@ -523,12 +562,12 @@ var stagedFields = []stagedField{
 		// NULL when the row has no custom cell; custom fields merge key by key.
 		target:  contactfile.TargetCustom,
 		columns: []string{"custom_fields jsonb"},
-		values: func(dst []any, c contactfile.Contact, _ time.Time) []any {
+		encode: func(b []byte, c contactfile.Contact, _ time.Time) []byte {
 			if len(c.Custom) == 0 {
-				return append(dst, nil)
+				return copyNull(b)
 			}
-			b, _ := json.Marshal(c.Custom) // a map of strings always encodes
-			return append(dst, b)
+			doc, _ := json.Marshal(c.Custom) // a map of strings always encodes
+			return copyJSONB(b, doc)
 		},
 		insert: [][2]string{{"custom_fields", "coalesce(s.custom_fields, '{}')"}},
 		update: []string{"custom_fields = c.custom_fields || coalesce(s.custom_fields, '{}')"},
@@ -538,19 +577,24 @@ var stagedFields = []stagedField{
 		// its subscription (a blank cell never resubscribes anyone).
 		target:  contactfile.TargetSubscribed,
 		columns: []string{"subscribed boolean"},
-		values:  func(dst []any, c contactfile.Contact, _ time.Time) []any { return append(dst, c.Subscribed) },
-		insert:  [][2]string{{"subscribed", "coalesce(s.subscribed, $2)"}},
-		update:  []string{"subscribed = coalesce(s.subscribed, c.subscribed)"},
+		encode: func(b []byte, c contactfile.Contact, _ time.Time) []byte {
+			if c.Subscribed == nil {
+				return copyNull(b)
+			}
+			return copyBool(b, *c.Subscribed)
+		},
+		insert: [][2]string{{"subscribed", "coalesce(s.subscribed, $2)"}},
+		update: []string{"subscribed = coalesce(s.subscribed, c.subscribed)"},
 	},
 	{
 		// Lowercased category names, linked after the contacts are written.
 		target:  contactfile.TargetCategories,
 		columns: []string{"categories text[]"},
-		values: func(dst []any, c contactfile.Contact, _ time.Time) []any {
+		encode: func(b []byte, c contactfile.Contact, _ time.Time) []byte {
 			if len(c.Categories) == 0 {
-				return append(dst, nil)
+				return copyNull(b)
 			}
-			return append(dst, c.Categories)
+			return copyTextArray(b, c.Categories)
 		},
 	},
 	{
@@ -559,11 +603,11 @@ var stagedFields = []stagedField{
 		target: contactfile.TargetVerificationStatus,
 		columns: []string{"verification_status text", "verification_sub_status text", "verification_provider text",
 			"verification_checked_at timestamptz"},
-		values: func(dst []any, c contactfile.Contact, at time.Time) []any {
+		encode: func(b []byte, c contactfile.Contact, at time.Time) []byte {
 			if !c.Verified {
-				return append(dst, nil, nil, nil, nil)
+				return copyNull(copyNull(copyNull(copyNull(b))))
 			}
-			return append(dst, string(c.Verdict.Status), c.Verdict.SubStatus, c.Provider, at)
+			return copyTime(copyText(copyText(copyText(b, string(c.Verdict.Status)), c.Verdict.SubStatus), c.Provider), at)
 		},
 		insert: [][2]string{
 			{"verification_status", "coalesce(s.verification_status, 'unknown')"},
@@ -614,6 +658,15 @@ func newImportPlan(columns []contactfile.Column) importPlan {
 
 func (p importPlan) staged(t contactfile.Target) bool {
 	return slices.ContainsFunc(p.fields, func(f stagedField) bool { return f.target == t })
+}
+
+// importWorkMem lets an import's statements hold its rows in memory (the trigger's transition table, the
+// link statements' hashes); it ends with the transaction.
+const importWorkMem = "SET LOCAL work_mem = '32MB'"
+
+// copySQL loads the staging table from a binary COPY stream.
+func (p importPlan) copySQL() string {
+	return "COPY contact_import_rows (" + strings.Join(p.columns, ", ") + ") FROM STDIN (FORMAT binary)"
 }
 
 // createSQL creates the staging table.

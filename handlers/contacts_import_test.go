@@ -629,6 +629,13 @@ func TestContactImportVerdicts(t *testing.T) {
 		require.Equal(t, want, []string{got.Status, got.SubStatus, got.VSource, got.VProv}, email)
 	}
 	require.Equal(t, 1, impCount(t, env, org, `SELECT count(*) FROM contacts WHERE organization_id = $1 AND is_catch_all`))
+	// An imported verdict is checked when the import started (the response's times are to the second); a
+	// contact is created during it.
+	a := impOne(t, env, org, "a@example.com")
+	require.NotNil(t, a.CheckedAt)
+	require.WithinDuration(t, res.StartedAt, *a.CheckedAt, time.Second)
+	require.Nil(t, impOne(t, env, org, "d@example.com").CheckedAt)
+	require.WithinRange(t, a.CreatedAt, res.StartedAt.Add(-time.Second), res.EndedAt.Add(time.Second))
 
 	// Without a provider, any vocabulary (ok_for_all is emaillistverify's). An update replaces the stored
 	// verdict only when the row carries one.
@@ -636,7 +643,7 @@ func TestContactImportVerdicts(t *testing.T) {
 		impOpts{Mapping: impCols("email", "verification_status"), Dedup: "update", HasHeader: true}.String())
 	require.NoError(t, err)
 	require.Equal(t, 2, res.Updated)
-	a := impOne(t, env, org, "a@example.com")
+	a = impOne(t, env, org, "a@example.com")
 	require.Equal(t, []string{"valid", "zerobounce"}, []string{a.Status, a.VProv})
 	b := impOne(t, env, org, "b@example.com")
 	require.Equal(t, []string{"risky", "catch_all", "imported", ""}, []string{b.Status, b.SubStatus, b.VSource, b.VProv})

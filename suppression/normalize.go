@@ -88,20 +88,27 @@ func validDomain(d string) bool {
 	if len(d) < 3 || len(d) > 253 {
 		return false
 	}
-	labels := strings.Split(d, ".")
-	if len(labels) < 2 {
-		return false
-	}
-	for _, l := range labels {
-		if len(l) == 0 || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-			return false
-		}
-		for _, c := range l {
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+	labels, start, numeric := 0, 0, true // numeric: the current label has digits only
+	for i := 0; i <= len(d); i++ {
+		if i == len(d) || d[i] == '.' {
+			l := d[start:i]
+			if len(l) == 0 || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
 				return false
 			}
+			labels++
+			if i == len(d) {
+				return labels >= 2 && !numeric
+			}
+			start, numeric = i+1, true
+			continue
+		}
+		switch c := d[i]; {
+		case c >= 'a' && c <= 'z', c == '-':
+			numeric = false
+		case c >= '0' && c <= '9':
+		default:
+			return false
 		}
 	}
-	tld := labels[len(labels)-1]
-	return strings.Trim(tld, "0123456789") != ""
+	return false
 }

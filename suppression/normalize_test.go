@@ -28,7 +28,8 @@ func TestNormalize(t *testing.T) {
 	}
 	for _, bad := range []string{"", "   ", "ada", "ada@", "@", "@localhost", "localhost", "ada@localhost", "1.2.3.4",
 		"example.123", "-bad.com", "bad-.com", "exa mple.com", "ada@exa_mple.com", "bücher.example", "ada@@example.com",
-		strings.Repeat("a", 65) + "@example.com", strings.Repeat("a.", 200) + "com"} {
+		strings.Repeat("a", 65) + "@example.com", strings.Repeat("a.", 200) + "com", "example..com", ".example.com",
+		strings.Repeat("a", 64) + ".com", "example.com-", "ada@example.c_m"} {
 		_, _, ok := Normalize(bad)
 		require.False(t, ok, bad)
 	}
