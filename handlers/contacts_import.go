@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -321,6 +322,7 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 	if err := src.start(opts.hasHeader); err != nil {
 		return nil, err
 	}
+	defer src.stop()
 	var out loadResult
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		if err := checkLinkRefs(ctx, tx, org, opts.campaignIDs, opts.categoryIDs, opts.segmentIDs); err != nil {
@@ -334,7 +336,9 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 		if _, err := tx.Exec(ctx, src.plan.createSQL()); err != nil {
 			return fmt.Errorf("create import staging: %w", err)
 		}
-		if _, err := tx.Conn().PgConn().CopyFrom(ctx, src, src.plan.copySQL()); err != nil {
+		_, err := tx.Conn().PgConn().CopyFrom(ctx, src, src.plan.copySQL())
+		src.stop() // the reader has finished, or gives up when COPY failed early
+		if err != nil {
 			if src.err != nil {
 				return src.err // why the source stopped (too many rows, an unreadable row); COPY reports only that it failed
 			}
@@ -353,7 +357,7 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 		if out.imported+out.updated == 0 {
 			return nil
 		}
-		_, err := h.jobs.InsertTx(ctx, tx, contacts.IndexArgs{OrganizationID: org}, nil)
+		_, err = h.jobs.InsertTx(ctx, tx, contacts.IndexArgs{OrganizationID: org}, nil)
 		return err
 	})
 	if err != nil {
@@ -393,9 +397,10 @@ func importResult(report contactfile.Report, out loadResult, opts importOptions,
 	return res
 }
 
-// importSource feeds COPY: it reads the file's data rows through the importer and yields the accepted ones
-// as staging rows in COPY's binary format (see contacts_import_copy.go), so Postgres loads rows while later
-// ones are still being parsed.
+// importSource feeds COPY: a reader goroutine (read) parses the file's data rows through the importer and
+// hands the accepted ones over in batches, and Read encodes them as staging rows in COPY's binary format
+// (see contacts_import_copy.go). Parsing, encoding and Postgres's loading run at the same time, and parsing
+// starts while the transaction is still being set up.
 type importSource struct {
 	rows contactfile.Rows
 	im   *contactfile.Importer
@@ -404,10 +409,20 @@ type importSource struct {
 	at  time.Time
 	ids *contacts.IDs
 
+	// Owned by the reader goroutine until it closes batches.
 	first     []string // the first data row, read by start
 	firstLine int
-	data      int // data rows read
-	staged    int // rows handed to COPY
+	data      int   // data rows read
+	readErr   error // why reading stopped early (too many rows, an unreadable row)
+
+	batches  chan []contactfile.Contact
+	quit     chan struct{} // closed by stop: the reader gives up
+	stopOnce sync.Once
+	finished sync.WaitGroup
+
+	// Owned by Read.
+	batch  []contactfile.Contact // the rest of the batch being encoded
+	staged int                   // rows handed to COPY
 	// lo and hi bound the ids of the staged rows (contact_index_pending records them for the new ones).
 	lo, hi uuid.UUID
 	// buf holds encoded rows not yet read; pending is its unread part.
@@ -416,11 +431,18 @@ type importSource struct {
 	err          error
 }
 
+// readBatch is how many accepted rows the reader hands over at a time, and readAhead how many batches it
+// may be ahead of the encoder.
+const (
+	readBatch = 256
+	readAhead = 8
+)
+
 // copyChunk is how much encoded data Read prepares at a time.
 const copyChunk = 64 << 10
 
 // start reads the header (when the file has one) and the first data row, so an empty file is refused before
-// the transaction begins.
+// the transaction begins, and then starts the reader goroutine; the caller must stop it.
 func (s *importSource) start(hasHeader bool) error {
 	cells, err := s.rows.Next()
 	if hasHeader && err == nil {
@@ -433,7 +455,40 @@ func (s *importSource) start(hasHeader bool) error {
 		return importFileError(err)
 	}
 	s.first, s.firstLine = cells, s.rows.Line()
+	s.batches, s.quit = make(chan []contactfile.Contact, readAhead), make(chan struct{})
+	s.finished.Go(s.read)
 	return nil
+}
+
+// stop makes the reader goroutine give up (when COPY ended early) and waits for it. After stop, the
+// importer's report and readErr may be read.
+func (s *importSource) stop() {
+	s.stopOnce.Do(func() { close(s.quit) })
+	s.finished.Wait()
+}
+
+// read is the reader goroutine: it parses rows until the file ends, reading fails or stop is called, and
+// closes batches when done.
+func (s *importSource) read() {
+	defer close(s.batches)
+	batch := make([]contactfile.Contact, 0, readBatch)
+	for {
+		c, ok := s.nextContact()
+		if ok {
+			batch = append(batch, c)
+		}
+		if len(batch) == readBatch || !ok && len(batch) > 0 {
+			select {
+			case s.batches <- batch:
+			case <-s.quit:
+				return
+			}
+			batch = make([]contactfile.Contact, 0, readBatch)
+		}
+		if !ok {
+			return
+		}
+	}
 }
 
 func (s *importSource) next() ([]string, int, bool) {
@@ -445,15 +500,32 @@ func (s *importSource) next() ([]string, int, bool) {
 	cells, err := s.rows.Next()
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
-			s.err = importFileError(err)
+			s.readErr = importFileError(err)
 		}
 		return nil, 0, false
 	}
 	return cells, s.rows.Line(), true
 }
 
-// Read implements io.Reader for COPY: the stream's header, the accepted rows, its trailer. It stops with
-// s.err when the file cannot be read further or has too many rows (COPY then fails, and the caller reports
+// nextContact returns the next accepted row.
+func (s *importSource) nextContact() (contactfile.Contact, bool) {
+	for {
+		cells, line, ok := s.next()
+		if !ok {
+			return contactfile.Contact{}, false
+		}
+		if s.data++; s.data > contactfile.MaxRows {
+			s.readErr = apierror.BadRequest("too_many_rows", fmt.Sprintf("An import takes at most %d rows; split the file.", contactfile.MaxRows))
+			return contactfile.Contact{}, false
+		}
+		if c, ok := s.im.Row(line, cells); ok {
+			return c, true
+		}
+	}
+}
+
+// Read implements io.Reader for COPY: the stream's header, the accepted rows, its trailer. It fails with
+// the reader's error when the file could not be read to the end (COPY then fails, and the caller reports
 // s.err).
 func (s *importSource) Read(p []byte) (int, error) {
 	for len(s.pending) == 0 {
@@ -477,36 +549,25 @@ func (s *importSource) fill() {
 		b = append(make([]byte, 0, copyChunk+4096), copyHeader...)
 	}
 	for len(b) < copyChunk {
-		c, ok := s.nextContact()
-		if !ok {
-			if s.err == nil {
-				b = append(b, copyTrailer...)
-				s.done = true
+		if len(s.batch) == 0 {
+			batch, ok := <-s.batches
+			if !ok {
+				// The reader has returned (closing batches is its last act), so readErr is settled.
+				if s.err = s.readErr; s.err == nil {
+					b = append(b, copyTrailer...)
+					s.done = true
+				}
+				break
 			}
-			break
+			s.batch = batch
 		}
+		c := s.batch[0]
+		s.batch = s.batch[1:]
 		if b, s.err = s.stage(b, c); s.err != nil {
 			break
 		}
 	}
 	s.buf, s.pending = b, b
-}
-
-// nextContact returns the next accepted row.
-func (s *importSource) nextContact() (contactfile.Contact, bool) {
-	for {
-		cells, line, ok := s.next()
-		if !ok {
-			return contactfile.Contact{}, false
-		}
-		if s.data++; s.data > contactfile.MaxRows {
-			s.err = apierror.BadRequest("too_many_rows", fmt.Sprintf("An import takes at most %d rows; split the file.", contactfile.MaxRows))
-			return contactfile.Contact{}, false
-		}
-		if c, ok := s.im.Row(line, cells); ok {
-			return c, true
-		}
-	}
 }
 
 // stage appends an accepted row's staging columns (importPlan.columns order) to b.
