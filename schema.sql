@@ -272,12 +272,12 @@ END $_$;
 CREATE TABLE public.contacts (
     organization_id uuid NOT NULL,
     id uuid NOT NULL,
-    email text NOT NULL,
+    email character varying(254) NOT NULL,
     duplicate_seq bigint DEFAULT 0 NOT NULL,
-    first_name text DEFAULT ''::text NOT NULL,
-    last_name text DEFAULT ''::text NOT NULL,
-    company text DEFAULT ''::text NOT NULL,
-    phone text DEFAULT ''::text NOT NULL,
+    first_name character varying(255) DEFAULT ''::text NOT NULL,
+    last_name character varying(255) DEFAULT ''::text NOT NULL,
+    company character varying(255) DEFAULT ''::text NOT NULL,
+    phone character varying(64) DEFAULT ''::text NOT NULL,
     custom_fields jsonb DEFAULT '{}'::jsonb NOT NULL,
     subscribed boolean DEFAULT true NOT NULL,
     source text DEFAULT 'api'::text NOT NULL,
@@ -286,28 +286,25 @@ CREATE TABLE public.contacts (
     verification_status text DEFAULT 'unknown'::text NOT NULL,
     verification_sub_status text DEFAULT ''::text NOT NULL,
     verification_source text DEFAULT ''::text NOT NULL,
-    verification_provider text DEFAULT ''::text NOT NULL,
-    verification_reason text DEFAULT ''::text NOT NULL,
+    verification_provider character varying(64) DEFAULT ''::text NOT NULL,
+    verification_reason character varying(500) DEFAULT ''::text NOT NULL,
     verification_checked_at timestamp with time zone,
     verification_confidence smallint DEFAULT 0 NOT NULL,
     is_catch_all boolean DEFAULT false NOT NULL,
-    esp_provider text DEFAULT ''::text NOT NULL,
+    esp_provider character varying(64) DEFAULT ''::text NOT NULL,
     esp_resolved_at timestamp with time zone,
     search_ready boolean DEFAULT true NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT contacts_campaign_count_check CHECK ((campaign_count >= 0)),
-    CONSTRAINT contacts_company_check CHECK ((length(company) <= 255)),
     CONSTRAINT contacts_custom_fields_check CHECK ((jsonb_typeof(custom_fields) = 'object'::text)),
-    CONSTRAINT contacts_email_check CHECK ((((length(email) >= 3) AND (length(email) <= 254)) AND (email = lower((email COLLATE "C"))) AND ((octet_length(email) = length(email)) OR (email = lower(email))))),
-    CONSTRAINT contacts_esp_provider_check CHECK ((length(esp_provider) <= 64)),
-    CONSTRAINT contacts_first_name_check CHECK ((length(first_name) <= 255)),
-    CONSTRAINT contacts_last_name_check CHECK ((length(last_name) <= 255)),
-    CONSTRAINT contacts_phone_check CHECK ((length(phone) <= 64)),
+    CONSTRAINT contacts_email_check CHECK (
+CASE
+    WHEN (octet_length((email)::text) = length((email)::text)) THEN ((octet_length((email)::text) >= 3) AND ((email)::text = lower(((email)::text COLLATE "C"))))
+    ELSE ((length((email)::text) >= 3) AND ((email)::text = lower((email)::text)))
+END),
     CONSTRAINT contacts_source_check CHECK ((source = ANY (ARRAY['manual'::text, 'api'::text, 'import'::text, 'form'::text, 'automation'::text]))),
     CONSTRAINT contacts_verification_confidence_check CHECK (((verification_confidence >= 0) AND (verification_confidence <= 100))),
-    CONSTRAINT contacts_verification_provider_check CHECK ((length(verification_provider) <= 64)),
-    CONSTRAINT contacts_verification_reason_check CHECK ((length(verification_reason) <= 500)),
     CONSTRAINT contacts_verification_source_check CHECK ((verification_source = ANY (ARRAY[''::text, 'probe'::text, 'provider'::text, 'imported'::text, 'manual'::text]))),
     CONSTRAINT contacts_verification_status_check CHECK ((verification_status = ANY (ARRAY['valid'::text, 'risky'::text, 'invalid'::text, 'unknown'::text]))),
     CONSTRAINT contacts_verification_sub_status_check CHECK ((verification_sub_status = ANY (ARRAY[''::text, 'catch_all'::text, 'disposable'::text, 'role'::text, 'spamtrap'::text, 'mailbox_full'::text, 'no_mx'::text, 'syntax'::text, 'undisclosed'::text])))
@@ -2637,7 +2634,7 @@ CREATE INDEX contacts_last_name ON public.contacts USING btree (organization_id,
 -- Name: contacts_search; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX contacts_search ON public.contacts USING gin (lower(((((((first_name || ' '::text) || last_name) || ' '::text) || email) || ' '::text) || company)) public.gin_trgm_ops) WHERE search_ready;
+CREATE INDEX contacts_search ON public.contacts USING gin (lower((((((((first_name)::text || ' '::text) || (last_name)::text) || ' '::text) || (email)::text) || ' '::text) || (company)::text)) public.gin_trgm_ops) WHERE search_ready;
 
 --
 -- Name: contacts_updated; Type: INDEX; Schema: public; Owner: -
