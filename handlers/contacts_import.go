@@ -328,8 +328,6 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 		if err := checkLinkRefs(ctx, tx, org, opts.campaignIDs, opts.categoryIDs, opts.segmentIDs); err != nil {
 			return err
 		}
-		// The counters' trigger keeps the statement's new rows in a transition table; at the default work_mem
-		// 50,000 of them spill to a temporary file.
 		if _, err := tx.Exec(ctx, importWorkMem); err != nil {
 			return err
 		}
@@ -721,8 +719,9 @@ func (p importPlan) staged(t contactfile.Target) bool {
 	return slices.ContainsFunc(p.fields, func(f stagedField) bool { return f.target == t })
 }
 
-// importWorkMem lets an import's statements hold its rows in memory (the trigger's transition table, the
-// link statements' hashes); it ends with the transaction.
+// importWorkMem lets an import's statements hold its rows in memory: the counters' trigger keeps the
+// insert's new rows in a transition table, which at the default work_mem spills 50,000 of them to a
+// temporary file. It ends with the transaction.
 const importWorkMem = "SET LOCAL work_mem = '32MB'"
 
 // copySQL loads the staging table from a binary COPY stream.

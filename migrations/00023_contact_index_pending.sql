@@ -87,16 +87,7 @@ BEGIN
 END $$;
 -- +goose StatementEnd
 
--- The address check lowercased every address through the collation's wide-character routines (about 10 ms
--- of an import). An address without a non-ASCII character (octet_length = length) is lowercase exactly
--- when its ASCII lowering changes nothing, which is cheap; others still go through lower().
-ALTER TABLE contacts DROP CONSTRAINT contacts_email_check,
-  ADD CONSTRAINT contacts_email_check CHECK (length(email) BETWEEN 3 AND 254
-    AND email = lower(email COLLATE "C") AND (octet_length(email) = length(email) OR email = lower(email)));
-
 -- +goose Down
-ALTER TABLE contacts DROP CONSTRAINT contacts_email_check,
-  ADD CONSTRAINT contacts_email_check CHECK (email = lower(email) AND length(email) BETWEEN 3 AND 254);
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION contacts_text_candidates(pattern text, max_rows integer) RETURNS SETOF uuid
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
