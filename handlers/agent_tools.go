@@ -17,24 +17,24 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	ht "github.com/ogen-go/ogen/http"
 
-	"github.com/outflowhq/outflow/agent"
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/agents/tools"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 // AgentTools serves the agent tool registry over REST (GET /ai/tools, POST /ai/tools/{name}/call) and
 // registers the tools of the API areas that exist. The MCP endpoint serves the same registry.
 type AgentTools struct {
 	pool     *pgxpool.Pool
-	registry *agent.Registry
+	registry *tools.Registry
 	queries  *dbq.Queries
 }
 
 // NewAgentTools builds the REST side of registry; the pool answers whoami.
-func NewAgentTools(pool *pgxpool.Pool, registry *agent.Registry) *AgentTools {
+func NewAgentTools(pool *pgxpool.Pool, registry *tools.Registry) *AgentTools {
 	return &AgentTools{pool: pool, registry: registry, queries: dbq.New()}
 }
 
@@ -98,7 +98,7 @@ func (h *AgentTools) AgentToolsCall(ctx context.Context, req *api.AgentToolsCall
 // route's own admission check in front. Later areas register theirs the same way.
 func (h *AgentTools) RegisterTools(ops api.Handler) error {
 	var errs []error
-	register := func(t agent.Tool, err error) {
+	register := func(t tools.Tool, err error) {
 		if err == nil {
 			err = h.registry.Register(t)
 		}
@@ -106,7 +106,7 @@ func (h *AgentTools) RegisterTools(ops api.Handler) error {
 	}
 	register(h.whoamiTool(), nil)
 
-	register(mirror(api.APIKeysListOperation, agent.Tool{
+	register(mirror(api.APIKeysListOperation, tools.Tool{
 		Name: "api_keys_list", Title: "List API keys",
 		Description: "Lists the organization's API keys, newest first, without secrets. Pass pagination.next_cursor " +
 			"back as cursor for the next page.",
@@ -121,7 +121,7 @@ func (h *AgentTools) RegisterTools(ops api.Handler) error {
 	}) (any, error) {
 		return ops.APIKeysList(ctx, api.APIKeysListParams{Cursor: toolOptString(a.Cursor), Limit: toolOptInt(a.Limit)})
 	}))
-	register(mirror(api.APIKeysGetOperation, agent.Tool{
+	register(mirror(api.APIKeysGetOperation, tools.Tool{
 		Name: "api_keys_get", Title: "Get an API key",
 		Description: "Returns one API key of the organization by id, without its secret.",
 		InputSchema: toolInput(map[string]*jsonschema.Schema{"id": toolUUID("The API key id.")}, "id"),
@@ -131,7 +131,7 @@ func (h *AgentTools) RegisterTools(ops api.Handler) error {
 	}) (any, error) {
 		return ops.APIKeysGet(ctx, api.APIKeysGetParams{ID: a.ID})
 	}))
-	register(mirror(api.APIKeysListPermissionsOperation, agent.Tool{
+	register(mirror(api.APIKeysListPermissionsOperation, tools.Tool{
 		Name: "api_keys_permissions", Title: "List API key permissions",
 		Description: "Returns the permission catalog (name, bit value, description, category) and the read_only " +
 			"and full_access presets, to choose a key's permissions bitmask.",
@@ -140,7 +140,7 @@ func (h *AgentTools) RegisterTools(ops api.Handler) error {
 	}, func(ctx context.Context, _ struct{}) (any, error) {
 		return ops.APIKeysListPermissions(ctx)
 	}))
-	register(mirror(api.APIKeysUsageSummaryOperation, agent.Tool{
+	register(mirror(api.APIKeysUsageSummaryOperation, tools.Tool{
 		Name: "api_keys_usage_summary", Title: "Summarize API key usage",
 		Description: "Counts active, revoked and expired keys and the organization's API requests, errors and " +
 			"average latency over the last 24 hours.",
@@ -150,7 +150,7 @@ func (h *AgentTools) RegisterTools(ops api.Handler) error {
 		return ops.APIKeysUsageSummary(ctx)
 	}))
 
-	register(mirror(api.AnalyticsAuditLogsListOperation, agent.Tool{
+	register(mirror(api.AnalyticsAuditLogsListOperation, tools.Tool{
 		Name: "audit_logs_list", Title: "List audit log entries",
 		Description: "Lists the organization's audit trail, newest first: who did what to which resource, when and " +
 			"from where. Filter by actor_id (a user, or the API key that acted), entity_type and entity_id, action " +
@@ -185,14 +185,14 @@ func (h *AgentTools) RegisterTools(ops api.Handler) error {
 		if a.Date != nil {
 			d, err := time.Parse(time.DateOnly, *a.Date)
 			if err != nil {
-				return nil, agent.InvalidArguments("date must be a YYYY-MM-DD day.")
+				return nil, tools.InvalidArguments("date must be a YYYY-MM-DD day.")
 			}
 			params.Date = api.NewOptDate(d)
 		}
 		return ops.AnalyticsAuditLogsList(ctx, params)
 	}))
 
-	register(mirror(api.OrganizationsListTeamsOperation, agent.Tool{
+	register(mirror(api.OrganizationsListTeamsOperation, tools.Tool{
 		Name: "teams_list", Title: "List teams",
 		Description: "Lists the organization's teams with their members, sorted by name.",
 		InputSchema: toolInput(nil),
@@ -200,7 +200,7 @@ func (h *AgentTools) RegisterTools(ops api.Handler) error {
 	}, func(ctx context.Context, _ struct{}) (any, error) {
 		return ops.OrganizationsListTeams(ctx)
 	}))
-	register(mirror(api.OrganizationsGetTeamOperation, agent.Tool{
+	register(mirror(api.OrganizationsGetTeamOperation, tools.Tool{
 		Name: "teams_get", Title: "Get a team",
 		Description: "Returns one team with its members.",
 		InputSchema: toolInput(map[string]*jsonschema.Schema{"id": toolUUID("The team id.")}, "id"),
@@ -218,7 +218,7 @@ func (h *AgentTools) RegisterTools(ops api.Handler) error {
 // callers of op (the handler is called directly, past that middleware), including the mailbox limit of a
 // mailbox-scoped key on the argument named like the route's mailbox parameter, then decodes the arguments
 // into A and runs run. An operation whose area has not shipped answers 501, as its route does.
-func mirror[A any](op string, t agent.Tool, run func(ctx context.Context, args A) (any, error)) (agent.Tool, error) {
+func mirror[A any](op string, t tools.Tool, run func(ctx context.Context, args A) (any, error)) (tools.Tool, error) {
 	r, ok := Routes[op]
 	if !ok || r.Access != auth.AccessAny {
 		return t, fmt.Errorf("agent tool %s: operation %s is not open to API keys and sessions in Routes", t.Name, op)
@@ -240,7 +240,7 @@ func mirror[A any](op string, t agent.Tool, run func(ctx context.Context, args A
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&args); err != nil {
-			return nil, agent.InvalidArguments(fmt.Sprintf("arguments of %s: %v", t.Name, err))
+			return nil, tools.InvalidArguments(fmt.Sprintf("arguments of %s: %v", t.Name, err))
 		}
 		v, err := run(ctx, args)
 		if errors.Is(err, ht.ErrNotImplemented) {
@@ -295,8 +295,8 @@ type whoamiCredential struct {
 
 // whoamiTool describes the caller: an agent's first call, to learn which organization it acts in and what
 // its credential may do.
-func (h *AgentTools) whoamiTool() agent.Tool {
-	return agent.Tool{
+func (h *AgentTools) whoamiTool() tools.Tool {
+	return tools.Tool{
 		Name: "whoami", Title: "Who am I",
 		Description: "Describes the caller: the organization it acts in, its credential, the scopes it holds and " +
 			"the tools it may call. Call it first to learn what this connection can do.",

@@ -14,10 +14,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 // newKey creates a key through the API and returns it with its secret.

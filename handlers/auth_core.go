@@ -5,10 +5,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/outflowhq/outflow/accounts"
-	"github.com/outflowhq/outflow/apierror"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/identity/accounts"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
 )
 
 // AuthCore implements sign-up, sign-in, refresh, password recovery and the session list.

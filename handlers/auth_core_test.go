@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/config"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/platform/config"
 )
 
 func requireAPIError(t *testing.T, err error, status int, code string) {

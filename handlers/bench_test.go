@@ -10,10 +10,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/auth"
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/identity/auth"
 )
 
 // fixedCaller is a security handler that trusts every request as one principal: the baseline's "no auth".

@@ -15,14 +15,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/outflowhq/outflow/activity"
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/audit"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/pagination"
+	"github.com/outflowhq/outflow/internal/audience/activity"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/pagination"
+	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
 // ContactFeeds implements what hangs off one contact: notes, the activity feed, the timeline, sent emails

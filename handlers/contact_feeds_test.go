@@ -13,12 +13,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/activity"
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/contacts"
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/audience/activity"
+	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 // feedContact writes a contact of org with SQL (source import) and returns its id and created_at.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/outflowhq/outflow/contacts"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/internal/audience/contacts"
 )
 
 // contactViews turns stored rows into API contacts with their campaigns and categories (two queries for the

@@ -13,17 +13,17 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/outflowhq/outflow/activity"
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/audit"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/contacts"
-	"github.com/outflowhq/outflow/db"
-	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/pagination"
-	"github.com/outflowhq/outflow/suppression"
+	"github.com/outflowhq/outflow/internal/audience/activity"
+	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/audience/suppression"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/pagination"
+	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
 // Contacts implements the contact list itself: create or enrich, search, bulk update and delete, and one

@@ -21,11 +21,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/xuri/excelize/v2"
 
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/contacts"
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
-	"github.com/outflowhq/outflow/reqctx"
+	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/reqctx"
 )
 
 // Limits of an export (part 1, Limits: "Export: at most 50,000 rows").

@@ -14,8 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 // exportBaselineSQL reads the export's default columns of every contact in one query, categories joined in.

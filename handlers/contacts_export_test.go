@@ -21,12 +21,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/xuri/excelize/v2"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/config"
-	"github.com/outflowhq/outflow/contacts"
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/config"
 )
 
 // exportFile runs an export through the SDK and returns the raw response with its body read.

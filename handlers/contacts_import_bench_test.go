@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/outflowhq/outflow/apitest"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/handlers/apitest"
 )
 
 // importBenchRows is the size of the benchmark's file: the most rows one import takes.

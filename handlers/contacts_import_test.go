@@ -16,12 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/xuri/excelize/v2"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/contacts"
-	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/cmd/outflow/app"
 	"github.com/outflowhq/outflow/gen/api"
-	"github.com/outflowhq/outflow/server"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 // impColumn is one mapping entry of the options part.
@@ -328,14 +328,14 @@ func TestContactImportFileErrors(t *testing.T) {
 
 }
 
-// TestContactImportFileTooLarge checks both caps: the import routes take bodies up to server.ImportBodyBytes
+// TestContactImportFileTooLarge checks both caps: the import routes take bodies up to app.ImportBodyBytes
 // (beyond, the server answers 413 before the handler), and the handler refuses files over 50 MB.
 func TestContactImportFileTooLarge(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
 	boot := env.Bootstrap(t, "acme")
 	c := env.Client(t, boot.APIKey)
-	data := bytes.Repeat([]byte("a"), server.ImportBodyBytes+1)
+	data := bytes.Repeat([]byte("a"), app.ImportBodyBytes+1)
 	_, err := c.ContactsImportPreview(context.Background(), &api.ContactsImportPreviewReq{File: impFile("huge.csv", data)})
 	requireAPIError(t, err, http.StatusRequestEntityTooLarge, "request_too_large")
 	_, err = impCommit(c, "huge.csv", string(data[:50<<20+1]), impOpts{Mapping: impCols("email"), Dedup: "skip"}.String())

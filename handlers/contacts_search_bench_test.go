@@ -9,10 +9,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/contacts"
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 // seedMillion fills org with n generated contacts (ids UUIDv7 whose time is created_at, as the API writes

@@ -10,11 +10,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/config"
 	"github.com/outflowhq/outflow/gen/api"
-	"github.com/outflowhq/outflow/verify/verifytest"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/config"
+	"github.com/outflowhq/outflow/internal/testkit/verifytest"
 )
 
 // verificationPeers are the DNS and mail servers the built-in verifier of a test server asks.

@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/auth"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
 )
 
 // errSessionRequired answers API keys and OAuth tokens on routes that only a signed-in person may use.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/ogen-go/ogen/ogenerrors"
 
-	"github.com/outflowhq/outflow/apierror"
 	"github.com/outflowhq/outflow/gen/api"
-	"github.com/outflowhq/outflow/reqctx"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/reqctx"
 )
 
 // Handler is the whole API: the operation groups embedded, plus the error mapping ogen calls.

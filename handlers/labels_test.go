@@ -13,9 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/contacts"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/audience/contacts"
 )
 
 // labelRegistry drives one kind of label (folders, tags or categories) through the generated client.

@@ -8,9 +8,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
-	"github.com/outflowhq/outflow/pagination"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/pagination"
 )
 
 // timeKey is the keyset position of lists ordered by a timestamp and an id.

@@ -13,16 +13,16 @@ import (
 	"github.com/inbucket/html2text"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/audit"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/contacts"
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/mailbox"
-	"github.com/outflowhq/outflow/mailoauth"
-	"github.com/outflowhq/outflow/mailsync"
+	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/mail/mailbox"
+	"github.com/outflowhq/outflow/internal/mail/mailoauth"
+	"github.com/outflowhq/outflow/internal/mail/mailsync"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
 // maxAppealReason bounds an appeal's reason (the table's CHECK holds the same number).

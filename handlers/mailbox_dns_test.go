@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/config"
 	"github.com/outflowhq/outflow/gen/api"
-	"github.com/outflowhq/outflow/verify/verifytest"
+	"github.com/outflowhq/outflow/internal/platform/config"
+	"github.com/outflowhq/outflow/internal/testkit/verifytest"
 )
 
 // dnsRig is a mail rig whose server resolves through an in-process DNS server and has a tracking host.

@@ -15,11 +15,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/config"
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
-	"github.com/outflowhq/outflow/mailtest"
-	"github.com/outflowhq/outflow/oidctest"
+	"github.com/outflowhq/outflow/internal/platform/config"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/testkit/mailtest"
+	"github.com/outflowhq/outflow/internal/testkit/oidctest"
 )
 
 const oauthUser = "grace@example.com"

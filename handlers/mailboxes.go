@@ -18,18 +18,18 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/audit"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/contacts"
-	"github.com/outflowhq/outflow/db"
-	"github.com/outflowhq/outflow/dnscheck"
-	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/mailbox"
-	"github.com/outflowhq/outflow/seal"
-	"github.com/outflowhq/outflow/verify"
+	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/audience/verify"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/mail/dnscheck"
+	"github.com/outflowhq/outflow/internal/mail/mailbox"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/seal"
+	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
 // Mailboxes implements the sender-mailbox operations of part 2: connecting an SMTP/IMAP mailbox (both

@@ -14,13 +14,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/config"
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
-	"github.com/outflowhq/outflow/mailbox"
-	"github.com/outflowhq/outflow/mailtest"
-	"github.com/outflowhq/outflow/seal"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/mail/mailbox"
+	"github.com/outflowhq/outflow/internal/platform/config"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/seal"
+	"github.com/outflowhq/outflow/internal/testkit/mailtest"
 )
 
 // mailRig is an API whose mailboxes can reach an in-process SMTP and IMAP server pair with TLS.

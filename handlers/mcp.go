@@ -11,10 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/outflowhq/outflow/agent"
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/reqctx"
+	"github.com/outflowhq/outflow/internal/agents/tools"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/reqctx"
 )
 
 // MCP serves the Model Context Protocol endpoint /v1/mcp (streamable HTTP) over the agent tool registry, for
@@ -25,7 +25,7 @@ import (
 // take as "no stream offered"): every POST carries its bearer token and stands alone, so any API instance can
 // answer any request and a session can never outlive, or be picked up without, the credential behind it.
 type MCP struct {
-	registry   *agent.Registry
+	registry   *tools.Registry
 	logger     *slog.Logger
 	challenge  string
 	streamable *mcp.StreamableHTTPHandler
@@ -33,7 +33,7 @@ type MCP struct {
 
 // NewMCP builds the endpoint. publicURL is the deployment root: unauthenticated clients are pointed at its
 // /.well-known/oauth-protected-resource document to find the authorization server.
-func NewMCP(registry *agent.Registry, logger *slog.Logger, publicURL string) *MCP {
+func NewMCP(registry *tools.Registry, logger *slog.Logger, publicURL string) *MCP {
 	m := &MCP{
 		registry:  registry,
 		logger:    logger,

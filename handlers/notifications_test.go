@@ -11,10 +11,10 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
-	"github.com/outflowhq/outflow/notify"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/eventing/notify"
+	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 // member is one signed-up person of a notifications test.

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
 
-	"github.com/outflowhq/outflow/apitest"
+	"github.com/outflowhq/outflow/handlers/apitest"
 )
 
 // TestOAuthConcurrentRedemptionsOfOneCode sends six redemptions of each code at once, round after round: at

@@ -13,17 +13,17 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/outflowhq/outflow/accounts"
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/audit"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/db"
-	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/mail"
-	"github.com/outflowhq/outflow/orgs"
-	"github.com/outflowhq/outflow/pagination"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/identity/accounts"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/identity/orgs"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/pagination"
+	"github.com/outflowhq/outflow/internal/platform/sysmail"
+	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
 // Organizations implements organization governance: the caller's organizations and switching between them,
@@ -41,7 +41,7 @@ type Organizations struct {
 // NewOrganizations builds the organization handlers. Invitations are emailed through sender with links to
 // appURL; team, role and settings events go through outbox; list cursors are signed with a key derived from
 // secret.
-func NewOrganizations(pool *pgxpool.Pool, sessions *accounts.Sessions, sender mail.Sender, outbox *events.Outbox, secret []byte, appURL string) *Organizations {
+func NewOrganizations(pool *pgxpool.Pool, sessions *accounts.Sessions, sender sysmail.Sender, outbox *events.Outbox, secret []byte, appURL string) *Organizations {
 	return &Organizations{pool: pool, sessions: sessions, outbox: outbox, invitations: orgs.NewInvitations(pool, sender, appURL),
 		cursors: pagination.NewCursors(secret), queries: dbq.New()}
 }

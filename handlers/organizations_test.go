@@ -12,12 +12,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/config"
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/config"
+	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 // orgPerson is one signed-up person of an organization test, acting in the organization their session selects.

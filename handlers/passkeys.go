@@ -6,9 +6,9 @@ import (
 
 	"github.com/go-webauthn/webauthn/protocol"
 
-	"github.com/outflowhq/outflow/accounts"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/identity/accounts"
 )
 
 // Passkeys implements WebAuthn: registering and managing the caller's passkeys (session-only) and the public

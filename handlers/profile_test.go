@@ -22,9 +22,9 @@ import (
 	ht "github.com/ogen-go/ogen/http"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/config"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/platform/config"
 )
 
 // profileEnv runs the API with a private avatar directory and room for avatars bigger than the 2 MB limit.

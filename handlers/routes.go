@@ -7,9 +7,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/ogen-go/ogen/middleware"
 
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/auth"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
 )
 
 // public is an operation that takes no credential (part 1, Authentication rule 2).

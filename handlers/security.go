@@ -3,8 +3,8 @@ package handlers
 import (
 	"context"
 
-	"github.com/outflowhq/outflow/auth"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/internal/identity/auth"
 )
 
 // Security resolves the bearer credential of every non-public operation.

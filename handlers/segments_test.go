@@ -13,9 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/db"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 func segCreate(t *testing.T, c *api.Client, req api.SegmentCreate) *api.Segment {

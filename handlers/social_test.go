@@ -14,10 +14,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/config"
 	"github.com/outflowhq/outflow/gen/api"
-	"github.com/outflowhq/outflow/oidctest"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/platform/config"
+	"github.com/outflowhq/outflow/internal/testkit/oidctest"
 )
 
 // socialEnv is a deployment with Google, Apple and a generic OpenID Connect provider, each a real in-process

@@ -3,8 +3,8 @@ package handlers
 import (
 	"context"
 
-	"github.com/outflowhq/outflow/accounts"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/internal/identity/accounts"
 )
 
 // TwoFactor implements TOTP two-factor authentication: status, enrolment, turning it off (session-only) and

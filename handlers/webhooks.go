@@ -14,17 +14,17 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/audit"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/db"
-	"github.com/outflowhq/outflow/delivery"
-	"github.com/outflowhq/outflow/egress"
-	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/eventing/delivery"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/egress"
+	"github.com/outflowhq/outflow/internal/platform/seal"
+	"github.com/outflowhq/outflow/internal/trail/audit"
 	"github.com/outflowhq/outflow/oauth"
-	"github.com/outflowhq/outflow/seal"
 )
 
 // Webhooks implements the endpoint operations of the Webhooks group: the organization's endpoints, their

@@ -18,13 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
 
-	"github.com/outflowhq/outflow/apitest"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/db"
-	"github.com/outflowhq/outflow/delivery"
-	"github.com/outflowhq/outflow/events"
 	"github.com/outflowhq/outflow/gen/api"
-	"github.com/outflowhq/outflow/seal"
+	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/eventing/delivery"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/seal"
 	"github.com/outflowhq/outflow/webhook"
 )
 

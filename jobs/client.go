@@ -11,16 +11,16 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/outflowhq/outflow/contacts"
-	"github.com/outflowhq/outflow/delivery"
-	"github.com/outflowhq/outflow/dnscheck"
-	"github.com/outflowhq/outflow/events"
-	"github.com/outflowhq/outflow/idempotency"
-	"github.com/outflowhq/outflow/mailbox"
-	"github.com/outflowhq/outflow/mailsync"
-	"github.com/outflowhq/outflow/notify"
-	"github.com/outflowhq/outflow/sending"
-	"github.com/outflowhq/outflow/verify"
+	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/audience/verify"
+	"github.com/outflowhq/outflow/internal/eventing/delivery"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/eventing/notify"
+	"github.com/outflowhq/outflow/internal/mail/dnscheck"
+	"github.com/outflowhq/outflow/internal/mail/mailbox"
+	"github.com/outflowhq/outflow/internal/mail/mailsync"
+	"github.com/outflowhq/outflow/internal/mail/sending"
+	"github.com/outflowhq/outflow/internal/platform/idempotency"
 )
 
 // Deps is what the workers need from the rest of the process.

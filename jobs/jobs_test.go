@@ -11,11 +11,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/accounts"
-	"github.com/outflowhq/outflow/db"
-	"github.com/outflowhq/outflow/dbtest"
-	"github.com/outflowhq/outflow/events"
-	"github.com/outflowhq/outflow/idempotency"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/identity/accounts"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/idempotency"
+	"github.com/outflowhq/outflow/internal/testkit/dbtest"
 	"github.com/outflowhq/outflow/jobs"
 )
 

@@ -8,11 +8,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/outflowhq/outflow/events"
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/idempotency"
-	"github.com/outflowhq/outflow/notify"
-	"github.com/outflowhq/outflow/usage"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/eventing/notify"
+	"github.com/outflowhq/outflow/internal/platform/idempotency"
+	"github.com/outflowhq/outflow/internal/trail/usage"
 )
 
 // SchedulerHeartbeat names the heartbeat that proves periodic jobs are scheduled and worked.

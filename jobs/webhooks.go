@@ -9,7 +9,7 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/outflowhq/outflow/delivery"
+	"github.com/outflowhq/outflow/internal/eventing/delivery"
 )
 
 // webhookAttemptWorker makes one webhook delivery attempt (delivery.Deliverer.Attempt).

@@ -14,12 +14,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/ory/fosite"
 
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/audit"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/db"
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/orgs"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/identity/orgs"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
 // AuthorizeParams are the parameters of an authorization request, in the order the consent page's CSRF token

@@ -5,8 +5,8 @@ import (
 
 	"github.com/ory/fosite"
 
-	"github.com/outflowhq/outflow/auth"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/identity/auth"
 )
 
 // Client types and token endpoint authentication methods (RFC 7591).

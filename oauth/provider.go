@@ -17,9 +17,9 @@ import (
 	"github.com/ory/fosite/compose"
 	"github.com/ory/fosite/handler/oauth2"
 
-	"github.com/outflowhq/outflow/apierror"
-	"github.com/outflowhq/outflow/auth"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
 )
 
 // Lifetimes (part 1, Limits).

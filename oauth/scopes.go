@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/outflowhq/outflow/auth"
+	"github.com/outflowhq/outflow/internal/identity/auth"
 )
 
 // SelfRegisteredForbidden are the scopes a client that registered itself can never hold: sending campaigns and

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/outflowhq/outflow/seal"
+	"github.com/outflowhq/outflow/internal/platform/seal"
 )
 
 // Prefixes of the identifiers and secrets this server issues, so people and secret scanners recognise them.

@@ -17,10 +17,10 @@ import (
 	"github.com/ory/fosite/handler/pkce"
 	"github.com/ory/fosite/storage"
 
-	"github.com/outflowhq/outflow/audit"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/db"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
 // Token kinds of the oauth_tokens table.

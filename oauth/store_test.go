@@ -12,11 +12,11 @@ import (
 	"github.com/ory/fosite"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/accounts"
-	"github.com/outflowhq/outflow/auth"
-	"github.com/outflowhq/outflow/db"
-	"github.com/outflowhq/outflow/dbtest"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/identity/accounts"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/testkit/dbtest"
 	"github.com/outflowhq/outflow/oauth"
 )
 

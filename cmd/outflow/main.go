@@ -15,9 +15,9 @@ import (
 	"runtime"
 	"syscall"
 
-	"github.com/outflowhq/outflow/accounts"
-	"github.com/outflowhq/outflow/config"
-	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/internal/identity/accounts"
+	"github.com/outflowhq/outflow/internal/platform/config"
+	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 // version is stamped at build time (-ldflags "-X main.version=...").

@@ -15,8 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/config"
-	"github.com/outflowhq/outflow/dbtest"
+	"github.com/outflowhq/outflow/internal/platform/config"
+	"github.com/outflowhq/outflow/internal/testkit/dbtest"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }

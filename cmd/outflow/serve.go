@@ -12,11 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/outflowhq/outflow/config"
-	"github.com/outflowhq/outflow/db"
-	"github.com/outflowhq/outflow/realtime"
-	"github.com/outflowhq/outflow/server"
-	apiusage "github.com/outflowhq/outflow/usage"
+	"github.com/outflowhq/outflow/cmd/outflow/app"
+	"github.com/outflowhq/outflow/internal/eventing/realtime"
+	"github.com/outflowhq/outflow/internal/platform/config"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	apiusage "github.com/outflowhq/outflow/internal/trail/usage"
 )
 
 // role is what one `outflow serve` process runs; API and worker processes scale out independently against
@@ -56,11 +56,11 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 	}
 	defer pool.Close()
 
-	sender, err := server.SystemMail(cfg, logger)
+	sender, err := app.SystemMail(cfg, logger)
 	if err != nil {
 		return err
 	}
-	riverClient, err := server.NewJobs(cfg, pool, logger, sender, r.worker())
+	riverClient, err := app.NewJobs(cfg, pool, logger, sender, r.worker())
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		recorder = apiusage.NewRecorder(pool, logger)
 		gateway = realtime.New(pool, logger, realtime.Options{})
-		root, err := server.New(server.Deps{Pool: pool, Logger: logger, Metrics: reg, Config: cfg, Usage: recorder, Jobs: riverClient,
+		root, err := app.New(app.Deps{Pool: pool, Logger: logger, Metrics: reg, Config: cfg, Usage: recorder, Jobs: riverClient,
 			Realtime: gateway})
 		if err != nil {
 			return err
@@ -99,7 +99,7 @@ func serve(ctx context.Context, cfg config.Config, r role, logger *slog.Logger, 
 			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		}
 		go func() { serveErr <- httpServer.Serve(ln) }()
-		logger.InfoContext(ctx, "serving", slog.String("addr", ln.Addr().String()), slog.String("api", "http://"+ln.Addr().String()+server.APIPrefix),
+		logger.InfoContext(ctx, "serving", slog.String("addr", ln.Addr().String()), slog.String("api", "http://"+ln.Addr().String()+app.APIPrefix),
 			slog.String("role", string(r)), slog.String("version", version))
 		if listening != nil {
 			listening(ln.Addr())

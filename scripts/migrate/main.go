@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/outflowhq/outflow/db"
+	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 func main() {

@@ -1,0 +1,361 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	ht "github.com/ogen-go/ogen/http"
+	"github.com/ogen-go/ogen/middleware"
+	"github.com/ogen-go/ogen/ogenerrors"
+	"github.com/ogen-go/ogen/openapi"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/handlers"
+	"github.com/outflowhq/outflow/internal/agents/tools"
+	"github.com/outflowhq/outflow/internal/audience/verify"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/eventing/realtime"
+	"github.com/outflowhq/outflow/internal/identity/accounts"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/identity/avatar"
+	"github.com/outflowhq/outflow/internal/identity/captcha"
+	"github.com/outflowhq/outflow/internal/identity/oidc"
+	"github.com/outflowhq/outflow/internal/mail/mailbox"
+	"github.com/outflowhq/outflow/internal/mail/mailoauth"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/config"
+	"github.com/outflowhq/outflow/internal/platform/egress"
+	"github.com/outflowhq/outflow/internal/platform/idempotency"
+	"github.com/outflowhq/outflow/internal/platform/seal"
+	"github.com/outflowhq/outflow/internal/platform/sysmail"
+	"github.com/outflowhq/outflow/internal/trail/usage"
+	"github.com/outflowhq/outflow/jobs"
+	"github.com/outflowhq/outflow/oauth"
+)
+
+// APIPrefix is where every customer operation lives.
+const APIPrefix = "/v1"
+
+// RootPrefixes are the public paths served outside /v1, as the contract's path-level servers say.
+var RootPrefixes = []string{"/.well-known/", "/oauth/authorize", "/t/", "/u/"}
+
+// Deps is what the HTTP surface is built from.
+type Deps struct {
+	Pool    *pgxpool.Pool
+	Logger  *slog.Logger
+	Metrics *prometheus.Registry
+	Config  config.Config
+	// Mail overrides the system mail sender the configuration implies (tests capture mail with it).
+	Mail sysmail.Sender
+	// Captcha overrides the verifier the configuration implies.
+	Captcha captcha.Verifier
+	// Usage records API-key requests for usage analytics; nil records nothing. Its owner closes it after the
+	// HTTP server has shut down.
+	Usage *usage.Recorder
+	// Jobs enqueues the jobs writes cause (event dispatch, notifications) in the writing transaction: the
+	// process's River client. Nil builds an insert-only client.
+	Jobs events.Inserter
+	// Realtime is the instance's WebSocket gateway, served at /v1/realtime (nil: not served). Its listener
+	// starts with the first connection; its owner closes it after the HTTP server has shut down, which leaves
+	// upgraded connections open.
+	Realtime *realtime.Gateway
+}
+
+// New returns the root handler of the process: the same assembly serves production and the API tests.
+func New(d Deps) (http.Handler, error) {
+	cfg := d.Config
+	keyring, err := seal.NewKeyring(append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)...)
+	if err != nil {
+		return nil, err
+	}
+	sender := d.Mail
+	if sender == nil {
+		if sender, err = SystemMail(cfg, d.Logger); err != nil {
+			return nil, err
+		}
+	}
+	verifier := d.Captcha
+	if verifier == nil {
+		verifier = captcha.Verifier(captcha.Off{})
+		if cfg.Captcha == "turnstile" {
+			verifier = captcha.NewTurnstile(cfg.TurnstileSecret, cfg.TurnstileVerifyURL)
+		}
+	}
+	inserter := d.Jobs
+	if inserter == nil {
+		client, err := jobs.NewClient(jobs.Deps{Pool: d.Pool, Logger: d.Logger}, jobs.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("build job client: %w", err)
+		}
+		inserter = client
+	}
+	outbox := events.NewOutbox(inserter)
+	_, deliverer, err := webhookDelivery(cfg, d.Pool, d.Logger)
+	if err != nil {
+		return nil, err
+	}
+	signer := auth.NewTokenSigner(d.Pool, keyring, cfg.PublicURL)
+	sessions := accounts.NewSessions(d.Pool, signer)
+	challenges := accounts.NewChallenges(cfg.SecretKey)
+	flows := &accounts.Flows{
+		Pool: d.Pool, Challenges: challenges, Sessions: sessions, Mail: sender, Captcha: verifier,
+		Limiter: auth.NewLimiter(d.Pool), Logger: d.Logger,
+		RequireEmailVerification: cfg.RequireEmailVerification, AppURL: cfg.AppURL,
+	}
+	authn := auth.NewAuthenticator(d.Pool, signer)
+	idem := idempotency.NewStore(d.Pool, d.Logger)
+	passkeys := accounts.NewPasskeys(flows, keyring, cfg.PublicURL, cfg.AppURL)
+	tools := tools.NewRegistry()
+	agentTools := handlers.NewAgentTools(d.Pool, tools)
+	secrets := append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)
+	oauthProvider, err := oauth.NewProvider(d.Pool, auth.NewLimiter(d.Pool), cfg.PublicURL, secrets...)
+	if err != nil {
+		return nil, err
+	}
+	authn.SetOAuth(oauthProvider)
+	twoFactor := accounts.NewTwoFactor(flows, keyring, secrets...)
+	oauthHandlers := handlers.NewOAuth(handlers.OAuthDeps{
+		Provider: oauthProvider, Pool: d.Pool, Authenticator: authn, Flows: flows, TwoFactor: twoFactor,
+		Keyring: keyring, Secret: cfg.SecretKey, PublicURL: cfg.PublicURL, Logger: d.Logger,
+	})
+	dialer, err := mailDialer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	creds, err := mailCredentials(cfg, d.Pool, keyring)
+	if err != nil {
+		return nil, err
+	}
+	handler := handlers.New(handlers.Deps{
+		Logger:              d.Logger,
+		System:              handlers.NewSystem(d.Pool, d.Logger),
+		AuthCore:            handlers.NewAuthCore(flows, sessions),
+		Profile:             handlers.NewProfile(d.Pool, avatar.Dir(cfg.AvatarDir), cfg.PublicURL),
+		Notifications:       handlers.NewNotifications(d.Pool),
+		Social:              handlers.NewSocial(flows, cfg, passkeys.Enabled()),
+		TwoFactor:           handlers.NewTwoFactor(twoFactor),
+		Passkeys:            handlers.NewPasskeys(passkeys),
+		Organizations:       handlers.NewOrganizations(d.Pool, sessions, sender, outbox, cfg.SecretKey, cfg.AppURL),
+		APIKeys:             handlers.NewAPIKeys(d.Pool, cfg.SecretKey),
+		Suppressions:        handlers.NewSuppressions(d.Pool, cfg.SecretKey),
+		AuditLogs:           handlers.NewAuditLogs(d.Pool),
+		AgentTools:          agentTools,
+		OAuth:               oauthHandlers,
+		Webhooks:            handlers.NewWebhooks(d.Pool, keyring, egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}, deliverer, inserter),
+		WebhookDeliveries:   handlers.NewWebhookDeliveries(d.Pool, inserter, cfg.SecretKey),
+		MCP:                 handlers.NewMCP(tools, d.Logger, cfg.PublicURL),
+		Contacts:            handlers.NewContacts(d.Pool, cfg.SecretKey, outbox, inserter),
+		ContactImport:       handlers.NewContactImport(d.Pool, inserter),
+		ContactExport:       handlers.NewContactExport(d.Pool, d.Logger),
+		ContactVerification: handlers.NewContactVerification(d.Pool, inserter, emailVerifier(cfg)),
+		ContactFeeds:        handlers.NewContactFeeds(d.Pool, cfg.SecretKey),
+		Segments:            handlers.NewSegments(d.Pool, cfg.SecretKey),
+		Labels:              handlers.NewLabels(d.Pool),
+		Mailboxes: handlers.NewMailboxes(d.Pool, keyring, outbox, inserter, handlers.MailboxOptions{
+			Dialer: dialer, Resolver: verify.NewResolver(cfg.DNSServer), MaxMailboxes: cfg.MaxMailboxes,
+			TrackingHost: cfg.TrackingHost, AuthGrace: cfg.DomainAuthGrace, Verifier: emailVerifier(cfg),
+			Credentials: creds, AppURL: cfg.AppURL}),
+	})
+	// Tools run their operations through the assembled handler, so they can be registered only now.
+	if err := agentTools.RegisterTools(handler); err != nil {
+		return nil, err
+	}
+	return assemble(d, handler, handlers.NewSecurity(authn), authn, idem)
+}
+
+// mailDialer is how the deployment reaches mailbox servers: the system roots plus OUTFLOW_MAIL_CA_FILE's,
+// and OUTFLOW_ALLOW_INSECURE_MAIL's rule for private hosts and plain connections.
+func mailDialer(cfg config.Config) (mailbox.Dialer, error) {
+	d := mailbox.Dialer{AllowInsecure: cfg.AllowInsecureMail}
+	if cfg.MailCAFile == "" {
+		return d, nil
+	}
+	pem, err := os.ReadFile(cfg.MailCAFile)
+	if err != nil {
+		return d, fmt.Errorf("OUTFLOW_MAIL_CA_FILE: %w", err)
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if !roots.AppendCertsFromPEM(pem) {
+		return d, fmt.Errorf("OUTFLOW_MAIL_CA_FILE %s holds no PEM certificate", cfg.MailCAFile)
+	}
+	d.TLS = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	return d, nil
+}
+
+// MailboxCallbackPath is where the mail providers send the browser back after a mailbox consent; the consent
+// apps registered with Google and Microsoft list <OUTFLOW_PUBLIC_URL> plus this path as their redirect URI.
+const MailboxCallbackPath = "/v1/emails/onboarding/oauth/callback"
+
+// mailCredentials builds what every mailbox user takes logins from: the keyring for sealed passwords and the
+// configured consent providers for OAuth mailboxes.
+func mailCredentials(cfg config.Config, pool *pgxpool.Pool, keyring *seal.Keyring) (*mailbox.Credentials, error) {
+	providers, err := mailoauth.New(cfg.MailboxGoogle, cfg.MailboxMicrosoft, cfg.PublicURL+MailboxCallbackPath, oidc.NewHTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	return &mailbox.Credentials{Keyring: keyring, Pool: pool, Providers: providers}, nil
+}
+
+// SystemMail is the sender the configuration asks for: the SMTP relay, or the log when none is set.
+func SystemMail(cfg config.Config, logger *slog.Logger) (sysmail.Sender, error) {
+	if cfg.SMTPURL == "" {
+		return sysmail.LogSender{Logger: logger}, nil
+	}
+	return sysmail.NewSMTPSender(cfg.SMTPURL, cfg.MailFrom, nil)
+}
+
+// apiHandler is everything the generated server calls: the grouped operations and the raw-response ones.
+type apiHandler interface {
+	api.Handler
+	api.RawHandler
+	// MCP is the /v1/mcp endpoint (nil: none).
+	MCP() http.Handler
+	// OAuthLayer wraps the mux in the OAuth endpoints' HTTP layer (the consent sign-in page, raw request facts).
+	OAuthLayer(next http.Handler) http.Handler
+}
+
+// assemble wraps an API handler in the request path; tests of the path itself pass their own handler.
+func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *auth.Authenticator, idem *idempotency.Store) (http.Handler, error) {
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		apierror.Write(w, r, d.Logger, apierror.NotFound("route_not_found",
+			fmt.Sprintf("No operation at %s %s.", r.Method, r.URL.Path)))
+	}
+	opts := []api.ServerOption{
+		api.WithNotFound(notFound),
+		api.WithMethodNotAllowed(func(w http.ResponseWriter, r *http.Request, allowed string) {
+			w.Header().Set("Allow", allowed)
+			apierror.Write(w, r, d.Logger, apierror.New(http.StatusMethodNotAllowed, "method_not_allowed",
+				fmt.Sprintf("%s is not allowed here; allowed: %s.", r.Method, allowed)))
+		}),
+		api.WithErrorHandler(func(_ context.Context, w http.ResponseWriter, r *http.Request, err error) {
+			apierror.Write(w, r, d.Logger, decodeError(err))
+		}),
+		api.WithMaxMultipartMemory(32 << 20),
+		// The route gate runs first, so an operation not built yet still refuses a caller it would refuse.
+		api.WithMiddleware(handlers.Authorize, notImplemented),
+	}
+	apiServer, err := api.NewServer(handler, handler, security, append(opts, api.WithPathPrefix(APIPrefix))...)
+	if err != nil {
+		return nil, fmt.Errorf("build API server: %w", err)
+	}
+	// The same operations mounted at the root serve the few public paths that live outside /v1 (discovery
+	// documents, the OAuth consent page, tracking and unsubscribe links); the mux sends only those prefixes.
+	rootServer, err := api.NewServer(handler, handler, security, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("build root API server: %w", err)
+	}
+
+	metrics := newMetrics(d.Metrics)
+	credentials := &gate{authn: authn, usage: d.Usage,
+		routers: []*api.Server{apiServer}, prefix: APIPrefix}
+	var v1 http.Handler = apiServer
+	v1 = idem.Middleware(v1)
+	v1 = credentials.wrap(v1)
+
+	mux := http.NewServeMux()
+	mux.Handle(APIPrefix+"/", v1)
+	// /v1/mcp is the MCP SDK's streamable HTTP transport, mounted ahead of the generated router (the more
+	// specific pattern wins): the contract's mcp_post_message and mcp_open_stream operations describe it, but
+	// requests never reach them, and their generated stubs are left as they are.
+	if mcp := handler.MCP(); mcp != nil {
+		mux.Handle(APIPrefix+"/mcp", credentials.wrap(mcp))
+	}
+	// /v1/realtime is the WebSocket gateway (realtime/doc.go), beside the generated router like /v1/mcp.
+	if rt := d.Realtime; rt != nil {
+		mux.Handle(APIPrefix+"/realtime", rt.Credentials(credentials.wrap(rt.Handler(authn))))
+	}
+	var outside http.Handler = credentials.wrap(rootServer)
+	for _, prefix := range RootPrefixes {
+		mux.Handle(prefix, outside)
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	mux.Handle("GET "+avatar.URLPath, avatar.Dir(d.Config.AvatarDir))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(d.Metrics, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/", notFound)
+
+	var root http.Handler = mux
+	root = handler.OAuthLayer(root)
+	root = limitBodies(root, d.Config.MaxBodyBytes)
+	root = recoverPanics(d.Logger, root)
+	root = observe(d.Logger, metrics, []*api.Server{apiServer, rootServer}, root)
+	root = requestID(d.Config.EdgeLocation, root)
+	return root, nil
+}
+
+// ImportBodyBytes caps the body of the contact import routes: a 50 MB file plus its multipart framing. The
+// import handlers enforce the 50 MB file limit itself.
+const ImportBodyBytes = 51 << 20
+
+// limitBodies caps every request body at max, except the contact import routes, which take files up to
+// ImportBodyBytes.
+func limitBodies(next http.Handler, max int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit := max
+		if strings.HasPrefix(r.URL.Path, APIPrefix+"/contacts/import/") && limit < ImportBodyBytes {
+			limit = ImportBodyBytes
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// notImplemented names the operation in the 501 of every operation whose area has not shipped yet, so
+// clients (and the contract-coverage tool) can tell "not yet" from a failure.
+func notImplemented(req middleware.Request, next middleware.Next) (middleware.Response, error) {
+	resp, err := next(req)
+	if errors.Is(err, ht.ErrNotImplemented) {
+		return resp, apierror.New(http.StatusNotImplemented, "not_implemented",
+			fmt.Sprintf("Operation %s is not implemented yet.", req.OperationID))
+	}
+	return resp, err
+}
+
+// decodeError maps ogen's request decoding and validation failures to 400s (413 for an oversized body).
+func decodeError(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return apierror.New(http.StatusRequestEntityTooLarge, "request_too_large",
+			fmt.Sprintf("The request body exceeds %d bytes.", tooBig.Limit))
+	}
+	var e *apierror.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var (
+		param  *ogenerrors.DecodeParamError
+		params *ogenerrors.DecodeParamsError
+		body   *ogenerrors.DecodeBodyError
+		req    *ogenerrors.DecodeRequestError
+	)
+	switch {
+	case errors.As(err, &param) && param.In == openapi.LocationPath:
+		// A path segment that cannot be an id names nothing: 404, as an unknown id is.
+		return apierror.NotFound("not_found", fmt.Sprintf("Nothing here has that %s: it is not a valid id.", param.Name))
+	case errors.As(err, &params):
+		return apierror.BadRequest("invalid_parameter", params.Error())
+	case errors.As(err, &body):
+		return apierror.BadRequest("invalid_body", body.Error())
+	case errors.As(err, &req):
+		return apierror.BadRequest("invalid_request", req.Error())
+	}
+	if code := ogenerrors.ErrorCode(err); code >= 400 && code < 500 {
+		return apierror.New(code, "invalid_request", err.Error())
+	}
+	return apierror.Internal(err)
+}

@@ -1,0 +1,92 @@
+package contacts
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+)
+
+// Caps of a bulk selection.
+const (
+	MaxSelectedIDs    = 1000
+	MaxFilterSelected = 50000
+	MaxExclude        = 50000
+)
+
+// Selection is the contacts a bulk action applies to: explicit ids, or every contact matching a filter minus
+// an exclude list.
+type Selection struct {
+	// Contacts are the explicit ids (when not All).
+	Contacts []uuid.UUID
+	All      bool
+	Filter   Filter
+	Exclude  []uuid.UUID
+}
+
+// ParseSelection validates a selection object: `contacts` (1 to 1000 ids) or `all: true` with `filters` and an
+// optional `exclude` (at most 50,000 ids, else too_many_contacts; ignored unless all).
+func ParseSelection(req api.ContactSelection) (Selection, error) {
+	return parseSelection(req.Contacts, req.All.Value, req.Filters, req.Exclude)
+}
+
+func parseSelection(ids []uuid.UUID, all bool, filters api.OptContactSearchRequest, exclude []uuid.UUID) (Selection, error) {
+	if !all {
+		if len(ids) == 0 {
+			return Selection{}, apierror.BadRequest("invalid_selection", "Select contacts with `contacts` (1 to 1000 ids) or `all: true` with `filters`.")
+		}
+		if len(ids) > MaxSelectedIDs {
+			return Selection{}, apierror.BadRequest("invalid_selection", fmt.Sprintf("Send at most %d contact ids; select more with `all: true` and `filters`.", MaxSelectedIDs))
+		}
+		return Selection{Contacts: ids}, nil
+	}
+	if len(exclude) > MaxExclude {
+		return Selection{}, apierror.BadRequest("too_many_contacts", fmt.Sprintf("exclude takes at most %d ids.", MaxExclude))
+	}
+	f, err := ParseSearch(filters.Value)
+	if err != nil {
+		return Selection{}, err
+	}
+	return Selection{All: true, Filter: f, Exclude: exclude}, nil
+}
+
+// ParseBulkUpdateSelection reads the selection part of a bulk update body.
+func ParseBulkUpdateSelection(req *api.ContactBulkUpdateRequest) (Selection, error) {
+	return parseSelection(req.Contacts, req.All.Value, req.Filters, req.Exclude)
+}
+
+// IDs resolves the selection to contact ids of the organization. Explicit ids that do not exist are dropped;
+// a filter selection matching nothing is 400 empty_selection and one matching more than 50,000 contacts is
+// 400 selection_too_large.
+func (s Selection) IDs(ctx context.Context, q Querier, org uuid.UUID) ([]uuid.UUID, error) {
+	if !s.All {
+		rows, err := q.Query(ctx, `SELECT id FROM contacts WHERE organization_id = $1 AND id = ANY($2) ORDER BY id`, org, s.Contacts)
+		if err != nil {
+			return nil, fmt.Errorf("select contacts: %w", err)
+		}
+		defer rows.Close()
+		var out []uuid.UUID
+		for rows.Next() {
+			var id uuid.UUID
+			if err := rows.Scan(&id); err != nil {
+				return nil, err
+			}
+			out = append(out, id)
+		}
+		return out, rows.Err()
+	}
+	ids, err := MatchingIDs(ctx, q, org, s.Filter, s.Exclude, MaxFilterSelected+1)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, apierror.BadRequest("empty_selection", "The filters match no contacts.")
+	}
+	if len(ids) > MaxFilterSelected {
+		return nil, apierror.BadRequest("selection_too_large", fmt.Sprintf("The filters match more than %d contacts; narrow them.", MaxFilterSelected))
+	}
+	return ids, nil
+}

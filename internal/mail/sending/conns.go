@@ -1,0 +1,202 @@
+package sending
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emersion/go-smtp"
+	"github.com/google/uuid"
+
+	"github.com/outflowhq/outflow/internal/mail/mailbox"
+)
+
+// outcome is what one hand-over attempt came to.
+type outcome int
+
+const (
+	// delivered: the server accepted the message.
+	delivered outcome = iota
+	// rejected: the server refused for good (or the account cannot send); retrying would not help.
+	rejected
+	// transient: nothing was handed over and a later attempt may succeed.
+	transient
+	// ambiguous: the message was handed over and the connection broke before the server answered.
+	ambiguous
+)
+
+// result is an attempt's outcome with the task's error code and message, and the account-level condition it
+// raises (an error-log code such as EMAIL_AUTH_ERROR), if any.
+type result struct {
+	outcome outcome
+	code    string
+	message string
+	account string
+}
+
+// conns keeps one authenticated SMTP session per mailbox, reused across sends while it is fresh, so a burst
+// of sends from one mailbox pays for one TLS handshake and one login.
+type conns struct {
+	dialer mailbox.Dialer
+	// idle is how long an unused session is kept; servers drop idle sessions after a few minutes anyway.
+	idle time.Duration
+
+	mu        sync.Mutex
+	byMailbox map[uuid.UUID]*session
+}
+
+// session is one mailbox's pooled SMTP session; its mutex keeps one transaction at a time on it.
+type session struct {
+	mu       sync.Mutex
+	client   *smtp.Client
+	version  time.Time // the mailbox's updated_at when the session was opened: settings changed means redial
+	lastUsed time.Time
+}
+
+func newConns(d mailbox.Dialer) *conns {
+	return &conns{dialer: d, idle: 2 * time.Minute, byMailbox: map[uuid.UUID]*session{}}
+}
+
+// entry returns the mailbox's session slot, closing other slots' sessions that have sat idle too long.
+func (p *conns) entry(id uuid.UUID, now time.Time) *session {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for other, s := range p.byMailbox {
+		if other != id && s.mu.TryLock() {
+			if s.client != nil && now.Sub(s.lastUsed) > p.idle {
+				_ = s.client.Close()
+				s.client = nil
+			}
+			s.mu.Unlock()
+		}
+	}
+	s := p.byMailbox[id]
+	if s == nil {
+		s = &session{}
+		p.byMailbox[id] = s
+	}
+	return s
+}
+
+// send hands one message to the mailbox's SMTP server on its pooled session (dialing one when there is none,
+// it has idled too long or the mailbox changed since) and classifies what happened. A pooled session that
+// turns out dead before anything was handed over is replaced once.
+func (p *conns) send(ctx context.Context, id uuid.UUID, version time.Time, srv mailbox.Server, from string, rcpts []string, msg []byte) result {
+	now := time.Now()
+	s := p.entry(id, now)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.client != nil && (!s.version.Equal(version) || now.Sub(s.lastUsed) > p.idle) {
+		_ = s.client.Close()
+		s.client = nil
+	}
+	for try := 0; ; try++ {
+		reused := s.client != nil
+		if !reused {
+			c, err := p.dialer.SMTP(ctx, srv)
+			if err != nil {
+				return dialResult(err)
+			}
+			s.client, s.version = c, version
+		}
+		res, broken := transaction(ctx, s.client, from, rcpts, msg)
+		s.lastUsed = time.Now()
+		if broken {
+			_ = s.client.Close()
+			s.client = nil
+			if reused && try == 0 && res.outcome == transient {
+				continue // the pooled session had died; a fresh one gets the message
+			}
+		}
+		return res
+	}
+}
+
+// transaction runs MAIL, RCPT and DATA on c. broken says the session cannot be reused.
+func transaction(ctx context.Context, c *smtp.Client, from string, rcpts []string, msg []byte) (res result, broken bool) {
+	// A canceled context (shutdown) cuts the connection; whatever step it interrupts is classified as usual.
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	defer stop()
+	if err := c.Mail(from, nil); err != nil {
+		return stepResult("MAIL", err), !isSMTP(err)
+	}
+	for _, r := range rcpts {
+		if err := c.Rcpt(r, nil); err != nil {
+			res := stepResult("RCPT", err)
+			if isSMTP(err) {
+				return res, c.Reset() != nil
+			}
+			return res, true
+		}
+	}
+	w, err := c.Data()
+	if err != nil {
+		res := stepResult("DATA", err)
+		if isSMTP(err) {
+			return res, c.Reset() != nil
+		}
+		return res, true
+	}
+	if _, err := w.Write(msg); err != nil {
+		// Part of the message may be on the wire, but without the final dot the server discards it.
+		_ = w.Close()
+		return result{outcome: transient, code: "connection_lost", message: "The connection broke while the message was being written."}, true
+	}
+	if err := w.Close(); err != nil {
+		if isSMTP(err) {
+			return stepResult("DATA", err), c.Reset() != nil
+		}
+		// The final dot went out and no answer came back: the server may have taken the message.
+		return result{outcome: ambiguous, code: "outcome_unknown",
+			message: "The connection broke after the message was handed over and before the server answered; it is not sent again."}, true
+	}
+	return result{outcome: delivered}, false
+}
+
+func isSMTP(err error) bool {
+	var se *smtp.SMTPError
+	return errors.As(err, &se)
+}
+
+// dialResult classifies a failed connect or login.
+func dialResult(err error) result {
+	var ce *mailbox.CheckError
+	if errors.As(err, &ce) {
+		switch ce.Kind {
+		case mailbox.KindAuth:
+			return result{outcome: rejected, code: "mailbox_auth_failed", message: ce.Error(), account: mailbox.ConditionAuthError}
+		case mailbox.KindInsecure:
+			return result{outcome: rejected, code: "mailbox_insecure_connection", message: ce.Error(), account: mailbox.ConditionServerError}
+		}
+		return result{outcome: transient, code: "smtp_unreachable", message: ce.Error()}
+	}
+	return result{outcome: transient, code: "smtp_unreachable", message: err.Error()}
+}
+
+// stepResult classifies an error answered (or not) to one SMTP command before the message was handed over.
+func stepResult(step string, err error) result {
+	var se *smtp.SMTPError
+	if !errors.As(err, &se) {
+		return result{outcome: transient, code: "connection_lost", message: step + ": " + err.Error()}
+	}
+	text := step + ": " + se.Error()
+	lower := strings.ToLower(se.Message)
+	rateLimited := se.EnhancedCode[0] == 4 && se.EnhancedCode[1] == 7 ||
+		strings.Contains(lower, "rate") || strings.Contains(lower, "too many") || strings.Contains(lower, "limit")
+	switch {
+	case se.Code == 535 || se.Code == 534 || se.Code == 530:
+		return result{outcome: rejected, code: "mailbox_auth_failed", message: text, account: mailbox.ConditionAuthError}
+	case se.Code >= 400 && se.Code < 500 && rateLimited:
+		return result{outcome: transient, code: "rate_limited", message: text, account: mailbox.ConditionRateLimited}
+	case se.Code >= 400 && se.Code < 500:
+		return result{outcome: transient, code: "temporary_failure", message: text}
+	case step == "RCPT":
+		return result{outcome: rejected, code: "recipient_rejected", message: text}
+	case step == "MAIL" && se.EnhancedCode[0] == 5 && se.EnhancedCode[1] == 7:
+		// The server refuses this sender: the account is blocked or not allowed to send.
+		return result{outcome: rejected, code: "sender_rejected", message: text, account: mailbox.ConditionDisabled}
+	}
+	return result{outcome: rejected, code: "message_rejected", message: text}
+}
