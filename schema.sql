@@ -868,8 +868,10 @@ CREATE TABLE public.audit_log (
     request_id text DEFAULT ''::text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     user_id uuid,
+    event text DEFAULT ''::text NOT NULL,
     CONSTRAINT audit_log_action_check CHECK (((length(action) >= 1) AND (length(action) <= 100))),
-    CONSTRAINT audit_log_actor_type_check CHECK ((actor_type = ANY (ARRAY['user'::text, 'api_key'::text, 'oauth_app'::text, 'system'::text])))
+    CONSTRAINT audit_log_actor_type_check CHECK ((actor_type = ANY (ARRAY['user'::text, 'api_key'::text, 'oauth_app'::text, 'system'::text]))),
+    CONSTRAINT audit_log_event_check CHECK ((length(event) <= 100))
 );
 
 --

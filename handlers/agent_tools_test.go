@@ -157,7 +157,7 @@ func TestAgentToolsCallRunsTheOperations(t *testing.T) {
 	_, err = restCall(t, narrow, "audit_logs_list", `{"limit": 10, "entity_type": "team"}`, &entries)
 	require.NoError(t, err)
 	require.Len(t, entries.Data, 1)
-	require.Equal(t, "team.created", entries.Data[0].Action)
+	require.Equal(t, "team.created", auditEvent(entries.Data[0]))
 	require.Equal(t, api.NewOptUUID(team.ID), entries.Data[0].EntityID)
 	_, err = restCall(t, narrow, "audit_logs_list", `{"date": "2020-01-01"}`, &entries)
 	require.NoError(t, err)

@@ -247,7 +247,7 @@ func (h *APIKeys) APIKeysCreate(ctx context.Context, req *api.CreateAPIKey, _ ap
 		if row, err = h.queries.APIKeyCreate(ctx, tx, args); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "api_key.created", TargetType: "api_key", TargetID: row.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "api_key.created", EntityType: audit.EntityAPIKey, EntityID: row.ID.String(),
 			Metadata: map[string]any{"name": row.Name, "permissions": row.Permissions, "key_prefix": row.KeyPrefix}})
 	})
 	if err != nil {
@@ -361,7 +361,7 @@ func (h *APIKeys) APIKeysUpdate(ctx context.Context, req *api.UpdateAPIKey, para
 		if len(changed) == 0 {
 			return nil
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "api_key.updated", TargetType: "api_key", TargetID: row.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "api_key.updated", EntityType: audit.EntityAPIKey, EntityID: row.ID.String(),
 			Metadata: map[string]any{"fields": changed}})
 	})
 	if err != nil {
@@ -395,7 +395,7 @@ func (h *APIKeys) APIKeysRevoke(ctx context.Context, params api.APIKeysRevokePar
 		if before.Status == "revoked" {
 			return nil
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "api_key.revoked", TargetType: "api_key", TargetID: params.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionRevoke, Event: "api_key.revoked", EntityType: audit.EntityAPIKey, EntityID: params.ID.String(),
 			Metadata: map[string]any{"reason": reason}})
 	})
 	if err != nil {
@@ -421,7 +421,7 @@ func (h *APIKeys) APIKeysDelete(ctx context.Context, params api.APIKeysDeletePar
 		if _, err := h.queries.APIKeyDelete(ctx, tx, dbq.APIKeyDeleteParams{OrganizationID: org, ID: params.ID}); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "api_key.deleted", TargetType: "api_key", TargetID: params.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "api_key.deleted", EntityType: audit.EntityAPIKey, EntityID: params.ID.String(),
 			Metadata: map[string]any{"name": k.Name}})
 	})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/go-faster/jx"
@@ -105,9 +104,6 @@ func auditListArgs(org uuid.UUID, params api.AnalyticsAuditLogsListParams) (dbq.
 	}
 	if v, ok := params.Action.Get(); ok && v != "" {
 		args.Action = &v
-		if past := auditPastTense(v); past != "" {
-			args.ActionPast = &past
-		}
 	}
 	start, startSet := params.StartDate.Get()
 	end, endSet := params.EndDate.Get()
@@ -163,21 +159,6 @@ func auditDay(d time.Time) time.Time {
 	return time.Date(y, m, day, 0, 0, 0, 0, time.UTC)
 }
 
-// auditPastTense turns the verb a client filters by (the contract's examples: create, update, delete, send,
-// revoke) into the past tense entries record it in ("team.created"); "" when the filter is a full action.
-func auditPastTense(verb string) string {
-	switch {
-	case strings.Contains(verb, "."):
-		return ""
-	case verb == "send":
-		return "sent"
-	case strings.HasSuffix(verb, "e"):
-		return verb + "d"
-	default:
-		return verb + "ed"
-	}
-}
-
 // auditEntryOf maps an entry. changes is what the writer recorded about the change (secrets already
 // redacted); metadata is how it was made: the kind of actor, the credential for API keys and OAuth apps, and
 // the request id that correlates it with the access log.
@@ -214,6 +195,9 @@ func auditEntryOf(r dbq.AuditLogListRow) (api.AuditLog, error) {
 	meta := api.AuditLogMetadata{"actor_type": auditJSON(r.ActorType)}
 	if r.ActorID.Valid && r.ActorType != "user" {
 		meta["credential_id"] = auditJSON(r.ActorID.UUID.String())
+	}
+	if r.Event != "" {
+		meta["event"] = auditJSON(r.Event)
 	}
 	if r.RequestID != "" {
 		meta["request_id"] = auditJSON(r.RequestID)

@@ -30,23 +30,33 @@ func auditOwnerCount(t *testing.T, env *apitest.Env, org uuid.UUID) int {
 }
 
 // auditInsert writes an entry dated at through the application role, as audit.Record would have at that time.
-func auditInsert(t *testing.T, env *apitest.Env, org uuid.UUID, action, targetType, targetID string, at time.Time) uuid.UUID {
+func auditInsert(t *testing.T, env *apitest.Env, org uuid.UUID, action, event, targetType, targetID string, at time.Time) uuid.UUID {
 	t.Helper()
 	id := uuid.New()
 	require.NoError(t, db.WithOrgTx(context.Background(), env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO audit_log (organization_id, id, actor_type, action, target_type, target_id, created_at)
-			VALUES ($1, $2, 'system', $3, $4, $5, $6)`, org, id, action, targetType, targetID, at)
+		_, err := tx.Exec(ctx, `INSERT INTO audit_log (organization_id, id, actor_type, action, event, target_type, target_id, created_at)
+			VALUES ($1, $2, 'system', $3, $4, $5, $6, $7)`, org, id, action, event, targetType, targetID, at)
 		return err
 	}))
 	return id
 }
 
+// auditActions lists the precise happening of each entry (metadata.event, "team.created"), in list order.
 func auditActions(list *api.AuditLogList) []string {
 	out := []string{}
 	for _, e := range list.Data {
-		out = append(out, e.Action)
+		out = append(out, auditEvent(e))
 	}
 	return out
+}
+
+// auditEvent is an entry's metadata.event; "" when it has none.
+func auditEvent(e api.AuditLog) string {
+	var s string
+	if raw, ok := e.Metadata.Value["event"]; ok {
+		_ = json.Unmarshal(raw, &s)
+	}
+	return s
 }
 
 // auditRawStatus sends GET /v1/audit-logs with query q, which the SDK would refuse to build, and returns the
@@ -82,8 +92,8 @@ func TestAuditLogFiltersAndPages(t *testing.T) {
 	// Older history, on two known days.
 	day1 := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
 	day2 := time.Date(2025, 3, 2, 23, 30, 0, 0, time.UTC)
-	oldA := auditInsert(t, env, org, "webhook.created", "webhook", uuid.NewString(), day1)
-	oldB := auditInsert(t, env, org, "webhook.deleted", "webhook", uuid.NewString(), day2)
+	oldA := auditInsert(t, env, org, audit.ActionCreate, "webhook.created", "webhook", uuid.NewString(), day1)
+	oldB := auditInsert(t, env, org, audit.ActionDelete, "webhook.deleted", "webhook", uuid.NewString(), day2)
 
 	all, err := client.AnalyticsAuditLogsList(ctx, api.AnalyticsAuditLogsListParams{})
 	require.NoError(t, err)
@@ -94,6 +104,7 @@ func TestAuditLogFiltersAndPages(t *testing.T) {
 
 	updated := all.Data[1]
 	require.Equal(t, org, updated.OrgID)
+	require.Equal(t, "update", updated.Action, "the action is part 3's verb; the precise event is in metadata")
 	require.Equal(t, "team", updated.EntityType)
 	require.Equal(t, api.NewOptUUID(teams[0]), updated.EntityID)
 	require.Equal(t, updated.ActionDate, updated.Timestamp.Value)
@@ -269,7 +280,7 @@ func TestAuditLogIsAppendOnlyForTheApplication(t *testing.T) {
 
 	// The application pool runs as outflow_app: it may read and add entries, never change or remove them.
 	for _, stmt := range []string{
-		"UPDATE audit_log SET action = 'nothing.happened' WHERE organization_id = $1",
+		"UPDATE audit_log SET event = 'nothing.happened' WHERE organization_id = $1",
 		"DELETE FROM audit_log WHERE organization_id = $1",
 		"TRUNCATE audit_log",
 	} {
@@ -419,7 +430,7 @@ func TestEveryMutationWritesOneAuditEntry(t *testing.T) {
 		require.Equal(t, before+1, auditOwnerCount(t, env, org), "%s writes exactly one entry", step.action)
 		newest, err := ada.client.AnalyticsAuditLogsList(ctx, api.AnalyticsAuditLogsListParams{Limit: api.NewOptInt(10)})
 		require.NoError(t, err)
-		require.Equal(t, step.action, newest.Data[0].Action)
+		require.Equal(t, step.action, auditEvent(newest.Data[0]))
 	}
 
 	// A refused mutation leaves no entry: the entry commits or rolls back with the change.
@@ -454,7 +465,7 @@ func TestAuditLogNamesThePersonBehindEveryCredential(t *testing.T) {
 	grant := uuid.New()
 	oauthCtx := auth.WithPrincipal(ctx, &auth.Principal{Kind: auth.KindOAuth, CredentialID: grant, OrganizationID: ada.home, UserID: ada.id})
 	require.NoError(t, db.WithOrgTx(oauthCtx, env.DB.Pool, ada.home, func(ctx context.Context, tx pgx.Tx) error {
-		return audit.Record(ctx, tx, audit.Entry{Action: "team.created", TargetType: "team", TargetID: uuid.NewString(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "team.created", EntityType: "team", EntityID: uuid.NewString(),
 			Metadata: map[string]any{"name": "By app"}})
 	}))
 

@@ -145,7 +145,7 @@ func (h *ContactFeeds) ContactsNotesCreate(ctx context.Context, req *api.Contact
 			return db.Classify(err, "Note")
 		}
 		note = dbq.ContactNoteListRow(row)
-		return h.recordNote(ctx, tx, activity.NoteAdded, "contact_note.created", author, note)
+		return h.recordNote(ctx, tx, activity.NoteAdded, audit.ActionCreate, "contact_note.created", author, note)
 	})
 	if err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ func (h *ContactFeeds) ContactsNotesUpdate(ctx context.Context, req *api.Contact
 			return err
 		}
 		note = dbq.ContactNoteListRow(row)
-		return h.recordNote(ctx, tx, activity.NoteUpdated, "contact_note.updated", editor, note)
+		return h.recordNote(ctx, tx, activity.NoteUpdated, audit.ActionUpdate, "contact_note.updated", editor, note)
 	})
 	if err != nil {
 		return nil, err
@@ -196,13 +196,13 @@ func (h *ContactFeeds) ContactsNotesUpdate(ctx context.Context, req *api.Contact
 }
 
 // recordNote writes the activity and audit entries of a note written or edited by user.
-func (h *ContactFeeds) recordNote(ctx context.Context, tx pgx.Tx, activityType, action string, user uuid.UUID, note dbq.ContactNoteListRow) error {
+func (h *ContactFeeds) recordNote(ctx context.Context, tx pgx.Tx, activityType, action, event string, user uuid.UUID, note dbq.ContactNoteListRow) error {
 	err := activity.Record(ctx, tx, activity.Entry{ContactIDs: []uuid.UUID{note.ContactID},
 		UserID: uuid.NullUUID{UUID: user, Valid: true}, Type: activityType, Metadata: map[string]any{"note_id": note.ID}})
 	if err != nil {
 		return err
 	}
-	return audit.Record(ctx, tx, audit.Entry{Action: action, TargetType: "contact_note", TargetID: note.ID.String(),
+	return audit.Record(ctx, tx, audit.Entry{Action: action, Event: event, EntityType: audit.EntityContactNote, EntityID: note.ID.String(),
 		Metadata: map[string]any{"contact_id": note.ContactID, "length": utf8.RuneCountInString(note.Content)}})
 }
 
@@ -223,8 +223,8 @@ func (h *ContactFeeds) ContactsNotesDelete(ctx context.Context, params api.Conta
 		if n == 0 {
 			return apierror.NotFound("note_not_found", "Note not found on this contact.")
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "contact_note.deleted", TargetType: "contact_note",
-			TargetID: params.NoteId.String(), Metadata: map[string]any{"contact_id": params.ID}})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "contact_note.deleted", EntityType: audit.EntityContactNote,
+			EntityID: params.NoteId.String(), Metadata: map[string]any{"contact_id": params.ID}})
 	})
 }
 

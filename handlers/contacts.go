@@ -323,7 +323,7 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 				return err
 			}
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "contacts.created", TargetType: "contact",
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "contacts.created", EntityType: audit.EntityContact,
 			Metadata: map[string]any{"created": len(created), "updated": len(updated)}})
 	})
 	if err != nil {
@@ -770,7 +770,7 @@ func (h *Contacts) ContactsDelete(ctx context.Context, params api.ContactsDelete
 		if _, err := h.outbox.Emit(ctx, tx, events.ContactDeleted, map[string]any{"entity_id": params.ID, "contact_email": email}); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "contacts.deleted", TargetType: "contact", TargetID: params.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "contacts.deleted", EntityType: audit.EntityContact, EntityID: params.ID.String(),
 			Metadata: map[string]any{"count": 1}})
 	})
 }

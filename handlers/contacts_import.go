@@ -346,7 +346,7 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 			return err
 		}
 		report := src.im.Report()
-		if err := audit.Record(ctx, tx, audit.Entry{Action: "contacts.imported", TargetType: "contact_import",
+		if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionImport, Event: "contacts.imported", EntityType: audit.EntityContact,
 			Metadata: map[string]any{"filename": contacts.Clip(req.File.Name, 255), "format": string(format), "dedup": opts.dedup,
 				"total": report.Total, "imported": out.imported, "updated": out.updated,
 				"skipped": report.Repeats + out.skipped, "failed": report.Failed}}); err != nil {

@@ -450,7 +450,7 @@ func TestContactImportRefusals(t *testing.T) {
 		`SELECT count(*) FROM contact_categories WHERE organization_id = $1`,
 		`SELECT count(*) FROM segment_pins WHERE organization_id = $1`,
 		`SELECT count(*) FROM campaign_leads WHERE organization_id = $1`,
-		`SELECT count(*) FROM audit_log WHERE organization_id = $1 AND action = 'contacts.imported'`,
+		`SELECT count(*) FROM audit_log WHERE organization_id = $1 AND event = 'contacts.imported'`,
 	} {
 		n := impCount(t, env, org, q)
 		if strings.Contains(q, "labels") {
@@ -788,7 +788,7 @@ func TestContactImportIndexing(t *testing.T) {
 	require.Zero(t, impCount(t, env, org, `SELECT count(*) FROM event_outbox WHERE organization_id = $1 AND event_type LIKE 'contact.%'`))
 	var meta map[string]any
 	impOrgQuery(t, env, org, func(ctx context.Context, tx pgx.Tx) error {
-		return tx.QueryRow(ctx, `SELECT metadata FROM audit_log WHERE organization_id = $1 AND action = 'contacts.imported' AND target_type = 'contact_import'`, org).Scan(&meta)
+		return tx.QueryRow(ctx, `SELECT metadata FROM audit_log WHERE organization_id = $1 AND event = 'contacts.imported' AND target_type = 'contact'`, org).Scan(&meta)
 	})
 	require.Equal(t, map[string]any{"filename": "three.csv", "format": "csv", "dedup": "skip", "total": float64(4),
 		"imported": float64(3), "updated": float64(0), "skipped": float64(0), "failed": float64(1)}, meta)

@@ -266,7 +266,7 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 		if _, err := h.outbox.Emit(ctx, tx, events.ContactUpdated, bulkEventData(len(ids))); err != nil {
 			return err
 		}
-		if err := audit.Record(ctx, tx, audit.Entry{Action: "contacts.bulk_updated", TargetType: "contact",
+		if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "contacts.bulk_updated", EntityType: audit.EntityContact,
 			Metadata: map[string]any{"count": len(ids), "all": sel.All, "add_campaigns": len(addCamps), "remove_campaigns": len(removeCamps),
 				"add_categories": len(addCats), "remove_categories": len(removeCats), "field_ops": len(req.Fields), "subscribe": req.Subscribe.Set}}); err != nil {
 			return err
@@ -320,7 +320,7 @@ func (h *Contacts) ContactsBulkDelete(ctx context.Context, req api.ContactsBulkD
 		if _, err := h.outbox.Emit(ctx, tx, events.ContactDeleted, bulkEventData(n)); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "contacts.deleted", TargetType: "contact",
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "contacts.deleted", EntityType: audit.EntityContact,
 			Metadata: map[string]any{"count": n, "all": sel.All}})
 	})
 }

@@ -124,8 +124,8 @@ func (h *ContactVerification) ContactsVerificationStart(ctx context.Context, req
 		if _, err := h.jobs.InsertTx(ctx, tx, verify.RunArgs{OrganizationID: org, RunID: runID}, nil); err != nil {
 			return fmt.Errorf("enqueue verification run: %w", err)
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "contact_verification.started", TargetType: "verification_run",
-			TargetID: runID.String(), Metadata: map[string]any{"selected": len(ids), "queued": n, "provider": verify.Provider}})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionVerify, Event: "contact_verification.started", EntityType: audit.EntityContact,
+			EntityID: runID.String(), Metadata: map[string]any{"selected": len(ids), "queued": n, "provider": verify.Provider}})
 	})
 	if err != nil {
 		return nil, err

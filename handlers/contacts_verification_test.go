@@ -123,7 +123,7 @@ func TestContactsVerificationRunWithProbe(t *testing.T) {
 	require.Equal(t, "builtin", run.Provider.Value)
 	require.True(t, run.StartedAt.Null && run.FinishedAt.Null)
 	require.Equal(t, int64(1), orgInt(t, env, boot.OrganizationID,
-		`SELECT count(*) FROM audit_log WHERE organization_id = $1 AND action = 'contact_verification.started' AND target_id = $2`,
+		`SELECT count(*) FROM audit_log WHERE organization_id = $1 AND event = 'contact_verification.started' AND target_id = $2`,
 		boot.OrganizationID, run.ID.String()))
 
 	env.StartWorkers(t)

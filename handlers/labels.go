@@ -138,7 +138,7 @@ func (h *Labels) create(ctx context.Context, k labelKind, req *api.CreateLabel) 
 		if err != nil {
 			return k.classify(err)
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "label.created", TargetType: "label", TargetID: id.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "label.created", EntityType: audit.EntityLabel, EntityID: id.String(),
 			Metadata: map[string]any{"kind": k.name, "title": title, "color": color, "position": n}})
 	})
 	if err != nil {
@@ -182,7 +182,7 @@ func (h *Labels) update(ctx context.Context, k labelKind, id uuid.UUID, req *api
 		if args.Color != nil {
 			meta["color"] = out.Color
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "label.updated", TargetType: "label", TargetID: id.String(), Metadata: meta})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "label.updated", EntityType: audit.EntityLabel, EntityID: id.String(), Metadata: meta})
 	})
 	if err != nil {
 		return nil, err
@@ -214,7 +214,7 @@ func (h *Labels) remove(ctx context.Context, k labelKind, id uuid.UUID) error {
 				return err
 			}
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "label.deleted", TargetType: "label", TargetID: id.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "label.deleted", EntityType: audit.EntityLabel, EntityID: id.String(),
 			Metadata: map[string]any{"kind": k.name, "title": title}})
 	})
 }
@@ -257,7 +257,7 @@ func (h *Labels) move(ctx context.Context, k labelKind, id uuid.UUID, req *api.M
 		if err := h.queries.LabelSetPositions(ctx, tx, dbq.LabelSetPositionsParams{OrganizationID: org, Ids: order}); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "label.moved", TargetType: "label", TargetID: id.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "label.moved", EntityType: audit.EntityLabel, EntityID: id.String(),
 			Metadata: map[string]any{"kind": k.name, "title": rows[from].Title, "from": from, "position": to}})
 	})
 	if err != nil {

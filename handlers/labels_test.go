@@ -202,7 +202,7 @@ func TestLabelsCreateUpdateMoveDelete(t *testing.T) {
 	}
 
 	// Each write left an audit entry naming the kind and the title.
-	rows, err := owner.Query(ctx, `SELECT action, metadata->>'kind', metadata->>'title' FROM audit_log
+	rows, err := owner.Query(ctx, `SELECT event, metadata->>'kind', metadata->>'title' FROM audit_log
 		WHERE organization_id = $1 AND target_type = 'label' AND target_id = (
 		  SELECT id::text FROM labels WHERE organization_id = $1 AND kind = 'category' AND title = 'Alpha one')
 		ORDER BY created_at, id`, boot.OrganizationID)
@@ -219,7 +219,7 @@ func TestLabelsCreateUpdateMoveDelete(t *testing.T) {
 		"the empty patch writes nothing")
 	var deleted int
 	require.NoError(t, owner.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE organization_id = $1
-		AND action = 'label.deleted' AND metadata->>'title' = 'Beta'`, boot.OrganizationID).Scan(&deleted))
+		AND event = 'label.deleted' AND metadata->>'title' = 'Beta'`, boot.OrganizationID).Scan(&deleted))
 	require.Equal(t, 3, deleted, "one delete per kind")
 }
 

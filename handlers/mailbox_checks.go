@@ -125,7 +125,7 @@ func (h *Mailboxes) MailboxesWarmupAppeal(ctx context.Context, req api.OptMailbo
 		if err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "mailbox.warmup_appealed", TargetType: "mailbox", TargetID: m.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "mailbox.warmup_appealed", EntityType: audit.EntityEmailAccount, EntityID: m.ID.String(),
 			Metadata: map[string]any{"email": m.Email, "appeal_id": id, "reason": reason}})
 	})
 	if err != nil {

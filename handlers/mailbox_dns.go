@@ -88,7 +88,7 @@ func (h *Mailboxes) resolveTracking(ctx context.Context, id uuid.UUID, domain *s
 		if domain == nil || target == before.TrackingDomain {
 			return nil
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "mailbox.tracking_domain_changed", TargetType: "mailbox", TargetID: id.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "mailbox.tracking_domain_changed", EntityType: audit.EntityEmailAccount, EntityID: id.String(),
 			Metadata: map[string]any{"email": cur.Email, "from": before.TrackingDomain, "to": target, "status": res.Status}})
 	})
 	if err != nil {

@@ -272,9 +272,9 @@ func (h *Mailboxes) connectOAuth(ctx context.Context, s dbq.MailboxOauthSession,
 
 	var row dbq.Mailbox
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		action := "mailbox.connected"
+		action, event := audit.ActionCreate, "mailbox.connected"
 		if existing != nil {
-			action = "mailbox.reconnected"
+			action, event = audit.ActionUpdate, "mailbox.reconnected"
 			row, err = h.queries.MailboxSetStatus(ctx, tx, dbq.MailboxSetStatusParams{OrganizationID: org, ID: existing.ID, Status: "active"})
 			if err != nil {
 				return db.Classify(err, "Mailbox")
@@ -312,7 +312,7 @@ func (h *Mailboxes) connectOAuth(ctx context.Context, s dbq.MailboxOauthSession,
 		if _, err := h.outbox.Emit(ctx, tx, events.MailboxConnected, mailboxEvent(row)); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: action, TargetType: "mailbox", TargetID: row.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: action, Event: event, EntityType: audit.EntityEmailAccount, EntityID: row.ID.String(),
 			Metadata: mailboxAudit(row)})
 	})
 	return row, err

@@ -78,7 +78,7 @@ func (h *Mailboxes) MailboxesSend(ctx context.Context, req *api.MailboxSendReque
 		if task, err = sending.Enqueue(ctx, tx, h.jobs, m, msg); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "mailbox.direct_send", TargetType: "send_task", TargetID: task.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionSend, Event: "mailbox.direct_send", EntityType: audit.EntityEmail, EntityID: task.ID.String(),
 			Metadata: map[string]any{"mailbox_id": m.ID, "from": task.FromEmail, "to": msg.To, "cc": msg.Cc,
 				"bcc_count": len(msg.Bcc), "subject": msg.Subject, "send_mode": msg.Mode}})
 	})

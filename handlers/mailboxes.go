@@ -306,8 +306,8 @@ func (h *Mailboxes) MailboxesCreate(ctx context.Context, req *api.CreateEmailAcc
 		if _, err := h.outbox.Emit(ctx, tx, events.MailboxConnected, mailboxEvent(row)); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "mailbox.connected", TargetType: "mailbox",
-			TargetID: id.String(), Metadata: mailboxAudit(row)})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "mailbox.connected", EntityType: audit.EntityEmailAccount,
+			EntityID: id.String(), Metadata: mailboxAudit(row)})
 	})
 	if err != nil {
 		return nil, err
@@ -602,8 +602,8 @@ func (h *Mailboxes) MailboxesUpdate(ctx context.Context, req *api.MailboxUpdate,
 		}
 		meta := mailboxAudit(row)
 		meta["changed"] = changes
-		return audit.Record(ctx, tx, audit.Entry{Action: "mailbox.updated", TargetType: "mailbox",
-			TargetID: row.ID.String(), Metadata: meta})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "mailbox.updated", EntityType: audit.EntityEmailAccount,
+			EntityID: row.ID.String(), Metadata: meta})
 	})
 	if err != nil {
 		return nil, err
@@ -828,8 +828,8 @@ func (h *Mailboxes) MailboxesDelete(ctx context.Context, params api.MailboxesDel
 		}
 		meta := mailboxAudit(cur)
 		meta["canceled_sends"] = canceled
-		return audit.Record(ctx, tx, audit.Entry{Action: "mailbox.removed", TargetType: "mailbox",
-			TargetID: cur.ID.String(), Metadata: meta})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "mailbox.removed", EntityType: audit.EntityEmailAccount,
+			EntityID: cur.ID.String(), Metadata: meta})
 	})
 }
 
@@ -933,8 +933,8 @@ func (h *Mailboxes) rotate(ctx context.Context, id uuid.UUID, next func(dbq.Mail
 		if err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "mailbox.rotation_changed", TargetType: "mailbox",
-			TargetID: id.String(), Metadata: map[string]any{"email": cur.Email, "from": cur.RotationState, "to": state}})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "mailbox.rotation_changed", EntityType: audit.EntityEmailAccount,
+			EntityID: id.String(), Metadata: map[string]any{"email": cur.Email, "from": cur.RotationState, "to": state}})
 	})
 	if err != nil {
 		return nil, err
@@ -1013,8 +1013,8 @@ func (h *Mailboxes) warmup(ctx context.Context, id uuid.UUID, move string, next 
 		if err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "mailbox.warmup_" + move, TargetType: "mailbox",
-			TargetID: id.String(), Metadata: map[string]any{"email": cur.Email}})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "mailbox.warmup_" + move, EntityType: audit.EntityEmailAccount,
+			EntityID: id.String(), Metadata: map[string]any{"email": cur.Email}})
 	})
 	if err != nil {
 		return nil, err

@@ -125,6 +125,12 @@ func TestMailboxConnectDialsBothCredentials(t *testing.T) {
 	require.Equal(t, 600, m.MinWaitTime)
 	require.True(t, m.Warmup.Null, "warmup off until started")
 	require.Contains(t, orgEventTypes(t, r.env, r.org), "email_account.connected")
+	entries, err := r.c.AnalyticsAuditLogsList(ctx, api.AnalyticsAuditLogsListParams{
+		Action: api.NewOptString("create"), EntityType: api.NewOptString("email_account")})
+	require.NoError(t, err)
+	require.Len(t, entries.Data, 1, "connecting a mailbox is the creation of an email_account in the audit vocabulary")
+	require.Equal(t, api.NewOptUUID(m.ID), entries.Data[0].EntityID)
+	require.Equal(t, "mailbox.connected", auditEvent(entries.Data[0]))
 
 	// The passwords are sealed at rest, bound to the row, and never in an answer.
 	var smtpSealed, imapSealed []byte

@@ -764,8 +764,8 @@ func (h *OAuth) OAuthApplicationsCreate(ctx context.Context, req *api.OAuthAppli
 		if err != nil {
 			return db.Classify(err, "OAuth application")
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "oauth_application.created", TargetType: "oauth_application",
-			TargetID: id.String(), Metadata: oauthAppAudit(row)})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "oauth_application.created", EntityType: audit.EntityOAuthApplication,
+			EntityID: id.String(), Metadata: oauthAppAudit(row)})
 	})
 	if err != nil {
 		return nil, err
@@ -891,8 +891,8 @@ func (h *OAuth) OAuthApplicationsUpdate(ctx context.Context, req *api.OAuthAppli
 			}
 			meta["webhook_endpoints_updated"] = touched
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "oauth_application.updated", TargetType: "oauth_application",
-			TargetID: row.ID.String(), Metadata: meta})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "oauth_application.updated", EntityType: audit.EntityOAuthApplication,
+			EntityID: row.ID.String(), Metadata: meta})
 	})
 	if err != nil {
 		return nil, err
@@ -915,8 +915,8 @@ func (h *OAuth) OAuthApplicationsDelete(ctx context.Context, params api.OAuthApp
 		if _, err := h.queries.OAuthApplicationDelete(ctx, tx, dbq.OAuthApplicationDeleteParams{OrganizationID: org, ID: params.ID}); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "oauth_application.deleted", TargetType: "oauth_application",
-			TargetID: cur.ID.String(), Metadata: oauthAppAudit(cur)})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "oauth_application.deleted", EntityType: audit.EntityOAuthApplication,
+			EntityID: cur.ID.String(), Metadata: oauthAppAudit(cur)})
 	})
 }
 
@@ -957,8 +957,8 @@ func (h *OAuth) OAuthApplicationsRotateWebhookSecret(ctx context.Context, params
 		if n == 0 {
 			return apierror.NotFound("not_found", "OAuth application not found.")
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "oauth_application.webhook_secret_rotated",
-			TargetType: "oauth_application", TargetID: params.ID.String()})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionRotateSecret, Event: "oauth_application.webhook_secret_rotated",
+			EntityType: audit.EntityOAuthApplication, EntityID: params.ID.String()})
 	})
 	if err != nil {
 		return nil, err

@@ -249,7 +249,7 @@ func TestOAuthFullFlowWithStandardClient(t *testing.T) {
 	logs, err := api1.AnalyticsAuditLogsList(context.Background(), api.AnalyticsAuditLogsListParams{})
 	require.NoError(t, err)
 	require.NotEmpty(t, logs.Data)
-	require.Equal(t, "oauth_grant.created", logs.Data[0].Action)
+	require.Equal(t, "oauth_grant.created", auditEvent(logs.Data[0]))
 	_, err = api1.APIKeysList(context.Background(), api.APIKeysListParams{})
 	var se *api.ErrorStatusCode
 	require.ErrorAs(t, err, &se)

@@ -254,8 +254,8 @@ func (h *Organizations) OrganizationsUpdateCurrent(ctx context.Context, req *api
 			if err := h.queries.OrganizationRename(ctx, tx, dbq.OrganizationRenameParams{OrganizationID: org, Name: name}); err != nil {
 				return err
 			}
-			if err := audit.Record(ctx, tx, audit.Entry{Action: "organization.updated", TargetType: "organization",
-				TargetID: org.String(), Metadata: map[string]any{"name": name}}); err != nil {
+			if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "organization.updated", EntityType: audit.EntityOrganization,
+				EntityID: org.String(), Metadata: map[string]any{"name": name}}); err != nil {
 				return err
 			}
 			if _, err := h.outbox.Emit(ctx, tx, events.SettingsUpdated, map[string]any{"fields": []string{"name"}, "name": name}); err != nil {
@@ -595,7 +595,7 @@ func (h *Organizations) OrganizationsCreateRole(ctx context.Context, req *api.Cu
 			Description: strings.TrimSpace(req.Description.Or("")), Permissions: int64(perms)}); err != nil {
 			return roleWriteError(err)
 		}
-		if err := audit.Record(ctx, tx, audit.Entry{Action: "role.created", TargetType: "role", TargetID: id.String(),
+		if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "role.created", EntityType: audit.EntityRole, EntityID: id.String(),
 			Metadata: map[string]any{"name": name, "permissions": orgs.PermissionNames(perms)}}); err != nil {
 			return err
 		}
@@ -645,7 +645,7 @@ func (h *Organizations) OrganizationsUpdateRole(ctx context.Context, req *api.Cu
 			if n == 0 {
 				return apierror.NotFound("not_found", "Role not found.")
 			}
-			if err := audit.Record(ctx, tx, audit.Entry{Action: "role.updated", TargetType: "role", TargetID: params.ID.String(),
+			if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "role.updated", EntityType: audit.EntityRole, EntityID: params.ID.String(),
 				Metadata: changes}); err != nil {
 				return err
 			}
@@ -680,7 +680,7 @@ func (h *Organizations) OrganizationsDeleteRole(ctx context.Context, params api.
 		if _, err := h.queries.CustomRoleDelete(ctx, tx, dbq.CustomRoleDeleteParams{OrganizationID: org, ID: params.ID}); err != nil {
 			return db.Classify(err, "Role")
 		}
-		if err := audit.Record(ctx, tx, audit.Entry{Action: "role.deleted", TargetType: "role", TargetID: params.ID.String(),
+		if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "role.deleted", EntityType: audit.EntityRole, EntityID: params.ID.String(),
 			Metadata: map[string]any{"name": role.Name}}); err != nil {
 			return err
 		}
@@ -800,7 +800,7 @@ func (h *Organizations) OrganizationsCreateTeam(ctx context.Context, req *api.Te
 			return teamWriteError(err)
 		}
 		out = &teamsOf([]dbq.Team{t}, nil)[0]
-		return audit.Record(ctx, tx, audit.Entry{Action: "team.created", TargetType: "team", TargetID: id.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "team.created", EntityType: audit.EntityTeam, EntityID: id.String(),
 			Metadata: map[string]any{"name": name, "color": color}})
 	})
 	return out, err
@@ -834,7 +834,7 @@ func (h *Organizations) OrganizationsUpdateTeam(ctx context.Context, req *api.Te
 			if _, err := h.queries.TeamUpdate(ctx, tx, args); err != nil {
 				return teamWriteError(err)
 			}
-			if err := audit.Record(ctx, tx, audit.Entry{Action: "team.updated", TargetType: "team", TargetID: params.ID.String(),
+			if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "team.updated", EntityType: audit.EntityTeam, EntityID: params.ID.String(),
 				Metadata: changes}); err != nil {
 				return err
 			}
@@ -859,7 +859,7 @@ func (h *Organizations) OrganizationsDeleteTeam(ctx context.Context, params api.
 		if n == 0 {
 			return apierror.NotFound("not_found", "Team not found.")
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "team.deleted", TargetType: "team", TargetID: params.ID.String()})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "team.deleted", EntityType: audit.EntityTeam, EntityID: params.ID.String()})
 	})
 }
 
@@ -884,7 +884,7 @@ func (h *Organizations) OrganizationsAddTeamMember(ctx context.Context, req *api
 		if err := h.queries.TeamMemberAdd(ctx, tx, dbq.TeamMemberAddParams{OrganizationID: org, TeamID: params.ID, UserID: req.UserID}); err != nil {
 			return orgWriteError(err, "Team member", "team_members_pkey", "already_in_team", "That user is already in the team.")
 		}
-		if err := audit.Record(ctx, tx, audit.Entry{Action: "team_member.added", TargetType: "team", TargetID: params.ID.String(),
+		if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "team_member.added", EntityType: audit.EntityTeam, EntityID: params.ID.String(),
 			Metadata: map[string]any{"user_id": req.UserID.String()}}); err != nil {
 			return err
 		}
@@ -908,7 +908,7 @@ func (h *Organizations) OrganizationsRemoveTeamMember(ctx context.Context, param
 		if n == 0 {
 			return apierror.NotFound("not_found", "Team or team member not found.")
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "team_member.removed", TargetType: "team", TargetID: params.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "team_member.removed", EntityType: audit.EntityTeam, EntityID: params.ID.String(),
 			Metadata: map[string]any{"user_id": params.UserId.String()}})
 	})
 }

@@ -82,7 +82,7 @@ func orgAuditActions(t *testing.T, env *apitest.Env, org uuid.UUID) []string {
 	t.Helper()
 	var out []string
 	require.NoError(t, db.WithOrgTx(context.Background(), env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT action FROM audit_log WHERE organization_id = $1 ORDER BY created_at, id`, org)
+		rows, err := tx.Query(ctx, `SELECT event FROM audit_log WHERE organization_id = $1 ORDER BY created_at, id`, org)
 		if err != nil {
 			return err
 		}

@@ -250,7 +250,7 @@ func (h *Segments) SegmentsCreate(ctx context.Context, req *api.SegmentCreate, _
 		if err != nil {
 			return classifySegment(err)
 		}
-		if err := audit.Record(ctx, tx, audit.Entry{Action: "segment.created", TargetType: "segment", TargetID: id.String(),
+		if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "segment.created", EntityType: audit.EntitySegment, EntityID: id.String(),
 			Metadata: map[string]any{"name": name, "kind": kind}}); err != nil {
 			return err
 		}
@@ -411,7 +411,7 @@ func (h *Segments) SegmentsUpdate(ctx context.Context, req *api.SegmentUpdate, p
 			if s, err = h.queries.SegmentUpdate(ctx, tx, next); err != nil {
 				return classifySegment(err)
 			}
-			if err := audit.Record(ctx, tx, audit.Entry{Action: "segment.updated", TargetType: "segment", TargetID: cur.ID.String(),
+			if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "segment.updated", EntityType: audit.EntitySegment, EntityID: cur.ID.String(),
 				Metadata: map[string]any{"changed": changed, "kind": next.Kind}}); err != nil {
 				return err
 			}
@@ -436,7 +436,7 @@ func (h *Segments) SegmentsDelete(ctx context.Context, params api.SegmentsDelete
 		if err != nil {
 			return classifySegment(err)
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "segment.deleted", TargetType: "segment", TargetID: params.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "segment.deleted", EntityType: audit.EntitySegment, EntityID: params.ID.String(),
 			Metadata: map[string]any{"name": gone.Name, "kind": gone.Kind}})
 	})
 }
@@ -562,7 +562,7 @@ func (h *Segments) SegmentsMembersAdd(ctx context.Context, req *api.ContactSelec
 		if out.MemberCount, err = memberCount(ctx, tx, org, params.ID); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "segment.members_added", TargetType: "segment", TargetID: params.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "segment.members_added", EntityType: audit.EntitySegment, EntityID: params.ID.String(),
 			Metadata: map[string]any{"added": out.Added, "unchanged": out.Unchanged, "all": sel.All}})
 	})
 	if err != nil {
@@ -639,7 +639,7 @@ func (h *Segments) SegmentsMembersRemove(ctx context.Context, req *api.SegmentMe
 		if out.MemberCount, err = memberCount(ctx, tx, org, seg.ID); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "segment.members_removed", TargetType: "segment", TargetID: seg.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "segment.members_removed", EntityType: audit.EntitySegment, EntityID: seg.ID.String(),
 			Metadata: map[string]any{"removed": out.Removed, "unchanged": out.Unchanged}})
 	})
 	if err != nil {

@@ -207,7 +207,7 @@ func TestSegmentsStaticMembers(t *testing.T) {
 
 	actions := map[string]int64{}
 	for _, action := range []string{"segment.created", "segment.members_added", "segment.members_removed", "segment.updated", "segment.deleted"} {
-		actions[action] = orgInt(t, env, org, `SELECT count(*) FROM audit_log WHERE organization_id = $1 AND target_id = $2 AND action = $3`, org, s.ID.String(), action)
+		actions[action] = orgInt(t, env, org, `SELECT count(*) FROM audit_log WHERE organization_id = $1 AND target_id = $2 AND event = $3`, org, s.ID.String(), action)
 	}
 	require.Equal(t, map[string]int64{"segment.created": 1, "segment.members_added": 3, "segment.members_removed": 2,
 		"segment.updated": 2, "segment.deleted": 1}, actions)

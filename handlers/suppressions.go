@@ -120,7 +120,7 @@ func (h *Suppressions) DeliverabilityOpsAddSuppressions(ctx context.Context, req
 			if added == 0 {
 				return nil
 			}
-			return audit.Record(ctx, tx, audit.Entry{Action: "suppressions.added", TargetType: "suppression",
+			return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "suppressions.added", EntityType: audit.EntitySuppression,
 				Metadata: map[string]any{"count": added, "values": firstValues(values, 20)}})
 		})
 		if err != nil {
@@ -204,7 +204,7 @@ func (h *Suppressions) DeliverabilityOpsRemoveSuppression(ctx context.Context, p
 		if err != nil {
 			return db.Classify(err, "Suppression")
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "suppression.removed", TargetType: "suppression", TargetID: params.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "suppression.removed", EntityType: audit.EntitySuppression, EntityID: params.ID.String(),
 			Metadata: map[string]any{"kind": gone.Kind, "value": gone.Value}})
 	})
 }

@@ -211,8 +211,8 @@ func (h *Webhooks) WebhooksCreate(ctx context.Context, req *api.WebhookEndpointR
 		if err != nil {
 			return db.Classify(err, "Webhook endpoint")
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "webhook_endpoint.created", TargetType: "webhook_endpoint",
-			TargetID: id.String(), Metadata: webhookEndpointAudit(row)})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "webhook_endpoint.created", EntityType: audit.EntityWebhook,
+			EntityID: id.String(), Metadata: webhookEndpointAudit(row)})
 	})
 	if err != nil {
 		return nil, err
@@ -261,8 +261,8 @@ func (h *Webhooks) WebhooksUpdate(ctx context.Context, req *api.WebhookEndpointR
 		meta := webhookEndpointAudit(row)
 		meta["previous_url"] = cur.Url
 		meta["verification_rearmed"] = rearm && cur.VerifiedAt != nil
-		return audit.Record(ctx, tx, audit.Entry{Action: "webhook_endpoint.updated", TargetType: "webhook_endpoint",
-			TargetID: row.ID.String(), Metadata: meta})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "webhook_endpoint.updated", EntityType: audit.EntityWebhook,
+			EntityID: row.ID.String(), Metadata: meta})
 	})
 	if err != nil {
 		return nil, err
@@ -315,8 +315,8 @@ func (h *Webhooks) WebhooksDelete(ctx context.Context, params api.WebhooksDelete
 		if _, err := h.queries.WebhookEndpointDelete(ctx, tx, dbq.WebhookEndpointDeleteParams{OrganizationID: org, ID: params.ID}); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "webhook_endpoint.deleted", TargetType: "webhook_endpoint",
-			TargetID: cur.ID.String(), Metadata: webhookEndpointAudit(cur)})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "webhook_endpoint.deleted", EntityType: audit.EntityWebhook,
+			EntityID: cur.ID.String(), Metadata: webhookEndpointAudit(cur)})
 	})
 }
 
@@ -341,8 +341,8 @@ func (h *Webhooks) WebhooksRotateSecret(ctx context.Context, params api.Webhooks
 		if err != nil {
 			return db.Classify(err, "Webhook endpoint")
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "webhook_endpoint.secret_rotated", TargetType: "webhook_endpoint",
-			TargetID: params.ID.String(), Metadata: map[string]any{"generation": generation}})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionRotateSecret, Event: "webhook_endpoint.secret_rotated", EntityType: audit.EntityWebhook,
+			EntityID: params.ID.String(), Metadata: map[string]any{"generation": generation}})
 	})
 	if err != nil {
 		return nil, err

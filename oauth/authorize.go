@@ -262,8 +262,8 @@ func (p *Provider) Approve(ctx context.Context, a *AuthorizeRequest, userID, org
 		if err != nil {
 			return err
 		}
-		if err := audit.Record(ctx, tx, audit.Entry{Action: "oauth_grant.created", TargetType: "oauth_grant",
-			TargetID: grantID.String(), Metadata: map[string]any{
+		if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "oauth_grant.created", EntityType: audit.EntityOAuthGrant,
+			EntityID: grantID.String(), Metadata: map[string]any{
 				"client": a.Client.ClientID, "app_name": a.Client.Name, "scopes": ScopeNames(a.Scopes),
 				"replaced_grants": replacedIDs, "webhook_endpoint_id": endpointID,
 			}}); err != nil {

@@ -509,6 +509,6 @@ func revokeGrantTx(ctx context.Context, tx pgx.Tx, q *dbq.Queries, org, grantID 
 	if len(removed) > 0 {
 		meta["webhook_endpoint_removed"] = removed[0].String()
 	}
-	return audit.Record(ctx, tx, audit.Entry{Action: "oauth_grant.revoked", TargetType: "oauth_grant",
-		TargetID: grantID.String(), Metadata: meta})
+	return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionRevoke, Event: "oauth_grant.revoked", EntityType: audit.EntityOAuthGrant,
+		EntityID: grantID.String(), Metadata: meta})
 }

@@ -14,11 +14,11 @@ import (
 )
 
 const auditInsert = `-- name: AuditInsert :exec
-INSERT INTO audit_log (organization_id, id, actor_type, actor_id, user_id, action, target_type, target_id, metadata,
-                       ip_address, user_agent, request_id)
+INSERT INTO audit_log (organization_id, id, actor_type, actor_id, user_id, action, event, target_type, target_id,
+                       metadata, ip_address, user_agent, request_id)
 VALUES ($1::uuid, $2::uuid, $3::text, $4::uuid, $5::uuid,
-        $6::text, $7::text, $8::text, $9::jsonb, $10::text, $11::text,
-        $12::text)
+        $6::text, $7::text, $8::text, $9::text, $10::jsonb, $11::text, $12::text,
+        $13::text)
 `
 
 type AuditInsertParams struct {
@@ -28,6 +28,7 @@ type AuditInsertParams struct {
 	ActorID        uuid.NullUUID   `json:"actor_id"`
 	UserID         uuid.NullUUID   `json:"user_id"`
 	Action         string          `json:"action"`
+	Event          string          `json:"event"`
 	TargetType     string          `json:"target_type"`
 	TargetID       string          `json:"target_id"`
 	Metadata       json.RawMessage `json:"metadata"`
@@ -44,6 +45,7 @@ func (q *Queries) AuditInsert(ctx context.Context, db DBTX, arg AuditInsertParam
 		arg.ActorID,
 		arg.UserID,
 		arg.Action,
+		arg.Event,
 		arg.TargetType,
 		arg.TargetID,
 		arg.Metadata,
@@ -55,7 +57,7 @@ func (q *Queries) AuditInsert(ctx context.Context, db DBTX, arg AuditInsertParam
 }
 
 const auditLogList = `-- name: AuditLogList :many
-SELECT a.id, a.organization_id, a.actor_type, a.actor_id, a.user_id, a.action, a.target_type, a.target_id,
+SELECT a.id, a.organization_id, a.actor_type, a.actor_id, a.user_id, a.action, a.event, a.target_type, a.target_id,
        a.metadata, a.ip_address, a.user_agent, a.request_id, a.created_at,
        u.id AS actor_user_id, u.first_name AS actor_first_name, u.last_name AS actor_last_name,
        u.email AS actor_email
@@ -67,12 +69,11 @@ WHERE a.organization_id = $1::uuid
   AND ($4::uuid IS NULL OR a.actor_id = $4::uuid OR a.user_id = $4::uuid)
   AND ($5::text IS NULL OR a.target_type = $5::text)
   AND ($6::text IS NULL OR a.target_id = $6::text)
-  AND ($7::text IS NULL OR a.action = $7::text
-       OR split_part(a.action, '.', -1) IN ($7::text, $8::text))
-  AND ($9::timestamptz IS NULL OR a.created_at >= $9::timestamptz)
-  AND ($10::timestamptz IS NULL OR a.created_at < $10::timestamptz)
+  AND ($7::text IS NULL OR a.action = $7::text OR a.event = $7::text)
+  AND ($8::timestamptz IS NULL OR a.created_at >= $8::timestamptz)
+  AND ($9::timestamptz IS NULL OR a.created_at < $9::timestamptz)
 ORDER BY a.created_at DESC, a.id DESC
-LIMIT $11::int
+LIMIT $10::int
 `
 
 type AuditLogListParams struct {
@@ -83,7 +84,6 @@ type AuditLogListParams struct {
 	EntityType      *string       `json:"entity_type"`
 	EntityID        *string       `json:"entity_id"`
 	Action          *string       `json:"action"`
-	ActionPast      *string       `json:"action_past"`
 	CreatedFrom     *time.Time    `json:"created_from"`
 	CreatedBefore   *time.Time    `json:"created_before"`
 	RowLimit        int32         `json:"row_limit"`
@@ -96,6 +96,7 @@ type AuditLogListRow struct {
 	ActorID        uuid.NullUUID   `json:"actor_id"`
 	UserID         uuid.NullUUID   `json:"user_id"`
 	Action         string          `json:"action"`
+	Event          string          `json:"event"`
 	TargetType     string          `json:"target_type"`
 	TargetID       string          `json:"target_id"`
 	Metadata       json.RawMessage `json:"metadata"`
@@ -125,7 +126,6 @@ func (q *Queries) AuditLogList(ctx context.Context, db DBTX, arg AuditLogListPar
 		arg.EntityType,
 		arg.EntityID,
 		arg.Action,
-		arg.ActionPast,
 		arg.CreatedFrom,
 		arg.CreatedBefore,
 		arg.RowLimit,
@@ -144,6 +144,7 @@ func (q *Queries) AuditLogList(ctx context.Context, db DBTX, arg AuditLogListPar
 			&i.ActorID,
 			&i.UserID,
 			&i.Action,
+			&i.Event,
 			&i.TargetType,
 			&i.TargetID,
 			&i.Metadata,

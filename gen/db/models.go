@@ -112,6 +112,7 @@ type AuditLog struct {
 	RequestID      string          `json:"request_id"`
 	CreatedAt      time.Time       `json:"created_at"`
 	UserID         uuid.NullUUID   `json:"user_id"`
+	Event          string          `json:"event"`
 }
 
 type AuthChallenge struct {

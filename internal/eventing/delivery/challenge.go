@@ -126,8 +126,8 @@ func (d *Deliverer) Challenge(ctx context.Context, org, id uuid.UUID, onlyURL st
 			if ep.VerifiedAt != nil && (ep.OwnershipConfirmed || !res.Echoed) {
 				return nil // already verified: a test event, nothing changed
 			}
-			return audit.Record(ctx, tx, audit.Entry{Action: "webhook_endpoint.verified", TargetType: "webhook_endpoint",
-				TargetID: ep.ID.String(), Metadata: map[string]any{"url": ep.Url, "ownership_confirmed": row.OwnershipConfirmed}})
+			return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionVerify, Event: "webhook_endpoint.verified", EntityType: audit.EntityWebhook,
+				EntityID: ep.ID.String(), Metadata: map[string]any{"url": ep.Url, "ownership_confirmed": row.OwnershipConfirmed}})
 		})
 		if err != nil {
 			return ChallengeResult{}, err

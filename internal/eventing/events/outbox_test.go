@@ -56,7 +56,7 @@ func (b *bundle) write(ctx context.Context, fail error) (uuid.UUID, error) {
 		if id, err = b.outbox.Emit(ctx, tx, "contact.created", map[string]any{"contact_email": "a@b.example"}); err != nil {
 			return err
 		}
-		if err := audit.Record(ctx, tx, audit.Entry{Action: "contact.created", TargetType: "contact", TargetID: "c1"}); err != nil {
+		if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "contact.created", EntityType: "contact", EntityID: "c1"}); err != nil {
 			return err
 		}
 		return fail

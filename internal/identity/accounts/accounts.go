@@ -86,8 +86,8 @@ func Bootstrap(ctx context.Context, pool *pgxpool.Pool, email, password, orgName
 				if err := q.MembershipCreate(ctx, tx, dbq.MembershipCreateParams{OrganizationID: org, UserID: user.ID, Role: "owner"}); err != nil {
 					return fmt.Errorf("add owner: %w", err)
 				}
-				return audit.Record(ctx, tx, audit.Entry{Action: "organization.created", TargetType: "organization",
-					TargetID: org.String(), Metadata: map[string]any{"name": orgName, "via": "admin bootstrap"}})
+				return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "organization.created", EntityType: audit.EntityOrganization,
+					EntityID: org.String(), Metadata: map[string]any{"name": orgName, "via": "admin bootstrap"}})
 			})
 			if err != nil {
 				return err
@@ -111,7 +111,7 @@ func Bootstrap(ctx context.Context, pool *pgxpool.Pool, email, password, orgName
 				return fmt.Errorf("create API key: %w", err)
 			}
 			res.APIKey, res.APIKeyID = key.Secret, id
-			return audit.Record(ctx, tx, audit.Entry{Action: "api_key.created", TargetType: "api_key", TargetID: id.String(),
+			return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "api_key.created", EntityType: audit.EntityAPIKey, EntityID: id.String(),
 				Metadata: map[string]any{"name": BootstrapKeyName, "key_prefix": key.Prefix, "via": "admin bootstrap"}})
 		})
 	})

@@ -96,7 +96,7 @@ func (iv *Invitations) Invite(ctx context.Context, tx pgx.Tx, caller *auth.Princ
 	if err != nil {
 		return dbq.InvitationCreateRow{}, err
 	}
-	if err := audit.Record(ctx, tx, audit.Entry{Action: "invitation.created", TargetType: "invitation", TargetID: id.String(),
+	if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "invitation.created", EntityType: audit.EntityInvitation, EntityID: id.String(),
 		Metadata: map[string]any{"email": email, "role": r.Stored()}}); err != nil {
 		return dbq.InvitationCreateRow{}, err
 	}
@@ -193,7 +193,7 @@ func (iv *Invitations) Accept(ctx context.Context, caller *auth.Principal, token
 		if err := q.InvitationAccept(ctx, tx, dbq.InvitationAcceptParams(ref)); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: "invitation.accepted", TargetType: "invitation", TargetID: ref.ID.String(),
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionAccept, Event: "invitation.accepted", EntityType: audit.EntityInvitation, EntityID: ref.ID.String(),
 			Metadata: map[string]any{"email": inv.Email, "role": r.Stored(), "user_id": caller.UserID.String()}})
 	})
 	if err != nil {
@@ -223,7 +223,7 @@ func Revoke(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 	if err := q.InvitationRevoke(ctx, tx, dbq.InvitationRevokeParams{OrganizationID: org, ID: id}); err != nil {
 		return err
 	}
-	return audit.Record(ctx, tx, audit.Entry{Action: "invitation.revoked", TargetType: "invitation", TargetID: id.String(),
+	return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionRevoke, Event: "invitation.revoked", EntityType: audit.EntityInvitation, EntityID: id.String(),
 		Metadata: map[string]any{"email": inv.Email}})
 }
 

@@ -50,7 +50,7 @@ func ChangeRole(ctx context.Context, tx pgx.Tx, caller *auth.Principal, target u
 	if err := q.MemberSetRole(ctx, tx, dbq.MemberSetRoleParams{OrganizationID: org, UserID: target, Role: r.Stored()}); err != nil {
 		return dbq.MemberGetRow{}, err
 	}
-	if err := audit.Record(ctx, tx, audit.Entry{Action: "member.role_changed", TargetType: "user", TargetID: target.String(),
+	if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "member.role_changed", EntityType: audit.EntityMember, EntityID: target.String(),
 		Metadata: map[string]any{"from": from, "to": r.Stored()}}); err != nil {
 		return dbq.MemberGetRow{}, err
 	}
@@ -78,7 +78,7 @@ func RemoveMember(ctx context.Context, tx pgx.Tx, caller *auth.Principal, target
 	if _, err := dbq.New().MemberDelete(ctx, tx, dbq.MemberDeleteParams{OrganizationID: org, UserID: target}); err != nil {
 		return err
 	}
-	return audit.Record(ctx, tx, audit.Entry{Action: "member.removed", TargetType: "user", TargetID: target.String(),
+	return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "member.removed", EntityType: audit.EntityMember, EntityID: target.String(),
 		Metadata: map[string]any{"email": m.Email, "role": m.Role, "left": target == caller.UserID}})
 }
 

@@ -68,7 +68,7 @@ func setup(t testing.TB) *bundle {
 		time.Sleep(b.delay)
 		p := auth.PrincipalFrom(r.Context())
 		err := db.WithOrgTx(r.Context(), d.Pool, p.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
-			return audit.Record(ctx, tx, audit.Entry{Action: "widget.created", TargetType: "widget", TargetID: in.Name})
+			return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "widget.created", EntityType: "widget", EntityID: in.Name})
 		})
 		if err != nil {
 			apierror.Write(w, r, logger, err)
@@ -129,7 +129,7 @@ func (b *bundle) effects(t *testing.T) int {
 	t.Helper()
 	var n int
 	require.NoError(t, b.db.OwnerPool(t).QueryRow(context.Background(),
-		"SELECT count(*) FROM audit_log WHERE action = 'widget.created'").Scan(&n))
+		"SELECT count(*) FROM audit_log WHERE event = 'widget.created'").Scan(&n))
 	return n
 }
 

@@ -19,16 +19,54 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/reqctx"
 )
 
-// Entry describes one audited action.
+// Entry describes one audited action in the audit log's vocabulary: a coarse Action and EntityType that
+// GET /audit-logs filters on (action=create, entity_type=email_account), with the precise happening in Event.
 type Entry struct {
-	// Action is a dotted verb such as "api_key.created".
+	// Action is the verb, one of the Action constants.
 	Action string
-	// TargetType and TargetID name the resource acted on.
-	TargetType string
-	TargetID   string
+	// Event names the precise happening in the event catalog's words ("api_key.revoked",
+	// "mailbox.warmup_paused"), kept in its own column so a filter on Action stays coarse; the API shows it
+	// as metadata.event, and an action filter naming it exactly matches it.
+	Event string
+	// EntityType and EntityID name the resource acted on; EntityType is one of the Entity constants.
+	EntityType string
+	EntityID   string
 	// Metadata holds details worth keeping (changed fields, counts); secrets in it are redacted.
 	Metadata map[string]any
 }
+
+// The actions of part 3's audit vocabulary: what GET /audit-logs?action= filters on.
+const (
+	ActionCreate       = "create"
+	ActionUpdate       = "update"
+	ActionDelete       = "delete"
+	ActionSend         = "send"
+	ActionRevoke       = "revoke"
+	ActionImport       = "import"
+	ActionVerify       = "verify"
+	ActionAccept       = "accept"
+	ActionRotateSecret = "rotate_secret"
+)
+
+// The entity types of part 3's audit vocabulary: what GET /audit-logs?entity_type= filters on.
+const (
+	EntityAPIKey           = "api_key"
+	EntityContact          = "contact"
+	EntityContactNote      = "contact_note"
+	EntityEmail            = "email"
+	EntityEmailAccount     = "email_account"
+	EntityInvitation       = "invitation"
+	EntityLabel            = "label"
+	EntityMember           = "member"
+	EntityOAuthApplication = "oauth_application"
+	EntityOAuthGrant       = "oauth_grant"
+	EntityOrganization     = "organization"
+	EntityRole             = "role"
+	EntitySegment          = "segment"
+	EntitySuppression      = "suppression"
+	EntityTeam             = "team"
+	EntityWebhook          = "webhook"
+)
 
 // Redacted replaces the value of every metadata key that names a secret.
 const Redacted = "[redacted]"
@@ -68,8 +106,9 @@ func Record(ctx context.Context, tx pgx.Tx, e Entry) error {
 		ActorID:        actorID,
 		UserID:         userID,
 		Action:         e.Action,
-		TargetType:     e.TargetType,
-		TargetID:       e.TargetID,
+		Event:          e.Event,
+		TargetType:     e.EntityType,
+		TargetID:       e.EntityID,
 		Metadata:       meta,
 		IpAddress:      info.ClientIP,
 		UserAgent:      info.UserAgent,

@@ -29,7 +29,7 @@ func TestRecordNamesTheActorAndRedactsSecrets(t *testing.T) {
 	ctx = auth.WithPrincipal(ctx, &auth.Principal{Kind: auth.KindAPIKey, CredentialID: keyID, OrganizationID: res.OrganizationID})
 	err = db.WithOrgTx(ctx, d.Pool, res.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
 		return audit.Record(ctx, tx, audit.Entry{
-			Action: "webhook.created", TargetType: "webhook", TargetID: "wh_1",
+			Action: audit.ActionCreate, Event: "webhook.created", EntityType: audit.EntityWebhook, EntityID: "wh_1",
 			Metadata: map[string]any{
 				"url":         "https://example.com/hook",
 				"secret":      "whsec_live",
@@ -43,7 +43,7 @@ func TestRecordNamesTheActorAndRedactsSecrets(t *testing.T) {
 	var actorType, actorID, ip, ua, reqID string
 	var meta []byte
 	require.NoError(t, d.OwnerPool(t).QueryRow(context.Background(), `SELECT actor_type, actor_id::text, ip_address, user_agent, request_id, metadata
-		FROM audit_log WHERE action = 'webhook.created'`).Scan(&actorType, &actorID, &ip, &ua, &reqID, &meta))
+		FROM audit_log WHERE event = 'webhook.created'`).Scan(&actorType, &actorID, &ip, &ua, &reqID, &meta))
 	require.Equal(t, "api_key", actorType)
 	require.Equal(t, keyID.String(), actorID)
 	require.Equal(t, "203.0.113.9", ip)
@@ -68,12 +68,12 @@ func TestRecordWithoutAPrincipalIsTheSystem(t *testing.T) {
 	res, err := accounts.Bootstrap(ctx, d.Pool, "owner@acme.example", "correct horse battery staple", "acme")
 	require.NoError(t, err)
 	err = db.WithOrgTx(ctx, d.Pool, res.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
-		return audit.Record(ctx, tx, audit.Entry{Action: "sweep.ran"})
+		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "sweep.ran"})
 	})
 	require.NoError(t, err)
 	var actorType string
 	var actorID *string
-	require.NoError(t, d.OwnerPool(t).QueryRow(ctx, "SELECT actor_type, actor_id::text FROM audit_log WHERE action = 'sweep.ran'").Scan(&actorType, &actorID))
+	require.NoError(t, d.OwnerPool(t).QueryRow(ctx, "SELECT actor_type, actor_id::text FROM audit_log WHERE event = 'sweep.ran'").Scan(&actorType, &actorID))
 	require.Equal(t, "system", actorType)
 	require.Nil(t, actorID)
 
