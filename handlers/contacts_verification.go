@@ -124,6 +124,9 @@ func (h *ContactVerification) ContactsVerificationStart(ctx context.Context, req
 		if _, err := h.jobs.InsertTx(ctx, tx, verify.RunArgs{OrganizationID: org, RunID: runID}, nil); err != nil {
 			return fmt.Errorf("enqueue verification run: %w", err)
 		}
+		if _, err := events.NewOutbox(h.jobs).Emit(ctx, tx, events.BulkOperationStarted, verify.RunStarted(run)); err != nil {
+			return err
+		}
 		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionVerify, Event: "contact_verification.started", EntityType: audit.EntityContact,
 			EntityID: runID.String(), Metadata: map[string]any{"selected": len(ids), "queued": n, "provider": verify.Provider}})
 	})

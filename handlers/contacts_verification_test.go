@@ -12,6 +12,7 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/config"
 	"github.com/outflowhq/outflow/internal/testkit/verifytest"
@@ -125,6 +126,12 @@ func TestContactsVerificationRunWithProbe(t *testing.T) {
 	require.Equal(t, int64(1), orgInt(t, env, boot.OrganizationID,
 		`SELECT count(*) FROM audit_log WHERE organization_id = $1 AND event = 'contact_verification.started' AND target_id = $2`,
 		boot.OrganizationID, run.ID.String()))
+	started := orgBulkEvents(t, env, boot.OrganizationID)
+	require.Len(t, started, 1, "the run raises bulk_operation.started with its creation")
+	require.Equal(t, "bulk_operation.started", started[0].Type)
+	require.Equal(t, run.ID, started[0].Data.OperationID, "the run id names the operation (realtime topic bulk:<run id>)")
+	require.Equal(t, events.BulkContactsVerification, started[0].Data.Operation)
+	require.Equal(t, int64(8), started[0].Data.Total)
 
 	env.StartWorkers(t)
 	done := waitRun(t, c, run.ID)
@@ -137,6 +144,11 @@ func TestContactsVerificationRunWithProbe(t *testing.T) {
 	require.False(t, done.StartedAt.Null)
 	require.False(t, done.FinishedAt.Null)
 	require.Empty(t, done.Error.Value)
+	finished := orgBulkEvents(t, env, boot.OrganizationID)
+	require.Len(t, finished, 2)
+	require.Equal(t, "bulk_operation.completed", finished[1].Type)
+	require.Equal(t, run.ID, finished[1].Data.OperationID)
+	require.Equal(t, [3]int64{8, 8, 0}, [3]int64{finished[1].Data.Total, finished[1].Data.Succeeded, finished[1].Data.Failed})
 
 	after := contactsByEmail(t, c)
 	type verdict struct {

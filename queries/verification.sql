@@ -94,8 +94,10 @@ FROM (SELECT count(*)::int AS n,
       FROM contacts c WHERE c.organization_id = @organization_id::uuid AND c.id = ANY(@contact_ids::uuid[])) AS t
 WHERE r.organization_id = @organization_id::uuid AND r.id = @run_id::uuid;
 
--- name: VerificationRunFinish :exec
+-- name: VerificationRunFinish :one
 -- Ends a run. A completed run's total becomes what it processed: contacts deleted while it ran leave it.
+-- No row when the run had already ended (or was deleted): its end was recorded once.
 UPDATE verification_runs SET status = @status::text, error = @error::text, finished_at = now(),
   total = CASE WHEN @status::text = 'completed' THEN processed ELSE total END
-WHERE organization_id = @organization_id::uuid AND id = @id::uuid AND status IN ('queued', 'running');
+WHERE organization_id = @organization_id::uuid AND id = @id::uuid AND status IN ('queued', 'running')
+RETURNING *;

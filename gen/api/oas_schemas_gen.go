@@ -21528,6 +21528,894 @@ func (s *ErrorStatusCode) SetResponse(val Error) {
 	s.Response = val
 }
 
+// EventBulkOperationCompletedOK is response for EventBulkOperationCompleted operation.
+type EventBulkOperationCompletedOK struct{}
+
+// Merged schema.
+type EventBulkOperationCompletedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventBulkOperationCompletedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventBulkOperationCompletedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventBulkOperationCompletedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventBulkOperationCompletedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventBulkOperationCompletedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventBulkOperationCompletedReq) GetData() EventBulkOperationCompletedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventBulkOperationCompletedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventBulkOperationCompletedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventBulkOperationCompletedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventBulkOperationCompletedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventBulkOperationCompletedReq) SetData(val EventBulkOperationCompletedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventBulkOperationCompletedReqData struct {
+	// Names the operation across its events and the realtime topic bulk:<operation_id>.
+	OperationID uuid.UUID                                   `json:"operation_id"`
+	Operation   EventBulkOperationCompletedReqDataOperation `json:"operation"`
+	Status      EventBulkOperationCompletedReqDataStatus    `json:"status"`
+	// Contacts the operation covers.
+	Total     int `json:"total"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	// Why a failed operation stopped.
+	Error           OptString   `json:"error"`
+	StartedAt       time.Time   `json:"started_at"`
+	FinishedAt      OptDateTime `json:"finished_at"`
+	AdditionalProps EventBulkOperationCompletedReqDataAdditional
+}
+
+// GetOperationID returns the value of OperationID.
+func (s *EventBulkOperationCompletedReqData) GetOperationID() uuid.UUID {
+	return s.OperationID
+}
+
+// GetOperation returns the value of Operation.
+func (s *EventBulkOperationCompletedReqData) GetOperation() EventBulkOperationCompletedReqDataOperation {
+	return s.Operation
+}
+
+// GetStatus returns the value of Status.
+func (s *EventBulkOperationCompletedReqData) GetStatus() EventBulkOperationCompletedReqDataStatus {
+	return s.Status
+}
+
+// GetTotal returns the value of Total.
+func (s *EventBulkOperationCompletedReqData) GetTotal() int {
+	return s.Total
+}
+
+// GetSucceeded returns the value of Succeeded.
+func (s *EventBulkOperationCompletedReqData) GetSucceeded() int {
+	return s.Succeeded
+}
+
+// GetFailed returns the value of Failed.
+func (s *EventBulkOperationCompletedReqData) GetFailed() int {
+	return s.Failed
+}
+
+// GetError returns the value of Error.
+func (s *EventBulkOperationCompletedReqData) GetError() OptString {
+	return s.Error
+}
+
+// GetStartedAt returns the value of StartedAt.
+func (s *EventBulkOperationCompletedReqData) GetStartedAt() time.Time {
+	return s.StartedAt
+}
+
+// GetFinishedAt returns the value of FinishedAt.
+func (s *EventBulkOperationCompletedReqData) GetFinishedAt() OptDateTime {
+	return s.FinishedAt
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventBulkOperationCompletedReqData) GetAdditionalProps() EventBulkOperationCompletedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetOperationID sets the value of OperationID.
+func (s *EventBulkOperationCompletedReqData) SetOperationID(val uuid.UUID) {
+	s.OperationID = val
+}
+
+// SetOperation sets the value of Operation.
+func (s *EventBulkOperationCompletedReqData) SetOperation(val EventBulkOperationCompletedReqDataOperation) {
+	s.Operation = val
+}
+
+// SetStatus sets the value of Status.
+func (s *EventBulkOperationCompletedReqData) SetStatus(val EventBulkOperationCompletedReqDataStatus) {
+	s.Status = val
+}
+
+// SetTotal sets the value of Total.
+func (s *EventBulkOperationCompletedReqData) SetTotal(val int) {
+	s.Total = val
+}
+
+// SetSucceeded sets the value of Succeeded.
+func (s *EventBulkOperationCompletedReqData) SetSucceeded(val int) {
+	s.Succeeded = val
+}
+
+// SetFailed sets the value of Failed.
+func (s *EventBulkOperationCompletedReqData) SetFailed(val int) {
+	s.Failed = val
+}
+
+// SetError sets the value of Error.
+func (s *EventBulkOperationCompletedReqData) SetError(val OptString) {
+	s.Error = val
+}
+
+// SetStartedAt sets the value of StartedAt.
+func (s *EventBulkOperationCompletedReqData) SetStartedAt(val time.Time) {
+	s.StartedAt = val
+}
+
+// SetFinishedAt sets the value of FinishedAt.
+func (s *EventBulkOperationCompletedReqData) SetFinishedAt(val OptDateTime) {
+	s.FinishedAt = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventBulkOperationCompletedReqData) SetAdditionalProps(val EventBulkOperationCompletedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventBulkOperationCompletedReqDataAdditional map[string]jx.Raw
+
+func (s *EventBulkOperationCompletedReqDataAdditional) init() EventBulkOperationCompletedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type EventBulkOperationCompletedReqDataOperation string
+
+const (
+	EventBulkOperationCompletedReqDataOperationContactsImport       EventBulkOperationCompletedReqDataOperation = "contacts_import"
+	EventBulkOperationCompletedReqDataOperationContactsUpdate       EventBulkOperationCompletedReqDataOperation = "contacts_update"
+	EventBulkOperationCompletedReqDataOperationContactsDelete       EventBulkOperationCompletedReqDataOperation = "contacts_delete"
+	EventBulkOperationCompletedReqDataOperationContactsVerification EventBulkOperationCompletedReqDataOperation = "contacts_verification"
+)
+
+// AllValues returns all EventBulkOperationCompletedReqDataOperation values.
+func (EventBulkOperationCompletedReqDataOperation) AllValues() []EventBulkOperationCompletedReqDataOperation {
+	return []EventBulkOperationCompletedReqDataOperation{
+		EventBulkOperationCompletedReqDataOperationContactsImport,
+		EventBulkOperationCompletedReqDataOperationContactsUpdate,
+		EventBulkOperationCompletedReqDataOperationContactsDelete,
+		EventBulkOperationCompletedReqDataOperationContactsVerification,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s EventBulkOperationCompletedReqDataOperation) MarshalText() ([]byte, error) {
+	switch s {
+	case EventBulkOperationCompletedReqDataOperationContactsImport:
+		return []byte(s), nil
+	case EventBulkOperationCompletedReqDataOperationContactsUpdate:
+		return []byte(s), nil
+	case EventBulkOperationCompletedReqDataOperationContactsDelete:
+		return []byte(s), nil
+	case EventBulkOperationCompletedReqDataOperationContactsVerification:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *EventBulkOperationCompletedReqDataOperation) UnmarshalText(data []byte) error {
+	switch EventBulkOperationCompletedReqDataOperation(data) {
+	case EventBulkOperationCompletedReqDataOperationContactsImport:
+		*s = EventBulkOperationCompletedReqDataOperationContactsImport
+		return nil
+	case EventBulkOperationCompletedReqDataOperationContactsUpdate:
+		*s = EventBulkOperationCompletedReqDataOperationContactsUpdate
+		return nil
+	case EventBulkOperationCompletedReqDataOperationContactsDelete:
+		*s = EventBulkOperationCompletedReqDataOperationContactsDelete
+		return nil
+	case EventBulkOperationCompletedReqDataOperationContactsVerification:
+		*s = EventBulkOperationCompletedReqDataOperationContactsVerification
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type EventBulkOperationCompletedReqDataStatus string
+
+const (
+	EventBulkOperationCompletedReqDataStatusStarted   EventBulkOperationCompletedReqDataStatus = "started"
+	EventBulkOperationCompletedReqDataStatusCompleted EventBulkOperationCompletedReqDataStatus = "completed"
+	EventBulkOperationCompletedReqDataStatusFailed    EventBulkOperationCompletedReqDataStatus = "failed"
+)
+
+// AllValues returns all EventBulkOperationCompletedReqDataStatus values.
+func (EventBulkOperationCompletedReqDataStatus) AllValues() []EventBulkOperationCompletedReqDataStatus {
+	return []EventBulkOperationCompletedReqDataStatus{
+		EventBulkOperationCompletedReqDataStatusStarted,
+		EventBulkOperationCompletedReqDataStatusCompleted,
+		EventBulkOperationCompletedReqDataStatusFailed,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s EventBulkOperationCompletedReqDataStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case EventBulkOperationCompletedReqDataStatusStarted:
+		return []byte(s), nil
+	case EventBulkOperationCompletedReqDataStatusCompleted:
+		return []byte(s), nil
+	case EventBulkOperationCompletedReqDataStatusFailed:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *EventBulkOperationCompletedReqDataStatus) UnmarshalText(data []byte) error {
+	switch EventBulkOperationCompletedReqDataStatus(data) {
+	case EventBulkOperationCompletedReqDataStatusStarted:
+		*s = EventBulkOperationCompletedReqDataStatusStarted
+		return nil
+	case EventBulkOperationCompletedReqDataStatusCompleted:
+		*s = EventBulkOperationCompletedReqDataStatusCompleted
+		return nil
+	case EventBulkOperationCompletedReqDataStatusFailed:
+		*s = EventBulkOperationCompletedReqDataStatusFailed
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// EventBulkOperationFailedOK is response for EventBulkOperationFailed operation.
+type EventBulkOperationFailedOK struct{}
+
+// Merged schema.
+type EventBulkOperationFailedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventBulkOperationFailedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventBulkOperationFailedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventBulkOperationFailedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventBulkOperationFailedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventBulkOperationFailedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventBulkOperationFailedReq) GetData() EventBulkOperationFailedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventBulkOperationFailedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventBulkOperationFailedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventBulkOperationFailedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventBulkOperationFailedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventBulkOperationFailedReq) SetData(val EventBulkOperationFailedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventBulkOperationFailedReqData struct {
+	// Names the operation across its events and the realtime topic bulk:<operation_id>.
+	OperationID uuid.UUID                                `json:"operation_id"`
+	Operation   EventBulkOperationFailedReqDataOperation `json:"operation"`
+	Status      EventBulkOperationFailedReqDataStatus    `json:"status"`
+	// Contacts the operation covers.
+	Total     int `json:"total"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	// Why a failed operation stopped.
+	Error           OptString   `json:"error"`
+	StartedAt       time.Time   `json:"started_at"`
+	FinishedAt      OptDateTime `json:"finished_at"`
+	AdditionalProps EventBulkOperationFailedReqDataAdditional
+}
+
+// GetOperationID returns the value of OperationID.
+func (s *EventBulkOperationFailedReqData) GetOperationID() uuid.UUID {
+	return s.OperationID
+}
+
+// GetOperation returns the value of Operation.
+func (s *EventBulkOperationFailedReqData) GetOperation() EventBulkOperationFailedReqDataOperation {
+	return s.Operation
+}
+
+// GetStatus returns the value of Status.
+func (s *EventBulkOperationFailedReqData) GetStatus() EventBulkOperationFailedReqDataStatus {
+	return s.Status
+}
+
+// GetTotal returns the value of Total.
+func (s *EventBulkOperationFailedReqData) GetTotal() int {
+	return s.Total
+}
+
+// GetSucceeded returns the value of Succeeded.
+func (s *EventBulkOperationFailedReqData) GetSucceeded() int {
+	return s.Succeeded
+}
+
+// GetFailed returns the value of Failed.
+func (s *EventBulkOperationFailedReqData) GetFailed() int {
+	return s.Failed
+}
+
+// GetError returns the value of Error.
+func (s *EventBulkOperationFailedReqData) GetError() OptString {
+	return s.Error
+}
+
+// GetStartedAt returns the value of StartedAt.
+func (s *EventBulkOperationFailedReqData) GetStartedAt() time.Time {
+	return s.StartedAt
+}
+
+// GetFinishedAt returns the value of FinishedAt.
+func (s *EventBulkOperationFailedReqData) GetFinishedAt() OptDateTime {
+	return s.FinishedAt
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventBulkOperationFailedReqData) GetAdditionalProps() EventBulkOperationFailedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetOperationID sets the value of OperationID.
+func (s *EventBulkOperationFailedReqData) SetOperationID(val uuid.UUID) {
+	s.OperationID = val
+}
+
+// SetOperation sets the value of Operation.
+func (s *EventBulkOperationFailedReqData) SetOperation(val EventBulkOperationFailedReqDataOperation) {
+	s.Operation = val
+}
+
+// SetStatus sets the value of Status.
+func (s *EventBulkOperationFailedReqData) SetStatus(val EventBulkOperationFailedReqDataStatus) {
+	s.Status = val
+}
+
+// SetTotal sets the value of Total.
+func (s *EventBulkOperationFailedReqData) SetTotal(val int) {
+	s.Total = val
+}
+
+// SetSucceeded sets the value of Succeeded.
+func (s *EventBulkOperationFailedReqData) SetSucceeded(val int) {
+	s.Succeeded = val
+}
+
+// SetFailed sets the value of Failed.
+func (s *EventBulkOperationFailedReqData) SetFailed(val int) {
+	s.Failed = val
+}
+
+// SetError sets the value of Error.
+func (s *EventBulkOperationFailedReqData) SetError(val OptString) {
+	s.Error = val
+}
+
+// SetStartedAt sets the value of StartedAt.
+func (s *EventBulkOperationFailedReqData) SetStartedAt(val time.Time) {
+	s.StartedAt = val
+}
+
+// SetFinishedAt sets the value of FinishedAt.
+func (s *EventBulkOperationFailedReqData) SetFinishedAt(val OptDateTime) {
+	s.FinishedAt = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventBulkOperationFailedReqData) SetAdditionalProps(val EventBulkOperationFailedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventBulkOperationFailedReqDataAdditional map[string]jx.Raw
+
+func (s *EventBulkOperationFailedReqDataAdditional) init() EventBulkOperationFailedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type EventBulkOperationFailedReqDataOperation string
+
+const (
+	EventBulkOperationFailedReqDataOperationContactsImport       EventBulkOperationFailedReqDataOperation = "contacts_import"
+	EventBulkOperationFailedReqDataOperationContactsUpdate       EventBulkOperationFailedReqDataOperation = "contacts_update"
+	EventBulkOperationFailedReqDataOperationContactsDelete       EventBulkOperationFailedReqDataOperation = "contacts_delete"
+	EventBulkOperationFailedReqDataOperationContactsVerification EventBulkOperationFailedReqDataOperation = "contacts_verification"
+)
+
+// AllValues returns all EventBulkOperationFailedReqDataOperation values.
+func (EventBulkOperationFailedReqDataOperation) AllValues() []EventBulkOperationFailedReqDataOperation {
+	return []EventBulkOperationFailedReqDataOperation{
+		EventBulkOperationFailedReqDataOperationContactsImport,
+		EventBulkOperationFailedReqDataOperationContactsUpdate,
+		EventBulkOperationFailedReqDataOperationContactsDelete,
+		EventBulkOperationFailedReqDataOperationContactsVerification,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s EventBulkOperationFailedReqDataOperation) MarshalText() ([]byte, error) {
+	switch s {
+	case EventBulkOperationFailedReqDataOperationContactsImport:
+		return []byte(s), nil
+	case EventBulkOperationFailedReqDataOperationContactsUpdate:
+		return []byte(s), nil
+	case EventBulkOperationFailedReqDataOperationContactsDelete:
+		return []byte(s), nil
+	case EventBulkOperationFailedReqDataOperationContactsVerification:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *EventBulkOperationFailedReqDataOperation) UnmarshalText(data []byte) error {
+	switch EventBulkOperationFailedReqDataOperation(data) {
+	case EventBulkOperationFailedReqDataOperationContactsImport:
+		*s = EventBulkOperationFailedReqDataOperationContactsImport
+		return nil
+	case EventBulkOperationFailedReqDataOperationContactsUpdate:
+		*s = EventBulkOperationFailedReqDataOperationContactsUpdate
+		return nil
+	case EventBulkOperationFailedReqDataOperationContactsDelete:
+		*s = EventBulkOperationFailedReqDataOperationContactsDelete
+		return nil
+	case EventBulkOperationFailedReqDataOperationContactsVerification:
+		*s = EventBulkOperationFailedReqDataOperationContactsVerification
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type EventBulkOperationFailedReqDataStatus string
+
+const (
+	EventBulkOperationFailedReqDataStatusStarted   EventBulkOperationFailedReqDataStatus = "started"
+	EventBulkOperationFailedReqDataStatusCompleted EventBulkOperationFailedReqDataStatus = "completed"
+	EventBulkOperationFailedReqDataStatusFailed    EventBulkOperationFailedReqDataStatus = "failed"
+)
+
+// AllValues returns all EventBulkOperationFailedReqDataStatus values.
+func (EventBulkOperationFailedReqDataStatus) AllValues() []EventBulkOperationFailedReqDataStatus {
+	return []EventBulkOperationFailedReqDataStatus{
+		EventBulkOperationFailedReqDataStatusStarted,
+		EventBulkOperationFailedReqDataStatusCompleted,
+		EventBulkOperationFailedReqDataStatusFailed,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s EventBulkOperationFailedReqDataStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case EventBulkOperationFailedReqDataStatusStarted:
+		return []byte(s), nil
+	case EventBulkOperationFailedReqDataStatusCompleted:
+		return []byte(s), nil
+	case EventBulkOperationFailedReqDataStatusFailed:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *EventBulkOperationFailedReqDataStatus) UnmarshalText(data []byte) error {
+	switch EventBulkOperationFailedReqDataStatus(data) {
+	case EventBulkOperationFailedReqDataStatusStarted:
+		*s = EventBulkOperationFailedReqDataStatusStarted
+		return nil
+	case EventBulkOperationFailedReqDataStatusCompleted:
+		*s = EventBulkOperationFailedReqDataStatusCompleted
+		return nil
+	case EventBulkOperationFailedReqDataStatusFailed:
+		*s = EventBulkOperationFailedReqDataStatusFailed
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// EventBulkOperationStartedOK is response for EventBulkOperationStarted operation.
+type EventBulkOperationStartedOK struct{}
+
+// Merged schema.
+type EventBulkOperationStartedReq struct {
+	// Event id, stable across retries; equals header X-Service-Event-Id (use it as idempotency key).
+	ID uuid.UUID `json:"id"`
+	// Merged property.
+	EventType      string    `json:"event_type"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Merged property.
+	Data EventBulkOperationStartedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *EventBulkOperationStartedReq) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetEventType returns the value of EventType.
+func (s *EventBulkOperationStartedReq) GetEventType() string {
+	return s.EventType
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *EventBulkOperationStartedReq) GetOrganizationID() uuid.UUID {
+	return s.OrganizationID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *EventBulkOperationStartedReq) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *EventBulkOperationStartedReq) GetData() EventBulkOperationStartedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *EventBulkOperationStartedReq) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetEventType sets the value of EventType.
+func (s *EventBulkOperationStartedReq) SetEventType(val string) {
+	s.EventType = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *EventBulkOperationStartedReq) SetOrganizationID(val uuid.UUID) {
+	s.OrganizationID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *EventBulkOperationStartedReq) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *EventBulkOperationStartedReq) SetData(val EventBulkOperationStartedReqData) {
+	s.Data = val
+}
+
+// Merged schema.
+type EventBulkOperationStartedReqData struct {
+	// Names the operation across its events and the realtime topic bulk:<operation_id>.
+	OperationID uuid.UUID                                 `json:"operation_id"`
+	Operation   EventBulkOperationStartedReqDataOperation `json:"operation"`
+	Status      EventBulkOperationStartedReqDataStatus    `json:"status"`
+	// Contacts the operation covers.
+	Total     int `json:"total"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	// Why a failed operation stopped.
+	Error           OptString   `json:"error"`
+	StartedAt       time.Time   `json:"started_at"`
+	FinishedAt      OptDateTime `json:"finished_at"`
+	AdditionalProps EventBulkOperationStartedReqDataAdditional
+}
+
+// GetOperationID returns the value of OperationID.
+func (s *EventBulkOperationStartedReqData) GetOperationID() uuid.UUID {
+	return s.OperationID
+}
+
+// GetOperation returns the value of Operation.
+func (s *EventBulkOperationStartedReqData) GetOperation() EventBulkOperationStartedReqDataOperation {
+	return s.Operation
+}
+
+// GetStatus returns the value of Status.
+func (s *EventBulkOperationStartedReqData) GetStatus() EventBulkOperationStartedReqDataStatus {
+	return s.Status
+}
+
+// GetTotal returns the value of Total.
+func (s *EventBulkOperationStartedReqData) GetTotal() int {
+	return s.Total
+}
+
+// GetSucceeded returns the value of Succeeded.
+func (s *EventBulkOperationStartedReqData) GetSucceeded() int {
+	return s.Succeeded
+}
+
+// GetFailed returns the value of Failed.
+func (s *EventBulkOperationStartedReqData) GetFailed() int {
+	return s.Failed
+}
+
+// GetError returns the value of Error.
+func (s *EventBulkOperationStartedReqData) GetError() OptString {
+	return s.Error
+}
+
+// GetStartedAt returns the value of StartedAt.
+func (s *EventBulkOperationStartedReqData) GetStartedAt() time.Time {
+	return s.StartedAt
+}
+
+// GetFinishedAt returns the value of FinishedAt.
+func (s *EventBulkOperationStartedReqData) GetFinishedAt() OptDateTime {
+	return s.FinishedAt
+}
+
+// GetAdditionalProps returns the value of AdditionalProps.
+func (s *EventBulkOperationStartedReqData) GetAdditionalProps() EventBulkOperationStartedReqDataAdditional {
+	return s.AdditionalProps
+}
+
+// SetOperationID sets the value of OperationID.
+func (s *EventBulkOperationStartedReqData) SetOperationID(val uuid.UUID) {
+	s.OperationID = val
+}
+
+// SetOperation sets the value of Operation.
+func (s *EventBulkOperationStartedReqData) SetOperation(val EventBulkOperationStartedReqDataOperation) {
+	s.Operation = val
+}
+
+// SetStatus sets the value of Status.
+func (s *EventBulkOperationStartedReqData) SetStatus(val EventBulkOperationStartedReqDataStatus) {
+	s.Status = val
+}
+
+// SetTotal sets the value of Total.
+func (s *EventBulkOperationStartedReqData) SetTotal(val int) {
+	s.Total = val
+}
+
+// SetSucceeded sets the value of Succeeded.
+func (s *EventBulkOperationStartedReqData) SetSucceeded(val int) {
+	s.Succeeded = val
+}
+
+// SetFailed sets the value of Failed.
+func (s *EventBulkOperationStartedReqData) SetFailed(val int) {
+	s.Failed = val
+}
+
+// SetError sets the value of Error.
+func (s *EventBulkOperationStartedReqData) SetError(val OptString) {
+	s.Error = val
+}
+
+// SetStartedAt sets the value of StartedAt.
+func (s *EventBulkOperationStartedReqData) SetStartedAt(val time.Time) {
+	s.StartedAt = val
+}
+
+// SetFinishedAt sets the value of FinishedAt.
+func (s *EventBulkOperationStartedReqData) SetFinishedAt(val OptDateTime) {
+	s.FinishedAt = val
+}
+
+// SetAdditionalProps sets the value of AdditionalProps.
+func (s *EventBulkOperationStartedReqData) SetAdditionalProps(val EventBulkOperationStartedReqDataAdditional) {
+	s.AdditionalProps = val
+}
+
+type EventBulkOperationStartedReqDataAdditional map[string]jx.Raw
+
+func (s *EventBulkOperationStartedReqDataAdditional) init() EventBulkOperationStartedReqDataAdditional {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type EventBulkOperationStartedReqDataOperation string
+
+const (
+	EventBulkOperationStartedReqDataOperationContactsImport       EventBulkOperationStartedReqDataOperation = "contacts_import"
+	EventBulkOperationStartedReqDataOperationContactsUpdate       EventBulkOperationStartedReqDataOperation = "contacts_update"
+	EventBulkOperationStartedReqDataOperationContactsDelete       EventBulkOperationStartedReqDataOperation = "contacts_delete"
+	EventBulkOperationStartedReqDataOperationContactsVerification EventBulkOperationStartedReqDataOperation = "contacts_verification"
+)
+
+// AllValues returns all EventBulkOperationStartedReqDataOperation values.
+func (EventBulkOperationStartedReqDataOperation) AllValues() []EventBulkOperationStartedReqDataOperation {
+	return []EventBulkOperationStartedReqDataOperation{
+		EventBulkOperationStartedReqDataOperationContactsImport,
+		EventBulkOperationStartedReqDataOperationContactsUpdate,
+		EventBulkOperationStartedReqDataOperationContactsDelete,
+		EventBulkOperationStartedReqDataOperationContactsVerification,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s EventBulkOperationStartedReqDataOperation) MarshalText() ([]byte, error) {
+	switch s {
+	case EventBulkOperationStartedReqDataOperationContactsImport:
+		return []byte(s), nil
+	case EventBulkOperationStartedReqDataOperationContactsUpdate:
+		return []byte(s), nil
+	case EventBulkOperationStartedReqDataOperationContactsDelete:
+		return []byte(s), nil
+	case EventBulkOperationStartedReqDataOperationContactsVerification:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *EventBulkOperationStartedReqDataOperation) UnmarshalText(data []byte) error {
+	switch EventBulkOperationStartedReqDataOperation(data) {
+	case EventBulkOperationStartedReqDataOperationContactsImport:
+		*s = EventBulkOperationStartedReqDataOperationContactsImport
+		return nil
+	case EventBulkOperationStartedReqDataOperationContactsUpdate:
+		*s = EventBulkOperationStartedReqDataOperationContactsUpdate
+		return nil
+	case EventBulkOperationStartedReqDataOperationContactsDelete:
+		*s = EventBulkOperationStartedReqDataOperationContactsDelete
+		return nil
+	case EventBulkOperationStartedReqDataOperationContactsVerification:
+		*s = EventBulkOperationStartedReqDataOperationContactsVerification
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type EventBulkOperationStartedReqDataStatus string
+
+const (
+	EventBulkOperationStartedReqDataStatusStarted   EventBulkOperationStartedReqDataStatus = "started"
+	EventBulkOperationStartedReqDataStatusCompleted EventBulkOperationStartedReqDataStatus = "completed"
+	EventBulkOperationStartedReqDataStatusFailed    EventBulkOperationStartedReqDataStatus = "failed"
+)
+
+// AllValues returns all EventBulkOperationStartedReqDataStatus values.
+func (EventBulkOperationStartedReqDataStatus) AllValues() []EventBulkOperationStartedReqDataStatus {
+	return []EventBulkOperationStartedReqDataStatus{
+		EventBulkOperationStartedReqDataStatusStarted,
+		EventBulkOperationStartedReqDataStatusCompleted,
+		EventBulkOperationStartedReqDataStatusFailed,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s EventBulkOperationStartedReqDataStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case EventBulkOperationStartedReqDataStatusStarted:
+		return []byte(s), nil
+	case EventBulkOperationStartedReqDataStatusCompleted:
+		return []byte(s), nil
+	case EventBulkOperationStartedReqDataStatusFailed:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *EventBulkOperationStartedReqDataStatus) UnmarshalText(data []byte) error {
+	switch EventBulkOperationStartedReqDataStatus(data) {
+	case EventBulkOperationStartedReqDataStatusStarted:
+		*s = EventBulkOperationStartedReqDataStatusStarted
+		return nil
+	case EventBulkOperationStartedReqDataStatusCompleted:
+		*s = EventBulkOperationStartedReqDataStatusCompleted
+		return nil
+	case EventBulkOperationStartedReqDataStatusFailed:
+		*s = EventBulkOperationStartedReqDataStatusFailed
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // EventCampaignEmailClickedOK is response for EventCampaignEmailClicked operation.
 type EventCampaignEmailClickedOK struct{}
 

@@ -134,10 +134,11 @@ func (q *Queries) VerificationRunCreate(ctx context.Context, db DBTX, arg Verifi
 	return i, err
 }
 
-const verificationRunFinish = `-- name: VerificationRunFinish :exec
+const verificationRunFinish = `-- name: VerificationRunFinish :one
 UPDATE verification_runs SET status = $1::text, error = $2::text, finished_at = now(),
   total = CASE WHEN $1::text = 'completed' THEN processed ELSE total END
 WHERE organization_id = $3::uuid AND id = $4::uuid AND status IN ('queued', 'running')
+RETURNING organization_id, id, status, provider, total, processed, valid, risky, invalid, unknown, error, created_at, started_at, finished_at
 `
 
 type VerificationRunFinishParams struct {
@@ -148,14 +149,32 @@ type VerificationRunFinishParams struct {
 }
 
 // Ends a run. A completed run's total becomes what it processed: contacts deleted while it ran leave it.
-func (q *Queries) VerificationRunFinish(ctx context.Context, db DBTX, arg VerificationRunFinishParams) error {
-	_, err := db.Exec(ctx, verificationRunFinish,
+// No row when the run had already ended (or was deleted): its end was recorded once.
+func (q *Queries) VerificationRunFinish(ctx context.Context, db DBTX, arg VerificationRunFinishParams) (VerificationRun, error) {
+	row := db.QueryRow(ctx, verificationRunFinish,
 		arg.Status,
 		arg.Error,
 		arg.OrganizationID,
 		arg.ID,
 	)
-	return err
+	var i VerificationRun
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.Status,
+		&i.Provider,
+		&i.Total,
+		&i.Processed,
+		&i.Valid,
+		&i.Risky,
+		&i.Invalid,
+		&i.Unknown,
+		&i.Error,
+		&i.CreatedAt,
+		&i.StartedAt,
+		&i.FinishedAt,
+	)
+	return i, err
 }
 
 const verificationRunGet = `-- name: VerificationRunGet :one

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
@@ -49,12 +50,20 @@ type RunWorker struct {
 	Pool *pgxpool.Pool
 	// Verifier checks the addresses; nil fails every run (a process built without one).
 	Verifier *Verifier
+	// Jobs enqueues the dispatch of the events a run raises; nil takes the River client running the job.
+	Jobs events.Inserter
 }
 
 // Timeout bounds one execution of the job (River's default of a minute is shorter than a slice plus a batch).
 func (w *RunWorker) Timeout(*river.Job[RunArgs]) time.Duration { return runTimeout }
 
 var queries = dbq.New()
+
+// RunStarted is the bulk_operation.started data of run: the operation id is the run's id, so the realtime
+// topic bulk:<run id> follows it.
+func RunStarted(run dbq.VerificationRun) events.BulkOperation {
+	return events.BulkStarted(run.ID, events.BulkContactsVerification, int64(run.Total), run.CreatedAt)
+}
 
 // Work checks the run's remaining contacts a batch at a time until none are left (then the run is completed)
 // or the slice is over (then the job snoozes and the next execution continues). DNS and SMTP happen between
@@ -161,11 +170,26 @@ func (w *RunWorker) retry(ctx context.Context, job *river.Job[RunArgs], err erro
 	return err
 }
 
-// finish ends the run (completed, or failed with msg).
+// finish ends the run (completed, or failed with msg) and raises bulk_operation.completed or .failed in the
+// same transaction; a run that had already ended raises nothing again.
 func (w *RunWorker) finish(ctx context.Context, org, runID uuid.UUID, status, msg string) error {
+	jobs := w.Jobs
+	if jobs == nil {
+		jobs = river.ClientFromContext[pgx.Tx](ctx)
+	}
+	outbox := events.NewOutbox(jobs)
 	err := db.WithOrgTx(context.WithoutCancel(ctx), w.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		return queries.VerificationRunFinish(ctx, tx, dbq.VerificationRunFinishParams{
+		run, err := queries.VerificationRunFinish(ctx, tx, dbq.VerificationRunFinishParams{
 			OrganizationID: org, ID: runID, Status: status, Error: msg})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		typ, data := RunStarted(run).Finished(int64(run.Processed), int64(run.Total-run.Processed), msg, *run.FinishedAt)
+		_, err = outbox.Emit(ctx, tx, typ, data)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("finish verification run: %w", err)

@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -9,11 +10,13 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/verify"
+	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/identity/accounts"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/testkit/dbtest"
@@ -76,7 +79,9 @@ func (r runRig) state(t *testing.T) runState {
 
 func (r runRig) work(t *testing.T, v *verify.Verifier, attempt int) error {
 	t.Helper()
-	w := &verify.RunWorker{Pool: r.d.Pool, Verifier: v}
+	jobs, err := river.NewClient(riverpgxv5.New(r.d.Pool), &river.Config{})
+	require.NoError(t, err)
+	w := &verify.RunWorker{Pool: r.d.Pool, Verifier: v, Jobs: jobs}
 	job := &river.Job[verify.RunArgs]{JobRow: &rivertype.JobRow{Attempt: attempt, MaxAttempts: 5},
 		Args: verify.RunArgs{OrganizationID: r.org, RunID: r.run}}
 	return w.Work(context.Background(), job)
@@ -98,6 +103,53 @@ func TestRunWorkerWithoutVerifierFailsTheRun(t *testing.T) {
 	require.Contains(t, s.Error, "No verifier")
 	require.True(t, s.Finished)
 	require.Zero(t, s.Processed)
+	failed := r.bulkEvents(t)
+	require.Len(t, failed, 1, "the failure is raised once")
+	require.Equal(t, "bulk_operation.failed", failed[0].typ)
+	require.Equal(t, events.BulkOperation{OperationID: r.run, Operation: events.BulkContactsVerification, Status: "failed",
+		Total: 1, Failed: 1, Error: s.Error}, failed[0].data.withoutTimes())
+}
+
+// bulkEvent is one bulk_operation.* event of the outbox.
+type bulkEvent struct {
+	typ  string
+	data bulkData
+}
+
+// bulkData is a bulk_operation.* event's data.
+type bulkData events.BulkOperation
+
+// withoutTimes drops the timestamps, which tests check separately.
+func (d bulkData) withoutTimes() events.BulkOperation {
+	d.StartedAt, d.FinishedAt = time.Time{}, nil
+	return events.BulkOperation(d)
+}
+
+// bulkEvents lists the organization's bulk_operation.* events, oldest first.
+func (r runRig) bulkEvents(t *testing.T) []bulkEvent {
+	t.Helper()
+	var out []bulkEvent
+	require.NoError(t, db.WithOrgTx(context.Background(), r.d.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT event_type, data FROM event_outbox WHERE organization_id = $1
+			AND event_type LIKE 'bulk_operation.%' ORDER BY id`, r.org)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e bulkEvent
+			var raw []byte
+			if err := rows.Scan(&e.typ, &raw); err != nil {
+				return err
+			}
+			if err := json.Unmarshal(raw, &e.data); err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return rows.Err()
+	}))
+	return out
 }
 
 func TestRunWorkerResumesAndCountsOnce(t *testing.T) {
@@ -120,7 +172,15 @@ func TestRunWorkerResumesAndCountsOnce(t *testing.T) {
 	}))
 	require.Equal(t, 2, checked, "ada was done before and is not checked again")
 
-	// A finished run is left alone by a late duplicate of its job.
+	done := r.bulkEvents(t)
+	require.Len(t, done, 1)
+	require.Equal(t, "bulk_operation.completed", done[0].typ)
+	require.Equal(t, events.BulkOperation{OperationID: r.run, Operation: events.BulkContactsVerification, Status: "completed",
+		Total: 3, Succeeded: 3}, done[0].data.withoutTimes())
+	require.NotNil(t, done[0].data.FinishedAt)
+
+	// A finished run is left alone by a late duplicate of its job, and raises nothing again.
 	require.NoError(t, r.work(t, r.verifier(), 1))
 	require.Equal(t, s, r.state(t))
+	require.Len(t, r.bulkEvents(t), 1)
 }

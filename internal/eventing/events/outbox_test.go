@@ -190,7 +190,8 @@ func TestCatalogMatchesTheContract(t *testing.T) {
 	// The payload shapes part 1 spells out, and those of the events produced so far, are documented.
 	for _, documented := range []events.Type{events.ContactCreated, events.ContactUpdated, events.CRMTaskUpdated, events.FormSubmitted,
 		events.CampaignEmailClicked, events.CampaignUnsubscribed, events.TeamMemberInvited, events.TeamMemberRemoved,
-		events.RoleCreated, events.RoleUpdated, events.RoleDeleted, events.SettingsUpdated, events.WebhookTest} {
+		events.RoleCreated, events.RoleUpdated, events.RoleDeleted, events.SettingsUpdated, events.WebhookTest,
+		events.BulkOperationStarted, events.BulkOperationCompleted, events.BulkOperationFailed} {
 		require.Contains(t, doc.Webhooks, string(documented))
 	}
 	for name := range doc.Webhooks {

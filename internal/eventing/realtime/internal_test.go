@@ -104,6 +104,16 @@ func TestTopicsFiltersAndAccess(t *testing.T) {
 	require.Error(t, maySubscribe(member, topicOrg, uuid.New()))
 }
 
+func TestBulkOperationEventsArePublishedOnTheirBulkTopic(t *testing.T) {
+	t.Parallel()
+	org, op := uuid.New(), uuid.New()
+	id, _ := uuid.NewV7()
+	data, err := json.Marshal(events.BulkStarted(op, events.BulkContactsImport, 10, time.Now()))
+	require.NoError(t, err)
+	e := eventFromRow(id, org, string(events.BulkOperationStarted), time.Now(), data)
+	require.Equal(t, []string{"org:" + org.String(), "bulk:" + op.String()}, e.topicList)
+}
+
 func TestV7Bounds(t *testing.T) {
 	t.Parallel()
 	id, err := uuid.NewV7()
