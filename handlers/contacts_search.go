@@ -15,6 +15,7 @@ import (
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
@@ -193,12 +194,12 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 	}
 	for _, op := range req.Fields {
 		if !contacts.ValidCustomKey(op.Key) {
-			return nil, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", contacts.Clip(op.Key, 80), contacts.MaxCustomKeyLen))
+			return nil, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", truncate.Chars(op.Key, 80), contacts.MaxCustomKeyLen))
 		}
 		switch string(op.Type) {
 		case fieldRename:
 			if !contacts.ValidCustomKey(op.Value.Value) {
-				return nil, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("RENAME needs value to be the new field name; %q is not a valid name.", contacts.Clip(op.Value.Value, 80)))
+				return nil, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("RENAME needs value to be the new field name; %q is not a valid name.", truncate.Chars(op.Value.Value, 80)))
 			}
 		case fieldAdd, fieldEdit:
 			if len([]rune(op.Value.Value)) > contacts.MaxCustomValueLen {

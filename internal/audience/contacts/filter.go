@@ -12,6 +12,7 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 )
 
 // Limits of a search body.
@@ -105,7 +106,7 @@ func parseIDs(field string, raw []string, max int) ([]uuid.UUID, error) {
 	for _, r := range raw {
 		id, err := uuid.Parse(strings.TrimSpace(r))
 		if err != nil {
-			return nil, apierror.BadRequest("invalid_"+field, fmt.Sprintf("%s: %q is not a UUID.", field, Clip(r, 64)))
+			return nil, apierror.BadRequest("invalid_"+field, fmt.Sprintf("%s: %q is not a UUID.", field, truncate.Chars(r, 64)))
 		}
 		if !slices.Contains(out, id) {
 			out = append(out, id)
@@ -134,7 +135,7 @@ func ParseSearch(req api.ContactSearchRequest) (Filter, error) {
 	}
 	for _, c := range req.CustomFieldFilters {
 		if !ValidCustomKey(c.Name) {
-			return f, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", Clip(c.Name, 80), MaxCustomKeyLen))
+			return f, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", truncate.Chars(c.Name, 80), MaxCustomKeyLen))
 		}
 		if utf8.RuneCountInString(c.Value) > MaxCustomValueLen {
 			return f, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field filter value for %q is longer than %d characters.", c.Name, MaxCustomValueLen))
