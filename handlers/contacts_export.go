@@ -210,7 +210,7 @@ func parseExport(req *api.ContactExportRequest, now time.Time) (*exportPlan, err
 	case api.ContactExportRequestScopeAll:
 		// Every contact: filters (and contact_ids) are ignored.
 	case api.ContactExportRequestScopeFiltered:
-		f, err := contacts.ParseSearch(req.Filters.Value)
+		f, err := contacts.ParseSearch(searchInput(req.Filters.Value))
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +224,7 @@ func parseExport(req *api.ContactExportRequest, now time.Time) (*exportPlan, err
 				"contact_ids has %d ids; an export has at most %d rows. Split the ids over several exports.", len(req.ContactIds), maxExportRows))
 		}
 		if req.Filters.Set {
-			f, err := contacts.ParseSearch(req.Filters.Value)
+			f, err := contacts.ParseSearch(searchInput(req.Filters.Value))
 			if err != nil {
 				return nil, err
 			}

@@ -32,7 +32,7 @@ func (h *Contacts) ContactsSearch(ctx context.Context, req api.OptContactSearchR
 	if err != nil {
 		return nil, err
 	}
-	f, err := contacts.ParseSearch(req.Value)
+	f, err := contacts.ParseSearch(searchInput(req.Value))
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 	if err != nil {
 		return nil, err
 	}
-	sel, err := contacts.ParseBulkUpdateSelection(req)
+	sel, err := contacts.ParseSelection(bulkUpdateSelectionInput(req))
 	if err != nil {
 		return nil, err
 	}
@@ -298,9 +298,9 @@ func (h *Contacts) ContactsBulkDelete(ctx context.Context, req api.ContactsBulkD
 	switch req.Type {
 	case api.UUIDArrayContactsBulkDeleteReq:
 		// The schema takes 1 to 1000 ids; the server refuses other counts before this runs.
-		sel, err = contacts.ParseSelection(api.ContactSelection{Contacts: req.UUIDArray})
+		sel, err = contacts.ParseSelection(contacts.SelectionInput{Contacts: req.UUIDArray})
 	default:
-		sel, err = contacts.ParseSelection(req.ContactSelection)
+		sel, err = contacts.ParseSelection(selectionInput(req.ContactSelection))
 	}
 	if err != nil {
 		return err
