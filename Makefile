@@ -67,8 +67,12 @@ generate: ## Regenerate the ogen API (gen/api) and the sqlc queries (gen/db)
 schema: ## Rewrite schema.sql from what the migrations produce
 	@scripts/schema-dump "$(TEST_DB)" schema.sql
 
+.PHONY: layers
+layers: ## Fail if an import runs against the layers, or another house rule (internal/house) breaks
+	$(GO) test -count=1 ./internal/house/
+
 .PHONY: verify
-verify: ## Fail if schema.sql, generated code or go.mod drift from their sources, or lint fails
+verify: ## Fail if schema.sql, generated code or go.mod drift from their sources, a house rule breaks, or lint fails
 	@$(MAKE) --no-print-directory schema
 	@$(MAKE) --no-print-directory generate >/dev/null
 	@$(GO) mod tidy -diff
@@ -78,6 +82,7 @@ verify: ## Fail if schema.sql, generated code or go.mod drift from their sources
 	   echo "verify: schema.sql or generated code differs from what the migrations and generators produce:"; \
 	   git --no-pager diff --stat -- schema.sql gen; echo "$$untracked"; exit 1; \
 	 fi
+	@$(MAKE) --no-print-directory layers
 	@$(MAKE) --no-print-directory lint
 	@echo "verify: clean"
 

@@ -23,6 +23,7 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/pagination"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
@@ -141,7 +142,7 @@ func parseContactCreate(i int, c api.ContactCreate) (contactInput, error) {
 	}
 	email, ok := contacts.NormalizeEmail(c.Email)
 	if !ok {
-		return contactInput{}, apierror.BadRequest("invalid_email", fmt.Sprintf("Contact %d: %q is not an email address.", i, contacts.Clip(c.Email, 100)))
+		return contactInput{}, apierror.BadRequest("invalid_email", fmt.Sprintf("Contact %d: %q is not an email address.", i, truncate.Chars(c.Email, 100)))
 	}
 	in := contactInput{email: email, first: strings.TrimSpace(c.FirstName.Value), last: strings.TrimSpace(c.LastName.Value),
 		company: strings.TrimSpace(c.Company.Value), phone: strings.TrimSpace(c.Phone.Value)}

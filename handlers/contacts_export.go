@@ -26,6 +26,7 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/reqctx"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 )
 
 // Limits of an export (part 1, Limits: "Export: at most 50,000 rows").
@@ -209,7 +210,7 @@ func parseExport(req *api.ContactExportRequest, now time.Time) (*exportPlan, err
 	case api.ContactExportRequestScopeAll:
 		// Every contact: filters (and contact_ids) are ignored.
 	case api.ContactExportRequestScopeFiltered:
-		f, err := contacts.ParseSearch(req.Filters.Value)
+		f, err := contacts.ParseSearch(searchInput(req.Filters.Value))
 		if err != nil {
 			return nil, err
 		}
@@ -223,7 +224,7 @@ func parseExport(req *api.ContactExportRequest, now time.Time) (*exportPlan, err
 				"contact_ids has %d ids; an export has at most %d rows. Split the ids over several exports.", len(req.ContactIds), maxExportRows))
 		}
 		if req.Filters.Set {
-			f, err := contacts.ParseSearch(req.Filters.Value)
+			f, err := contacts.ParseSearch(searchInput(req.Filters.Value))
 			if err != nil {
 				return nil, err
 			}
@@ -250,7 +251,7 @@ func (p *exportPlan) parseFields(fields []string) error {
 	lead := false
 	for i, name := range fields {
 		if slices.Contains(fields[:i], name) {
-			return apierror.BadRequest("invalid_fields", fmt.Sprintf("fields names %q twice.", contacts.Clip(name, 80)))
+			return apierror.BadRequest("invalid_fields", fmt.Sprintf("fields names %q twice.", truncate.Chars(name, 80)))
 		}
 		col, ok := exportBuiltins[name]
 		if !ok {
@@ -260,7 +261,7 @@ func (p *exportPlan) parseFields(fields []string) error {
 		if key, custom := strings.CutPrefix(name, customFieldPrefix); custom {
 			if !contacts.ValidCustomKey(key) {
 				return apierror.BadRequest("invalid_fields", fmt.Sprintf(
-					"%q: a custom-field key has 1 to %d letters, digits, underscores, spaces and dashes.", contacts.Clip(name, 80), contacts.MaxCustomKeyLen))
+					"%q: a custom-field key has 1 to %d letters, digits, underscores, spaces and dashes.", truncate.Chars(name, 80), contacts.MaxCustomKeyLen))
 			}
 			col, ok = exportColumn{value: func(r *contacts.Row, _ *api.Contact) any {
 				if v, ok := r.CustomFields[key]; ok {
@@ -271,7 +272,7 @@ func (p *exportPlan) parseFields(fields []string) error {
 		}
 		if !ok {
 			return apierror.BadRequest("invalid_fields", fmt.Sprintf(
-				"Unknown field %q. Use custom:<key> for a custom field, or one of: %s.", contacts.Clip(name, 80), exportFieldNames()))
+				"Unknown field %q. Use custom:<key> for a custom field, or one of: %s.", truncate.Chars(name, 80), exportFieldNames()))
 		}
 		col.name = name
 		p.views = p.views || col.view

@@ -26,6 +26,7 @@ import (
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
@@ -182,7 +183,7 @@ func parseImportOptions(raw string) (importOptions, error) {
 	case "":
 		return importOptions{}, apierror.BadRequest("invalid_dedup", "dedup is required: skip, update or create_duplicate.")
 	default:
-		return importOptions{}, apierror.BadRequest("invalid_dedup", fmt.Sprintf("dedup %q is not skip, update or create_duplicate.", contacts.Clip(body.Dedup, 40)))
+		return importOptions{}, apierror.BadRequest("invalid_dedup", fmt.Sprintf("dedup %q is not skip, update or create_duplicate.", truncate.Chars(body.Dedup, 40)))
 	}
 	if body.HasHeader == nil {
 		return importOptions{}, apierror.BadRequest("invalid_options", "has_header is required (true when the file's first row names the columns).")
@@ -235,7 +236,7 @@ func importColumns(body importOptionsBody) ([]contactfile.Column, error) {
 			c.Target, c.CustomKey = contactfile.TargetCustom, key
 		}
 		if !slices.Contains(contactfile.Targets, c.Target) {
-			return nil, apierror.BadRequest("invalid_mapping", fmt.Sprintf("Column %d: target %q is not one of ignore, email, first_name, last_name, company, phone, subscribed, categories, verification_status, custom.", c.Index, contacts.Clip(m.Target, 40)))
+			return nil, apierror.BadRequest("invalid_mapping", fmt.Sprintf("Column %d: target %q is not one of ignore, email, first_name, last_name, company, phone, subscribed, categories, verification_status, custom.", c.Index, truncate.Chars(m.Target, 40)))
 		}
 		switch c.Target {
 		case contactfile.TargetIgnore:
@@ -266,7 +267,7 @@ func importColumns(body importOptionsBody) ([]contactfile.Column, error) {
 			}
 			if !contacts.KnownProvider(c.Provider) {
 				return nil, apierror.BadRequest("unknown_verification_provider", fmt.Sprintf("verification_provider %q is not one of %s.",
-					contacts.Clip(c.Provider, 64), strings.Join(contacts.Providers(), ", ")))
+					truncate.Chars(c.Provider, 64), strings.Join(contacts.Providers(), ", ")))
 			}
 		}
 		columns = append(columns, c)
@@ -290,7 +291,7 @@ func importLinkIDs(field, code string, raw []string) ([]uuid.UUID, error) {
 	for _, s := range raw {
 		id, err := uuid.Parse(s)
 		if err != nil {
-			return nil, apierror.BadRequest(code, fmt.Sprintf("%s: %q is not an id.", field, contacts.Clip(s, 64)))
+			return nil, apierror.BadRequest(code, fmt.Sprintf("%s: %q is not an id.", field, truncate.Chars(s, 64)))
 		}
 		if !seen[id] {
 			seen[id] = true
@@ -347,7 +348,7 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 		}
 		report := src.im.Report()
 		if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionImport, Event: "contacts.imported", EntityType: audit.EntityContact,
-			Metadata: map[string]any{"filename": contacts.Clip(req.File.Name, 255), "format": string(format), "dedup": opts.dedup,
+			Metadata: map[string]any{"filename": truncate.Chars(req.File.Name, 255), "format": string(format), "dedup": opts.dedup,
 				"total": report.Total, "imported": out.imported, "updated": out.updated,
 				"skipped": report.Repeats + out.skipped, "failed": report.Failed}}); err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
@@ -31,7 +32,7 @@ func (h *Contacts) ContactsSearch(ctx context.Context, req api.OptContactSearchR
 	if err != nil {
 		return nil, err
 	}
-	f, err := contacts.ParseSearch(req.Value)
+	f, err := contacts.ParseSearch(searchInput(req.Value))
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 	if err != nil {
 		return nil, err
 	}
-	sel, err := contacts.ParseBulkUpdateSelection(req)
+	sel, err := contacts.ParseSelection(bulkUpdateSelectionInput(req))
 	if err != nil {
 		return nil, err
 	}
@@ -193,12 +194,12 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 	}
 	for _, op := range req.Fields {
 		if !contacts.ValidCustomKey(op.Key) {
-			return nil, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", contacts.Clip(op.Key, 80), contacts.MaxCustomKeyLen))
+			return nil, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", truncate.Chars(op.Key, 80), contacts.MaxCustomKeyLen))
 		}
 		switch string(op.Type) {
 		case fieldRename:
 			if !contacts.ValidCustomKey(op.Value.Value) {
-				return nil, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("RENAME needs value to be the new field name; %q is not a valid name.", contacts.Clip(op.Value.Value, 80)))
+				return nil, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("RENAME needs value to be the new field name; %q is not a valid name.", truncate.Chars(op.Value.Value, 80)))
 			}
 		case fieldAdd, fieldEdit:
 			if len([]rune(op.Value.Value)) > contacts.MaxCustomValueLen {
@@ -297,9 +298,9 @@ func (h *Contacts) ContactsBulkDelete(ctx context.Context, req api.ContactsBulkD
 	switch req.Type {
 	case api.UUIDArrayContactsBulkDeleteReq:
 		// The schema takes 1 to 1000 ids; the server refuses other counts before this runs.
-		sel, err = contacts.ParseSelection(api.ContactSelection{Contacts: req.UUIDArray})
+		sel, err = contacts.ParseSelection(contacts.SelectionInput{Contacts: req.UUIDArray})
 	default:
-		sel, err = contacts.ParseSelection(req.ContactSelection)
+		sel, err = contacts.ParseSelection(selectionInput(req.ContactSelection))
 	}
 	if err != nil {
 		return err

@@ -87,7 +87,7 @@ func (h *ContactVerification) ContactsVerificationStart(ctx context.Context, req
 	if err != nil {
 		return nil, err
 	}
-	sel, err := contacts.ParseSelection(*req)
+	sel, err := contacts.ParseSelection(selectionInput(*req))
 	if err != nil {
 		return nil, err
 	}

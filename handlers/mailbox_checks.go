@@ -22,6 +22,7 @@ import (
 	"github.com/outflowhq/outflow/internal/mail/mailsync"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
@@ -274,7 +275,7 @@ func (h *Mailboxes) MailboxesRefreshSendIdentity(ctx context.Context, req api.Op
 		if err != nil {
 			return nil, apierror.BadRequest("mailbox_signature_invalid", "The provider's signature is not readable HTML.")
 		}
-		set.ImportSignature, set.SignatureHtml, set.SignaturePlain = true, signature, contacts.Clip(plain, maxMailboxSignature)
+		set.ImportSignature, set.SignatureHtml, set.SignaturePlain = true, signature, truncate.Chars(plain, maxMailboxSignature)
 	}
 	if set.Identities, err = json.Marshal(stored); err != nil {
 		return nil, err

@@ -15,7 +15,6 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/identity/oidc"
@@ -24,6 +23,7 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/reqctx"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
@@ -195,7 +195,7 @@ func (h *Mailboxes) consent(ctx context.Context, params api.MailboxesOAuthCallba
 	finish := dbq.MailboxOAuthSessionFinishParams{OrganizationID: org, ID: s.ID, Status: "done"}
 	if issue != nil {
 		finish.Status, finish.ErrorCode, finish.ErrorMessage, finish.ErrorFix = "failed", issue.Code,
-			contacts.Clip(issue.Message, 1000), contacts.Clip(issue.Fix, 1000)
+			truncate.Chars(issue.Message, 1000), truncate.Chars(issue.Fix, 1000)
 	} else {
 		finish.MailboxID = uuid.NullUUID{UUID: row.ID, Valid: true}
 	}
@@ -211,7 +211,7 @@ func (h *Mailboxes) consent(ctx context.Context, params api.MailboxesOAuthCallba
 // redeem turns a consent answer into a connected mailbox, or the reason it cannot be.
 func (h *Mailboxes) redeem(ctx context.Context, s dbq.MailboxOauthSession, params api.MailboxesOAuthCallbackParams) (dbq.Mailbox, *apierror.Error) {
 	if params.Error.Or("") != "" {
-		return dbq.Mailbox{}, apierror.BadRequest("access_denied", "The consent was refused at the provider ("+contacts.Clip(params.Error.Value, 100)+").").
+		return dbq.Mailbox{}, apierror.BadRequest("access_denied", "The consent was refused at the provider ("+truncate.Chars(params.Error.Value, 100)+").").
 			WithFix("Start again and allow access to mail on the consent screen.")
 	}
 	p, ok := h.opts.Credentials.Providers[s.Provider]
@@ -294,7 +294,7 @@ func (h *Mailboxes) connectOAuth(ctx context.Context, s dbq.MailboxOauthSession,
 				return err
 			}
 			row, err = h.queries.MailboxInsert(ctx, tx, dbq.MailboxInsertParams{
-				OrganizationID: org, ID: id, UserID: s.UserID, Email: g.Email, Name: contacts.Clip(g.Name, maxMailboxName),
+				OrganizationID: org, ID: id, UserID: s.UserID, Email: g.Email, Name: truncate.Chars(g.Name, maxMailboxName),
 				Provider: p.Name, CampaignLimit: 50, MinWaitTime: 600,
 				SmtpHost: smtpServer.Host, SmtpPort: int32(smtpServer.Port), SmtpUsername: g.Email, SmtpSecurity: string(smtpServer.Security),
 				ImapHost: imapServer.Host, ImapPort: int32(imapServer.Port), ImapUsername: g.Email, ImapSecurity: string(imapServer.Security),

@@ -93,7 +93,7 @@ func segmentFilters(req api.ContactSearchRequest) ([]byte, error) {
 	if len(req.SegmentIds) > 0 {
 		return nil, apierror.BadRequest("invalid_filters", "A segment's filters cannot name segment_ids: segments do not nest.")
 	}
-	f, err := contacts.ParseSearch(req)
+	f, err := contacts.ParseSearch(searchInput(req))
 	if err != nil {
 		return nil, err
 	}
@@ -528,7 +528,7 @@ func (h *Segments) SegmentsMembersAdd(ctx context.Context, req *api.ContactSelec
 	if err != nil {
 		return nil, err
 	}
-	sel, err := contacts.ParseSelection(*req)
+	sel, err := contacts.ParseSelection(selectionInput(*req))
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/platform/db"
-	"github.com/outflowhq/outflow/jobs"
+	"github.com/outflowhq/outflow/internal/platform/heartbeat"
 )
 
 // System implements the system operation group: readiness.
@@ -31,7 +31,7 @@ func NewSystem(pool *pgxpool.Pool, logger *slog.Logger) *System {
 }
 
 // schedulerMaxAge is how stale the scheduler heartbeat may be before readiness fails.
-const schedulerMaxAge = 3 * jobs.HeartbeatInterval
+const schedulerMaxAge = 3 * heartbeat.Interval
 
 // SystemGetReadiness checks the database, both migration sets, the workers and the scheduler.
 func (s *System) SystemGetReadiness(ctx context.Context) (*api.Readiness, error) {
@@ -129,7 +129,7 @@ func (s *System) checkWorkers(ctx context.Context) (string, error) {
 }
 
 func (s *System) checkScheduler(ctx context.Context) (string, error) {
-	age, err := s.queries.HeartbeatAge(ctx, s.pool, jobs.SchedulerHeartbeat)
+	age, err := s.queries.HeartbeatAge(ctx, s.pool, heartbeat.Scheduler)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", &checkFailure{detail: "periodic jobs have never run", fix: "Start a worker process; its first heartbeat runs at start."}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/outflowhq/outflow/internal/mail/mailbox"
 	"github.com/outflowhq/outflow/internal/mail/mailsync"
 	"github.com/outflowhq/outflow/internal/mail/sending"
+	"github.com/outflowhq/outflow/internal/platform/heartbeat"
 	"github.com/outflowhq/outflow/internal/platform/idempotency"
 )
 
@@ -60,9 +61,6 @@ const (
 	ShortJobFetchCooldown     = 10 * time.Millisecond
 	ShortJobFetchPollInterval = 100 * time.Millisecond
 )
-
-// HeartbeatInterval is how often the scheduler's heartbeat job runs; readiness expects a beat within three.
-const HeartbeatInterval = 15 * time.Second
 
 // NewClient builds the River client. Every worker is registered even on insert-only clients, so inserting a
 // job of an unknown kind fails at the call site instead of sitting in the queue.
@@ -108,7 +106,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			mailsync.QueueName: {MaxWorkers: mailsync.QueueWorkers},
 		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{
-			river.NewPeriodicJob(river.PeriodicInterval(HeartbeatInterval),
+			river.NewPeriodicJob(river.PeriodicInterval(heartbeat.Interval),
 				func() (river.JobArgs, *river.InsertOpts) { return HeartbeatArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),

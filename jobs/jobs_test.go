@@ -14,6 +14,7 @@ import (
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/identity/accounts"
 	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/heartbeat"
 	"github.com/outflowhq/outflow/internal/platform/idempotency"
 	"github.com/outflowhq/outflow/internal/testkit/dbtest"
 	"github.com/outflowhq/outflow/jobs"
@@ -73,7 +74,7 @@ func TestWorkersDispatchEventsAndRunPeriodicJobs(t *testing.T) {
 
 	require.Eventually(t, func() bool {
 		var beats, stale, swept int
-		_ = owner.QueryRow(ctx, "SELECT count(*) FROM system_heartbeats WHERE name = $1", jobs.SchedulerHeartbeat).Scan(&beats)
+		_ = owner.QueryRow(ctx, "SELECT count(*) FROM system_heartbeats WHERE name = $1", heartbeat.Scheduler).Scan(&beats)
 		_ = owner.QueryRow(ctx, "SELECT count(*) FROM idempotency_keys WHERE key = 'stale'").Scan(&stale)
 		_ = owner.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'credential_sweep' AND state = 'completed'").Scan(&swept)
 		return beats == 1 && stale == 0 && swept == 1

@@ -11,12 +11,10 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/notify"
+	"github.com/outflowhq/outflow/internal/platform/heartbeat"
 	"github.com/outflowhq/outflow/internal/platform/idempotency"
 	"github.com/outflowhq/outflow/internal/trail/usage"
 )
-
-// SchedulerHeartbeat names the heartbeat that proves periodic jobs are scheduled and worked.
-const SchedulerHeartbeat = "scheduler"
 
 // HeartbeatArgs is the periodic job whose only effect is to record that the scheduler and a worker are alive.
 type HeartbeatArgs struct{}
@@ -24,7 +22,7 @@ type HeartbeatArgs struct{}
 // Kind names the heartbeat job in River.
 func (HeartbeatArgs) Kind() string { return "system_heartbeat" }
 
-// InsertOpts tries a heartbeat once: the next one is due in HeartbeatInterval anyway. It is deliberately not
+// InsertOpts tries a heartbeat once: the next one is due in heartbeat.Interval anyway. It is deliberately not
 // unique: a heartbeat left "running" by a killed process must not block the next ones.
 func (HeartbeatArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 1}
@@ -36,7 +34,7 @@ type heartbeatWorker struct {
 }
 
 func (w *heartbeatWorker) Work(ctx context.Context, _ *river.Job[HeartbeatArgs]) error {
-	return dbq.New().HeartbeatBeat(ctx, w.pool, SchedulerHeartbeat)
+	return dbq.New().HeartbeatBeat(ctx, w.pool, heartbeat.Scheduler)
 }
 
 // IdempotencySweepArgs is the periodic job that deletes expired idempotency records.

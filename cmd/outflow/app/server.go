@@ -262,7 +262,7 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 	credentials := &gate{authn: authn, usage: d.Usage,
 		routers: []*api.Server{apiServer}, prefix: APIPrefix}
 	var v1 http.Handler = apiServer
-	v1 = idem.Middleware(v1)
+	v1 = idem.Middleware(principalCredential, v1)
 	v1 = credentials.wrap(v1)
 
 	mux := http.NewServeMux()

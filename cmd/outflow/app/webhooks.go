@@ -11,6 +11,7 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/egress"
 	"github.com/outflowhq/outflow/internal/platform/seal"
 	"github.com/outflowhq/outflow/jobs"
+	"github.com/outflowhq/outflow/oauth"
 )
 
 // webhookDelivery builds both halves of webhook delivery: the event consumer that records deliveries in the
@@ -28,7 +29,7 @@ func webhookDelivery(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger)
 	}
 	consumer := delivery.NewConsumer(inserter, delivery.ConsumerOptions{})
 	deliverer := delivery.NewDeliverer(pool, delivery.Options{
-		Keyring: keyring, Jobs: inserter, Logger: logger.With(slog.String("component", "webhooks")),
+		Keyring: keyring, Apps: oauth.WebhookApps{Keyring: keyring}, Jobs: inserter, Logger: logger.With(slog.String("component", "webhooks")),
 		Egress: egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate},
 	})
 	return consumer, deliverer, nil

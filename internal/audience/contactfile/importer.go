@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 )
 
 // Report limits.
@@ -127,7 +128,7 @@ func (im *Importer) Row(line int, cells []string) (c Contact, ok bool) {
 	email, valid := contacts.NormalizeEmail(raw)
 	if !valid {
 		im.quality.Malformed++
-		im.fail(line, contacts.Clip(raw, contacts.MaxEmailLen), cells, "not a valid email address")
+		im.fail(line, truncate.Chars(raw, contacts.MaxEmailLen), cells, "not a valid email address")
 		return Contact{}, false
 	}
 	if im.checks.Disposable != nil && im.checks.Disposable(contacts.Domain(email)) {
@@ -169,7 +170,7 @@ func (im *Importer) Row(line int, cells []string) (c Contact, ok bool) {
 			if b, known := ParseSubscribed(v); known {
 				c.Subscribed = &b
 			} else {
-				im.notes = append(im.notes, fmt.Sprintf("subscribed value %q not understood; a new contact takes subscribed_default, an existing one keeps its subscription", contacts.Clip(v, 64)))
+				im.notes = append(im.notes, fmt.Sprintf("subscribed value %q not understood; a new contact takes subscribed_default, an existing one keeps its subscription", truncate.Chars(v, 64)))
 			}
 		case TargetCategories:
 			catNames = im.rowCategories(&c, catNames, v)
@@ -177,7 +178,7 @@ func (im *Importer) Row(line int, cells []string) (c Contact, ok bool) {
 			verdict, provider, known := contacts.Recognize(col.Provider, v)
 			if !known {
 				im.notes = append(im.notes, fmt.Sprintf("verification value %q is not a verdict %s uses; left unverified",
-					contacts.Clip(v, 64), vocabularyName(col.Provider)))
+					truncate.Chars(v, 64), vocabularyName(col.Provider)))
 				continue
 			}
 			c.Verified, c.Verdict, c.Provider = true, verdict, provider
@@ -210,7 +211,7 @@ func (im *Importer) rowCategories(c *Contact, names []string, v string) []string
 		}
 		if utf8.RuneCountInString(name) > MaxCategoryLen {
 			im.notes = append(im.notes, fmt.Sprintf("category name %q is longer than %d characters; ignored",
-				contacts.Clip(name, 64)+"...", MaxCategoryLen))
+				truncate.Chars(name, 64)+"...", MaxCategoryLen))
 			continue
 		}
 		k := strings.ToLower(name)

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 )
 
 // Limits on a contact's fields; the database checks the same ones.
@@ -38,7 +39,7 @@ func CheckCustomFields(fields map[string]string) error {
 	}
 	for k, v := range fields {
 		if !ValidCustomKey(k) {
-			return apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", Clip(k, 80), MaxCustomKeyLen))
+			return apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", truncate.Chars(k, 80), MaxCustomKeyLen))
 		}
 		if utf8.RuneCountInString(v) > MaxCustomValueLen {
 			return apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field %q is longer than %d characters.", k, MaxCustomValueLen))
@@ -53,12 +54,4 @@ func CheckText(field, v string, max int) error {
 		return apierror.BadRequest("invalid_"+field, fmt.Sprintf("%s must be at most %d characters.", field, max))
 	}
 	return nil
-}
-
-// Clip cuts s to at most n characters, for quoting user input in error messages and notes.
-func Clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n])
-	}
-	return s
 }

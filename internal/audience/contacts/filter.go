@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 )
 
 // Limits of a search body.
@@ -105,7 +105,7 @@ func parseIDs(field string, raw []string, max int) ([]uuid.UUID, error) {
 	for _, r := range raw {
 		id, err := uuid.Parse(strings.TrimSpace(r))
 		if err != nil {
-			return nil, apierror.BadRequest("invalid_"+field, fmt.Sprintf("%s: %q is not a UUID.", field, Clip(r, 64)))
+			return nil, apierror.BadRequest("invalid_"+field, fmt.Sprintf("%s: %q is not a UUID.", field, truncate.Chars(r, 64)))
 		}
 		if !slices.Contains(out, id) {
 			out = append(out, id)
@@ -114,54 +114,72 @@ func parseIDs(field string, raw []string, max int) ([]uuid.UUID, error) {
 	return out, nil
 }
 
-func optTime(v api.OptDateTime) *time.Time {
-	if t, ok := v.Get(); ok {
-		return &t
-	}
-	return nil
+// SearchInput is a contact search body as a caller received it, before any check: the fields of the API's
+// search request in plain Go types (nil or empty for a field not sent). Handlers translate the request into
+// it; ParseSearch holds the rules.
+type SearchInput struct {
+	Query        string
+	Custom       []CustomFilter
+	CampaignIDs  []string
+	LeadStatus   string
+	Engagement   string
+	CategoryIDs  []string
+	SegmentIDs   []uuid.UUID
+	Verification string
+	MinCampaigns *int
+	MaxCampaigns *int
+	Subscribed   *bool
+	// CreatedAfter, CreatedBefore, UpdatedAfter and UpdatedBefore bound the contact's timestamps.
+	CreatedAfter  *time.Time
+	CreatedBefore *time.Time
+	UpdatedAfter  *time.Time
+	UpdatedBefore *time.Time
+	// SortBy is a Sort* key; any other value sorts by SortCreatedAt. Reverse sorts ascending.
+	SortBy  string
+	Reverse bool
 }
 
 // ParseSearch validates a search body (the API's names and errors) into a Filter.
-func ParseSearch(req api.ContactSearchRequest) (Filter, error) {
+func ParseSearch(req SearchInput) (Filter, error) {
 	var f Filter
 	var err error
-	f.Query = strings.TrimSpace(req.Query.Value)
+	f.Query = strings.TrimSpace(req.Query)
 	if utf8.RuneCountInString(f.Query) > MaxQueryLen {
 		return f, apierror.BadRequest("invalid_query", fmt.Sprintf("query must be at most %d characters.", MaxQueryLen))
 	}
-	if len(req.CustomFieldFilters) > MaxCustomFilters {
+	if len(req.Custom) > MaxCustomFilters {
 		return f, apierror.BadRequest("invalid_custom_field_filters", fmt.Sprintf("Send at most %d custom_field_filters.", MaxCustomFilters))
 	}
-	for _, c := range req.CustomFieldFilters {
+	for _, c := range req.Custom {
 		if !ValidCustomKey(c.Name) {
-			return f, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", Clip(c.Name, 80), MaxCustomKeyLen))
+			return f, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field name %q may use only letters, digits, underscore, space and dash (1 to %d characters).", truncate.Chars(c.Name, 80), MaxCustomKeyLen))
 		}
 		if utf8.RuneCountInString(c.Value) > MaxCustomValueLen {
 			return f, apierror.BadRequest("invalid_custom_field", fmt.Sprintf("Custom field filter value for %q is longer than %d characters.", c.Name, MaxCustomValueLen))
 		}
-		f.Custom = append(f.Custom, CustomFilter{Name: c.Name, Value: c.Value, Type: string(c.Type)})
+		f.Custom = append(f.Custom, c)
 	}
-	if f.CampaignIDs, err = parseIDs("campaign_ids", req.CampaignIds, MaxFilterIDs); err != nil {
+	if f.CampaignIDs, err = parseIDs("campaign_ids", req.CampaignIDs, MaxFilterIDs); err != nil {
 		return f, err
 	}
-	if f.CategoryIDs, err = parseIDs("category_ids", req.CategoryIds, MaxFilterIDs); err != nil {
+	if f.CategoryIDs, err = parseIDs("category_ids", req.CategoryIDs, MaxFilterIDs); err != nil {
 		return f, err
 	}
-	if len(req.SegmentIds) > MaxSegmentIDs {
+	if len(req.SegmentIDs) > MaxSegmentIDs {
 		return f, apierror.BadRequest("invalid_segment_ids", fmt.Sprintf("segment_ids takes at most %d ids.", MaxSegmentIDs))
 	}
-	for _, id := range req.SegmentIds {
+	for _, id := range req.SegmentIDs {
 		if !slices.Contains(f.SegmentIDs, id) {
 			f.SegmentIDs = append(f.SegmentIDs, id)
 		}
 	}
-	if v, ok := req.LeadStatus.Get(); ok && v != "" {
+	if v := req.LeadStatus; v != "" {
 		if !slices.Contains(LeadStatuses, v) {
 			return f, apierror.BadRequest("invalid_lead_status", fmt.Sprintf("lead_status must be one of %s.", strings.Join(LeadStatuses, ", ")))
 		}
 		f.LeadStatus = v
 	}
-	if v, ok := req.Engagement.Get(); ok && v != "" {
+	if v := req.Engagement; v != "" {
 		if !slices.Contains(Engagements, v) {
 			return f, apierror.BadRequest("invalid_engagement", fmt.Sprintf("engagement must be one of %s.", strings.Join(Engagements, ", ")))
 		}
@@ -170,25 +188,15 @@ func ParseSearch(req api.ContactSearchRequest) (Filter, error) {
 	if (f.LeadStatus != "" || f.Engagement != "") && len(f.CampaignIDs) != 1 {
 		return f, apierror.BadRequest("lead_filter_requires_campaign", "lead_status and engagement need exactly one campaign in campaign_ids.")
 	}
-	if v, ok := req.VerificationStatus.Get(); ok {
-		f.Verification = string(v)
-	}
-	if v, ok := req.MinCampaigns.Get(); ok {
-		f.MinCampaigns = &v
-	}
-	if v, ok := req.MaxCampaigns.Get(); ok {
-		f.MaxCampaigns = &v
-	}
-	if v, ok := req.Subscribed.Get(); ok {
-		f.Subscribed = &v
-	}
-	f.CreatedAfter, f.CreatedBefore = optTime(req.CreatedAfter), optTime(req.CreatedBefore)
-	f.UpdatedAfter, f.UpdatedBefore = optTime(req.UpdatedAfter), optTime(req.UpdatedBefore)
+	f.Verification = req.Verification
+	f.MinCampaigns, f.MaxCampaigns, f.Subscribed = req.MinCampaigns, req.MaxCampaigns, req.Subscribed
+	f.CreatedAfter, f.CreatedBefore = req.CreatedAfter, req.CreatedBefore
+	f.UpdatedAfter, f.UpdatedBefore = req.UpdatedAfter, req.UpdatedBefore
 	f.Sort = SortCreatedAt
-	if v := req.SortBy.Value; slices.Contains(sortKeys, v) {
+	if v := req.SortBy; slices.Contains(sortKeys, v) {
 		f.Sort = v
 	}
-	f.Ascending = req.Reverse.Value
+	f.Ascending = req.Reverse
 	return f, nil
 }
 

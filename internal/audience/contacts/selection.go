@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 )
 
@@ -27,35 +26,36 @@ type Selection struct {
 	Exclude  []uuid.UUID
 }
 
-// ParseSelection validates a selection object: `contacts` (1 to 1000 ids) or `all: true` with `filters` and an
-// optional `exclude` (at most 50,000 ids, else too_many_contacts; ignored unless all).
-func ParseSelection(req api.ContactSelection) (Selection, error) {
-	return parseSelection(req.Contacts, req.All.Value, req.Filters, req.Exclude)
+// SelectionInput is a selection object as a caller received it, before any check (the API's
+// ContactSelection and the selection part of a bulk update). Handlers translate the request into it.
+type SelectionInput struct {
+	// Contacts are explicit ids; All selects every contact matching Filters instead, minus Exclude.
+	Contacts []uuid.UUID
+	All      bool
+	Filters  SearchInput
+	Exclude  []uuid.UUID
 }
 
-func parseSelection(ids []uuid.UUID, all bool, filters api.OptContactSearchRequest, exclude []uuid.UUID) (Selection, error) {
-	if !all {
-		if len(ids) == 0 {
+// ParseSelection validates a selection object: `contacts` (1 to 1000 ids) or `all: true` with `filters` and an
+// optional `exclude` (at most 50,000 ids, else too_many_contacts; ignored unless all).
+func ParseSelection(in SelectionInput) (Selection, error) {
+	if !in.All {
+		if len(in.Contacts) == 0 {
 			return Selection{}, apierror.BadRequest("invalid_selection", "Select contacts with `contacts` (1 to 1000 ids) or `all: true` with `filters`.")
 		}
-		if len(ids) > MaxSelectedIDs {
+		if len(in.Contacts) > MaxSelectedIDs {
 			return Selection{}, apierror.BadRequest("invalid_selection", fmt.Sprintf("Send at most %d contact ids; select more with `all: true` and `filters`.", MaxSelectedIDs))
 		}
-		return Selection{Contacts: ids}, nil
+		return Selection{Contacts: in.Contacts}, nil
 	}
-	if len(exclude) > MaxExclude {
+	if len(in.Exclude) > MaxExclude {
 		return Selection{}, apierror.BadRequest("too_many_contacts", fmt.Sprintf("exclude takes at most %d ids.", MaxExclude))
 	}
-	f, err := ParseSearch(filters.Value)
+	f, err := ParseSearch(in.Filters)
 	if err != nil {
 		return Selection{}, err
 	}
-	return Selection{All: true, Filter: f, Exclude: exclude}, nil
-}
-
-// ParseBulkUpdateSelection reads the selection part of a bulk update body.
-func ParseBulkUpdateSelection(req *api.ContactBulkUpdateRequest) (Selection, error) {
-	return parseSelection(req.Contacts, req.All.Value, req.Filters, req.Exclude)
+	return Selection{All: true, Filter: f, Exclude: in.Exclude}, nil
 }
 
 // IDs resolves the selection to contact ids of the organization. Explicit ids that do not exist are dropped;

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 )
 
 // Status is a verification verdict in this service's vocabulary.
@@ -138,12 +139,12 @@ func Recognize(provider, value string) (v Verdict, matched string, ok bool) {
 func ParseImportedVerdict(provider, value string) (Verdict, string, error) {
 	if provider != "" && !KnownProvider(provider) {
 		return Verdict{}, "", apierror.BadRequest("unknown_verification_provider",
-			fmt.Sprintf("verification_provider %q is not one of %s.", Clip(provider, 64), strings.Join(recognition, ", ")))
+			fmt.Sprintf("verification_provider %q is not one of %s.", truncate.Chars(provider, 64), strings.Join(recognition, ", ")))
 	}
 	v, p, ok := Recognize(provider, value)
 	if !ok {
 		return Verdict{}, "", apierror.BadRequest("unknown_verification_status",
-			fmt.Sprintf("verification_status %q is not a verdict this service or the named verifier uses.", Clip(value, 64)))
+			fmt.Sprintf("verification_status %q is not a verdict this service or the named verifier uses.", truncate.Chars(value, 64)))
 	}
 	return v, p, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/egress"
 	"github.com/outflowhq/outflow/internal/platform/idempotency"
 	"github.com/outflowhq/outflow/jobs"
+	"github.com/outflowhq/outflow/oauth"
 	"github.com/outflowhq/outflow/webhook"
 )
 
@@ -95,7 +96,7 @@ func newBenchPipeline(b *testing.B) *benchPipeline {
 	}
 	logger := slog.New(slog.DiscardHandler)
 	consumer := delivery.NewConsumer(bd.jobs, delivery.ConsumerOptions{Limits: lifted})
-	deliverer := delivery.NewDeliverer(bd.db.Pool, delivery.Options{Keyring: bd.keyring, Jobs: bd.jobs, Egress: egress.Options{AllowPrivate: true}})
+	deliverer := delivery.NewDeliverer(bd.db.Pool, delivery.Options{Keyring: bd.keyring, Apps: oauth.WebhookApps{Keyring: bd.keyring}, Jobs: bd.jobs, Egress: egress.Options{AllowPrivate: true}})
 	client, err := jobs.NewClient(jobs.Deps{
 		Pool: bd.db.Pool, Logger: logger, Dispatcher: events.NewDispatcher(bd.db.Pool, consumer), Webhooks: deliverer,
 		Idempotency: idempotency.NewStore(bd.db.Pool, logger), Notifications: notify.NewDeliverer(bd.db.Pool, nil, notify.LogPusher{Logger: logger}, ""),

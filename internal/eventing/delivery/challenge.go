@@ -22,7 +22,6 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/egress"
 	"github.com/outflowhq/outflow/internal/trail/audit"
-	"github.com/outflowhq/outflow/oauth"
 	"github.com/outflowhq/outflow/webhook"
 )
 
@@ -81,7 +80,7 @@ func (d *Deliverer) Challenge(ctx context.Context, org, id uuid.UUID, onlyURL st
 		if err != nil {
 			return err
 		}
-		secret, err = oauth.OpenWebhookSecret(d.keyring, ep.OauthClientID.UUID, app.WebhookSecretSealed)
+		secret, err = d.apps.OpenWebhookSecret(ep.OauthClientID.UUID, app.WebhookSecretSealed)
 		return err
 	})
 	if err != nil {

@@ -24,7 +24,6 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/egress"
 	"github.com/outflowhq/outflow/internal/platform/seal"
-	"github.com/outflowhq/outflow/oauth"
 	"github.com/outflowhq/outflow/webhook"
 )
 
@@ -118,10 +117,21 @@ func (SweepArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 3}
 }
 
+// AppRules are the OAuth server's rules for an app's managed endpoint, applied before every attempt and
+// challenge: whether the URL still lies inside the app's allowed_webhook_domains (nil when it does; the error
+// says why not) and the app's signing secret. Package oauth holds them (oauth.WebhookApps); it is a layer
+// above this one, so the composition root passes them in.
+type AppRules interface {
+	CheckDeliveryURL(raw string, allowedDomains []string) error
+	OpenWebhookSecret(appID uuid.UUID, sealed []byte) (string, error)
+}
+
 // Options configure a Deliverer.
 type Options struct {
-	// Keyring opens endpoint and app signing secrets.
+	// Keyring opens endpoint signing secrets.
 	Keyring *seal.Keyring
+	// Apps answers for OAuth apps' managed endpoints; required.
+	Apps AppRules
 	// Jobs (a River client, insert-only is enough) enqueues retries and notifications in the recording
 	// transaction.
 	Jobs Inserter
@@ -140,6 +150,7 @@ type Options struct {
 type Deliverer struct {
 	pool     *pgxpool.Pool
 	keyring  *seal.Keyring
+	apps     AppRules
 	jobs     Inserter
 	notifier *notify.Notifier
 	egress   egress.Options
@@ -149,9 +160,13 @@ type Deliverer struct {
 	queries  *dbq.Queries
 }
 
-// NewDeliverer builds the attempt side over the application pool.
+// NewDeliverer builds the attempt side over the application pool. It panics without opts.Apps: a process that
+// cannot check an app's endpoint must not start delivering.
 func NewDeliverer(pool *pgxpool.Pool, opts Options) *Deliverer {
-	d := &Deliverer{pool: pool, keyring: opts.Keyring, jobs: opts.Jobs, notifier: notify.NewNotifier(opts.Jobs),
+	if opts.Apps == nil {
+		panic("delivery: Options.Apps is required")
+	}
+	d := &Deliverer{pool: pool, keyring: opts.Keyring, apps: opts.Apps, jobs: opts.Jobs, notifier: notify.NewNotifier(opts.Jobs),
 		egress: opts.Egress, now: opts.Now, logger: opts.Logger, queries: dbq.New()}
 	client := opts.Client
 	if client == nil {
@@ -315,10 +330,10 @@ func (d *Deliverer) attempt(ctx context.Context, c claimed) outcome {
 		if c.app == nil || c.app.WebhookUrl == "" {
 			return outcome{final: true, reason: "the OAuth app no longer receives webhooks"}
 		}
-		if err := oauth.CheckDeliveryURL(r.Url, c.app.AllowedWebhookDomains); err != nil {
+		if err := d.apps.CheckDeliveryURL(r.Url, c.app.AllowedWebhookDomains); err != nil {
 			return outcome{reason: "refused: " + err.Error()}
 		}
-		secret, err = oauth.OpenWebhookSecret(d.keyring, r.OauthClientID.UUID, c.app.WebhookSecretSealed)
+		secret, err = d.apps.OpenWebhookSecret(r.OauthClientID.UUID, c.app.WebhookSecretSealed)
 	} else {
 		sealed := r.SecretSealed
 		// A delivery created before the latest rotation signs with the secret it started with.

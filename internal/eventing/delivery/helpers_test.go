@@ -26,6 +26,7 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/egress"
 	"github.com/outflowhq/outflow/internal/platform/seal"
 	"github.com/outflowhq/outflow/internal/testkit/dbtest"
+	"github.com/outflowhq/outflow/oauth"
 	"github.com/outflowhq/outflow/webhook"
 )
 
@@ -87,7 +88,7 @@ func setup(t testing.TB, opts ...func(*setupOpts)) *bundle {
 	c := &clock{now: time.Now().UTC().Truncate(time.Minute)}
 	consumer := delivery.NewConsumer(jobs, delivery.ConsumerOptions{Limits: o.limits, Now: c.Now})
 	deliverer := delivery.NewDeliverer(d.Pool, delivery.Options{
-		Keyring: keyring, Jobs: jobs, Now: c.Now, Client: o.client,
+		Keyring: keyring, Apps: oauth.WebhookApps{Keyring: keyring}, Jobs: jobs, Now: c.Now, Client: o.client,
 		Egress: egress.Options{AllowPrivate: true, Resolver: o.resolver},
 	})
 	return &bundle{db: d, owner: d.OwnerPool(t), org: res.OrganizationID, user: res.UserID, keyring: keyring, jobs: jobs,

@@ -7,8 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 )
 
 // Account-level conditions a mailbox's error log records (part 1's worker results): raised by the send
@@ -43,7 +43,7 @@ func Raise(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m dbq.Mailbox,
 		severity, action = "error", true
 	}
 	e, err := queries.MailboxErrorInsert(ctx, tx, dbq.MailboxErrorInsertParams{OrganizationID: m.OrganizationID, ID: id, MailboxID: m.ID,
-		Code: code, Severity: severity, Title: conditionTitles[code], Message: contacts.Clip(message, 2000), ActionRequired: action})
+		Code: code, Severity: severity, Title: conditionTitles[code], Message: truncate.Chars(message, 2000), ActionRequired: action})
 	if err != nil {
 		return err
 	}

@@ -13,10 +13,10 @@ import (
 	"github.com/riverqueue/river"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/mail/dnscheck"
 	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 )
 
 var queries = dbq.New()
@@ -39,7 +39,7 @@ func StoreTracking(ctx context.Context, tx pgx.Tx, m dbq.Mailbox, domain string,
 	}
 	return queries.MailboxSetTracking(ctx, tx, dbq.MailboxSetTrackingParams{OrganizationID: m.OrganizationID, ID: m.ID,
 		TrackingDomain: domain, Verified: verified, VerifiedAt: verifiedAt, Status: res.Status, Message: res.Message,
-		Observed: contacts.Clip(res.Observed, 1000), HostUnresolvable: res.HostUnresolvable})
+		Observed: truncate.Chars(res.Observed, 1000), HostUnresolvable: res.HostUnresolvable})
 }
 
 // Domain is the domain part of a mailbox address.
@@ -53,7 +53,7 @@ func Domain(email string) string {
 func StoreAuth(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m dbq.Mailbox, res dnscheck.AuthResult) (dbq.Mailbox, error) {
 	row, err := queries.MailboxSetAuth(ctx, tx, dbq.MailboxSetAuthParams{OrganizationID: m.OrganizationID, ID: m.ID,
 		AuthState: res.State(), AuthSpf: res.SPFFound, AuthDkim: res.DKIMFound, AuthDmarc: res.DMARCFound,
-		AuthDmarcPolicy: res.DMARCPolicy, AuthReason: contacts.Clip(res.Summary(), 500)})
+		AuthDmarcPolicy: res.DMARCPolicy, AuthReason: truncate.Chars(res.Summary(), 500)})
 	if err != nil || row.AuthState == m.AuthState {
 		return row, err
 	}

@@ -14,11 +14,11 @@ import (
 	"github.com/riverqueue/river"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/suppression"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/mail/mailbox"
 	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
 )
 
 // Kinds of send task. Campaign and direct sends are capped: charged to the mailbox's daily cap and gap.
@@ -565,4 +565,4 @@ func (p *Pipeline) record(ctx context.Context, outbox *events.Outbox, c *claimed
 }
 
 // clip bounds an error text to what the columns take (in characters, as their CHECKs count).
-func clip(s string) string { return contacts.Clip(s, 1000) }
+func clip(s string) string { return truncate.Chars(s, 1000) }

@@ -25,7 +25,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
-	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 )
@@ -63,13 +62,24 @@ func NewStore(pool *pgxpool.Pool, logger *slog.Logger) *Store {
 	return &Store{pool: pool, queries: dbq.New(), logger: logger}
 }
 
+// Credential is who sent a write, as replays are kept: a key belongs to one credential (an API key, an OAuth
+// token or a session) of one organization, so two callers never see each other's responses.
+type Credential struct {
+	Organization uuid.UUID
+	ID           uuid.UUID
+}
+
+// CredentialOf reads the authenticated credential of a request; ok is false when none authenticated. The layer
+// that authenticates supplies it, since this package sits below the one that knows principals.
+type CredentialOf func(r *http.Request) (c Credential, ok bool)
+
 // Middleware applies idempotency to every POST, PUT, PATCH and DELETE that carries the header and whose
-// bearer token authenticated (the principal comes from the context); other requests pass straight through.
-func (s *Store) Middleware(next http.Handler) http.Handler {
+// bearer token authenticated (credentialOf says by which credential); other requests pass straight through.
+func (s *Store) Middleware(credentialOf CredentialOf, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get(Header)
-		p := auth.PrincipalFrom(r.Context())
-		if key == "" || p == nil || !isWrite(r.Method) || strings.HasPrefix(r.URL.Path, noStorePrefix) {
+		c, authenticated := credentialOf(r)
+		if key == "" || !authenticated || !isWrite(r.Method) || strings.HasPrefix(r.URL.Path, noStorePrefix) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -90,7 +100,7 @@ func (s *Store) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		id := identity{org: p.OrganizationID, credential: p.CredentialID, key: key}
+		id := identity{org: c.Organization, credential: c.ID, key: key}
 		s.serve(w, r, next, id, fingerprint(r, body))
 	})
 }

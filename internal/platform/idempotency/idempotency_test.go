@@ -78,7 +78,7 @@ func setup(t testing.TB) *bundle {
 		w.WriteHeader(http.StatusCreated)
 		_, _ = fmt.Fprintf(w, `{"name":%q,"served_at":%q}`, in.Name, time.Now().Format(time.RFC3339Nano))
 	})
-	mw := idempotency.NewStore(d.Pool, logger).Middleware(effect)
+	mw := idempotency.NewStore(d.Pool, logger).Middleware(principalCredential, effect)
 	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		p, err := authn.Authenticate(r.Context(), token)
@@ -90,6 +90,15 @@ func setup(t testing.TB) *bundle {
 	}))
 	t.Cleanup(b.srv.Close)
 	return b
+}
+
+// principalCredential reads the principal the test server authenticated, as the composition root does.
+func principalCredential(r *http.Request) (idempotency.Credential, bool) {
+	p := auth.PrincipalFrom(r.Context())
+	if p == nil {
+		return idempotency.Credential{}, false
+	}
+	return idempotency.Credential{Organization: p.OrganizationID, ID: p.CredentialID}, true
 }
 
 type result struct {
@@ -279,5 +288,29 @@ func TestOnlyWritesWithAValidKeyAreTracked(t *testing.T) {
 
 	var n int
 	require.NoError(t, b.db.OwnerPool(t).QueryRow(context.Background(), "SELECT count(*) FROM idempotency_keys").Scan(&n))
+	require.Zero(t, n)
+}
+
+func TestAnonymousWritesPassThroughUntracked(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	var calls atomic.Int64
+	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusCreated)
+	})
+	anonymous := func(*http.Request) (idempotency.Credential, bool) { return idempotency.Credential{}, false }
+	mw := idempotency.NewStore(d.Pool, slog.New(slog.DiscardHandler)).Middleware(anonymous, next)
+	for range 2 {
+		req := httptest.NewRequest(http.MethodPost, "/v1/widgets", strings.NewReader(`{"name":"x"}`))
+		req.Header.Set(idempotency.Header, "same")
+		rec := httptest.NewRecorder()
+		mw.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusCreated, rec.Code)
+		require.Empty(t, rec.Header().Get(idempotency.ReplayedHeader))
+	}
+	require.EqualValues(t, 2, calls.Load(), "a request no credential authenticated is never replayed")
+	var n int
+	require.NoError(t, d.OwnerPool(t).QueryRow(context.Background(), "SELECT count(*) FROM idempotency_keys").Scan(&n))
 	require.Zero(t, n)
 }
