@@ -23,6 +23,7 @@ const module = "github.com/outflowhq/outflow"
 // internal/platform instead. An edge no package uses any more fails TestEveryAllowedAreaEdgeIsUsed.
 var areaEdges = map[string]string{
 	"agents->identity":   "a tool is allowed by the acting principal's permissions (auth.Principal)",
+	"audience->eventing": "verification runs raise bulk_operation events into the outbox",
 	"eventing->identity": "event families are gated by permission scopes, and realtime admits principals",
 	"eventing->trail":    "verifying a webhook endpoint is recorded in the audit log",
 	"identity->trail":    "sign-ups, members, keys and organization changes are recorded in the audit log",
