@@ -376,6 +376,24 @@ CREATE FUNCTION public.current_org() RETURNS uuid
     AS $$ SELECT NULLIF(current_setting('outflow.organization_id', true), '')::uuid $$;
 
 --
+-- Name: event_outbox_prune(timestamp with time zone, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.event_outbox_prune(p_before timestamp with time zone, p_limit integer) RETURNS bigint
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  WITH old AS (
+    SELECT organization_id, id FROM event_outbox WHERE created_at < p_before ORDER BY created_at LIMIT p_limit
+  ), gone AS (
+    DELETE FROM event_outbox o USING old
+    WHERE o.organization_id = old.organization_id AND o.id = old.id
+    RETURNING 1
+  )
+  SELECT count(*) FROM gone
+$$;
+
+--
 -- Name: idempotency_sweep(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -2661,6 +2679,12 @@ CREATE INDEX deals_contact ON public.deals USING btree (organization_id, contact
 --
 
 CREATE INDEX device_tokens_user_id ON public.device_tokens USING btree (user_id);
+
+--
+-- Name: event_outbox_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX event_outbox_created ON public.event_outbox USING btree (created_at);
 
 --
 -- Name: event_outbox_pending; Type: INDEX; Schema: public; Owner: -

@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -53,7 +55,36 @@ type Options struct {
 	MaxWorkers int
 	// SoftStopTimeout is how long running jobs get to finish on shutdown before their contexts are canceled.
 	SoftStopTimeout time.Duration
+	// RetryPolicy schedules a failed job's next attempt; nil is River's (attempt^4 seconds). Tests of retry
+	// limits make it immediate.
+	RetryPolicy river.ClientRetryPolicy
 }
+
+// Crash recovery. A process that dies mid-job (kill -9, out of memory, a lost machine) leaves its jobs in
+// state running. River's rescuer, run every 30 s by the elected leader (a dead leader is replaced within
+// about 15 s), puts such a job back in the queue (or discards it on its last attempt) once it has been
+// running longer than RescueStuckJobsAfter and longer than its own timeout. So a job killed with its process
+// runs again within max(RescueStuckJobsAfter, its timeout) plus under a minute: at most MaxJobTimeout plus
+// under a minute. The timeouts, by queue:
+//
+//   - default: JobTimeout (heartbeat, sweeps, notifications, contact indexing, challenges); verification runs
+//     and the mailbox DNS sweep declare MaxJobTimeout (a slice of work plus one slow batch).
+//   - events: JobTimeout, while the dispatcher cuts one dispatch at events.HandlerTimeout (30 s).
+//   - webhooks: delivery.RequestTimeout plus 30 s (the HTTP exchange, the claim and the record).
+//   - send: 3 minutes (a connect, a login and one message, each with its own shorter timeout).
+//   - sync: MaxJobTimeout (mailsync.RunLength of following a mailbox, plus a minute to wind down).
+const (
+	// JobTimeout bounds a job whose worker declares no Timeout: those are a few statements or one short
+	// exchange, done in seconds, and a minute (River's default) cuts one that hangs without cutting a slow one.
+	JobTimeout = time.Minute
+	// RescueStuckJobsAfter is how long a job must have been running before the rescuer takes it for dead (River's
+	// default is an hour). It is JobTimeout plus a minute: a live job that overruns JobTimeout has its context
+	// canceled and a minute to return before it could be run twice.
+	RescueStuckJobsAfter = JobTimeout + time.Minute
+	// MaxJobTimeout is the longest Timeout a worker may declare: NewClient refuses a longer one, since a job
+	// killed with its process stays running until its timeout has passed.
+	MaxJobTimeout = 5 * time.Minute
+)
 
 // The fetch cooldown and poll interval of the queues of short, latency-sensitive jobs (event dispatch, webhook
 // attempts).
@@ -65,28 +96,35 @@ const (
 // NewClient builds the River client. Every worker is registered even on insert-only clients, so inserting a
 // job of an unknown kind fails at the call site instead of sitting in the queue.
 func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &eventDispatchWorker{dispatcher: deps.Dispatcher})
-	river.AddWorker(workers, &heartbeatWorker{pool: deps.Pool})
-	river.AddWorker(workers, &idempotencySweepWorker{store: deps.Idempotency})
-	river.AddWorker(workers, &credentialSweepWorker{pool: deps.Pool})
-	river.AddWorker(workers, &notificationDeliverWorker{deliverer: deps.Notifications})
-	river.AddWorker(workers, &webhookAttemptWorker{deliverer: deps.Webhooks})
-	river.AddWorker(workers, &webhookSweepWorker{deliverer: deps.Webhooks})
-	river.AddWorker(workers, &webhookChallengeWorker{deliverer: deps.Webhooks})
-	river.AddWorker(workers, &contacts.IndexWorker{Pool: deps.Pool})
-	river.AddWorker(workers, &verify.RunWorker{Pool: deps.Pool, Verifier: deps.Verifier})
-	river.AddWorker(workers, &sending.Worker{Pipeline: deps.Sending})
-	river.AddWorker(workers, &mailsync.Worker{Syncer: deps.Syncer})
-	river.AddWorker(workers, &mailsync.SupervisorWorker{Syncer: deps.Syncer})
-	river.AddWorker(workers, &mailsync.SeenWorker{Syncer: deps.Syncer})
-	river.AddWorker(workers, &mailbox.DNSSweepWorker{Pool: deps.Pool, Resolver: deps.Resolver, TrackingHost: deps.TrackingHost})
+	workers := &registry{workers: river.NewWorkers()}
+	register(workers, &eventDispatchWorker{dispatcher: deps.Dispatcher})
+	register(workers, &heartbeatWorker{pool: deps.Pool})
+	register(workers, &idempotencySweepWorker{store: deps.Idempotency})
+	register(workers, &credentialSweepWorker{pool: deps.Pool})
+	register(workers, &outboxPruneWorker{pool: deps.Pool})
+	register(workers, &notificationDeliverWorker{deliverer: deps.Notifications})
+	register(workers, &webhookAttemptWorker{deliverer: deps.Webhooks})
+	register(workers, &webhookSweepWorker{deliverer: deps.Webhooks})
+	register(workers, &webhookChallengeWorker{deliverer: deps.Webhooks})
+	register(workers, &contacts.IndexWorker{Pool: deps.Pool})
+	register(workers, &verify.RunWorker{Pool: deps.Pool, Verifier: deps.Verifier})
+	register(workers, &sending.Worker{Pipeline: deps.Sending})
+	register(workers, &mailsync.Worker{Syncer: deps.Syncer})
+	register(workers, &mailsync.SupervisorWorker{Syncer: deps.Syncer})
+	register(workers, &mailsync.SeenWorker{Syncer: deps.Syncer})
+	register(workers, &mailbox.DNSSweepWorker{Pool: deps.Pool, Resolver: deps.Resolver, TrackingHost: deps.TrackingHost})
+	if workers.err != nil {
+		return nil, workers.err
+	}
 
 	cfg := &river.Config{
-		Logger:          deps.Logger.With(slog.String("component", "river")),
-		Workers:         workers,
-		ErrorHandler:    &errorHandler{logger: deps.Logger},
-		SoftStopTimeout: opts.SoftStopTimeout,
+		Logger:               deps.Logger.With(slog.String("component", "river")),
+		Workers:              workers.workers,
+		ErrorHandler:         &errorHandler{logger: deps.Logger},
+		SoftStopTimeout:      opts.SoftStopTimeout,
+		JobTimeout:           JobTimeout,
+		RescueStuckJobsAfter: RescueStuckJobsAfter,
+		RetryPolicy:          opts.RetryPolicy,
 	}
 	if opts.Work {
 		cfg.Queues = map[string]river.QueueConfig{
@@ -121,12 +159,31 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(mailbox.DNSSweepInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return mailbox.DNSSweepArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return OutboxPruneArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(delivery.SweepInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return delivery.SweepArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 		}
 	}
 	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)
+}
+
+// registry registers workers and checks that each one's timeout keeps the crash-recovery promise.
+type registry struct {
+	workers *river.Workers
+	err     error
+}
+
+// register adds w to r; a Timeout over MaxJobTimeout (or none at all) is an error NewClient returns.
+func register[T river.JobArgs](r *registry, w river.Worker[T]) {
+	river.AddWorker(r.workers, w)
+	if timeout := w.Timeout(&river.Job[T]{}); timeout < 0 || timeout > MaxJobTimeout {
+		var args T
+		r.err = errors.Join(r.err, fmt.Errorf("jobs: %s declares a timeout of %s; at most %s (MaxJobTimeout) lets a job killed with its process run again within minutes",
+			args.Kind(), timeout, MaxJobTimeout))
+	}
 }
 
 // errorHandler logs every failed or panicking job with its kind, id and attempt; River retries it.

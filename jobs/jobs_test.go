@@ -28,7 +28,8 @@ func (c channelConsumer) Consume(_ context.Context, _ pgx.Tx, ev events.Event) e
 }
 
 // TestWorkersDispatchEventsAndRunPeriodicJobs runs a real worker client: an event emitted in a committed
-// transaction reaches the consumer, the heartbeat beats and the idempotency and credential sweeps run at start.
+// transaction reaches the consumer, the heartbeat beats and the idempotency, credential and outbox sweeps run
+// at start.
 func TestWorkersDispatchEventsAndRunPeriodicJobs(t *testing.T) {
 	t.Parallel()
 	d := dbtest.New(t)
@@ -44,6 +45,10 @@ func TestWorkersDispatchEventsAndRunPeriodicJobs(t *testing.T) {
 	_, err = owner.Exec(ctx, `INSERT INTO api_key_usage_logs (organization_id, id, api_key_id, endpoint, method, response_code, response_time_ms, created_at)
 		VALUES ($1, gen_random_uuid(), $2, '/old', 'GET', 200, 1, now() - interval '91 days'),
 		       ($1, gen_random_uuid(), $2, '/recent', 'GET', 200, 1, now() - interval '89 days')`, res.OrganizationID, res.APIKeyID)
+	require.NoError(t, err)
+	_, err = owner.Exec(ctx, `INSERT INTO event_outbox (organization_id, id, event_type, data, created_at, dispatched_at)
+		VALUES ($1, gen_random_uuid(), 'contact.created', '{"age": 8}', now() - interval '8 days', now() - interval '8 days'),
+		       ($1, gen_random_uuid(), 'contact.created', '{"age": 6}', now() - interval '6 days', now() - interval '6 days')`, res.OrganizationID)
 	require.NoError(t, err)
 
 	consumer := make(channelConsumer, 1)
@@ -73,11 +78,12 @@ func TestWorkersDispatchEventsAndRunPeriodicJobs(t *testing.T) {
 	}
 
 	require.Eventually(t, func() bool {
-		var beats, stale, swept int
+		var beats, stale, swept, old int
 		_ = owner.QueryRow(ctx, "SELECT count(*) FROM system_heartbeats WHERE name = $1", heartbeat.Scheduler).Scan(&beats)
 		_ = owner.QueryRow(ctx, "SELECT count(*) FROM idempotency_keys WHERE key = 'stale'").Scan(&stale)
 		_ = owner.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'credential_sweep' AND state = 'completed'").Scan(&swept)
-		return beats == 1 && stale == 0 && swept == 1
+		_ = owner.QueryRow(ctx, "SELECT count(*) FROM event_outbox WHERE data->>'age' = '8'").Scan(&old)
+		return beats == 1 && stale == 0 && swept == 1 && old == 0
 	}, 15*time.Second, 50*time.Millisecond)
 	var endpoints []string
 	rows, err := owner.Query(ctx, "SELECT endpoint FROM api_key_usage_logs ORDER BY endpoint")
@@ -85,6 +91,9 @@ func TestWorkersDispatchEventsAndRunPeriodicJobs(t *testing.T) {
 	endpoints, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	require.Equal(t, []string{"/recent"}, endpoints, "request logs past retention are swept")
+	var recent int
+	require.NoError(t, owner.QueryRow(ctx, "SELECT count(*) FROM event_outbox WHERE data->>'age' = '6'").Scan(&recent))
+	require.Equal(t, 1, recent, "the outbox prune keeps events younger than a week")
 }
 
 func TestInsertOnlyClientRefusesUnknownKinds(t *testing.T) {

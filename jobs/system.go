@@ -88,6 +88,27 @@ func (w *credentialSweepWorker) Work(ctx context.Context, _ *river.Job[Credentia
 	return nil
 }
 
+// OutboxPruneArgs is the periodic job that deletes events past events.Retention from the outbox.
+type OutboxPruneArgs struct{}
+
+// Kind names the outbox prune job in River.
+func (OutboxPruneArgs) Kind() string { return "outbox_prune" }
+
+// InsertOpts retries a failed prune a few times; a prune is idempotent, and the next one is an hour away.
+func (OutboxPruneArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 3}
+}
+
+type outboxPruneWorker struct {
+	river.WorkerDefaults[OutboxPruneArgs]
+	pool *pgxpool.Pool
+}
+
+func (w *outboxPruneWorker) Work(ctx context.Context, _ *river.Job[OutboxPruneArgs]) error {
+	_, err := events.Prune(ctx, w.pool, time.Now())
+	return err
+}
+
 type eventDispatchWorker struct {
 	river.WorkerDefaults[events.DispatchArgs]
 	dispatcher *events.Dispatcher

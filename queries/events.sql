@@ -10,3 +10,8 @@ FOR UPDATE;
 -- name: EventMarkDispatched :exec
 UPDATE event_outbox SET dispatched_at = now()
 WHERE organization_id = @organization_id::uuid AND id = @id::uuid;
+
+-- name: EventOutboxPrune :one
+-- Deletes up to row_limit events created before the cutoff, in every organization (event_outbox_prune, a
+-- definer function: the narrow cross-organization path of the retention job).
+SELECT event_outbox_prune(@before::timestamptz, @row_limit::integer)::bigint AS removed;

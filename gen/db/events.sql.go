@@ -8,6 +8,7 @@ package dbq
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -72,4 +73,22 @@ type EventMarkDispatchedParams struct {
 func (q *Queries) EventMarkDispatched(ctx context.Context, db DBTX, arg EventMarkDispatchedParams) error {
 	_, err := db.Exec(ctx, eventMarkDispatched, arg.OrganizationID, arg.ID)
 	return err
+}
+
+const eventOutboxPrune = `-- name: EventOutboxPrune :one
+SELECT event_outbox_prune($1::timestamptz, $2::integer)::bigint AS removed
+`
+
+type EventOutboxPruneParams struct {
+	Before   time.Time `json:"before"`
+	RowLimit int32     `json:"row_limit"`
+}
+
+// Deletes up to row_limit events created before the cutoff, in every organization (event_outbox_prune, a
+// definer function: the narrow cross-organization path of the retention job).
+func (q *Queries) EventOutboxPrune(ctx context.Context, db DBTX, arg EventOutboxPruneParams) (int64, error) {
+	row := db.QueryRow(ctx, eventOutboxPrune, arg.Before, arg.RowLimit)
+	var removed int64
+	err := row.Scan(&removed)
+	return removed, err
 }

@@ -1,4 +1,4 @@
-// Package apitest runs the real HTTP stack (app.New over a per-test database) behind httptest and hands
+// Package apitest runs the real HTTP stack (app.New over a per-test database, as `outflow serve` builds it) behind httptest and hands
 // out generated-SDK clients, one per credential, so API tests exercise exactly what production serves.
 package apitest
 
@@ -18,13 +18,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
 	"github.com/outflowhq/outflow/cmd/outflow/app"
 	"github.com/outflowhq/outflow/gen/api"
-	"github.com/outflowhq/outflow/internal/eventing/realtime"
 	"github.com/outflowhq/outflow/internal/identity/accounts"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/config"
@@ -90,23 +87,26 @@ func New(t testing.TB, opts ...Option) *Env {
 		o(&cfg)
 	}
 	box := &Mailbox{}
-	recorder := usage.NewRecorder(d.Pool, logger())
-	t.Cleanup(func() { _ = recorder.Close(context.Background()) })
-	h, err := app.New(app.Deps{
-		Usage:    recorder,
-		Pool:     d.Pool,
-		Logger:   logger(),
-		Metrics:  prometheus.NewRegistry(),
-		Config:   cfg,
-		Mail:     box,
-		Realtime: gateway(t, d.Pool),
-	})
+	a := build(t, cfg, app.Options{API: true, Pool: d.Pool, Mail: box})
+	srv := httptest.NewServer(a.Handler)
+	t.Cleanup(srv.Close)
+	return &Env{DB: d, Server: srv, Mail: box, Config: cfg, Usage: a.Usage}
+}
+
+// build builds an app as `outflow serve` does and closes it when t ends (after a server registered later has
+// stopped, and before the database goes).
+func build(t testing.TB, cfg config.Config, opts app.Options) *app.App {
+	t.Helper()
+	a, err := app.New(context.Background(), cfg, logger(), opts)
 	if err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &Env{DB: d, Server: srv, Mail: box, Config: cfg, Usage: recorder}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = a.Close(ctx)
+	})
+	return a
 }
 
 // Instance starts another server process's worth of API over the same database: its own pool, its own
@@ -114,57 +114,23 @@ func New(t testing.TB, opts ...Option) *Env {
 // across instances (rate limits, idempotency) call both.
 func (e *Env) Instance(t testing.TB) *httptest.Server {
 	t.Helper()
-	pool, err := db.Open(context.Background(), e.DB.URL, 10)
-	if err != nil {
-		t.Fatalf("apitest: second instance: %v", err)
-	}
-	t.Cleanup(pool.Close)
-	h, err := app.New(app.Deps{
-		Pool:     pool,
-		Logger:   logger(),
-		Metrics:  prometheus.NewRegistry(),
-		Config:   e.Config,
-		Mail:     e.Mail,
-		Realtime: gateway(t, pool),
-	})
-	if err != nil {
-		t.Fatalf("apitest: second instance: %v", err)
-	}
-	srv := httptest.NewServer(h)
+	cfg := e.Config
+	cfg.DBMaxConns = 10
+	srv := httptest.NewServer(build(t, cfg, app.Options{API: true, Mail: e.Mail}).Handler)
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-// gateway builds a server's realtime gateway (its listener starts only if a test connects) and closes it when
-// t ends, after the server has stopped and before the database goes.
-func gateway(t testing.TB, pool *pgxpool.Pool) *realtime.Gateway {
-	g := realtime.New(pool, logger(), realtime.Options{})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = g.Close(ctx)
-	})
-	return g
-}
-
-// StartWorkers runs a worker process's River client over the test's database (every worker and event
-// consumer `outflow serve` runs), stopped when t ends; tests of background work (event dispatch, webhook
-// deliveries) call it. Each call is one more worker process.
+// StartWorkers runs a worker process over the test's database (every worker and event consumer `outflow
+// serve` runs), stopped when t ends; tests of background work (event dispatch, webhook deliveries) call it.
+// Each call is one more worker process.
 func (e *Env) StartWorkers(t testing.TB) *river.Client[pgx.Tx] {
 	t.Helper()
-	client, err := app.NewJobs(e.Config, e.DB.Pool, logger(), e.Mail, true)
-	if err != nil {
-		t.Fatalf("apitest: workers: %v", err)
-	}
-	if err := client.Start(context.Background()); err != nil {
+	a := build(t, e.Config, app.Options{Work: true, Pool: e.DB.Pool, Mail: e.Mail})
+	if err := a.Start(context.Background()); err != nil {
 		t.Fatalf("apitest: start workers: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = client.Stop(ctx)
-	})
-	return client
+	return a.Workers
 }
 
 // Mailbox records system mail instead of sending it.

@@ -2,10 +2,9 @@ package app
 
 import (
 	"fmt"
-	"log/slog"
+	"net"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/outflowhq/outflow/internal/audience/verify"
@@ -15,42 +14,22 @@ import (
 	"github.com/outflowhq/outflow/internal/mail/mailsync"
 	"github.com/outflowhq/outflow/internal/mail/sending"
 	"github.com/outflowhq/outflow/internal/platform/config"
-	"github.com/outflowhq/outflow/internal/platform/idempotency"
-	"github.com/outflowhq/outflow/internal/platform/seal"
-	"github.com/outflowhq/outflow/internal/platform/sysmail"
 	"github.com/outflowhq/outflow/jobs"
 )
 
-// NewJobs builds the process's River client with every worker and every event consumer, as `outflow serve`
-// runs it; work makes it fetch and run jobs (roles worker and all), otherwise it only inserts. Tests that need
-// background work done start the same client.
-func NewJobs(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger, sender sysmail.Sender, work bool) (*river.Client[pgx.Tx], error) {
-	webhooks, deliverer, err := webhookDelivery(cfg, pool, logger)
-	if err != nil {
-		return nil, err
-	}
-	keyring, err := seal.NewKeyring(append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)...)
-	if err != nil {
-		return nil, err
-	}
-	dialer, err := mailDialer(cfg)
-	if err != nil {
-		return nil, err
-	}
-	creds, err := mailCredentials(cfg, pool, keyring)
-	if err != nil {
-		return nil, err
-	}
+// newWorkers builds the River client that works jobs, with every worker and every event consumer, from the
+// process's parts.
+func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
 	client, err := jobs.NewClient(jobs.Deps{
-		Pool: pool, Logger: logger, Dispatcher: events.NewDispatcher(pool, realtime.NewNotifier(), webhooks), Idempotency: idempotency.NewStore(pool, logger),
-		Notifications: notify.NewDeliverer(pool, sender, notify.LogPusher{Logger: logger}, cfg.AppURL),
-		Webhooks:      deliverer,
-		Verifier:      emailVerifier(cfg),
-		Sending:       sending.New(pool, creds, dialer, logger, cfg.DomainAuthGrace),
-		Syncer:        mailsync.NewSyncer(pool, creds, dialer, logger),
-		Resolver:      verify.NewResolver(cfg.DNSServer),
-		TrackingHost:  cfg.TrackingHost,
-	}, jobs.Options{Work: work, MaxWorkers: cfg.JobWorkers, SoftStopTimeout: cfg.ShutdownTimeout / 2})
+		Pool: p.pool, Logger: p.logger, Dispatcher: events.NewDispatcher(p.pool, realtime.NewNotifier(), p.webhooks), Idempotency: p.idem,
+		Notifications: notify.NewDeliverer(p.pool, p.mail, notify.LogPusher{Logger: p.logger}, p.cfg.AppURL),
+		Webhooks:      p.deliver,
+		Verifier:      p.verifier,
+		Sending:       sending.New(p.pool, p.creds, p.dialer, p.logger, p.cfg.DomainAuthGrace),
+		Syncer:        mailsync.NewSyncer(p.pool, p.creds, p.dialer, p.logger),
+		Resolver:      p.resolver,
+		TrackingHost:  p.cfg.TrackingHost,
+	}, jobs.Options{Work: true, MaxWorkers: p.cfg.JobWorkers, SoftStopTimeout: p.cfg.ShutdownTimeout / 2})
 	if err != nil {
 		return nil, fmt.Errorf("build job client: %w", err)
 	}
@@ -59,8 +38,8 @@ func NewJobs(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger, sender 
 
 // emailVerifier builds the built-in email verifier the configuration describes (DNS server, SMTP probe). The
 // probe reaches private addresses only where tenant-chosen destinations may (OUTFLOW_WEBHOOKS_ALLOW_PRIVATE).
-func emailVerifier(cfg config.Config) *verify.Verifier {
-	o := verify.Options{Resolver: verify.NewResolver(cfg.DNSServer)}
+func emailVerifier(cfg config.Config, resolver *net.Resolver) *verify.Verifier {
+	o := verify.Options{Resolver: resolver}
 	if cfg.VerifySMTPProbe {
 		o.Probe = &verify.ProbeOptions{From: cfg.VerifyProbeFrom, HeloName: cfg.VerifyHeloName, Port: cfg.VerifySMTPPort,
 			AllowPrivate: cfg.WebhooksAllowPrivate}

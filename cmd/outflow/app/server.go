@@ -22,24 +22,21 @@ import (
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers"
 	"github.com/outflowhq/outflow/internal/agents/tools"
-	"github.com/outflowhq/outflow/internal/audience/verify"
-	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/realtime"
 	"github.com/outflowhq/outflow/internal/identity/accounts"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/identity/avatar"
-	"github.com/outflowhq/outflow/internal/identity/captcha"
 	"github.com/outflowhq/outflow/internal/identity/oidc"
 	"github.com/outflowhq/outflow/internal/mail/mailbox"
 	"github.com/outflowhq/outflow/internal/mail/mailoauth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/config"
 	"github.com/outflowhq/outflow/internal/platform/egress"
+	"github.com/outflowhq/outflow/internal/platform/httpmw"
 	"github.com/outflowhq/outflow/internal/platform/idempotency"
 	"github.com/outflowhq/outflow/internal/platform/seal"
 	"github.com/outflowhq/outflow/internal/platform/sysmail"
 	"github.com/outflowhq/outflow/internal/trail/usage"
-	"github.com/outflowhq/outflow/jobs"
 	"github.com/outflowhq/outflow/oauth"
 )
 
@@ -49,128 +46,81 @@ const APIPrefix = "/v1"
 // RootPrefixes are the public paths served outside /v1, as the contract's path-level servers say.
 var RootPrefixes = []string{"/.well-known/", "/oauth/authorize", "/t/", "/u/"}
 
-// Deps is what the HTTP surface is built from.
-type Deps struct {
-	Pool    *pgxpool.Pool
+// deps is what the request path around the API handler is assembled from.
+type deps struct {
 	Logger  *slog.Logger
 	Metrics *prometheus.Registry
 	Config  config.Config
-	// Mail overrides the system mail sender the configuration implies (tests capture mail with it).
-	Mail sysmail.Sender
-	// Captcha overrides the verifier the configuration implies.
-	Captcha captcha.Verifier
-	// Usage records API-key requests for usage analytics; nil records nothing. Its owner closes it after the
-	// HTTP server has shut down.
+	// Usage records API-key requests for usage analytics; nil records nothing.
 	Usage *usage.Recorder
-	// Jobs enqueues the jobs writes cause (event dispatch, notifications) in the writing transaction: the
-	// process's River client. Nil builds an insert-only client.
-	Jobs events.Inserter
-	// Realtime is the instance's WebSocket gateway, served at /v1/realtime (nil: not served). Its listener
-	// starts with the first connection; its owner closes it after the HTTP server has shut down, which leaves
-	// upgraded connections open.
+	// Realtime is the instance's WebSocket gateway, served at /v1/realtime (nil: not served).
 	Realtime *realtime.Gateway
 }
 
-// New returns the root handler of the process: the same assembly serves production and the API tests.
-func New(d Deps) (http.Handler, error) {
-	cfg := d.Config
-	keyring, err := seal.NewKeyring(append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)...)
-	if err != nil {
-		return nil, err
-	}
-	sender := d.Mail
-	if sender == nil {
-		if sender, err = SystemMail(cfg, d.Logger); err != nil {
-			return nil, err
-		}
-	}
-	verifier := d.Captcha
-	if verifier == nil {
-		verifier = captcha.Verifier(captcha.Off{})
-		if cfg.Captcha == "turnstile" {
-			verifier = captcha.NewTurnstile(cfg.TurnstileSecret, cfg.TurnstileVerifyURL)
-		}
-	}
-	inserter := d.Jobs
-	if inserter == nil {
-		client, err := jobs.NewClient(jobs.Deps{Pool: d.Pool, Logger: d.Logger}, jobs.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("build job client: %w", err)
-		}
-		inserter = client
-	}
-	outbox := events.NewOutbox(inserter)
-	_, deliverer, err := webhookDelivery(cfg, d.Pool, d.Logger)
-	if err != nil {
-		return nil, err
-	}
-	signer := auth.NewTokenSigner(d.Pool, keyring, cfg.PublicURL)
-	sessions := accounts.NewSessions(d.Pool, signer)
+// newHandler builds the HTTP surface from the process's parts: the handlers, the OAuth provider and the
+// sign-in flows (used by the API alone), wrapped in the request path.
+func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (http.Handler, error) {
+	cfg, d := p.cfg, deps{Logger: p.logger, Metrics: p.metrics, Config: p.cfg, Usage: recorder, Realtime: gateway}
+	keyring, sender, inserter, outbox := p.keyring, p.mail, p.jobs, p.outbox
+	signer := auth.NewTokenSigner(p.pool, keyring, cfg.PublicURL)
+	sessions := accounts.NewSessions(p.pool, signer)
 	challenges := accounts.NewChallenges(cfg.SecretKey)
+	limiter := auth.NewLimiter(p.pool)
 	flows := &accounts.Flows{
-		Pool: d.Pool, Challenges: challenges, Sessions: sessions, Mail: sender, Captcha: verifier,
-		Limiter: auth.NewLimiter(d.Pool), Logger: d.Logger,
+		Pool: p.pool, Challenges: challenges, Sessions: sessions, Mail: sender, Captcha: p.captcha,
+		Limiter: limiter, Logger: d.Logger,
 		RequireEmailVerification: cfg.RequireEmailVerification, AppURL: cfg.AppURL,
 	}
-	authn := auth.NewAuthenticator(d.Pool, signer)
-	idem := idempotency.NewStore(d.Pool, d.Logger)
+	authn := auth.NewAuthenticator(p.pool, signer)
 	passkeys := accounts.NewPasskeys(flows, keyring, cfg.PublicURL, cfg.AppURL)
 	tools := tools.NewRegistry()
-	agentTools := handlers.NewAgentTools(d.Pool, tools)
+	agentTools := handlers.NewAgentTools(p.pool, tools)
 	secrets := append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)
-	oauthProvider, err := oauth.NewProvider(d.Pool, auth.NewLimiter(d.Pool), cfg.PublicURL, secrets...)
+	oauthProvider, err := oauth.NewProvider(p.pool, limiter, cfg.PublicURL, secrets...)
 	if err != nil {
 		return nil, err
 	}
 	authn.SetOAuth(oauthProvider)
 	twoFactor := accounts.NewTwoFactor(flows, keyring, secrets...)
 	oauthHandlers := handlers.NewOAuth(handlers.OAuthDeps{
-		Provider: oauthProvider, Pool: d.Pool, Authenticator: authn, Flows: flows, TwoFactor: twoFactor,
+		Provider: oauthProvider, Pool: p.pool, Authenticator: authn, Flows: flows, TwoFactor: twoFactor,
 		Keyring: keyring, Secret: cfg.SecretKey, PublicURL: cfg.PublicURL, Logger: d.Logger,
 	})
-	dialer, err := mailDialer(cfg)
-	if err != nil {
-		return nil, err
-	}
-	creds, err := mailCredentials(cfg, d.Pool, keyring)
-	if err != nil {
-		return nil, err
-	}
 	handler := handlers.New(handlers.Deps{
 		Logger:              d.Logger,
-		System:              handlers.NewSystem(d.Pool, d.Logger),
+		System:              handlers.NewSystem(p.pool, d.Logger),
 		AuthCore:            handlers.NewAuthCore(flows, sessions),
-		Profile:             handlers.NewProfile(d.Pool, avatar.Dir(cfg.AvatarDir), cfg.PublicURL),
-		Notifications:       handlers.NewNotifications(d.Pool),
+		Profile:             handlers.NewProfile(p.pool, avatar.Dir(cfg.AvatarDir), cfg.PublicURL),
+		Notifications:       handlers.NewNotifications(p.pool),
 		Social:              handlers.NewSocial(flows, cfg, passkeys.Enabled()),
 		TwoFactor:           handlers.NewTwoFactor(twoFactor),
 		Passkeys:            handlers.NewPasskeys(passkeys),
-		Organizations:       handlers.NewOrganizations(d.Pool, sessions, sender, outbox, cfg.SecretKey, cfg.AppURL),
-		APIKeys:             handlers.NewAPIKeys(d.Pool, cfg.SecretKey),
-		Suppressions:        handlers.NewSuppressions(d.Pool, cfg.SecretKey),
-		AuditLogs:           handlers.NewAuditLogs(d.Pool),
+		Organizations:       handlers.NewOrganizations(p.pool, sessions, sender, outbox, cfg.SecretKey, cfg.AppURL),
+		APIKeys:             handlers.NewAPIKeys(p.pool, cfg.SecretKey),
+		Suppressions:        handlers.NewSuppressions(p.pool, cfg.SecretKey),
+		AuditLogs:           handlers.NewAuditLogs(p.pool),
 		AgentTools:          agentTools,
 		OAuth:               oauthHandlers,
-		Webhooks:            handlers.NewWebhooks(d.Pool, keyring, egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}, deliverer, inserter),
-		WebhookDeliveries:   handlers.NewWebhookDeliveries(d.Pool, inserter, cfg.SecretKey),
+		Webhooks:            handlers.NewWebhooks(p.pool, keyring, egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}, p.deliver, inserter),
+		WebhookDeliveries:   handlers.NewWebhookDeliveries(p.pool, inserter, cfg.SecretKey),
 		MCP:                 handlers.NewMCP(tools, d.Logger, cfg.PublicURL),
-		Contacts:            handlers.NewContacts(d.Pool, cfg.SecretKey, outbox, inserter),
-		ContactImport:       handlers.NewContactImport(d.Pool, inserter),
-		ContactExport:       handlers.NewContactExport(d.Pool, d.Logger),
-		ContactVerification: handlers.NewContactVerification(d.Pool, inserter, emailVerifier(cfg)),
-		ContactFeeds:        handlers.NewContactFeeds(d.Pool, cfg.SecretKey),
-		Segments:            handlers.NewSegments(d.Pool, cfg.SecretKey),
-		Labels:              handlers.NewLabels(d.Pool),
-		Mailboxes: handlers.NewMailboxes(d.Pool, keyring, outbox, inserter, handlers.MailboxOptions{
-			Dialer: dialer, Resolver: verify.NewResolver(cfg.DNSServer), MaxMailboxes: cfg.MaxMailboxes,
-			TrackingHost: cfg.TrackingHost, AuthGrace: cfg.DomainAuthGrace, Verifier: emailVerifier(cfg),
-			Credentials: creds, AppURL: cfg.AppURL}),
+		Contacts:            handlers.NewContacts(p.pool, cfg.SecretKey, outbox, inserter),
+		ContactImport:       handlers.NewContactImport(p.pool, inserter),
+		ContactExport:       handlers.NewContactExport(p.pool, d.Logger),
+		ContactVerification: handlers.NewContactVerification(p.pool, inserter, p.verifier),
+		ContactFeeds:        handlers.NewContactFeeds(p.pool, cfg.SecretKey),
+		Segments:            handlers.NewSegments(p.pool, cfg.SecretKey),
+		Labels:              handlers.NewLabels(p.pool),
+		Mailboxes: handlers.NewMailboxes(p.pool, keyring, outbox, inserter, handlers.MailboxOptions{
+			Dialer: p.dialer, Resolver: p.resolver, MaxMailboxes: cfg.MaxMailboxes,
+			TrackingHost: cfg.TrackingHost, AuthGrace: cfg.DomainAuthGrace, Verifier: p.verifier,
+			Credentials: p.creds, AppURL: cfg.AppURL}),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
 		return nil, err
 	}
-	return assemble(d, handler, handlers.NewSecurity(authn), authn, idem)
+	return assemble(d, handler, handlers.NewSecurity(authn), authn, p.idem)
 }
 
 // mailDialer is how the deployment reaches mailbox servers: the system roots plus OUTFLOW_MAIL_CA_FILE's,
@@ -209,8 +159,8 @@ func mailCredentials(cfg config.Config, pool *pgxpool.Pool, keyring *seal.Keyrin
 	return &mailbox.Credentials{Keyring: keyring, Pool: pool, Providers: providers}, nil
 }
 
-// SystemMail is the sender the configuration asks for: the SMTP relay, or the log when none is set.
-func SystemMail(cfg config.Config, logger *slog.Logger) (sysmail.Sender, error) {
+// systemMail is the sender the configuration asks for: the SMTP relay, or the log when none is set.
+func systemMail(cfg config.Config, logger *slog.Logger) (sysmail.Sender, error) {
 	if cfg.SMTPURL == "" {
 		return sysmail.LogSender{Logger: logger}, nil
 	}
@@ -228,7 +178,7 @@ type apiHandler interface {
 }
 
 // assemble wraps an API handler in the request path; tests of the path itself pass their own handler.
-func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *auth.Authenticator, idem *idempotency.Store) (http.Handler, error) {
+func assemble(d deps, handler apiHandler, security api.SecurityHandler, authn *auth.Authenticator, idem *idempotency.Store) (http.Handler, error) {
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		apierror.Write(w, r, d.Logger, apierror.NotFound("route_not_found",
 			fmt.Sprintf("No operation at %s %s.", r.Method, r.URL.Path)))
@@ -258,7 +208,7 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 		return nil, fmt.Errorf("build root API server: %w", err)
 	}
 
-	metrics := newMetrics(d.Metrics)
+	metrics := httpmw.NewMetrics(d.Metrics)
 	credentials := &gate{authn: authn, usage: d.Usage,
 		routers: []*api.Server{apiServer}, prefix: APIPrefix}
 	var v1 http.Handler = apiServer
@@ -291,10 +241,10 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 
 	var root http.Handler = mux
 	root = handler.OAuthLayer(root)
-	root = limitBodies(root, d.Config.MaxBodyBytes)
-	root = recoverPanics(d.Logger, root)
-	root = observe(d.Logger, metrics, []*api.Server{apiServer, rootServer}, root)
-	root = requestID(d.Config.EdgeLocation, root)
+	root = httpmw.LimitBodies(root, bodyLimit(d.Config.MaxBodyBytes))
+	root = httpmw.Recover(d.Logger, root)
+	root = httpmw.Observe(d.Logger, metrics, operationOf(apiServer, rootServer), root)
+	root = httpmw.RequestID(d.Config.EdgeLocation, root)
 	return root, nil
 }
 
@@ -302,17 +252,33 @@ func assemble(d Deps, handler apiHandler, security api.SecurityHandler, authn *a
 // import handlers enforce the 50 MB file limit itself.
 const ImportBodyBytes = 51 << 20
 
-// limitBodies caps every request body at max, except the contact import routes, which take files up to
+// bodyLimit caps every request body at max, except the contact import routes, which take files up to
 // ImportBodyBytes.
-func limitBodies(next http.Handler, max int64) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit := max
-		if strings.HasPrefix(r.URL.Path, APIPrefix+"/contacts/import/") && limit < ImportBodyBytes {
-			limit = ImportBodyBytes
+func bodyLimit(max int64) func(*http.Request) int64 {
+	return func(r *http.Request) int64 {
+		if strings.HasPrefix(r.URL.Path, APIPrefix+"/contacts/import/") && max < ImportBodyBytes {
+			return ImportBodyBytes
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
-		next.ServeHTTP(w, r)
-	})
+		return max
+	}
+}
+
+// operationOf names the route of a request for logs and metric labels without unbounded cardinality.
+func operationOf(routers ...*api.Server) func(*http.Request) string {
+	return func(r *http.Request) string {
+		switch r.URL.Path {
+		case "/healthz":
+			return "healthz"
+		case "/metrics":
+			return "metrics"
+		}
+		for _, router := range routers {
+			if route, ok := router.FindPath(r.Method, r.URL); ok {
+				return route.OperationID()
+			}
+		}
+		return "unknown"
+	}
 }
 
 // notImplemented names the operation in the 501 of every operation whose area has not shipped yet, so

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,13 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/outflowhq/outflow/cmd/outflow/app"
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers/apitest"
-	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
-	"github.com/outflowhq/outflow/internal/platform/idempotency"
-	"github.com/outflowhq/outflow/jobs"
+	"github.com/outflowhq/outflow/internal/platform/httpmw"
 )
 
 // readEnvelope decodes an error body and checks the fields every error carries.
@@ -32,7 +28,7 @@ func readEnvelope(t *testing.T, resp *http.Response, status int, code string) ap
 	require.Equal(t, apierror.Word(status), env.Error)
 	require.NotEmpty(t, env.Message)
 	require.NotEmpty(t, env.RequestID)
-	require.Equal(t, resp.Header.Get(app.RequestIDHeader), env.RequestID, "the body and the header name the same request")
+	require.Equal(t, resp.Header.Get(httpmw.RequestIDHeader), env.RequestID, "the body and the header name the same request")
 	return env
 }
 
@@ -56,14 +52,7 @@ func TestReadinessThroughTheSDK(t *testing.T) {
 	require.False(t, res.Ready)
 
 	// Start a worker against the same database: leadership and the first heartbeat make it ready.
-	client, err := jobs.NewClient(jobs.Deps{
-		Pool: env.DB.Pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Dispatcher: events.NewDispatcher(env.DB.Pool), Idempotency: idempotency.NewStore(env.DB.Pool, slog.Default()),
-	}, jobs.Options{Work: true, MaxWorkers: 5, SoftStopTimeout: time.Second})
-	require.NoError(t, err)
-	require.NoError(t, client.Start(ctx))
-	t.Cleanup(func() { _ = client.Stop(context.Background()) })
-
+	env.StartWorkers(t)
 	require.Eventually(t, func() bool {
 		res, err := env.Client(t, key).SystemGetReadiness(ctx)
 		return err == nil && res.Ready
@@ -148,7 +137,7 @@ func TestRequestIDIsAcceptedOrGenerated(t *testing.T) {
 
 	resp = env.Do(t, "GET", "/healthz", "", nil, nil)
 	require.Equal(t, 200, resp.StatusCode)
-	require.NotEmpty(t, resp.Header.Get(app.RequestIDHeader))
+	require.NotEmpty(t, resp.Header.Get(httpmw.RequestIDHeader))
 }
 
 func TestHealthzAndMetricsArePublic(t *testing.T) {

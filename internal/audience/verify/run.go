@@ -40,8 +40,9 @@ const (
 	// a big run never holds a worker slot for its whole length or runs into the job timeout, and the slice's
 	// domain cache stays fresh.
 	runSlice = time.Minute
-	// runTimeout bounds one execution: a slice plus one batch of slow mail servers.
-	runTimeout = 10 * time.Minute
+	// runTimeout bounds one execution: a slice plus one batch of slow mail servers. It is the jobs package's
+	// MaxJobTimeout, so an execution killed with its process is rescued within minutes.
+	runTimeout = 5 * time.Minute
 )
 
 // RunWorker carries out verification runs.

@@ -34,9 +34,10 @@ type DispatchArgs struct {
 // Kind names the dispatch job in River.
 func (DispatchArgs) Kind() string { return "event_dispatch" }
 
-// InsertOpts puts dispatches on the events queue with enough attempts to ride out a consumer outage.
+// InsertOpts puts dispatches on the events queue with MaxDispatchAttempts attempts, which ride out a consumer
+// outage of a few hours.
 func (DispatchArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueName, MaxAttempts: 25}
+	return river.InsertOpts{Queue: QueueName, MaxAttempts: MaxDispatchAttempts}
 }
 
 // QueueName is the River queue that carries event dispatches.

@@ -94,8 +94,10 @@ type DNSSweepWorker struct {
 	TrackingHost string
 }
 
-// Timeout bounds one sweep: a batch of mailboxes, each a handful of lookups.
-func (w *DNSSweepWorker) Timeout(*river.Job[DNSSweepArgs]) time.Duration { return 10 * time.Minute }
+// Timeout bounds one sweep: a batch of mailboxes, each a handful of lookups. It is the jobs package's
+// MaxJobTimeout, so a sweep killed with its process is rescued within minutes; a sweep cut short leaves the
+// mailboxes it did not reach due, and the retry or the next sweep takes them.
+func (w *DNSSweepWorker) Timeout(*river.Job[DNSSweepArgs]) time.Duration { return 5 * time.Minute }
 
 // Work checks up to one batch of due mailboxes; the rest wait for the next hour. Domains shared by several
 // mailboxes are looked up once per sweep.

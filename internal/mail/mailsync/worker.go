@@ -22,8 +22,11 @@ const QueueName = "sync"
 const QueueWorkers = 100
 
 // RunLength is how long one sync job follows its mailbox before it hands the mailbox back to the supervisor
-// (which starts the next job at once, here or in another process).
-const RunLength = 15 * time.Minute
+// (which starts the next job at once, here or in another process). It is short enough that a job killed with
+// its process (which holds the mailbox's unique job while River still sees it running) is rescued within
+// minutes: its timeout, RunLength plus a minute, is the jobs package's MaxJobTimeout. The price is one IMAP
+// login per mailbox every few minutes.
+const RunLength = 4 * time.Minute
 
 // SupervisorInterval is how often the supervisor looks for mailboxes nobody syncs.
 const SupervisorInterval = 30 * time.Second

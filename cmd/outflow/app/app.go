@@ -1,0 +1,185 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/riverqueue/river"
+
+	"github.com/outflowhq/outflow/internal/audience/verify"
+	"github.com/outflowhq/outflow/internal/eventing/delivery"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/eventing/realtime"
+	"github.com/outflowhq/outflow/internal/identity/captcha"
+	"github.com/outflowhq/outflow/internal/mail/mailbox"
+	"github.com/outflowhq/outflow/internal/platform/config"
+	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/idempotency"
+	"github.com/outflowhq/outflow/internal/platform/seal"
+	"github.com/outflowhq/outflow/internal/platform/sysmail"
+	"github.com/outflowhq/outflow/internal/trail/usage"
+	"github.com/outflowhq/outflow/jobs"
+)
+
+// Options choose what one process builds: `outflow serve --role` sets API and Work; tests replace the pieces
+// that reach outside the process.
+type Options struct {
+	// API builds the HTTP surface (roles api and all).
+	API bool
+	// Work builds the River client that works jobs (roles worker and all).
+	Work bool
+	// Pool is an open application pool to use instead of opening one from the configuration; its owner
+	// closes it. Tests hand over their database's pool.
+	Pool *pgxpool.Pool
+	// Mail replaces the system mail sender the configuration implies (tests capture mail with it).
+	Mail sysmail.Sender
+	// Captcha replaces the verifier the configuration implies.
+	Captcha captcha.Verifier
+}
+
+// App is one Outflow process: every component built once from one configuration and handed to the HTTP
+// surface and to the workers that use it. `outflow serve` runs one; handlers/apitest builds the same for the
+// API tests, so what the tests exercise is what production wires.
+type App struct {
+	// Pool is the application's database pool (row-level security applies to it).
+	Pool *pgxpool.Pool
+	// Handler is the root HTTP handler (nil unless Options.API).
+	Handler http.Handler
+	// Workers is the River client that works jobs (nil unless Options.Work); Start starts it.
+	Workers *river.Client[pgx.Tx]
+	// Usage records API-key requests for the usage log (nil unless Options.API).
+	Usage *usage.Recorder
+
+	parts
+	realtime *realtime.Gateway
+	ownPool  bool
+}
+
+// parts are the components both the HTTP surface and the workers are built from.
+type parts struct {
+	cfg     config.Config
+	logger  *slog.Logger
+	pool    *pgxpool.Pool
+	keyring *seal.Keyring
+	mail    sysmail.Sender
+	captcha captcha.Verifier
+	dialer  mailbox.Dialer
+	creds   *mailbox.Credentials
+	// resolver answers every DNS question the deployment asks (OUTFLOW_DNS_SERVER, or the system's).
+	resolver *net.Resolver
+	verifier *verify.Verifier
+	// jobs enqueues every job a write causes, inside the writing transaction. It is insert-only: the
+	// working client (App.Workers) is built from consumers that enqueue through it, so it cannot be it.
+	jobs     *river.Client[pgx.Tx]
+	outbox   *events.Outbox
+	webhooks *delivery.Consumer
+	deliver  *delivery.Deliverer
+	idem     *idempotency.Store
+	metrics  *prometheus.Registry
+}
+
+// New builds the process opts ask for. On error, whatever was built is released.
+func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Options) (_ *App, err error) {
+	a := &App{Pool: opts.Pool}
+	defer func() {
+		if err != nil {
+			_ = a.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	if a.Pool == nil {
+		if a.Pool, err = db.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns); err != nil {
+			return nil, err
+		}
+		a.ownPool = true
+	}
+	p := &a.parts
+	p.cfg, p.logger, p.pool = cfg, logger, a.Pool
+	if p.keyring, err = seal.NewKeyring(append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)...); err != nil {
+		return nil, err
+	}
+	if p.mail = opts.Mail; p.mail == nil {
+		if p.mail, err = systemMail(cfg, logger); err != nil {
+			return nil, err
+		}
+	}
+	if p.captcha = opts.Captcha; p.captcha == nil {
+		p.captcha = captcha.Verifier(captcha.Off{})
+		if cfg.Captcha == "turnstile" {
+			p.captcha = captcha.NewTurnstile(cfg.TurnstileSecret, cfg.TurnstileVerifyURL)
+		}
+	}
+	if p.dialer, err = mailDialer(cfg); err != nil {
+		return nil, err
+	}
+	if p.creds, err = mailCredentials(cfg, p.pool, p.keyring); err != nil {
+		return nil, err
+	}
+	p.resolver = verify.NewResolver(cfg.DNSServer)
+	p.verifier = emailVerifier(cfg, p.resolver)
+	if p.jobs, err = jobs.NewClient(jobs.Deps{Pool: p.pool, Logger: logger}, jobs.Options{}); err != nil {
+		return nil, fmt.Errorf("build job inserter: %w", err)
+	}
+	p.outbox = events.NewOutbox(p.jobs)
+	p.webhooks, p.deliver = webhookDelivery(cfg, p.pool, logger, p.keyring, p.jobs)
+	p.idem = idempotency.NewStore(p.pool, logger)
+	if opts.Work {
+		if a.Workers, err = newWorkers(p); err != nil {
+			return nil, err
+		}
+	}
+	if opts.API {
+		p.metrics = prometheus.NewRegistry()
+		p.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		a.Usage = usage.NewRecorder(p.pool, logger)
+		a.realtime = realtime.New(p.pool, logger, realtime.Options{})
+		if a.Handler, err = newHandler(p, a.Usage, a.realtime); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// Start starts the workers (when the process has them).
+func (a *App) Start(ctx context.Context) error {
+	if a.Workers == nil {
+		return nil
+	}
+	if err := a.Workers.Start(ctx); err != nil {
+		return fmt.Errorf("start workers: %w", err)
+	}
+	a.logger.InfoContext(ctx, "workers started", slog.Int("max_workers", a.cfg.JobWorkers))
+	return nil
+}
+
+// Close releases the process's components in dependency order, after the HTTP server has shut down: the
+// realtime gateway closes its WebSockets (1001; http.Server.Shutdown leaves upgraded connections alone), the
+// usage log writes the last requests, the workers stop (running jobs get the soft-stop time to finish), and
+// the pool closes last, when nothing uses it.
+func (a *App) Close(ctx context.Context) error {
+	var errs []error
+	if a.realtime != nil {
+		errs = append(errs, a.realtime.Close(ctx))
+	}
+	if a.Usage != nil {
+		if err := a.Usage.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("usage log: %w", err))
+		}
+	}
+	if a.Workers != nil {
+		if err := a.Workers.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop workers: %w", err))
+		}
+	}
+	if a.ownPool && a.Pool != nil {
+		a.Pool.Close()
+	}
+	return errors.Join(errs...)
+}
