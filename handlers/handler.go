@@ -142,7 +142,7 @@ func (h *Handler) NewError(ctx context.Context, err error) *api.ErrorStatusCode 
 	}
 	e := apierror.From(err)
 	apierror.Log(ctx, h.logger, e)
-	apierror.NoteRetryAfter(ctx, e)
+	apierror.NoteHeaders(ctx, e)
 	env := apierror.EnvelopeFor(ctx, e)
 	out := &api.ErrorStatusCode{StatusCode: e.Status, Response: api.Error{
 		Error: env.Error, Message: env.Message, Code: env.Code, RequestID: reqctx.ID(ctx),

@@ -13,6 +13,7 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/suppression"
+	"github.com/outflowhq/outflow/internal/mail/mailsync"
 	"github.com/outflowhq/outflow/internal/mail/sending"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
@@ -32,8 +33,9 @@ const (
 )
 
 // MailboxesSend queues a one-off message from the mailbox through the send pipeline: instant (after the undo
-// window), smart (in the mailbox's next sending gap) or scheduled. The pipeline's caps, gap and suppression
-// checks apply when it is sent; suppressed recipients are refused here already.
+// window), smart (in the mailbox's next sending gap) or scheduled; with a thread_id it replies within a
+// thread synced from the mailbox. The pipeline's caps, gap and suppression checks apply when it is sent;
+// suppressed recipients are refused here already.
 func (h *Mailboxes) MailboxesSend(ctx context.Context, req *api.MailboxSendRequest, params api.MailboxesSendParams) (api.MailboxesSendRes, error) {
 	org, err := tenantCaller(ctx)
 	if err != nil {
@@ -53,6 +55,13 @@ func (h *Mailboxes) MailboxesSend(ctx context.Context, req *api.MailboxSendReque
 		if m.Status != "active" {
 			return apierror.Conflict("mailbox_inactive", "The mailbox is "+m.Status+"; it sends nothing until it is active again.").
 				WithFix("Set its status to active with PATCH /emails/{id}.")
+		}
+		if req.ThreadID.Set {
+			reply, err := mailsync.ReplyIn(ctx, tx, org, m.ID, req.ThreadID.Value)
+			if err != nil {
+				return err
+			}
+			msg.InReplyTo, msg.References = reply.Headers(msg.References)
 		}
 		all := append(append(append([]string{}, msg.To...), msg.Cc...), msg.Bcc...)
 		blocked, err := suppression.Blocked(ctx, tx, org, all)
@@ -128,11 +137,6 @@ func directMessage(req *api.MailboxSendRequest) (sending.Message, error) {
 	if n := len(msg.References); n > 0 {
 		// The message answers the last of them; all of them are the thread it belongs to.
 		msg.InReplyTo = msg.References[n-1]
-	}
-	if req.ThreadID.Set {
-		// Threads are the unified inbox's; until a mailbox is synced there is none to name.
-		return msg, apierror.BadRequest("unknown_thread", "thread_id names no thread of this organization.").
-			WithFix("Thread the message with in_reply_to (the Message-IDs it answers) instead.")
 	}
 	switch {
 	case msg.Mode == "scheduled" && !req.ScheduledAt.Set:

@@ -18,7 +18,7 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/heartbeat"
 )
 
-// System implements the system operation group: readiness.
+// System implements the system operation group (readiness) and the workspace-wide reference data (time zones).
 type System struct {
 	pool    *pgxpool.Pool
 	queries *dbq.Queries

@@ -122,3 +122,18 @@ RETURNING id, folder, uid_validity, uid;
 -- name: InboxMessagesLocate :many
 SELECT id, folder, uid_validity, uid, seen FROM inbox_messages
 WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND id = ANY (@ids::uuid[]);
+
+-- name: InboxThreadReplyTarget :one
+-- The message a reply sent into a thread answers: the thread's newest message that has a Message-ID (empty
+-- when none has), with the mailbox the thread was synced from. Arrival times have whole seconds; among
+-- messages of the same second the one deepest in the conversation (the longest References) is the newest.
+SELECT t.mailbox_id, coalesce(m.message_id, '')::text AS message_id, coalesce(m.in_reply_to, '')::text AS in_reply_to,
+  coalesce(m.thread_references, '{}')::text[] AS thread_references
+FROM inbox_threads t
+LEFT JOIN LATERAL (
+  SELECT im.message_id, im.in_reply_to, im.thread_references FROM inbox_messages im
+  WHERE im.organization_id = @organization_id AND im.thread_id = t.id AND im.message_id <> ''
+  ORDER BY im.received_at DESC, cardinality(im.thread_references) DESC, im.id DESC
+  LIMIT 1
+) m ON true
+WHERE t.organization_id = @organization_id AND t.id = @id;

@@ -2876,8 +2876,14 @@ type MailboxesInvoker interface {
 	// nothing is sent until a human approves. Suppressions, organization limits, mailbox holds, mailbox
 	// authentication and health, and deliverability rules apply whatever the policy says.
 	//
-	// Errors: 400 invalid body, no recipient or bad scheduled_at, 401, 403 missing scope or permission, or
-	// mailbox outside the key's allowed_email_accounts, 404 unknown mailbox, 429.
+	// thread_id names a thread synced from this mailbox's IMAP folders: the message answers the thread's
+	// newest message (In-Reply-To) and continues its References chain; in_reply_to ids given too are added
+	// to the chain and the last of them is the one answered.
+	//
+	// Errors: 400 invalid body, no recipient, bad scheduled_at, or a thread_id of another mailbox (code
+	// thread_of_another_mailbox) or whose messages carry no Message-ID (thread_not_replyable), 401, 403
+	// missing scope or permission, or mailbox outside the key's allowed_email_accounts, 404 unknown
+	// mailbox, or a thread_id naming no synced thread of the organization (thread_not_found), 429.
 	//
 	// POST /emails/{id}/send
 	MailboxesSend(ctx context.Context, request *MailboxSendRequest, params MailboxesSendParams, options ...RequestOption) (MailboxesSendRes, error)
@@ -43546,8 +43552,14 @@ func (c *Client) sendMailboxesRelease(ctx context.Context, params MailboxesRelea
 // nothing is sent until a human approves. Suppressions, organization limits, mailbox holds, mailbox
 // authentication and health, and deliverability rules apply whatever the policy says.
 //
-// Errors: 400 invalid body, no recipient or bad scheduled_at, 401, 403 missing scope or permission, or
-// mailbox outside the key's allowed_email_accounts, 404 unknown mailbox, 429.
+// thread_id names a thread synced from this mailbox's IMAP folders: the message answers the thread's
+// newest message (In-Reply-To) and continues its References chain; in_reply_to ids given too are added
+// to the chain and the last of them is the one answered.
+//
+// Errors: 400 invalid body, no recipient, bad scheduled_at, or a thread_id of another mailbox (code
+// thread_of_another_mailbox) or whose messages carry no Message-ID (thread_not_replyable), 401, 403
+// missing scope or permission, or mailbox outside the key's allowed_email_accounts, 404 unknown
+// mailbox, or a thread_id naming no synced thread of the organization (thread_not_found), 429.
 //
 // POST /emails/{id}/send
 func (c *Client) MailboxesSend(ctx context.Context, request *MailboxSendRequest, params MailboxesSendParams, options ...RequestOption) (MailboxesSendRes, error) {

@@ -29905,13 +29905,14 @@ func (s *MailboxSendIdentitySignatureSource) UnmarshalText(data []byte) error {
 
 // Ref: #/components/schemas/MailboxSendRequest
 type MailboxSendRequest struct {
-	To          []string                      `json:"to"`
-	Cc          []string                      `json:"cc"`
-	Bcc         []string                      `json:"bcc"`
-	Subject     string                        `json:"subject"`
-	BodyHTML    OptString                     `json:"body_html"`
-	BodyPlain   OptString                     `json:"body_plain"`
-	InReplyTo   []string                      `json:"in_reply_to"`
+	To        []string  `json:"to"`
+	Cc        []string  `json:"cc"`
+	Bcc       []string  `json:"bcc"`
+	Subject   string    `json:"subject"`
+	BodyHTML  OptString `json:"body_html"`
+	BodyPlain OptString `json:"body_plain"`
+	InReplyTo []string  `json:"in_reply_to"`
+	// A synced thread of this mailbox to reply in (the id the unified inbox lists).
 	ThreadID    OptString                     `json:"thread_id"`
 	SendMode    OptMailboxSendRequestSendMode `json:"send_mode"`
 	ScheduledAt OptDateTime                   `json:"scheduled_at"`

@@ -300,6 +300,46 @@ func (q *Queries) InboxThreadInsert(ctx context.Context, db DBTX, arg InboxThrea
 	return err
 }
 
+const inboxThreadReplyTarget = `-- name: InboxThreadReplyTarget :one
+SELECT t.mailbox_id, coalesce(m.message_id, '')::text AS message_id, coalesce(m.in_reply_to, '')::text AS in_reply_to,
+  coalesce(m.thread_references, '{}')::text[] AS thread_references
+FROM inbox_threads t
+LEFT JOIN LATERAL (
+  SELECT im.message_id, im.in_reply_to, im.thread_references FROM inbox_messages im
+  WHERE im.organization_id = $1 AND im.thread_id = t.id AND im.message_id <> ''
+  ORDER BY im.received_at DESC, cardinality(im.thread_references) DESC, im.id DESC
+  LIMIT 1
+) m ON true
+WHERE t.organization_id = $1 AND t.id = $2
+`
+
+type InboxThreadReplyTargetParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+type InboxThreadReplyTargetRow struct {
+	MailboxID        uuid.UUID `json:"mailbox_id"`
+	MessageID        string    `json:"message_id"`
+	InReplyTo        string    `json:"in_reply_to"`
+	ThreadReferences []string  `json:"thread_references"`
+}
+
+// The message a reply sent into a thread answers: the thread's newest message that has a Message-ID (empty
+// when none has), with the mailbox the thread was synced from. Arrival times have whole seconds; among
+// messages of the same second the one deepest in the conversation (the longest References) is the newest.
+func (q *Queries) InboxThreadReplyTarget(ctx context.Context, db DBTX, arg InboxThreadReplyTargetParams) (InboxThreadReplyTargetRow, error) {
+	row := db.QueryRow(ctx, inboxThreadReplyTarget, arg.OrganizationID, arg.ID)
+	var i InboxThreadReplyTargetRow
+	err := row.Scan(
+		&i.MailboxID,
+		&i.MessageID,
+		&i.InReplyTo,
+		&i.ThreadReferences,
+	)
+	return i, err
+}
+
 const inboxThreadTouch = `-- name: InboxThreadTouch :exec
 UPDATE inbox_threads SET message_count = message_count + 1, last_message_at = greatest(last_message_at, $1)
 WHERE organization_id = $2 AND id = $3

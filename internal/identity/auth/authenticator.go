@@ -19,7 +19,7 @@ import (
 
 // errBadCredential is the one answer for every token that authenticates nothing; it never says which part
 // was wrong, so a caller cannot probe for valid key ids.
-var errBadCredential = apierror.Unauthorized("invalid_credential", "The bearer token is invalid, expired or revoked.")
+var errBadCredential = apierror.InvalidToken("invalid_credential", "The bearer token is invalid, expired or revoked.")
 
 // errIPNotAllowed answers a valid key used from an address outside its allow-list.
 var errIPNotAllowed = apierror.Forbidden("ip_not_allowed", "This API key may not be used from this IP address.")

@@ -361,7 +361,6 @@ func TestDirectSendValidates(t *testing.T) {
 		"invalid_subject":     func(q *api.MailboxSendRequest) { q.Subject = "a\r\nBcc: x@example.com" },
 		"body_required":       func(q *api.MailboxSendRequest) { q.BodyPlain = api.OptString{} },
 		"invalid_in_reply_to": func(q *api.MailboxSendRequest) { q.InReplyTo = []string{"no at sign"} },
-		"unknown_thread":      func(q *api.MailboxSendRequest) { q.ThreadID = api.NewOptString("t1") },
 		"invalid_scheduled_at": func(q *api.MailboxSendRequest) {
 			q.SendMode = api.NewOptMailboxSendRequestSendMode(api.MailboxSendRequestSendModeScheduled)
 		},

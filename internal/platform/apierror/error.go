@@ -22,6 +22,8 @@ type Error struct {
 	RetryAfter int
 
 	cause error
+	// invalidToken marks a 401 for a bearer token that authenticates nothing (see InvalidToken).
+	invalidToken bool
 }
 
 // Error implements error with the code and message; the cause is logged separately, never shown.
@@ -59,6 +61,15 @@ func BadRequest(code, message string) *Error { return New(http.StatusBadRequest,
 
 // Unauthorized is a 401: no credential, or one that authenticates nothing.
 func Unauthorized(code, message string) *Error { return New(http.StatusUnauthorized, code, message) }
+
+// InvalidToken is a 401 for a bearer token that was sent but authenticates nothing (malformed, unknown,
+// expired or revoked). Its answer's challenge carries error="invalid_token" (RFC 6750 section 3.1), which tells
+// a client to get a new token instead of retrying this one.
+func InvalidToken(code, message string) *Error {
+	e := Unauthorized(code, message)
+	e.invalidToken = true
+	return e
+}
 
 // Forbidden is a 403: the credential is valid but may not do this.
 func Forbidden(code, message string) *Error { return New(http.StatusForbidden, code, message) }

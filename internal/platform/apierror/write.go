@@ -50,14 +50,32 @@ func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
+	if e.Status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
+		h.Set("WWW-Authenticate", e.Challenge())
+	}
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(append(body, '\n'))
+}
+
+// bearerChallenge is the WWW-Authenticate value of a 401 (RFC 7235 requires one): the API takes bearer
+// tokens (RFC 6750 section 3).
+const bearerChallenge = `Bearer realm="outflow"`
+
+// Challenge is the WWW-Authenticate value e is answered with when it is a 401: the bearer challenge, with
+// error="invalid_token" when a token was sent and authenticates nothing. A request that sent no credential
+// gets no error code (RFC 6750 section 3.1).
+func (e *Error) Challenge() string {
+	if e.invalidToken {
+		return bearerChallenge + `, error="invalid_token"`
+	}
+	return bearerChallenge
 }
 
 // hints carries response headers an error decided on while the response is written by code that cannot set
 // headers itself (ogen's generated encoders).
 type hints struct {
 	retryAfter int
+	challenge  string
 }
 
 type hintsKey struct{}
@@ -68,10 +86,18 @@ func WithHints(ctx context.Context) context.Context {
 	return context.WithValue(ctx, hintsKey{}, &hints{})
 }
 
-// NoteRetryAfter records the Retry-After seconds of e for the response of ctx's request.
-func NoteRetryAfter(ctx context.Context, e *Error) {
-	if h, ok := ctx.Value(hintsKey{}).(*hints); ok && e.RetryAfter > 0 {
+// NoteHeaders records the headers e's answer carries (Retry-After of a 429, WWW-Authenticate of a 401) for
+// the response of ctx's request.
+func NoteHeaders(ctx context.Context, e *Error) {
+	h, ok := ctx.Value(hintsKey{}).(*hints)
+	if !ok {
+		return
+	}
+	if e.RetryAfter > 0 {
 		h.retryAfter = e.RetryAfter
+	}
+	if e.Status == http.StatusUnauthorized {
+		h.challenge = e.Challenge()
 	}
 }
 
@@ -92,6 +118,9 @@ type hintWriter struct {
 func (w *hintWriter) WriteHeader(code int) {
 	if code == http.StatusTooManyRequests && w.hints.retryAfter > 0 && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", strconv.Itoa(w.hints.retryAfter))
+	}
+	if code == http.StatusUnauthorized && w.hints.challenge != "" && w.Header().Get("WWW-Authenticate") == "" {
+		w.Header().Set("WWW-Authenticate", w.hints.challenge)
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
