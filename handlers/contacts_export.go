@@ -22,6 +22,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/outflowhq/outflow/gen/api"
+	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
@@ -342,7 +343,7 @@ func (p *exportPlan) count(ctx context.Context, q contacts.Querier, org uuid.UUI
 
 // stream writes the file: the header row, then each batch of rows as Stream reads them (at most total, the
 // count this snapshot agreed to), flushed to the client batch by batch.
-func (p *exportPlan) stream(ctx context.Context, q contacts.Querier, org uuid.UUID, total int64, out *exportResponse) error {
+func (p *exportPlan) stream(ctx context.Context, q dbq.DBTX, org uuid.UUID, total int64, out *exportResponse) error {
 	bw := bufio.NewWriterSize(out, 64<<10)
 	enc, err := newExportEncoder(p.format, bw, out)
 	if err != nil {
