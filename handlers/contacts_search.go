@@ -16,6 +16,7 @@ import (
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/pagination"
 	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
@@ -47,65 +48,51 @@ func (h *Contacts) ContactsSearch(ctx context.Context, req api.OptContactSearchR
 		}
 		limit = n
 	}
-	var after *contacts.Position
-	if cur, ok := params.Cursor.Get(); ok && cur != "" {
-		var pos contacts.Position
-		if err := h.cursors.Decode(cur, f.SortOrder(), &pos); err != nil {
-			return nil, err
-		}
-		after = &pos
+	cursor := params.Cursor
+	if cursor.Value == "" {
+		cursor.Reset() // an empty cursor asks for the first page
+	}
+	var campaign *uuid.UUID
+	if id, ok := f.OneCampaign(); ok {
+		campaign = &id
 	}
 	out := &api.ContactList{}
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := contacts.Search(ctx, tx, org, f, after, limit+1)
-		if err != nil {
-			return err
-		}
-		hasMore := len(rows) > limit
-		if hasMore {
-			rows = rows[:limit]
-		}
-		var campaign *uuid.UUID
-		if id, ok := f.OneCampaign(); ok {
-			campaign = &id
-		}
-		if out.Data, err = contactViews(ctx, tx, org, rows, campaign); err != nil {
-			return err
-		}
-		out.Pagination.HasMore = hasMore
-		out.Pagination.NextCursor.SetToNull()
-		if hasMore {
-			cur, err := h.cursors.Encode(f.SortOrder(), contacts.PositionOf(f.Sort, rows[len(rows)-1]))
+	page, err := keysetPageThen(ctx, h.pool, h.cursors, org, f.SortOrder(), cursor, limit,
+		func(ctx context.Context, tx pgx.Tx, after *contacts.Position, rowLimit int32) ([]contacts.Row, error) {
+			return contacts.Search(ctx, tx, org, f, after, int(rowLimit))
+		},
+		func(r contacts.Row) contacts.Position { return contacts.PositionOf(f.Sort, r) },
+		func(ctx context.Context, tx pgx.Tx, page pagination.Page[contacts.Row], first bool) error {
+			var err error
+			if out.Data, err = contactViews(ctx, tx, org, page.Data, campaign); err != nil {
+				return err
+			}
+			if !first {
+				return nil
+			}
+			total, err := contacts.Count(ctx, tx, org, f)
 			if err != nil {
 				return err
 			}
-			out.Pagination.NextCursor.SetTo(cur)
-		}
-		if after != nil {
+			out.Pagination.Total.SetTo(total)
+			counts, err := h.contactCounts(ctx, tx, org)
+			if err != nil {
+				return err
+			}
+			out.Counts = api.NewOptContactCounts(counts)
+			if campaign != nil {
+				lc, err := leadCounts(ctx, tx, org, f, *campaign)
+				if err != nil {
+					return err
+				}
+				out.LeadCounts = api.NewOptContactLeadCounts(lc)
+			}
 			return nil
-		}
-		total, err := contacts.Count(ctx, tx, org, f)
-		if err != nil {
-			return err
-		}
-		out.Pagination.Total.SetTo(total)
-		counts, err := h.contactCounts(ctx, tx, org)
-		if err != nil {
-			return err
-		}
-		out.Counts = api.NewOptContactCounts(counts)
-		if campaign != nil {
-			lc, err := leadCounts(ctx, tx, org, f, *campaign)
-			if err != nil {
-				return err
-			}
-			out.LeadCounts = api.NewOptContactLeadCounts(lc)
-		}
-		return nil
-	})
+		})
 	if err != nil {
 		return nil, err
 	}
+	out.Pagination.HasMore, out.Pagination.NextCursor = page.HasMore, optNilStringPtr(page.NextCursor)
 	return out, nil
 }
 

@@ -169,14 +169,13 @@ func (h *Organizations) OrganizationsList(ctx context.Context, params api.Organi
 	if err != nil {
 		return nil, err
 	}
-	args := dbq.MembershipPageForUserParams{UserID: p.UserID, RowLimit: int32(limit + 1)}
-	if c, ok := params.Cursor.Get(); ok {
-		var k timeKey
-		if err := h.cursors.Decode(c, sortOrganizations, &k); err != nil {
-			return nil, err
-		}
-		args.AfterCreatedAt, args.AfterOrganizationID = &k.At, uuid.NullUUID{UUID: k.ID, Valid: true}
+	// Not keysetPage: the memberships are read across organizations, then each organization in its own scope.
+	after, err := keysetAfter[timeKey](h.cursors, sortOrganizations, params.Cursor)
+	if err != nil {
+		return nil, err
 	}
+	args := dbq.MembershipPageForUserParams{UserID: p.UserID, RowLimit: int32(limit + 1)}
+	args.AfterCreatedAt, args.AfterOrganizationID = after.bounds()
 	var rows []dbq.OrganizationForMemberRow
 	err = db.WithTx(ctx, h.pool, func(ctx context.Context, tx pgx.Tx) error {
 		memberships, err := h.queries.MembershipPageForUser(ctx, tx, args)

@@ -304,40 +304,28 @@ func (h *Segments) SegmentsList(ctx context.Context, params api.SegmentsListPara
 		escaped := contacts.LikeEscape(strings.ToLower(v))
 		q = &escaped
 	}
-	var after *timeKey
-	if c, ok := params.Cursor.Get(); ok {
-		after = new(timeKey)
-		if err := h.cursors.Decode(c, sortSegments, after); err != nil {
-			return nil, err
-		}
-	}
 	out := &api.SegmentList{Data: []api.Segment{}}
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		args := dbq.SegmentListParams{OrganizationID: org, Q: q, RowLimit: int32(limit + 1)}
-		args.BeforeCreatedAt, args.BeforeID = after.bounds()
-		rows, err := h.queries.SegmentList(ctx, tx, args)
-		if err != nil {
-			return err
-		}
-		page, err := pagination.Build(h.cursors, sortSegments, rows, limit, func(s dbq.Segment) any {
-			return timeKey{At: s.CreatedAt, ID: s.ID}
-		})
-		if err != nil {
-			return err
-		}
-		for _, s := range page.Data {
-			v, err := segmentOf(ctx, tx, s)
-			if err != nil {
-				return err
+	page, err := keysetPageThen(ctx, h.pool, h.cursors, org, sortSegments, params.Cursor, limit,
+		func(ctx context.Context, tx pgx.Tx, after *timeKey, rowLimit int32) ([]dbq.Segment, error) {
+			args := dbq.SegmentListParams{OrganizationID: org, Q: q, RowLimit: rowLimit}
+			args.BeforeCreatedAt, args.BeforeID = after.bounds()
+			return h.queries.SegmentList(ctx, tx, args)
+		},
+		func(s dbq.Segment) timeKey { return timeKey{At: s.CreatedAt, ID: s.ID} },
+		func(ctx context.Context, tx pgx.Tx, page pagination.Page[dbq.Segment], _ bool) error {
+			for _, s := range page.Data {
+				v, err := segmentOf(ctx, tx, s)
+				if err != nil {
+					return err
+				}
+				out.Data = append(out.Data, v)
 			}
-			out.Data = append(out.Data, v)
-		}
-		out.Pagination = api.Pagination{HasMore: page.HasMore, NextCursor: optNilStringPtr(page.NextCursor)}
-		return nil
-	})
+			return nil
+		})
 	if err != nil {
 		return nil, err
 	}
+	out.Pagination = api.Pagination{HasMore: page.HasMore, NextCursor: optNilStringPtr(page.NextCursor)}
 	return out, nil
 }
 
@@ -453,44 +441,33 @@ func (h *Segments) SegmentsMembersList(ctx context.Context, params api.SegmentsM
 		return nil, err
 	}
 	f := memberFilter(params.ID)
-	var after *contacts.Position
-	if c, ok := params.Cursor.Get(); ok {
-		after = new(contacts.Position)
-		if err := h.cursors.Decode(c, f.SortOrder(), after); err != nil {
-			return nil, err
-		}
-	}
 	out := &api.ContactList{}
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := h.queries.SegmentGet(ctx, tx, dbq.SegmentGetParams{OrganizationID: org, ID: params.ID}); err != nil {
-			return classifySegment(err)
-		}
-		rows, err := contacts.Search(ctx, tx, org, f, after, limit+1)
-		if err != nil {
-			return err
-		}
-		page, err := pagination.Build(h.cursors, f.SortOrder(), rows, limit, func(r contacts.Row) any {
-			return contacts.PositionOf(f.Sort, r)
-		})
-		if err != nil {
-			return err
-		}
-		if out.Data, err = contactViews(ctx, tx, org, page.Data, nil); err != nil {
-			return err
-		}
-		out.Pagination = api.Pagination{HasMore: page.HasMore, NextCursor: optNilStringPtr(page.NextCursor)}
-		if after == nil {
-			n, err := memberCount(ctx, tx, org, params.ID)
-			if err != nil {
+	page, err := keysetPageThen(ctx, h.pool, h.cursors, org, f.SortOrder(), params.Cursor, limit,
+		func(ctx context.Context, tx pgx.Tx, after *contacts.Position, rowLimit int32) ([]contacts.Row, error) {
+			if _, err := h.queries.SegmentGet(ctx, tx, dbq.SegmentGetParams{OrganizationID: org, ID: params.ID}); err != nil {
+				return nil, classifySegment(err)
+			}
+			return contacts.Search(ctx, tx, org, f, after, int(rowLimit))
+		},
+		func(r contacts.Row) contacts.Position { return contacts.PositionOf(f.Sort, r) },
+		func(ctx context.Context, tx pgx.Tx, page pagination.Page[contacts.Row], first bool) error {
+			var err error
+			if out.Data, err = contactViews(ctx, tx, org, page.Data, nil); err != nil {
 				return err
 			}
-			out.Pagination.Total.SetTo(int64(n))
-		}
-		return nil
-	})
+			if first {
+				n, err := memberCount(ctx, tx, org, params.ID)
+				if err != nil {
+					return err
+				}
+				out.Pagination.Total.SetTo(int64(n))
+			}
+			return nil
+		})
 	if err != nil {
 		return nil, err
 	}
+	out.Pagination.HasMore, out.Pagination.NextCursor = page.HasMore, optNilStringPtr(page.NextCursor)
 	return out, nil
 }
 
