@@ -21,7 +21,6 @@ import (
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/suppression"
 	"github.com/outflowhq/outflow/internal/eventing/events"
-	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/pagination"
@@ -53,21 +52,6 @@ const (
 )
 
 var errContactNotFound = apierror.NotFound("contact_not_found", "No contact with that id in this organization.")
-
-// contactSource is how a contact the caller adds is recorded: by hand in the app, or through the API.
-func contactSource(ctx context.Context) string {
-	if auth.PrincipalFrom(ctx).IsSession() {
-		return "manual"
-	}
-	return "api"
-}
-
-func actorUser(ctx context.Context) uuid.NullUUID {
-	if p := auth.PrincipalFrom(ctx); p != nil && p.UserID != uuid.Nil {
-		return uuid.NullUUID{UUID: p.UserID, Valid: true}
-	}
-	return uuid.NullUUID{}
-}
 
 // checkRefs fails with 400 unknown_<what> unless every id names a row of the organization: a category
 // (labels of kind category), a campaign or a segment.

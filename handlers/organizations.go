@@ -69,48 +69,6 @@ func orgPageInfo[T any](p pagination.Page[T]) api.Pagination {
 	return out
 }
 
-// memberCaller returns the signed-in caller and the organization they act in.
-func memberCaller(ctx context.Context) (*auth.Principal, uuid.UUID, error) {
-	p, err := sessionCaller(ctx)
-	if err != nil {
-		return nil, uuid.Nil, err
-	}
-	org, err := callerOrganization(p)
-	return p, org, err
-}
-
-// managerCaller is memberCaller for operations that need an organization permission.
-func managerCaller(ctx context.Context, need auth.OrgPermission) (*auth.Principal, uuid.UUID, error) {
-	p, org, err := memberCaller(ctx)
-	if err != nil {
-		return nil, uuid.Nil, err
-	}
-	return p, org, requireOrgPermission(p, need)
-}
-
-// teamCaller authorizes the team operations, the one governance surface open to API keys and OAuth tokens:
-// those need scope (named scopeName in the refusal), sessions need perm (0 lets any member through).
-func teamCaller(ctx context.Context, scope auth.Permission, scopeName string, perm auth.OrgPermission) (uuid.UUID, error) {
-	p := auth.PrincipalFrom(ctx)
-	if p == nil {
-		return uuid.Nil, apierror.Unauthorized("missing_credential", "Send a credential as `Authorization: Bearer <token>`.")
-	}
-	if !p.IsSession() {
-		if !p.Permissions.Has(scope) {
-			return uuid.Nil, apierror.Forbidden("missing_scope", "This credential lacks the "+scopeName+" scope.")
-		}
-		return p.OrganizationID, nil
-	}
-	org, err := callerOrganization(p)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	if perm != 0 {
-		return org, requireOrgPermission(p, perm)
-	}
-	return org, nil
-}
-
 // organizationOf maps an organization as one member sees it; current is the organization the session selects.
 func organizationOf(r dbq.OrganizationForMemberRow, current uuid.UUID) api.Organization {
 	role, _ := orgs.ParseRole(r.Role)
