@@ -89,15 +89,6 @@ func (h *ContactExport) ContactsExport(ctx context.Context, req *api.ContactExpo
 	return err
 }
 
-// snapshot begins the export's transactions read-only at REPEATABLE READ: the count and every batch read one
-// snapshot, so a file never mixes states of a list that changes while it downloads.
-type snapshot struct{ pool *pgxpool.Pool }
-
-// Begin starts one such transaction (snapshot is the db.Beginner handed to db.WithOrgTx).
-func (s snapshot) Begin(ctx context.Context) (pgx.Tx, error) {
-	return s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-}
-
 // exportPlan is a validated export request.
 type exportPlan struct {
 	format api.ContactExportRequestFormat

@@ -25,7 +25,8 @@ const maxFileLines = 600
 
 // sqlStatement matches the start of a SQL statement in a string: what a handler must call through gen/db or
 // a domain package's query builder instead of writing it.
-var sqlStatement = regexp.MustCompile(`(?is)\bSELECT\b.+\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\b\s+\w+.*\bSET\b|\bDELETE\s+FROM\b|\bWITH\b\s+\w+\s+AS\b`)
+var sqlStatement = regexp.MustCompile(`(?is)\bSELECT\b.+\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\b\s+\w+.*\bSET\b|\bDELETE\s+FROM\b|\bWITH\b\s+\w+\s+AS\b|` +
+	`\bCOPY\s+\w+.*\bFROM\s+STDIN\b|\bCREATE\s+(TEMP\s+)?TABLE\b|\bSET\s+(LOCAL|TRANSACTION)\b`)
 
 // TestSQLStatementMatcherFindsStatements pins what the handlers check counts as SQL, so that it cannot pass
 // by matching nothing.
@@ -38,6 +39,10 @@ func TestSQLStatementMatcherFindsStatements(t *testing.T) {
 		"UPDATE contacts SET subscribed = false",
 		"delete from contacts where id = $1",
 		"WITH u AS (SELECT 1) SELECT * FROM u",
+		"COPY contact_import_rows (id, email) FROM STDIN (FORMAT binary)",
+		"CREATE TEMP TABLE t (id uuid) ON COMMIT DROP",
+		"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+		"SET LOCAL work_mem = '32MB'",
 	} {
 		require.True(t, sqlStatement.MatchString(s), "%q should count as SQL", s)
 	}
