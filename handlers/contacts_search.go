@@ -16,7 +16,6 @@ import (
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
-	"github.com/outflowhq/outflow/internal/platform/pagination"
 	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
@@ -62,9 +61,9 @@ func (h *Contacts) ContactsSearch(ctx context.Context, req api.OptContactSearchR
 			return contacts.Search(ctx, tx, org, f, after, int(rowLimit))
 		},
 		func(r contacts.Row) contacts.Position { return contacts.PositionOf(f.Sort, r) },
-		func(ctx context.Context, tx pgx.Tx, page pagination.Page[contacts.Row], first bool) error {
+		func(ctx context.Context, tx pgx.Tx, rows []contacts.Row, first bool) error {
 			var err error
-			if out.Data, err = contactViews(ctx, tx, org, page.Data, campaign); err != nil {
+			if out.Data, err = contactViews(ctx, tx, org, rows, campaign); err != nil {
 				return err
 			}
 			if !first {

@@ -67,31 +67,62 @@ func keysetPage[T, K any](ctx context.Context, pool *pgxpool.Pool, cursors *pagi
 }
 
 // keysetPageThen is keysetPage for lists whose mapping reads more rows (contact views, a segment's counts, a
-// first page's totals): then runs on the cut page in the same transaction; first is true on the first page.
+// first page's totals): then runs on the page's rows in the same transaction; first is true on the first page.
 func keysetPageThen[T, K any](ctx context.Context, pool *pgxpool.Pool, cursors *pagination.Cursors, org uuid.UUID, sort string,
 	cursor api.OptString, limit int, fetch func(ctx context.Context, tx pgx.Tx, after *K, rowLimit int32) ([]T, error),
-	position func(T) K, then func(ctx context.Context, tx pgx.Tx, page pagination.Page[T], first bool) error,
+	position func(T) K, then func(ctx context.Context, tx pgx.Tx, rows []T, first bool) error,
 ) (pagination.Page[T], error) {
 	after, err := keysetAfter[K](cursors, sort, cursor)
 	if err != nil {
 		return pagination.Page[T]{}, err
 	}
-	var page pagination.Page[T]
-	err = db.WithOrgTx(ctx, pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := fetch(ctx, tx, after, int32(limit+1))
+	rows, hasMore, err := keysetRows(ctx, pool, org, limit,
+		func(ctx context.Context, tx pgx.Tx, rowLimit int32) ([]T, error) {
+			return fetch(ctx, tx, after, rowLimit)
+		},
+		func(ctx context.Context, tx pgx.Tx, rows []T) error {
+			if then == nil {
+				return nil
+			}
+			return then(ctx, tx, rows, after == nil)
+		})
+	if err != nil {
+		return pagination.Page[T]{}, err
+	}
+	page := pagination.Page[T]{Data: rows, HasMore: hasMore}
+	if hasMore {
+		next, err := cursors.Encode(sort, position(rows[len(rows)-1]))
 		if err != nil {
+			return pagination.Page[T]{}, err
+		}
+		page.NextCursor = &next
+	}
+	return page, nil
+}
+
+// keysetRows reads one page of an organization's list in an organization-scoped transaction: fetch reads
+// rowLimit rows after the caller's position (one more than the page, so the page knows whether more follow),
+// the rows past limit are cut, and then, when set, runs on the page's rows in the same transaction. Lists
+// whose cursor the contract fixes (an entry's id, a before_at/before_id pair) page with it directly; the
+// others go through keysetPage and its signed cursors.
+func keysetRows[T any](ctx context.Context, pool *pgxpool.Pool, org uuid.UUID, limit int,
+	fetch func(ctx context.Context, tx pgx.Tx, rowLimit int32) ([]T, error), then func(ctx context.Context, tx pgx.Tx, rows []T) error,
+) (rows []T, hasMore bool, err error) {
+	err = db.WithOrgTx(ctx, pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if rows, err = fetch(ctx, tx, int32(limit+1)); err != nil {
 			return err
 		}
-		if page, err = pagination.Build(cursors, sort, rows, limit, func(r T) any { return position(r) }); err != nil {
-			return err
+		if hasMore = len(rows) > limit; hasMore {
+			rows = rows[:limit]
 		}
 		if then == nil {
 			return nil
 		}
-		return then(ctx, tx, page, after == nil)
+		return then(ctx, tx, rows)
 	})
 	if err != nil {
-		return pagination.Page[T]{}, err
+		return nil, false, err
 	}
-	return page, nil
+	return rows, hasMore, nil
 }

@@ -222,7 +222,7 @@ func (h *Mailboxes) MailboxesList(ctx context.Context, params api.MailboxesListP
 	if limit < 1 || limit > 100 {
 		return nil, apierror.BadRequest("invalid_limit", "limit must be between 1 and 100.")
 	}
-	args := dbq.MailboxListParams{OrganizationID: org, RowLimit: int32(limit + 1)}
+	args := dbq.MailboxListParams{OrganizationID: org}
 	if q := strings.TrimSpace(params.Q.Value); q != "" {
 		if utf8.RuneCountInString(q) > maxMailboxQuery {
 			return nil, apierror.BadRequest("invalid_query", fmt.Sprintf("q must be at most %d characters.", maxMailboxQuery))
@@ -239,29 +239,30 @@ func (h *Mailboxes) MailboxesList(ctx context.Context, params api.MailboxesListP
 	if p := auth.PrincipalFrom(ctx); p != nil && p.AllowedMailboxes != nil {
 		args.OnlyIds = append([]uuid.UUID{}, p.AllowedMailboxes...)
 	}
-	var rows []dbq.Mailbox
 	var total int64
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err = h.queries.MailboxList(ctx, tx, args)
-		if err != nil || params.Cursor.Set {
+	rows, hasMore, err := keysetRows(ctx, h.pool, org, limit,
+		func(ctx context.Context, tx pgx.Tx, rowLimit int32) ([]dbq.Mailbox, error) {
+			args.RowLimit = rowLimit
+			return h.queries.MailboxList(ctx, tx, args)
+		},
+		func(ctx context.Context, tx pgx.Tx, _ []dbq.Mailbox) error {
+			if params.Cursor.Set {
+				return nil
+			}
+			var err error
+			total, err = h.queries.MailboxListTotal(ctx, tx, dbq.MailboxListTotalParams{OrganizationID: org, Q: args.Q, Tag: args.Tag, OnlyIds: args.OnlyIds})
 			return err
-		}
-		total, err = h.queries.MailboxListTotal(ctx, tx, dbq.MailboxListTotalParams{OrganizationID: org, Q: args.Q, Tag: args.Tag, OnlyIds: args.OnlyIds})
-		return err
-	})
+		})
 	if err != nil {
 		return nil, err
 	}
-	out := &api.MailboxList{Data: make([]api.Mailbox, 0, min(len(rows), limit))}
+	out := &api.MailboxList{Data: make([]api.Mailbox, len(rows))}
 	for i, r := range rows {
-		if i == limit {
-			break
-		}
-		out.Data = append(out.Data, mailboxOf(r))
+		out.Data[i] = mailboxOf(r)
 	}
-	out.Pagination.HasMore = len(rows) > limit
-	if out.Pagination.HasMore {
-		out.Pagination.NextCursor = api.NewOptNilString(rows[limit-1].ID.String())
+	out.Pagination.HasMore = hasMore
+	if hasMore {
+		out.Pagination.NextCursor = api.NewOptNilString(rows[len(rows)-1].ID.String())
 	} else {
 		out.Pagination.NextCursor.SetToNull()
 	}

@@ -50,9 +50,9 @@ func (h *Segments) SegmentsMembersList(ctx context.Context, params api.SegmentsM
 			return contacts.Search(ctx, tx, org, f, after, int(rowLimit))
 		},
 		func(r contacts.Row) contacts.Position { return contacts.PositionOf(f.Sort, r) },
-		func(ctx context.Context, tx pgx.Tx, page pagination.Page[contacts.Row], first bool) error {
+		func(ctx context.Context, tx pgx.Tx, rows []contacts.Row, first bool) error {
 			var err error
-			if out.Data, err = contactViews(ctx, tx, org, page.Data, nil); err != nil {
+			if out.Data, err = contactViews(ctx, tx, org, rows, nil); err != nil {
 				return err
 			}
 			if first {

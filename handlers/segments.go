@@ -299,8 +299,8 @@ func (h *Segments) SegmentsList(ctx context.Context, params api.SegmentsListPara
 			return h.queries.SegmentList(ctx, tx, args)
 		},
 		func(s dbq.Segment) timeKey { return timeKey{At: s.CreatedAt, ID: s.ID} },
-		func(ctx context.Context, tx pgx.Tx, page pagination.Page[dbq.Segment], _ bool) error {
-			for _, s := range page.Data {
+		func(ctx context.Context, tx pgx.Tx, rows []dbq.Segment, _ bool) error {
+			for _, s := range rows {
 				v, err := segmentOf(ctx, tx, s)
 				if err != nil {
 					return err
