@@ -15,7 +15,6 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
-	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 // AuditLogs serves the organization's audit trail. Entries are written by audit.Record inside the transaction
@@ -49,37 +48,33 @@ func (h *AuditLogs) AnalyticsAuditLogsList(ctx context.Context, params api.Analy
 		return nil, err
 	}
 	limit := int(args.RowLimit) - 1
-	var rows []dbq.AuditLogListRow
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		if c, ok := params.Cursor.Get(); ok {
-			at, err := h.queries.AuditLogPosition(ctx, tx, dbq.AuditLogPositionParams{OrganizationID: org, ID: c})
-			if errors.Is(err, pgx.ErrNoRows) {
-				return apierror.BadRequest("invalid_cursor", "cursor is not the id of an entry of this audit log.")
+	rows, hasMore, err := keysetRows(ctx, h.pool, org, limit,
+		func(ctx context.Context, tx pgx.Tx, rowLimit int32) ([]dbq.AuditLogListRow, error) {
+			if c, ok := params.Cursor.Get(); ok {
+				at, err := h.queries.AuditLogPosition(ctx, tx, dbq.AuditLogPositionParams{OrganizationID: org, ID: c})
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil, apierror.BadRequest("invalid_cursor", "cursor is not the id of an entry of this audit log.")
+				}
+				if err != nil {
+					return nil, err
+				}
+				args.BeforeCreatedAt, args.BeforeID = &at, uuid.NullUUID{UUID: c, Valid: true}
 			}
-			if err != nil {
-				return err
-			}
-			args.BeforeCreatedAt, args.BeforeID = &at, uuid.NullUUID{UUID: c, Valid: true}
-		}
-		rows, err = h.queries.AuditLogList(ctx, tx, args)
-		return err
-	})
+			args.RowLimit = rowLimit
+			return h.queries.AuditLogList(ctx, tx, args)
+		}, nil)
 	if err != nil {
 		return nil, err
 	}
-	out := &api.AuditLogList{Data: make([]api.AuditLog, 0, min(len(rows), limit)), Pagination: api.Pagination{}}
+	out := &api.AuditLogList{Data: make([]api.AuditLog, len(rows)), Pagination: api.Pagination{HasMore: hasMore}}
 	out.Pagination.NextCursor.SetToNull()
+	if hasMore {
+		out.Pagination.NextCursor.SetTo(rows[len(rows)-1].ID.String())
+	}
 	for i, r := range rows {
-		if i == limit {
-			out.Pagination.HasMore = true
-			out.Pagination.NextCursor.SetTo(rows[i-1].ID.String())
-			break
-		}
-		entry, err := auditEntryOf(r)
-		if err != nil {
+		if out.Data[i], err = auditEntryOf(r); err != nil {
 			return nil, err
 		}
-		out.Data = append(out.Data, entry)
 	}
 	return out, nil
 }

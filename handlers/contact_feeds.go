@@ -479,24 +479,20 @@ func (h *ContactFeeds) ContactsEmailsList(ctx context.Context, params api.Contac
 	if params.BeforeAt.Set != params.BeforeID.Set {
 		return nil, apierror.BadRequest("invalid_cursor", "Send before_at and before_id together (the last row's sent_at and task_id), or neither.")
 	}
-	args := dbq.ContactSentEmailListParams{OrganizationID: org, ContactID: params.ID, RowLimit: int32(limit + 1)}
+	args := dbq.ContactSentEmailListParams{OrganizationID: org, ContactID: params.ID}
 	if params.BeforeAt.Set {
 		args.BeforeSentAt, args.BeforeID = &params.BeforeAt.Value, uuid.NullUUID{UUID: params.BeforeID.Value, Valid: true}
 	}
-	var rows []dbq.ContactSentEmailListRow
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := h.subject(ctx, tx, org, params.ID); err != nil {
-			return err
-		}
-		rows, err = h.queries.ContactSentEmailList(ctx, tx, args)
-		return err
-	})
+	rows, hasMore, err := keysetRows(ctx, h.pool, org, limit,
+		func(ctx context.Context, tx pgx.Tx, rowLimit int32) ([]dbq.ContactSentEmailListRow, error) {
+			if _, err := h.subject(ctx, tx, org, params.ID); err != nil {
+				return nil, err
+			}
+			args.RowLimit = rowLimit
+			return h.queries.ContactSentEmailList(ctx, tx, args)
+		}, nil)
 	if err != nil {
 		return nil, err
-	}
-	hasMore := len(rows) > limit
-	if hasMore {
-		rows = rows[:limit]
 	}
 	out := &api.ContactSentEmailList{Data: make([]api.ContactSentEmail, len(rows)), Pagination: feedPagination(hasMore, nil)}
 	for i, r := range rows {

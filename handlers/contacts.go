@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outflowhq/outflow/gen/api"
@@ -19,7 +21,6 @@ import (
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/suppression"
 	"github.com/outflowhq/outflow/internal/eventing/events"
-	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/pagination"
@@ -52,75 +53,6 @@ const (
 )
 
 var errContactNotFound = apierror.NotFound("contact_not_found", "No contact with that id in this organization.")
-
-// contactSource is how a contact the caller adds is recorded: by hand in the app, or through the API.
-func contactSource(ctx context.Context) string {
-	if auth.PrincipalFrom(ctx).IsSession() {
-		return "manual"
-	}
-	return "api"
-}
-
-func actorUser(ctx context.Context) uuid.NullUUID {
-	if p := auth.PrincipalFrom(ctx); p != nil && p.UserID != uuid.Nil {
-		return uuid.NullUUID{UUID: p.UserID, Valid: true}
-	}
-	return uuid.NullUUID{}
-}
-
-// checkRefs fails with 400 unknown_<what> unless every id names a row of the organization: a category
-// (labels of kind category), a campaign or a segment.
-func checkRefs(ctx context.Context, tx pgx.Tx, org uuid.UUID, what string, ids []uuid.UUID) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	if len(ids) > maxLinkIDs {
-		return apierror.BadRequest("invalid_"+what+"s", fmt.Sprintf("Send at most %d %s ids.", maxLinkIDs, what))
-	}
-	q := dbq.New()
-	var found []uuid.UUID
-	var err error
-	switch what {
-	case "category":
-		found, err = q.ContactRefCategories(ctx, tx, dbq.ContactRefCategoriesParams{OrganizationID: org, Ids: ids})
-	case "campaign":
-		found, err = q.ContactRefCampaigns(ctx, tx, dbq.ContactRefCampaignsParams{OrganizationID: org, Ids: ids})
-	default:
-		found, err = q.ContactRefSegments(ctx, tx, dbq.ContactRefSegmentsParams{OrganizationID: org, Ids: ids})
-	}
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if !slices.Contains(found, id) {
-			return apierror.BadRequest("unknown_"+what, fmt.Sprintf("No %s %s in this organization.", what, id))
-		}
-	}
-	return nil
-}
-
-// checkLinkRefs checks the campaigns, categories and segments a contact write links (see checkRefs).
-func checkLinkRefs(ctx context.Context, tx pgx.Tx, org uuid.UUID, campaigns, categories, segments []uuid.UUID) error {
-	for _, ref := range []struct {
-		what string
-		ids  []uuid.UUID
-	}{{"campaign", campaigns}, {"category", categories}, {"segment", segments}} {
-		if err := checkRefs(ctx, tx, org, ref.what, dedupIDs(ref.ids)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func dedupIDs(ids []uuid.UUID) []uuid.UUID {
-	out := make([]uuid.UUID, 0, len(ids))
-	for _, id := range ids {
-		if !slices.Contains(out, id) {
-			out = append(out, id)
-		}
-	}
-	return out
-}
 
 // contactInput is one validated element of POST /contacts.
 type contactInput struct {
@@ -185,32 +117,6 @@ func parseContactCreate(i int, c api.ContactCreate) (contactInput, error) {
 	return in, nil
 }
 
-// upsertContactSQL creates a contact or enriches the primary one of its address: sent non-empty fields
-// replace, custom fields merge key by key, a sent subscribed or verdict replaces. It answers the id and
-// whether the row is new.
-const upsertContactSQL = `INSERT INTO contacts AS c (organization_id, id, email, first_name, last_name, company, phone,
-  custom_fields, subscribed, source, verification_status, verification_sub_status, verification_source,
-  verification_provider, verification_checked_at, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9, true), $10, coalesce($11, 'unknown'), coalesce($12, ''),
-  CASE WHEN $11::text IS NULL THEN '' ELSE 'imported' END, coalesce($13, ''),
-  CASE WHEN $11::text IS NULL THEN NULL ELSE now() END, $14, now())
-ON CONFLICT (organization_id, email, duplicate_seq) DO UPDATE SET
-  first_name = CASE WHEN excluded.first_name <> '' THEN excluded.first_name ELSE c.first_name END,
-  last_name = CASE WHEN excluded.last_name <> '' THEN excluded.last_name ELSE c.last_name END,
-  company = CASE WHEN excluded.company <> '' THEN excluded.company ELSE c.company END,
-  phone = CASE WHEN excluded.phone <> '' THEN excluded.phone ELSE c.phone END,
-  custom_fields = c.custom_fields || excluded.custom_fields,
-  subscribed = coalesce($9, c.subscribed),
-  verification_status = coalesce($11, c.verification_status),
-  verification_sub_status = CASE WHEN $11::text IS NULL THEN c.verification_sub_status ELSE excluded.verification_sub_status END,
-  verification_source = CASE WHEN $11::text IS NULL THEN c.verification_source ELSE 'imported' END,
-  verification_provider = CASE WHEN $11::text IS NULL THEN c.verification_provider ELSE excluded.verification_provider END,
-  verification_reason = CASE WHEN $11::text IS NULL THEN c.verification_reason ELSE '' END,
-  verification_confidence = CASE WHEN $11::text IS NULL THEN c.verification_confidence ELSE 0 END,
-  verification_checked_at = CASE WHEN $11::text IS NULL THEN c.verification_checked_at ELSE now() END,
-  updated_at = now()
-RETURNING c.id, (xmax = 0)`
-
 // ContactsCreate creates contacts or enriches existing ones matched by address, links their campaigns and
 // categories and pins their segments, all in one transaction after every reference has been checked.
 func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, _ api.ContactsCreateParams) ([]api.Contact, error) {
@@ -254,15 +160,26 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 			if custom == nil {
 				custom = map[string]string{}
 			}
-			var isNew bool
-			if err := tx.QueryRow(ctx, upsertContactSQL, org, id, in.email, in.first, in.last, in.company, in.phone, custom,
-				in.subscribed, source, status, sub, provider, at).Scan(&ids[i], &isNew); err != nil {
+			doc, err := json.Marshal(custom)
+			if err != nil {
+				return err
+			}
+			var subscribed pgtype.Bool
+			if in.subscribed != nil {
+				subscribed = pgtype.Bool{Bool: *in.subscribed, Valid: true}
+			}
+			row, err := h.queries.ContactUpsert(ctx, tx, dbq.ContactUpsertParams{OrganizationID: org, ID: id, Email: in.email,
+				FirstName: in.first, LastName: in.last, Company: in.company, Phone: in.phone, CustomFields: doc,
+				Subscribed: subscribed, Source: source, VerificationStatus: status, VerificationSubStatus: sub,
+				VerificationProvider: provider, CreatedAt: at})
+			if err != nil {
 				return fmt.Errorf("upsert contact: %w", err)
 			}
+			ids[i] = row.ID
 			if slices.Contains(created, ids[i]) || slices.Contains(updated, ids[i]) {
 				continue // the same address twice in one request
 			}
-			if isNew {
+			if row.Inserted {
 				created = append(created, ids[i])
 			} else {
 				updated = append(updated, ids[i])
@@ -273,9 +190,8 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 				return err
 			}
 			if len(in.segments) > 0 {
-				if _, err := tx.Exec(ctx, `INSERT INTO segment_pins (organization_id, segment_id, contact_id, include)
-					SELECT $1, s, $2, true FROM unnest($3::uuid[]) s
-					ON CONFLICT (organization_id, segment_id, contact_id) DO UPDATE SET include = true`, org, ids[i], in.segments); err != nil {
+				if err := h.queries.ContactSegmentsPin(ctx, tx, dbq.ContactSegmentsPinParams{OrganizationID: org, ContactID: ids[i],
+					SegmentIds: in.segments}); err != nil {
 					return fmt.Errorf("pin segments: %w", err)
 				}
 			}
@@ -333,115 +249,6 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 	return out, nil
 }
 
-// linkContacts adds every campaign (as a pending lead) and category to every contact, set-based, and records
-// campaign_added / category_added activities for the links that are new.
-func linkContacts(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids, campaigns, categories []uuid.UUID) error {
-	if len(campaigns) > 0 {
-		rows, err := tx.Query(ctx, `INSERT INTO campaign_leads (organization_id, campaign_id, contact_id)
-			SELECT $1, k, c FROM unnest($2::uuid[]) c CROSS JOIN unnest($3::uuid[]) k
-			ON CONFLICT DO NOTHING RETURNING contact_id, campaign_id`, org, ids, campaigns)
-		if err != nil {
-			return fmt.Errorf("add campaigns: %w", err)
-		}
-		if err := recordPairs(ctx, tx, org, rows, "campaign_added", "campaign_id"); err != nil {
-			return err
-		}
-	}
-	if len(categories) > 0 {
-		rows, err := tx.Query(ctx, `INSERT INTO contact_categories (organization_id, contact_id, category_id)
-			SELECT $1, c, k FROM unnest($2::uuid[]) c CROSS JOIN unnest($3::uuid[]) k
-			ON CONFLICT DO NOTHING RETURNING contact_id, category_id`, org, ids, categories)
-		if err != nil {
-			return fmt.Errorf("add categories: %w", err)
-		}
-		if err := recordPairs(ctx, tx, org, rows, "category_added", "category_id"); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// unlinkContacts removes campaigns and categories from contacts and records what was removed.
-func unlinkContacts(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids, campaigns, categories []uuid.UUID) error {
-	if len(campaigns) > 0 {
-		rows, err := tx.Query(ctx, `DELETE FROM campaign_leads WHERE organization_id = $1 AND contact_id = ANY($2)
-			AND campaign_id = ANY($3) RETURNING contact_id, campaign_id`, org, ids, campaigns)
-		if err != nil {
-			return fmt.Errorf("remove campaigns: %w", err)
-		}
-		if err := recordPairs(ctx, tx, org, rows, "campaign_removed", "campaign_id"); err != nil {
-			return err
-		}
-	}
-	if len(categories) > 0 {
-		rows, err := tx.Query(ctx, `DELETE FROM contact_categories WHERE organization_id = $1 AND contact_id = ANY($2)
-			AND category_id = ANY($3) RETURNING contact_id, category_id`, org, ids, categories)
-		if err != nil {
-			return fmt.Errorf("remove categories: %w", err)
-		}
-		if err := recordPairs(ctx, tx, org, rows, "category_removed", "category_id"); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// recordPairs writes one activity of type per (contact, target) row, grouped by target.
-func recordPairs(ctx context.Context, tx pgx.Tx, org uuid.UUID, rows pgx.Rows, typ, key string) error {
-	byTarget := map[uuid.UUID][]uuid.UUID{}
-	var order []uuid.UUID
-	for rows.Next() {
-		var contact, target uuid.UUID
-		if err := rows.Scan(&contact, &target); err != nil {
-			rows.Close()
-			return err
-		}
-		if _, ok := byTarget[target]; !ok {
-			order = append(order, target)
-		}
-		byTarget[target] = append(byTarget[target], contact)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if len(order) == 0 {
-		return nil
-	}
-	// The timeline shows the campaign's or category's name as it was.
-	nameSQL := `SELECT id, name FROM campaigns WHERE organization_id = $1 AND id = ANY($2)`
-	nameKey := "campaign_name"
-	if key == "category_id" {
-		nameSQL = `SELECT id, title FROM labels WHERE organization_id = $1 AND id = ANY($2)`
-		nameKey = "category_title"
-	}
-	names := map[uuid.UUID]string{}
-	nr, err := tx.Query(ctx, nameSQL, org, order)
-	if err != nil {
-		return err
-	}
-	for nr.Next() {
-		var id uuid.UUID
-		var name string
-		if err := nr.Scan(&id, &name); err != nil {
-			nr.Close()
-			return err
-		}
-		names[id] = name
-	}
-	nr.Close()
-	if err := nr.Err(); err != nil {
-		return err
-	}
-	for _, target := range order {
-		if err := activity.Record(ctx, tx, activity.Entry{ContactIDs: byTarget[target], UserID: actorUser(ctx), Type: typ,
-			Metadata: map[string]any{key: target, nameKey: names[target]}}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func contactCreatedData(c api.Contact, source string) map[string]any {
 	campaigns := make([]string, len(c.Campaigns))
 	for i, k := range c.Campaigns {
@@ -495,12 +302,8 @@ func (h *Contacts) ContactsGet(ctx context.Context, params api.ContactsGetParams
 		}
 		out = detailOf(views[0])
 		var e api.ContactEngagement
-		var sent, opened, clicked, replied, bounced int64
-		var lastSent, lastOpened, lastClicked, lastReplied, lastBounced *time.Time
-		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE sent_at IS NOT NULL), count(opened_at), count(clicked_at),
-			count(replied_at), count(bounced_at), max(sent_at), max(opened_at), max(clicked_at), max(replied_at), max(bounced_at)
-			FROM send_tasks WHERE organization_id = $1 AND contact_id = $2`, org, row.ID).Scan(&sent, &opened, &clicked,
-			&replied, &bounced, &lastSent, &lastOpened, &lastClicked, &lastReplied, &lastBounced); err != nil {
+		eng, err := h.queries.ContactEngagement(ctx, tx, dbq.ContactEngagementParams{OrganizationID: org, ContactID: row.ID})
+		if err != nil {
 			return fmt.Errorf("contact engagement: %w", err)
 		}
 		var complained int64
@@ -521,10 +324,10 @@ func (h *Contacts) ContactsGet(ctx context.Context, params api.ContactsGetParams
 			s := api.ContactSuppression{Reason: sup.Reason, Source: api.ContactSuppressionSource(src), ExpiresAt: optNilTime(sup.ExpiresAt), CreatedAt: sup.CreatedAt}
 			out.Suppression = api.NewOptContactSuppression(s)
 		}
-		e.TotalSent, e.TotalOpened, e.TotalClicked, e.TotalReplied, e.TotalBounced = int(sent), int(opened), int(clicked), int(replied), int(bounced)
-		e.TotalComplained = int(complained)
-		e.LastSentAt, e.LastOpenedAt, e.LastClickedAt = optNilTime(lastSent), optNilTime(lastOpened), optNilTime(lastClicked)
-		e.LastRepliedAt, e.LastBouncedAt = optNilTime(lastReplied), optNilTime(lastBounced)
+		e.TotalSent, e.TotalOpened, e.TotalClicked = int(eng.Sent), int(eng.Opened), int(eng.Clicked)
+		e.TotalReplied, e.TotalBounced, e.TotalComplained = int(eng.Replied), int(eng.Bounced), int(complained)
+		e.LastSentAt, e.LastOpenedAt, e.LastClickedAt = optAnyTime(eng.LastSentAt), optAnyTime(eng.LastOpenedAt), optAnyTime(eng.LastClickedAt)
+		e.LastRepliedAt, e.LastBouncedAt = optAnyTime(eng.LastRepliedAt), optAnyTime(eng.LastBouncedAt)
 		out.Engagement = e
 		return nil
 	})
@@ -532,6 +335,15 @@ func (h *Contacts) ContactsGet(ctx context.Context, params api.ContactsGetParams
 		return nil, err
 	}
 	return &out, nil
+}
+
+// optAnyTime reads the max of a timestamp column, which sqlc types as any: a time, or NULL when no row had one.
+func optAnyTime(v any) api.OptNilDateTime {
+	t, ok := v.(time.Time)
+	if !ok {
+		return optNilTime(nil)
+	}
+	return optNilTime(&t)
 }
 
 // detailOf copies a contact into the detail shape (ogen flattens the schema's allOf into its own types).
@@ -566,8 +378,7 @@ func (h *Contacts) ContactsLookup(ctx context.Context, params api.ContactsLookup
 	}
 	var out api.ContactLookupResult
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		var id uuid.UUID
-		err := tx.QueryRow(ctx, `SELECT id FROM contacts WHERE organization_id = $1 AND email = $2 ORDER BY duplicate_seq LIMIT 1`, org, email).Scan(&id)
+		id, err := h.queries.ContactIDByEmail(ctx, tx, dbq.ContactIDByEmailParams{OrganizationID: org, Email: email})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apierror.NotFound("contact_not_found", "No contact with that address in this organization.")
 		}
@@ -599,33 +410,30 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 	if err != nil {
 		return nil, err
 	}
-	sets := []string{}
-	args := []any{org, params.ID}
-	set := func(col string, v any) {
-		args = append(args, v)
-		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
-	}
+	// Unsent fields stay NULL, which keeps them; no custom key is dropped or put unless sent.
+	upd := dbq.ContactUpdateParams{OrganizationID: org, ID: params.ID, DropCustom: []string{}, PutCustom: json.RawMessage(`{}`)}
 	changes := []string{}
 	if v, ok := req.Email.Get(); ok {
 		email, ok := contacts.NormalizeEmail(v)
 		if !ok {
 			return nil, apierror.BadRequest("invalid_email", "email must be an email address.")
 		}
-		set("email", email)
+		upd.Email = &email
 		changes = append(changes, "email")
 	}
 	for _, f := range []struct {
 		name string
 		v    api.OptString
 		max  int
-	}{{"first_name", req.FirstName, contacts.MaxNameLen}, {"last_name", req.LastName, contacts.MaxNameLen},
-		{"company", req.Company, contacts.MaxNameLen}, {"phone", req.Phone, contacts.MaxPhoneLen}} {
+		to   **string
+	}{{"first_name", req.FirstName, contacts.MaxNameLen, &upd.FirstName}, {"last_name", req.LastName, contacts.MaxNameLen, &upd.LastName},
+		{"company", req.Company, contacts.MaxNameLen, &upd.Company}, {"phone", req.Phone, contacts.MaxPhoneLen, &upd.Phone}} {
 		if v, ok := f.v.Get(); ok {
 			v = strings.TrimSpace(v)
 			if err := contacts.CheckText(f.name, v, f.max); err != nil {
 				return nil, err
 			}
-			set(f.name, v)
+			*f.to = &v
 			changes = append(changes, f.name)
 		}
 	}
@@ -633,22 +441,24 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 		if err := contacts.CheckCustomFields(req.CustomFields.Value); err != nil {
 			return nil, err
 		}
-		put, drop := map[string]string{}, []string{}
+		put := map[string]string{}
 		for k, v := range req.CustomFields.Value {
 			if v == "" {
-				drop = append(drop, k)
+				upd.DropCustom = append(upd.DropCustom, k)
 			} else {
 				put[k] = v
 			}
 		}
-		args = append(args, put, drop)
-		sets = append(sets, fmt.Sprintf("custom_fields = (custom_fields - $%d::text[]) || $%d::jsonb", len(args), len(args)-1))
+		if upd.PutCustom, err = json.Marshal(put); err != nil {
+			return nil, err
+		}
 		changes = append(changes, "custom_fields")
 	}
 	if v, ok := req.Subscribed.Get(); ok {
-		set("subscribed", v)
+		upd.Subscribed = pgtype.Bool{Bool: v, Valid: true}
 		changes = append(changes, "subscribed")
 	}
+	fields := len(changes) > 0 // the contact's own columns change
 	campaigns, categories := dedupIDs(req.Campaigns), dedupIDs(req.Categories)
 	addCats, removeCats := dedupIDs(req.AddCategories), dedupIDs(req.RemoveCategories)
 	var out api.Contact
@@ -660,9 +470,8 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 		if err := checkLinkRefs(ctx, tx, org, campaigns, append(append(slices.Clone(categories), addCats...), removeCats...), nil); err != nil {
 			return err
 		}
-		if len(sets) > 0 {
-			sql := fmt.Sprintf(`UPDATE contacts SET %s, updated_at = now() WHERE organization_id = $1 AND id = $2`, strings.Join(sets, ", "))
-			if _, err := tx.Exec(ctx, sql, args...); err != nil {
+		if fields {
+			if err := h.queries.ContactUpdate(ctx, tx, upd); err != nil {
 				var pgErr *pgconn.PgError
 				if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 					return apierror.New(409, "contact_email_taken", "Another contact already has that address.")
@@ -672,12 +481,8 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 		}
 		ids := []uuid.UUID{row.ID}
 		if req.Campaigns != nil {
-			var current []uuid.UUID
-			r, err := tx.Query(ctx, `SELECT campaign_id FROM campaign_leads WHERE organization_id = $1 AND contact_id = $2`, org, row.ID)
+			current, err := h.queries.ContactLinksCampaignIDs(ctx, tx, dbq.ContactLinksCampaignIDsParams{OrganizationID: org, ContactID: row.ID})
 			if err != nil {
-				return err
-			}
-			if current, err = pgx.CollectRows(r, pgx.RowTo[uuid.UUID]); err != nil {
 				return err
 			}
 			if err := unlinkContacts(ctx, tx, org, ids, without(current, campaigns), nil); err != nil {
@@ -689,11 +494,7 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 			changes = append(changes, "campaigns")
 		}
 		if req.Categories != nil || len(addCats) > 0 || len(removeCats) > 0 {
-			r, err := tx.Query(ctx, `SELECT category_id FROM contact_categories WHERE organization_id = $1 AND contact_id = $2`, org, row.ID)
-			if err != nil {
-				return err
-			}
-			current, err := pgx.CollectRows(r, pgx.RowTo[uuid.UUID])
+			current, err := h.queries.ContactLinksCategoryIDs(ctx, tx, dbq.ContactLinksCategoryIDsParams{OrganizationID: org, ContactID: row.ID})
 			if err != nil {
 				return err
 			}
@@ -708,8 +509,8 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 			if err := linkContacts(ctx, tx, org, ids, nil, without(want, current)); err != nil {
 				return err
 			}
-			if len(sets) == 0 {
-				if _, err := tx.Exec(ctx, `UPDATE contacts SET updated_at = now() WHERE organization_id = $1 AND id = $2`, org, row.ID); err != nil {
+			if !fields {
+				if err := h.queries.ContactTouch(ctx, tx, dbq.ContactTouchParams{OrganizationID: org, Ids: ids}); err != nil {
 					return err
 				}
 			}
@@ -741,17 +542,6 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 	return &out, nil
 }
 
-// without returns the ids of a not in b.
-func without(a, b []uuid.UUID) []uuid.UUID {
-	out := []uuid.UUID{}
-	for _, id := range a {
-		if !slices.Contains(b, id) {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
 // ContactsDelete deletes one contact with its links, notes and activities; sent history keeps its rows
 // without the contact.
 func (h *Contacts) ContactsDelete(ctx context.Context, params api.ContactsDeleteParams) error {
@@ -760,8 +550,7 @@ func (h *Contacts) ContactsDelete(ctx context.Context, params api.ContactsDelete
 		return err
 	}
 	return db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		var email string
-		err := tx.QueryRow(ctx, `DELETE FROM contacts WHERE organization_id = $1 AND id = $2 RETURNING email`, org, params.ID).Scan(&email)
+		email, err := h.queries.ContactDelete(ctx, tx, dbq.ContactDeleteParams{OrganizationID: org, ID: params.ID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errContactNotFound
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/outflowhq/outflow/gen/api"
+	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
@@ -47,65 +48,51 @@ func (h *Contacts) ContactsSearch(ctx context.Context, req api.OptContactSearchR
 		}
 		limit = n
 	}
-	var after *contacts.Position
-	if cur, ok := params.Cursor.Get(); ok && cur != "" {
-		var pos contacts.Position
-		if err := h.cursors.Decode(cur, f.SortOrder(), &pos); err != nil {
-			return nil, err
-		}
-		after = &pos
+	cursor := params.Cursor
+	if cursor.Value == "" {
+		cursor.Reset() // an empty cursor asks for the first page
+	}
+	var campaign *uuid.UUID
+	if id, ok := f.OneCampaign(); ok {
+		campaign = &id
 	}
 	out := &api.ContactList{}
-	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := contacts.Search(ctx, tx, org, f, after, limit+1)
-		if err != nil {
-			return err
-		}
-		hasMore := len(rows) > limit
-		if hasMore {
-			rows = rows[:limit]
-		}
-		var campaign *uuid.UUID
-		if id, ok := f.OneCampaign(); ok {
-			campaign = &id
-		}
-		if out.Data, err = contactViews(ctx, tx, org, rows, campaign); err != nil {
-			return err
-		}
-		out.Pagination.HasMore = hasMore
-		out.Pagination.NextCursor.SetToNull()
-		if hasMore {
-			cur, err := h.cursors.Encode(f.SortOrder(), contacts.PositionOf(f.Sort, rows[len(rows)-1]))
+	page, err := keysetPageThen(ctx, h.pool, h.cursors, org, f.SortOrder(), cursor, limit,
+		func(ctx context.Context, tx pgx.Tx, after *contacts.Position, rowLimit int32) ([]contacts.Row, error) {
+			return contacts.Search(ctx, tx, org, f, after, int(rowLimit))
+		},
+		func(r contacts.Row) contacts.Position { return contacts.PositionOf(f.Sort, r) },
+		func(ctx context.Context, tx pgx.Tx, rows []contacts.Row, first bool) error {
+			var err error
+			if out.Data, err = contactViews(ctx, tx, org, rows, campaign); err != nil {
+				return err
+			}
+			if !first {
+				return nil
+			}
+			total, err := contacts.Count(ctx, tx, org, f)
 			if err != nil {
 				return err
 			}
-			out.Pagination.NextCursor.SetTo(cur)
-		}
-		if after != nil {
+			out.Pagination.Total.SetTo(total)
+			counts, err := h.contactCounts(ctx, tx, org)
+			if err != nil {
+				return err
+			}
+			out.Counts = api.NewOptContactCounts(counts)
+			if campaign != nil {
+				lc, err := leadCounts(ctx, tx, org, f, *campaign)
+				if err != nil {
+					return err
+				}
+				out.LeadCounts = api.NewOptContactLeadCounts(lc)
+			}
 			return nil
-		}
-		total, err := contacts.Count(ctx, tx, org, f)
-		if err != nil {
-			return err
-		}
-		out.Pagination.Total.SetTo(total)
-		counts, err := contactCounts(ctx, tx, org)
-		if err != nil {
-			return err
-		}
-		out.Counts = api.NewOptContactCounts(counts)
-		if campaign != nil {
-			lc, err := leadCounts(ctx, tx, org, f, *campaign)
-			if err != nil {
-				return err
-			}
-			out.LeadCounts = api.NewOptContactLeadCounts(lc)
-		}
-		return nil
-	})
+		})
 	if err != nil {
 		return nil, err
 	}
+	out.Pagination.HasMore, out.Pagination.NextCursor = page.HasMore, optNilStringPtr(page.NextCursor)
 	return out, nil
 }
 
@@ -119,31 +106,23 @@ func containsID(ids []uuid.UUID, id uuid.UUID) bool {
 }
 
 // contactCounts reads the org-wide counts the triggers keep (no scan of the contacts).
-func contactCounts(ctx context.Context, tx pgx.Tx, org uuid.UUID) (api.ContactCounts, error) {
+func (h *Contacts) contactCounts(ctx context.Context, tx pgx.Tx, org uuid.UUID) (api.ContactCounts, error) {
 	var c api.ContactCounts
-	var total, subscribed, inCampaign, notContacted int64
-	err := tx.QueryRow(ctx, `SELECT coalesce(max(total), 0), coalesce(max(subscribed), 0), coalesce(max(in_campaign), 0),
-		coalesce(max(not_contacted), 0) FROM contact_stats WHERE organization_id = $1`, org).Scan(&total, &subscribed, &inCampaign, &notContacted)
+	stats, err := h.queries.ContactStats(ctx, tx, org)
 	if err != nil {
 		return c, fmt.Errorf("contact counts: %w", err)
 	}
-	c.Total, c.Subscribed, c.Unsubscribed = int(total), int(subscribed), int(total-subscribed)
-	c.InCampaign, c.NotContacted = int(inCampaign), int(notContacted)
-	rows, err := tx.Query(ctx, `SELECT id, contact_count FROM labels WHERE organization_id = $1 AND kind = 'category' ORDER BY position, id`, org)
+	c.Total, c.Subscribed, c.Unsubscribed = int(stats.Total), int(stats.Subscribed), int(stats.Total-stats.Subscribed)
+	c.InCampaign, c.NotContacted = int(stats.InCampaign), int(stats.NotContacted)
+	categories, err := h.queries.ContactStatsCategories(ctx, tx, org)
 	if err != nil {
 		return c, fmt.Errorf("category counts: %w", err)
 	}
-	defer rows.Close()
-	c.Categories = []api.ContactCategoryCount{}
-	for rows.Next() {
-		var id uuid.UUID
-		var n int64
-		if err := rows.Scan(&id, &n); err != nil {
-			return c, err
-		}
-		c.Categories = append(c.Categories, api.ContactCategoryCount{CategoryID: id, Count: int(n)})
+	c.Categories = make([]api.ContactCategoryCount, len(categories))
+	for i, k := range categories {
+		c.Categories[i] = api.ContactCategoryCount{CategoryID: k.ID, Count: int(k.ContactCount)}
 	}
-	return c, rows.Err()
+	return c, nil
 }
 
 // leadCounts counts the named campaign's leads among the contacts the search's other filters select
@@ -151,18 +130,13 @@ func contactCounts(ctx context.Context, tx pgx.Tx, org uuid.UUID) (api.ContactCo
 func leadCounts(ctx context.Context, tx pgx.Tx, org uuid.UUID, f contacts.Filter, campaign uuid.UUID) (api.ContactLeadCounts, error) {
 	g := f
 	g.LeadStatus, g.Engagement = "", ""
-	sql, args, err := contacts.LeadCountsSQL(ctx, tx, org, g, campaign)
+	n, err := contacts.CountLeads(ctx, tx, org, g, campaign)
 	if err != nil {
 		return api.ContactLeadCounts{}, err
 	}
-	var n [14]int64
-	if err := tx.QueryRow(ctx, sql, args...).Scan(&n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6], &n[7], &n[8], &n[9],
-		&n[10], &n[11], &n[12], &n[13]); err != nil {
-		return api.ContactLeadCounts{}, fmt.Errorf("lead counts: %w", err)
-	}
-	return api.ContactLeadCounts{Total: int(n[0]), Queued: int(n[1]), Processing: int(n[2]), Completed: int(n[3]),
-		Replied: int(n[4]), Bounced: int(n[5]), Failed: int(n[6]), Paused: int(n[7]), Undeliverable: int(n[8]),
-		Unsubscribed: int(n[9]), Contacted: int(n[10]), Opened: int(n[11]), Clicked: int(n[12]), RepliedAny: int(n[13])}, nil
+	return api.ContactLeadCounts{Total: n.Total, Queued: n.Queued, Processing: n.Processing, Completed: n.Completed,
+		Replied: n.Replied, Bounced: n.Bounced, Failed: n.Failed, Paused: n.Paused, Undeliverable: n.Undeliverable,
+		Unsubscribed: n.Unsubscribed, Contacted: n.Contacted, Opened: n.Opened, Clicked: n.Clicked, RepliedAny: n.RepliedAny}, nil
 }
 
 // Bulk field operations.
@@ -224,32 +198,23 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 			return apierror.BadRequest("empty_selection", "None of the selected contacts exist.")
 		}
 		for _, op := range req.Fields {
-			var sql string
-			args := []any{org, ids, op.Key}
+			field := dbq.ContactFieldEditParams{OrganizationID: org, Ids: ids, Key: op.Key, Value: op.Value.Value}
 			switch string(op.Type) {
 			case fieldAdd:
-				sql = `UPDATE contacts SET custom_fields = custom_fields || jsonb_build_object($3::text, $4::text), updated_at = now()
-					WHERE organization_id = $1 AND id = ANY($2) AND NOT custom_fields ? $3`
-				args = append(args, op.Value.Value)
+				err = h.queries.ContactFieldAdd(ctx, tx, dbq.ContactFieldAddParams(field))
 			case fieldEdit:
-				sql = `UPDATE contacts SET custom_fields = custom_fields || jsonb_build_object($3::text, $4::text), updated_at = now()
-					WHERE organization_id = $1 AND id = ANY($2)`
-				args = append(args, op.Value.Value)
+				err = h.queries.ContactFieldEdit(ctx, tx, field)
 			case fieldDelete:
-				sql = `UPDATE contacts SET custom_fields = custom_fields - $3::text, updated_at = now()
-					WHERE organization_id = $1 AND id = ANY($2) AND custom_fields ? $3`
+				err = h.queries.ContactFieldDelete(ctx, tx, dbq.ContactFieldDeleteParams{OrganizationID: org, Ids: ids, Key: op.Key})
 			default: // RENAME
-				sql = `UPDATE contacts SET custom_fields = (custom_fields - $3::text) || jsonb_build_object($4::text, custom_fields->$3),
-					updated_at = now() WHERE organization_id = $1 AND id = ANY($2) AND custom_fields ? $3`
-				args = append(args, op.Value.Value)
+				err = h.queries.ContactFieldRename(ctx, tx, dbq.ContactFieldRenameParams(field))
 			}
-			if _, err := tx.Exec(ctx, sql, args...); err != nil {
+			if err != nil {
 				return fmt.Errorf("bulk field %s: %w", op.Type, err)
 			}
 		}
 		if v, ok := req.Subscribe.Get(); ok {
-			if _, err := tx.Exec(ctx, `UPDATE contacts SET subscribed = $3, updated_at = now()
-				WHERE organization_id = $1 AND id = ANY($2) AND subscribed <> $3`, org, ids, v); err != nil {
+			if err := h.queries.ContactSubscribeMany(ctx, tx, dbq.ContactSubscribeManyParams{OrganizationID: org, Ids: ids, Subscribed: v}); err != nil {
 				return fmt.Errorf("bulk subscribe: %w", err)
 			}
 		}
@@ -260,7 +225,7 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 			return err
 		}
 		if len(addCamps)+len(removeCamps)+len(addCats)+len(removeCats) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE contacts SET updated_at = now() WHERE organization_id = $1 AND id = ANY($2)`, org, ids); err != nil {
+			if err := h.queries.ContactTouch(ctx, tx, dbq.ContactTouchParams{OrganizationID: org, Ids: ids}); err != nil {
 				return err
 			}
 		}
@@ -313,11 +278,11 @@ func (h *Contacts) ContactsBulkDelete(ctx context.Context, req api.ContactsBulkD
 		if len(ids) == 0 {
 			return nil
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM contacts WHERE organization_id = $1 AND id = ANY($2)`, org, ids)
+		deleted, err := h.queries.ContactDeleteMany(ctx, tx, dbq.ContactDeleteManyParams{OrganizationID: org, Ids: ids})
 		if err != nil {
 			return fmt.Errorf("bulk delete contacts: %w", err)
 		}
-		n := int(tag.RowsAffected())
+		n := int(deleted)
 		if _, err := h.outbox.Emit(ctx, tx, events.ContactDeleted, bulkEventData(n)); err != nil {
 			return err
 		}

@@ -112,10 +112,7 @@ func (h *Notifications) AuthListNotifications(ctx context.Context, params api.Au
 		rows  []dbq.Notification
 		count int32
 	)
-	err = db.WithTx(ctx, h.pool, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"); err != nil {
-			return err
-		}
+	err = db.WithTx(ctx, snapshot{h.pool}, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
 		rows, err = h.queries.NotificationListByUser(ctx, tx, dbq.NotificationListByUserParams{
 			UserID: p.UserID, OnlyUnread: onlyUnread, RowLimit: int32(params.Limit.Or(defaultFeedLimit)),

@@ -13,7 +13,6 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/suppression"
-	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/pagination"
@@ -41,16 +40,6 @@ const (
 	maxSuppressionsPerAdd = 5000
 	maxSuppressionQuery   = 320
 )
-
-// tenantCaller is the organization every query of an organization-scoped operation runs in: 401 without a
-// credential, 400 organization_required for a session that has not selected one.
-func tenantCaller(ctx context.Context) (uuid.UUID, error) {
-	p := auth.PrincipalFrom(ctx)
-	if p == nil {
-		return uuid.Nil, apierror.Unauthorized("missing_credential", "Send a credential as `Authorization: Bearer <token>`.")
-	}
-	return callerOrganization(p)
-}
 
 func suppressionReason(v string) (string, error) {
 	v = strings.TrimSpace(v)

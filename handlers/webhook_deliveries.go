@@ -70,11 +70,6 @@ func deliveryFilters(status api.OptWebhookDeliveryStatus, eventType api.OptWebho
 	return s, e
 }
 
-// webhooksCaller is the caller of the webhook operations: scope WEBHOOKS or permission manage_settings.
-func webhooksCaller(ctx context.Context) (uuid.UUID, error) {
-	return teamCaller(ctx, auth.Webhooks, "WEBHOOKS", auth.ManageSettings)
-}
-
 // WebhooksListOrgDeliveries lists the deliveries of every endpoint of the organization, newest first.
 func (h *WebhookDeliveries) WebhooksListOrgDeliveries(ctx context.Context, params api.WebhooksListOrgDeliveriesParams) (*api.WebhookDeliveryPage, error) {
 	org, err := webhooksCaller(ctx)

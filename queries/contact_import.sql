@@ -1,5 +1,5 @@
 -- The load itself works on a temporary staging table sqlc cannot see; those statements live in
--- handlers/contacts_import.go.
+-- internal/audience/contactimport (plan.go).
 
 -- name: ContactImportCategoriesByKey :many
 -- The organization's categories whose lowercased title is one of keys; of two categories spelled alike the

@@ -29,7 +29,7 @@ type ContactImportCategoriesByKeyRow struct {
 }
 
 // The load itself works on a temporary staging table sqlc cannot see; those statements live in
-// handlers/contacts_import.go.
+// internal/audience/contactimport (plan.go).
 // The organization's categories whose lowercased title is one of keys; of two categories spelled alike the
 // first in the list's order wins.
 func (q *Queries) ContactImportCategoriesByKey(ctx context.Context, db DBTX, arg ContactImportCategoriesByKeyParams) ([]ContactImportCategoriesByKeyRow, error) {

@@ -1,4 +1,4 @@
-package handlers
+package contactimport
 
 import (
 	"encoding/binary"
