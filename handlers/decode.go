@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -17,15 +18,15 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 )
 
-// The codes of requests the server cannot read, as clients branch on them (the API reference lists them
-// with the envelope):
+// The codes of requests the server cannot read, as clients branch on them:
 //
-//   - invalid_body: the body is not JSON, not the shape the operation takes, or a field breaks its rule;
+//   - invalid_body: the body is not JSON or not the shape the operation takes (a wrong type, a missing field);
+//   - invalid_request: a body field breaks its rule (an enum, a list's length), or the request as a whole
+//     cannot be read (content type, missing body);
 //   - invalid_parameter: a query or header parameter cannot be read or breaks its rule;
 //   - invalid_text: some text holds a NUL character or bytes that are not UTF-8 (see RefuseInvalidText);
 //   - number_out_of_range: a number lies outside the range its field accepts;
 //   - text_too_long: a text is longer than its field accepts;
-//   - invalid_request: the request as a whole cannot be read (content type, missing body);
 //   - request_too_large: the body exceeds the size limit (413).
 //
 // Every message names the field, by its body path (steps[0].subject) or parameter name, and the rule.
@@ -61,16 +62,13 @@ func DecodeError(err error) error {
 		// A path segment that cannot be an id names nothing: 404, as an unknown id is.
 		return apierror.NotFound("not_found", fmt.Sprintf("Nothing here has that %s: it is not a valid id.", param.Name))
 	case errors.As(err, &param):
-		code, rule := ruleOf(param.Err, false)
-		if code == codeInvalidBody {
-			code = codeInvalidParameter
-		}
+		code, rule := ruleOf(param.Err, false, codeInvalidParameter)
 		return apierror.BadRequest(code, fmt.Sprintf("The %s parameter %s %s.", param.In, param.Name, rule)).WithCause(err)
 	case errors.As(err, &body):
 		return bodyError(body).WithCause(err)
 	case errors.As(err, &check):
 		path, cause := failedField(check)
-		code, rule := ruleOf(cause, isArrayRule(cause))
+		code, rule := ruleOf(cause, isArrayRule(cause), codeInvalidRequest)
 		return apierror.BadRequest(code, fmt.Sprintf("The body field %s %s.", path, rule)).WithCause(err)
 	case errors.Is(err, validate.ErrBodyRequired):
 		return apierror.BadRequest(codeInvalidRequest, "This operation needs a request body.")
@@ -103,8 +101,15 @@ var badToken = regexp.MustCompile(`unexpected byte \d+ .* at (\d+)$`)
 // the decoder gives one, else by the chain of fields it was decoding (array indices recovered from the body).
 func bodyError(body *ogenerrors.DecodeBodyError) *apierror.Error {
 	names := decodedFields(body.Err)
-	code, rule := ruleOf(body.Err, false)
+	code, rule := ruleOf(body.Err, false, codeInvalidBody)
 	var path string
+	var missing *validate.Error
+	if errors.As(body.Err, &missing) {
+		// A required field absent from an object: the decoder reports it as a validation failure.
+		field, cause := failedField(missing)
+		names = append(names, field)
+		code, rule = ruleOf(cause, false, codeInvalidBody)
+	}
 	if m := badToken.FindStringSubmatch(innermost(body.Err)); m != nil {
 		if at, err := strconv.Atoi(m[1]); err == nil {
 			path, _ = pathAtOffset(body.Body, at)
@@ -211,8 +216,10 @@ var (
 )
 
 // ruleOf puts the rule a value broke in words ("must be at most 255 characters long") with the code clients
-// branch on.
-func ruleOf(err error, list bool) (code, rule string) {
+// branch on: number_out_of_range for a number beyond 32 bits (or beyond its type when decoding),
+// text_too_long for text over its maximum, else code (the code such failures have always had where they
+// were found: the body's shape, its validation, a parameter).
+func ruleOf(err error, list bool, code string) (string, string) {
 	var (
 		tooLong  *validate.MaxLengthError
 		tooShort *validate.MinLengthError
@@ -225,33 +232,45 @@ func ruleOf(err error, list bool) (code, rule string) {
 	case errors.Is(err, strconv.ErrRange):
 		return codeOutOfRange, "is outside the range of numbers it accepts"
 	case errors.As(err, &tooLong) && list:
-		return codeInvalidBody, fmt.Sprintf("must hold at most %d items", tooLong.MaxLength)
+		return code, fmt.Sprintf("must hold at most %d items", tooLong.MaxLength)
 	case errors.As(err, &tooLong):
 		return codeTextTooLong, fmt.Sprintf("must be at most %d characters long", tooLong.MaxLength)
 	case errors.As(err, &tooShort) && list:
-		return codeInvalidBody, fmt.Sprintf("must hold at least %d items", tooShort.MinLength)
+		return code, fmt.Sprintf("must hold at least %d items", tooShort.MinLength)
 	case errors.As(err, &tooShort):
-		return codeInvalidBody, fmt.Sprintf("must be at least %d characters long", tooShort.MinLength)
+		return code, fmt.Sprintf("must be at least %d characters long", tooShort.MinLength)
 	case errors.As(err, &pattern):
-		return codeInvalidBody, fmt.Sprintf("does not have the expected form (pattern %s)", pattern.Pattern.String())
+		return code, fmt.Sprintf("does not have the expected form (pattern %s)", pattern.Pattern.String())
 	case errors.Is(err, validate.ErrFieldRequired):
-		return codeInvalidBody, "is required"
+		return code, "is required"
 	case lessThan.MatchString(msg):
-		return codeOutOfRange, "must be at least " + lessThan.FindStringSubmatch(msg)[2]
+		m := lessThan.FindStringSubmatch(msg)
+		return rangeCode(m[1], code), "must be at least " + m[2]
 	case greaterThan.MatchString(msg):
-		return codeOutOfRange, "must be at most " + greaterThan.FindStringSubmatch(msg)[2]
-	case strings.HasPrefix(msg, "invalid value"):
-		return codeInvalidBody, "is not one of the allowed values"
+		m := greaterThan.FindStringSubmatch(msg)
+		return rangeCode(m[1], code), "must be at most " + m[2]
+	case strings.HasPrefix(msg, "invalid value: "):
+		return code, fmt.Sprintf("must be one of the allowed values, and %q is not", strings.TrimPrefix(msg, "invalid value: "))
 	case errors.As(err, &when):
-		return codeInvalidBody, "must be a date-time such as 2025-01-31T09:00:00Z (RFC 3339)"
+		return code, "must be a date-time such as 2025-01-31T09:00:00Z (RFC 3339)"
 	case uuid.IsInvalidLengthError(err) || strings.Contains(msg, "invalid UUID"):
-		return codeInvalidBody, "must be a UUID"
+		return code, "must be a UUID"
 	case errors.As(err, &num) && strings.HasPrefix(num.Func, "ParseBool"):
-		return codeInvalidBody, "must be true or false"
+		return code, "must be true or false"
 	case errors.As(err, &num):
-		return codeInvalidBody, "must be a number"
+		return code, "must be a number"
 	case strings.Contains(msg, "email") || msg == "no @" || strings.Contains(msg, "@ at"):
-		return codeInvalidBody, "must be an email address"
+		return code, "must be an email address"
 	}
-	return codeInvalidBody, "is not valid: " + msg
+	return code, "is not valid: " + msg
+}
+
+// rangeCode is number_out_of_range for a value beyond 32 bits (the range of the int4 columns numbers land
+// in; the contract bounds every integer without a narrower rule by it), else code: a value inside that range
+// broke the field's own rule.
+func rangeCode(value, code string) string {
+	if n, err := strconv.ParseInt(value, 10, 64); err != nil || n > math.MaxInt32 || n < math.MinInt32 {
+		return codeOutOfRange
+	}
+	return code
 }

@@ -90,9 +90,15 @@ func TestDecodeErrorsNameTheBodyFieldAndTheRuleInWords(t *testing.T) {
 			"text_too_long", "The body field name must be at most 255 characters long."},
 		{"number under its minimum", decodeBody(t, &api.CreateAPIKey{},
 			`{"name":"k","permissions":1,"rate_limit_per_minute":-1}`),
-			"number_out_of_range", "The body field rate_limit_per_minute must be at least 0."},
+			"invalid_request", "The body field rate_limit_per_minute must be at least 0."},
+		{"number beyond 32 bits", decodeBody(t, &api.CreateAPIKey{},
+			`{"name":"k","permissions":1,"rate_limit_per_minute":2147483648}`),
+			"number_out_of_range", "The body field rate_limit_per_minute must be at most 2147483647."},
+		{"value outside its enum", decodeBody(t, &api.WebhookEndpointRequest{},
+			`{"url":"https://example.com/h","event_types":["contact.created","contact.exploded"]}`),
+			"invalid_request", `The body field event_types[1] must be one of the allowed values, and "contact.exploded" is not.`},
 		{"missing required field", decodeBody(t, &api.CreateAPIKey{}, `{"permissions":1}`),
-			"invalid_body", "name"},
+			"invalid_body", "The body field name is required."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, env := answer(t, tc.err)
