@@ -112,7 +112,7 @@ func bodyError(body *ogenerrors.DecodeBodyError) *apierror.Error {
 	}
 	if m := badToken.FindStringSubmatch(innermost(body.Err)); m != nil {
 		if at, err := strconv.Atoi(m[1]); err == nil {
-			path, _ = pathAtOffset(body.Body, at)
+			path = pathAtOffset(body.Body, at)
 		}
 		rule = "has a value of the wrong type, or is not valid JSON there"
 	}

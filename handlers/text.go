@@ -20,7 +20,8 @@ import (
 // to disk; the generated decoder reuses the form the check parsed.
 const MaxMultipartMemory = 32 << 20
 
-// maxJSONDepth bounds how deeply the text check follows nested JSON (the decoder refuses deeper bodies too).
+// maxJSONDepth bounds how deeply the text check follows nested JSON: far deeper than any body of the
+// contract, and a bound on the scan's recursion.
 const maxJSONDepth = 512
 
 // RefuseInvalidText answers 400 invalid_text, naming the field, when any text of a request holds a NUL
@@ -52,8 +53,11 @@ func checkRequestText(r *http.Request) error {
 			}
 		}
 	}
-	if bad := textFault(r.URL.Path); bad != "" {
-		return invalidText("The URL path", bad)
+	for i, seg := range strings.Split(r.URL.Path, "/") {
+		if bad := textFault(seg); bad != "" {
+			// Routing has not happened yet, so the parameter is named by its place in the path.
+			return invalidText(fmt.Sprintf("The URL path segment %d (%s)", i, quoteShort(seg)), bad)
+		}
 	}
 	if err := checkValues("query parameter", r.URL.RawQuery); err != nil {
 		return err
@@ -111,6 +115,14 @@ func checkForm(kind string, values map[string][]string) error {
 		}
 	}
 	return nil
+}
+
+// quoteShort quotes s for a message, escaping what is not printable and cutting it at 40 bytes.
+func quoteShort(s string) string {
+	if len(s) > 40 {
+		return strconv.Quote(s[:40]) + "..."
+	}
+	return strconv.Quote(s)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -199,18 +211,14 @@ func renderPath(path []pathSeg) string {
 
 // jsonScanner walks JSON bytes, keeping the path of the value it is in. It stops at the first string it
 // refuses (fault, path) or at the first syntax error (stop without fault: the decoder reports those).
-// at, when set, asks for the path of the value holding that byte offset instead (see pathAtOffset).
+// visitor, when set, sees every value as it ends, with its path and byte range.
 type jsonScanner struct {
-	b     []byte
-	i     int
-	path  []pathSeg
-	inKey bool
-	fault string
-	stop  bool
-
-	at      int
-	found   []pathSeg
-	hasAt   bool
+	b       []byte
+	i       int
+	path    []pathSeg
+	inKey   bool
+	fault   string
+	stop    bool
 	visitor func(path []pathSeg, start, end int)
 }
 
@@ -320,9 +328,6 @@ func (s *jsonScanner) value(depth int) {
 	if s.visitor != nil {
 		s.visitor(s.path, start, s.i)
 	}
-	if s.hasAt && s.found == nil && start <= s.at && s.at < s.i {
-		s.found = append([]pathSeg{}, s.path...)
-	}
 }
 
 // str scans a string starting at its opening quote and returns its raw text (escapes left as written, which is
@@ -399,20 +404,16 @@ func (s *jsonScanner) hex4(at int) (rune, bool) {
 
 // pathAtOffset names the innermost value of a JSON body that holds byte offset at ("" when none does, or
 // the body cannot be followed that far); the decoder's syntax errors carry such offsets.
-func pathAtOffset(body []byte, at int) (string, bool) {
-	s := jsonScanner{b: body, at: at, hasAt: true}
-	s.value(0)
-	if s.found == nil && s.stop {
-		// The offset is inside the value the scan stopped at: its path is where the scan was.
-		if s.fault == "" && len(s.path) > 0 {
-			return renderPath(s.path), true
+func pathAtOffset(body []byte, at int) string {
+	found, done := "", false
+	s := jsonScanner{b: body, visitor: func(path []pathSeg, start, end int) {
+		// Values are visited as they end, so the first that holds the offset is the innermost.
+		if !done && start <= at && at < end {
+			found, done = renderPath(path), true
 		}
-		return "", false
-	}
-	if s.found == nil {
-		return "", false
-	}
-	return renderPath(s.found), true
+	}}
+	s.value(0)
+	return found
 }
 
 // pathsMatching lists the paths of a JSON body's values whose keys, indices ignored, are names; with each

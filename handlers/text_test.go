@@ -62,7 +62,7 @@ func TestRefuseInvalidTextNamesTheFieldOfBadText(t *testing.T) {
 			"The query parameter search contains a NUL"},
 		{"query value bytes", httptest.NewRequest("GET", "/v1/x?search=%ff", nil),
 			"The query parameter search is not valid UTF-8"},
-		{"path", httptest.NewRequest("GET", "/v1/labels/a%00b", nil), "The URL path contains a NUL"},
+		{"path", httptest.NewRequest("GET", "/v1/labels/a%00b", nil), `The URL path segment 3 ("a\x00b") contains a NUL`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec, _ := checkText(t, tc.req)

@@ -139,7 +139,7 @@ func probes(d schemaDoc, op *probeOp) []probe {
 			}
 			label := p.name
 			if p.in == "path" {
-				label = "URL path"
+				label = "URL path segment"
 			}
 			out = append(out, probe{op: op, field: p.in + " " + p.name, label: label, value: h, build: requestFor(d, op, base, p.name, h.text)})
 		}
