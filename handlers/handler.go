@@ -10,6 +10,7 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/reqctx"
 )
 
@@ -125,7 +126,8 @@ func (h *Handler) OAuthLayer(next http.Handler) http.Handler {
 }
 
 // NewError turns a handler or security error into the envelope: *apierror.Error keeps its status and code,
-// a failed security check is a 401 unless the authenticator said otherwise, anything else is a logged 500.
+// a failed security check is a 401 unless the authenticator said otherwise, a value Postgres refused to
+// store is a 400 (db.ClassifyInput, the last wall behind the request checks), anything else is a logged 500.
 func (h *Handler) NewError(ctx context.Context, err error) *api.ErrorStatusCode {
 	var secErr *ogenerrors.SecurityError
 	if errors.As(err, &secErr) {
@@ -140,7 +142,7 @@ func (h *Handler) NewError(ctx context.Context, err error) *api.ErrorStatusCode 
 		}
 		err = e
 	}
-	e := apierror.From(err)
+	e := apierror.From(db.ClassifyInput(err))
 	apierror.Log(ctx, h.logger, e)
 	apierror.NoteHeaders(ctx, e)
 	env := apierror.EnvelopeFor(ctx, e)

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,7 +227,7 @@ func TestMailboxWarmupBlockAndAppeal(t *testing.T) {
 	require.Equal(t, "Spam complaints from the pool", st.Reason.Value)
 	require.True(t, st.BlockedUntil.Value.After(st.BlockedAt.Value))
 
-	_, err = r.c.MailboxesWarmupAppeal(ctx, api.NewOptMailboxWarmupAppealRequest(api.MailboxWarmupAppealRequest{Reason: api.NewOptString(string(make([]byte, 2001)))}),
+	_, err = r.c.MailboxesWarmupAppeal(ctx, api.NewOptMailboxWarmupAppealRequest(api.MailboxWarmupAppealRequest{Reason: api.NewOptString(strings.Repeat("r", 2001))}),
 		api.MailboxesWarmupAppealParams{ID: m.ID})
 	requireAPIError(t, err, 400, "invalid_reason")
 	appeal, err := r.c.MailboxesWarmupAppeal(ctx, api.NewOptMailboxWarmupAppealRequest(api.MailboxWarmupAppealRequest{Reason: api.NewOptString("We fixed the list")}),

@@ -272,7 +272,7 @@ func TestMailboxUpdateValidates(t *testing.T) {
 		"invalid_min_wait_time":   {MinWaitTime: api.NewOptInt(-1)},
 		"unknown_tags":            {Tags: []string{uuid.NewString()}},
 		"invalid_tags":            {Tags: []string{"x"}},
-		"invalid_name":            {Name: api.NewOptString(string(make([]byte, 256)))},
+		"invalid_name":            {Name: api.NewOptString(strings.Repeat("n", 256))},
 	} {
 		_, err := update(req)
 		requireAPIError(t, err, 400, code)

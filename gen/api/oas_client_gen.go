@@ -19006,6 +19006,15 @@ func (c *Client) CampaignsCreateAbVariant(ctx context.Context, request *Campaign
 }
 
 func (c *Client) sendCampaignsCreateAbVariant(ctx context.Context, request *CampaignABVariantCreate, params CampaignsCreateAbVariantParams, requestOptions ...RequestOption) (res *CampaignABVariant, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("campaigns_create_ab_variant"),
 		semconv.HTTPRequestMethodKey.String("POST"),
@@ -24570,6 +24579,15 @@ func (c *Client) CampaignsUpdateAbVariant(ctx context.Context, request *Campaign
 }
 
 func (c *Client) sendCampaignsUpdateAbVariant(ctx context.Context, request *CampaignABVariantUpdate, params CampaignsUpdateAbVariantParams, requestOptions ...RequestOption) (res *CampaignABVariant, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("campaigns_update_ab_variant"),
 		semconv.HTTPRequestMethodKey.String("PATCH"),
@@ -40341,6 +40359,15 @@ func (c *Client) LabelsMoveCategory(ctx context.Context, request *MoveLabel, par
 }
 
 func (c *Client) sendLabelsMoveCategory(ctx context.Context, request *MoveLabel, params LabelsMoveCategoryParams, requestOptions ...RequestOption) (res []LabelOrder, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("labels_move_category"),
 		semconv.HTTPRequestMethodKey.String("PATCH"),
@@ -40498,6 +40525,15 @@ func (c *Client) LabelsMoveFolder(ctx context.Context, request *MoveLabel, param
 }
 
 func (c *Client) sendLabelsMoveFolder(ctx context.Context, request *MoveLabel, params LabelsMoveFolderParams, requestOptions ...RequestOption) (res []LabelOrder, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("labels_move_folder"),
 		semconv.HTTPRequestMethodKey.String("PATCH"),
@@ -40655,6 +40691,15 @@ func (c *Client) LabelsMoveTag(ctx context.Context, request *MoveLabel, params L
 }
 
 func (c *Client) sendLabelsMoveTag(ctx context.Context, request *MoveLabel, params LabelsMoveTagParams, requestOptions ...RequestOption) (res []LabelOrder, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("labels_move_tag"),
 		semconv.HTTPRequestMethodKey.String("PATCH"),

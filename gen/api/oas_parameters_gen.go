@@ -659,6 +659,31 @@ func decodeAPIKeysListParams(args [0]string, argsEscaped bool, r *http.Request) 
 			}); err != nil {
 				return err
 			}
+			if err := func() error {
+				if value, ok := params.Limit.Get(); ok {
+					if err := func() error {
+						if err := (validate.Int{
+							MinSet:        true,
+							Min:           -2147483648,
+							MaxSet:        true,
+							Max:           2147483647,
+							MinExclusive:  false,
+							MaxExclusive:  false,
+							MultipleOfSet: false,
+							MultipleOf:    0,
+							Pattern:       nil,
+						}).Validate(int64(value)); err != nil {
+							return errors.Wrap(err, "int")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
 		}
 		return nil
 	}(); err != nil {
@@ -6742,8 +6767,8 @@ func decodeAutomationsRunsListParams(args [1]string, argsEscaped bool, r *http.R
 						if err := (validate.Int{
 							MinSet:        true,
 							Min:           1,
-							MaxSet:        false,
-							Max:           0,
+							MaxSet:        true,
+							Max:           2147483647,
 							MinExclusive:  false,
 							MaxExclusive:  false,
 							MultipleOfSet: false,
@@ -17807,6 +17832,31 @@ func decodeDeliverabilityOpsListSuppressionsParams(args [0]string, argsEscaped b
 			}); err != nil {
 				return err
 			}
+			if err := func() error {
+				if value, ok := params.Limit.Get(); ok {
+					if err := func() error {
+						if err := (validate.Int{
+							MinSet:        true,
+							Min:           -2147483648,
+							MaxSet:        true,
+							Max:           2147483647,
+							MinExclusive:  false,
+							MaxExclusive:  false,
+							MultipleOfSet: false,
+							MultipleOf:    0,
+							Pattern:       nil,
+						}).Validate(int64(value)); err != nil {
+							return errors.Wrap(err, "int")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
 		}
 		return nil
 	}(); err != nil {
@@ -24851,6 +24901,31 @@ func decodeMeetingsListParams(args [0]string, argsEscaped bool, r *http.Request)
 				params.Limit.SetTo(paramsDotLimitVal)
 				return nil
 			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.Limit.Get(); ok {
+					if err := func() error {
+						if err := (validate.Int{
+							MinSet:        true,
+							Min:           -2147483648,
+							MaxSet:        true,
+							Max:           2147483647,
+							MinExclusive:  false,
+							MaxExclusive:  false,
+							MultipleOfSet: false,
+							MultipleOf:    0,
+							Pattern:       nil,
+						}).Validate(int64(value)); err != nil {
+							return errors.Wrap(err, "int")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
 				return err
 			}
 		}
@@ -32463,8 +32538,8 @@ func decodeUniboxListParams(args [0]string, argsEscaped bool, r *http.Request) (
 				if value, ok := params.Limit.Get(); ok {
 					if err := func() error {
 						if err := (validate.Int{
-							MinSet:        false,
-							Min:           0,
+							MinSet:        true,
+							Min:           -2147483648,
 							MaxSet:        true,
 							Max:           100,
 							MinExclusive:  false,

@@ -3,17 +3,13 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
-	"github.com/ogen-go/ogen/ogenerrors"
-	"github.com/ogen-go/ogen/openapi"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
@@ -86,38 +82,6 @@ func TestHandlerErrorsUseTheEnvelopeWithoutInternals(t *testing.T) {
 				require.Equal(t, "Remove it from campaigns.", env.Fix)
 			}
 		})
-	}
-}
-
-func TestDecodeErrorsMapToClientErrors(t *testing.T) {
-	t.Parallel()
-	inner := errors.New(`invalid: limit (int: 0 less than minimum 1)`)
-	for _, tc := range []struct {
-		err    error
-		status int
-		code   string
-	}{
-		{&ogenerrors.DecodeParamsError{Err: inner}, 400, "invalid_parameter"},
-		{&ogenerrors.DecodeParamsError{Err: &ogenerrors.DecodeParamError{Name: "id", In: openapi.LocationPath, Err: inner}}, 404, "not_found"},
-		{&ogenerrors.DecodeParamsError{Err: &ogenerrors.DecodeParamError{Name: "limit", In: openapi.LocationQuery, Err: inner}}, 400, "invalid_parameter"},
-		{&ogenerrors.DecodeBodyError{ContentType: "application/json", Err: inner}, 400, "invalid_body"},
-		{&ogenerrors.DecodeRequestError{Err: inner}, 400, "invalid_request"},
-		{&ogenerrors.DecodeRequestError{Err: &http.MaxBytesError{Limit: 1024}}, 413, "request_too_large"},
-		{errors.New("something else"), 500, "internal_error"},
-	} {
-		logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-		rec := httptest.NewRecorder()
-		apierror.Write(rec, httptest.NewRequest("POST", "/v1/x", nil), logger, decodeError(tc.err))
-		require.Equal(t, tc.status, rec.Code, tc.err.Error())
-		var env apierror.Envelope
-		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &env))
-		require.Equal(t, tc.code, env.Code)
-		if tc.status == 400 {
-			require.Contains(t, env.Message, "limit", "validation messages tell the client what to fix")
-		}
-		if tc.status == 500 {
-			require.False(t, strings.Contains(env.Message, "something else"))
-		}
 	}
 }
 

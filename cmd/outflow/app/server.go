@@ -14,8 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	ht "github.com/ogen-go/ogen/http"
 	"github.com/ogen-go/ogen/middleware"
-	"github.com/ogen-go/ogen/ogenerrors"
-	"github.com/ogen-go/ogen/openapi"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -191,7 +189,7 @@ func assemble(d deps, handler apiHandler, security api.SecurityHandler, authn *a
 				fmt.Sprintf("%s is not allowed here; allowed: %s.", r.Method, allowed)))
 		}),
 		api.WithErrorHandler(func(_ context.Context, w http.ResponseWriter, r *http.Request, err error) {
-			apierror.Write(w, r, d.Logger, decodeError(err))
+			apierror.Write(w, r, d.Logger, handlers.DecodeError(err))
 		}),
 		api.WithMaxMultipartMemory(32 << 20),
 		// The route gate runs first, so an operation not built yet still refuses a caller it would refuse.
@@ -241,6 +239,7 @@ func assemble(d deps, handler apiHandler, security api.SecurityHandler, authn *a
 
 	var root http.Handler = mux
 	root = handler.OAuthLayer(root)
+	root = handlers.RefuseInvalidText(d.Logger, root)
 	root = httpmw.LimitBodies(root, bodyLimit(d.Config.MaxBodyBytes))
 	root = httpmw.Recover(d.Logger, root)
 	root = httpmw.Observe(d.Logger, metrics, operationOf(apiServer, rootServer), root)
@@ -290,38 +289,4 @@ func notImplemented(req middleware.Request, next middleware.Next) (middleware.Re
 			fmt.Sprintf("Operation %s is not implemented yet.", req.OperationID))
 	}
 	return resp, err
-}
-
-// decodeError maps ogen's request decoding and validation failures to 400s (413 for an oversized body).
-func decodeError(err error) error {
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return apierror.New(http.StatusRequestEntityTooLarge, "request_too_large",
-			fmt.Sprintf("The request body exceeds %d bytes.", tooBig.Limit))
-	}
-	var e *apierror.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	var (
-		param  *ogenerrors.DecodeParamError
-		params *ogenerrors.DecodeParamsError
-		body   *ogenerrors.DecodeBodyError
-		req    *ogenerrors.DecodeRequestError
-	)
-	switch {
-	case errors.As(err, &param) && param.In == openapi.LocationPath:
-		// A path segment that cannot be an id names nothing: 404, as an unknown id is.
-		return apierror.NotFound("not_found", fmt.Sprintf("Nothing here has that %s: it is not a valid id.", param.Name))
-	case errors.As(err, &params):
-		return apierror.BadRequest("invalid_parameter", params.Error())
-	case errors.As(err, &body):
-		return apierror.BadRequest("invalid_body", body.Error())
-	case errors.As(err, &req):
-		return apierror.BadRequest("invalid_request", req.Error())
-	}
-	if code := ogenerrors.ErrorCode(err); code >= 400 && code < 500 {
-		return apierror.New(code, "invalid_request", err.Error())
-	}
-	return apierror.Internal(err)
 }
