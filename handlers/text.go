@@ -16,9 +16,9 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 )
 
-// MaxMultipartMemory is how much of a multipart body the text check holds in memory before its files spill
+// maxMultipartMemory is how much of a multipart body the text check holds in memory before its files spill
 // to disk; the generated decoder reuses the form the check parsed.
-const MaxMultipartMemory = 32 << 20
+const maxMultipartMemory = 32 << 20
 
 // maxJSONDepth bounds how deeply the text check follows nested JSON: far deeper than any body of the
 // contract, and a bound on the scan's recursion.
@@ -81,7 +81,7 @@ func checkRequestText(r *http.Request) error {
 		}
 		return checkForm("form field", r.PostForm)
 	case ct == "multipart/form-data":
-		if err := r.ParseMultipartForm(MaxMultipartMemory); err != nil {
+		if err := r.ParseMultipartForm(maxMultipartMemory); err != nil {
 			return DecodeError(err)
 		}
 		return checkForm("form field", r.MultipartForm.Value)
