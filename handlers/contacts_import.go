@@ -108,6 +108,10 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 		return nil, err
 	}
 	defer imp.Stop()
+	op, err := newBulkOperation(events.NewOutbox(h.jobs), h.pool, org, events.BulkContactsImport)
+	if err != nil {
+		return nil, err
+	}
 	var out contactimport.Result
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		if err := checkLinkRefs(ctx, tx, org, opts.CampaignIDs, opts.CategoryIDs, opts.SegmentIDs); err != nil {
@@ -123,6 +127,9 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 				"skipped": report.Repeats + out.Skipped, "failed": report.Failed}}); err != nil {
 			return err
 		}
+		if err := op.done(ctx, tx, int64(report.Total), int64(report.Total-report.Failed), int64(report.Failed)); err != nil {
+			return err
+		}
 		if out.Imported+out.Updated == 0 {
 			return nil
 		}
@@ -130,7 +137,7 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, op.failed(ctx, err)
 	}
 	return importResult(imp.Report(), out, opts, started), nil
 }

@@ -185,6 +185,10 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 	if !changed {
 		return nil, apierror.BadRequest("no_changes", "Send at least one change: add_campaigns, remove_campaigns, add_categories, remove_categories, fields or subscribe.")
 	}
+	op, err := newBulkOperation(h.outbox, h.pool, org, events.BulkContactsUpdate)
+	if err != nil {
+		return nil, err
+	}
 	out := []api.Contact{}
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		if err := checkLinkRefs(ctx, tx, org, append(slices.Clone(addCamps), removeCamps...), append(slices.Clone(addCats), removeCats...), nil); err != nil {
@@ -237,6 +241,9 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 				"add_categories": len(addCats), "remove_categories": len(removeCats), "field_ops": len(req.Fields), "subscribe": req.Subscribe.Set}}); err != nil {
 			return err
 		}
+		if err := op.done(ctx, tx, int64(len(ids)), int64(len(ids)), 0); err != nil {
+			return err
+		}
 		if sel.All {
 			return nil
 		}
@@ -248,7 +255,7 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, op.failed(ctx, err)
 	}
 	return out, nil
 }
@@ -270,13 +277,17 @@ func (h *Contacts) ContactsBulkDelete(ctx context.Context, req api.ContactsBulkD
 	if err != nil {
 		return err
 	}
-	return db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+	op, err := newBulkOperation(h.outbox, h.pool, org, events.BulkContactsDelete)
+	if err != nil {
+		return err
+	}
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		ids, err := sel.IDs(ctx, tx, org)
 		if err != nil {
 			return err
 		}
 		if len(ids) == 0 {
-			return nil
+			return op.done(ctx, tx, 0, 0, 0)
 		}
 		deleted, err := h.queries.ContactDeleteMany(ctx, tx, dbq.ContactDeleteManyParams{OrganizationID: org, Ids: ids})
 		if err != nil {
@@ -286,7 +297,14 @@ func (h *Contacts) ContactsBulkDelete(ctx context.Context, req api.ContactsBulkD
 		if _, err := h.outbox.Emit(ctx, tx, events.ContactDeleted, bulkEventData(n)); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "contacts.deleted", EntityType: audit.EntityContact,
-			Metadata: map[string]any{"count": n, "all": sel.All}})
+		if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionDelete, Event: "contacts.deleted", EntityType: audit.EntityContact,
+			Metadata: map[string]any{"count": n, "all": sel.All}}); err != nil {
+			return err
+		}
+		return op.done(ctx, tx, int64(len(ids)), int64(n), 0)
 	})
+	if err != nil {
+		return op.failed(ctx, err)
+	}
+	return nil
 }
