@@ -176,3 +176,22 @@ FROM contact_stats WHERE organization_id = @organization_id::uuid;
 -- Each category's contact count, kept by a trigger, in the list's order.
 SELECT id, contact_count FROM labels
 WHERE organization_id = @organization_id::uuid AND kind = 'category' ORDER BY position, id;
+
+-- name: ContactSegmentDefs :many
+-- The kind and stored filters of the segments a segment_ids condition names.
+SELECT id, kind, filters FROM segments WHERE organization_id = @organization_id::uuid AND id = ANY(@ids::uuid[]);
+
+-- name: ContactIDsExisting :many
+-- Which of ids are contacts of the organization, in id order.
+SELECT id FROM contacts WHERE organization_id = @organization_id::uuid AND id = ANY(@ids::uuid[]) ORDER BY id;
+
+-- name: ContactIndexBatch :execrows
+-- Moves up to batch_size pending contacts into the search indexes (search_ready), lowest ids first.
+UPDATE contacts SET search_ready = true
+WHERE organization_id = @organization_id::uuid AND NOT search_ready AND id = ANY(ARRAY(
+  SELECT id FROM contacts_pending(@organization_id::uuid) ORDER BY id LIMIT @batch_size::int));
+
+-- name: ContactIndexRangesDrop :exec
+-- Drops the pending ranges no unindexed contact falls in any more.
+DELETE FROM contact_index_pending p WHERE p.organization_id = @organization_id::uuid AND NOT EXISTS (
+  SELECT 1 FROM contacts c WHERE c.organization_id = p.organization_id AND c.id BETWEEN p.lo AND p.hi AND NOT c.search_ready);

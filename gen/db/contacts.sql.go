@@ -199,6 +199,67 @@ func (q *Queries) ContactIDByEmail(ctx context.Context, db DBTX, arg ContactIDBy
 	return id, err
 }
 
+const contactIDsExisting = `-- name: ContactIDsExisting :many
+SELECT id FROM contacts WHERE organization_id = $1::uuid AND id = ANY($2::uuid[]) ORDER BY id
+`
+
+type ContactIDsExistingParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+}
+
+// Which of ids are contacts of the organization, in id order.
+func (q *Queries) ContactIDsExisting(ctx context.Context, db DBTX, arg ContactIDsExistingParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, contactIDsExisting, arg.OrganizationID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const contactIndexBatch = `-- name: ContactIndexBatch :execrows
+UPDATE contacts SET search_ready = true
+WHERE organization_id = $1::uuid AND NOT search_ready AND id = ANY(ARRAY(
+  SELECT id FROM contacts_pending($1::uuid) ORDER BY id LIMIT $2::int))
+`
+
+type ContactIndexBatchParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	BatchSize      int32     `json:"batch_size"`
+}
+
+// Moves up to batch_size pending contacts into the search indexes (search_ready), lowest ids first.
+func (q *Queries) ContactIndexBatch(ctx context.Context, db DBTX, arg ContactIndexBatchParams) (int64, error) {
+	result, err := db.Exec(ctx, contactIndexBatch, arg.OrganizationID, arg.BatchSize)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const contactIndexRangesDrop = `-- name: ContactIndexRangesDrop :exec
+DELETE FROM contact_index_pending p WHERE p.organization_id = $1::uuid AND NOT EXISTS (
+  SELECT 1 FROM contacts c WHERE c.organization_id = p.organization_id AND c.id BETWEEN p.lo AND p.hi AND NOT c.search_ready)
+`
+
+// Drops the pending ranges no unindexed contact falls in any more.
+func (q *Queries) ContactIndexRangesDrop(ctx context.Context, db DBTX, organizationID uuid.UUID) error {
+	_, err := db.Exec(ctx, contactIndexRangesDrop, organizationID)
+	return err
+}
+
 const contactLinksCampaignIDs = `-- name: ContactLinksCampaignIDs :many
 SELECT campaign_id FROM campaign_leads WHERE organization_id = $1::uuid AND contact_id = $2::uuid
 `
@@ -471,6 +532,42 @@ func (q *Queries) ContactLinksCategoryTitles(ctx context.Context, db DBTX, arg C
 	for rows.Next() {
 		var i ContactLinksCategoryTitlesRow
 		if err := rows.Scan(&i.ID, &i.Title); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const contactSegmentDefs = `-- name: ContactSegmentDefs :many
+SELECT id, kind, filters FROM segments WHERE organization_id = $1::uuid AND id = ANY($2::uuid[])
+`
+
+type ContactSegmentDefsParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+}
+
+type ContactSegmentDefsRow struct {
+	ID      uuid.UUID `json:"id"`
+	Kind    string    `json:"kind"`
+	Filters []byte    `json:"filters"`
+}
+
+// The kind and stored filters of the segments a segment_ids condition names.
+func (q *Queries) ContactSegmentDefs(ctx context.Context, db DBTX, arg ContactSegmentDefsParams) ([]ContactSegmentDefsRow, error) {
+	rows, err := db.Query(ctx, contactSegmentDefs, arg.OrganizationID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ContactSegmentDefsRow{}
+	for rows.Next() {
+		var i ContactSegmentDefsRow
+		if err := rows.Scan(&i.ID, &i.Kind, &i.Filters); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
@@ -40,16 +41,12 @@ func (w *IndexWorker) Work(ctx context.Context, job *river.Job[IndexArgs]) error
 	for {
 		var n int64
 		err := db.WithOrgTx(ctx, w.Pool, job.Args.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, `UPDATE contacts SET search_ready = true
-				WHERE organization_id = $1 AND NOT search_ready AND id = ANY(ARRAY(
-				  SELECT id FROM contacts_pending($1) ORDER BY id LIMIT $2))`, job.Args.OrganizationID, indexBatch)
-			if err != nil {
+			var err error
+			if n, err = queries.ContactIndexBatch(ctx, tx, dbq.ContactIndexBatchParams{OrganizationID: job.Args.OrganizationID, BatchSize: indexBatch}); err != nil {
 				return err
 			}
-			if n = tag.RowsAffected(); n < indexBatch {
-				_, err = tx.Exec(ctx, `DELETE FROM contact_index_pending p WHERE p.organization_id = $1 AND NOT EXISTS (
-				  SELECT 1 FROM contacts c WHERE c.organization_id = p.organization_id AND c.id BETWEEN p.lo AND p.hi AND NOT c.search_ready)`,
-					job.Args.OrganizationID)
+			if n < indexBatch {
+				err = queries.ContactIndexRangesDrop(ctx, tx, job.Args.OrganizationID)
 			}
 			return err
 		})

@@ -9,12 +9,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	dbq "github.com/outflowhq/outflow/gen/db"
 )
 
 // Querier is what the query functions need from a transaction (a pgx.Tx from db.WithOrgTx).
 type Querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	dbq.DBTX
 }
 
 // LeadStatusSQL derives a lead's status from campaign_leads l and contacts c, highest priority first:
@@ -173,28 +174,21 @@ type segmentDef struct {
 }
 
 func loadSegments(ctx context.Context, q Querier, b *builder, ids []uuid.UUID) (map[uuid.UUID]segmentDef, error) {
-	rows, err := q.Query(ctx, `SELECT id, kind, filters FROM segments WHERE organization_id = $1 AND id = ANY($2)`, b.args[0], ids)
+	rows, err := queries.ContactSegmentDefs(ctx, q, dbq.ContactSegmentDefsParams{OrganizationID: b.args[0].(uuid.UUID), Ids: ids})
 	if err != nil {
 		return nil, fmt.Errorf("load segments: %w", err)
 	}
-	defer rows.Close()
-	out := map[uuid.UUID]segmentDef{}
-	for rows.Next() {
-		var id uuid.UUID
-		var kind string
-		var raw []byte
-		if err := rows.Scan(&id, &kind, &raw); err != nil {
-			return nil, fmt.Errorf("load segments: %w", err)
-		}
-		def := segmentDef{dynamic: kind == "dynamic"}
+	out := make(map[uuid.UUID]segmentDef, len(rows))
+	for _, r := range rows {
+		def := segmentDef{dynamic: r.Kind == "dynamic"}
 		if def.dynamic {
-			if def.filter, err = DecodeStored(raw); err != nil {
+			if def.filter, err = DecodeStored(r.Filters); err != nil {
 				return nil, err
 			}
 		}
-		out[id] = def
+		out[r.ID] = def
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // conditions returns f's conditions over contacts c (ANDed; "true" when none). depth guards segment nesting:
@@ -433,9 +427,8 @@ func queryRows(ctx context.Context, q Querier, sql string, args ...any) ([]Row, 
 // Count counts the contacts matching f. An empty filter reads the kept org-wide total.
 func Count(ctx context.Context, q Querier, org uuid.UUID, f Filter) (int64, error) {
 	if f.Empty() {
-		var n int64
-		err := q.QueryRow(ctx, `SELECT coalesce((SELECT total FROM contact_stats WHERE organization_id = $1), 0)`, org).Scan(&n)
-		return n, err
+		stats, err := queries.ContactStats(ctx, q, org)
+		return stats.Total, err
 	}
 	b := &builder{args: []any{org}}
 	cond, err := conditions(ctx, q, b, f, 0)

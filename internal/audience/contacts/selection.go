@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 )
 
@@ -63,20 +64,11 @@ func ParseSelection(in SelectionInput) (Selection, error) {
 // 400 selection_too_large.
 func (s Selection) IDs(ctx context.Context, q Querier, org uuid.UUID) ([]uuid.UUID, error) {
 	if !s.All {
-		rows, err := q.Query(ctx, `SELECT id FROM contacts WHERE organization_id = $1 AND id = ANY($2) ORDER BY id`, org, s.Contacts)
+		ids, err := queries.ContactIDsExisting(ctx, q, dbq.ContactIDsExistingParams{OrganizationID: org, Ids: s.Contacts})
 		if err != nil {
 			return nil, fmt.Errorf("select contacts: %w", err)
 		}
-		defer rows.Close()
-		var out []uuid.UUID
-		for rows.Next() {
-			var id uuid.UUID
-			if err := rows.Scan(&id); err != nil {
-				return nil, err
-			}
-			out = append(out, id)
-		}
-		return out, rows.Err()
+		return ids, nil
 	}
 	ids, err := MatchingIDs(ctx, q, org, s.Filter, s.Exclude, MaxFilterSelected+1)
 	if err != nil {
