@@ -16,6 +16,7 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/heartbeat"
+	"github.com/outflowhq/outflow/internal/platform/timezone"
 )
 
 // System implements the system operation group (readiness) and the workspace-wide reference data (time zones).
@@ -23,11 +24,13 @@ type System struct {
 	pool    *pgxpool.Pool
 	queries *dbq.Queries
 	logger  *slog.Logger
+	zones   timezone.Zones
 }
 
-// NewSystem builds the system handlers over the application pool.
-func NewSystem(pool *pgxpool.Pool, logger *slog.Logger) *System {
-	return &System{pool: pool, queries: dbq.New(), logger: logger}
+// NewSystem builds the system handlers over the application pool and the time zones the composition root
+// loaded once.
+func NewSystem(pool *pgxpool.Pool, logger *slog.Logger, zones timezone.Zones) *System {
+	return &System{pool: pool, queries: dbq.New(), logger: logger, zones: zones}
 }
 
 // schedulerMaxAge is how stale the scheduler heartbeat may be before readiness fails.

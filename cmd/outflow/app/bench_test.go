@@ -19,7 +19,7 @@ func BenchmarkReadiness(b *testing.B) {
 	env := apitest.New(b)
 	key := env.Bootstrap(b, "acme").APIKey
 	ctx := context.Background()
-	system := handlers.NewSystem(env.DB.Pool, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	system := handlers.NewSystem(env.DB.Pool, slog.New(slog.NewJSONHandler(io.Discard, nil)), nil)
 	client := env.Client(b, key)
 	b.Run("baseline", func(b *testing.B) {
 		for b.Loop() {

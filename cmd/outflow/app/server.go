@@ -34,6 +34,7 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/idempotency"
 	"github.com/outflowhq/outflow/internal/platform/seal"
 	"github.com/outflowhq/outflow/internal/platform/sysmail"
+	"github.com/outflowhq/outflow/internal/platform/timezone"
 	"github.com/outflowhq/outflow/internal/trail/usage"
 	"github.com/outflowhq/outflow/oauth"
 )
@@ -78,6 +79,10 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 	if err != nil {
 		return nil, err
 	}
+	zones, err := timezone.Load()
+	if err != nil {
+		return nil, err
+	}
 	authn.SetOAuth(oauthProvider)
 	twoFactor := accounts.NewTwoFactor(flows, keyring, secrets...)
 	oauthHandlers := handlers.NewOAuth(handlers.OAuthDeps{
@@ -86,7 +91,7 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 	})
 	handler := handlers.New(handlers.Deps{
 		Logger:              d.Logger,
-		System:              handlers.NewSystem(p.pool, d.Logger),
+		System:              handlers.NewSystem(p.pool, d.Logger, zones),
 		AuthCore:            handlers.NewAuthCore(flows, sessions),
 		Profile:             handlers.NewProfile(p.pool, avatar.Dir(cfg.AvatarDir), cfg.PublicURL),
 		Notifications:       handlers.NewNotifications(p.pool),

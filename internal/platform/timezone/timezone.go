@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 	_ "time/tzdata" // the zones resolve without the host's zoneinfo
 )
@@ -24,25 +23,15 @@ type Option struct {
 	DisplayName string
 }
 
-// Options returns every offered zone, UTC first, then by name, each shown with its offset at now (offsets
-// move with daylight saving time, so a picker shows the one in force). A name the tz database does not
-// resolve is an error: the list and the database ship together, and a test proves they agree.
-func Options(now time.Time) ([]Option, error) {
-	locs, err := locations()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Option, len(locs))
-	for i, loc := range locs {
-		out[i] = Option{Name: loc.String(), DisplayName: displayName(loc.String(), now.In(loc))}
-	}
-	return out, nil
-}
+// Zones are the offered zones, resolved: UTC first, then by name. Load them once (the composition root does)
+// and share them; they never change, since the list and the tz database are compiled in.
+type Zones []*time.Location
 
-// locations resolves zones.txt once per process: loading the ~400 zones takes about 17 ms, the offsets
-// afterwards well under one. The result never changes (the list and the database are compiled in).
-var locations = sync.OnceValues(func() ([]*time.Location, error) {
-	var out []*time.Location
+// Load resolves zones.txt: loading the ~400 zones takes about 17 ms, Options afterwards well under one. A name
+// the tz database does not resolve is an error: the list and the database ship together, and a test proves
+// they agree.
+func Load() (Zones, error) {
+	var out Zones
 	for _, line := range strings.Split(zoneList, "\n") {
 		name := strings.TrimSpace(line)
 		if name == "" || strings.HasPrefix(name, "#") {
@@ -55,7 +44,17 @@ var locations = sync.OnceValues(func() ([]*time.Location, error) {
 		out = append(out, loc)
 	}
 	return out, nil
-})
+}
+
+// Options returns every zone, each shown with its offset at now (offsets move with daylight saving time, so a
+// picker shows the one in force).
+func (z Zones) Options(now time.Time) []Option {
+	out := make([]Option, len(z))
+	for i, loc := range z {
+		out[i] = Option{Name: loc.String(), DisplayName: displayName(loc.String(), now.In(loc))}
+	}
+	return out
+}
 
 // displayName is "(UTC+05:30) Asia/Kolkata" with underscores read as spaces; UTC is just "UTC".
 func displayName(name string, at time.Time) string {

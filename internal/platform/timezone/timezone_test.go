@@ -13,8 +13,9 @@ import (
 
 func TestOptionsListEveryRegionZoneOnceUTCFirstThenByName(t *testing.T) {
 	t.Parallel()
-	opts, err := timezone.Options(time.Now())
+	zones, err := timezone.Load()
 	require.NoError(t, err)
+	opts := zones.Options(time.Now())
 	require.Len(t, opts, 419)
 	require.Equal(t, timezone.Option{Name: "UTC", DisplayName: "UTC"}, opts[0])
 	names := make([]string, 0, len(opts))
@@ -34,10 +35,10 @@ func TestOptionsListEveryRegionZoneOnceUTCFirstThenByName(t *testing.T) {
 
 func TestOptionsShowTheOffsetInForceAtTheTimeAsked(t *testing.T) {
 	t.Parallel()
+	zones, err := timezone.Load()
+	require.NoError(t, err)
 	find := func(at time.Time, name string) string {
-		opts, err := timezone.Options(at)
-		require.NoError(t, err)
-		for _, o := range opts {
+		for _, o := range zones.Options(at) {
 			if o.Name == name {
 				return o.DisplayName
 			}
@@ -56,9 +57,11 @@ func TestOptionsShowTheOffsetInForceAtTheTimeAsked(t *testing.T) {
 }
 
 func BenchmarkOptions(b *testing.B) {
+	zones, err := timezone.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
-		if _, err := timezone.Options(time.Now()); err != nil {
-			b.Fatal(err)
-		}
+		zones.Options(time.Now())
 	}
 }
