@@ -26,12 +26,26 @@ const maxJSONDepth = 512
 
 // RefuseInvalidText answers 400 invalid_text, naming the field, when any text of a request holds a NUL
 // character or bytes that are not UTF-8: header values, the URL path and query, JSON bodies (every string and
-// key, at any depth), form bodies and the text fields of multipart bodies (uploaded files are content and
-// are not checked). Postgres stores neither, so without this check such input reaches a query and fails
-// there as a 500. It runs before routing, behind the body size limit; a body it reads is handed on intact.
+// key, at any depth) and form bodies. Postgres stores neither, so without this check such input reaches a
+// query and fails there as a 500. It runs before routing, behind the body size limit; a body it reads is
+// handed on intact. Multipart bodies are RefuseInvalidMultipartText's.
 func RefuseInvalidText(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		err := checkRequestText(r)
+		if err := checkRequestText(r); err != nil {
+			apierror.Write(w, r, logger, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// RefuseInvalidMultipartText checks the text fields of a multipart body (uploaded files are content and are
+// not checked) as RefuseInvalidText checks the rest. Parsing a multipart body may spill it to disk, so the
+// credential layer runs it only for requests whose credential it admitted: an anonymous upload is refused
+// by the API's security check without being read.
+func RefuseInvalidMultipartText(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := checkMultipartText(r)
 		if r.MultipartForm != nil {
 			defer func() { _ = r.MultipartForm.RemoveAll() }()
 		}
@@ -43,8 +57,23 @@ func RefuseInvalidText(logger *slog.Logger, next http.Handler) http.Handler {
 	})
 }
 
-// checkRequestText checks every text part of r; it leaves a JSON body readable again and a form or
-// multipart body parsed into r (the generated decoders reuse the parsed form).
+// checkMultipartText parses a multipart body into r (the generated decoders reuse the parsed form) and checks
+// its text fields; other bodies pass untouched.
+func checkMultipartText(r *http.Request) error {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "multipart/form-data" {
+		return nil
+	}
+	if err := r.ParseMultipartForm(maxMultipartMemory); err != nil {
+		return DecodeError(err)
+	}
+	return checkForm("form field", r.MultipartForm.Value)
+}
+
+// checkRequestText checks every text part of r but a multipart body's; it leaves a JSON body readable again
+// and a form body parsed into r (the generated decoders reuse the parsed form).
 func checkRequestText(r *http.Request) error {
 	for _, name := range sortedKeys(r.Header) {
 		for _, v := range r.Header[name] {
@@ -80,11 +109,6 @@ func checkRequestText(r *http.Request) error {
 			return DecodeError(err)
 		}
 		return checkForm("form field", r.PostForm)
-	case ct == "multipart/form-data":
-		if err := r.ParseMultipartForm(maxMultipartMemory); err != nil {
-			return DecodeError(err)
-		}
-		return checkForm("form field", r.MultipartForm.Value)
 	}
 	return nil
 }

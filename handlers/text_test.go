@@ -16,7 +16,7 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 )
 
-// checkText sends r through RefuseInvalidText and returns the answer and what the next handler read.
+// checkText sends r through RefuseInvalidText and RefuseInvalidMultipartText and returns the answer and what the next handler read.
 func checkText(t *testing.T, r *http.Request) (*httptest.ResponseRecorder, string) {
 	t.Helper()
 	var seen string
@@ -32,7 +32,8 @@ func checkText(t *testing.T, r *http.Request) (*httptest.ResponseRecorder, strin
 		w.WriteHeader(204)
 	})
 	rec := httptest.NewRecorder()
-	RefuseInvalidText(slog.New(slog.NewJSONHandler(io.Discard, nil)), next).ServeHTTP(rec, r)
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	RefuseInvalidText(logger, RefuseInvalidMultipartText(logger, next)).ServeHTTP(rec, r)
 	return rec, seen
 }
 

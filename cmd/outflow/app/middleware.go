@@ -1,11 +1,13 @@
 package app
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/handlers"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/httpmw"
 	"github.com/outflowhq/outflow/internal/platform/reqctx"
@@ -15,9 +17,11 @@ import (
 // gate is the credential layer of the request path: it verifies the bearer token once per request, admits
 // API keys and OAuth tokens against their per-minute budget, records the outcome in the context (where the
 // idempotency layer and the ogen security handler pick it up) and, after the response, queues an API key's
-// request for its usage log. It rejects nothing itself: public operations ignore credentials, and the
+// request for its usage log. Only an admitted request has its multipart text fields checked (parsing one may
+// spill it to disk). It rejects nothing itself: public operations ignore credentials, and the
 // security handler answers for the protected ones.
 type gate struct {
+	logger  *slog.Logger
 	authn   *auth.Authenticator
 	usage   *usage.Recorder
 	routers []*api.Server
@@ -33,17 +37,28 @@ func (g *gate) wrap(next http.Handler) http.Handler {
 		}
 		start := time.Now()
 		p, err := g.authn.Admit(r.Context(), token)
-		if p == nil || p.Kind != auth.KindAPIKey || g.usage == nil {
-			next.ServeHTTP(w, r.WithContext(auth.WithOutcome(r.Context(), p, err)))
+		if p != nil {
+			next := handlers.RefuseInvalidMultipartText(g.logger, next)
+			g.serve(w, r, next, p, err, start)
 			return
 		}
-		sw := httpmw.NewStatusWriter(w)
-		next.ServeHTTP(sw, r.WithContext(auth.WithOutcome(r.Context(), p, err)))
-		info := reqctx.From(r.Context())
-		g.usage.Record(usage.Entry{
-			OrganizationID: p.OrganizationID, APIKeyID: p.CredentialID, Endpoint: g.endpoint(r), Method: r.Method,
-			IP: info.ClientIP, UserAgent: info.UserAgent, Status: sw.Status(), Latency: time.Since(start), At: start,
-		})
+		next.ServeHTTP(w, r.WithContext(auth.WithOutcome(r.Context(), p, err)))
+	})
+}
+
+// serve runs next for an admitted principal p and logs an API key's request for usage analytics.
+func (g *gate) serve(w http.ResponseWriter, r *http.Request, next http.Handler, p *auth.Principal, err error, start time.Time) {
+	r = r.WithContext(auth.WithOutcome(r.Context(), p, err))
+	if p.Kind != auth.KindAPIKey || g.usage == nil {
+		next.ServeHTTP(w, r)
+		return
+	}
+	sw := httpmw.NewStatusWriter(w)
+	next.ServeHTTP(sw, r)
+	info := reqctx.From(r.Context())
+	g.usage.Record(usage.Entry{
+		OrganizationID: p.OrganizationID, APIKeyID: p.CredentialID, Endpoint: g.endpoint(r), Method: r.Method,
+		IP: info.ClientIP, UserAgent: info.UserAgent, Status: sw.Status(), Latency: time.Since(start), At: start,
 	})
 }
 

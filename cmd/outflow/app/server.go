@@ -212,7 +212,7 @@ func assemble(d deps, handler apiHandler, security api.SecurityHandler, authn *a
 	}
 
 	metrics := httpmw.NewMetrics(d.Metrics)
-	credentials := &gate{authn: authn, usage: d.Usage,
+	credentials := &gate{logger: d.Logger, authn: authn, usage: d.Usage,
 		routers: []*api.Server{apiServer}, prefix: APIPrefix}
 	var v1 http.Handler = apiServer
 	v1 = idem.Middleware(principalCredential, v1)
