@@ -2,7 +2,6 @@ package verify_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/outflowhq/outflow/internal/identity/accounts"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/testkit/dbtest"
+	"github.com/outflowhq/outflow/internal/testkit/eventstest"
 	"github.com/outflowhq/outflow/internal/testkit/verifytest"
 )
 
@@ -105,51 +105,21 @@ func TestRunWorkerWithoutVerifierFailsTheRun(t *testing.T) {
 	require.Zero(t, s.Processed)
 	failed := r.bulkEvents(t)
 	require.Len(t, failed, 1, "the failure is raised once")
-	require.Equal(t, "bulk_operation.failed", failed[0].typ)
+	require.Equal(t, "bulk_operation.failed", failed[0].Type)
 	require.Equal(t, events.BulkOperation{OperationID: r.run, Operation: events.BulkContactsVerification, Status: "failed",
-		Total: 1, Failed: 1, Error: s.Error}, failed[0].data.withoutTimes())
-}
-
-// bulkEvent is one bulk_operation.* event of the outbox.
-type bulkEvent struct {
-	typ  string
-	data bulkData
-}
-
-// bulkData is a bulk_operation.* event's data.
-type bulkData events.BulkOperation
-
-// withoutTimes drops the timestamps, which tests check separately.
-func (d bulkData) withoutTimes() events.BulkOperation {
-	d.StartedAt, d.FinishedAt = time.Time{}, nil
-	return events.BulkOperation(d)
+		Total: 1, Failed: 1, Error: s.Error}, withoutTimes(failed[0].Data))
 }
 
 // bulkEvents lists the organization's bulk_operation.* events, oldest first.
-func (r runRig) bulkEvents(t *testing.T) []bulkEvent {
+func (r runRig) bulkEvents(t *testing.T) []eventstest.BulkEvent {
 	t.Helper()
-	var out []bulkEvent
-	require.NoError(t, db.WithOrgTx(context.Background(), r.d.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT event_type, data FROM event_outbox WHERE organization_id = $1
-			AND event_type LIKE 'bulk_operation.%' ORDER BY id`, r.org)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var e bulkEvent
-			var raw []byte
-			if err := rows.Scan(&e.typ, &raw); err != nil {
-				return err
-			}
-			if err := json.Unmarshal(raw, &e.data); err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		return rows.Err()
-	}))
-	return out
+	return eventstest.BulkEvents(t, r.d.Pool, r.org)
+}
+
+// withoutTimes drops an event's timestamps, which tests check separately.
+func withoutTimes(d events.BulkOperation) events.BulkOperation {
+	d.StartedAt, d.FinishedAt = time.Time{}, nil
+	return d
 }
 
 func TestRunWorkerResumesAndCountsOnce(t *testing.T) {
@@ -174,10 +144,10 @@ func TestRunWorkerResumesAndCountsOnce(t *testing.T) {
 
 	done := r.bulkEvents(t)
 	require.Len(t, done, 1)
-	require.Equal(t, "bulk_operation.completed", done[0].typ)
+	require.Equal(t, "bulk_operation.completed", done[0].Type)
 	require.Equal(t, events.BulkOperation{OperationID: r.run, Operation: events.BulkContactsVerification, Status: "completed",
-		Total: 3, Succeeded: 3}, done[0].data.withoutTimes())
-	require.NotNil(t, done[0].data.FinishedAt)
+		Total: 3, Succeeded: 3}, withoutTimes(done[0].Data))
+	require.NotNil(t, done[0].Data.FinishedAt)
 
 	// A finished run is left alone by a late duplicate of its job, and raises nothing again.
 	require.NoError(t, r.work(t, r.verifier(), 1))
