@@ -141,7 +141,7 @@ func (f Filler) Fill(v reflect.Value, name string, depth int) {
 			v.SetString(f.IDs().String())
 			return
 		}
-		v.SetString(sampleString(name))
+		v.SetString(SampleString(name))
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		v.SetInt(1)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
@@ -198,11 +198,12 @@ func (f Filler) fillSum(v reflect.Value, depth int) bool {
 	return false
 }
 
-// sampleString picks a value a field of that name accepts.
-func sampleString(field string) string {
+// SampleString picks a value a text field of that name accepts ("sample" when its name says nothing), so a
+// call built from the SDK or from the spec passes the server's field rules and reaches the operation.
+func SampleString(field string) string {
 	f := strings.ToLower(field)
 	switch {
-	case f == "idempotencykey":
+	case f == "idempotencykey", f == "idempotency-key":
 		return uuid.NewString() // a key reused with another request is refused before the gate
 	case strings.Contains(f, "email"), f == "recipient", f == "to":
 		return "lead@example.com"

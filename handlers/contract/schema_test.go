@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/outflowhq/outflow/handlers/apitest"
 )
 
 // The hostile-input probe builds its requests from the contract itself: a valid-shaped body per operation
@@ -151,26 +153,20 @@ func (d schemaDoc) sample(n any, name string, depth int) any {
 
 // sampleText picks a string a field of that format or name accepts.
 func sampleText(s map[string]any, name string) string {
-	f := strings.ToLower(name)
-	switch format, _ := s["format"].(string); {
-	case format == "uuid", f == "idempotency-key": // a key reused with another body is refused
+	switch format, _ := s["format"].(string); format {
+	case "uuid":
 		return uuid.NewString()
-	case format == "date-time":
+	case "date-time":
 		return "2030-01-02T09:00:00Z"
-	case format == "date":
+	case "date":
 		return "2030-01-02"
-	case format == "email", strings.Contains(f, "email"):
+	case "email":
 		return "lead@example.com"
-	case format == "uri", strings.Contains(f, "url"), strings.Contains(f, "uri"):
+	case "uri":
 		return "https://example.com/x"
-	case strings.Contains(f, "domain"), strings.Contains(f, "host"):
-		return "example.com"
-	case strings.Contains(f, "timezone"):
-		return "UTC"
-	case strings.Contains(f, "password"):
-		return "correct horse battery staple"
-	case strings.Contains(f, "color"):
-		return "#1e90ff"
+	}
+	if v := apitest.SampleString(name); v != "sample" {
+		return v
 	}
 	if n, _ := s["minLength"].(int); n > 6 {
 		return strings.Repeat("s", n)
