@@ -182,6 +182,21 @@ BEGIN
 END $$;
 
 --
+-- Name: campaign_leads_had_leads(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.campaign_leads_had_leads() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public'
+    AS $$
+BEGIN
+  UPDATE campaigns c SET had_leads = true
+  FROM (SELECT DISTINCT organization_id, campaign_id FROM new_rows) d
+  WHERE c.organization_id = d.organization_id AND c.id = d.campaign_id AND NOT c.had_leads;
+  RETURN NULL;
+END $$;
+
+--
 -- Name: contact_categories_count(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -911,6 +926,48 @@ CREATE TABLE public.auth_challenges (
 );
 
 --
+-- Name: campaign_attachments; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_attachments (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    id uuid NOT NULL,
+    step_id uuid,
+    filename text NOT NULL,
+    mime_type text NOT NULL,
+    size integer NOT NULL,
+    sha256 bytea NOT NULL,
+    content bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT campaign_attachments_filename_check CHECK (((length(filename) >= 1) AND (length(filename) <= 255))),
+    CONSTRAINT campaign_attachments_mime_type_check CHECK (((length(mime_type) >= 3) AND (length(mime_type) <= 255))),
+    CONSTRAINT campaign_attachments_sha256_check CHECK ((length(sha256) = 32)),
+    CONSTRAINT campaign_attachments_size_check CHECK (((size >= 1) AND (size <= 5242880)))
+);
+
+--
+-- Name: campaign_creation_days; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_creation_days (
+    organization_id uuid NOT NULL,
+    day date NOT NULL,
+    created integer DEFAULT 0 NOT NULL,
+    CONSTRAINT campaign_creation_days_created_check CHECK ((created >= 0))
+);
+
+--
+-- Name: campaign_labels; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_labels (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    label_id uuid NOT NULL
+);
+
+--
 -- Name: campaign_leads; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -934,8 +991,36 @@ CREATE TABLE public.campaign_leads (
     hold_source text,
     last_activity_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    entered_at timestamp with time zone DEFAULT now(),
+    step_position integer DEFAULT 0 NOT NULL,
+    due_at timestamp with time zone,
+    wait_reason text DEFAULT ''::text NOT NULL,
+    mailbox_id uuid,
+    variant_id uuid,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT campaign_leads_hold_reason CHECK ((length(hold_reason) <= 200)),
     CONSTRAINT campaign_leads_hold_source_check CHECK ((hold_source = ANY (ARRAY['manual'::text, 'out_of_office'::text]))),
-    CONSTRAINT campaign_leads_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'active'::text, 'completed'::text, 'failed'::text, 'paused'::text, 'undeliverable'::text])))
+    CONSTRAINT campaign_leads_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'active'::text, 'completed'::text, 'failed'::text, 'paused'::text, 'undeliverable'::text]))),
+    CONSTRAINT campaign_leads_step_position_check CHECK ((step_position >= 0)),
+    CONSTRAINT campaign_leads_wait_reason_check CHECK ((length(wait_reason) <= 200))
+);
+
+--
+-- Name: campaign_logs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_logs (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    id uuid NOT NULL,
+    contact_id uuid,
+    event_type text NOT NULL,
+    message text DEFAULT ''::text NOT NULL,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT campaign_logs_event_type_check CHECK (((length(event_type) >= 1) AND (length(event_type) <= 64))),
+    CONSTRAINT campaign_logs_message_check CHECK ((length(message) <= 2000)),
+    CONSTRAINT campaign_logs_metadata_check CHECK ((jsonb_typeof(metadata) = 'object'::text))
 );
 
 --
@@ -945,7 +1030,135 @@ CREATE TABLE public.campaign_leads (
 CREATE TABLE public.campaign_mailboxes (
     organization_id uuid NOT NULL,
     campaign_id uuid NOT NULL,
-    mailbox_id uuid NOT NULL
+    mailbox_id uuid NOT NULL,
+    weight integer DEFAULT 1 NOT NULL,
+    enabled boolean DEFAULT true NOT NULL,
+    last_sent_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT campaign_mailboxes_weight_check CHECK (((weight >= 1) AND (weight <= 100)))
+);
+
+--
+-- Name: campaign_preflight_reports; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_preflight_reports (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    id uuid NOT NULL,
+    passed boolean NOT NULL,
+    score integer NOT NULL,
+    checks jsonb NOT NULL,
+    recommendations jsonb DEFAULT '[]'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT campaign_preflight_reports_checks_check CHECK ((jsonb_typeof(checks) = 'array'::text)),
+    CONSTRAINT campaign_preflight_reports_recommendations_check CHECK ((jsonb_typeof(recommendations) = 'array'::text)),
+    CONSTRAINT campaign_preflight_reports_score_check CHECK (((score >= 0) AND (score <= 100)))
+);
+
+--
+-- Name: campaign_send_days; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_send_days (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    day date NOT NULL,
+    sent integer DEFAULT 0 NOT NULL,
+    new_leads integer DEFAULT 0 NOT NULL,
+    CONSTRAINT campaign_send_days_new_leads_check CHECK ((new_leads >= 0)),
+    CONSTRAINT campaign_send_days_sent_check CHECK ((sent >= 0))
+);
+
+--
+-- Name: campaign_steps; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_steps (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    id uuid NOT NULL,
+    "position" integer NOT NULL,
+    name text DEFAULT ''::text NOT NULL,
+    kind text DEFAULT 'email'::text NOT NULL,
+    subject text DEFAULT ''::text NOT NULL,
+    body_plain text DEFAULT ''::text NOT NULL,
+    body_html text DEFAULT ''::text NOT NULL,
+    body_sync boolean DEFAULT true NOT NULL,
+    body_code boolean DEFAULT false NOT NULL,
+    wait_after integer DEFAULT 0 NOT NULL,
+    thread_reply boolean DEFAULT false NOT NULL,
+    conditions jsonb,
+    action jsonb,
+    on_timeout text DEFAULT 'continue'::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT campaign_steps_action_check CHECK (((action IS NULL) OR (jsonb_typeof(action) = 'object'::text))),
+    CONSTRAINT campaign_steps_body_html_check CHECK ((length(body_html) <= 200000)),
+    CONSTRAINT campaign_steps_body_plain_check CHECK ((length(body_plain) <= 100000)),
+    CONSTRAINT campaign_steps_conditions_check CHECK (((conditions IS NULL) OR (jsonb_typeof(conditions) = 'object'::text))),
+    CONSTRAINT campaign_steps_kind_check CHECK ((kind = ANY (ARRAY['email'::text, 'action'::text, 'wait'::text]))),
+    CONSTRAINT campaign_steps_name_check CHECK ((length(name) <= 255)),
+    CONSTRAINT campaign_steps_on_timeout_check CHECK ((on_timeout = ANY (ARRAY['continue'::text, 'stop'::text]))),
+    CONSTRAINT campaign_steps_position_check CHECK ((("position" >= 0) AND ("position" <= 99))),
+    CONSTRAINT campaign_steps_subject_check CHECK ((length(subject) <= 998)),
+    CONSTRAINT campaign_steps_wait_after_check CHECK (((wait_after >= 0) AND (wait_after <= 365)))
+);
+
+--
+-- Name: campaign_test_runs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_test_runs (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    id uuid NOT NULL,
+    contact_id uuid NOT NULL,
+    mailbox_id uuid,
+    prospect_email text NOT NULL,
+    state text DEFAULT 'running'::text NOT NULL,
+    current_step_id uuid,
+    steps jsonb DEFAULT '[]'::jsonb NOT NULL,
+    app_variables jsonb DEFAULT '{}'::jsonb NOT NULL,
+    error_code text DEFAULT ''::text NOT NULL,
+    error_message text DEFAULT ''::text NOT NULL,
+    waiting_event text DEFAULT ''::text NOT NULL,
+    waiting_until timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    completed_at timestamp with time zone,
+    CONSTRAINT campaign_test_runs_app_variables_check CHECK ((jsonb_typeof(app_variables) = 'object'::text)),
+    CONSTRAINT campaign_test_runs_prospect_email_check CHECK (((length(prospect_email) >= 3) AND (length(prospect_email) <= 254))),
+    CONSTRAINT campaign_test_runs_state_check CHECK ((state = ANY (ARRAY['running'::text, 'waiting_for_event'::text, 'completed'::text, 'failed'::text, 'cancelled'::text]))),
+    CONSTRAINT campaign_test_runs_steps_check CHECK ((jsonb_typeof(steps) = 'array'::text))
+);
+
+--
+-- Name: campaign_variants; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_variants (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    id uuid NOT NULL,
+    step_id uuid,
+    name text NOT NULL,
+    weight integer DEFAULT 50 NOT NULL,
+    subject text DEFAULT ''::text NOT NULL,
+    body_plain text DEFAULT ''::text NOT NULL,
+    body_html text DEFAULT ''::text NOT NULL,
+    is_control boolean DEFAULT false NOT NULL,
+    is_active boolean DEFAULT true NOT NULL,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    promoted_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT campaign_variants_body_html_check CHECK ((length(body_html) <= 200000)),
+    CONSTRAINT campaign_variants_body_plain_check CHECK ((length(body_plain) <= 100000)),
+    CONSTRAINT campaign_variants_metadata_check CHECK ((jsonb_typeof(metadata) = 'object'::text)),
+    CONSTRAINT campaign_variants_name_check CHECK (((length(name) >= 1) AND (length(name) <= 100))),
+    CONSTRAINT campaign_variants_subject_check CHECK ((length(subject) <= 998)),
+    CONSTRAINT campaign_variants_weight_check CHECK (((weight >= 0) AND (weight <= 100)))
 );
 
 --
@@ -959,8 +1172,84 @@ CREATE TABLE public.campaigns (
     status text DEFAULT 'draft'::text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    user_id uuid,
+    description text DEFAULT ''::text NOT NULL,
+    kind text DEFAULT 'sequence'::text NOT NULL,
+    stop_on_reply boolean DEFAULT true NOT NULL,
+    open_tracking boolean DEFAULT false NOT NULL,
+    link_tracking boolean DEFAULT false NOT NULL,
+    text_only boolean DEFAULT false NOT NULL,
+    unsubscribe_header boolean DEFAULT true NOT NULL,
+    risky_emails boolean DEFAULT false NOT NULL,
+    daily_limit integer DEFAULT 50 NOT NULL,
+    cc text[] DEFAULT '{}'::text[] NOT NULL,
+    bcc text[] DEFAULT '{}'::text[] NOT NULL,
+    start_date timestamp with time zone,
+    end_date timestamp with time zone,
+    timezone text DEFAULT 'UTC'::text NOT NULL,
+    days smallint DEFAULT 31 NOT NULL,
+    start_time text DEFAULT '09:00'::text NOT NULL,
+    end_time text DEFAULT '17:00'::text NOT NULL,
+    schedule_windows jsonb DEFAULT '[]'::jsonb NOT NULL,
+    contact_order_by text DEFAULT 'created_at'::text NOT NULL,
+    contact_order_dir text DEFAULT 'asc'::text NOT NULL,
+    contact_order_field text,
+    sender_strategy text DEFAULT 'tags'::text NOT NULL,
+    rotation_mode text DEFAULT 'round_robin'::text NOT NULL,
+    ramp_enabled boolean DEFAULT false NOT NULL,
+    ramp_start integer DEFAULT 10 NOT NULL,
+    ramp_increment integer DEFAULT 5 NOT NULL,
+    ramp_ceiling integer DEFAULT 50 NOT NULL,
+    ramp_level integer DEFAULT 0 NOT NULL,
+    esp_match_mode text DEFAULT 'off'::text NOT NULL,
+    max_new_leads_per_day integer DEFAULT 0 NOT NULL,
+    prioritize_new_leads boolean DEFAULT false NOT NULL,
+    entry_delay_minutes integer DEFAULT 0 NOT NULL,
+    continuous boolean DEFAULT false NOT NULL,
+    idle_since timestamp with time zone,
+    tracking_domain text DEFAULT ''::text NOT NULL,
+    tracking_domain_verified_at timestamp with time zone,
+    utm_tracking boolean DEFAULT false NOT NULL,
+    utm_source text DEFAULT ''::text NOT NULL,
+    utm_medium text DEFAULT ''::text NOT NULL,
+    utm_campaign text DEFAULT ''::text NOT NULL,
+    advanced jsonb DEFAULT '{}'::jsonb NOT NULL,
+    advanced_updated_at timestamp with time zone,
+    had_leads boolean DEFAULT false NOT NULL,
+    started_at timestamp with time zone,
+    completed_at timestamp with time zone,
+    paused_reason text DEFAULT ''::text NOT NULL,
+    last_status_change_at timestamp with time zone,
+    CONSTRAINT campaigns_advanced_check CHECK ((jsonb_typeof(advanced) = 'object'::text)),
+    CONSTRAINT campaigns_bcc_check CHECK ((cardinality(bcc) <= 10)),
+    CONSTRAINT campaigns_cc_check CHECK ((cardinality(cc) <= 10)),
+    CONSTRAINT campaigns_contact_order_by_check CHECK ((length(contact_order_by) <= 64)),
+    CONSTRAINT campaigns_contact_order_dir_check CHECK ((contact_order_dir = ANY (ARRAY['asc'::text, 'desc'::text]))),
+    CONSTRAINT campaigns_contact_order_field_check CHECK ((length(contact_order_field) <= 64)),
+    CONSTRAINT campaigns_daily_limit_check CHECK (((daily_limit >= 1) AND (daily_limit <= 100000))),
+    CONSTRAINT campaigns_days_check CHECK (((days >= 0) AND (days <= 127))),
+    CONSTRAINT campaigns_description_check CHECK ((length(description) <= 2000)),
+    CONSTRAINT campaigns_end_time_check CHECK ((end_time ~ '^([01][0-9]|2[0-4]):[0-5][0-9]$'::text)),
+    CONSTRAINT campaigns_entry_delay_minutes_check CHECK (((entry_delay_minutes >= 0) AND (entry_delay_minutes <= 129600))),
+    CONSTRAINT campaigns_esp_match_mode_check CHECK ((esp_match_mode = ANY (ARRAY['off'::text, 'prefer'::text, 'strict'::text]))),
+    CONSTRAINT campaigns_kind_check CHECK ((kind = ANY (ARRAY['sequence'::text, 'one_time'::text]))),
+    CONSTRAINT campaigns_max_new_leads_per_day_check CHECK (((max_new_leads_per_day >= 0) AND (max_new_leads_per_day <= 1000000))),
     CONSTRAINT campaigns_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255))),
-    CONSTRAINT campaigns_status_check CHECK ((status = ANY (ARRAY['draft'::text, 'active'::text, 'paused'::text, 'paused_no_accounts'::text, 'paused_trial_expired'::text, 'completed'::text])))
+    CONSTRAINT campaigns_paused_reason_check CHECK ((length(paused_reason) <= 500)),
+    CONSTRAINT campaigns_ramp_ceiling_check CHECK (((ramp_ceiling >= 1) AND (ramp_ceiling <= 5000))),
+    CONSTRAINT campaigns_ramp_increment_check CHECK (((ramp_increment >= 0) AND (ramp_increment <= 5000))),
+    CONSTRAINT campaigns_ramp_level_check CHECK ((ramp_level >= 0)),
+    CONSTRAINT campaigns_ramp_start_check CHECK (((ramp_start >= 1) AND (ramp_start <= 5000))),
+    CONSTRAINT campaigns_rotation_mode_check CHECK ((rotation_mode = ANY (ARRAY['round_robin'::text, 'weighted'::text, 'least_used'::text]))),
+    CONSTRAINT campaigns_schedule_windows_check CHECK ((jsonb_typeof(schedule_windows) = 'array'::text)),
+    CONSTRAINT campaigns_sender_strategy_check CHECK ((sender_strategy = ANY (ARRAY['tags'::text, 'explicit'::text]))),
+    CONSTRAINT campaigns_start_time_check CHECK ((start_time ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'::text)),
+    CONSTRAINT campaigns_status_check CHECK ((status = ANY (ARRAY['draft'::text, 'active'::text, 'paused'::text, 'paused_no_accounts'::text, 'paused_trial_expired'::text, 'completed'::text]))),
+    CONSTRAINT campaigns_timezone_check CHECK (((length(timezone) >= 1) AND (length(timezone) <= 64))),
+    CONSTRAINT campaigns_tracking_domain_check CHECK ((length(tracking_domain) <= 253)),
+    CONSTRAINT campaigns_utm_campaign_check CHECK ((length(utm_campaign) <= 128)),
+    CONSTRAINT campaigns_utm_medium_check CHECK ((length(utm_medium) <= 128)),
+    CONSTRAINT campaigns_utm_source_check CHECK ((length(utm_source) <= 128))
 );
 
 --
@@ -2094,6 +2383,27 @@ ALTER TABLE ONLY public.auth_challenges
     ADD CONSTRAINT auth_challenges_pkey PRIMARY KEY (id);
 
 --
+-- Name: campaign_attachments campaign_attachments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_attachments
+    ADD CONSTRAINT campaign_attachments_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: campaign_creation_days campaign_creation_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_creation_days
+    ADD CONSTRAINT campaign_creation_days_pkey PRIMARY KEY (organization_id, day);
+
+--
+-- Name: campaign_labels campaign_labels_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_labels
+    ADD CONSTRAINT campaign_labels_pkey PRIMARY KEY (organization_id, campaign_id, label_id);
+
+--
 -- Name: campaign_leads campaign_leads_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2101,11 +2411,60 @@ ALTER TABLE ONLY public.campaign_leads
     ADD CONSTRAINT campaign_leads_pkey PRIMARY KEY (organization_id, campaign_id, contact_id);
 
 --
+-- Name: campaign_logs campaign_logs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_logs
+    ADD CONSTRAINT campaign_logs_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: campaign_mailboxes campaign_mailboxes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.campaign_mailboxes
     ADD CONSTRAINT campaign_mailboxes_pkey PRIMARY KEY (organization_id, campaign_id, mailbox_id);
+
+--
+-- Name: campaign_preflight_reports campaign_preflight_reports_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_preflight_reports
+    ADD CONSTRAINT campaign_preflight_reports_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: campaign_send_days campaign_send_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_send_days
+    ADD CONSTRAINT campaign_send_days_pkey PRIMARY KEY (organization_id, campaign_id, day);
+
+--
+-- Name: campaign_steps campaign_steps_organization_id_campaign_id_position_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_steps
+    ADD CONSTRAINT campaign_steps_organization_id_campaign_id_position_key UNIQUE (organization_id, campaign_id, "position") DEFERRABLE INITIALLY DEFERRED;
+
+--
+-- Name: campaign_steps campaign_steps_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_steps
+    ADD CONSTRAINT campaign_steps_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: campaign_test_runs campaign_test_runs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_test_runs
+    ADD CONSTRAINT campaign_test_runs_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: campaign_variants campaign_variants_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_variants
+    ADD CONSTRAINT campaign_variants_pkey PRIMARY KEY (organization_id, id);
 
 --
 -- Name: campaigns campaigns_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2585,16 +2944,82 @@ CREATE INDEX audit_log_created ON public.audit_log USING btree (organization_id,
 CREATE INDEX auth_challenges_expires_at ON public.auth_challenges USING btree (expires_at);
 
 --
+-- Name: campaign_attachments_campaign; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_attachments_campaign ON public.campaign_attachments USING btree (organization_id, campaign_id, created_at, id);
+
+--
+-- Name: campaign_labels_label; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_labels_label ON public.campaign_labels USING btree (organization_id, label_id);
+
+--
+-- Name: campaign_leads_campaign; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_leads_campaign ON public.campaign_leads USING btree (organization_id, campaign_id, contact_id);
+
+--
 -- Name: campaign_leads_contact; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX campaign_leads_contact ON public.campaign_leads USING btree (organization_id, contact_id);
 
 --
+-- Name: campaign_leads_due; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_leads_due ON public.campaign_leads USING btree (due_at) WHERE ((state = ANY (ARRAY['pending'::text, 'active'::text])) AND (due_at IS NOT NULL));
+
+--
+-- Name: campaign_logs_campaign; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_logs_campaign ON public.campaign_logs USING btree (organization_id, campaign_id, id DESC);
+
+--
 -- Name: campaign_mailboxes_mailbox; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX campaign_mailboxes_mailbox ON public.campaign_mailboxes USING btree (organization_id, mailbox_id);
+
+--
+-- Name: campaign_preflight_reports_campaign; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_preflight_reports_campaign ON public.campaign_preflight_reports USING btree (organization_id, campaign_id, created_at DESC);
+
+--
+-- Name: campaign_test_runs_campaign; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_test_runs_campaign ON public.campaign_test_runs USING btree (organization_id, campaign_id, id DESC);
+
+--
+-- Name: campaign_variants_campaign; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_variants_campaign ON public.campaign_variants USING btree (organization_id, campaign_id, created_at, id);
+
+--
+-- Name: campaign_variants_control; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX campaign_variants_control ON public.campaign_variants USING btree (organization_id, step_id) WHERE is_control;
+
+--
+-- Name: campaigns_active; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaigns_active ON public.campaigns USING btree (organization_id, id) WHERE (status = 'active'::text);
+
+--
+-- Name: campaigns_list; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaigns_list ON public.campaigns USING btree (organization_id, id DESC);
 
 --
 -- Name: contact_activities_contact; Type: INDEX; Schema: public; Owner: -
@@ -3095,6 +3520,12 @@ CREATE UNIQUE INDEX webhook_throttle_drops_window ON public.webhook_throttle_dro
 CREATE TRIGGER campaign_leads_delete AFTER DELETE ON public.campaign_leads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.campaign_leads_count();
 
 --
+-- Name: campaign_leads campaign_leads_had_leads; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER campaign_leads_had_leads AFTER INSERT ON public.campaign_leads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.campaign_leads_had_leads();
+
+--
 -- Name: campaign_leads campaign_leads_insert; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -3172,6 +3603,41 @@ ALTER TABLE ONLY public.auth_challenges
     ADD CONSTRAINT auth_challenges_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
+-- Name: campaign_attachments campaign_attachments_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_attachments
+    ADD CONSTRAINT campaign_attachments_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_attachments campaign_attachments_organization_id_step_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_attachments
+    ADD CONSTRAINT campaign_attachments_organization_id_step_id_fkey FOREIGN KEY (organization_id, step_id) REFERENCES public.campaign_steps(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_creation_days campaign_creation_days_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_creation_days
+    ADD CONSTRAINT campaign_creation_days_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_labels campaign_labels_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_labels
+    ADD CONSTRAINT campaign_labels_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_labels campaign_labels_organization_id_label_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_labels
+    ADD CONSTRAINT campaign_labels_organization_id_label_id_fkey FOREIGN KEY (organization_id, label_id) REFERENCES public.labels(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: campaign_leads campaign_leads_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3186,6 +3652,13 @@ ALTER TABLE ONLY public.campaign_leads
     ADD CONSTRAINT campaign_leads_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE CASCADE;
 
 --
+-- Name: campaign_logs campaign_logs_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_logs
+    ADD CONSTRAINT campaign_logs_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: campaign_mailboxes campaign_mailboxes_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3198,6 +3671,48 @@ ALTER TABLE ONLY public.campaign_mailboxes
 
 ALTER TABLE ONLY public.campaign_mailboxes
     ADD CONSTRAINT campaign_mailboxes_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_preflight_reports campaign_preflight_reports_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_preflight_reports
+    ADD CONSTRAINT campaign_preflight_reports_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_send_days campaign_send_days_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_send_days
+    ADD CONSTRAINT campaign_send_days_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_steps campaign_steps_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_steps
+    ADD CONSTRAINT campaign_steps_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_test_runs campaign_test_runs_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_test_runs
+    ADD CONSTRAINT campaign_test_runs_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_variants campaign_variants_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_variants
+    ADD CONSTRAINT campaign_variants_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_variants campaign_variants_organization_id_step_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_variants
+    ADD CONSTRAINT campaign_variants_organization_id_step_id_fkey FOREIGN KEY (organization_id, step_id) REFERENCES public.campaign_steps(organization_id, id) ON DELETE CASCADE;
 
 --
 -- Name: campaigns campaigns_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -3701,16 +4216,70 @@ ALTER TABLE public.api_keys ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.audit_log ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: campaign_attachments; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_attachments ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: campaign_creation_days; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_creation_days ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: campaign_labels; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_labels ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: campaign_leads; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
 ALTER TABLE public.campaign_leads ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: campaign_logs; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_logs ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: campaign_mailboxes; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
 ALTER TABLE public.campaign_mailboxes ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: campaign_preflight_reports; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_preflight_reports ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: campaign_send_days; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_send_days ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: campaign_steps; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_steps ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: campaign_test_runs; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_test_runs ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: campaign_variants; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_variants ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: campaigns; Type: ROW SECURITY; Schema: public; Owner: -
@@ -3941,16 +4510,70 @@ CREATE POLICY tenant_isolation ON public.api_keys USING ((organization_id = publ
 CREATE POLICY tenant_isolation ON public.audit_log USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
+-- Name: campaign_attachments tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_attachments USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: campaign_creation_days tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_creation_days USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: campaign_labels tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_labels USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
 -- Name: campaign_leads tenant_isolation; Type: POLICY; Schema: public; Owner: -
 --
 
 CREATE POLICY tenant_isolation ON public.campaign_leads USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
+-- Name: campaign_logs tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_logs USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
 -- Name: campaign_mailboxes tenant_isolation; Type: POLICY; Schema: public; Owner: -
 --
 
 CREATE POLICY tenant_isolation ON public.campaign_mailboxes USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: campaign_preflight_reports tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_preflight_reports USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: campaign_send_days tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_send_days USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: campaign_steps tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_steps USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: campaign_test_runs tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_test_runs USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: campaign_variants tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_variants USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: campaigns tenant_isolation; Type: POLICY; Schema: public; Owner: -

@@ -129,40 +129,213 @@ type AuthChallenge struct {
 }
 
 type Campaign struct {
+	OrganizationID           uuid.UUID       `json:"organization_id"`
+	ID                       uuid.UUID       `json:"id"`
+	Name                     string          `json:"name"`
+	Status                   string          `json:"status"`
+	CreatedAt                time.Time       `json:"created_at"`
+	UpdatedAt                time.Time       `json:"updated_at"`
+	UserID                   uuid.NullUUID   `json:"user_id"`
+	Description              string          `json:"description"`
+	Kind                     string          `json:"kind"`
+	StopOnReply              bool            `json:"stop_on_reply"`
+	OpenTracking             bool            `json:"open_tracking"`
+	LinkTracking             bool            `json:"link_tracking"`
+	TextOnly                 bool            `json:"text_only"`
+	UnsubscribeHeader        bool            `json:"unsubscribe_header"`
+	RiskyEmails              bool            `json:"risky_emails"`
+	DailyLimit               int32           `json:"daily_limit"`
+	Cc                       []string        `json:"cc"`
+	Bcc                      []string        `json:"bcc"`
+	StartDate                *time.Time      `json:"start_date"`
+	EndDate                  *time.Time      `json:"end_date"`
+	Timezone                 string          `json:"timezone"`
+	Days                     int16           `json:"days"`
+	StartTime                string          `json:"start_time"`
+	EndTime                  string          `json:"end_time"`
+	ScheduleWindows          json.RawMessage `json:"schedule_windows"`
+	ContactOrderBy           string          `json:"contact_order_by"`
+	ContactOrderDir          string          `json:"contact_order_dir"`
+	ContactOrderField        *string         `json:"contact_order_field"`
+	SenderStrategy           string          `json:"sender_strategy"`
+	RotationMode             string          `json:"rotation_mode"`
+	RampEnabled              bool            `json:"ramp_enabled"`
+	RampStart                int32           `json:"ramp_start"`
+	RampIncrement            int32           `json:"ramp_increment"`
+	RampCeiling              int32           `json:"ramp_ceiling"`
+	RampLevel                int32           `json:"ramp_level"`
+	EspMatchMode             string          `json:"esp_match_mode"`
+	MaxNewLeadsPerDay        int32           `json:"max_new_leads_per_day"`
+	PrioritizeNewLeads       bool            `json:"prioritize_new_leads"`
+	EntryDelayMinutes        int32           `json:"entry_delay_minutes"`
+	Continuous               bool            `json:"continuous"`
+	IdleSince                *time.Time      `json:"idle_since"`
+	TrackingDomain           string          `json:"tracking_domain"`
+	TrackingDomainVerifiedAt *time.Time      `json:"tracking_domain_verified_at"`
+	UtmTracking              bool            `json:"utm_tracking"`
+	UtmSource                string          `json:"utm_source"`
+	UtmMedium                string          `json:"utm_medium"`
+	UtmCampaign              string          `json:"utm_campaign"`
+	Advanced                 json.RawMessage `json:"advanced"`
+	AdvancedUpdatedAt        *time.Time      `json:"advanced_updated_at"`
+	HadLeads                 bool            `json:"had_leads"`
+	StartedAt                *time.Time      `json:"started_at"`
+	CompletedAt              *time.Time      `json:"completed_at"`
+	PausedReason             string          `json:"paused_reason"`
+	LastStatusChangeAt       *time.Time      `json:"last_status_change_at"`
+}
+
+type CampaignAttachment struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	CampaignID     uuid.UUID     `json:"campaign_id"`
+	ID             uuid.UUID     `json:"id"`
+	StepID         uuid.NullUUID `json:"step_id"`
+	Filename       string        `json:"filename"`
+	MimeType       string        `json:"mime_type"`
+	Size           int32         `json:"size"`
+	Sha256         []byte        `json:"sha256"`
+	Content        []byte        `json:"content"`
+	CreatedAt      time.Time     `json:"created_at"`
+}
+
+type CampaignCreationDay struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
+	Day            time.Time `json:"day"`
+	Created        int32     `json:"created"`
+}
+
+type CampaignLabel struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	LabelID        uuid.UUID `json:"label_id"`
+}
+
+type CampaignLead struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	CampaignID     uuid.UUID     `json:"campaign_id"`
+	ContactID      uuid.UUID     `json:"contact_id"`
+	State          string        `json:"state"`
+	Sent           int32         `json:"sent"`
+	Opened         int32         `json:"opened"`
+	MachineOpened  int32         `json:"machine_opened"`
+	Clicked        int32         `json:"clicked"`
+	Replied        int32         `json:"replied"`
+	Bounced        int32         `json:"bounced"`
+	CurrentStep    string        `json:"current_step"`
+	Sender         string        `json:"sender"`
+	FailureReason  string        `json:"failure_reason"`
+	HoldSince      *time.Time    `json:"hold_since"`
+	HoldUntil      *time.Time    `json:"hold_until"`
+	HoldReason     string        `json:"hold_reason"`
+	HoldSource     *string       `json:"hold_source"`
+	LastActivityAt *time.Time    `json:"last_activity_at"`
+	CreatedAt      time.Time     `json:"created_at"`
+	EnteredAt      *time.Time    `json:"entered_at"`
+	StepPosition   int32         `json:"step_position"`
+	DueAt          *time.Time    `json:"due_at"`
+	WaitReason     string        `json:"wait_reason"`
+	MailboxID      uuid.NullUUID `json:"mailbox_id"`
+	VariantID      uuid.NullUUID `json:"variant_id"`
+	UpdatedAt      time.Time     `json:"updated_at"`
+}
+
+type CampaignLog struct {
+	OrganizationID uuid.UUID       `json:"organization_id"`
+	CampaignID     uuid.UUID       `json:"campaign_id"`
+	ID             uuid.UUID       `json:"id"`
+	ContactID      uuid.NullUUID   `json:"contact_id"`
+	EventType      string          `json:"event_type"`
+	Message        string          `json:"message"`
+	Metadata       json.RawMessage `json:"metadata"`
+	CreatedAt      time.Time       `json:"created_at"`
+}
+
+type CampaignMailbox struct {
+	OrganizationID uuid.UUID  `json:"organization_id"`
+	CampaignID     uuid.UUID  `json:"campaign_id"`
+	MailboxID      uuid.UUID  `json:"mailbox_id"`
+	Weight         int32      `json:"weight"`
+	Enabled        bool       `json:"enabled"`
+	LastSentAt     *time.Time `json:"last_sent_at"`
+	CreatedAt      time.Time  `json:"created_at"`
+}
+
+type CampaignPreflightReport struct {
+	OrganizationID  uuid.UUID       `json:"organization_id"`
+	CampaignID      uuid.UUID       `json:"campaign_id"`
+	ID              uuid.UUID       `json:"id"`
+	Passed          bool            `json:"passed"`
+	Score           int32           `json:"score"`
+	Checks          json.RawMessage `json:"checks"`
+	Recommendations json.RawMessage `json:"recommendations"`
+	CreatedAt       time.Time       `json:"created_at"`
+}
+
+type CampaignSendDay struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	Day            time.Time `json:"day"`
+	Sent           int32     `json:"sent"`
+	NewLeads       int32     `json:"new_leads"`
+}
+
+type CampaignStep struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
 	ID             uuid.UUID `json:"id"`
+	Position       int32     `json:"position"`
 	Name           string    `json:"name"`
-	Status         string    `json:"status"`
+	Kind           string    `json:"kind"`
+	Subject        string    `json:"subject"`
+	BodyPlain      string    `json:"body_plain"`
+	BodyHtml       string    `json:"body_html"`
+	BodySync       bool      `json:"body_sync"`
+	BodyCode       bool      `json:"body_code"`
+	WaitAfter      int32     `json:"wait_after"`
+	ThreadReply    bool      `json:"thread_reply"`
+	Conditions     []byte    `json:"conditions"`
+	Action         []byte    `json:"action"`
+	OnTimeout      string    `json:"on_timeout"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
 }
 
-type CampaignLead struct {
-	OrganizationID uuid.UUID  `json:"organization_id"`
-	CampaignID     uuid.UUID  `json:"campaign_id"`
-	ContactID      uuid.UUID  `json:"contact_id"`
-	State          string     `json:"state"`
-	Sent           int32      `json:"sent"`
-	Opened         int32      `json:"opened"`
-	MachineOpened  int32      `json:"machine_opened"`
-	Clicked        int32      `json:"clicked"`
-	Replied        int32      `json:"replied"`
-	Bounced        int32      `json:"bounced"`
-	CurrentStep    string     `json:"current_step"`
-	Sender         string     `json:"sender"`
-	FailureReason  string     `json:"failure_reason"`
-	HoldSince      *time.Time `json:"hold_since"`
-	HoldUntil      *time.Time `json:"hold_until"`
-	HoldReason     string     `json:"hold_reason"`
-	HoldSource     *string    `json:"hold_source"`
-	LastActivityAt *time.Time `json:"last_activity_at"`
-	CreatedAt      time.Time  `json:"created_at"`
+type CampaignTestRun struct {
+	OrganizationID uuid.UUID       `json:"organization_id"`
+	CampaignID     uuid.UUID       `json:"campaign_id"`
+	ID             uuid.UUID       `json:"id"`
+	ContactID      uuid.UUID       `json:"contact_id"`
+	MailboxID      uuid.NullUUID   `json:"mailbox_id"`
+	ProspectEmail  string          `json:"prospect_email"`
+	State          string          `json:"state"`
+	CurrentStepID  uuid.NullUUID   `json:"current_step_id"`
+	Steps          json.RawMessage `json:"steps"`
+	AppVariables   json.RawMessage `json:"app_variables"`
+	ErrorCode      string          `json:"error_code"`
+	ErrorMessage   string          `json:"error_message"`
+	WaitingEvent   string          `json:"waiting_event"`
+	WaitingUntil   *time.Time      `json:"waiting_until"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+	CompletedAt    *time.Time      `json:"completed_at"`
 }
 
-type CampaignMailbox struct {
-	OrganizationID uuid.UUID `json:"organization_id"`
-	CampaignID     uuid.UUID `json:"campaign_id"`
-	MailboxID      uuid.UUID `json:"mailbox_id"`
+type CampaignVariant struct {
+	OrganizationID uuid.UUID       `json:"organization_id"`
+	CampaignID     uuid.UUID       `json:"campaign_id"`
+	ID             uuid.UUID       `json:"id"`
+	StepID         uuid.NullUUID   `json:"step_id"`
+	Name           string          `json:"name"`
+	Weight         int32           `json:"weight"`
+	Subject        string          `json:"subject"`
+	BodyPlain      string          `json:"body_plain"`
+	BodyHtml       string          `json:"body_html"`
+	IsControl      bool            `json:"is_control"`
+	IsActive       bool            `json:"is_active"`
+	Metadata       json.RawMessage `json:"metadata"`
+	PromotedAt     *time.Time      `json:"promoted_at"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
 }
 
 type Contact struct {
