@@ -17350,7 +17350,7 @@ func (s *CampaignCreate) encodeFields(e *jx.Encoder) {
 			e.FieldStart("email_tag_ids")
 			e.ArrStart()
 			for _, elem := range s.EmailTagIds {
-				e.Str(elem)
+				json.EncodeUUID(e, elem)
 			}
 			e.ArrEnd()
 		}
@@ -17360,7 +17360,7 @@ func (s *CampaignCreate) encodeFields(e *jx.Encoder) {
 			e.FieldStart("folder_ids")
 			e.ArrStart()
 			for _, elem := range s.FolderIds {
-				e.Str(elem)
+				json.EncodeUUID(e, elem)
 			}
 			e.ArrEnd()
 		}
@@ -17778,11 +17778,11 @@ func (s *CampaignCreate) Decode(d *jx.Decoder) error {
 			}
 		case "email_tag_ids":
 			if err := func() error {
-				s.EmailTagIds = make([]string, 0)
+				s.EmailTagIds = make([]uuid.UUID, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem string
-					v, err := d.Str()
-					elem = string(v)
+					var elem uuid.UUID
+					v, err := json.DecodeUUID(d)
+					elem = v
 					if err != nil {
 						return err
 					}
@@ -17797,11 +17797,11 @@ func (s *CampaignCreate) Decode(d *jx.Decoder) error {
 			}
 		case "folder_ids":
 			if err := func() error {
-				s.FolderIds = make([]string, 0)
+				s.FolderIds = make([]uuid.UUID, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem string
-					v, err := d.Str()
-					elem = string(v)
+					var elem uuid.UUID
+					v, err := json.DecodeUUID(d)
+					elem = v
 					if err != nil {
 						return err
 					}
@@ -18234,6 +18234,48 @@ func (s CampaignCreateKind) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *CampaignCreateKind) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignCreateRotationMode as json.
+func (s CampaignCreateRotationMode) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes CampaignCreateRotationMode from json.
+func (s *CampaignCreateRotationMode) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignCreateRotationMode to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch CampaignCreateRotationMode(v) {
+	case CampaignCreateRotationModeRoundRobin:
+		*s = CampaignCreateRotationModeRoundRobin
+	case CampaignCreateRotationModeWeighted:
+		*s = CampaignCreateRotationModeWeighted
+	case CampaignCreateRotationModeLeastUsed:
+		*s = CampaignCreateRotationModeLeastUsed
+	default:
+		*s = CampaignCreateRotationMode(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s CampaignCreateRotationMode) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignCreateRotationMode) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -20785,6 +20827,48 @@ func (s *CampaignOverviewFolder) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes CampaignRotationMode as json.
+func (s CampaignRotationMode) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes CampaignRotationMode from json.
+func (s *CampaignRotationMode) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignRotationMode to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch CampaignRotationMode(v) {
+	case CampaignRotationModeRoundRobin:
+		*s = CampaignRotationModeRoundRobin
+	case CampaignRotationModeWeighted:
+		*s = CampaignRotationModeWeighted
+	case CampaignRotationModeLeastUsed:
+		*s = CampaignRotationModeLeastUsed
+	default:
+		*s = CampaignRotationMode(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s CampaignRotationMode) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignRotationMode) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *CampaignSender) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -21395,8 +21479,6 @@ func (s *CampaignStatus) Decode(d *jx.Decoder) error {
 	switch CampaignStatus(v) {
 	case CampaignStatusDraft:
 		*s = CampaignStatusDraft
-	case CampaignStatusScheduled:
-		*s = CampaignStatusScheduled
 	case CampaignStatusActive:
 		*s = CampaignStatusActive
 	case CampaignStatusPaused:
@@ -21407,8 +21489,6 @@ func (s *CampaignStatus) Decode(d *jx.Decoder) error {
 		*s = CampaignStatusPausedTrialExpired
 	case CampaignStatusCompleted:
 		*s = CampaignStatusCompleted
-	case CampaignStatusStopped:
-		*s = CampaignStatusStopped
 	default:
 		*s = CampaignStatus(v)
 	}
@@ -24649,7 +24729,7 @@ func (s *CampaignUpdate) encodeFields(e *jx.Encoder) {
 			e.FieldStart("email_tags")
 			e.ArrStart()
 			for _, elem := range s.EmailTags {
-				e.Str(elem)
+				json.EncodeUUID(e, elem)
 			}
 			e.ArrEnd()
 		}
@@ -24659,7 +24739,7 @@ func (s *CampaignUpdate) encodeFields(e *jx.Encoder) {
 			e.FieldStart("folders")
 			e.ArrStart()
 			for _, elem := range s.Folders {
-				e.Str(elem)
+				json.EncodeUUID(e, elem)
 			}
 			e.ArrEnd()
 		}
@@ -25041,11 +25121,11 @@ func (s *CampaignUpdate) Decode(d *jx.Decoder) error {
 			}
 		case "email_tags":
 			if err := func() error {
-				s.EmailTags = make([]string, 0)
+				s.EmailTags = make([]uuid.UUID, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem string
-					v, err := d.Str()
-					elem = string(v)
+					var elem uuid.UUID
+					v, err := json.DecodeUUID(d)
+					elem = v
 					if err != nil {
 						return err
 					}
@@ -25060,11 +25140,11 @@ func (s *CampaignUpdate) Decode(d *jx.Decoder) error {
 			}
 		case "folders":
 			if err := func() error {
-				s.Folders = make([]string, 0)
+				s.Folders = make([]uuid.UUID, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem string
-					v, err := d.Str()
-					elem = string(v)
+					var elem uuid.UUID
+					v, err := json.DecodeUUID(d)
+					elem = v
 					if err != nil {
 						return err
 					}
@@ -25369,6 +25449,48 @@ func (s CampaignUpdateEspMatchMode) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *CampaignUpdateEspMatchMode) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignUpdateRotationMode as json.
+func (s CampaignUpdateRotationMode) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes CampaignUpdateRotationMode from json.
+func (s *CampaignUpdateRotationMode) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CampaignUpdateRotationMode to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch CampaignUpdateRotationMode(v) {
+	case CampaignUpdateRotationModeRoundRobin:
+		*s = CampaignUpdateRotationModeRoundRobin
+	case CampaignUpdateRotationModeWeighted:
+		*s = CampaignUpdateRotationModeWeighted
+	case CampaignUpdateRotationModeLeastUsed:
+		*s = CampaignUpdateRotationModeLeastUsed
+	default:
+		*s = CampaignUpdateRotationMode(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s CampaignUpdateRotationMode) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *CampaignUpdateRotationMode) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -75027,6 +75149,39 @@ func (s *OptCampaignCreateKind) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes CampaignCreateRotationMode as json.
+func (o OptCampaignCreateRotationMode) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes CampaignCreateRotationMode from json.
+func (o *OptCampaignCreateRotationMode) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptCampaignCreateRotationMode to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptCampaignCreateRotationMode) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptCampaignCreateRotationMode) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes CampaignCreateSenderStrategy as json.
 func (o OptCampaignCreateSenderStrategy) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -75255,6 +75410,39 @@ func (s OptCampaignLogMetadata) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptCampaignLogMetadata) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignRotationMode as json.
+func (o OptCampaignRotationMode) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes CampaignRotationMode from json.
+func (o *OptCampaignRotationMode) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptCampaignRotationMode to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptCampaignRotationMode) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptCampaignRotationMode) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -75823,6 +76011,39 @@ func (s OptCampaignUpdateEspMatchMode) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptCampaignUpdateEspMatchMode) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignUpdateRotationMode as json.
+func (o OptCampaignUpdateRotationMode) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes CampaignUpdateRotationMode from json.
+func (o *OptCampaignUpdateRotationMode) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptCampaignUpdateRotationMode to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptCampaignUpdateRotationMode) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptCampaignUpdateRotationMode) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -6032,10 +6032,10 @@ type Campaign struct {
 	// widened (an empty pool pauses the campaign as paused_no_accounts).
 	SenderStrategy OptCampaignSenderStrategy `json:"sender_strategy"`
 	// How senders are rotated, for example round_robin.
-	RotationMode  OptString `json:"rotation_mode"`
-	RampEnabled   OptBool   `json:"ramp_enabled"`
-	RampStart     OptInt    `json:"ramp_start"`
-	RampIncrement OptInt    `json:"ramp_increment"`
+	RotationMode  OptCampaignRotationMode `json:"rotation_mode"`
+	RampEnabled   OptBool                 `json:"ramp_enabled"`
+	RampStart     OptInt                  `json:"ramp_start"`
+	RampIncrement OptInt                  `json:"ramp_increment"`
 	// Ramp-up ceiling; never exceeds the per-mailbox cap.
 	RampCeiling OptInt `json:"ramp_ceiling"`
 	RampLevel   OptInt `json:"ramp_level"`
@@ -6219,7 +6219,7 @@ func (s *Campaign) GetSenderStrategy() OptCampaignSenderStrategy {
 }
 
 // GetRotationMode returns the value of RotationMode.
-func (s *Campaign) GetRotationMode() OptString {
+func (s *Campaign) GetRotationMode() OptCampaignRotationMode {
 	return s.RotationMode
 }
 
@@ -6474,7 +6474,7 @@ func (s *Campaign) SetSenderStrategy(val OptCampaignSenderStrategy) {
 }
 
 // SetRotationMode sets the value of RotationMode.
-func (s *Campaign) SetRotationMode(val OptString) {
+func (s *Campaign) SetRotationMode(val OptCampaignRotationMode) {
 	s.RotationMode = val
 }
 
@@ -7576,9 +7576,9 @@ type CampaignCreate struct {
 	EndTime         OptString       `json:"end_time"`
 	ScheduleWindows ScheduleWindows `json:"schedule_windows"`
 	// Mailbox tags the sender pool is resolved from.
-	EmailTagIds []string `json:"email_tag_ids"`
+	EmailTagIds []uuid.UUID `json:"email_tag_ids"`
 	// Campaign folders.
-	FolderIds []string `json:"folder_ids"`
+	FolderIds []uuid.UUID `json:"folder_ids"`
 	// Ordering of leads.
 	ContactOrderBy OptString `json:"contact_order_by"`
 	// Direction of the lead ordering.
@@ -7588,7 +7588,7 @@ type CampaignCreate struct {
 	// widened (an empty pool pauses the campaign as paused_no_accounts).
 	SenderStrategy OptCampaignCreateSenderStrategy `json:"sender_strategy"`
 	// How senders are rotated, for example round_robin.
-	RotationMode OptString `json:"rotation_mode"`
+	RotationMode OptCampaignCreateRotationMode `json:"rotation_mode"`
 	// Explicit sender pool (sender_strategy explicit).
 	Senders       []CampaignSenderInput `json:"senders"`
 	RampEnabled   OptBool               `json:"ramp_enabled"`
@@ -7727,12 +7727,12 @@ func (s *CampaignCreate) GetScheduleWindows() ScheduleWindows {
 }
 
 // GetEmailTagIds returns the value of EmailTagIds.
-func (s *CampaignCreate) GetEmailTagIds() []string {
+func (s *CampaignCreate) GetEmailTagIds() []uuid.UUID {
 	return s.EmailTagIds
 }
 
 // GetFolderIds returns the value of FolderIds.
-func (s *CampaignCreate) GetFolderIds() []string {
+func (s *CampaignCreate) GetFolderIds() []uuid.UUID {
 	return s.FolderIds
 }
 
@@ -7752,7 +7752,7 @@ func (s *CampaignCreate) GetSenderStrategy() OptCampaignCreateSenderStrategy {
 }
 
 // GetRotationMode returns the value of RotationMode.
-func (s *CampaignCreate) GetRotationMode() OptString {
+func (s *CampaignCreate) GetRotationMode() OptCampaignCreateRotationMode {
 	return s.RotationMode
 }
 
@@ -7942,12 +7942,12 @@ func (s *CampaignCreate) SetScheduleWindows(val ScheduleWindows) {
 }
 
 // SetEmailTagIds sets the value of EmailTagIds.
-func (s *CampaignCreate) SetEmailTagIds(val []string) {
+func (s *CampaignCreate) SetEmailTagIds(val []uuid.UUID) {
 	s.EmailTagIds = val
 }
 
 // SetFolderIds sets the value of FolderIds.
-func (s *CampaignCreate) SetFolderIds(val []string) {
+func (s *CampaignCreate) SetFolderIds(val []uuid.UUID) {
 	s.FolderIds = val
 }
 
@@ -7967,7 +7967,7 @@ func (s *CampaignCreate) SetSenderStrategy(val OptCampaignCreateSenderStrategy) 
 }
 
 // SetRotationMode sets the value of RotationMode.
-func (s *CampaignCreate) SetRotationMode(val OptString) {
+func (s *CampaignCreate) SetRotationMode(val OptCampaignCreateRotationMode) {
 	s.RotationMode = val
 }
 
@@ -8188,6 +8188,55 @@ func (s *CampaignCreateKind) UnmarshalText(data []byte) error {
 		return nil
 	case CampaignCreateKindOneTime:
 		*s = CampaignCreateKindOneTime
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// How senders are rotated, for example round_robin.
+type CampaignCreateRotationMode string
+
+const (
+	CampaignCreateRotationModeRoundRobin CampaignCreateRotationMode = "round_robin"
+	CampaignCreateRotationModeWeighted   CampaignCreateRotationMode = "weighted"
+	CampaignCreateRotationModeLeastUsed  CampaignCreateRotationMode = "least_used"
+)
+
+// AllValues returns all CampaignCreateRotationMode values.
+func (CampaignCreateRotationMode) AllValues() []CampaignCreateRotationMode {
+	return []CampaignCreateRotationMode{
+		CampaignCreateRotationModeRoundRobin,
+		CampaignCreateRotationModeWeighted,
+		CampaignCreateRotationModeLeastUsed,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CampaignCreateRotationMode) MarshalText() ([]byte, error) {
+	switch s {
+	case CampaignCreateRotationModeRoundRobin:
+		return []byte(s), nil
+	case CampaignCreateRotationModeWeighted:
+		return []byte(s), nil
+	case CampaignCreateRotationModeLeastUsed:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CampaignCreateRotationMode) UnmarshalText(data []byte) error {
+	switch CampaignCreateRotationMode(data) {
+	case CampaignCreateRotationModeRoundRobin:
+		*s = CampaignCreateRotationModeRoundRobin
+		return nil
+	case CampaignCreateRotationModeWeighted:
+		*s = CampaignCreateRotationModeWeighted
+		return nil
+	case CampaignCreateRotationModeLeastUsed:
+		*s = CampaignCreateRotationModeLeastUsed
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -9137,6 +9186,55 @@ func (s *CampaignOverviewFolder) SetTotal(val int) {
 	s.Total = val
 }
 
+// How senders are rotated, for example round_robin.
+type CampaignRotationMode string
+
+const (
+	CampaignRotationModeRoundRobin CampaignRotationMode = "round_robin"
+	CampaignRotationModeWeighted   CampaignRotationMode = "weighted"
+	CampaignRotationModeLeastUsed  CampaignRotationMode = "least_used"
+)
+
+// AllValues returns all CampaignRotationMode values.
+func (CampaignRotationMode) AllValues() []CampaignRotationMode {
+	return []CampaignRotationMode{
+		CampaignRotationModeRoundRobin,
+		CampaignRotationModeWeighted,
+		CampaignRotationModeLeastUsed,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CampaignRotationMode) MarshalText() ([]byte, error) {
+	switch s {
+	case CampaignRotationModeRoundRobin:
+		return []byte(s), nil
+	case CampaignRotationModeWeighted:
+		return []byte(s), nil
+	case CampaignRotationModeLeastUsed:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CampaignRotationMode) UnmarshalText(data []byte) error {
+	switch CampaignRotationMode(data) {
+	case CampaignRotationModeRoundRobin:
+		*s = CampaignRotationModeRoundRobin
+		return nil
+	case CampaignRotationModeWeighted:
+		*s = CampaignRotationModeWeighted
+		return nil
+	case CampaignRotationModeLeastUsed:
+		*s = CampaignRotationModeLeastUsed
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/CampaignSender
 type CampaignSender struct {
 	EmailAccountID uuid.UUID      `json:"email_account_id"`
@@ -9321,26 +9419,22 @@ type CampaignStatus string
 
 const (
 	CampaignStatusDraft              CampaignStatus = "draft"
-	CampaignStatusScheduled          CampaignStatus = "scheduled"
 	CampaignStatusActive             CampaignStatus = "active"
 	CampaignStatusPaused             CampaignStatus = "paused"
 	CampaignStatusPausedNoAccounts   CampaignStatus = "paused_no_accounts"
 	CampaignStatusPausedTrialExpired CampaignStatus = "paused_trial_expired"
 	CampaignStatusCompleted          CampaignStatus = "completed"
-	CampaignStatusStopped            CampaignStatus = "stopped"
 )
 
 // AllValues returns all CampaignStatus values.
 func (CampaignStatus) AllValues() []CampaignStatus {
 	return []CampaignStatus{
 		CampaignStatusDraft,
-		CampaignStatusScheduled,
 		CampaignStatusActive,
 		CampaignStatusPaused,
 		CampaignStatusPausedNoAccounts,
 		CampaignStatusPausedTrialExpired,
 		CampaignStatusCompleted,
-		CampaignStatusStopped,
 	}
 }
 
@@ -9348,8 +9442,6 @@ func (CampaignStatus) AllValues() []CampaignStatus {
 func (s CampaignStatus) MarshalText() ([]byte, error) {
 	switch s {
 	case CampaignStatusDraft:
-		return []byte(s), nil
-	case CampaignStatusScheduled:
 		return []byte(s), nil
 	case CampaignStatusActive:
 		return []byte(s), nil
@@ -9361,8 +9453,6 @@ func (s CampaignStatus) MarshalText() ([]byte, error) {
 		return []byte(s), nil
 	case CampaignStatusCompleted:
 		return []byte(s), nil
-	case CampaignStatusStopped:
-		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
 	}
@@ -9373,9 +9463,6 @@ func (s *CampaignStatus) UnmarshalText(data []byte) error {
 	switch CampaignStatus(data) {
 	case CampaignStatusDraft:
 		*s = CampaignStatusDraft
-		return nil
-	case CampaignStatusScheduled:
-		*s = CampaignStatusScheduled
 		return nil
 	case CampaignStatusActive:
 		*s = CampaignStatusActive
@@ -9391,9 +9478,6 @@ func (s *CampaignStatus) UnmarshalText(data []byte) error {
 		return nil
 	case CampaignStatusCompleted:
 		*s = CampaignStatusCompleted
-		return nil
-	case CampaignStatusStopped:
-		*s = CampaignStatusStopped
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -11077,8 +11161,8 @@ type CampaignUpdate struct {
 	// Legacy window end, HH:MM; superseded by a non-empty schedule_windows.
 	EndTime         OptString       `json:"end_time"`
 	ScheduleWindows ScheduleWindows `json:"schedule_windows"`
-	EmailTags       []string        `json:"email_tags"`
-	Folders         []string        `json:"folders"`
+	EmailTags       []uuid.UUID     `json:"email_tags"`
+	Folders         []uuid.UUID     `json:"folders"`
 	// Ordering of leads.
 	ContactOrderBy OptString `json:"contact_order_by"`
 	// Direction of the lead ordering.
@@ -11090,10 +11174,10 @@ type CampaignUpdate struct {
 	// widened (an empty pool pauses the campaign as paused_no_accounts).
 	SenderStrategy OptCampaignUpdateSenderStrategy `json:"sender_strategy"`
 	// How senders are rotated, for example round_robin.
-	RotationMode  OptString `json:"rotation_mode"`
-	RampEnabled   OptBool   `json:"ramp_enabled"`
-	RampStart     OptInt    `json:"ramp_start"`
-	RampIncrement OptInt    `json:"ramp_increment"`
+	RotationMode  OptCampaignUpdateRotationMode `json:"rotation_mode"`
+	RampEnabled   OptBool                       `json:"ramp_enabled"`
+	RampStart     OptInt                        `json:"ramp_start"`
+	RampIncrement OptInt                        `json:"ramp_increment"`
 	// Ramp-up ceiling; never exceeds the per-mailbox cap.
 	RampCeiling OptInt `json:"ramp_ceiling"`
 	// Match sender and recipient mail providers: off, prefer or strict.
@@ -11218,12 +11302,12 @@ func (s *CampaignUpdate) GetScheduleWindows() ScheduleWindows {
 }
 
 // GetEmailTags returns the value of EmailTags.
-func (s *CampaignUpdate) GetEmailTags() []string {
+func (s *CampaignUpdate) GetEmailTags() []uuid.UUID {
 	return s.EmailTags
 }
 
 // GetFolders returns the value of Folders.
-func (s *CampaignUpdate) GetFolders() []string {
+func (s *CampaignUpdate) GetFolders() []uuid.UUID {
 	return s.Folders
 }
 
@@ -11248,7 +11332,7 @@ func (s *CampaignUpdate) GetSenderStrategy() OptCampaignUpdateSenderStrategy {
 }
 
 // GetRotationMode returns the value of RotationMode.
-func (s *CampaignUpdate) GetRotationMode() OptString {
+func (s *CampaignUpdate) GetRotationMode() OptCampaignUpdateRotationMode {
 	return s.RotationMode
 }
 
@@ -11418,12 +11502,12 @@ func (s *CampaignUpdate) SetScheduleWindows(val ScheduleWindows) {
 }
 
 // SetEmailTags sets the value of EmailTags.
-func (s *CampaignUpdate) SetEmailTags(val []string) {
+func (s *CampaignUpdate) SetEmailTags(val []uuid.UUID) {
 	s.EmailTags = val
 }
 
 // SetFolders sets the value of Folders.
-func (s *CampaignUpdate) SetFolders(val []string) {
+func (s *CampaignUpdate) SetFolders(val []uuid.UUID) {
 	s.Folders = val
 }
 
@@ -11448,7 +11532,7 @@ func (s *CampaignUpdate) SetSenderStrategy(val OptCampaignUpdateSenderStrategy) 
 }
 
 // SetRotationMode sets the value of RotationMode.
-func (s *CampaignUpdate) SetRotationMode(val OptString) {
+func (s *CampaignUpdate) SetRotationMode(val OptCampaignUpdateRotationMode) {
 	s.RotationMode = val
 }
 
@@ -11607,6 +11691,55 @@ func (s *CampaignUpdateEspMatchMode) UnmarshalText(data []byte) error {
 		return nil
 	case CampaignUpdateEspMatchModeStrict:
 		*s = CampaignUpdateEspMatchModeStrict
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// How senders are rotated, for example round_robin.
+type CampaignUpdateRotationMode string
+
+const (
+	CampaignUpdateRotationModeRoundRobin CampaignUpdateRotationMode = "round_robin"
+	CampaignUpdateRotationModeWeighted   CampaignUpdateRotationMode = "weighted"
+	CampaignUpdateRotationModeLeastUsed  CampaignUpdateRotationMode = "least_used"
+)
+
+// AllValues returns all CampaignUpdateRotationMode values.
+func (CampaignUpdateRotationMode) AllValues() []CampaignUpdateRotationMode {
+	return []CampaignUpdateRotationMode{
+		CampaignUpdateRotationModeRoundRobin,
+		CampaignUpdateRotationModeWeighted,
+		CampaignUpdateRotationModeLeastUsed,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CampaignUpdateRotationMode) MarshalText() ([]byte, error) {
+	switch s {
+	case CampaignUpdateRotationModeRoundRobin:
+		return []byte(s), nil
+	case CampaignUpdateRotationModeWeighted:
+		return []byte(s), nil
+	case CampaignUpdateRotationModeLeastUsed:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CampaignUpdateRotationMode) UnmarshalText(data []byte) error {
+	switch CampaignUpdateRotationMode(data) {
+	case CampaignUpdateRotationModeRoundRobin:
+		*s = CampaignUpdateRotationModeRoundRobin
+		return nil
+	case CampaignUpdateRotationModeWeighted:
+		*s = CampaignUpdateRotationModeWeighted
+		return nil
+	case CampaignUpdateRotationModeLeastUsed:
+		*s = CampaignUpdateRotationModeLeastUsed
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -37495,6 +37628,52 @@ func (o OptCampaignCreateKind) Or(d CampaignCreateKind) CampaignCreateKind {
 	return d
 }
 
+// NewOptCampaignCreateRotationMode returns new OptCampaignCreateRotationMode with value set to v.
+func NewOptCampaignCreateRotationMode(v CampaignCreateRotationMode) OptCampaignCreateRotationMode {
+	return OptCampaignCreateRotationMode{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignCreateRotationMode is optional CampaignCreateRotationMode.
+type OptCampaignCreateRotationMode struct {
+	Value CampaignCreateRotationMode
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignCreateRotationMode was set.
+func (o OptCampaignCreateRotationMode) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignCreateRotationMode) Reset() {
+	var v CampaignCreateRotationMode
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignCreateRotationMode) SetTo(v CampaignCreateRotationMode) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignCreateRotationMode) Get() (v CampaignCreateRotationMode, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignCreateRotationMode) Or(d CampaignCreateRotationMode) CampaignCreateRotationMode {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptCampaignCreateSenderStrategy returns new OptCampaignCreateSenderStrategy with value set to v.
 func NewOptCampaignCreateSenderStrategy(v CampaignCreateSenderStrategy) OptCampaignCreateSenderStrategy {
 	return OptCampaignCreateSenderStrategy{
@@ -37811,6 +37990,52 @@ func (o OptCampaignLogMetadata) Get() (v CampaignLogMetadata, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCampaignLogMetadata) Or(d CampaignLogMetadata) CampaignLogMetadata {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCampaignRotationMode returns new OptCampaignRotationMode with value set to v.
+func NewOptCampaignRotationMode(v CampaignRotationMode) OptCampaignRotationMode {
+	return OptCampaignRotationMode{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignRotationMode is optional CampaignRotationMode.
+type OptCampaignRotationMode struct {
+	Value CampaignRotationMode
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignRotationMode was set.
+func (o OptCampaignRotationMode) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignRotationMode) Reset() {
+	var v CampaignRotationMode
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignRotationMode) SetTo(v CampaignRotationMode) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignRotationMode) Get() (v CampaignRotationMode, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignRotationMode) Or(d CampaignRotationMode) CampaignRotationMode {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -38593,6 +38818,52 @@ func (o OptCampaignUpdateEspMatchMode) Get() (v CampaignUpdateEspMatchMode, ok b
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCampaignUpdateEspMatchMode) Or(d CampaignUpdateEspMatchMode) CampaignUpdateEspMatchMode {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCampaignUpdateRotationMode returns new OptCampaignUpdateRotationMode with value set to v.
+func NewOptCampaignUpdateRotationMode(v CampaignUpdateRotationMode) OptCampaignUpdateRotationMode {
+	return OptCampaignUpdateRotationMode{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCampaignUpdateRotationMode is optional CampaignUpdateRotationMode.
+type OptCampaignUpdateRotationMode struct {
+	Value CampaignUpdateRotationMode
+	Set   bool
+}
+
+// IsSet returns true if OptCampaignUpdateRotationMode was set.
+func (o OptCampaignUpdateRotationMode) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCampaignUpdateRotationMode) Reset() {
+	var v CampaignUpdateRotationMode
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCampaignUpdateRotationMode) SetTo(v CampaignUpdateRotationMode) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCampaignUpdateRotationMode) Get() (v CampaignUpdateRotationMode, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCampaignUpdateRotationMode) Or(d CampaignUpdateRotationMode) CampaignUpdateRotationMode {
 	if v, ok := o.Get(); ok {
 		return v
 	}

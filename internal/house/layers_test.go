@@ -22,14 +22,17 @@ const module = "github.com/outflowhq/outflow"
 // needs no entry). Each says why the dependency is the area's own business; a helper two areas share belongs in
 // internal/platform instead. An edge no package uses any more fails TestEveryAllowedAreaEdgeIsUsed.
 var areaEdges = map[string]string{
-	"agents->identity":   "a tool is allowed by the acting principal's permissions (auth.Principal)",
-	"audience->eventing": "verification runs raise bulk_operation events into the outbox",
-	"eventing->identity": "event families are gated by permission scopes, and realtime admits principals",
-	"eventing->trail":    "verifying a webhook endpoint is recorded in the audit log",
-	"identity->trail":    "sign-ups, members, keys and organization changes are recorded in the audit log",
-	"mail->audience":     "sending checks suppressions before a message leaves",
-	"mail->eventing":     "mailboxes, syncs and sends raise events into the outbox",
-	"trail->identity":    "an audit entry names the acting principal (user, API key or OAuth app)",
+	"agents->identity":    "a tool is allowed by the acting principal's permissions (auth.Principal)",
+	"audience->eventing":  "verification runs raise bulk_operation events into the outbox",
+	"campaigns->audience": "campaigns send to contacts: addresses are read the way contacts store them",
+	"campaigns->eventing": "campaign changes raise campaign.* events into the outbox",
+	"campaigns->trail":    "campaign changes are recorded in the audit log",
+	"eventing->identity":  "event families are gated by permission scopes, and realtime admits principals",
+	"eventing->trail":     "verifying a webhook endpoint is recorded in the audit log",
+	"identity->trail":     "sign-ups, members, keys and organization changes are recorded in the audit log",
+	"mail->audience":      "sending checks suppressions before a message leaves",
+	"mail->eventing":      "mailboxes, syncs and sends raise events into the outbox",
+	"trail->identity":     "an audit entry names the acting principal (user, API key or OAuth app)",
 }
 
 // pkg is what the rules read of a package: its path (relative to the module) and its non-test imports of the

@@ -20,6 +20,7 @@ import (
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers"
 	"github.com/outflowhq/outflow/internal/agents/tools"
+	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/eventing/realtime"
 	"github.com/outflowhq/outflow/internal/identity/accounts"
 	"github.com/outflowhq/outflow/internal/identity/auth"
@@ -114,6 +115,7 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 		ContactFeeds:        handlers.NewContactFeeds(p.pool, cfg.SecretKey),
 		Segments:            handlers.NewSegments(p.pool, cfg.SecretKey),
 		Labels:              handlers.NewLabels(p.pool),
+		Campaigns:           handlers.NewCampaigns(p.pool, campaign.NewStore(outbox, cfg.DailyCampaigns, nil)),
 		Mailboxes: handlers.NewMailboxes(p.pool, keyring, outbox, inserter, handlers.MailboxOptions{
 			Dialer: p.dialer, Resolver: p.resolver, MaxMailboxes: cfg.MaxMailboxes,
 			TrackingHost: cfg.TrackingHost, AuthGrace: cfg.DomainAuthGrace, Verifier: p.verifier,

@@ -115,6 +115,9 @@ type Config struct {
 	// MaxMailboxes is each organization's mailbox allowance; connecting one more answers 403
 	// mailbox_allowance_reached. Env: OUTFLOW_MAX_MAILBOXES, default 100 (1 to 100000).
 	MaxMailboxes int
+	// DailyCampaigns is how many campaigns an organization may create (or duplicate) per UTC day; one more
+	// answers 429 campaign_daily_limit. Env: OUTFLOW_DAILY_CAMPAIGNS, default 100 (1 to 100000).
+	DailyCampaigns int
 
 	// Google, Apple and OIDC configure social sign-in; a provider with no client id is disabled.
 	Google ProviderConfig
@@ -316,6 +319,11 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	c.MaxMailboxes = int(maxMailboxes)
+	dailyCampaigns, err := intVar(getenv, "OUTFLOW_DAILY_CAMPAIGNS", 100, 1, 100000)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.DailyCampaigns = int(dailyCampaigns)
 
 	mailProvider := func(prefix string, def MailboxOAuthConfig) MailboxOAuthConfig {
 		v := func(name, fallback string) string { return cmp.Or(strings.TrimSpace(getenv(prefix+name)), fallback) }

@@ -51,6 +51,7 @@ const (
 // The entity types of part 3's audit vocabulary: what GET /audit-logs?entity_type= filters on.
 const (
 	EntityAPIKey           = "api_key"
+	EntityCampaign         = "campaign"
 	EntityContact          = "contact"
 	EntityContactNote      = "contact_note"
 	EntityEmail            = "email"

@@ -1,0 +1,144 @@
+-- Campaigns: the model a person or an agent configures (part 3 "Campaign"). Every statement names
+-- organization_id; RLS is the second wall.
+
+-- name: CampaignInsert :one
+INSERT INTO campaigns (organization_id, id, user_id, name, description, kind, stop_on_reply, open_tracking,
+  link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone,
+  days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field,
+  sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, esp_match_mode,
+  max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, tracking_domain, utm_tracking,
+  utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at)
+VALUES (@organization_id, @id, sqlc.narg(user_id), @name, @description, @kind, @stop_on_reply, @open_tracking,
+  @link_tracking, @text_only, @unsubscribe_header, @risky_emails, @daily_limit, @cc, @bcc, sqlc.narg(start_date),
+  sqlc.narg(end_date), @timezone, @days, @start_time, @end_time, @schedule_windows, @contact_order_by,
+  @contact_order_dir, sqlc.narg(contact_order_field), @sender_strategy, @rotation_mode, @ramp_enabled, @ramp_start,
+  @ramp_increment, @ramp_ceiling, @esp_match_mode, @max_new_leads_per_day, @prioritize_new_leads,
+  @entry_delay_minutes, @continuous, @tracking_domain, @utm_tracking, @utm_source, @utm_medium, @utm_campaign,
+  @advanced, sqlc.narg(advanced_updated_at))
+RETURNING *;
+
+-- name: CampaignGet :one
+SELECT * FROM campaigns WHERE organization_id = @organization_id AND id = @id;
+
+-- name: CampaignGetForUpdate :one
+SELECT * FROM campaigns WHERE organization_id = @organization_id AND id = @id FOR UPDATE;
+
+-- name: CampaignUpdate :one
+-- Writes every settable field (the campaigns package loads the row, applies the patch and validates the whole).
+UPDATE campaigns SET name = @name, description = @description, status = @status, stop_on_reply = @stop_on_reply,
+  open_tracking = @open_tracking, link_tracking = @link_tracking, text_only = @text_only,
+  unsubscribe_header = @unsubscribe_header, risky_emails = @risky_emails, daily_limit = @daily_limit, cc = @cc,
+  bcc = @bcc, start_date = sqlc.narg(start_date), end_date = sqlc.narg(end_date), timezone = @timezone, days = @days,
+  start_time = @start_time, end_time = @end_time, schedule_windows = @schedule_windows,
+  contact_order_by = @contact_order_by, contact_order_dir = @contact_order_dir,
+  contact_order_field = sqlc.narg(contact_order_field), sender_strategy = @sender_strategy,
+  rotation_mode = @rotation_mode, ramp_enabled = @ramp_enabled, ramp_start = @ramp_start,
+  ramp_increment = @ramp_increment, ramp_ceiling = @ramp_ceiling, esp_match_mode = @esp_match_mode,
+  max_new_leads_per_day = @max_new_leads_per_day, prioritize_new_leads = @prioritize_new_leads,
+  entry_delay_minutes = @entry_delay_minutes, continuous = @continuous, idle_since = sqlc.narg(idle_since),
+  tracking_domain = @tracking_domain, tracking_domain_verified_at = sqlc.narg(tracking_domain_verified_at),
+  utm_tracking = @utm_tracking, utm_source = @utm_source, utm_medium = @utm_medium, utm_campaign = @utm_campaign,
+  started_at = sqlc.narg(started_at), completed_at = sqlc.narg(completed_at), paused_reason = @paused_reason,
+  last_status_change_at = sqlc.narg(last_status_change_at), updated_at = now()
+WHERE organization_id = @organization_id AND id = @id
+RETURNING *;
+
+-- name: CampaignDelete :execrows
+DELETE FROM campaigns WHERE organization_id = @organization_id AND id = @id;
+
+-- name: CampaignTasksCancel :execrows
+-- A deleted or stopped campaign's sends that no attempt has claimed yet; a task being sent finishes.
+UPDATE send_tasks SET status = 'canceled', error_code = @error_code, error_message = @reason
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND status = 'queued';
+
+-- name: CampaignDealsUnlink :exec
+UPDATE deals SET campaign_id = NULL, updated_at = now()
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id;
+
+-- name: CampaignList :many
+-- Newest first by id (UUIDv7); status 'paused' matches every paused variant.
+SELECT * FROM campaigns c
+WHERE c.organization_id = @organization_id
+  AND (sqlc.narg(after)::uuid IS NULL OR c.id < sqlc.narg(after)::uuid)
+  AND (sqlc.narg(query)::text IS NULL OR c.name ILIKE '%' || sqlc.narg(query)::text || '%')
+  AND (sqlc.narg(folder)::uuid IS NULL OR EXISTS (SELECT 1 FROM campaign_labels cl
+    WHERE cl.organization_id = c.organization_id AND cl.campaign_id = c.id AND cl.label_id = sqlc.narg(folder)::uuid))
+  AND (cardinality(@statuses::text[]) = 0 OR c.status = ANY(@statuses::text[]))
+  AND (sqlc.narg(kind)::text IS NULL OR c.kind = sqlc.narg(kind)::text)
+ORDER BY c.id DESC
+LIMIT @row_limit;
+
+-- name: CampaignCount :one
+SELECT count(*) FROM campaigns c
+WHERE c.organization_id = @organization_id
+  AND (sqlc.narg(query)::text IS NULL OR c.name ILIKE '%' || sqlc.narg(query)::text || '%')
+  AND (sqlc.narg(folder)::uuid IS NULL OR EXISTS (SELECT 1 FROM campaign_labels cl
+    WHERE cl.organization_id = c.organization_id AND cl.campaign_id = c.id AND cl.label_id = sqlc.narg(folder)::uuid))
+  AND (cardinality(@statuses::text[]) = 0 OR c.status = ANY(@statuses::text[]))
+  AND (sqlc.narg(kind)::text IS NULL OR c.kind = sqlc.narg(kind)::text);
+
+-- name: CampaignOverview :one
+SELECT count(*) AS total,
+  count(*) FILTER (WHERE status = 'active') AS active,
+  count(*) FILTER (WHERE status IN ('paused', 'paused_no_accounts', 'paused_trial_expired')) AS paused,
+  count(*) FILTER (WHERE status = 'draft') AS draft,
+  count(*) FILTER (WHERE status = 'completed') AS completed,
+  count(*) FILTER (WHERE kind = 'one_time') AS one_time
+FROM campaigns WHERE organization_id = @organization_id;
+
+-- name: CampaignFolderCounts :many
+SELECT cl.label_id, count(*) AS total FROM campaign_labels cl
+JOIN labels l ON l.organization_id = cl.organization_id AND l.id = cl.label_id AND l.kind = 'folder'
+WHERE cl.organization_id = @organization_id
+GROUP BY cl.label_id ORDER BY cl.label_id;
+
+-- name: CampaignLabelsOf :many
+SELECT cl.campaign_id, cl.label_id, l.kind FROM campaign_labels cl
+JOIN labels l ON l.organization_id = cl.organization_id AND l.id = cl.label_id
+WHERE cl.organization_id = @organization_id AND cl.campaign_id = ANY(@campaign_ids::uuid[])
+ORDER BY cl.campaign_id, l.position, l.id;
+
+-- name: CampaignLabelsClear :exec
+DELETE FROM campaign_labels cl USING labels l
+WHERE cl.organization_id = @organization_id AND cl.campaign_id = @campaign_id
+  AND l.organization_id = cl.organization_id AND l.id = cl.label_id AND l.kind = @kind;
+
+-- name: CampaignLabelsAdd :exec
+INSERT INTO campaign_labels (organization_id, campaign_id, label_id)
+SELECT @organization_id, @campaign_id, unnest(@label_ids::uuid[])
+ON CONFLICT DO NOTHING;
+
+-- name: LabelsExisting :many
+-- The ids among label_ids that are labels of kind in the organization.
+SELECT id FROM labels WHERE organization_id = @organization_id AND kind = @kind AND id = ANY(@label_ids::uuid[]);
+
+-- name: CampaignCreationTake :one
+-- Counts one new campaign toward the organization's UTC day and answers the day's count.
+INSERT INTO campaign_creation_days AS d (organization_id, day, created)
+VALUES (@organization_id, (now() AT TIME ZONE 'UTC')::date, 1)
+ON CONFLICT (organization_id, day) DO UPDATE SET created = d.created + 1
+RETURNING created;
+
+-- name: CampaignLogInsert :exec
+INSERT INTO campaign_logs (organization_id, campaign_id, id, contact_id, event_type, message, metadata)
+VALUES (@organization_id, @campaign_id, @id, sqlc.narg(contact_id), @event_type, @message, @metadata);
+
+-- name: CampaignLogList :many
+SELECT * FROM campaign_logs
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id
+  AND (sqlc.narg(before)::uuid IS NULL OR id < sqlc.narg(before)::uuid)
+ORDER BY id DESC
+LIMIT @row_limit;
+
+-- name: CampaignLogCount :one
+SELECT count(*) FROM campaign_logs WHERE organization_id = @organization_id AND campaign_id = @campaign_id;
+
+-- name: CampaignLeadsPending :one
+-- Whether the campaign has a lead with something left to do (start turns a finished campaign continuous).
+SELECT EXISTS (SELECT 1 FROM campaign_leads
+  WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active', 'paused'));
+
+-- name: CampaignLeadsSchedule :exec
+-- Makes every waiting lead due now, so the engine re-decides its next send under the current settings.
+UPDATE campaign_leads SET due_at = now(), wait_reason = '', updated_at = now()
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active');
