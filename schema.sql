@@ -993,7 +993,7 @@ CREATE TABLE public.campaign_leads (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     entered_at timestamp with time zone DEFAULT now(),
     step_position integer DEFAULT 0 NOT NULL,
-    due_at timestamp with time zone,
+    due_at timestamp with time zone DEFAULT now(),
     wait_reason text DEFAULT ''::text NOT NULL,
     mailbox_id uuid,
     variant_id uuid,

@@ -231,7 +231,8 @@ CREATE TABLE campaign_creation_days (
 ALTER TABLE campaign_leads
   ADD COLUMN entered_at timestamptz,
   ADD COLUMN step_position integer NOT NULL DEFAULT 0 CHECK (step_position >= 0),
-  ADD COLUMN due_at timestamptz,
+  -- Leads are due when added (by any path); the engine moves due_at to the next decision.
+  ADD COLUMN due_at timestamptz DEFAULT now(),
   -- Why the lead is waiting (outside window, campaign limit, ramp, mailbox cap, gap, entry delay, held, ...).
   ADD COLUMN wait_reason text NOT NULL DEFAULT '' CHECK (length(wait_reason) <= 200),
   ADD COLUMN mailbox_id uuid,
