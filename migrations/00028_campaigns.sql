@@ -243,6 +243,10 @@ CREATE INDEX campaign_leads_due ON campaign_leads (due_at) WHERE state IN ('pend
 CREATE INDEX campaign_leads_campaign ON campaign_leads (organization_id, campaign_id, contact_id);
 ALTER TABLE campaign_leads ADD CONSTRAINT campaign_leads_hold_reason CHECK (length(hold_reason) <= 200);
 
+-- Files a send task carries (campaign attachments by id, read when the message is built; a file deleted
+-- before then is left out).
+ALTER TABLE send_tasks ADD COLUMN attachment_ids uuid[] NOT NULL DEFAULT '{}' CHECK (cardinality(attachment_ids) <= 20);
+
 -- +goose StatementBegin
 CREATE FUNCTION campaign_leads_had_leads() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
@@ -278,6 +282,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON campaign_labels, campaign_steps, campaig
   campaign_logs, campaign_preflight_reports, campaign_test_runs, campaign_send_days, campaign_creation_days TO outflow_app;
 
 -- +goose Down
+ALTER TABLE send_tasks DROP COLUMN attachment_ids;
 DROP TRIGGER campaign_leads_had_leads ON campaign_leads;
 DROP FUNCTION campaign_leads_had_leads();
 DROP TABLE campaign_creation_days, campaign_send_days, campaign_test_runs, campaign_preflight_reports, campaign_logs,

@@ -2,12 +2,18 @@
 -- One round trip for any number of tasks (a campaign step enqueues its sends together).
 INSERT INTO send_tasks (organization_id, id, kind, mailbox_id, from_email, from_name, contact_id, to_email, to_list,
   cc, bcc, reply_to, in_reply_to, thread_references, campaign_id, step_id, step_name, subject, body_text, body_html,
-  message_id, send_mode, not_before)
+  message_id, send_mode, not_before, attachment_ids)
 VALUES (@organization_id, @id, @kind, @mailbox_id, @from_email, @from_name, sqlc.narg(contact_id), @to_email,
   @to_list::text[], @cc::text[], @bcc::text[], @reply_to, @in_reply_to, @thread_references::text[],
   sqlc.narg(campaign_id), sqlc.narg(step_id), @step_name, @subject, @body_text, @body_html, @message_id, @send_mode,
-  @not_before)
+  @not_before, @attachment_ids::uuid[])
 RETURNING *;
+
+-- name: SendTaskAttachments :many
+-- The files a task carries, in the order they were attached (a file deleted since is left out).
+SELECT filename, mime_type, content FROM campaign_attachments
+WHERE organization_id = @organization_id AND id = ANY(@ids::uuid[])
+ORDER BY created_at, id;
 
 -- name: SendTaskGetForUpdate :one
 SELECT * FROM send_tasks WHERE organization_id = $1 AND id = $2 FOR UPDATE;

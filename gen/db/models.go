@@ -951,6 +951,7 @@ type SendTask struct {
 	ClaimedAt        *time.Time    `json:"claimed_at"`
 	CountedDay       *time.Time    `json:"counted_day"`
 	FailedAt         *time.Time    `json:"failed_at"`
+	AttachmentIds    []uuid.UUID   `json:"attachment_ids"`
 }
 
 type Session struct {

@@ -34,8 +34,9 @@ func sender(m dbq.Mailbox) string {
 }
 
 // build renders a task as the RFC 5322 message handed to SMTP: multipart/alternative when it has both a plain
-// and an HTML body, the mailbox's signature appended when signature_sync is on (never to warmup mail).
-func build(t dbq.SendTask, m dbq.Mailbox, now time.Time) ([]byte, error) {
+// and an HTML body, the mailbox's signature appended when signature_sync is on (never to warmup mail), and
+// multipart/mixed around that with one part per file when the task carries attachments.
+func build(t dbq.SendTask, m dbq.Mailbox, now time.Time, files []dbq.SendTaskAttachmentsRow) ([]byte, error) {
 	var h mail.Header
 	h.SetDate(now)
 	h.SetAddressList("From", []*mail.Address{{Name: t.FromName, Address: t.FromEmail}})
@@ -63,7 +64,6 @@ func build(t dbq.SendTask, m dbq.Mailbox, now time.Time) ([]byte, error) {
 		text, htmlBody = withSignature(text, htmlBody, m)
 	}
 
-	var buf bytes.Buffer
 	parts := []struct{ contentType, body string }{}
 	if text != "" || htmlBody == "" {
 		parts = append(parts, struct{ contentType, body string }{"text/plain", text})
@@ -71,42 +71,80 @@ func build(t dbq.SendTask, m dbq.Mailbox, now time.Time) ([]byte, error) {
 	if htmlBody != "" {
 		parts = append(parts, struct{ contentType, body string }{"text/html", htmlBody})
 	}
-	if len(parts) == 1 {
-		h.Set("Content-Type", parts[0].contentType+"; charset=utf-8")
-		w, err := mail.CreateSingleInlineWriter(&buf, h)
+	var buf bytes.Buffer
+	if len(files) == 0 {
+		if len(parts) == 1 {
+			h.Set("Content-Type", parts[0].contentType+"; charset=utf-8")
+			w, err := mail.CreateSingleInlineWriter(&buf, h)
+			if err != nil {
+				return nil, fmt.Errorf("sending: build: %w", err)
+			}
+			if _, err := io.WriteString(w, parts[0].body); err != nil {
+				return nil, err
+			}
+			if err := w.Close(); err != nil {
+				return nil, err
+			}
+			return buf.Bytes(), nil
+		}
+		iw, err := mail.CreateInlineWriter(&buf, h)
 		if err != nil {
 			return nil, fmt.Errorf("sending: build: %w", err)
 		}
-		if _, err := io.WriteString(w, parts[0].body); err != nil {
+		if err := writeParts(iw, parts); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	mw, err := mail.CreateWriter(&buf, h)
+	if err != nil {
+		return nil, fmt.Errorf("sending: build: %w", err)
+	}
+	iw, err := mw.CreateInline()
+	if err != nil {
+		return nil, err
+	}
+	if err := writeParts(iw, parts); err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		var ah mail.AttachmentHeader
+		ah.Set("Content-Type", f.MimeType)
+		ah.SetFilename(f.Filename)
+		w, err := mw.CreateAttachment(ah)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Write(f.Content); err != nil {
 			return nil, err
 		}
 		if err := w.Close(); err != nil {
 			return nil, err
 		}
-		return buf.Bytes(), nil
 	}
-	iw, err := mail.CreateInlineWriter(&buf, h)
-	if err != nil {
-		return nil, fmt.Errorf("sending: build: %w", err)
+	if err := mw.Close(); err != nil {
+		return nil, err
 	}
+	return buf.Bytes(), nil
+}
+
+// writeParts writes the message's bodies as the parts of a multipart/alternative and closes it.
+func writeParts(iw *mail.InlineWriter, parts []struct{ contentType, body string }) error {
 	for _, p := range parts {
 		var ph mail.InlineHeader
 		ph.Set("Content-Type", p.contentType+"; charset=utf-8")
 		w, err := iw.CreatePart(ph)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, err := io.WriteString(w, p.body); err != nil {
-			return nil, err
+			return err
 		}
 		if err := w.Close(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := iw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return iw.Close()
 }
 
 // withSignature appends the mailbox's signature to each body that exists: the plain one after the usual

@@ -59,6 +59,8 @@ type Message struct {
 	// Mode is instant, smart or scheduled (how NotBefore was chosen); NotBefore zero means now.
 	Mode      string
 	NotBefore time.Time
+	// Attachments are campaign attachment ids, read when the message is built (at most 20).
+	Attachments []uuid.UUID
 }
 
 // Args is the River job that works one send task.
@@ -118,7 +120,7 @@ func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mai
 			Cc: nonNil(msg.Cc), Bcc: nonNil(msg.Bcc), InReplyTo: msg.InReplyTo, ThreadReferences: nonNil(msg.References),
 			CampaignID: msg.CampaignID, StepID: msg.StepID, StepName: msg.StepName, Subject: msg.Subject,
 			BodyText: msg.Text, BodyHtml: msg.HTML, MessageID: "<" + MessageID(id, from) + ">",
-			SendMode: cmpMode(msg.Mode), NotBefore: notBefore,
+			SendMode: cmpMode(msg.Mode), NotBefore: notBefore, AttachmentIds: nonNil(msg.Attachments),
 		}
 		inserts[i] = river.InsertManyParams{Args: Args{OrganizationID: m.OrganizationID, TaskID: id, MailboxID: m.ID}}
 		if notBefore.After(now) {
@@ -142,9 +144,9 @@ func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mai
 	return tasks, nil
 }
 
-func nonNil(s []string) []string {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
@@ -500,7 +502,18 @@ func (p *Pipeline) deliver(ctx context.Context, outbox *events.Outbox, c *claime
 		return result{outcome: rejected, code: "mailbox_auth_failed", message: "The stored credential cannot be read; connect the mailbox again.",
 			account: mailbox.ConditionAuthError}
 	}
-	msg, err := build(c.task, c.mailbox, p.now())
+	var files []dbq.SendTaskAttachmentsRow
+	if len(c.task.AttachmentIds) > 0 {
+		read := db.WithOrgTx(ctx, p.pool, c.task.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
+			var qerr error
+			files, qerr = queries.SendTaskAttachments(ctx, tx, dbq.SendTaskAttachmentsParams{OrganizationID: c.task.OrganizationID, Ids: c.task.AttachmentIds})
+			return qerr
+		})
+		if read != nil {
+			return result{outcome: transient, code: "attachments_unavailable", message: "The message's attachments could not be read; it will be tried again."}
+		}
+	}
+	msg, err := build(c.task, c.mailbox, p.now(), files)
 	if err != nil {
 		return result{outcome: rejected, code: "message_invalid", message: err.Error()}
 	}
