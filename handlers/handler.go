@@ -39,6 +39,7 @@ type Handler struct {
 	*Segments
 	*Labels
 	*Mailboxes
+	*CampaignEstimates
 	notYet
 
 	mcp    *MCP
@@ -91,6 +92,8 @@ type Deps struct {
 	Labels *Labels
 	// Mailboxes is the sender-mailbox group.
 	Mailboxes *Mailboxes
+	// CampaignEstimates serves the pre-launch campaign estimate.
+	CampaignEstimates *CampaignEstimates
 	// MCP serves /v1/mcp beside the generated server (see MCP()); nil leaves the path to the generated stubs.
 	MCP *MCP
 }
@@ -99,7 +102,8 @@ type Deps struct {
 func New(d Deps) *Handler {
 	h := &Handler{System: d.System, AuthCore: d.AuthCore, Profile: d.Profile, Notifications: d.Notifications, Social: d.Social, TwoFactor: d.TwoFactor, Passkeys: d.Passkeys, Organizations: d.Organizations, APIKeys: d.APIKeys, Suppressions: d.Suppressions, AuditLogs: d.AuditLogs, AgentTools: d.AgentTools, OAuth: d.OAuth, Webhooks: d.Webhooks, WebhookDeliveries: d.WebhookDeliveries,
 		Contacts: d.Contacts, ContactImport: d.ContactImport, ContactExport: d.ContactExport, ContactVerification: d.ContactVerification,
-		ContactFeeds: d.ContactFeeds, Segments: d.Segments, Labels: d.Labels, Mailboxes: d.Mailboxes, mcp: d.MCP, logger: d.Logger}
+		ContactFeeds: d.ContactFeeds, Segments: d.Segments, Labels: d.Labels, Mailboxes: d.Mailboxes, mcp: d.MCP, logger: d.Logger,
+		CampaignEstimates: d.CampaignEstimates}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks
 	}

@@ -8466,7 +8466,8 @@ type CampaignEstimate struct {
 	// Distinct contacts of the segments (a contact in several counts once).
 	Recipients int `json:"recipients"`
 	// Sender mailboxes resolved from the tags (every sendable mailbox without tags). Sendable means status
-	// active, in active rotation (not held, not resting) and not past the domain authentication grace.
+	// active, in active rotation (not held, not resting) and not past the domain authentication grace. An
+	// API key limited to some mailboxes counts only those.
 	Mailboxes int `json:"mailboxes"`
 	// Emails per full sending day across those mailboxes, each sending min(daily_limit, its
 	// campaign_limit).
