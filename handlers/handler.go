@@ -40,6 +40,7 @@ type Handler struct {
 	*Labels
 	*Mailboxes
 	*Campaigns
+	*CampaignEstimates
 	notYet
 
 	mcp    *MCP
@@ -94,6 +95,8 @@ type Deps struct {
 	Mailboxes *Mailboxes
 	// Campaigns serves the campaign model: list, overview, create, read, update, delete, duplicate, start, stop.
 	Campaigns *Campaigns
+	// CampaignEstimates serves the pre-launch campaign estimate.
+	CampaignEstimates *CampaignEstimates
 	// MCP serves /v1/mcp beside the generated server (see MCP()); nil leaves the path to the generated stubs.
 	MCP *MCP
 }
@@ -102,7 +105,10 @@ type Deps struct {
 func New(d Deps) *Handler {
 	h := &Handler{System: d.System, AuthCore: d.AuthCore, Profile: d.Profile, Notifications: d.Notifications, Social: d.Social, TwoFactor: d.TwoFactor, Passkeys: d.Passkeys, Organizations: d.Organizations, APIKeys: d.APIKeys, Suppressions: d.Suppressions, AuditLogs: d.AuditLogs, AgentTools: d.AgentTools, OAuth: d.OAuth, Webhooks: d.Webhooks, WebhookDeliveries: d.WebhookDeliveries,
 		Contacts: d.Contacts, ContactImport: d.ContactImport, ContactExport: d.ContactExport, ContactVerification: d.ContactVerification,
-		ContactFeeds: d.ContactFeeds, Segments: d.Segments, Labels: d.Labels, Mailboxes: d.Mailboxes, Campaigns: d.Campaigns, mcp: d.MCP, logger: d.Logger}
+		ContactFeeds: d.ContactFeeds, Segments: d.Segments, Labels: d.Labels, Mailboxes: d.Mailboxes, mcp: d.MCP, logger: d.Logger,
+		Campaigns:         d.Campaigns,
+		CampaignEstimates: d.CampaignEstimates,
+	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks
 	}

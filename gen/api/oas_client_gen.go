@@ -1528,8 +1528,10 @@ type CampaignsInvoker interface {
 	// finish more than two years away. Writes nothing, so it takes no Idempotency-Key. Needs
 	// READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
 	//
-	// Errors: 400 invalid body, segment_ids missing, empty or longer than 20, malformed or unknown segment
-	// or tag id, days outside 0 to 127, unknown timezone, 401, 403 missing scope or permission, 429.
+	// Errors: 400 invalid body, segment_ids missing, empty or longer than 20, a malformed id,
+	// segment_not_found (an id that is not a segment of the organization), tag_not_found (an email_tag_ids
+	// id that is not a mailbox tag of the organization), days outside 0 to 127, daily_limit below 0,
+	// invalid_timezone; 401; 403 missing scope or permission; 429.
 	//
 	// POST /campaigns-estimate
 	CampaignsEstimate(ctx context.Context, request *CampaignEstimateRequest, options ...RequestOption) (*CampaignEstimate, error)
@@ -20310,8 +20312,10 @@ func (c *Client) sendCampaignsDuplicate(ctx context.Context, request OptCampaign
 // finish more than two years away. Writes nothing, so it takes no Idempotency-Key. Needs
 // READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
 //
-// Errors: 400 invalid body, segment_ids missing, empty or longer than 20, malformed or unknown segment
-// or tag id, days outside 0 to 127, unknown timezone, 401, 403 missing scope or permission, 429.
+// Errors: 400 invalid body, segment_ids missing, empty or longer than 20, a malformed id,
+// segment_not_found (an id that is not a segment of the organization), tag_not_found (an email_tag_ids
+// id that is not a mailbox tag of the organization), days outside 0 to 127, daily_limit below 0,
+// invalid_timezone; 401; 403 missing scope or permission; 429.
 //
 // POST /campaigns-estimate
 func (c *Client) CampaignsEstimate(ctx context.Context, request *CampaignEstimateRequest, options ...RequestOption) (*CampaignEstimate, error) {

@@ -8508,20 +8508,29 @@ func (s *CampaignEspMatchMode) UnmarshalText(data []byte) error {
 	}
 }
 
-// Projected volume and timeline of a campaign before launch.
+// Projected volume and timeline of a campaign before launch, counted in whole days in the request's
+// timezone (sending hours are not modelled).
 // Ref: #/components/schemas/CampaignEstimate
 type CampaignEstimate struct {
-	// Distinct contacts of the segments.
+	// Distinct contacts of the segments (a contact in several counts once).
 	Recipients int `json:"recipients"`
-	// Sender mailboxes resolved from the tags.
+	// Sender mailboxes resolved from the tags (every sendable mailbox without tags). Sendable means status
+	// active, in active rotation (not held, not resting) and not past the domain authentication grace. An
+	// API key limited to some mailboxes counts only those.
 	Mailboxes int `json:"mailboxes"`
-	// Emails per sending day across those mailboxes.
+	// Emails per full sending day across those mailboxes, each sending min(daily_limit, its
+	// campaign_limit).
 	DailyCapacity int `json:"daily_capacity"`
-	// What can still go out today.
+	// Capacity still open today, each mailbox's min(daily_limit, campaign_limit) less what it has already
+	// sent toward its cap on its own local day; 0 when today is not a sending day in the timezone or
+	// start_date falls on a later day.
 	RemainingToday int `json:"remaining_today"`
-	// Sending days needed; null for an empty audience, no capacity, or more than two years.
+	// Sending days needed, today included when remaining_today is above 0; null for an empty audience, no
+	// capacity (no mailboxes, daily_limit 0 or days 0), or a last day more than two years (730 days) after
+	// the first.
 	SendingDays NilInt `json:"sending_days"`
-	// Projected finish; null in the same cases as sending_days.
+	// The end of the last sending day, 23:59:59 wall-clock time in the timezone (so a daylight saving
+	// change moves the UTC offset, not the local hour); null in the same cases as sending_days.
 	EstimatedFinishAt NilDateTime `json:"estimated_finish_at"`
 }
 
@@ -8588,17 +8597,22 @@ func (s *CampaignEstimate) SetEstimatedFinishAt(val NilDateTime) {
 // Audience and schedule to estimate; nothing is stored.
 // Ref: #/components/schemas/CampaignEstimateRequest
 type CampaignEstimateRequest struct {
-	// Segments forming the audience (1 to 20); a contact in several counts once.
+	// Segments forming the audience (1 to 20); a contact in several counts once. An id that is not a
+	// segment of the organization is 400 segment_not_found.
 	SegmentIds []uuid.UUID `json:"segment_ids"`
-	// Mailbox tags the senders are resolved from; empty means every active workspace mailbox.
+	// Mailbox tags (GET /tags) the senders are resolved from, a mailbox carrying any of them counting;
+	// empty means every sendable mailbox of the organization. An id that is not a tag of the organization
+	// is 400 tag_not_found.
 	EmailTagIds []uuid.UUID `json:"email_tag_ids"`
 	// Campaign emails per mailbox per day (default 50, the mailbox cap).
 	DailyLimit OptInt `json:"daily_limit"`
-	// Sending weekdays as a bitmask, bit 0 = Monday; default 31 (Monday to Friday).
+	// Sending weekdays as a bitmask, bit 0 = Monday; default 31 (Monday to Friday); 0 means no sending
+	// day.
 	Days OptInt `json:"days"`
-	// IANA zone the days are counted in.
+	// IANA zone the days are counted in, for example Europe/Berlin; another value is 400 invalid_timezone.
 	Timezone OptString `json:"timezone"`
-	// First sending day; omitted or null means now.
+	// When sending starts; its date in the timezone is the first day. Omitted, null or in the past means
+	// now.
 	StartDate OptNilDateTime `json:"start_date"`
 }
 

@@ -4395,6 +4395,25 @@ func (s *CampaignEstimateRequest) Validate() error {
 		})
 	}
 	if err := func() error {
+		if s.EmailTagIds == nil {
+			return nil // optional
+		}
+		if err := (validate.Array{
+			MinLength:    0,
+			MinLengthSet: false,
+			MaxLength:    50,
+			MaxLengthSet: true,
+		}).ValidateLength(len(s.EmailTagIds)); err != nil {
+			return errors.Wrap(err, "array")
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "email_tag_ids",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if value, ok := s.DailyLimit.Get(); ok {
 			if err := func() error {
 				if err := (validate.Int{
@@ -4447,6 +4466,36 @@ func (s *CampaignEstimateRequest) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "days",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.Timezone.Get(); ok {
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     64,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(value)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "timezone",
 			Error: err,
 		})
 	}

@@ -69,6 +69,10 @@ type Filter struct {
 	// Sort is one of the Sort* keys; Ascending is the API's reverse.
 	Sort      string `json:"sort_by,omitempty"`
 	Ascending bool   `json:"reverse,omitempty"`
+	// AnySegmentIDs matches the members of at least one of these segments (a union, where SegmentIDs is an
+	// intersection), so a contact in several counts once: a campaign's audience. The search body has no such
+	// field (ParseSearch never sets it), so no stored segment names it.
+	AnySegmentIDs []uuid.UUID `json:"any_segment_ids,omitempty"`
 }
 
 // OneCampaign returns the campaign when the filter names exactly one: lead_status, engagement, lead counts and

@@ -3,6 +3,7 @@ package contacts
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -255,30 +256,28 @@ func conditions(ctx context.Context, q Querier, b *builder, f Filter, depth int)
 	for _, id := range f.CategoryIDs {
 		w = append(w, fmt.Sprintf("EXISTS (SELECT 1 FROM contact_categories cc WHERE cc.organization_id = $1 AND cc.category_id = %s AND cc.contact_id = c.id)", b.arg(id)))
 	}
-	if len(f.SegmentIDs) > 0 {
-		defs, err := loadSegments(ctx, q, b, f.SegmentIDs)
+	if len(f.SegmentIDs) > 0 || len(f.AnySegmentIDs) > 0 {
+		defs, err := loadSegments(ctx, q, b, slices.Concat(f.SegmentIDs, f.AnySegmentIDs))
 		if err != nil {
 			return "", err
 		}
 		for _, id := range f.SegmentIDs {
-			def, ok := defs[id]
-			if !ok || depth > 0 {
-				w = append(w, "false") // an unknown segment matches nothing
-				continue
-			}
-			sid := b.arg(id)
-			pin := func(include bool) string {
-				return fmt.Sprintf("EXISTS (SELECT 1 FROM segment_pins p WHERE p.organization_id = $1 AND p.segment_id = %s AND p.contact_id = c.id AND p.include = %t)", sid, include)
-			}
-			if !def.dynamic {
-				w = append(w, pin(true))
-				continue
-			}
-			inner, err := conditions(ctx, q, b, def.filter, depth+1)
+			cond, err := segmentCondition(ctx, q, b, defs, id, depth)
 			if err != nil {
 				return "", err
 			}
-			w = append(w, fmt.Sprintf("(%s OR ((%s) AND NOT %s))", pin(true), inner, pin(false)))
+			w = append(w, cond)
+		}
+		if len(f.AnySegmentIDs) > 0 {
+			union := make([]string, 0, len(f.AnySegmentIDs))
+			for _, id := range f.AnySegmentIDs {
+				cond, err := segmentCondition(ctx, q, b, defs, id, depth)
+				if err != nil {
+					return "", err
+				}
+				union = append(union, cond)
+			}
+			w = append(w, "("+strings.Join(union, " OR ")+")")
 		}
 	}
 	if f.Verification != "" {
@@ -310,6 +309,28 @@ func conditions(ctx context.Context, q Querier, b *builder, f Filter, depth int)
 		return "true", nil
 	}
 	return strings.Join(w, " AND "), nil
+}
+
+// segmentCondition is membership of segment id over contacts c: a static segment's include pins, a dynamic
+// segment's include pins or its filter's matches without an exclude pin. An unknown segment, or one reached
+// from inside a segment (depth > 0), matches nothing.
+func segmentCondition(ctx context.Context, q Querier, b *builder, defs map[uuid.UUID]segmentDef, id uuid.UUID, depth int) (string, error) {
+	def, ok := defs[id]
+	if !ok || depth > 0 {
+		return "false", nil
+	}
+	sid := b.arg(id)
+	pin := func(include bool) string {
+		return fmt.Sprintf("EXISTS (SELECT 1 FROM segment_pins p WHERE p.organization_id = $1 AND p.segment_id = %s AND p.contact_id = c.id AND p.include = %t)", sid, include)
+	}
+	if !def.dynamic {
+		return pin(true), nil
+	}
+	inner, err := conditions(ctx, q, b, def.filter, depth+1)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("(%s OR ((%s) AND NOT %s))", pin(true), inner, pin(false)), nil
 }
 
 // idFloor is the smallest UUIDv7 of t's millisecond.
