@@ -1,0 +1,300 @@
+package template
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+)
+
+// Data is everything a message may be personalised with, mapped by the caller from its own records.
+type Data struct {
+	Contact  Contact
+	Sender   Sender
+	Campaign Campaign
+	// App holds the objects captured by earlier app_action steps by output key, as decoded from JSON.
+	App map[string]any
+}
+
+// Contact is the recipient's standard and custom fields.
+type Contact struct {
+	FirstName, LastName, Email, Company, Phone string
+	Custom                                     map[string]string
+}
+
+// Sender is the sending mailbox: its display name, address and signatures.
+type Sender struct {
+	Name string
+	// FirstName, when empty, is the first word of Name.
+	FirstName                     string
+	Email                         string
+	SignatureHTML, SignaturePlain string
+}
+
+// Campaign is what a message may say about its campaign.
+type Campaign struct {
+	Name string
+}
+
+// Options are what one send decides beyond the data: the spintax seed and the link treatments.
+type Options struct {
+	// Seed picks the spintax options; derive it with Seed so every re-render of a (contact, step) agrees.
+	Seed uint64
+	// UTM, when set, tags every link (see NewUTM).
+	UTM *UTM
+	// Links, when set, replaces each link with what it returns for the link's number (0 first, in document
+	// order) and its URL (already UTM-tagged): a tracking URL with a ticket per link.
+	Links func(index int, url string) string
+}
+
+// Message is one step's compiled content; a nil part renders as empty (a text-only step has no HTML).
+type Message struct {
+	Subject, Plain, HTML *Template
+}
+
+// ParseMessage compiles a step's subject, plain body and HTML body, naming the part in an error
+// ("body_html: unclosed ..."). An empty source leaves its part nil.
+func ParseMessage(subject, plain, html string) (*Message, error) {
+	m := &Message{}
+	for _, part := range []struct {
+		name string
+		src  string
+		dst  **Template
+	}{{"subject", subject, &m.Subject}, {"body_plain", plain, &m.Plain}, {"body_html", html, &m.HTML}} {
+		if part.src == "" {
+			continue
+		}
+		t, err := Parse(part.src)
+		if err != nil {
+			e := apierror.From(err)
+			return nil, apierror.BadRequest(e.Code, part.name+": "+e.Message)
+		}
+		*part.dst = t
+	}
+	return m, nil
+}
+
+// Link is one link of a rendered message, as tracking records it.
+type Link struct {
+	// Index is the link's number in document order, HTML body first, from 0.
+	Index int
+	// URL is the link as written, UTM-tagged when tagging is on: where a tracked click redirects.
+	URL string
+}
+
+// Rendered is a message filled in for one contact.
+type Rendered struct {
+	Subject, Plain, HTML string
+	// Unresolved lists the variables with no value and no fallback, as written ("FirstName",
+	// "Custom.industry"), each once, in order of first appearance (subject, HTML body, plain body).
+	Unresolved []string
+	// Links lists each link number once, in order.
+	Links []Link
+}
+
+// Sendable refuses a message that must not be sent: one with an unresolved variable. Every path that sends
+// calls it, so a message that would greet "Hi ," never leaves.
+func (r *Rendered) Sendable() error {
+	if len(r.Unresolved) == 0 {
+		return nil
+	}
+	return apierror.BadRequest("unresolved_variables",
+		fmt.Sprintf("The message has variables with no value and no fallback: %s.", strings.Join(r.Unresolved, ", "))).
+		WithFix("Give the contact a value for each, or add a fallback such as " + fallbackHint + ".")
+}
+
+// renderer is the scratch state of one Render, pooled so rendering many contacts reuses its buffers.
+type renderer struct {
+	d   *Data
+	o   *Options
+	out []byte
+	// raw receives a body whose links are found after rendering.
+	raw        []byte
+	html       bool
+	mode       mode
+	noLinks    bool
+	unresolved []string
+	links      []Link
+	// bases, fromHTML, taken and rewritten run parallel to links: the URL before tagging, whether the
+	// HTML body found it, whether the plain body already matched it, and the rewriter's answer.
+	bases     []string
+	fromHTML  []bool
+	taken     []bool
+	rewritten []string
+}
+
+var renderers = sync.Pool{New: func() any { return &renderer{} }}
+
+// Render fills the message in for one contact. It never fails: what did not resolve is in Unresolved, and
+// Sendable turns that into the error that stops a send. A nil d renders every variable as unresolved.
+func (m *Message) Render(d *Data, o Options) Rendered {
+	if d == nil {
+		d = &Data{}
+	}
+	r := renderers.Get().(*renderer)
+	r.d, r.o = d, &o
+	r.out = r.out[:0]
+	r.unresolved, r.links = r.unresolved[:0], r.links[:0]
+	r.bases, r.fromHTML, r.taken, r.rewritten = r.bases[:0], r.fromHTML[:0], r.taken[:0], r.rewritten[:0]
+
+	r.out = r.out[:foldLines(r.out[:r.part(m.Subject, false, modePlain, true)])]
+	subject := len(r.out)
+	htmlEnd := r.part(m.HTML, true, modeHTML, false)
+	plainEnd := r.part(m.Plain, false, modePlain, false)
+
+	all := string(r.out)
+	out := Rendered{Subject: all[:subject], HTML: all[subject:htmlEnd], Plain: all[htmlEnd:plainEnd]}
+	if len(r.unresolved) > 0 {
+		out.Unresolved = append([]string(nil), r.unresolved...)
+	}
+	if len(r.links) > 0 {
+		out.Links = append([]Link(nil), r.links...)
+	}
+	clear(r.rewritten)
+	clear(r.bases)
+	r.d, r.o = nil, nil
+	renderers.Put(r)
+	return out
+}
+
+// part renders t at the end of r.out and returns the new end. Links are treated unless noLinks (subjects).
+func (r *renderer) part(t *Template, html bool, md mode, noLinks bool) int {
+	if t == nil {
+		return len(r.out)
+	}
+	r.html, r.mode, r.noLinks = html, md, noLinks
+	if noLinks || !t.dynamic[md] && !(md == modePlain && r.valuesMayLink(t)) {
+		r.seq(t.segs)
+		return len(r.out)
+	}
+	out := r.out
+	r.out, r.noLinks = r.raw[:0], true
+	r.seq(t.segs)
+	r.raw, r.out, r.noLinks = r.out, out, false
+	text := string(r.raw)
+	var links []link
+	if md == modeHTML {
+		links, _ = scanHTML(text)
+	} else {
+		links = scanPlain(text)
+	}
+	r.emit(text, links)
+	return len(r.out)
+}
+
+// valuesMayLink reports whether a value t's variables read for this contact could make or complete a URL
+// in a plain body, so its links must be found after rendering.
+func (r *renderer) valuesMayLink(t *Template) bool {
+	start := len(r.out)
+	defer func() { r.out = r.out[:start] }()
+	for _, v := range t.vars {
+		r.out = r.out[:start]
+		r.value(v)
+		if linkish(r.out[start:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// seq renders segments.
+func (r *renderer) seq(segs []segment) {
+	for i := range segs {
+		s := &segs[i]
+		switch {
+		case s.v != nil:
+			r.variable(s.v)
+		case s.opts != nil:
+			r.seq(s.opts[choose(r.o.Seed, s.group, len(s.opts))])
+		case r.noLinks:
+			r.out = append(r.out, s.lit...)
+		default:
+			r.emit(s.lit, s.links[r.mode])
+		}
+	}
+}
+
+// emit writes text with each of its links treated.
+func (r *renderer) emit(text string, links []link) {
+	prev := 0
+	for i := range links {
+		l := &links[i]
+		r.out = append(r.out, text[prev:l.start]...)
+		r.link(text[l.start:l.end], l)
+		prev = l.end
+	}
+	r.out = append(r.out, text[prev:]...)
+}
+
+// link numbers l, records it, and writes it tagged or rewritten (as written when neither applies).
+func (r *renderer) link(written string, l *link) {
+	n := r.number(l)
+	u := r.links[n].URL
+	if r.o.Links != nil {
+		if r.rewritten[n] == "" {
+			r.rewritten[n] = r.o.Links(n, u)
+		}
+		u = r.rewritten[n]
+	} else if u == l.url {
+		r.out = append(r.out, written...)
+		return
+	}
+	if r.html {
+		r.out = appendEscaped(r.out, u)
+	} else {
+		r.out = append(r.out, u...)
+	}
+}
+
+// number is l's link number: in a plain body, that of the first HTML link with the same URL not matched
+// yet; otherwise the next one.
+func (r *renderer) number(l *link) int {
+	if !r.html {
+		for i, base := range r.bases {
+			if r.fromHTML[i] && !r.taken[i] && base == l.url {
+				r.taken[i] = true
+				return i
+			}
+		}
+	}
+	n := len(r.links)
+	u := l.url
+	if r.o.UTM != nil {
+		u = r.o.UTM.tag(l, n)
+	}
+	r.links = append(r.links, Link{Index: n, URL: u})
+	r.bases = append(r.bases, l.url)
+	r.fromHTML = append(r.fromHTML, r.html)
+	r.taken = append(r.taken, !r.html)
+	r.rewritten = append(r.rewritten, "")
+	return n
+}
+
+// unresolve records a variable that did not resolve, once.
+func (r *renderer) unresolve(name string) {
+	for _, n := range r.unresolved {
+		if n == name {
+			return
+		}
+	}
+	r.unresolved = append(r.unresolved, name)
+}
+
+// foldLines turns each CRLF, CR or LF of a subject into one space, in place, and returns the new length:
+// a header line break in a subject would end the header.
+func foldLines(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c == '\r' || c == '\n' {
+			if c == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+				i++
+			}
+			c = ' '
+		}
+		b[n] = c
+		n++
+	}
+	return n
+}
