@@ -103,11 +103,11 @@ func (t *Template) findLinks() {
 			var cut bool
 			s.links[modeHTML], cut = scanHTML(s.lit)
 			t.dynamic[modeHTML] = t.dynamic[modeHTML] || cut
-			plain := scanPlain(s.lit)
+			plain, open := scanPlain(s.lit)
 			s.links[modePlain] = plain
 			sep := strings.Index(s.lit, "://")
 			cut = !first && (sep >= 0 && sep < len("https") || len(plain) > 0 && plain[0].start == 0)
-			cut = cut || !last && (endsInScheme(s.lit) || len(plain) > 0 && plain[len(plain)-1].end == len(s.lit))
+			cut = cut || !last && (open || endsInScheme(s.lit))
 			t.dynamic[modePlain] = t.dynamic[modePlain] || cut
 		}
 	}
@@ -120,14 +120,14 @@ func linkish(b []byte) bool {
 	return bytes.Contains(b, []byte("://")) || bytes.HasSuffix(b, []byte(":")) || bytes.HasSuffix(b, []byte(":/"))
 }
 
-// endsInScheme reports whether s ends in ":" or ":/", which text after it could complete into "://".
+// endsInScheme reports whether s ends in ":", ":/" or "://", which text after it could complete into a URL.
 func endsInScheme(s string) bool {
-	return strings.HasSuffix(s, ":") || strings.HasSuffix(s, ":/")
+	return strings.HasSuffix(s, ":") || strings.HasSuffix(s, ":/") || strings.HasSuffix(s, "://")
 }
 
 // scanHTML finds the http(s) href of every <a> tag in text. cut reports that text ends inside a comment or
-// inside an <a> tag before its href, or holds the end of a comment it did not open: what follows could add
-// or hide a link, so the links of the whole rendered body must be found after rendering instead.
+// an <a> tag, or holds the end of a comment it did not open: what renders next to it could add, continue or
+// hide a link, so the links of the whole rendered body must be found after rendering instead.
 func scanHTML(text string) (links []link, cut bool) {
 	i := 0
 	for {
@@ -151,11 +151,9 @@ func scanHTML(text string) (links []link, cut bool) {
 		if text[i] != 'a' && text[i] != 'A' || !isSpace(text[i+1]) && text[i+1] != '>' && text[i+1] != '/' {
 			continue
 		}
-		found := len(links)
 		var complete bool
-		i, complete = scanTag(text, i+1, &links)
-		if !complete {
-			return links, cut || len(links) == found
+		if i, complete = scanTag(text, i+1, &links); !complete {
+			return links, true
 		}
 	}
 }
@@ -224,13 +222,14 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
 }
 
-// scanPlain finds the bare http(s) URLs of text.
-func scanPlain(text string) (links []link) {
+// scanPlain finds the bare http(s) URLs of text. open reports that one runs to the end of text (before its
+// trailing punctuation is trimmed), where text rendered after it would continue it.
+func scanPlain(text string) (links []link, open bool) {
 	i := 0
 	for {
 		sep := strings.Index(text[i:], "://")
 		if sep < 0 {
-			return links
+			return links, open
 		}
 		sep += i
 		i = sep + 3
@@ -248,6 +247,7 @@ func scanPlain(text string) (links []link) {
 		for end < len(text) && !endsURL(text[end]) {
 			end++
 		}
+		open = open || end == len(text)
 		end = trimURL(text[start:end]) + start
 		if end == i {
 			continue

@@ -177,7 +177,7 @@ func (r *renderer) part(t *Template, html bool, md mode, noLinks bool) int {
 	if md == modeHTML {
 		links, _ = scanHTML(text)
 	} else {
-		links = scanPlain(text)
+		links, _ = scanPlain(text)
 	}
 	r.emit(text, links)
 	return len(r.out)
