@@ -43,8 +43,11 @@
 //     send must call it.
 //   - Values inserted into an HTML body are HTML-escaped (the HTML signature excepted); plain bodies and
 //     subjects are not escaped. A rendered subject holds no CR or LF: each line break becomes one space.
-//   - Links are the http and https URLs of a body: the href of each <a> tag in an HTML body, bare URLs in a
-//     plain body. They are numbered in document order, HTML body first; a plain-body link whose URL matches
+//   - Links are the http and https URLs of a rendered body (a URL a variable inserts counts too): the first
+//     href of each <a> tag in an HTML body (not inside comments), bare URLs in a plain body (without the
+//     sentence punctuation after them). Subjects have none. They are found at parse time where no variable
+//     or spintax can change them, and in the rendered text otherwise, with the same result (FuzzParse checks
+//     it). They are numbered in document order, HTML body first; a plain-body link whose URL matches
 //     an HTML link not yet matched shares that link's number, so both parts of one message agree. UTM tagging
 //     (Options.UTM) adds the utm_* parameters a link lacks, never overriding or duplicating one it has, and
 //     keeps its fragment; link tracking (Options.Links) replaces each link with what the rewriter returns for

@@ -26,6 +26,8 @@ func FuzzParse(f *testing.F) {
 		`<a href="https://a.test/?x=1&amp;y=2#f">a</a><a title="{{.FirstName}}" href="https://{{.Custom.path}}">b</a>`,
 		"<!-- <a href='https://c.test'> {{.Email}} --> {{.Signature}}", "{ {{{.Email}}|x} }", "{{.App.o.u}}/more",
 		"https://a.test{x|y}z {https://b.test|c} <a href=https://d.test{{.FirstName}}>", "line\r\nbreak{\n|\r}",
+		`<a href="https://x.test" title="{{.FirstName}}" data-x="<a href='https://y.test'>">x</a>`,
+		`<a href="mailto:{{.Email}}" {{.FirstName}}>m</a> <a title='{{.Email}}' href="https://z.test">z</a>`,
 		"{{\"}}", "{{.A | default \"}}\"}}", "{a|b", "héllo {{.X", "<a", "<a href=\"https://x.test",
 	} {
 		f.Add(seed, uint64(7))

@@ -2,14 +2,8 @@ package template
 
 import (
 	"bytes"
-	"fmt"
 	"html"
-	"net/url"
-	"strconv"
 	"strings"
-	"unicode/utf8"
-
-	"github.com/outflowhq/outflow/internal/platform/apierror"
 )
 
 // mode is how a body's links are found: the href of <a> tags in HTML, bare URLs in plain text.
@@ -20,18 +14,6 @@ const (
 	modePlain
 	modes
 )
-
-// utm parameter bits, in the order they are added.
-const (
-	utmSource uint8 = 1 << iota
-	utmMedium
-	utmCampaign
-	utmContent
-	utmAll = utmSource | utmMedium | utmCampaign | utmContent
-)
-
-// utmNames are the parameters by bit position.
-var utmNames = [...]string{"utm_source", "utm_medium", "utm_campaign", "utm_content"}
 
 // link is one http(s) link found in a text: the byte range of its text (an href's raw value, or the bare
 // URL) and what tagging needs to know of its URL, worked out once.
@@ -75,43 +57,77 @@ func isWeb(u string) bool {
 	return false
 }
 
+// maxPendingTag bounds the text of an <a> tag carried across variables while finding links at parse time,
+// so a tag spread over many variables cannot make parsing quadratic (past it, links are found after
+// rendering).
+const maxPendingTag = 4096
+
 // findLinks finds the links of every literal for both body modes, and marks a mode dynamic when a link
 // could be built, continued or hidden by what renders next to a literal, so that mode's links are found in
 // the rendered body instead. Links are what the rendered body holds either way; this only saves the scan.
 //
-// In HTML, values are escaped and cannot open a tag: only a literal cut inside an <a> tag or a comment, and
-// the raw signature, make it dynamic. In plain text, a URL or a "://" at a literal's edge does, and so does
-// a fallback that could carry a URL; a value that could is checked at render time (valuesMayLink).
+// In HTML, values are escaped and cannot open a tag, close one or end a quoted attribute: a literal that
+// ends inside an <a> tag whose link is settled is scanned again with the next literal, a placeholder
+// standing for the value between them; anything less certain (a cut href that could still become a URL, a
+// comment, a spintax group or the raw signature inside a tag) makes the mode dynamic. The signature's own
+// links are found at render time (valuesMayLink). In plain text, a URL or a "://" at a literal's edge makes
+// it dynamic, and so does a fallback that could carry a URL; values are checked at render time.
 func (t *Template) findLinks() {
-	var walk func(segs []segment, top bool)
-	walk = func(segs []segment, top bool) {
-		for i := range segs {
-			s := &segs[i]
-			first, last := top && i == 0, top && i == len(segs)-1
-			switch {
-			case s.v != nil:
-				t.vars = append(t.vars, s.v)
-				t.dynamic[modeHTML] = t.dynamic[modeHTML] || s.v.field == fieldSignature
-				t.dynamic[modePlain] = t.dynamic[modePlain] || s.v.hasDefault && linkish([]byte(s.v.def))
-				continue
-			case s.opts != nil:
-				for _, opt := range s.opts {
-					walk(opt, false)
-				}
-				continue
+	t.walk(t.segs, true)
+}
+
+// walk finds the links of one sequence of segments; top reports that it is the template's own sequence
+// rather than a spintax option.
+func (t *Template) walk(segs []segment, top bool) {
+	pending := ""
+	for i := range segs {
+		s := &segs[i]
+		first, last := top && i == 0, i == len(segs)-1
+		switch {
+		case s.v != nil:
+			t.vars = append(t.vars, s.v)
+			t.signature = t.signature || s.v.field == fieldSignature
+			t.dynamic[modePlain] = t.dynamic[modePlain] || s.v.hasDefault && linkish([]byte(s.v.def))
+			if pending != "" && s.v.field == fieldSignature {
+				t.dynamic[modeHTML], pending = true, ""
+			} else if pending != "" {
+				pending += "x"
 			}
-			var cut bool
-			s.links[modeHTML], cut = scanHTML(s.lit)
-			t.dynamic[modeHTML] = t.dynamic[modeHTML] || cut
-			plain, open := scanPlain(s.lit)
-			s.links[modePlain] = plain
-			sep := strings.Index(s.lit, "://")
-			cut = !first && (sep >= 0 && sep < len("https") || len(plain) > 0 && plain[0].start == 0)
-			cut = cut || !last && (open || endsInScheme(s.lit))
-			t.dynamic[modePlain] = t.dynamic[modePlain] || cut
+			continue
+		case s.opts != nil:
+			t.dynamic[modeHTML] = t.dynamic[modeHTML] || pending != ""
+			pending = ""
+			for _, opt := range s.opts {
+				t.walk(opt, false)
+			}
+			continue
 		}
+		text := pending + s.lit
+		links, cut, tail := scanHTML(text)
+		for _, l := range links {
+			if l.start >= len(pending) {
+				l.start, l.end = l.start-len(pending), l.end-len(pending)
+				s.links[modeHTML] = append(s.links[modeHTML], l)
+			}
+		}
+		pending = ""
+		if tail >= 0 && !(top && last) {
+			if last || len(text)-tail > maxPendingTag {
+				cut = true
+			} else {
+				pending = text[tail:]
+			}
+		}
+		t.dynamic[modeHTML] = t.dynamic[modeHTML] || cut
+
+		plain, open := scanPlain(s.lit)
+		s.links[modePlain] = plain
+		sep := strings.Index(s.lit, "://")
+		cut = !first && (sep >= 0 && sep < len("https") || len(plain) > 0 && plain[0].start == 0)
+		cut = cut || !(top && last) && (open || endsInScheme(s.lit))
+		t.dynamic[modePlain] = t.dynamic[modePlain] || cut
 	}
-	walk(t.segs, true)
+	t.dynamic[modeHTML] = t.dynamic[modeHTML] || pending != "" && !top
 }
 
 // linkish reports whether b holds a "://" or ends in the start of one, so it could make or complete a URL
@@ -126,61 +142,86 @@ func endsInScheme(s string) bool {
 }
 
 // scanHTML finds the http(s) href of every <a> tag in text. cut reports that text ends inside a comment or
-// an <a> tag, or holds the end of a comment it did not open: what renders next to it could add, continue or
-// hide a link, so the links of the whole rendered body must be found after rendering instead.
-func scanHTML(text string) (links []link, cut bool) {
+// inside an <a> tag whose link is not settled yet, or holds the end of a comment it did not open: what
+// renders next to it could add, continue or hide a link. tail, when not -1, is where an <a> tag starts that
+// text ends inside of with its link settled.
+func scanHTML(text string) (links []link, cut bool, tail int) {
 	i := 0
 	for {
 		lt := strings.IndexByte(text[i:], '<')
 		if lt < 0 {
-			return links, cut || strings.Contains(text[i:], "-->")
+			return links, cut || strings.Contains(text[i:], "-->"), -1
 		}
 		cut = cut || strings.Contains(text[i:i+lt], "-->")
-		i += lt + 1
+		at := i + lt
+		i = at + 1
 		if strings.HasPrefix(text[i:], "!--") {
 			end := strings.Index(text[i+3:], "-->")
 			if end < 0 {
-				return links, true
+				return links, true, -1
 			}
 			i += 3 + end + 3
 			continue
 		}
 		if i == len(text) || i+1 == len(text) && (text[i] == 'a' || text[i] == 'A') {
-			return links, true
+			return links, true, -1
 		}
 		if text[i] != 'a' && text[i] != 'A' || !isSpace(text[i+1]) && text[i+1] != '>' && text[i+1] != '/' {
 			continue
 		}
-		var complete bool
-		if i, complete = scanTag(text, i+1, &links); !complete {
-			return links, true
+		var st tagState
+		switch i, st = scanTag(text, i+1, &links); st {
+		case tagOpen:
+			return links, true, -1
+		case tagSettled:
+			return links, cut, at
 		}
 	}
 }
 
-// scanTag reads the attributes of a tag from text[i] to its ">", adding an http(s) href to links. It
-// returns where it stopped and whether it reached the ">".
-func scanTag(text string, i int, links *[]link) (int, bool) {
+// tagState is where scanning an <a> tag stopped.
+type tagState uint8
+
+const (
+	// tagClosed: the tag's ">" was reached.
+	tagClosed tagState = iota
+	// tagSettled: the text ended inside the tag, but after its href (or inside an href that cannot become
+	// an http(s) URL), so nothing after it can change the tag's link.
+	tagSettled
+	// tagOpen: the text ended inside the tag where what follows could still make or change its link.
+	tagOpen
+)
+
+// scanTag reads the attributes of an <a> tag from text[i] to its ">", adding its href to links when it is
+// an http(s) URL (the first href, as browsers read it). It returns where it stopped and how.
+func scanTag(text string, i int, links *[]link) (int, tagState) {
+	seen := false
+	ended := func(settled bool) (int, tagState) {
+		if settled {
+			return len(text), tagSettled
+		}
+		return len(text), tagOpen
+	}
 	for {
 		for i < len(text) && (isSpace(text[i]) || text[i] == '/') {
 			i++
 		}
 		if i == len(text) {
-			return i, false
+			return ended(seen)
 		}
 		if text[i] == '>' {
-			return i + 1, true
+			return i + 1, tagClosed
 		}
 		name := i
 		for i < len(text) && !isSpace(text[i]) && text[i] != '=' && text[i] != '>' && text[i] != '/' {
 			i++
 		}
-		attr := text[name:i]
+		href := !seen && strings.EqualFold(text[name:i], "href")
 		for i < len(text) && isSpace(text[i]) {
 			i++
 		}
 		if i == len(text) {
-			return i, false
+			return ended(seen)
 		}
 		if text[i] != '=' {
 			continue
@@ -189,32 +230,46 @@ func scanTag(text string, i int, links *[]link) (int, bool) {
 		for i < len(text) && isSpace(text[i]) {
 			i++
 		}
-		if i == len(text) {
-			return i, false
-		}
-		start, end := i, 0
-		if q := text[i]; q == '"' || q == '\'' {
-			close := strings.IndexByte(text[i+1:], q)
-			if close < 0 {
-				return len(text), false
+		start, end := i, -1
+		if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+			start = i + 1
+			if close := strings.IndexByte(text[start:], text[i]); close >= 0 {
+				end, i = start+close, start+close+1
 			}
-			start, end = i+1, i+1+close
-			i = end + 1
 		} else {
 			for i < len(text) && !isSpace(text[i]) && text[i] != '>' {
 				i++
 			}
-			if i == len(text) {
-				return i, false
+			if i < len(text) {
+				end = i
 			}
-			end = i
 		}
-		if strings.EqualFold(attr, "href") {
+		if end < 0 {
+			return ended(seen || href && !mayBecomeWeb(text[start:]))
+		}
+		if href {
+			seen = true
 			if u := html.UnescapeString(strings.TrimSpace(text[start:end])); isWeb(u) {
 				*links = append(*links, newLink(start, end, u))
 			}
 		}
 	}
+}
+
+// mayBecomeWeb reports whether the start of an href value could continue into an http(s) URL: it is empty,
+// holds an entity, or agrees with "http://" or "https://" as far as it goes.
+func mayBecomeWeb(partial string) bool {
+	p := strings.TrimLeft(partial, " \t\n\r\f")
+	if strings.IndexByte(p, '&') >= 0 {
+		return true
+	}
+	for _, scheme := range [...]string{"http://", "https://"} {
+		n := min(len(p), len(scheme))
+		if strings.EqualFold(p[:n], scheme[:n]) {
+			return true
+		}
+	}
+	return false
 }
 
 // isSpace reports whether c is HTML or URL-ending ASCII white space.
@@ -282,103 +337,4 @@ func trimURL(u string) int {
 		u = u[:len(u)-1]
 	}
 	return 0
-}
-
-// MaxUTMSourceLen is the most characters utm_source may have.
-const MaxUTMSourceLen = 128
-
-// CheckUTMSource validates a campaign's utm_source as a person sets it, so create, update and duplicate
-// refuse the same values with the same message.
-func CheckUTMSource(s string) error {
-	if n := utf8.RuneCountInString(s); n > MaxUTMSourceLen {
-		return apierror.BadRequest("invalid_utm_source", fmt.Sprintf("utm_source must be at most %d characters; it has %d.", MaxUTMSourceLen, n))
-	}
-	return nil
-}
-
-// UTM is a campaign's link tagging, resolved once per campaign: defaults applied and values escaped, so
-// tagging a link at render time only appends.
-type UTM struct {
-	// params are "utm_x=value" for source, medium and campaign, query-escaped.
-	params [3]string
-}
-
-// NewUTM resolves a campaign's utm_source, utm_medium and utm_campaign: empty values default to "outflow",
-// "email" and the campaign name as a slug (lowercase ASCII letters and digits, other runs as "-"; "campaign"
-// when the name has neither).
-func NewUTM(source, medium, campaign, campaignName string) *UTM {
-	if source == "" {
-		source = "outflow"
-	}
-	if medium == "" {
-		medium = "email"
-	}
-	if campaign == "" {
-		campaign = slug(campaignName)
-	}
-	u := &UTM{}
-	for i, v := range [...]string{source, medium, campaign} {
-		u.params[i] = utmNames[i] + "=" + url.QueryEscape(v)
-	}
-	return u
-}
-
-// slug is name in lowercase ASCII letters and digits with every other run as one "-", trimmed.
-func slug(name string) string {
-	var b strings.Builder
-	dash := false
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			b.WriteByte(c)
-			dash = false
-			continue
-		}
-		dash = true
-	}
-	if b.Len() == 0 {
-		return "campaign"
-	}
-	return b.String()
-}
-
-// tag is l's URL with the utm parameters it lacks, utm_content naming link number index ("link-1" for 0),
-// inserted before the fragment.
-func (u *UTM) tag(l *link, index int) string {
-	missing := utmAll &^ l.present
-	if missing == 0 {
-		return l.url
-	}
-	var b strings.Builder
-	b.Grow(len(l.url) + len(u.params[0]) + len(u.params[1]) + len(u.params[2]) + 24)
-	b.WriteString(l.url[:l.frag])
-	sep := byte('&')
-	if !l.query {
-		sep = '?'
-	} else if last := l.url[l.frag-1]; last == '?' || last == '&' {
-		sep = 0
-	}
-	for bit := range utmNames {
-		if missing&(1<<bit) == 0 {
-			continue
-		}
-		if sep != 0 {
-			b.WriteByte(sep)
-		}
-		sep = '&'
-		if bit < len(u.params) {
-			b.WriteString(u.params[bit])
-			continue
-		}
-		b.WriteString("utm_content=link-")
-		b.WriteString(strconv.Itoa(index + 1))
-	}
-	b.WriteString(l.url[l.frag:])
-	return b.String()
 }

@@ -132,6 +132,12 @@ func TestLinksBuiltByVariablesAndSpintaxAreFoundAfterRendering(t *testing.T) {
 			"https://ada.test/x?" + tags(1), `<a title="Ada" href="https://ada.test/x?` + strings.ReplaceAll(tags(1), "&", "&amp;") + `">x</a>`},
 		{"a URL that is a whole value", "Site: {{.Custom.site}}", `<a href="{{.Custom.site}}">site</a>`,
 			"Site: https://ada.test/home?" + tags(1), `<a href="https://ada.test/home?` + strings.ReplaceAll(tags(1), "&", "&amp;") + `">site</a>`},
+		{"a variable in the tag after the href", "https://a.test/x", `<a href="https://a.test/x" title="{{.FirstName}}">x</a>`,
+			"https://a.test/x?" + tags(1), `<a href="https://a.test/x?` + strings.ReplaceAll(tags(1), "&", "&amp;") + `" title="Ada">x</a>`},
+		{"a mailto link built by a variable is left alone", "{{.Email}}: https://a.test/x",
+			`<a href="mailto:{{.Email}}">{{.Email}}</a>: <a href="https://a.test/x">x</a>`,
+			"ada@example.com: https://a.test/x?" + tags(1),
+			`<a href="mailto:ada@example.com">ada@example.com</a>: <a href="https://a.test/x?` + strings.ReplaceAll(tags(1), "&", "&amp;") + `">x</a>`},
 		{"a scheme from spintax", "{http|http}s://a.test", `<a href="{https|https}://a.test">a</a>`,
 			"https://a.test?" + tags(1), `<a href="https://a.test?` + strings.ReplaceAll(tags(1), "&", "&amp;") + `">a</a>`},
 	} {

@@ -24,6 +24,8 @@ type Template struct {
 	dynamic [modes]bool
 	// vars are the template's variables, whose values are checked for URLs before a plain body is rendered.
 	vars []*variable
+	// signature reports that the template inserts the signature, whose HTML links are found at render time.
+	signature bool
 }
 
 // segment is one step of a compiled program: literal text with its links, a variable, or a spintax group.

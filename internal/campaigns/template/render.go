@@ -114,6 +114,7 @@ type renderer struct {
 	html       bool
 	mode       mode
 	noLinks    bool
+	sigLinks   []link // the links of the HTML signature, found before an HTML body renders
 	unresolved []string
 	links      []Link
 	// bases, fromHTML, taken and rewritten run parallel to links: the URL before tagging, whether the
@@ -164,7 +165,7 @@ func (r *renderer) part(t *Template, html bool, md mode, noLinks bool) int {
 		return len(r.out)
 	}
 	r.html, r.mode, r.noLinks = html, md, noLinks
-	if noLinks || !t.dynamic[md] && !(md == modePlain && r.valuesMayLink(t)) {
+	if noLinks || !t.dynamic[md] && !r.valuesMayLink(t, md) {
 		r.seq(t.segs)
 		return len(r.out)
 	}
@@ -175,7 +176,7 @@ func (r *renderer) part(t *Template, html bool, md mode, noLinks bool) int {
 	text := string(r.raw)
 	var links []link
 	if md == modeHTML {
-		links, _ = scanHTML(text)
+		links, _, _ = scanHTML(text)
 	} else {
 		links, _ = scanPlain(text)
 	}
@@ -183,9 +184,21 @@ func (r *renderer) part(t *Template, html bool, md mode, noLinks bool) int {
 	return len(r.out)
 }
 
-// valuesMayLink reports whether a value t's variables read for this contact could make or complete a URL
-// in a plain body, so its links must be found after rendering.
-func (r *renderer) valuesMayLink(t *Template) bool {
+// valuesMayLink reports whether this contact's values could make or change a link of t, so the part's
+// links must be found after rendering. In a plain body that is a value holding a URL or the start of one;
+// in an HTML body, where values are escaped, only a raw HTML signature that ends inside a tag or comment.
+// Otherwise it keeps the signature's own links for signature to treat.
+func (r *renderer) valuesMayLink(t *Template, md mode) bool {
+	if md == modeHTML {
+		r.sigLinks = nil
+		if !t.signature || strings.TrimSpace(r.d.Sender.SignatureHTML) == "" {
+			return false
+		}
+		var cut bool
+		var tail int
+		r.sigLinks, cut, tail = scanHTML(r.d.Sender.SignatureHTML)
+		return cut || tail >= 0
+	}
 	start := len(r.out)
 	defer func() { r.out = r.out[:start] }()
 	for _, v := range t.vars {

@@ -3,6 +3,8 @@ package template_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -208,4 +210,35 @@ func TestEmptyPartsRenderEmpty(t *testing.T) {
 	require.NoError(t, err)
 	r := m.Render(ada(), template.Options{})
 	require.Equal(t, template.Rendered{}, r)
+}
+
+func TestRenderingFromManyGoroutinesGivesTheSameMessages(t *testing.T) {
+	t.Parallel()
+	m, err := template.ParseMessage("{Hi|Hello} {{.FirstName}}", "{a|b} https://a.test/{{.Custom.industry}} {{.Signature}}",
+		`<a href="https://a.test" title="{{.FirstName}}">a</a> {x|y} {{.Signature}}`)
+	require.NoError(t, err)
+	d := ada()
+	d.Sender.SignatureHTML = `<a href="https://grace.test">Grace</a>`
+	opts := func(seed uint64) template.Options {
+		return template.Options{Seed: seed, UTM: utm, Links: func(i int, u string) string { return fmt.Sprint(seed, i, u) }}
+	}
+	want := make([]template.Rendered, 64)
+	for i := range want {
+		want[i] = m.Render(d, opts(uint64(i)))
+	}
+	done := make(chan error)
+	for range 8 {
+		go func() {
+			for i := range want {
+				if got := m.Render(d, opts(uint64(i))); !reflect.DeepEqual(got, want[i]) {
+					done <- fmt.Errorf("seed %d rendered %+v, want %+v", i, got, want[i])
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		require.NoError(t, <-done)
+	}
 }

@@ -86,7 +86,11 @@ func (r *renderer) signature() {
 		return
 	}
 	if strings.TrimSpace(s.SignatureHTML) != "" {
-		r.out = append(r.out, s.SignatureHTML...)
+		if r.noLinks {
+			r.out = append(r.out, s.SignatureHTML...)
+		} else {
+			r.emit(s.SignatureHTML, r.sigLinks)
+		}
 		return
 	}
 	for i, line := range strings.Split(strings.ReplaceAll(s.SignaturePlain, "\r\n", "\n"), "\n") {
