@@ -79,7 +79,8 @@ func ParseMessage(subject, plain, html string) (*Message, error) {
 type Link struct {
 	// Index is the link's number in document order, HTML body first, from 0.
 	Index int
-	// URL is the link as written, UTM-tagged when tagging is on: where a tracked click redirects.
+	// URL is the link's URL as rendered (an href's entities decoded), UTM-tagged when tagging is on: where a
+	// tracked click redirects.
 	URL string
 }
 
@@ -95,7 +96,7 @@ type Rendered struct {
 
 // Sendable refuses a message that must not be sent: one with an unresolved variable. Every path that sends
 // calls it, so a message that would greet "Hi ," never leaves.
-func (r *Rendered) Sendable() error {
+func (r Rendered) Sendable() error {
 	if len(r.Unresolved) == 0 {
 		return nil
 	}
@@ -107,7 +108,7 @@ func (r *Rendered) Sendable() error {
 // renderer is the scratch state of one Render, pooled so rendering many contacts reuses its buffers.
 type renderer struct {
 	d   *Data
-	o   *Options
+	o   Options
 	out []byte
 	// raw receives a body whose links are found after rendering.
 	raw        []byte
@@ -117,15 +118,24 @@ type renderer struct {
 	sigLinks   []link // the links of the HTML signature, found before an HTML body renders
 	unresolved []string
 	links      []Link
-	// bases, fromHTML, taken and rewritten run parallel to links: the URL before tagging, whether the
-	// HTML body found it, whether the plain body already matched it, and the rewriter's answer.
-	bases     []string
-	fromHTML  []bool
-	taken     []bool
-	rewritten []string
+	// numbered runs parallel to links: what numbering and rewriting need to know of each.
+	numbered []numbered
 }
 
+// numbered is what a Render knows of one link number besides its Link.
+type numbered struct {
+	base      string // the URL before tagging, matched by the plain body's links
+	fromHTML  bool   // the HTML body found it
+	taken     bool   // a plain-body link shares its number already (or found it)
+	rewritten string // the rewriter's answer, once asked
+	rewrote   bool
+}
+
+// renderers pools scratch state; a renderer whose buffer grew past maxPooledBuffer (a huge value) is
+// dropped rather than kept.
 var renderers = sync.Pool{New: func() any { return &renderer{} }}
+
+const maxPooledBuffer = 1 << 20
 
 // Render fills the message in for one contact. It never fails: what did not resolve is in Unresolved, and
 // Sendable turns that into the error that stops a send. A nil d renders every variable as unresolved.
@@ -134,10 +144,8 @@ func (m *Message) Render(d *Data, o Options) Rendered {
 		d = &Data{}
 	}
 	r := renderers.Get().(*renderer)
-	r.d, r.o = d, &o
-	r.out = r.out[:0]
-	r.unresolved, r.links = r.unresolved[:0], r.links[:0]
-	r.bases, r.fromHTML, r.taken, r.rewritten = r.bases[:0], r.fromHTML[:0], r.taken[:0], r.rewritten[:0]
+	r.d, r.o = d, o
+	r.out, r.unresolved, r.links, r.numbered = r.out[:0], r.unresolved[:0], r.links[:0], r.numbered[:0]
 
 	r.out = r.out[:foldLines(r.out[:r.part(m.Subject, false, modePlain, true)])]
 	subject := len(r.out)
@@ -152,10 +160,12 @@ func (m *Message) Render(d *Data, o Options) Rendered {
 	if len(r.links) > 0 {
 		out.Links = append([]Link(nil), r.links...)
 	}
-	clear(r.rewritten)
-	clear(r.bases)
-	r.d, r.o = nil, nil
-	renderers.Put(r)
+	clear(r.links)
+	clear(r.numbered)
+	r.d, r.o, r.sigLinks = nil, Options{}, nil
+	if cap(r.out) <= maxPooledBuffer && cap(r.raw) <= maxPooledBuffer {
+		renderers.Put(r)
+	}
 	return out
 }
 
@@ -245,10 +255,10 @@ func (r *renderer) link(written string, l *link) {
 	n := r.number(l)
 	u := r.links[n].URL
 	if r.o.Links != nil {
-		if r.rewritten[n] == "" {
-			r.rewritten[n] = r.o.Links(n, u)
+		if nb := &r.numbered[n]; !nb.rewrote {
+			nb.rewritten, nb.rewrote = r.o.Links(n, u), true
 		}
-		u = r.rewritten[n]
+		u = r.numbered[n].rewritten
 	} else if u == l.url {
 		r.out = append(r.out, written...)
 		return
@@ -264,9 +274,9 @@ func (r *renderer) link(written string, l *link) {
 // yet; otherwise the next one.
 func (r *renderer) number(l *link) int {
 	if !r.html {
-		for i, base := range r.bases {
-			if r.fromHTML[i] && !r.taken[i] && base == l.url {
-				r.taken[i] = true
+		for i := range r.numbered {
+			if nb := &r.numbered[i]; nb.fromHTML && !nb.taken && nb.base == l.url {
+				nb.taken = true
 				return i
 			}
 		}
@@ -277,10 +287,7 @@ func (r *renderer) number(l *link) int {
 		u = r.o.UTM.tag(l, n)
 	}
 	r.links = append(r.links, Link{Index: n, URL: u})
-	r.bases = append(r.bases, l.url)
-	r.fromHTML = append(r.fromHTML, r.html)
-	r.taken = append(r.taken, !r.html)
-	r.rewritten = append(r.rewritten, "")
+	r.numbered = append(r.numbered, numbered{base: l.url, fromHTML: r.html, taken: !r.html})
 	return n
 }
 

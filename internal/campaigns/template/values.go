@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // variable writes v's value, or its fallback when the value is missing or blank, or records it as
@@ -54,8 +55,12 @@ func (r *renderer) value(v *variable) {
 	case fieldSenderFirstName:
 		if strings.TrimSpace(s.FirstName) != "" {
 			r.text(s.FirstName)
-		} else if fields := strings.Fields(s.Name); len(fields) > 0 {
-			r.text(fields[0])
+		} else {
+			name := strings.TrimSpace(s.Name)
+			if end := strings.IndexFunc(name, unicode.IsSpace); end >= 0 {
+				name = name[:end]
+			}
+			r.text(name)
 		}
 	case fieldSenderEmail:
 		r.text(s.Email)
@@ -178,8 +183,10 @@ func appendEscaped(dst []byte, s string) []byte {
 // (preview, test send, the send and its retries) picks the same words.
 func Seed(contact, step [16]byte) uint64 {
 	h := uint64(14695981039346656037) // FNV-1a offset basis
-	for _, b := range append(contact[:], step[:]...) {
-		h = (h ^ uint64(b)) * 1099511628211
+	for _, id := range [2][16]byte{contact, step} {
+		for _, b := range id {
+			h = (h ^ uint64(b)) * 1099511628211
+		}
 	}
 	return mix(h)
 }
