@@ -323,14 +323,18 @@ func endsURL(c byte) bool {
 }
 
 // trimURL is the length of u without the sentence punctuation that follows a URL in prose: trailing
-// ".,;:!?'" and closing brackets that the URL did not open.
+// ".,;:!?'*" and closing brackets that the URL did not open. Brackets are counted once, so trimming stays
+// linear however many there are.
 func trimURL(u string) int {
+	parens := strings.Count(u, ")") - strings.Count(u, "(")
+	squares := strings.Count(u, "]") - strings.Count(u, "[")
 	for len(u) > 0 {
-		c := u[len(u)-1]
-		switch {
+		switch c := u[len(u)-1]; {
 		case strings.IndexByte(".,;:!?'*", c) >= 0:
-		case c == ')' && strings.Count(u, "(") < strings.Count(u, ")"):
-		case c == ']' && strings.Count(u, "[") < strings.Count(u, "]"):
+		case c == ')' && parens > 0:
+			parens--
+		case c == ']' && squares > 0:
+			squares--
 		default:
 			return len(u)
 		}

@@ -37,6 +37,8 @@ func TestUTMTaggingAddsWhatALinkLacksAndKeepsTheRest(t *testing.T) {
 			"https://a.test/1?" + tags(1) + " and HTTPS://b.test/2?" + tags(2)},
 		{"sentence punctuation after a link stays outside it", "See https://a.test/x. Or (https://b.test/y)!",
 			"See https://a.test/x?" + tags(1) + ". Or (https://b.test/y?" + tags(2) + ")!"},
+		{"a bracket the URL opened stays in it", "See https://en.test/wiki/Go_(language).",
+			"See https://en.test/wiki/Go_(language)?" + tags(1) + "."},
 		{"mailto, tel and non-web text are left alone", "mail mailto:a@b.test or tel:+1 or ftp://x.test or xhttp://y.test",
 			"mail mailto:a@b.test or tel:+1 or ftp://x.test or xhttp://y.test"},
 	} {
@@ -151,6 +153,30 @@ func TestLinksBuiltByVariablesAndSpintaxAreFoundAfterRendering(t *testing.T) {
 			require.Len(t, r.Links, 1, "the plain link matches the HTML link")
 		})
 	}
+}
+
+func TestPlainLinksShareNumbersWithHTMLLinksInBodiesWithManyLinks(t *testing.T) {
+	t.Parallel()
+	var h, p strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&h, `<a href="https://a.test/%d">x</a>`, i%50)
+		fmt.Fprintf(&p, "https://a.test/%d\n", (99-i)%50)
+	}
+	fmt.Fprintf(&p, "https://new.test\n")
+	m, err := template.ParseMessage("", p.String(), h.String())
+	require.NoError(t, err)
+	r := m.Render(ada(), template.Options{})
+	require.Len(t, r.Links, 101, "one number per HTML link, and one for the plain-only link")
+	var got []int
+	r2 := m.Render(ada(), template.Options{Links: func(i int, u string) string {
+		got = append(got, i)
+		return fmt.Sprint(i)
+	}})
+	require.Len(t, got, 101)
+	lines := strings.Split(strings.TrimSpace(r2.Plain), "\n")
+	require.Equal(t, "49", lines[0], "a.test/49 first matches the HTML link numbered 49")
+	require.Equal(t, "99", lines[50], "its second occurrence matches the next untaken one, numbered 99")
+	require.Equal(t, "100", lines[100])
 }
 
 func TestLinksAreListedEvenWithoutTaggingOrTracking(t *testing.T) {

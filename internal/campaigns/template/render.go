@@ -120,6 +120,8 @@ type renderer struct {
 	links      []Link
 	// numbered runs parallel to links: what numbering and rewriting need to know of each.
 	numbered []numbered
+	// byURL indexes the HTML body's untaken link numbers by URL once a message has many links.
+	byURL map[string][]int
 }
 
 // numbered is what a Render knows of one link number besides its Link.
@@ -162,7 +164,7 @@ func (m *Message) Render(d *Data, o Options) Rendered {
 	}
 	clear(r.links)
 	clear(r.numbered)
-	r.d, r.o, r.sigLinks = nil, Options{}, nil
+	r.d, r.o, r.sigLinks, r.byURL = nil, Options{}, nil, nil
 	if cap(r.out) <= maxPooledBuffer && cap(r.raw) <= maxPooledBuffer {
 		renderers.Put(r)
 	}
@@ -273,13 +275,8 @@ func (r *renderer) link(written string, l *link) {
 // number is l's link number: in a plain body, that of the first HTML link with the same URL not matched
 // yet; otherwise the next one.
 func (r *renderer) number(l *link) int {
-	if !r.html {
-		for i := range r.numbered {
-			if nb := &r.numbered[i]; nb.fromHTML && !nb.taken && nb.base == l.url {
-				nb.taken = true
-				return i
-			}
-		}
+	if n, ok := r.matchHTML(l.url); ok {
+		return n
 	}
 	n := len(r.links)
 	u := l.url
@@ -289,6 +286,38 @@ func (r *renderer) number(l *link) int {
 	r.links = append(r.links, Link{Index: n, URL: u})
 	r.numbered = append(r.numbered, numbered{base: l.url, fromHTML: r.html, taken: !r.html})
 	return n
+}
+
+// matchHTML finds, for a plain-body link, the first HTML link with the same URL that no plain-body link
+// shares yet, and takes it. Past a few dozen links it indexes them by URL, so a body with thousands of
+// links is not quadratic.
+func (r *renderer) matchHTML(url string) (int, bool) {
+	if r.html {
+		return 0, false
+	}
+	if len(r.numbered) <= 64 {
+		for i := range r.numbered {
+			if nb := &r.numbered[i]; nb.fromHTML && !nb.taken && nb.base == url {
+				nb.taken = true
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	if r.byURL == nil {
+		r.byURL = map[string][]int{}
+		for i, nb := range r.numbered {
+			if nb.fromHTML {
+				r.byURL[nb.base] = append(r.byURL[nb.base], i)
+			}
+		}
+	}
+	if queue := r.byURL[url]; len(queue) > 0 {
+		r.byURL[url] = queue[1:]
+		r.numbered[queue[0]].taken = true
+		return queue[0], true
+	}
+	return 0, false
 }
 
 // unresolve records a variable that did not resolve, once.
