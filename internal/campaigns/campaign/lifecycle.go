@@ -440,7 +440,6 @@ func Count(ctx context.Context, tx pgx.Tx, org uuid.UUID, f ListFilter) (int64, 
 		Folder: f.Folder, Statuses: f.statuses(), Kind: optText(f.Kind)})
 }
 
-
 // Overview counts the organization's campaigns by status, kind and folder.
 func Overview(ctx context.Context, tx pgx.Tx, org uuid.UUID) (dbq.CampaignOverviewRow, []dbq.CampaignFolderCountsRow, error) {
 	o, err := queries.CampaignOverview(ctx, tx, org)
