@@ -50,7 +50,7 @@ func rawObject[M ~map[string]jx.Raw](m M, set bool) campaign.Field[json.RawMessa
 	return campaign.Of[json.RawMessage](raw)
 }
 
-// stepInputOf maps one step of a create body.
+// stepInputOf maps one step of a create body (POST /campaigns) or of POST /campaigns/{id}/steps.
 func stepInputOf(s api.CampaignStepCreate) campaign.StepInput {
 	return campaign.StepInput{
 		Name:        optField(s.Name.Value, s.Name.Set, same[string]),
@@ -63,6 +63,7 @@ func stepInputOf(s api.CampaignStepCreate) campaign.StepInput {
 		Conditions:  rawObject(s.Conditions.Value, s.Conditions.Set),
 		Action:      rawObject(s.Action.Value, s.Action.Set),
 		OnTimeout:   optField(s.OnTimeout.Value, s.OnTimeout.Set, stringOf[api.CampaignStepCreateOnTimeout]),
+		Position:    optField(s.Position.Value, s.Position.Set, int32Of),
 	}
 }
 
@@ -74,7 +75,7 @@ func (h *Campaigns) CampaignsCreate(ctx context.Context, req *api.CampaignCreate
 		return nil, err
 	}
 	in := campaign.CreateInput{Patch: createPatchOf(req), UserID: callerUser(ctx), EmailTagIDs: req.EmailTagIds,
-		FolderIDs: req.FolderIds, Senders: sendersOf(req.Senders)}
+		FolderIDs: req.FolderIds, Senders: sendersOf(req.Senders), Then: variantsThen(req.Variants)}
 	for _, s := range req.Steps {
 		in.Steps = append(in.Steps, stepInputOf(s))
 	}

@@ -67,14 +67,6 @@ func (s *CampaignEstimateRequest) setDefaults() {
 }
 
 // setDefaults set default value of fields.
-func (s *CampaignUpdate) setDefaults() {
-	{
-		val := CampaignUpdateSenderStrategy("tags")
-		s.SenderStrategy.SetTo(val)
-	}
-}
-
-// setDefaults set default value of fields.
 func (s *ContactResearchBatchRequest) setDefaults() {
 	{
 		val := bool(false)

@@ -19106,13 +19106,16 @@ func (s *Server) handleCampaignsCreateRequest(args [0]string, argsEscaped bool, 
 
 // handleCampaignsCreateAbVariantRequest handles campaigns_create_ab_variant operation.
 //
-// Adds a variant to the campaign: name is required; step_id ties it to one step (omitted means
-// campaign-level); weight, subject, body_html, body_plain, is_control, is_active and metadata are
-// optional. Accepts Idempotency-Key. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
-// (sessions).
+// Adds a variant to the campaign: name (1 to 100 characters) is required; step_id or step_position
+// ties it to one step (omitted means campaign-level); weight (0 to 100, default 50), subject,
+// body_html, body_plain (the limits of a step), is_control, is_active (default true) and metadata (an
+// object of at most 16 KB) are optional. A step has at most one control variant; a campaign-level
+// variant cannot be one; a control's subject and bodies are ignored and stored empty. A campaign holds
+// at most 100 variants. Raises campaign.updated. Accepts Idempotency-Key. Needs WRITE_CAMPAIGNS (API
+// keys, OAuth) or manage_campaigns (sessions).
 //
-// Errors: 400 invalid body or unknown step, 401, 403 missing scope or permission, 404 unknown
-// campaign, 429.
+// Errors: 400 invalid body, step_not_found (the step is not one of this campaign), control_exists (the
+// step already has a control), 401, 403 missing scope or permission, 404 unknown campaign, 429.
 //
 // POST /campaigns/{id}/ab-variants
 func (s *Server) handleCampaignsCreateAbVariantRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -19331,15 +19334,18 @@ func (s *Server) handleCampaignsCreateAbVariantRequest(args [1]string, argsEscap
 
 // handleCampaignsCreateStepRequest handles campaigns_create_step operation.
 //
-// Appends a step to the campaign's sequence and returns it with 201 and its position. The optional
-// body is the step input: name, subject, body_plain, wait_after (days), thread_reply, kind (action or
-// wait for non-email nodes), action (app_action, wait_for_event, wait ... config), conditions (kept
-// verbatim) and on_timeout (stop ends a timed-out wait_for_event step; otherwise it continues). A
-// one_time campaign takes at most one email step. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
-// manage_campaigns (sessions).
+// Appends a step to the campaign's sequence, or inserts it at position (0-based; the steps from there
+// on move down one), and returns it with 201 and its position. The optional body is the step input:
+// name, subject, body_plain, wait_after (days; 0 for a first step and 3 for a follow-up by default),
+// thread_reply (by default true for a follow-up with no subject or the conversation's subject), kind
+// (action or wait for non-email nodes), action (app_action, wait_for_event, wait ... config),
+// conditions (kept verbatim), on_timeout (stop ends a timed-out wait_for_event step; otherwise it
+// continues) and position. No other step changes but its position. A campaign holds at most 50 steps;
+// a one_time campaign takes at most one email step. Raises campaign.updated. Needs WRITE_CAMPAIGNS
+// (API keys, OAuth) or manage_campaigns (sessions).
 //
-// Errors: 400 invalid body or action config, or a second email step on a one_time campaign, 401, 403
-// missing scope or permission, 404 unknown campaign, 429.
+// Errors: 400 invalid body or action config, a position past the end, a 51st step, or a second email
+// step on a one_time campaign, 401, 403 missing scope or permission, 404 unknown campaign, 429.
 //
 // POST /campaigns/{id}/steps
 func (s *Server) handleCampaignsCreateStepRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -20192,8 +20198,9 @@ func (s *Server) handleCampaignsDeleteAttachmentRequest(args [2]string, argsEsca
 
 // handleCampaignsDeleteStepRequest handles campaigns_delete_step operation.
 //
-// Removes the step from the campaign's sequence. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
-// manage_campaigns (sessions).
+// Removes the step from the campaign's sequence with its step-scoped A/B variants and attachments; the
+// steps after it move up one, keeping every other field as stored. Raises campaign.updated. Needs
+// WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
 //
 // Errors: 401, 403 missing scope or permission, 404 unknown campaign or step, 429.
 //
@@ -22489,8 +22496,9 @@ func (s *Server) handleCampaignsListAbVariantsRequest(args [1]string, argsEscape
 
 // handleCampaignsListAttachmentsRequest handles campaigns_list_attachments operation.
 //
-// Returns the files attached to the campaign under data, each with filename, size, mime_type, the step
-// it belongs to (null for the whole campaign) and a URL. Needs READ_CAMPAIGNS (API keys, OAuth) or
+// Returns the files attached to the campaign under data, oldest first, each with filename, size,
+// mime_type and the step it belongs to (null for the whole campaign); url is omitted, as the files are
+// served only inside the mail they are sent with. Needs READ_CAMPAIGNS (API keys, OAuth) or
 // view_campaigns (sessions).
 //
 // Errors: 401, 403 missing scope or permission, 404 unknown campaign.
@@ -23748,8 +23756,10 @@ func (s *Server) handleCampaignsPauseLeadRequest(args [2]string, argsEscaped boo
 //
 // Replaces the whole explicit sender pool with the senders sent (email_account_id, optional weight and
 // enabled) and returns the new pool; this is the only way to edit the list. With the explicit strategy
-// an active campaign whose pool empties becomes paused_no_accounts and never widens to the workspace's
-// other mailboxes. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
+// an active campaign whose pool empties (no enabled sender and no active mailbox carrying its tags)
+// becomes paused_no_accounts (campaign.paused) and never widens to the workspace's other mailboxes;
+// the tags strategy never pauses. Raises campaign.updated. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+// manage_campaigns (sessions).
 //
 // Errors: 400 invalid body or mailbox not of the organization, 401, 403 missing scope or permission,
 // 404 unknown campaign, 429.
@@ -25895,11 +25905,12 @@ func (s *Server) handleCampaignsUpdateRequest(args [1]string, argsEscaped bool, 
 // handleCampaignsUpdateAbVariantRequest handles campaigns_update_ab_variant operation.
 //
 // Changes any of the variant's name, weight, subject, body_html, body_plain, is_control, is_active and
-// metadata; the step it belongs to cannot be changed. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
-// manage_campaigns (sessions).
+// metadata; the step it belongs to cannot be changed. The rules of create apply to the result (one
+// control per step, none campaign-level, a control's content stored empty). Raises campaign.updated.
+// Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
 //
-// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown campaign or variant,
-// 429.
+// Errors: 400 invalid body or control_exists, 401, 403 missing scope or permission, 404 unknown
+// campaign or variant, 429.
 //
 // PATCH /campaigns/{id}/ab-variants/{variantId}
 func (s *Server) handleCampaignsUpdateAbVariantRequest(args [2]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -26348,11 +26359,13 @@ func (s *Server) handleCampaignsUpdateAdvancedRequest(args [1]string, argsEscape
 // Changes any of the step's name, subject, bodies, wait_after (days), thread_reply, kind (email,
 // action, wait), conditions and action config. Action configs include app_action {app_connection_id,
 // path, output_key, inputs}, wait_for_event {wait_event_name, timeout_minutes} and wait
-// {wait_minutes}; conditions are kept as sent. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
-// manage_campaigns (sessions).
+// {wait_minutes}; conditions are kept as sent. position moves the step (the others close up; nothing
+// else is re-evaluated). Changing the subject re-applies the thread_reply default unless thread_reply
+// is sent; turning a step into an email step drops its action config. Raises campaign.updated. Needs
+// WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
 //
-// Errors: 400 invalid body or action config, 401, 403 missing scope or permission, 404 unknown
-// campaign or step, 429.
+// Errors: 400 invalid body or action config, a position past the end, or a second email step on a
+// one_time campaign, 401, 403 missing scope or permission, 404 unknown campaign or step, 429.
 //
 // PATCH /campaigns/{id}/steps/{sid}
 func (s *Server) handleCampaignsUpdateStepRequest(args [2]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -26575,13 +26588,16 @@ func (s *Server) handleCampaignsUpdateStepRequest(args [2]string, argsEscaped bo
 
 // handleCampaignsUploadAttachmentRequest handles campaigns_upload_attachment operation.
 //
-// Uploads one file as multipart/form-data (field file), optionally tied to one step by step_id, and
-// returns the stored attachment with 201. Attachments are copied by duplicate and their files removed
-// when the campaign is deleted. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
-// (sessions).
+// Uploads one file as multipart/form-data (field file), optionally tied to one step by step_id (a file
+// without one is sent with every email step), and returns the stored attachment with 201. Files are
+// stored in the database: each at most 5 MiB (5,242,880 bytes), at most 10 files and 10 MiB
+// (10,485,760 bytes) per campaign. The filename is kept without any path or control characters (at
+// most 255 characters); the part's content type is kept unless missing or generic, when it is sniffed
+// from the content. Attachments are copied by duplicate and removed with their step or campaign.
+// Raises campaign.updated. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
 //
-// Errors: 400 missing or unusable file, or unknown step, 401, 403 missing scope or permission, 404
-// unknown campaign, 429.
+// Errors: 400 empty_file, attachment_too_large, too_many_attachments, attachments_too_large or
+// step_not_found, 401, 403 missing scope or permission, 404 unknown campaign, 429.
 //
 // POST /campaigns/{id}/attachments
 func (s *Server) handleCampaignsUploadAttachmentRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

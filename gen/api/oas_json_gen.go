@@ -15169,6 +15169,12 @@ func (s *CampaignABVariantCreate) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.StepPosition.Set {
+			e.FieldStart("step_position")
+			s.StepPosition.Encode(e)
+		}
+	}
+	{
 		if s.Weight.Set {
 			e.FieldStart("weight")
 			s.Weight.Encode(e)
@@ -15212,16 +15218,17 @@ func (s *CampaignABVariantCreate) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfCampaignABVariantCreate = [9]string{
+var jsonFieldsNameOfCampaignABVariantCreate = [10]string{
 	0: "name",
 	1: "step_id",
-	2: "weight",
-	3: "subject",
-	4: "body_html",
-	5: "body_plain",
-	6: "is_control",
-	7: "is_active",
-	8: "metadata",
+	2: "step_position",
+	3: "weight",
+	4: "subject",
+	5: "body_html",
+	6: "body_plain",
+	7: "is_control",
+	8: "is_active",
+	9: "metadata",
 }
 
 // Decode decodes CampaignABVariantCreate from json.
@@ -15254,6 +15261,16 @@ func (s *CampaignABVariantCreate) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"step_id\"")
+			}
+		case "step_position":
+			if err := func() error {
+				s.StepPosition.Reset()
+				if err := s.StepPosition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"step_position\"")
 			}
 		case "weight":
 			if err := func() error {
@@ -22044,19 +22061,26 @@ func (s *CampaignStepCreate) encodeFields(e *jx.Encoder) {
 			s.OnTimeout.Encode(e)
 		}
 	}
+	{
+		if s.Position.Set {
+			e.FieldStart("position")
+			s.Position.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfCampaignStepCreate = [10]string{
-	0: "name",
-	1: "subject",
-	2: "body_plain",
-	3: "body_html",
-	4: "wait_after",
-	5: "thread_reply",
-	6: "kind",
-	7: "conditions",
-	8: "action",
-	9: "on_timeout",
+var jsonFieldsNameOfCampaignStepCreate = [11]string{
+	0:  "name",
+	1:  "subject",
+	2:  "body_plain",
+	3:  "body_html",
+	4:  "wait_after",
+	5:  "thread_reply",
+	6:  "kind",
+	7:  "conditions",
+	8:  "action",
+	9:  "on_timeout",
+	10: "position",
 }
 
 // Decode decodes CampaignStepCreate from json.
@@ -22166,6 +22190,16 @@ func (s *CampaignStepCreate) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"on_timeout\"")
+			}
+		case "position":
+			if err := func() error {
+				s.Position.Reset()
+				if err := s.Position.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"position\"")
 			}
 		default:
 			return d.Skip()
@@ -23036,9 +23070,15 @@ func (s *CampaignStepUpdate) encodeFields(e *jx.Encoder) {
 			s.OnTimeout.Encode(e)
 		}
 	}
+	{
+		if s.Position.Set {
+			e.FieldStart("position")
+			s.Position.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfCampaignStepUpdate = [12]string{
+var jsonFieldsNameOfCampaignStepUpdate = [13]string{
 	0:  "name",
 	1:  "subject",
 	2:  "body_plain",
@@ -23051,6 +23091,7 @@ var jsonFieldsNameOfCampaignStepUpdate = [12]string{
 	9:  "kind",
 	10: "action",
 	11: "on_timeout",
+	12: "position",
 }
 
 // Decode decodes CampaignStepUpdate from json.
@@ -23180,6 +23221,16 @@ func (s *CampaignStepUpdate) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"on_timeout\"")
+			}
+		case "position":
+			if err := func() error {
+				s.Position.Reset()
+				if err := s.Position.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"position\"")
 			}
 		default:
 			return d.Skip()
@@ -24908,7 +24959,6 @@ func (s *CampaignUpdate) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode CampaignUpdate to nil")
 	}
-	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {

@@ -6738,11 +6738,14 @@ type CampaignABVariantCreate struct {
 	Name string `json:"name"`
 	// Sequence step the variant applies to; null (or omitted on create) for a campaign-level variant. An
 	// is_control variant on a step carries the original's weight, and its subject and body are ignored.
-	StepID    OptUUID   `json:"step_id"`
-	Weight    OptInt    `json:"weight"`
-	Subject   OptString `json:"subject"`
-	BodyHTML  OptString `json:"body_html"`
-	BodyPlain OptString `json:"body_plain"`
+	StepID OptUUID `json:"step_id"`
+	// The step the variant applies to, named by its 0-based position instead of step_id (give one of the
+	// two). In POST /campaigns it names a step of the same request's steps, whose ids do not exist yet.
+	StepPosition OptInt    `json:"step_position"`
+	Weight       OptInt    `json:"weight"`
+	Subject      OptString `json:"subject"`
+	BodyHTML     OptString `json:"body_html"`
+	BodyPlain    OptString `json:"body_plain"`
 	// The Original of its step: carries the original's weight; its subject and body are ignored.
 	IsControl OptBool                            `json:"is_control"`
 	IsActive  OptBool                            `json:"is_active"`
@@ -6757,6 +6760,11 @@ func (s *CampaignABVariantCreate) GetName() string {
 // GetStepID returns the value of StepID.
 func (s *CampaignABVariantCreate) GetStepID() OptUUID {
 	return s.StepID
+}
+
+// GetStepPosition returns the value of StepPosition.
+func (s *CampaignABVariantCreate) GetStepPosition() OptInt {
+	return s.StepPosition
 }
 
 // GetWeight returns the value of Weight.
@@ -6802,6 +6810,11 @@ func (s *CampaignABVariantCreate) SetName(val string) {
 // SetStepID sets the value of StepID.
 func (s *CampaignABVariantCreate) SetStepID(val OptUUID) {
 	s.StepID = val
+}
+
+// SetStepPosition sets the value of StepPosition.
+func (s *CampaignABVariantCreate) SetStepPosition(val OptInt) {
+	s.StepPosition = val
 }
 
 // SetWeight sets the value of Weight.
@@ -9712,7 +9725,8 @@ func (s *CampaignStepConditions) init() CampaignStepConditions {
 }
 
 // Step input: name, subject, body_plain, wait_after (days), thread_reply, kind (action or wait for
-// non-email nodes), action (config object), conditions and on_timeout.
+// non-email nodes), action (config object), conditions, on_timeout and, when adding one step,
+// position.
 // Ref: #/components/schemas/CampaignStepCreate
 type CampaignStepCreate struct {
 	Name      OptString `json:"name"`
@@ -9733,6 +9747,10 @@ type CampaignStepCreate struct {
 	Action OptCampaignStepCreateAction `json:"action"`
 	// What a wait_for_event step does when its timeout passes: continue (default) or stop.
 	OnTimeout OptCampaignStepCreateOnTimeout `json:"on_timeout"`
+	// POST /campaigns/{id}/steps: the 0-based position to insert the step at (0 makes it the first step,
+	// the default appends it); the steps from there on move down one. In POST /campaigns a step's position
+	// is its place in steps, so it must be omitted or equal that place.
+	Position OptInt `json:"position"`
 }
 
 // GetName returns the value of Name.
@@ -9785,6 +9803,11 @@ func (s *CampaignStepCreate) GetOnTimeout() OptCampaignStepCreateOnTimeout {
 	return s.OnTimeout
 }
 
+// GetPosition returns the value of Position.
+func (s *CampaignStepCreate) GetPosition() OptInt {
+	return s.Position
+}
+
 // SetName sets the value of Name.
 func (s *CampaignStepCreate) SetName(val OptString) {
 	s.Name = val
@@ -9833,6 +9856,11 @@ func (s *CampaignStepCreate) SetAction(val OptCampaignStepCreateAction) {
 // SetOnTimeout sets the value of OnTimeout.
 func (s *CampaignStepCreate) SetOnTimeout(val OptCampaignStepCreateOnTimeout) {
 	s.OnTimeout = val
+}
+
+// SetPosition sets the value of Position.
+func (s *CampaignStepCreate) SetPosition(val OptInt) {
+	s.Position = val
 }
 
 // Action config of a non-email step. Types: app_action {app_connection_id, path, output_key, inputs};
@@ -10320,6 +10348,9 @@ type CampaignStepUpdate struct {
 	Action OptCampaignStepUpdateAction `json:"action"`
 	// What a wait_for_event step does when its timeout passes: continue (default) or stop.
 	OnTimeout OptCampaignStepUpdateOnTimeout `json:"on_timeout"`
+	// Moves the step to this 0-based position; the steps in between close up, so positions stay 0 to n-1.
+	// A move changes no other field of any step (wait_after and thread_reply keep their stored values).
+	Position OptInt `json:"position"`
 }
 
 // GetName returns the value of Name.
@@ -10382,6 +10413,11 @@ func (s *CampaignStepUpdate) GetOnTimeout() OptCampaignStepUpdateOnTimeout {
 	return s.OnTimeout
 }
 
+// GetPosition returns the value of Position.
+func (s *CampaignStepUpdate) GetPosition() OptInt {
+	return s.Position
+}
+
 // SetName sets the value of Name.
 func (s *CampaignStepUpdate) SetName(val OptString) {
 	s.Name = val
@@ -10440,6 +10476,11 @@ func (s *CampaignStepUpdate) SetAction(val OptCampaignStepUpdateAction) {
 // SetOnTimeout sets the value of OnTimeout.
 func (s *CampaignStepUpdate) SetOnTimeout(val OptCampaignStepUpdateOnTimeout) {
 	s.OnTimeout = val
+}
+
+// SetPosition sets the value of Position.
+func (s *CampaignStepUpdate) SetPosition(val OptInt) {
+	s.Position = val
 }
 
 // Action config of a non-email step. Types: app_action {app_connection_id, path, output_key, inputs};

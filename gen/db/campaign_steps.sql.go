@@ -12,6 +12,31 @@ import (
 	"github.com/google/uuid"
 )
 
+const campaignLeadsRemapSteps = `-- name: CampaignLeadsRemapSteps :exec
+UPDATE campaign_leads l SET step_position = m.to_position, updated_at = now()
+FROM (SELECT unnest($3::integer[]) AS from_position, unnest($4::integer[]) AS to_position) m
+WHERE l.organization_id = $1 AND l.campaign_id = $2 AND l.step_position = m.from_position
+`
+
+type CampaignLeadsRemapStepsParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	FromPositions  []int32   `json:"from_positions"`
+	ToPositions    []int32   `json:"to_positions"`
+}
+
+// Moves the leads at step position from_positions[i] to to_positions[i] (each lead matches one pair, by its
+// position before the statement), so a reordered sequence carries each lead on after the step it was last sent.
+func (q *Queries) CampaignLeadsRemapSteps(ctx context.Context, db DBTX, arg CampaignLeadsRemapStepsParams) error {
+	_, err := db.Exec(ctx, campaignLeadsRemapSteps,
+		arg.OrganizationID,
+		arg.CampaignID,
+		arg.FromPositions,
+		arg.ToPositions,
+	)
+	return err
+}
+
 const campaignPoolCap = `-- name: CampaignPoolCap :one
 SELECT coalesce(max(m.campaign_limit), 0)::integer FROM mailboxes m
 WHERE m.organization_id = $1 AND (
@@ -41,9 +66,34 @@ func (q *Queries) CampaignPoolCap(ctx context.Context, db DBTX, arg CampaignPool
 	return column_1, err
 }
 
+const campaignPoolSize = `-- name: CampaignPoolSize :one
+SELECT count(*) FROM mailboxes m
+WHERE m.organization_id = $1 AND m.status = 'active' AND (
+  m.tags && $2::uuid[]
+  OR EXISTS (SELECT 1 FROM campaign_mailboxes s WHERE s.organization_id = m.organization_id
+    AND s.campaign_id = $3 AND s.mailbox_id = m.id AND s.enabled))
+`
+
+type CampaignPoolSizeParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	TagIds         []uuid.UUID `json:"tag_ids"`
+	CampaignID     uuid.UUID   `json:"campaign_id"`
+}
+
+// How many active mailboxes a campaign can send from: its enabled explicit senders and the mailboxes carrying one
+// of its tags (the explicit strategy never widens past these).
+func (q *Queries) CampaignPoolSize(ctx context.Context, db DBTX, arg CampaignPoolSizeParams) (int64, error) {
+	row := db.QueryRow(ctx, campaignPoolSize, arg.OrganizationID, arg.TagIds, arg.CampaignID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const campaignSenderInsert = `-- name: CampaignSenderInsert :exec
 INSERT INTO campaign_mailboxes (organization_id, campaign_id, mailbox_id, weight, enabled, created_at)
 VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (organization_id, campaign_id, mailbox_id)
+DO UPDATE SET weight = excluded.weight, enabled = excluded.enabled, created_at = excluded.created_at
 `
 
 type CampaignSenderInsertParams struct {
@@ -55,6 +105,7 @@ type CampaignSenderInsertParams struct {
 	CreatedAt      time.Time `json:"created_at"`
 }
 
+// Adds a sender or, for one already in the pool, sets its weight, flag and place (created_at orders the pool).
 func (q *Queries) CampaignSenderInsert(ctx context.Context, db DBTX, arg CampaignSenderInsertParams) error {
 	_, err := db.Exec(ctx, campaignSenderInsert,
 		arg.OrganizationID,
@@ -64,20 +115,6 @@ func (q *Queries) CampaignSenderInsert(ctx context.Context, db DBTX, arg Campaig
 		arg.Enabled,
 		arg.CreatedAt,
 	)
-	return err
-}
-
-const campaignSendersClear = `-- name: CampaignSendersClear :exec
-DELETE FROM campaign_mailboxes WHERE organization_id = $1 AND campaign_id = $2
-`
-
-type CampaignSendersClearParams struct {
-	OrganizationID uuid.UUID `json:"organization_id"`
-	CampaignID     uuid.UUID `json:"campaign_id"`
-}
-
-func (q *Queries) CampaignSendersClear(ctx context.Context, db DBTX, arg CampaignSendersClearParams) error {
-	_, err := db.Exec(ctx, campaignSendersClear, arg.OrganizationID, arg.CampaignID)
 	return err
 }
 
@@ -117,6 +154,39 @@ func (q *Queries) CampaignSendersOf(ctx context.Context, db DBTX, arg CampaignSe
 		return nil, err
 	}
 	return items, nil
+}
+
+const campaignSendersRetain = `-- name: CampaignSendersRetain :exec
+DELETE FROM campaign_mailboxes
+WHERE organization_id = $1 AND campaign_id = $2 AND mailbox_id <> ALL($3::uuid[])
+`
+
+type CampaignSendersRetainParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	CampaignID     uuid.UUID   `json:"campaign_id"`
+	KeepIds        []uuid.UUID `json:"keep_ids"`
+}
+
+// Drops the senders not among keep_ids (a replaced pool); the kept ones keep their last_sent_at.
+func (q *Queries) CampaignSendersRetain(ctx context.Context, db DBTX, arg CampaignSendersRetainParams) error {
+	_, err := db.Exec(ctx, campaignSendersRetain, arg.OrganizationID, arg.CampaignID, arg.KeepIds)
+	return err
+}
+
+const campaignStepDelete = `-- name: CampaignStepDelete :exec
+DELETE FROM campaign_steps WHERE organization_id = $1 AND campaign_id = $2 AND id = $3
+`
+
+type CampaignStepDeleteParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// Step-scoped variants and attachments go with the step (foreign keys).
+func (q *Queries) CampaignStepDelete(ctx context.Context, db DBTX, arg CampaignStepDeleteParams) error {
+	_, err := db.Exec(ctx, campaignStepDelete, arg.OrganizationID, arg.CampaignID, arg.ID)
+	return err
 }
 
 const campaignStepInsert = `-- name: CampaignStepInsert :exec
@@ -169,6 +239,55 @@ func (q *Queries) CampaignStepInsert(ctx context.Context, db DBTX, arg CampaignS
 	return err
 }
 
+const campaignStepUpdate = `-- name: CampaignStepUpdate :exec
+UPDATE campaign_steps SET position = $1, name = $2, kind = $3, subject = $4,
+  body_plain = $5, body_html = $6, body_sync = $7, body_code = $8,
+  wait_after = $9, thread_reply = $10, conditions = $11,
+  action = $12, on_timeout = $13, updated_at = now()
+WHERE organization_id = $14 AND campaign_id = $15 AND id = $16
+`
+
+type CampaignStepUpdateParams struct {
+	Position       int32     `json:"position"`
+	Name           string    `json:"name"`
+	Kind           string    `json:"kind"`
+	Subject        string    `json:"subject"`
+	BodyPlain      string    `json:"body_plain"`
+	BodyHtml       string    `json:"body_html"`
+	BodySync       bool      `json:"body_sync"`
+	BodyCode       bool      `json:"body_code"`
+	WaitAfter      int32     `json:"wait_after"`
+	ThreadReply    bool      `json:"thread_reply"`
+	Conditions     []byte    `json:"conditions"`
+	Action         []byte    `json:"action"`
+	OnTimeout      string    `json:"on_timeout"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) CampaignStepUpdate(ctx context.Context, db DBTX, arg CampaignStepUpdateParams) error {
+	_, err := db.Exec(ctx, campaignStepUpdate,
+		arg.Position,
+		arg.Name,
+		arg.Kind,
+		arg.Subject,
+		arg.BodyPlain,
+		arg.BodyHtml,
+		arg.BodySync,
+		arg.BodyCode,
+		arg.WaitAfter,
+		arg.ThreadReply,
+		arg.Conditions,
+		arg.Action,
+		arg.OnTimeout,
+		arg.OrganizationID,
+		arg.CampaignID,
+		arg.ID,
+	)
+	return err
+}
+
 const campaignStepsOf = `-- name: CampaignStepsOf :many
 SELECT organization_id, campaign_id, id, position, name, kind, subject, body_plain, body_html, body_sync, body_code, wait_after, thread_reply, conditions, action, on_timeout, created_at, updated_at FROM campaign_steps WHERE organization_id = $1 AND campaign_id = $2
 ORDER BY position
@@ -216,6 +335,41 @@ func (q *Queries) CampaignStepsOf(ctx context.Context, db DBTX, arg CampaignStep
 		return nil, err
 	}
 	return items, nil
+}
+
+const campaignStepsReposition = `-- name: CampaignStepsReposition :exec
+UPDATE campaign_steps s SET position = o.ord::integer - 1, updated_at = now()
+FROM unnest($3::uuid[]) WITH ORDINALITY AS o(id, ord)
+WHERE s.organization_id = $1 AND s.campaign_id = $2 AND s.id = o.id
+  AND s.position <> o.ord - 1
+`
+
+type CampaignStepsRepositionParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	CampaignID     uuid.UUID   `json:"campaign_id"`
+	Ids            []uuid.UUID `json:"ids"`
+}
+
+// Writes a sequence's order after an insert, move or delete: ids[i] goes to position i. The unique position index
+// is checked at commit, so the rows may pass through equal positions on the way.
+func (q *Queries) CampaignStepsReposition(ctx context.Context, db DBTX, arg CampaignStepsRepositionParams) error {
+	_, err := db.Exec(ctx, campaignStepsReposition, arg.OrganizationID, arg.CampaignID, arg.Ids)
+	return err
+}
+
+const campaignTouch = `-- name: CampaignTouch :exec
+UPDATE campaigns SET updated_at = now() WHERE organization_id = $1 AND id = $2
+`
+
+type CampaignTouchParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// Marks a campaign changed when one of its parts (steps, variants, senders, attachments) did.
+func (q *Queries) CampaignTouch(ctx context.Context, db DBTX, arg CampaignTouchParams) error {
+	_, err := db.Exec(ctx, campaignTouch, arg.OrganizationID, arg.ID)
+	return err
 }
 
 const mailboxesExisting = `-- name: MailboxesExisting :many

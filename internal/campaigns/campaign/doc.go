@@ -10,7 +10,16 @@
 //   - text_only campaigns never track: storing one turns open_tracking and link_tracking off.
 //   - kind is fixed at creation; a one_time campaign holds at most one email step.
 //   - Steps are dense by position from 0 (the chain is the graph; conditions are kept verbatim), the first
-//     step waits 0 days unless told otherwise.
+//     step waits 0 days unless told otherwise. Editing one step (stepedit.go) re-evaluates only that step, and
+//     each lead carries on after the step it was last sent.
+//   - Edits of a campaign's parts (steps, variants, senders, attachments) lock its row, so they apply one after
+//     the other, and each raises campaign.updated with an audit entry.
+//   - A step has at most one control variant and a campaign-level variant is never one; a control's subject
+//     and bodies are stored empty.
+//   - An active campaign with the explicit strategy and no mailbox left to send from is paused_no_accounts;
+//     the explicit pool never widens.
+//   - Attachments live in Postgres within MaxAttachmentBytes each, MaxAttachments and
+//     MaxCampaignAttachmentBytes per campaign.
 //   - Deleting a campaign cancels its queued send tasks and clears deal links in the same transaction; sent
 //     mail, contacts, suppressions and tracked links stay.
 //   - New campaigns (create and duplicate) count toward a per-organization UTC-day throttle that deletion does

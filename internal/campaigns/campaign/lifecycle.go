@@ -299,7 +299,8 @@ func copySteps(ctx context.Context, tx pgx.Tx, org, from, to uuid.UUID) (oldIDs,
 func StepOf(r dbq.CampaignStep) Step {
 	return Step{ID: r.ID, Position: r.Position, Name: r.Name, Subject: r.Subject, BodyPlain: r.BodyPlain,
 		BodyHTML: r.BodyHtml, BodySync: r.BodySync, BodyCode: r.BodyCode, WaitAfter: r.WaitAfter,
-		ThreadReply: r.ThreadReply, Kind: r.Kind, Conditions: r.Conditions, Action: r.Action, OnTimeout: r.OnTimeout}
+		ThreadReply: r.ThreadReply, Kind: r.Kind, Conditions: r.Conditions, Action: r.Action, OnTimeout: r.OnTimeout,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 // Steps reads a campaign's sequence in order.

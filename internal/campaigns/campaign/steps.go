@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -47,6 +48,9 @@ type StepInput struct {
 	// Conditions and Action are JSON objects as sent (nil when absent).
 	Conditions, Action Field[json.RawMessage]
 	OnTimeout          Field[string]
+	// Position is where one added step goes, or where an updated one moves to; in a whole sequence (create)
+	// each step's position is its place in the list.
+	Position Field[int32]
 }
 
 // Step is a step's stored form.
@@ -60,6 +64,7 @@ type Step struct {
 	Kind                               string
 	Conditions, Action                 json.RawMessage
 	OnTimeout                          string
+	CreatedAt, UpdatedAt               time.Time
 }
 
 // ActionType is the type of a non-email step's action ("" for email steps).
@@ -237,6 +242,9 @@ func BuildSteps(ins []StepInput, kind string) ([]Step, error) {
 	}
 	steps := make([]Step, 0, len(ins))
 	for i, in := range ins {
+		if in.Position.Set && in.Position.Value != int32(i) {
+			return nil, invalid("steps", fmt.Sprintf("%d: position must be omitted or %d, its place in steps.", i+1, i))
+		}
 		s, err := BuildStep(Step{}, in, i, steps)
 		if err != nil {
 			return nil, err

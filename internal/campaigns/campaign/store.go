@@ -250,7 +250,8 @@ func insertSteps(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, steps 
 	return nil
 }
 
-// ReplaceSenders sets a campaign's explicit sender pool; every mailbox must belong to org.
+// ReplaceSenders sets a campaign's explicit sender pool; every mailbox must belong to org. A mailbox that stays
+// in the pool keeps its last_sent_at (the least_used rotation reads it).
 func ReplaceSenders(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, senders []SenderInput) error {
 	if len(senders) > 500 {
 		return invalid("senders", "takes at most 500 mailboxes.")
@@ -274,7 +275,7 @@ func ReplaceSenders(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, sen
 			return apierror.BadRequest("invalid_senders", fmt.Sprintf("senders: %s is not a mailbox of this organization.", id))
 		}
 	}
-	if err := queries.CampaignSendersClear(ctx, tx, dbq.CampaignSendersClearParams{OrganizationID: org, CampaignID: campaign}); err != nil {
+	if err := queries.CampaignSendersRetain(ctx, tx, dbq.CampaignSendersRetainParams{OrganizationID: org, CampaignID: campaign, KeepIds: ids}); err != nil {
 		return err
 	}
 	at := time.Now()
