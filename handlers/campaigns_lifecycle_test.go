@@ -68,12 +68,16 @@ func TestCampaignUpdateValidatesTheWholeCampaignAndClearsDates(t *testing.T) {
 	_, err = c.CampaignsUpdate(ctx, &api.CampaignUpdate{Name: api.NewOptString("x")}, api.CampaignsUpdateParams{ID: uuid.New()})
 	requireAPIError(t, err, http.StatusNotFound, "campaign_not_found")
 
-	// A status sent is applied and raises its lifecycle event.
+	// A status sent is applied, stops queued sends and raises its lifecycle event.
+	queued := uuid.New()
+	campExec(t, env, boot.OrganizationID, `INSERT INTO send_tasks (organization_id, id, kind, status, to_email, campaign_id)
+		VALUES ($1, $2, 'campaign', 'queued', 'lead@example.com', $3)`, boot.OrganizationID, queued, camp.ID)
 	_, err = c.CampaignsUpdate(ctx, &api.CampaignUpdate{Status: api.NewOptCampaignStatus(api.CampaignStatusPaused)}, api.CampaignsUpdateParams{ID: camp.ID})
 	require.NoError(t, err)
 	require.Equal(t, []string{"campaign.created", "campaign.updated", "campaign.updated", "campaign.paused"},
 		outboxTypes(t, env, boot.OrganizationID, "campaign."))
 	require.Equal(t, 1, campCount(t, env, boot.OrganizationID, "SELECT count(*) FROM campaign_logs WHERE campaign_id = $1 AND event_type = 'status_changed'", camp.ID))
+	require.Equal(t, 1, campCount(t, env, boot.OrganizationID, "SELECT count(*) FROM send_tasks WHERE id = $1 AND status = 'canceled' AND error_code = 'campaign_paused'", queued))
 	require.Equal(t, 3, campCount(t, env, boot.OrganizationID, "SELECT count(*) FROM audit_log WHERE target_type = 'campaign' AND target_id = $1", camp.ID.String()))
 }
 

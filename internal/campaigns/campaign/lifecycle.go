@@ -102,6 +102,13 @@ func (s *Store) Update(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, in Upd
 	if _, err := queries.CampaignUpdate(ctx, tx, params); err != nil {
 		return Campaign{}, classify(err)
 	}
+	if moved && status != StatusActive {
+		// Whatever stops a campaign stops its queued sends, as Stop does.
+		if _, err := queries.CampaignTasksCancel(ctx, tx, dbq.CampaignTasksCancelParams{OrganizationID: org, CampaignID: uuid.NullUUID{UUID: id, Valid: true},
+			ErrorCode: "campaign_" + status, Reason: "The campaign was set to " + status + " before this message was sent."}); err != nil {
+			return Campaign{}, err
+		}
+	}
 	if status == StatusActive && (in.Patch.Schedule() || moved) {
 		if err := queries.CampaignLeadsSchedule(ctx, tx, dbq.CampaignLeadsScheduleParams{OrganizationID: org, CampaignID: id}); err != nil {
 			return Campaign{}, err
