@@ -78,6 +78,12 @@ func (h *Campaigns) CampaignsCreate(ctx context.Context, req *api.CampaignCreate
 	for _, s := range req.Steps {
 		in.Steps = append(in.Steps, stepInputOf(s))
 	}
+	if v, ok := req.AdvancedOverrides.Get(); ok {
+		blocks := blocksOf(v)
+		in.Then = func(ctx context.Context, tx pgx.Tx, c campaign.Campaign, _ []campaign.Step) error {
+			return h.store.CreateAdvanced(ctx, tx, c, blocks)
+		}
+	}
 	var out campaign.Campaign
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		out, err = h.store.Create(ctx, tx, org, in)

@@ -1556,8 +1556,10 @@ type CampaignsInvoker interface {
 	// CampaignsGetAdvanced invokes campaigns_get_advanced operation.
 	//
 	// Returns the campaign's advanced overrides with their updated_at: the bounce_pipeline,
-	// task_reliability, ab_testing, reply_intent, send_time_optimization, preflight and dashboard blocks.
-	// Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+	// task_reliability, ab_testing, reply_intent, send_time_optimization, preflight, dashboard and
+	// unsubscribe blocks, every block present with its defaults where it was never set; updated_at is
+	// absent until the blocks are first set. Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns
+	// (sessions).
 	//
 	// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed id.
 	//
@@ -1807,7 +1809,8 @@ type CampaignsInvoker interface {
 	// whole, so send complete blocks. Answers 204 with no body. Needs WRITE_CAMPAIGNS (API keys, OAuth)
 	// and manage_settings (sessions).
 	//
-	// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+	// Errors: 400 invalid body (a field outside its rule; the code names the field, as in
+	// invalid_preferred_hours), 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
 	//
 	// PATCH /campaigns/{id}/advanced
 	CampaignsUpdateAdvanced(ctx context.Context, request *CampaignAdvancedUpdate, params CampaignsUpdateAdvancedParams, options ...RequestOption) error
@@ -20762,8 +20765,10 @@ func (c *Client) sendCampaignsGetAbAnalysis(ctx context.Context, params Campaign
 // CampaignsGetAdvanced invokes campaigns_get_advanced operation.
 //
 // Returns the campaign's advanced overrides with their updated_at: the bounce_pipeline,
-// task_reliability, ab_testing, reply_intent, send_time_optimization, preflight and dashboard blocks.
-// Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+// task_reliability, ab_testing, reply_intent, send_time_optimization, preflight, dashboard and
+// unsubscribe blocks, every block present with its defaults where it was never set; updated_at is
+// absent until the blocks are first set. Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns
+// (sessions).
 //
 // Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed id.
 //
@@ -24771,7 +24776,8 @@ func (c *Client) sendCampaignsUpdateAbVariant(ctx context.Context, request *Camp
 // whole, so send complete blocks. Answers 204 with no body. Needs WRITE_CAMPAIGNS (API keys, OAuth)
 // and manage_settings (sessions).
 //
-// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+// Errors: 400 invalid body (a field outside its rule; the code names the field, as in
+// invalid_preferred_hours), 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
 //
 // PATCH /campaigns/{id}/advanced
 func (c *Client) CampaignsUpdateAdvanced(ctx context.Context, request *CampaignAdvancedUpdate, params CampaignsUpdateAdvancedParams, options ...RequestOption) error {

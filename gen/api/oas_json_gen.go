@@ -5181,6 +5181,48 @@ func (s *AdvancedOutreachSettingsAbTesting) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes AdvancedOutreachSettingsAbTestingDefaultWinningRule as json.
+func (s AdvancedOutreachSettingsAbTestingDefaultWinningRule) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AdvancedOutreachSettingsAbTestingDefaultWinningRule from json.
+func (s *AdvancedOutreachSettingsAbTestingDefaultWinningRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AdvancedOutreachSettingsAbTestingDefaultWinningRule to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AdvancedOutreachSettingsAbTestingDefaultWinningRule(v) {
+	case AdvancedOutreachSettingsAbTestingDefaultWinningRuleOpenRate:
+		*s = AdvancedOutreachSettingsAbTestingDefaultWinningRuleOpenRate
+	case AdvancedOutreachSettingsAbTestingDefaultWinningRuleClickRate:
+		*s = AdvancedOutreachSettingsAbTestingDefaultWinningRuleClickRate
+	case AdvancedOutreachSettingsAbTestingDefaultWinningRuleReplyRate:
+		*s = AdvancedOutreachSettingsAbTestingDefaultWinningRuleReplyRate
+	default:
+		*s = AdvancedOutreachSettingsAbTestingDefaultWinningRule(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AdvancedOutreachSettingsAbTestingDefaultWinningRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AdvancedOutreachSettingsAbTestingDefaultWinningRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *AdvancedOutreachSettingsBouncePipeline) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -74208,6 +74250,39 @@ func (s OptAdvancedOutreachSettingsAbTesting) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptAdvancedOutreachSettingsAbTesting) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AdvancedOutreachSettingsAbTestingDefaultWinningRule as json.
+func (o OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AdvancedOutreachSettingsAbTestingDefaultWinningRule from json.
+func (o *OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAdvancedOutreachSettingsAbTestingDefaultWinningRule to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

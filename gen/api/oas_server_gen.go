@@ -1484,8 +1484,10 @@ type CampaignsHandler interface {
 	// CampaignsGetAdvanced implements campaigns_get_advanced operation.
 	//
 	// Returns the campaign's advanced overrides with their updated_at: the bounce_pipeline,
-	// task_reliability, ab_testing, reply_intent, send_time_optimization, preflight and dashboard blocks.
-	// Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+	// task_reliability, ab_testing, reply_intent, send_time_optimization, preflight, dashboard and
+	// unsubscribe blocks, every block present with its defaults where it was never set; updated_at is
+	// absent until the blocks are first set. Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns
+	// (sessions).
 	//
 	// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed id.
 	//
@@ -1735,7 +1737,8 @@ type CampaignsHandler interface {
 	// whole, so send complete blocks. Answers 204 with no body. Needs WRITE_CAMPAIGNS (API keys, OAuth)
 	// and manage_settings (sessions).
 	//
-	// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+	// Errors: 400 invalid body (a field outside its rule; the code names the field, as in
+	// invalid_preferred_hours), 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
 	//
 	// PATCH /campaigns/{id}/advanced
 	CampaignsUpdateAdvanced(ctx context.Context, req *CampaignAdvancedUpdate, params CampaignsUpdateAdvancedParams) error
