@@ -22694,10 +22694,12 @@ func (s *Server) handleCampaignsListAttachmentsRequest(args [1]string, argsEscap
 // handleCampaignsListLogsRequest handles campaigns_list_logs operation.
 //
 // Pages through the campaign's activity log: event_type, message and metadata per entry, including
-// send failures and refused automatic restarts. Cursor pagination, limit 1 to 100, default 50. Needs
-// READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+// send failures and refused automatic restarts, newest first. The cursor is the id of the last entry
+// of the previous page (next_cursor), limit 1 to 100, default 50; pagination.total counts every entry.
+// Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
 //
-// Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 unknown campaign.
+// Errors: 400 bad cursor (`invalid_cursor`) or limit, 401, 403 missing scope or permission, 404
+// unknown campaign.
 //
 // GET /campaigns/{id}/logs
 func (s *Server) handleCampaignsListLogsRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
