@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -10,8 +11,68 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/pagination"
 )
+
+// holdResult maps a lead's hold (nil: not held) onto the answer of the three hold operations.
+func holdResult(campaignID, contactID uuid.UUID, h *campaign.Hold) *api.CampaignLeadHoldResult {
+	out := &api.CampaignLeadHoldResult{CampaignID: campaignID, ContactID: contactID, Hold: api.NilCampaignLeadHold{Null: true}}
+	if h != nil {
+		hold := api.CampaignLeadHold{Since: h.Since, Reason: api.NewOptString(h.Reason), Source: api.CampaignLeadHoldSource(h.Source),
+			Until: api.OptNilDateTime{Set: true, Null: true}}
+		if h.Until != nil {
+			hold.Until = api.NewOptNilDateTime(*h.Until)
+		}
+		out.Hold = api.NewNilCampaignLeadHold(hold)
+	}
+	return out
+}
+
+// leadHold runs a hold operation in the caller's organization and answers the lead's hold afterwards.
+func (h *Campaigns) leadHold(ctx context.Context, campaignID, contactID uuid.UUID,
+	op func(ctx context.Context, tx pgx.Tx, org uuid.UUID) (*campaign.Hold, error),
+) (*api.CampaignLeadHoldResult, error) {
+	org, err := tenantCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var hold *campaign.Hold
+	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		hold, err = op(ctx, tx, org)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return holdResult(campaignID, contactID, hold), nil
+}
+
+// CampaignsGetLeadHold answers whether a lead is held in the campaign, and how.
+func (h *Campaigns) CampaignsGetLeadHold(ctx context.Context, params api.CampaignsGetLeadHoldParams) (*api.CampaignLeadHoldResult, error) {
+	return h.leadHold(ctx, params.ID, params.ContactId, func(ctx context.Context, tx pgx.Tx, org uuid.UUID) (*campaign.Hold, error) {
+		return campaign.LeadHold(ctx, tx, org, params.ID, params.ContactId)
+	})
+}
+
+// CampaignsPauseLead holds a lead by hand, until a time or until resumed.
+func (h *Campaigns) CampaignsPauseLead(ctx context.Context, req api.OptCampaignLeadPauseRequest, params api.CampaignsPauseLeadParams) (*api.CampaignLeadHoldResult, error) {
+	var until *time.Time
+	if v, ok := req.Value.Until.Get(); req.Set && ok {
+		until = &v
+	}
+	reason := req.Value.Reason.Value
+	return h.leadHold(ctx, params.ID, params.ContactId, func(ctx context.Context, tx pgx.Tx, org uuid.UUID) (*campaign.Hold, error) {
+		return h.store.PauseLead(ctx, tx, org, params.ID, params.ContactId, until, reason)
+	})
+}
+
+// CampaignsResumeLead lifts a lead's hold.
+func (h *Campaigns) CampaignsResumeLead(ctx context.Context, params api.CampaignsResumeLeadParams) (*api.CampaignLeadHoldResult, error) {
+	return h.leadHold(ctx, params.ID, params.ContactId, func(ctx context.Context, tx pgx.Tx, org uuid.UUID) (*campaign.Hold, error) {
+		return nil, h.store.ResumeLead(ctx, tx, org, params.ID, params.ContactId)
+	})
+}
 
 // CampaignsListLogs pages through a campaign's activity log, newest first; the cursor is the id of the last
 // entry of the previous page, as the contract fixes it, and pagination.total counts every entry.

@@ -19835,10 +19835,8 @@ func (s *CampaignLeadHoldResult) encodeFields(e *jx.Encoder) {
 		json.EncodeUUID(e, s.ContactID)
 	}
 	{
-		if s.Hold.Set {
-			e.FieldStart("hold")
-			s.Hold.Encode(e)
-		}
+		e.FieldStart("hold")
+		s.Hold.Encode(e)
 	}
 }
 
@@ -19882,8 +19880,8 @@ func (s *CampaignLeadHoldResult) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"contact_id\"")
 			}
 		case "hold":
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
-				s.Hold.Reset()
 				if err := s.Hold.Decode(d); err != nil {
 					return err
 				}
@@ -19901,7 +19899,7 @@ func (s *CampaignLeadHoldResult) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000011,
+		0b00000111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -68545,6 +68543,50 @@ func (s *MoveLabel) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *MoveLabel) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes CampaignLeadHold as json.
+func (o NilCampaignLeadHold) Encode(e *jx.Encoder) {
+	if o.Null {
+		e.Null()
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes CampaignLeadHold from json.
+func (o *NilCampaignLeadHold) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode NilCampaignLeadHold to nil")
+	}
+	if d.Next() == jx.Null {
+		if err := d.Null(); err != nil {
+			return err
+		}
+
+		var v CampaignLeadHold
+		o.Value = v
+		o.Null = true
+		return nil
+	}
+	o.Null = false
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s NilCampaignLeadHold) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *NilCampaignLeadHold) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

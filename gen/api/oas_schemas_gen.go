@@ -8940,9 +8940,10 @@ func (s *CampaignLeadHold) SetSource(val CampaignLeadHoldSource) {
 
 // Ref: #/components/schemas/CampaignLeadHoldResult
 type CampaignLeadHoldResult struct {
-	CampaignID uuid.UUID           `json:"campaign_id"`
-	ContactID  uuid.UUID           `json:"contact_id"`
-	Hold       OptCampaignLeadHold `json:"hold"`
+	CampaignID uuid.UUID `json:"campaign_id"`
+	ContactID  uuid.UUID `json:"contact_id"`
+	// The lead's hold; null when the lead is not held.
+	Hold NilCampaignLeadHold `json:"hold"`
 }
 
 // GetCampaignID returns the value of CampaignID.
@@ -8956,7 +8957,7 @@ func (s *CampaignLeadHoldResult) GetContactID() uuid.UUID {
 }
 
 // GetHold returns the value of Hold.
-func (s *CampaignLeadHoldResult) GetHold() OptCampaignLeadHold {
+func (s *CampaignLeadHoldResult) GetHold() NilCampaignLeadHold {
 	return s.Hold
 }
 
@@ -8971,7 +8972,7 @@ func (s *CampaignLeadHoldResult) SetContactID(val uuid.UUID) {
 }
 
 // SetHold sets the value of Hold.
-func (s *CampaignLeadHoldResult) SetHold(val OptCampaignLeadHold) {
+func (s *CampaignLeadHoldResult) SetHold(val NilCampaignLeadHold) {
 	s.Hold = val
 }
 
@@ -32558,6 +32559,51 @@ func (s *MoveLabel) GetPosition() int {
 // SetPosition sets the value of Position.
 func (s *MoveLabel) SetPosition(val int) {
 	s.Position = val
+}
+
+// NewNilCampaignLeadHold returns new NilCampaignLeadHold with value set to v.
+func NewNilCampaignLeadHold(v CampaignLeadHold) NilCampaignLeadHold {
+	return NilCampaignLeadHold{
+		Value: v,
+	}
+}
+
+// NilCampaignLeadHold is nullable CampaignLeadHold.
+type NilCampaignLeadHold struct {
+	Value CampaignLeadHold
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilCampaignLeadHold) SetTo(v CampaignLeadHold) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilCampaignLeadHold) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilCampaignLeadHold) SetToNull() {
+	o.Null = true
+	var v CampaignLeadHold
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilCampaignLeadHold) Get() (v CampaignLeadHold, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilCampaignLeadHold) Or(d CampaignLeadHold) CampaignLeadHold {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
 }
 
 // NewNilDateTime returns new NilDateTime with value set to v.

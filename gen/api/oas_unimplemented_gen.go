@@ -1456,7 +1456,8 @@ func (UnimplementedHandler) CampaignsGetAdvanced(ctx context.Context, params Cam
 // source (manual or out_of_office), and is null when the lead is not held. Needs READ_CAMPAIGNS (API
 // keys, OAuth) or view_campaigns (sessions).
 //
-// Errors: 401, 403 missing scope or permission, 404 unknown campaign or contact not a lead of it, 429.
+// Errors: 401, 403 missing scope or permission, 404 `lead_not_found` unknown campaign or contact not a
+// lead of it, 429.
 //
 // GET /campaigns/{id}/leads/{contactId}/hold
 func (UnimplementedHandler) CampaignsGetLeadHold(ctx context.Context, params CampaignsGetLeadHoldParams) (r *CampaignLeadHoldResult, _ error) {
@@ -1588,12 +1589,15 @@ func (UnimplementedHandler) CampaignsListTestRuns(ctx context.Context, params Ca
 // CampaignsPauseLead implements campaigns_pause_lead operation.
 //
 // Holds one contact's flow in the campaign by hand, so the lead reports paused and no step goes out.
-// The optional body sets until (null or omitted holds until resumed) and a reason of at most 200
-// characters. Returns the resulting hold. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
-// (sessions).
+// The optional body sets until (null or omitted holds until resumed; otherwise it must be in the
+// future) and a reason of at most 200 characters. The hold's source is manual and it starts now; a new
+// pause replaces any hold the lead had. The lead keeps its place in the sequence, so a resume
+// continues where it stopped. Returns the resulting hold. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+// manage_campaigns (sessions).
 //
-// Errors: 400 invalid body (until not a timestamp, reason too long), 401, 403 missing scope or
-// permission, 404 unknown campaign or contact not a lead of it, 429.
+// Errors: 400 invalid body (until not a timestamp or `invalid_until` not in the future, reason too
+// long), 401, 403 missing scope or permission, 404 `lead_not_found` unknown campaign or contact not a
+// lead of it, 429.
 //
 // POST /campaigns/{id}/leads/{contactId}/pause
 func (UnimplementedHandler) CampaignsPauseLead(ctx context.Context, req OptCampaignLeadPauseRequest, params CampaignsPauseLeadParams) (r *CampaignLeadHoldResult, _ error) {
@@ -1618,10 +1622,12 @@ func (UnimplementedHandler) CampaignsReplaceSenders(ctx context.Context, req *Ca
 // CampaignsResumeLead implements campaigns_resume_lead operation.
 //
 // Clears the hold on one contact's flow in the campaign so its remaining steps can go out again, and
-// returns the hold state, now null. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
-// (sessions).
+// returns the hold state, now null. A held lead is due again at once (the sequence decides its next
+// send); a lead that is not held is left as it is. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+// manage_campaigns (sessions).
 //
-// Errors: 401, 403 missing scope or permission, 404 unknown campaign or contact not a lead of it, 429.
+// Errors: 401, 403 missing scope or permission, 404 `lead_not_found` unknown campaign or contact not a
+// lead of it, 429.
 //
 // POST /campaigns/{id}/leads/{contactId}/resume
 func (UnimplementedHandler) CampaignsResumeLead(ctx context.Context, params CampaignsResumeLeadParams) (r *CampaignLeadHoldResult, _ error) {
