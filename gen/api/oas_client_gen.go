@@ -1863,8 +1863,12 @@ type CampaignsInvoker interface {
 	// domain is used for opens and clicks only once verified; until then the shared tracking host is used.
 	// Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
 	//
-	// Errors: 400 no tracking domain set or invalid domain, 401, 403 missing scope or permission, 404
-	// unknown campaign, 429.
+	// A verified domain stays verified through a failed lookup; any other outcome clears
+	// tracking_domain_verified_at.
+	//
+	// Errors: 400 `no_tracking_domain` when the campaign has none, `invalid_tracking_domain` when it is
+	// not one a tracking host can serve (a raw IP address, a single label), 401, 403 missing scope or
+	// permission, 404 unknown campaign, 429.
 	//
 	// POST /campaigns/{id}/tracking-domain/verify
 	CampaignsVerifyTrackingDomain(ctx context.Context, params CampaignsVerifyTrackingDomainParams, options ...RequestOption) (*TrackingDomainStatus, error)
@@ -25510,8 +25514,12 @@ func (c *Client) sendCampaignsValidate(ctx context.Context, params CampaignsVali
 // domain is used for opens and clicks only once verified; until then the shared tracking host is used.
 // Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
 //
-// Errors: 400 no tracking domain set or invalid domain, 401, 403 missing scope or permission, 404
-// unknown campaign, 429.
+// A verified domain stays verified through a failed lookup; any other outcome clears
+// tracking_domain_verified_at.
+//
+// Errors: 400 `no_tracking_domain` when the campaign has none, `invalid_tracking_domain` when it is
+// not one a tracking host can serve (a raw IP address, a single label), 401, 403 missing scope or
+// permission, 404 unknown campaign, 429.
 //
 // POST /campaigns/{id}/tracking-domain/verify
 func (c *Client) CampaignsVerifyTrackingDomain(ctx context.Context, params CampaignsVerifyTrackingDomainParams, options ...RequestOption) (*TrackingDomainStatus, error) {

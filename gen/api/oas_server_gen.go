@@ -1791,8 +1791,12 @@ type CampaignsHandler interface {
 	// domain is used for opens and clicks only once verified; until then the shared tracking host is used.
 	// Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
 	//
-	// Errors: 400 no tracking domain set or invalid domain, 401, 403 missing scope or permission, 404
-	// unknown campaign, 429.
+	// A verified domain stays verified through a failed lookup; any other outcome clears
+	// tracking_domain_verified_at.
+	//
+	// Errors: 400 `no_tracking_domain` when the campaign has none, `invalid_tracking_domain` when it is
+	// not one a tracking host can serve (a raw IP address, a single label), 401, 403 missing scope or
+	// permission, 404 unknown campaign, 429.
 	//
 	// POST /campaigns/{id}/tracking-domain/verify
 	CampaignsVerifyTrackingDomain(ctx context.Context, params CampaignsVerifyTrackingDomainParams) (*TrackingDomainStatus, error)

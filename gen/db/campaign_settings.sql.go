@@ -27,13 +27,38 @@ type CampaignAdvancedSetParams struct {
 }
 
 // Campaign settings written beside the main update: the advanced blocks (PATCH /campaigns/:id/advanced and
-// create's advanced_overrides). Every statement names organization_id; RLS is the second wall.
+// create's advanced_overrides) and the outcome of a tracking-domain check. Every statement names
+// organization_id; RLS is the second wall.
 func (q *Queries) CampaignAdvancedSet(ctx context.Context, db DBTX, arg CampaignAdvancedSetParams) error {
 	_, err := db.Exec(ctx, campaignAdvancedSet,
 		arg.Advanced,
 		arg.At,
 		arg.OrganizationID,
 		arg.ID,
+	)
+	return err
+}
+
+const campaignTrackingVerifiedSet = `-- name: CampaignTrackingVerifiedSet :exec
+UPDATE campaigns SET tracking_domain_verified_at = $1
+WHERE organization_id = $2 AND id = $3 AND tracking_domain = $4
+`
+
+type CampaignTrackingVerifiedSetParams struct {
+	VerifiedAt     *time.Time `json:"verified_at"`
+	OrganizationID uuid.UUID  `json:"organization_id"`
+	ID             uuid.UUID  `json:"id"`
+	TrackingDomain string     `json:"tracking_domain"`
+}
+
+// Stores when the campaign's tracking domain was verified (NULL: it is not), only while the domain checked is
+// still the campaign's, so an edit made during the DNS lookup is never marked verified.
+func (q *Queries) CampaignTrackingVerifiedSet(ctx context.Context, db DBTX, arg CampaignTrackingVerifiedSetParams) error {
+	_, err := db.Exec(ctx, campaignTrackingVerifiedSet,
+		arg.VerifiedAt,
+		arg.OrganizationID,
+		arg.ID,
+		arg.TrackingDomain,
 	)
 	return err
 }
