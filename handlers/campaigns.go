@@ -15,21 +15,31 @@ import (
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/mail/dnscheck"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/pagination"
 )
 
 // Campaigns serves the campaign model of part 3: list, overview, create, read, update, delete, duplicate,
-// start and stop. The rules live in internal/campaigns/campaign; permissions are checked by the route table.
+// start and stop, the advanced blocks, lead holds, the activity log and tracking-domain verification. The rules
+// live in internal/campaigns/campaign; permissions are checked by the route table.
 type Campaigns struct {
-	pool  *pgxpool.Pool
-	store *campaign.Store
+	pool     *pgxpool.Pool
+	store    *campaign.Store
+	tracking CampaignTracking
 }
 
-// NewCampaigns builds the campaign operations over store.
-func NewCampaigns(pool *pgxpool.Pool, store *campaign.Store) *Campaigns {
-	return &Campaigns{pool: pool, store: store}
+// CampaignTracking is what verifying a campaign's tracking domain needs from the deployment: its resolver and
+// the tracking host the domain must point at ("" when it has none: then nothing verifies).
+type CampaignTracking struct {
+	Resolver dnscheck.Resolver
+	Host     string
+}
+
+// NewCampaigns builds the campaign operations over store; tracking domains resolve through tracking.
+func NewCampaigns(pool *pgxpool.Pool, store *campaign.Store, tracking CampaignTracking) *Campaigns {
+	return &Campaigns{pool: pool, store: store, tracking: tracking}
 }
 
 const (
@@ -78,6 +88,12 @@ func (h *Campaigns) CampaignsCreate(ctx context.Context, req *api.CampaignCreate
 		FolderIDs: req.FolderIds, Senders: sendersOf(req.Senders), Then: variantsThen(req.Variants)}
 	for _, s := range req.Steps {
 		in.Steps = append(in.Steps, stepInputOf(s))
+	}
+	if v, ok := req.AdvancedOverrides.Get(); ok {
+		blocks := blocksOf(v)
+		in.Then = func(ctx context.Context, tx pgx.Tx, c campaign.Campaign, _ []campaign.Step) error {
+			return h.store.CreateAdvanced(ctx, tx, c, blocks)
+		}
 	}
 	var out campaign.Campaign
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {

@@ -139,6 +139,8 @@ SELECT EXISTS (SELECT 1 FROM campaign_leads
   WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active', 'paused'));
 
 -- name: CampaignLeadsSchedule :exec
--- Makes every waiting lead due now, so the engine re-decides its next send under the current settings.
+-- Makes every waiting lead due now, so the engine re-decides its next send under the current settings. A held
+-- lead stays held: it is due when its hold ends (campaign_leads.sql).
 UPDATE campaign_leads SET due_at = now(), wait_reason = '', updated_at = now()
-WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active');
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
+  AND hold_since IS NULL;

@@ -5181,6 +5181,48 @@ func (s *AdvancedOutreachSettingsAbTesting) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes AdvancedOutreachSettingsAbTestingDefaultWinningRule as json.
+func (s AdvancedOutreachSettingsAbTestingDefaultWinningRule) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AdvancedOutreachSettingsAbTestingDefaultWinningRule from json.
+func (s *AdvancedOutreachSettingsAbTestingDefaultWinningRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AdvancedOutreachSettingsAbTestingDefaultWinningRule to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AdvancedOutreachSettingsAbTestingDefaultWinningRule(v) {
+	case AdvancedOutreachSettingsAbTestingDefaultWinningRuleOpenRate:
+		*s = AdvancedOutreachSettingsAbTestingDefaultWinningRuleOpenRate
+	case AdvancedOutreachSettingsAbTestingDefaultWinningRuleClickRate:
+		*s = AdvancedOutreachSettingsAbTestingDefaultWinningRuleClickRate
+	case AdvancedOutreachSettingsAbTestingDefaultWinningRuleReplyRate:
+		*s = AdvancedOutreachSettingsAbTestingDefaultWinningRuleReplyRate
+	default:
+		*s = AdvancedOutreachSettingsAbTestingDefaultWinningRule(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AdvancedOutreachSettingsAbTestingDefaultWinningRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AdvancedOutreachSettingsAbTestingDefaultWinningRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *AdvancedOutreachSettingsBouncePipeline) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -19810,10 +19852,8 @@ func (s *CampaignLeadHoldResult) encodeFields(e *jx.Encoder) {
 		json.EncodeUUID(e, s.ContactID)
 	}
 	{
-		if s.Hold.Set {
-			e.FieldStart("hold")
-			s.Hold.Encode(e)
-		}
+		e.FieldStart("hold")
+		s.Hold.Encode(e)
 	}
 }
 
@@ -19857,8 +19897,8 @@ func (s *CampaignLeadHoldResult) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"contact_id\"")
 			}
 		case "hold":
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
-				s.Hold.Reset()
 				if err := s.Hold.Decode(d); err != nil {
 					return err
 				}
@@ -19876,7 +19916,7 @@ func (s *CampaignLeadHoldResult) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000011,
+		0b00000111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -68557,6 +68597,50 @@ func (s *MoveLabel) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes CampaignLeadHold as json.
+func (o NilCampaignLeadHold) Encode(e *jx.Encoder) {
+	if o.Null {
+		e.Null()
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes CampaignLeadHold from json.
+func (o *NilCampaignLeadHold) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode NilCampaignLeadHold to nil")
+	}
+	if d.Next() == jx.Null {
+		if err := d.Null(); err != nil {
+			return err
+		}
+
+		var v CampaignLeadHold
+		o.Value = v
+		o.Null = true
+		return nil
+	}
+	o.Null = false
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s NilCampaignLeadHold) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *NilCampaignLeadHold) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes time.Time as json.
 func (o NilDateTime) Encode(e *jx.Encoder, format func(*jx.Encoder, time.Time)) {
 	if o.Null {
@@ -74258,6 +74342,39 @@ func (s OptAdvancedOutreachSettingsAbTesting) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptAdvancedOutreachSettingsAbTesting) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AdvancedOutreachSettingsAbTestingDefaultWinningRule as json.
+func (o OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AdvancedOutreachSettingsAbTestingDefaultWinningRule from json.
+func (o *OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAdvancedOutreachSettingsAbTestingDefaultWinningRule to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

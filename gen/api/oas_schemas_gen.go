@@ -2161,17 +2161,35 @@ func (s *AddSuppressionsResult) SetSkipped(val []string) {
 }
 
 // Advanced per-campaign overrides, block by block: bounce_pipeline, task_reliability, ab_testing,
-// reply_intent, send_time_optimization, preflight, dashboard and unsubscribe.
+// reply_intent, send_time_optimization, preflight, dashboard and unsubscribe. A block is stored whole:
+// a block sent replaces the stored block, and its fields not sent take their defaults (each block's
+// description states them); blocks not sent keep their stored values. Reads fill every block.
 // Ref: #/components/schemas/AdvancedOutreachSettings
 type AdvancedOutreachSettings struct {
-	BouncePipeline       OptAdvancedOutreachSettingsBouncePipeline       `json:"bounce_pipeline"`
-	TaskReliability      OptAdvancedOutreachSettingsTaskReliability      `json:"task_reliability"`
-	AbTesting            OptAdvancedOutreachSettingsAbTesting            `json:"ab_testing"`
-	ReplyIntent          OptAdvancedOutreachSettingsReplyIntent          `json:"reply_intent"`
+	// What bounces, complaints and unsubscribes do. Default enabled, every auto_suppress_* and
+	// auto_pause_campaign_on_spike true, thresholds 0.05 and 0.003.
+	BouncePipeline OptAdvancedOutreachSettingsBouncePipeline `json:"bounce_pipeline"`
+	// How a send task is retried. Default enabled, dlq_enabled true, max_attempts 5,
+	// execution_window_seconds 3600.
+	TaskReliability OptAdvancedOutreachSettingsTaskReliability `json:"task_reliability"`
+	// How A/B variants are judged. Default enabled, default_winning_rule reply_rate, auto_promote_winner
+	// false, min_sample_size 100.
+	AbTesting OptAdvancedOutreachSettingsAbTesting `json:"ab_testing"`
+	// How replies are classified and what each intent does. Default enabled, no extra keywords,
+	// auto_create_crm_task false, crm_task_intents [positive, question], auto_pause_on_negative false,
+	// auto_suppress_on_unsubscribe_keyword true, hold_on_out_of_office true, out_of_office_hold_days 7.
+	ReplyIntent OptAdvancedOutreachSettingsReplyIntent `json:"reply_intent"`
+	// When in the sending window each lead's email goes out. Default disabled, use_contact_timezone true,
+	// default_contact_timezone empty (the campaign's timezone), no preferred_hours (the whole window),
+	// weekend_weight_multiplier 1.
 	SendTimeOptimization OptAdvancedOutreachSettingsSendTimeOptimization `json:"send_time_optimization"`
-	Preflight            OptAdvancedOutreachSettingsPreflight            `json:"preflight"`
-	Dashboard            OptAdvancedOutreachSettingsDashboard            `json:"dashboard"`
-	Unsubscribe          OptAdvancedOutreachSettingsUnsubscribe          `json:"unsubscribe"`
+	// Which checks preflight runs. Default enabled with every check on and min_content_score 60.
+	Preflight OptAdvancedOutreachSettingsPreflight `json:"preflight"`
+	// What the campaign dashboard shows. Default enabled with every panel shown.
+	Dashboard OptAdvancedOutreachSettingsDashboard `json:"dashboard"`
+	// The unsubscribe line appended to each email body (the List-Unsubscribe header is the campaign's
+	// unsubscribe_header). Default mode off, with a default text, link_intro and link_text.
+	Unsubscribe OptAdvancedOutreachSettingsUnsubscribe `json:"unsubscribe"`
 }
 
 // GetBouncePipeline returns the value of BouncePipeline.
@@ -2254,11 +2272,15 @@ func (s *AdvancedOutreachSettings) SetUnsubscribe(val OptAdvancedOutreachSetting
 	s.Unsubscribe = val
 }
 
+// How A/B variants are judged. Default enabled, default_winning_rule reply_rate, auto_promote_winner
+// false, min_sample_size 100.
 type AdvancedOutreachSettingsAbTesting struct {
-	Enabled            OptBool   `json:"enabled"`
-	DefaultWinningRule OptString `json:"default_winning_rule"`
-	AutoPromoteWinner  OptBool   `json:"auto_promote_winner"`
-	MinSampleSize      OptInt    `json:"min_sample_size"`
+	Enabled OptBool `json:"enabled"`
+	// The rate a winner is chosen by.
+	DefaultWinningRule OptAdvancedOutreachSettingsAbTestingDefaultWinningRule `json:"default_winning_rule"`
+	AutoPromoteWinner  OptBool                                                `json:"auto_promote_winner"`
+	// Sends each variant needs before a winner is chosen (10 to 100000).
+	MinSampleSize OptInt `json:"min_sample_size"`
 }
 
 // GetEnabled returns the value of Enabled.
@@ -2267,7 +2289,7 @@ func (s *AdvancedOutreachSettingsAbTesting) GetEnabled() OptBool {
 }
 
 // GetDefaultWinningRule returns the value of DefaultWinningRule.
-func (s *AdvancedOutreachSettingsAbTesting) GetDefaultWinningRule() OptString {
+func (s *AdvancedOutreachSettingsAbTesting) GetDefaultWinningRule() OptAdvancedOutreachSettingsAbTestingDefaultWinningRule {
 	return s.DefaultWinningRule
 }
 
@@ -2287,7 +2309,7 @@ func (s *AdvancedOutreachSettingsAbTesting) SetEnabled(val OptBool) {
 }
 
 // SetDefaultWinningRule sets the value of DefaultWinningRule.
-func (s *AdvancedOutreachSettingsAbTesting) SetDefaultWinningRule(val OptString) {
+func (s *AdvancedOutreachSettingsAbTesting) SetDefaultWinningRule(val OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) {
 	s.DefaultWinningRule = val
 }
 
@@ -2301,13 +2323,68 @@ func (s *AdvancedOutreachSettingsAbTesting) SetMinSampleSize(val OptInt) {
 	s.MinSampleSize = val
 }
 
+// The rate a winner is chosen by.
+type AdvancedOutreachSettingsAbTestingDefaultWinningRule string
+
+const (
+	AdvancedOutreachSettingsAbTestingDefaultWinningRuleOpenRate  AdvancedOutreachSettingsAbTestingDefaultWinningRule = "open_rate"
+	AdvancedOutreachSettingsAbTestingDefaultWinningRuleClickRate AdvancedOutreachSettingsAbTestingDefaultWinningRule = "click_rate"
+	AdvancedOutreachSettingsAbTestingDefaultWinningRuleReplyRate AdvancedOutreachSettingsAbTestingDefaultWinningRule = "reply_rate"
+)
+
+// AllValues returns all AdvancedOutreachSettingsAbTestingDefaultWinningRule values.
+func (AdvancedOutreachSettingsAbTestingDefaultWinningRule) AllValues() []AdvancedOutreachSettingsAbTestingDefaultWinningRule {
+	return []AdvancedOutreachSettingsAbTestingDefaultWinningRule{
+		AdvancedOutreachSettingsAbTestingDefaultWinningRuleOpenRate,
+		AdvancedOutreachSettingsAbTestingDefaultWinningRuleClickRate,
+		AdvancedOutreachSettingsAbTestingDefaultWinningRuleReplyRate,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AdvancedOutreachSettingsAbTestingDefaultWinningRule) MarshalText() ([]byte, error) {
+	switch s {
+	case AdvancedOutreachSettingsAbTestingDefaultWinningRuleOpenRate:
+		return []byte(s), nil
+	case AdvancedOutreachSettingsAbTestingDefaultWinningRuleClickRate:
+		return []byte(s), nil
+	case AdvancedOutreachSettingsAbTestingDefaultWinningRuleReplyRate:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AdvancedOutreachSettingsAbTestingDefaultWinningRule) UnmarshalText(data []byte) error {
+	switch AdvancedOutreachSettingsAbTestingDefaultWinningRule(data) {
+	case AdvancedOutreachSettingsAbTestingDefaultWinningRuleOpenRate:
+		*s = AdvancedOutreachSettingsAbTestingDefaultWinningRuleOpenRate
+		return nil
+	case AdvancedOutreachSettingsAbTestingDefaultWinningRuleClickRate:
+		*s = AdvancedOutreachSettingsAbTestingDefaultWinningRuleClickRate
+		return nil
+	case AdvancedOutreachSettingsAbTestingDefaultWinningRuleReplyRate:
+		*s = AdvancedOutreachSettingsAbTestingDefaultWinningRuleReplyRate
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// What bounces, complaints and unsubscribes do. Default enabled, every auto_suppress_* and
+// auto_pause_campaign_on_spike true, thresholds 0.05 and 0.003.
 type AdvancedOutreachSettingsBouncePipeline struct {
-	Enabled                     OptBool    `json:"enabled"`
-	AutoSuppressOnBounce        OptBool    `json:"auto_suppress_on_bounce"`
-	AutoSuppressOnComplaint     OptBool    `json:"auto_suppress_on_complaint"`
-	AutoSuppressOnUnsubscribe   OptBool    `json:"auto_suppress_on_unsubscribe"`
-	AutoPauseCampaignOnSpike    OptBool    `json:"auto_pause_campaign_on_spike"`
-	PauseBounceRateThreshold    OptFloat64 `json:"pause_bounce_rate_threshold"`
+	Enabled                   OptBool `json:"enabled"`
+	AutoSuppressOnBounce      OptBool `json:"auto_suppress_on_bounce"`
+	AutoSuppressOnComplaint   OptBool `json:"auto_suppress_on_complaint"`
+	AutoSuppressOnUnsubscribe OptBool `json:"auto_suppress_on_unsubscribe"`
+	AutoPauseCampaignOnSpike  OptBool `json:"auto_pause_campaign_on_spike"`
+	// The campaign pauses when its bounce rate exceeds this fraction of its sends (0 to 1; 0.05 = 5
+	// percent). Rates in this object are fractions, never percents.
+	PauseBounceRateThreshold OptFloat64 `json:"pause_bounce_rate_threshold"`
+	// The campaign pauses when its complaint rate exceeds this fraction of its sends (0 to 1; 0.003 = 0.3
+	// percent).
 	PauseComplaintRateThreshold OptFloat64 `json:"pause_complaint_rate_threshold"`
 }
 
@@ -2381,6 +2458,7 @@ func (s *AdvancedOutreachSettingsBouncePipeline) SetPauseComplaintRateThreshold(
 	s.PauseComplaintRateThreshold = val
 }
 
+// What the campaign dashboard shows. Default enabled with every panel shown.
 type AdvancedOutreachSettingsDashboard struct {
 	Enabled            OptBool `json:"enabled"`
 	ShowSuppressionLog OptBool `json:"show_suppression_log"`
@@ -2428,6 +2506,7 @@ func (s *AdvancedOutreachSettingsDashboard) SetShowDlqStats(val OptBool) {
 	s.ShowDlqStats = val
 }
 
+// Which checks preflight runs. Default enabled with every check on and min_content_score 60.
 type AdvancedOutreachSettingsPreflight struct {
 	Enabled                  OptBool `json:"enabled"`
 	CheckTrackingDomain      OptBool `json:"check_tracking_domain"`
@@ -2437,7 +2516,7 @@ type AdvancedOutreachSettingsPreflight struct {
 	CheckScheduleWindow      OptBool `json:"check_schedule_window"`
 	// Check the content score of the steps.
 	CheckContentScore OptBool `json:"check_content_score"`
-	// Lowest content score that passes the content check.
+	// Lowest content score that passes the content check (0 to 100).
 	MinContentScore OptInt `json:"min_content_score"`
 }
 
@@ -2521,19 +2600,25 @@ func (s *AdvancedOutreachSettingsPreflight) SetMinContentScore(val OptInt) {
 	s.MinContentScore = val
 }
 
+// How replies are classified and what each intent does. Default enabled, no extra keywords,
+// auto_create_crm_task false, crm_task_intents [positive, question], auto_pause_on_negative false,
+// auto_suppress_on_unsubscribe_keyword true, hold_on_out_of_office true, out_of_office_hold_days 7.
 type AdvancedOutreachSettingsReplyIntent struct {
-	Enabled                          OptBool                                                          `json:"enabled"`
-	PositiveKeywords                 []string                                                         `json:"positive_keywords"`
-	NegativeKeywords                 []string                                                         `json:"negative_keywords"`
-	OutOfOfficeKeywords              []string                                                         `json:"out_of_office_keywords"`
-	QuestionKeywords                 []string                                                         `json:"question_keywords"`
-	AutoCreateCrmTask                OptBool                                                          `json:"auto_create_crm_task"`
+	Enabled OptBool `json:"enabled"`
+	// Keywords added to the built-in rules (at most 100, each 1 to 100 characters; duplicates are dropped
+	// ignoring case). Likewise the other keyword lists.
+	PositiveKeywords    []string `json:"positive_keywords"`
+	NegativeKeywords    []string `json:"negative_keywords"`
+	OutOfOfficeKeywords []string `json:"out_of_office_keywords"`
+	QuestionKeywords    []string `json:"question_keywords"`
+	AutoCreateCrmTask   OptBool  `json:"auto_create_crm_task"`
+	// Intents that create a CRM task when auto_create_crm_task is on; null is none.
 	CrmTaskIntents                   OptNilAdvancedOutreachSettingsReplyIntentCrmTaskIntentsItemArray `json:"crm_task_intents"`
 	AutoPauseOnNegative              OptBool                                                          `json:"auto_pause_on_negative"`
 	AutoSuppressOnUnsubscribeKeyword OptBool                                                          `json:"auto_suppress_on_unsubscribe_keyword"`
 	// Hold the lead's flow when an out-of-office auto-reply arrives.
 	HoldOnOutOfOffice OptBool `json:"hold_on_out_of_office"`
-	// How many days an out-of-office hold lasts.
+	// How many days an out-of-office hold lasts (1 to 90).
 	OutOfOfficeHoldDays OptInt `json:"out_of_office_hold_days"`
 }
 
@@ -2716,11 +2801,17 @@ func (s *AdvancedOutreachSettingsReplyIntentCrmTaskIntentsItem) UnmarshalText(da
 	}
 }
 
+// When in the sending window each lead's email goes out. Default disabled, use_contact_timezone true,
+// default_contact_timezone empty (the campaign's timezone), no preferred_hours (the whole window),
+// weekend_weight_multiplier 1.
 type AdvancedOutreachSettingsSendTimeOptimization struct {
-	Enabled                 OptBool    `json:"enabled"`
-	UseContactTimezone      OptBool    `json:"use_contact_timezone"`
-	DefaultContactTimezone  OptString  `json:"default_contact_timezone"`
-	PreferredHours          []int      `json:"preferred_hours"`
+	Enabled            OptBool `json:"enabled"`
+	UseContactTimezone OptBool `json:"use_contact_timezone"`
+	// IANA zone (such as Europe/Berlin) for contacts without one; empty uses the campaign's timezone.
+	DefaultContactTimezone OptString `json:"default_contact_timezone"`
+	// Hours of the day (0 to 23, each once) favoured inside the sending window; empty favours none.
+	PreferredHours []int `json:"preferred_hours"`
+	// Weight of a weekend day against a weekday (0 to 10; 0 skips weekends, 1 is neutral).
 	WeekendWeightMultiplier OptFloat64 `json:"weekend_weight_multiplier"`
 }
 
@@ -2774,11 +2865,15 @@ func (s *AdvancedOutreachSettingsSendTimeOptimization) SetWeekendWeightMultiplie
 	s.WeekendWeightMultiplier = val
 }
 
+// How a send task is retried. Default enabled, dlq_enabled true, max_attempts 5,
+// execution_window_seconds 3600.
 type AdvancedOutreachSettingsTaskReliability struct {
-	Enabled                OptBool `json:"enabled"`
-	DlqEnabled             OptBool `json:"dlq_enabled"`
-	MaxAttempts            OptInt  `json:"max_attempts"`
-	ExecutionWindowSeconds OptInt  `json:"execution_window_seconds"`
+	Enabled    OptBool `json:"enabled"`
+	DlqEnabled OptBool `json:"dlq_enabled"`
+	// Attempts per send task before it fails (1 to 10).
+	MaxAttempts OptInt `json:"max_attempts"`
+	// How long after its due time a send task may still be attempted (60 to 86400 seconds).
+	ExecutionWindowSeconds OptInt `json:"execution_window_seconds"`
 }
 
 // GetEnabled returns the value of Enabled.
@@ -2821,11 +2916,16 @@ func (s *AdvancedOutreachSettingsTaskReliability) SetExecutionWindowSeconds(val 
 	s.ExecutionWindowSeconds = val
 }
 
+// The unsubscribe line appended to each email body (the List-Unsubscribe header is the campaign's
+// unsubscribe_header). Default mode off, with a default text, link_intro and link_text.
 type AdvancedOutreachSettingsUnsubscribe struct {
-	Mode      OptAdvancedOutreachSettingsUnsubscribeMode `json:"mode"`
-	Text      OptString                                  `json:"text"`
-	LinkIntro OptString                                  `json:"link_intro"`
-	LinkText  OptString                                  `json:"link_text"`
+	// Text appends text; link appends link_intro and a link reading link_text; off appends nothing.
+	Mode OptAdvancedOutreachSettingsUnsubscribeMode `json:"mode"`
+	// Required (not blank) when mode is text.
+	Text      OptString `json:"text"`
+	LinkIntro OptString `json:"link_intro"`
+	// Required (not blank) when mode is link.
+	LinkText OptString `json:"link_text"`
 }
 
 // GetMode returns the value of Mode.
@@ -2868,6 +2968,7 @@ func (s *AdvancedOutreachSettingsUnsubscribe) SetLinkText(val OptString) {
 	s.LinkText = val
 }
 
+// Text appends text; link appends link_intro and a link reading link_text; off appends nothing.
 type AdvancedOutreachSettingsUnsubscribeMode string
 
 const (
@@ -8866,9 +8967,10 @@ func (s *CampaignLeadHold) SetSource(val CampaignLeadHoldSource) {
 
 // Ref: #/components/schemas/CampaignLeadHoldResult
 type CampaignLeadHoldResult struct {
-	CampaignID uuid.UUID           `json:"campaign_id"`
-	ContactID  uuid.UUID           `json:"contact_id"`
-	Hold       OptCampaignLeadHold `json:"hold"`
+	CampaignID uuid.UUID `json:"campaign_id"`
+	ContactID  uuid.UUID `json:"contact_id"`
+	// The lead's hold; null when the lead is not held.
+	Hold NilCampaignLeadHold `json:"hold"`
 }
 
 // GetCampaignID returns the value of CampaignID.
@@ -8882,7 +8984,7 @@ func (s *CampaignLeadHoldResult) GetContactID() uuid.UUID {
 }
 
 // GetHold returns the value of Hold.
-func (s *CampaignLeadHoldResult) GetHold() OptCampaignLeadHold {
+func (s *CampaignLeadHoldResult) GetHold() NilCampaignLeadHold {
 	return s.Hold
 }
 
@@ -8897,7 +8999,7 @@ func (s *CampaignLeadHoldResult) SetContactID(val uuid.UUID) {
 }
 
 // SetHold sets the value of Hold.
-func (s *CampaignLeadHoldResult) SetHold(val OptCampaignLeadHold) {
+func (s *CampaignLeadHoldResult) SetHold(val NilCampaignLeadHold) {
 	s.Hold = val
 }
 
@@ -32514,6 +32616,51 @@ func (s *MoveLabel) SetPosition(val int) {
 	s.Position = val
 }
 
+// NewNilCampaignLeadHold returns new NilCampaignLeadHold with value set to v.
+func NewNilCampaignLeadHold(v CampaignLeadHold) NilCampaignLeadHold {
+	return NilCampaignLeadHold{
+		Value: v,
+	}
+}
+
+// NilCampaignLeadHold is nullable CampaignLeadHold.
+type NilCampaignLeadHold struct {
+	Value CampaignLeadHold
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilCampaignLeadHold) SetTo(v CampaignLeadHold) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilCampaignLeadHold) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilCampaignLeadHold) SetToNull() {
+	o.Null = true
+	var v CampaignLeadHold
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilCampaignLeadHold) Get() (v CampaignLeadHold, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilCampaignLeadHold) Or(d CampaignLeadHold) CampaignLeadHold {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewNilDateTime returns new NilDateTime with value set to v.
 func NewNilDateTime(v time.Time) NilDateTime {
 	return NilDateTime{
@@ -36343,6 +36490,52 @@ func (o OptAdvancedOutreachSettingsAbTesting) Get() (v AdvancedOutreachSettingsA
 
 // Or returns value if set, or given parameter if does not.
 func (o OptAdvancedOutreachSettingsAbTesting) Or(d AdvancedOutreachSettingsAbTesting) AdvancedOutreachSettingsAbTesting {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAdvancedOutreachSettingsAbTestingDefaultWinningRule returns new OptAdvancedOutreachSettingsAbTestingDefaultWinningRule with value set to v.
+func NewOptAdvancedOutreachSettingsAbTestingDefaultWinningRule(v AdvancedOutreachSettingsAbTestingDefaultWinningRule) OptAdvancedOutreachSettingsAbTestingDefaultWinningRule {
+	return OptAdvancedOutreachSettingsAbTestingDefaultWinningRule{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAdvancedOutreachSettingsAbTestingDefaultWinningRule is optional AdvancedOutreachSettingsAbTestingDefaultWinningRule.
+type OptAdvancedOutreachSettingsAbTestingDefaultWinningRule struct {
+	Value AdvancedOutreachSettingsAbTestingDefaultWinningRule
+	Set   bool
+}
+
+// IsSet returns true if OptAdvancedOutreachSettingsAbTestingDefaultWinningRule was set.
+func (o OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) Reset() {
+	var v AdvancedOutreachSettingsAbTestingDefaultWinningRule
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) SetTo(v AdvancedOutreachSettingsAbTestingDefaultWinningRule) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) Get() (v AdvancedOutreachSettingsAbTestingDefaultWinningRule, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAdvancedOutreachSettingsAbTestingDefaultWinningRule) Or(d AdvancedOutreachSettingsAbTestingDefaultWinningRule) AdvancedOutreachSettingsAbTestingDefaultWinningRule {
 	if v, ok := o.Get(); ok {
 		return v
 	}

@@ -1493,8 +1493,10 @@ type CampaignsHandler interface {
 	// CampaignsGetAdvanced implements campaigns_get_advanced operation.
 	//
 	// Returns the campaign's advanced overrides with their updated_at: the bounce_pipeline,
-	// task_reliability, ab_testing, reply_intent, send_time_optimization, preflight and dashboard blocks.
-	// Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+	// task_reliability, ab_testing, reply_intent, send_time_optimization, preflight, dashboard and
+	// unsubscribe blocks, every block present with its defaults where it was never set; updated_at is
+	// absent until the blocks are first set. Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns
+	// (sessions).
 	//
 	// Errors: 400 missing organization, 401, 403 missing scope or permission, 404 unknown or malformed id.
 	//
@@ -1506,7 +1508,8 @@ type CampaignsHandler interface {
 	// source (manual or out_of_office), and is null when the lead is not held. Needs READ_CAMPAIGNS (API
 	// keys, OAuth) or view_campaigns (sessions).
 	//
-	// Errors: 401, 403 missing scope or permission, 404 unknown campaign or contact not a lead of it, 429.
+	// Errors: 401, 403 missing scope or permission, 404 `lead_not_found` unknown campaign or contact not a
+	// lead of it, 429.
 	//
 	// GET /campaigns/{id}/leads/{contactId}/hold
 	CampaignsGetLeadHold(ctx context.Context, params CampaignsGetLeadHoldParams) (*CampaignLeadHoldResult, error)
@@ -1567,10 +1570,12 @@ type CampaignsHandler interface {
 	// CampaignsListLogs implements campaigns_list_logs operation.
 	//
 	// Pages through the campaign's activity log: event_type, message and metadata per entry, including
-	// send failures and refused automatic restarts. Cursor pagination, limit 1 to 100, default 50. Needs
-	// READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
+	// send failures and refused automatic restarts, newest first. The cursor is the id of the last entry
+	// of the previous page (next_cursor), limit 1 to 100, default 50; pagination.total counts every entry.
+	// Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions).
 	//
-	// Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 unknown campaign.
+	// Errors: 400 bad cursor (`invalid_cursor`) or limit, 401, 403 missing scope or permission, 404
+	// unknown campaign.
 	//
 	// GET /campaigns/{id}/logs
 	CampaignsListLogs(ctx context.Context, params CampaignsListLogsParams) (*CampaignLogList, error)
@@ -1607,12 +1612,15 @@ type CampaignsHandler interface {
 	// CampaignsPauseLead implements campaigns_pause_lead operation.
 	//
 	// Holds one contact's flow in the campaign by hand, so the lead reports paused and no step goes out.
-	// The optional body sets until (null or omitted holds until resumed) and a reason of at most 200
-	// characters. Returns the resulting hold. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
-	// (sessions).
+	// The optional body sets until (null or omitted holds until resumed; otherwise it must be in the
+	// future) and a reason of at most 200 characters. The hold's source is manual and it starts now; a new
+	// pause replaces any hold the lead had. The lead keeps its place in the sequence, so a resume
+	// continues where it stopped. Returns the resulting hold. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+	// manage_campaigns (sessions).
 	//
-	// Errors: 400 invalid body (until not a timestamp, reason too long), 401, 403 missing scope or
-	// permission, 404 unknown campaign or contact not a lead of it, 429.
+	// Errors: 400 invalid body (until not a timestamp or `invalid_until` not in the future, reason too
+	// long), 401, 403 missing scope or permission, 404 `lead_not_found` unknown campaign or contact not a
+	// lead of it, 429.
 	//
 	// POST /campaigns/{id}/leads/{contactId}/pause
 	CampaignsPauseLead(ctx context.Context, req OptCampaignLeadPauseRequest, params CampaignsPauseLeadParams) (*CampaignLeadHoldResult, error)
@@ -1633,10 +1641,12 @@ type CampaignsHandler interface {
 	// CampaignsResumeLead implements campaigns_resume_lead operation.
 	//
 	// Clears the hold on one contact's flow in the campaign so its remaining steps can go out again, and
-	// returns the hold state, now null. Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns
-	// (sessions).
+	// returns the hold state, now null. A held lead is due again at once (the sequence decides its next
+	// send); a lead that is not held is left as it is. Needs WRITE_CAMPAIGNS (API keys, OAuth) or
+	// manage_campaigns (sessions).
 	//
-	// Errors: 401, 403 missing scope or permission, 404 unknown campaign or contact not a lead of it, 429.
+	// Errors: 401, 403 missing scope or permission, 404 `lead_not_found` unknown campaign or contact not a
+	// lead of it, 429.
 	//
 	// POST /campaigns/{id}/leads/{contactId}/resume
 	CampaignsResumeLead(ctx context.Context, params CampaignsResumeLeadParams) (*CampaignLeadHoldResult, error)
@@ -1748,7 +1758,8 @@ type CampaignsHandler interface {
 	// whole, so send complete blocks. Answers 204 with no body. Needs WRITE_CAMPAIGNS (API keys, OAuth)
 	// and manage_settings (sessions).
 	//
-	// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+	// Errors: 400 invalid body (a field outside its rule; the code names the field, as in
+	// invalid_preferred_hours), 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
 	//
 	// PATCH /campaigns/{id}/advanced
 	CampaignsUpdateAdvanced(ctx context.Context, req *CampaignAdvancedUpdate, params CampaignsUpdateAdvancedParams) error
@@ -1798,8 +1809,12 @@ type CampaignsHandler interface {
 	// domain is used for opens and clicks only once verified; until then the shared tracking host is used.
 	// Needs WRITE_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions).
 	//
-	// Errors: 400 no tracking domain set or invalid domain, 401, 403 missing scope or permission, 404
-	// unknown campaign, 429.
+	// A verified domain stays verified through a failed lookup; any other outcome clears
+	// tracking_domain_verified_at.
+	//
+	// Errors: 400 `no_tracking_domain` when the campaign has none, `invalid_tracking_domain` when it is
+	// not one a tracking host can serve (a raw IP address, a single label), 401, 403 missing scope or
+	// permission, 404 unknown campaign, 429.
 	//
 	// POST /campaigns/{id}/tracking-domain/verify
 	CampaignsVerifyTrackingDomain(ctx context.Context, params CampaignsVerifyTrackingDomainParams) (*TrackingDomainStatus, error)

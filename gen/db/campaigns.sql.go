@@ -530,6 +530,7 @@ func (q *Queries) CampaignLeadsPending(ctx context.Context, db DBTX, arg Campaig
 const campaignLeadsSchedule = `-- name: CampaignLeadsSchedule :exec
 UPDATE campaign_leads SET due_at = now(), wait_reason = '', updated_at = now()
 WHERE organization_id = $1 AND campaign_id = $2 AND state IN ('pending', 'active')
+  AND hold_since IS NULL
 `
 
 type CampaignLeadsScheduleParams struct {
@@ -537,7 +538,8 @@ type CampaignLeadsScheduleParams struct {
 	CampaignID     uuid.UUID `json:"campaign_id"`
 }
 
-// Makes every waiting lead due now, so the engine re-decides its next send under the current settings.
+// Makes every waiting lead due now, so the engine re-decides its next send under the current settings. A held
+// lead stays held: it is due when its hold ends (campaign_leads.sql).
 func (q *Queries) CampaignLeadsSchedule(ctx context.Context, db DBTX, arg CampaignLeadsScheduleParams) error {
 	_, err := db.Exec(ctx, campaignLeadsSchedule, arg.OrganizationID, arg.CampaignID)
 	return err

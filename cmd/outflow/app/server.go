@@ -115,7 +115,8 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 		ContactFeeds:        handlers.NewContactFeeds(p.pool, cfg.SecretKey),
 		Segments:            handlers.NewSegments(p.pool, cfg.SecretKey),
 		Labels:              handlers.NewLabels(p.pool),
-		Campaigns:           handlers.NewCampaigns(p.pool, campaign.NewStore(outbox, cfg.DailyCampaigns, nil)),
+		Campaigns: handlers.NewCampaigns(p.pool, campaign.NewStore(outbox, cfg.DailyCampaigns, nil),
+			handlers.CampaignTracking{Resolver: p.resolver, Host: cfg.TrackingHost}),
 		Mailboxes: handlers.NewMailboxes(p.pool, keyring, outbox, inserter, handlers.MailboxOptions{
 			Dialer: p.dialer, Resolver: p.resolver, MaxMailboxes: cfg.MaxMailboxes,
 			TrackingHost: cfg.TrackingHost, AuthGrace: cfg.DomainAuthGrace, Verifier: p.verifier,
