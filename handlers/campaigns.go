@@ -91,7 +91,13 @@ func (h *Campaigns) CampaignsCreate(ctx context.Context, req *api.CampaignCreate
 	}
 	if v, ok := req.AdvancedOverrides.Get(); ok {
 		blocks := blocksOf(v)
-		in.Then = func(ctx context.Context, tx pgx.Tx, c campaign.Campaign, _ []campaign.Step) error {
+		variants := in.Then
+		in.Then = func(ctx context.Context, tx pgx.Tx, c campaign.Campaign, steps []campaign.Step) error {
+			if variants != nil {
+				if err := variants(ctx, tx, c, steps); err != nil {
+					return err
+				}
+			}
 			return h.store.CreateAdvanced(ctx, tx, c, blocks)
 		}
 	}

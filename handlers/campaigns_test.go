@@ -264,3 +264,30 @@ func TestCampaignListFiltersPagesAndCounts(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, page.Data)
 }
+
+func TestCampaignCreateWritesVariantsAndAdvancedBlocksInOneTransaction(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	ctx := context.Background()
+	boot := env.Bootstrap(t, "acme")
+	c := env.Client(t, boot.APIKey)
+	ab := api.NewOptAdvancedOutreachSettings(api.AdvancedOutreachSettings{AbTesting: api.NewOptAdvancedOutreachSettingsAbTesting(
+		api.AdvancedOutreachSettingsAbTesting{Enabled: api.NewOptBool(true), MinSampleSize: api.NewOptInt(250)})})
+	camp := campCreate(t, c, api.CampaignCreate{Name: "Both", AdvancedOverrides: ab,
+		Steps:    []api.CampaignStepCreate{{Subject: api.NewOptString("Hi")}},
+		Variants: []api.CampaignABVariantCreate{{Name: "B", StepPosition: api.NewOptInt(0), Subject: api.NewOptString("Hey")}}})
+	vs, err := c.CampaignsListAbVariants(ctx, api.CampaignsListAbVariantsParams{ID: camp.ID})
+	require.NoError(t, err)
+	require.Len(t, vs.Data, 1, "the variants were written")
+	adv, err := c.CampaignsGetAdvanced(ctx, api.CampaignsGetAdvancedParams{ID: camp.ID})
+	require.NoError(t, err)
+	require.Equal(t, 250, adv.Overrides.AbTesting.Value.MinSampleSize.Value, "and so were the advanced blocks")
+
+	// A broken variant refuses the whole create, advanced blocks included.
+	_, err = c.CampaignsCreate(ctx, &api.CampaignCreate{Name: "Broken", AdvancedOverrides: ab,
+		Variants: []api.CampaignABVariantCreate{{Name: "B", StepPosition: api.NewOptInt(3)}}}, api.CampaignsCreateParams{})
+	requireAPIError(t, err, http.StatusBadRequest, "step_not_found")
+	ov, err := c.CampaignsGetOverview(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, ov.Total)
+}
