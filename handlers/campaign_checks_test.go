@@ -170,3 +170,133 @@ func TestCampaignValidateFindsEachKindOfProblemWithItsFix(t *testing.T) {
 	_, err := other.CampaignsValidate(ctx, api.CampaignsValidateParams{ID: healthy.ID})
 	requireAPIError(t, err, http.StatusNotFound, "campaign_not_found")
 }
+
+func preflight(t *testing.T, c *api.Client, id uuid.UUID) *api.PreflightReport {
+	t.Helper()
+	out, err := c.CampaignsRunPreflight(context.Background(), api.CampaignsRunPreflightParams{ID: id})
+	require.NoError(t, err)
+	require.Equal(t, id, out.CampaignID)
+	return out
+}
+
+// lines lists a report's lines as key:passed:severity.
+func lines(r *api.PreflightReport) []string {
+	out := []string{}
+	for _, c := range r.Checks {
+		state := "failed"
+		if c.Passed.Value {
+			state = "passed"
+		}
+		out = append(out, c.Key.Value+":"+state+":"+c.Severity.Value)
+	}
+	return out
+}
+
+func TestCampaignPreflightStoresAReportWithItsTrail(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	ctx := context.Background()
+	boot := env.Bootstrap(t, "acme")
+	org := boot.OrganizationID
+	c := env.Client(t, boot.APIKey)
+	campMailbox(t, env, org, "ada@example.com", 50)
+	camp := campCreate(t, c, api.CampaignCreate{Name: "Launch", Steps: []api.CampaignStepCreate{emailStepIn("Quick question", checksBody)}})
+
+	// Preflight sends nothing but needs SEND_CAMPAIGNS; reading campaigns is not enough.
+	_, err := env.Client(t, scopedKey(t, env, org, auth.ReadCampaigns)).CampaignsRunPreflight(ctx, api.CampaignsRunPreflightParams{ID: camp.ID})
+	requireAPIError(t, err, http.StatusForbidden, "missing_scope")
+
+	r := preflight(t, env.Client(t, scopedKey(t, env, org, auth.SendCampaigns)), camp.ID)
+	require.True(t, r.Passed)
+	require.Equal(t, 100, r.Score)
+	require.Equal(t, []string{"steps:passed:error", "content:passed:error", "senders:passed:error", "schedule_window:passed:error",
+		"daily_limit:passed:warning", "tracking_domain:passed:warning", "unsubscribe_header:passed:warning",
+		"ab_variant_configured:passed:error", "content_score:passed:error"}, lines(r))
+	require.Equal(t, "1 mailbox can send for this campaign, 50 campaign emails a day together.", r.Checks[2].Message.Value)
+	require.Empty(t, r.Recommendations)
+	require.Equal(t, org, r.OrganizationID.Value)
+
+	// The report is stored as answered, with its audit entry and its activity-log line.
+	require.EqualValues(t, 1, orgInt(t, env, org, "SELECT passed::int FROM campaign_preflight_reports WHERE organization_id = $1 AND id = $2", org, r.ID.Value))
+	require.EqualValues(t, 100, orgInt(t, env, org, "SELECT score FROM campaign_preflight_reports WHERE organization_id = $1 AND id = $2", org, r.ID.Value))
+	require.EqualValues(t, 9, orgInt(t, env, org, "SELECT jsonb_array_length(checks) FROM campaign_preflight_reports WHERE organization_id = $1 AND id = $2", org, r.ID.Value))
+	require.EqualValues(t, 1, orgInt(t, env, org, `SELECT count(*) FROM campaign_preflight_reports WHERE organization_id = $1 AND id = $2
+		AND checks->2 = '{"key": "senders", "passed": true, "severity": "error", "message": "1 mailbox can send for this campaign, 50 campaign emails a day together.", "remediation": ""}'::jsonb`, org, r.ID.Value))
+	require.EqualValues(t, 1, orgInt(t, env, org, `SELECT count(*) FROM audit_log WHERE organization_id = $1 AND action = 'verify'
+		AND event = 'campaign.preflight' AND target_type = 'campaign' AND target_id = $2 AND metadata->>'report_id' = $3`, org, camp.ID.String(), r.ID.Value.String()))
+	require.EqualValues(t, 1, orgInt(t, env, org, `SELECT count(*) FROM campaign_logs WHERE organization_id = $1 AND campaign_id = $2
+		AND event_type = 'preflight' AND message = 'Preflight passed; content score 100.'`, org, camp.ID))
+
+	// Each run stores its own report; a foreign campaign is unknown.
+	again := preflight(t, c, camp.ID)
+	require.NotEqual(t, r.ID.Value, again.ID.Value)
+	require.EqualValues(t, 2, orgInt(t, env, org, "SELECT count(*) FROM campaign_preflight_reports WHERE organization_id = $1 AND campaign_id = $2", org, camp.ID))
+	other := env.Client(t, env.Bootstrap(t, "other").APIKey)
+	_, err = other.CampaignsRunPreflight(ctx, api.CampaignsRunPreflightParams{ID: camp.ID})
+	requireAPIError(t, err, http.StatusNotFound, "campaign_not_found")
+}
+
+func TestCampaignPreflightHonoursThePreflightBlock(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	boot := env.Bootstrap(t, "acme")
+	org := boot.OrganizationID
+	c := env.Client(t, boot.APIKey)
+	campMailbox(t, env, org, "ada@example.com", 50)
+	// No weekday to send on, no List-Unsubscribe header, and content scoring 49: URGENT, act now, click here,
+	// free gift -20; 2 capitals of 9 words -11; 6 marks -10; 6 body words -10.
+	camp := campCreate(t, c, api.CampaignCreate{Name: "Loud", Days: api.NewOptInt(0), UnsubscribeHeader: api.NewOptBool(false),
+		Steps: []api.CampaignStepCreate{emailStepIn("URGENT: act now!!!", "Click here for a FREE gift!!!")}})
+	block := func(preflight string) {
+		orgExec(t, env, org, "UPDATE campaigns SET advanced = jsonb_build_object('preflight', $3::jsonb) WHERE organization_id = $1 AND id = $2",
+			org, camp.ID, preflight)
+	}
+
+	// With no block stored every check runs: the schedule and the score fail, the header is a recommendation.
+	r := preflight(t, c, camp.ID)
+	require.False(t, r.Passed)
+	require.Equal(t, 49, r.Score)
+	require.Equal(t, []string{"steps:passed:error", "content:passed:error", "senders:passed:error", "schedule_window:failed:error",
+		"daily_limit:passed:warning", "tracking_domain:passed:warning", "unsubscribe_header:failed:warning",
+		"ab_variant_configured:passed:error", "content_score:failed:error"}, lines(r))
+	require.Equal(t, []string{"Set unsubscribe_header to true."}, r.Recommendations)
+	require.Contains(t, r.Checks[8].Message.Value, "The content score is 49, below the minimum of 60")
+	require.NotEmpty(t, r.Checks[8].Remediation.Value)
+
+	// Switches turn single checks off; min_content_score moves the bar.
+	block(`{"enabled": true, "check_schedule_window": false, "check_unsubscribe_header": false, "min_content_score": 45}`)
+	r = preflight(t, c, camp.ID)
+	require.True(t, r.Passed)
+	require.Equal(t, []string{"steps:passed:error", "content:passed:error", "senders:passed:error", "daily_limit:passed:warning",
+		"tracking_domain:passed:warning", "ab_variant_configured:passed:error", "content_score:passed:error"}, lines(r))
+	require.Empty(t, r.Recommendations)
+	block(`{"enabled": true, "check_schedule_window": false, "check_unsubscribe_header": false, "min_content_score": 50}`)
+	r = preflight(t, c, camp.ID)
+	require.False(t, r.Passed, "49 is below 50")
+	block(`{"enabled": true, "check_schedule_window": false, "check_unsubscribe_header": false, "check_content_score": false}`)
+	r = preflight(t, c, camp.ID)
+	require.True(t, r.Passed, "the score is not checked")
+	require.Equal(t, 49, r.Score, "but still reported")
+
+	// A disabled block leaves the checks that always run; they still fail a report.
+	block(`{"enabled": false}`)
+	r = preflight(t, c, camp.ID)
+	require.True(t, r.Passed)
+	require.Equal(t, []string{"steps:passed:error", "content:passed:error", "senders:passed:error"}, lines(r))
+	orgExec(t, env, org, "UPDATE campaign_steps SET body_plain = '' WHERE organization_id = $1 AND campaign_id = $2", org, camp.ID)
+	r = preflight(t, c, camp.ID)
+	require.False(t, r.Passed)
+	require.Equal(t, []string{"steps:passed:error", "content:failed:error", "senders:passed:error"}, lines(r))
+	require.Equal(t, "Step 1 has no body.", r.Checks[1].Message.Value)
+	// The subject alone: urgent and act now -10, 1 capital of 3 words -15 (16), 3 marks -4, no words -10.
+	require.Equal(t, 61, r.Score)
+	require.EqualValues(t, 1, orgInt(t, env, org, `SELECT count(*) FROM campaign_logs WHERE organization_id = $1 AND campaign_id = $2
+		AND event_type = 'preflight' AND message = 'Preflight failed with 1 problem; content score 61.'`, org, camp.ID))
+
+	// Validation runs every check, whatever the block says (61 meets the block's default minimum of 60).
+	require.Equal(t, []string{"step_empty_body", "schedule_no_window", "unsubscribe_header_off"},
+		problemCodes(t, validate(t, c, camp.ID)))
+	block(`{"enabled": false, "min_content_score": 70}`)
+	require.Equal(t, []string{"step_empty_body", "schedule_no_window", "unsubscribe_header_off", "content_score_low"},
+		problemCodes(t, validate(t, c, camp.ID)))
+}

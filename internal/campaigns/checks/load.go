@@ -145,9 +145,9 @@ func RunPreflight(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, now time.Ti
 	verdict := "passed"
 	switch {
 	case !r.Passed:
-		verdict = fmt.Sprintf("failed with %d problems", len(failed))
+		verdict = "failed with " + plural(len(failed), "problem", "problems")
 	case len(failed) > 0:
-		verdict = fmt.Sprintf("passed with %d warnings", len(failed))
+		verdict = "passed with " + plural(len(failed), "warning", "warnings")
 	}
 	if err := campaign.Log(ctx, tx, org, id, uuid.NullUUID{}, "preflight",
 		fmt.Sprintf("Preflight %s; content score %d.", verdict, r.Score), raw); err != nil {
