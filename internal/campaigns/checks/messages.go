@@ -44,6 +44,8 @@ type analysis struct {
 	lowest *message
 }
 
+// analyse builds the messages of s (each email step's, then each active non-control variant's), parsed,
+// checked and scored, and finds the lowest score.
 func analyse(s Snapshot) *analysis {
 	a := &analysis{s: s}
 	emails := emailSteps(s.Steps)
