@@ -24414,12 +24414,31 @@ func (s *Server) handleCampaignsRetryStepRunRequest(args [2]string, argsEscaped 
 
 // handleCampaignsRunPreflightRequest handles campaigns_run_preflight operation.
 //
-// Runs the pre-launch checks on the campaign and stores the report: passed, a score, each check with
-// severity, message and remediation, and recommendations. Which checks run follows the preflight block
-// of the advanced settings; POST /campaigns/{id}/validate is the read-only twin that stores nothing.
-// Needs SEND_CAMPAIGNS.
-//
-// Errors: 401, 403 missing scope or permission, 404 unknown campaign, 429.
+// Runs the pre-launch checks and stores the report (200): passed, the content score, a line per check
+// and recommendations. steps, content and senders always run; schedule_window, daily_limit,
+// tracking_domain, unsubscribe_header, ab_variant_configured and content_score run when the campaign's
+// preflight block (advanced overrides) is enabled and their check_* switch is on (a campaign that
+// never set the block runs them all, min_content_score 60). The problems are those of POST
+// /campaigns/{id}/validate, its read-only twin, which runs every check. passed is false when a line of
+// severity error failed; content_score fails below min_content_score. Writes an audit entry (action
+// verify, event campaign.preflight) and a campaign activity-log entry. Accepts Idempotency-Key. Needs
+// SEND_CAMPAIGNS (API keys, OAuth) or manage_campaigns (sessions). Content score (0 to 100): each
+// email step's message and each active non-control A/B variant's is rendered for a sample contact
+// (standard fields filled, spintax seed 0, no HTML part when text_only) and scored from 100 down, each
+// rule saturating at its maximum, never below 0; the campaign's score is the lowest (0 without an
+// email step). Body words are the plain part's, or the visible HTML text when there is no plain part.
+// Rules: spam_words 5 per trigger phrase in subject or body, at most 25 (100% free, act now, apply
+// now, buy now, cash bonus, click below, click here, congratulations, dear friend, double your, earn
+// money, extra income, free gift, guaranteed, limited time, lowest price, make money, no credit check,
+// no obligation, once in a lifetime, order now, risk free, special promotion, this is not spam,
+// urgent, while supplies last, winner; whole words, any case); all_caps 50 x (words of 3 or more
+// letters without a lower-case letter) / (words of subject and body), at most 15; exclamation_marks 2
+// per mark after the first, at most 10; links 5 per link after the third, at most 15; html_only 10 for
+// HTML without a plain part; too_short or too_long 10 for a body under 20 or over 500 words;
+// image_only 20 for HTML with an image and under 10 words of text; url_shorteners 10 per bit.ly,
+// bl.ink, buff.ly, cutt.ly, goo.gl, is.gd, ow.ly, rb.gy, rebrand.ly, shorturl.at, t.co, t.ly, tiny.cc
+// or tinyurl.com link, at most 20. Errors: 401, 403 missing scope or permission, 404 unknown campaign,
+// 429.
 //
 // POST /campaigns/{id}/preflight
 func (s *Server) handleCampaignsRunPreflightRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -26827,11 +26846,26 @@ func (s *Server) handleCampaignsUploadAttachmentRequest(args [1]string, argsEsca
 
 // handleCampaignsValidateRequest handles campaigns_validate operation.
 //
-// Read-only twin of preflight plus structural checks of the step graph: returns valid and a list of
-// problems, each with code, severity (error or warning), message, a fix and the step it concerns.
-// Stores no report. Needs READ_CAMPAIGNS.
-//
-// Errors: 401, 403 missing scope or permission, 404 unknown campaign, 429.
+// Read-only twin of preflight plus structural checks of the step graph. It runs every check, whatever
+// the campaign's preflight block switches off, and stores nothing: valid is true when no problem has
+// severity error. Each problem has a stable code, a severity (error or warning), a message naming what
+// is wrong, a fix (the concrete change) and, when it concerns one step, its step_id. A/B variants are
+// checked as the messages they send (active, non-control variants; a part a variant leaves empty is
+// its step's). Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns (sessions). Codes: no_steps;
+// no_email_step; step_kind_unsupported (app_action and wait_for_event steps run when agent app actions
+// ship, until then they stop a launch); one_time_multiple_emails; thread_reply_first_step (warning:
+// the first email has nothing to reply to); step_empty_subject (the first email step, or one that does
+// not reply in the thread); step_empty_body (no body, or only HTML in a text_only campaign);
+// template_error (per part, with the line and column); unresolved_variable (no fallback, and a custom
+// field no contact of the organization carries, or an App value no earlier app_action step captures);
+// no_senders (the explicit pool is empty or has no enabled active mailbox, or the tags resolve to no
+// active mailbox); schedule_no_window (days is 0 without schedule_windows, or every window empty);
+// end_before_now; daily_limit_above_capacity (warning: above the sum of the sending mailboxes'
+// campaign_limit); tracking_domain_unverified (an error when open or link tracking is on, a warning
+// otherwise); unsubscribe_header_off (warning); ab_variants_weights (a step's or the campaign-wide
+// variants have no active one, or active weights summing to 0); content_score_low (below
+// preflight.min_content_score; the score is defined under POST /campaigns/{id}/preflight). Errors:
+// 401, 403 missing scope or permission, 404 unknown campaign, 429.
 //
 // POST /campaigns/{id}/validate
 func (s *Server) handleCampaignsValidateRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

@@ -11947,11 +11947,13 @@ func (s *CampaignUpdateSenderStrategy) UnmarshalText(data []byte) error {
 	}
 }
 
+// The answer of POST /campaigns/{id}/validate: every problem found, in check order; nothing is stored.
 // Ref: #/components/schemas/CampaignValidation
 type CampaignValidation struct {
-	CampaignID uuid.UUID                        `json:"campaign_id"`
-	Valid      bool                             `json:"valid"`
-	Problems   []CampaignValidationProblemsItem `json:"problems"`
+	CampaignID uuid.UUID `json:"campaign_id"`
+	// True when no problem has severity error.
+	Valid    bool                             `json:"valid"`
+	Problems []CampaignValidationProblemsItem `json:"problems"`
 }
 
 // GetCampaignID returns the value of CampaignID.
@@ -11985,11 +11987,14 @@ func (s *CampaignValidation) SetProblems(val []CampaignValidationProblemsItem) {
 }
 
 type CampaignValidationProblemsItem struct {
+	// Stable problem code (listed under POST /campaigns/{id}/validate).
 	Code     string                                 `json:"code"`
 	Severity CampaignValidationProblemsItemSeverity `json:"severity"`
 	Message  string                                 `json:"message"`
-	Fix      OptString                              `json:"fix"`
-	StepID   OptUUID                                `json:"step_id"`
+	// The concrete change that resolves the problem.
+	Fix OptString `json:"fix"`
+	// The step the problem concerns; absent for a campaign-level problem.
+	StepID OptUUID `json:"step_id"`
 }
 
 // GetCode returns the value of Code.
@@ -48310,16 +48315,22 @@ func (s *PipelineStage) SetUpdatedAt(val time.Time) {
 	s.UpdatedAt = val
 }
 
+// A stored preflight report (POST /campaigns/{id}/preflight).
 // Ref: #/components/schemas/PreflightReport
 type PreflightReport struct {
-	ID              OptUUID                     `json:"id"`
-	OrganizationID  OptUUID                     `json:"organization_id"`
-	CampaignID      uuid.UUID                   `json:"campaign_id"`
-	Passed          bool                        `json:"passed"`
-	Score           int                         `json:"score"`
-	Checks          []PreflightReportChecksItem `json:"checks"`
-	Recommendations []string                    `json:"recommendations"`
-	CreatedAt       OptDateTime                 `json:"created_at"`
+	ID             OptUUID   `json:"id"`
+	OrganizationID OptUUID   `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	// False when a line of severity error failed.
+	Passed bool `json:"passed"`
+	// The content score, 0 to 100, defined under POST /campaigns/{id}/preflight; reported whether or not
+	// the content_score check ran.
+	Score int `json:"score"`
+	// One line per check that passed, and one per problem a check found, in check order.
+	Checks []PreflightReportChecksItem `json:"checks"`
+	// The fixes of the failed warnings.
+	Recommendations []string    `json:"recommendations"`
+	CreatedAt       OptDateTime `json:"created_at"`
 }
 
 // GetID returns the value of ID.
@@ -48403,10 +48414,14 @@ func (s *PreflightReport) SetCreatedAt(val OptDateTime) {
 }
 
 type PreflightReportChecksItem struct {
-	Key         OptString `json:"key"`
-	Passed      OptBool   `json:"passed"`
-	Severity    OptString `json:"severity"`
-	Message     OptString `json:"message"`
+	// The check: steps, content, senders, schedule_window, daily_limit, tracking_domain,
+	// unsubscribe_header, ab_variant_configured or content_score.
+	Key    OptString `json:"key"`
+	Passed OptBool   `json:"passed"`
+	// Error or warning (for a passed line, what a failure would be).
+	Severity OptString `json:"severity"`
+	Message  OptString `json:"message"`
+	// The fix of a failed line; empty when it passed.
 	Remediation OptString `json:"remediation"`
 }
 

@@ -122,6 +122,7 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 			TrackingHost: cfg.TrackingHost, AuthGrace: cfg.DomainAuthGrace, Verifier: p.verifier,
 			Credentials: p.creds, AppURL: cfg.AppURL}),
 		CampaignEstimates: handlers.NewCampaignEstimates(p.pool, cfg.DomainAuthGrace),
+		CampaignChecks:    handlers.NewCampaignChecks(p.pool),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
