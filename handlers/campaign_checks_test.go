@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-faster/jx"
@@ -248,8 +249,10 @@ func TestCampaignPreflightHonoursThePreflightBlock(t *testing.T) {
 	camp := campCreate(t, c, api.CampaignCreate{Name: "Loud", Days: api.NewOptInt(0), UnsubscribeHeader: api.NewOptBool(false),
 		Steps: []api.CampaignStepCreate{emailStepIn("URGENT: act now!!!", "Click here for a FREE gift!!!")}})
 	block := func(preflight string) {
-		orgExec(t, env, org, "UPDATE campaigns SET advanced = jsonb_build_object('preflight', $3::jsonb) WHERE organization_id = $1 AND id = $2",
-			org, camp.ID, preflight)
+		res := env.Do(t, http.MethodPatch, "/v1/campaigns/"+camp.ID.String()+"/advanced", boot.APIKey,
+			strings.NewReader(`{"settings": {"preflight": `+preflight+`}}`), http.Header{"Content-Type": {"application/json"}})
+		require.Equal(t, http.StatusNoContent, res.StatusCode)
+		require.NoError(t, res.Body.Close())
 	}
 
 	// With no block stored every check runs: the schedule and the score fail, the header is a recommendation.

@@ -53,9 +53,11 @@ func Load(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, now time.Time) (Sna
 	if s.Pool, err = pool(ctx, tx, s.Campaign); err != nil {
 		return Snapshot{}, err
 	}
-	if s.Preflight, err = PreflightOf(row.Advanced); err != nil {
+	advanced, err := campaign.Advanced(campaign.Campaign{Campaign: row})
+	if err != nil {
 		return Snapshot{}, err
 	}
+	s.Preflight = advanced.Preflight
 	if needsCustomKeys(s) {
 		if s.CustomFieldKeys, err = queries.CampaignChecksCustomFieldKeys(ctx, tx, org); err != nil {
 			return Snapshot{}, err

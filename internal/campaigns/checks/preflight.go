@@ -1,57 +1,19 @@
 package checks
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 )
 
-// DefaultMinContentScore is the lowest content score preflight passes unless the preflight block says
-// otherwise.
-const DefaultMinContentScore = 60
+// Preflight is the preflight block of a campaign's advanced overrides (campaign.Advanced reads it with its
+// defaults): whether preflight runs its optional checks, which ones, and the lowest content score it passes.
+type Preflight = campaign.Preflight
 
-// Preflight is the preflight block of a campaign's advanced overrides: whether preflight runs its optional
-// checks, which ones, and the lowest content score it passes. Its fields are the stored block's, in its order,
-// so a typed reader of the advanced overrides converts to it in one expression.
-type Preflight struct {
-	Enabled                  bool  `json:"enabled"`
-	CheckTrackingDomain      bool  `json:"check_tracking_domain"`
-	CheckUnsubscribeHeader   bool  `json:"check_unsubscribe_header"`
-	CheckABVariantConfigured bool  `json:"check_ab_variant_configured"`
-	CheckDailyLimit          bool  `json:"check_daily_limit"`
-	CheckScheduleWindow      bool  `json:"check_schedule_window"`
-	CheckContentScore        bool  `json:"check_content_score"`
-	MinContentScore          int32 `json:"min_content_score"`
-}
-
-// DefaultPreflight is the block of a campaign that never set one: every check on, minimum score 60.
-func DefaultPreflight() Preflight {
-	return Preflight{Enabled: true, CheckTrackingDomain: true, CheckUnsubscribeHeader: true, CheckABVariantConfigured: true,
-		CheckDailyLimit: true, CheckScheduleWindow: true, CheckContentScore: true, MinContentScore: DefaultMinContentScore}
-}
-
-// PreflightOf reads the preflight block of a campaign's stored advanced overrides (the campaigns.advanced
-// document), the defaults filling what it does not say.
-func PreflightOf(advanced []byte) (Preflight, error) {
-	p := DefaultPreflight()
-	var doc struct {
-		Preflight json.RawMessage `json:"preflight"`
-	}
-	if len(advanced) == 0 {
-		return p, nil
-	}
-	if err := json.Unmarshal(advanced, &doc); err != nil {
-		return p, fmt.Errorf("checks: stored advanced overrides: %w", err)
-	}
-	if len(doc.Preflight) == 0 || string(doc.Preflight) == "null" {
-		return p, nil
-	}
-	if err := json.Unmarshal(doc.Preflight, &p); err != nil {
-		return p, fmt.Errorf("checks: stored preflight block: %w", err)
-	}
-	return p, nil
-}
+// DefaultPreflight is the block of a campaign that never set one (every check on, minimum score 60).
+func DefaultPreflight() Preflight { return campaign.DefaultOverrides().Preflight }
 
 // Check is one line of a preflight report: a check that passed, or one problem a check found (a check with
 // several problems has a line for each). Remediation is the problem's fix.

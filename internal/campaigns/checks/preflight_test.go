@@ -116,32 +116,3 @@ func TestContentScoreIsTheLowestOfTheStepsAndTheirActiveVariants(t *testing.T) {
 	s.Steps = nil
 	require.Equal(t, 0, checks.Evaluate(s).Score)
 }
-
-func TestPreflightOfReadsTheStoredBlockOverTheDefaults(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name, stored string
-		want         func(p *checks.Preflight)
-	}{
-		{"no advanced overrides", `{}`, func(*checks.Preflight) {}},
-		{"other blocks only", `{"ab_testing": {"enabled": false}}`, func(*checks.Preflight) {}},
-		{"a whole block", `{"preflight": {"enabled": false, "check_tracking_domain": false, "check_unsubscribe_header": false,
-			"check_ab_variant_configured": false, "check_daily_limit": false, "check_schedule_window": false,
-			"check_content_score": false, "min_content_score": 80}}`, func(p *checks.Preflight) {
-			*p = checks.Preflight{MinContentScore: 80}
-		}},
-		{"a partial block keeps the other defaults", `{"preflight": {"check_daily_limit": false, "min_content_score": 75}}`,
-			func(p *checks.Preflight) { p.CheckDailyLimit, p.MinContentScore = false, 75 }},
-	} {
-		want := checks.DefaultPreflight()
-		tc.want(&want)
-		got, err := checks.PreflightOf([]byte(tc.stored))
-		require.NoError(t, err, tc.name)
-		require.Equal(t, want, got, tc.name)
-	}
-	require.Equal(t, checks.Preflight{Enabled: true, CheckTrackingDomain: true, CheckUnsubscribeHeader: true,
-		CheckABVariantConfigured: true, CheckDailyLimit: true, CheckScheduleWindow: true, CheckContentScore: true,
-		MinContentScore: 60}, checks.DefaultPreflight(), "every check on, minimum 60")
-	_, err := checks.PreflightOf([]byte(`{"preflight": {"min_content_score": "high"}}`))
-	require.Error(t, err)
-}
