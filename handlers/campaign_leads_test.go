@@ -67,6 +67,7 @@ func TestCampaignLeadPauseHoldsTheLeadAndResumeContinuesIt(t *testing.T) {
 	t.Parallel()
 	r := newAdvRig(t)
 	ctx := context.Background()
+	campMailbox(t, r.env, r.org, "sender@example.com", 50)
 	camp := r.campaign(t, api.CampaignCreate{Name: "Sequence", Steps: []api.CampaignStepCreate{{Subject: api.NewOptString("Hello"),
 		BodyPlain: api.NewOptString("Hi there")}}}).ID
 	ids := r.leads(t, camp, "ada@example.com", "bob@example.com", "cy@example.com")

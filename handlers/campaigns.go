@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-faster/jx"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
+	"github.com/outflowhq/outflow/internal/campaigns/checks"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/mail/dnscheck"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
@@ -176,10 +178,24 @@ func (h *Campaigns) CampaignsDuplicate(ctx context.Context, req api.OptCampaignD
 	})
 }
 
-// CampaignsStart moves a campaign to active.
+// CampaignsStart moves a campaign to active once the launch checks pass: the seed's no_leads rule, then
+// every problem that would keep it from sending (checks.LaunchBlockers), in the same transaction.
 func (h *Campaigns) CampaignsStart(ctx context.Context, params api.CampaignsStartParams) (*api.CampaignStartResult, error) {
 	if _, err := h.one(ctx, func(ctx context.Context, tx pgx.Tx, org uuid.UUID) (campaign.Campaign, error) {
-		return h.store.Start(ctx, tx, org, params.ID)
+		c, err := h.store.Start(ctx, tx, org, params.ID)
+		if err != nil {
+			return c, err
+		}
+		s, err := checks.Load(ctx, tx, org, params.ID, time.Now())
+		if err != nil {
+			return c, err
+		}
+		if blockers := checks.LaunchBlockers(s); len(blockers) > 0 {
+			first := blockers[0]
+			return c, apierror.BadRequest("campaign_invalid", fmt.Sprintf("This campaign cannot start: %s (%d problem(s); POST /v1/campaigns/%s/validate lists them).",
+				first.Message, len(blockers), params.ID)).WithFix(first.Fix)
+		}
+		return c, nil
 	}); err != nil {
 		return nil, err
 	}

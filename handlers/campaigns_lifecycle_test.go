@@ -184,8 +184,25 @@ func TestCampaignStartNeedsLeadsUnlessContinuousAndStopPauses(t *testing.T) {
 	org := boot.OrganizationID
 	c := env.Client(t, boot.APIKey)
 	step := []api.CampaignStepCreate{{Subject: api.NewOptString("Hi"), BodyPlain: api.NewOptString("Hello")}}
+	// No mailbox yet: a campaign with leads cannot start, whatever else is right.
+	blocked := campCreate(t, c, api.CampaignCreate{Name: "Nobody sends", Continuous: api.NewOptBool(true), Steps: step})
+	_, err := c.CampaignsStart(ctx, api.CampaignsStartParams{ID: blocked.ID})
+	requireAPIError(t, err, http.StatusBadRequest, "campaign_invalid")
+	require.Equal(t, api.CampaignStatusDraft, campGet(t, c, blocked.ID).Status, "a refused start changes nothing")
+	campMailbox(t, env, org, "sender@example.com", 50)
+	for name, steps := range map[string][]api.CampaignStepCreate{
+		"an unresolvable variable": {{Subject: api.NewOptString("Hi {{.Frist_name}}"), BodyPlain: api.NewOptString("Hello")}},
+		"an app action step": {{Subject: api.NewOptString("Hi"), BodyPlain: api.NewOptString("Hello")}, {Kind: api.NewOptCampaignStepCreateKind(api.CampaignStepCreateKindAction),
+			Action: api.NewOptCampaignStepCreateAction(api.CampaignStepCreateAction{"type": []byte(`"wait_for_event"`),
+				"wait_event_name": []byte(`"signed_up"`), "timeout_minutes": []byte(`60`)})}},
+	} {
+		bad := campCreate(t, c, api.CampaignCreate{Name: "Bad", Continuous: api.NewOptBool(true), Steps: steps})
+		_, err := c.CampaignsStart(ctx, api.CampaignsStartParams{ID: bad.ID})
+		requireAPIError(t, err, http.StatusBadRequest, "campaign_invalid")
+		require.NotEmpty(t, name)
+	}
 	empty := campCreate(t, c, api.CampaignCreate{Name: "Empty", Steps: step})
-	_, err := c.CampaignsStart(ctx, api.CampaignsStartParams{ID: empty.ID})
+	_, err = c.CampaignsStart(ctx, api.CampaignsStartParams{ID: empty.ID})
 	requireAPIError(t, err, http.StatusBadRequest, "no_leads")
 	require.Equal(t, api.CampaignStatusDraft, campGet(t, c, empty.ID).Status)
 

@@ -3,6 +3,7 @@ package checks
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -211,6 +212,24 @@ func checkContent(a *analysis) []Problem {
 	}
 	for _, m := range a.messages {
 		out = append(out, m.problems...)
+	}
+	return out
+}
+
+// launchBlocking are the problems that make a campaign unable to send at all: start (and, in the engine, a
+// restart) refuses a campaign with one. Quality findings (content score, tracking, unsubscribe header, limits
+// above capacity) are preflight's business and never block a start.
+var launchBlocking = []string{CodeNoSteps, CodeNoEmailStep, CodeStepEmptyBody, CodeStepEmptySubject, CodeTemplateError,
+	CodeUnresolvedVariable, CodeOneTimeMultipleEmails, CodeStepKindUnsupported, CodeNoSenders, CodeScheduleNoWindow,
+	CodeEndBeforeNow}
+
+// LaunchBlockers are the error-severity problems of s that stop a campaign from starting.
+func LaunchBlockers(s Snapshot) []Problem {
+	var out []Problem
+	for _, p := range Problems(s) {
+		if p.Severity == SeverityError && slices.Contains(launchBlocking, p.Code) {
+			out = append(out, p)
+		}
 	}
 	return out
 }

@@ -60,7 +60,7 @@ func checkSenders(a *analysis) []Problem {
 		p.Fix = "Tag an active mailbox with one of the campaign's email tags, or change the campaign's email_tags."
 	default:
 		p.Message = "The organization has no mailbox to send from."
-		p.Fix = "Connect a mailbox (POST /mailboxes), then validate again."
+		p.Fix = "Connect a mailbox (POST /v1/emails), then validate again."
 	}
 	return []Problem{p}
 }
