@@ -1782,7 +1782,14 @@ type CampaignsInvoker interface {
 	// turns continuous and waits for new leads. Raises campaign.started. Needs WRITE_CAMPAIGNS (API keys,
 	// OAuth) or manage_campaigns (sessions).
 	//
-	// Errors: 400 `no_leads` or a state that cannot start, 401, 403 missing scope or permission, 404
+	// The launch checks run in the same transaction: `no_steps` when there is no step, then
+	// `campaign_invalid` (with the first problem's `fix`) when the campaign could not send at all: no
+	// email step, an email without body or subject, a template that does not parse, a variable no contact
+	// field or earlier app step can fill, a step kind that does not run yet, no sender, no sending window,
+	// or an end date already past. Quality findings (content score, tracking domain, unsubscribe header)
+	// are preflight's and never block a start.
+	//
+	// Errors: 400 `no_leads`, `no_steps` or `campaign_invalid`, 401, 403 missing scope or permission, 404
 	// unknown campaign, 429.
 	//
 	// POST /campaigns/{id}/start
@@ -23835,7 +23842,14 @@ func (c *Client) sendCampaignsSendTestEmail(ctx context.Context, request *Campai
 // turns continuous and waits for new leads. Raises campaign.started. Needs WRITE_CAMPAIGNS (API keys,
 // OAuth) or manage_campaigns (sessions).
 //
-// Errors: 400 `no_leads` or a state that cannot start, 401, 403 missing scope or permission, 404
+// The launch checks run in the same transaction: `no_steps` when there is no step, then
+// `campaign_invalid` (with the first problem's `fix`) when the campaign could not send at all: no
+// email step, an email without body or subject, a template that does not parse, a variable no contact
+// field or earlier app step can fill, a step kind that does not run yet, no sender, no sending window,
+// or an end date already past. Quality findings (content score, tracking domain, unsubscribe header)
+// are preflight's and never block a start.
+//
+// Errors: 400 `no_leads`, `no_steps` or `campaign_invalid`, 401, 403 missing scope or permission, 404
 // unknown campaign, 429.
 //
 // POST /campaigns/{id}/start
