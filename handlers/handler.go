@@ -41,6 +41,7 @@ type Handler struct {
 	*Mailboxes
 	*Campaigns
 	*CampaignEstimates
+	*CampaignTests
 	notYet
 
 	mcp    *MCP
@@ -97,6 +98,8 @@ type Deps struct {
 	Campaigns *Campaigns
 	// CampaignEstimates serves the pre-launch campaign estimate.
 	CampaignEstimates *CampaignEstimates
+	// CampaignTests serves the template preview, the test email and test runs.
+	CampaignTests *CampaignTests
 	// MCP serves /v1/mcp beside the generated server (see MCP()); nil leaves the path to the generated stubs.
 	MCP *MCP
 }
@@ -108,6 +111,7 @@ func New(d Deps) *Handler {
 		ContactFeeds: d.ContactFeeds, Segments: d.Segments, Labels: d.Labels, Mailboxes: d.Mailboxes, mcp: d.MCP, logger: d.Logger,
 		Campaigns:         d.Campaigns,
 		CampaignEstimates: d.CampaignEstimates,
+		CampaignTests:     d.CampaignTests,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

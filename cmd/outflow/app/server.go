@@ -84,6 +84,7 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 	if err != nil {
 		return nil, err
 	}
+	campaigns := campaign.NewStore(outbox, cfg.DailyCampaigns, nil)
 	authn.SetOAuth(oauthProvider)
 	twoFactor := accounts.NewTwoFactor(flows, keyring, secrets...)
 	oauthHandlers := handlers.NewOAuth(handlers.OAuthDeps{
@@ -115,12 +116,13 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 		ContactFeeds:        handlers.NewContactFeeds(p.pool, cfg.SecretKey),
 		Segments:            handlers.NewSegments(p.pool, cfg.SecretKey),
 		Labels:              handlers.NewLabels(p.pool),
-		Campaigns:           handlers.NewCampaigns(p.pool, campaign.NewStore(outbox, cfg.DailyCampaigns, nil)),
+		Campaigns:           handlers.NewCampaigns(p.pool, campaigns),
 		Mailboxes: handlers.NewMailboxes(p.pool, keyring, outbox, inserter, handlers.MailboxOptions{
 			Dialer: p.dialer, Resolver: p.resolver, MaxMailboxes: cfg.MaxMailboxes,
 			TrackingHost: cfg.TrackingHost, AuthGrace: cfg.DomainAuthGrace, Verifier: p.verifier,
 			Credentials: p.creds, AppURL: cfg.AppURL}),
 		CampaignEstimates: handlers.NewCampaignEstimates(p.pool, cfg.DomainAuthGrace),
+		CampaignTests:     handlers.NewCampaignTests(p.pool, campaigns, inserter, p.testRuns),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
