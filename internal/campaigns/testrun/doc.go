@@ -1,5 +1,6 @@
-// Package testrun sends a campaign's real sequence to one test address (POST /campaigns/{id}/test): each email
-// step is composed by internal/campaigns/compose for the run's contact and handed to the send pipeline
+// Package testrun sends a campaign's real messages to a test address before anyone else gets them: one step
+// now (SendEmail, POST /campaigns/{id}/test-email), or the whole sequence (POST /campaigns/{id}/test), each
+// email step composed by internal/campaigns/compose for the run's contact and handed to the send pipeline
 // (sending.Enqueue) from the run's mailbox, one step at a time, with every wait compressed to a few seconds.
 //
 // A run is a row of campaign_test_runs whose steps column records each step's progress. A River job of kind

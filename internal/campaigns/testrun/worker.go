@@ -169,7 +169,10 @@ func (r *Runner) advance(ctx context.Context, jobs events.Inserter, a Args) (boo
 		now := r.now()
 		pos := a.Position
 		if run.State != StateRunning || pos > len(run.Progress) || pos < len(run.Progress) && run.Progress[pos].State != StepWaiting {
-			return nil
+			return nil // a retried job: this step was started (or the run ended) by an earlier execution
+		}
+		if pos > 0 && run.Progress[pos-1].State != StepCompleted && run.Progress[pos-1].State != StepSkipped {
+			return nil // a job ahead of its turn: the previous step's own job carries the run on
 		}
 		if pos == len(run.Progress) {
 			run.State, run.CompletedAt = StateCompleted, &now
