@@ -33,7 +33,8 @@ type Input struct {
 	App map[string]any
 }
 
-// Content is a message's source text.
+// Content is a message's source text, given in place of a step's when what is composed is not the step's own
+// words (an A/B variant, a draft in the preview editor).
 type Content struct {
 	Subject, Plain, HTML string
 }
@@ -45,7 +46,8 @@ type Contact struct {
 	template.Contact
 }
 
-// From is who a message says it is from.
+// From is who a message says it is from: the sending mailbox's name and the address the pipeline sends as, so a
+// preview names the sender the recipient will see.
 type From struct {
 	Name, Email string
 }

@@ -53,7 +53,7 @@ func RenderPreview(ctx context.Context, tx pgx.Tx, org uuid.UUID, in PreviewInpu
 	if in.StepID.Valid && in.Campaign == nil {
 		return Preview{}, apierror.BadRequest("invalid_step_id", "step_id needs the campaign_id of its campaign.")
 	}
-	ci := Input{Contact: Contact{}}
+	var ci Input
 	if in.Inline != nil {
 		ci.Contact.Contact = *in.Inline
 	}
