@@ -59,10 +59,14 @@ func (r *sendRig) getRun(t *testing.T, id uuid.UUID) *api.CampaignTestRun {
 func (r *sendRig) awaitRun(t *testing.T, id uuid.UUID, ok func(*api.CampaignTestRun) bool) *api.CampaignTestRun {
 	t.Helper()
 	var run *api.CampaignTestRun
-	require.Eventually(t, func() bool {
-		run = r.getRun(t, id)
-		return ok(run)
-	}, time.Minute, 100*time.Millisecond)
+	deadline := time.Now().Add(2 * time.Minute)
+	for run = r.getRun(t, id); !ok(run); run = r.getRun(t, id) {
+		if time.Now().After(deadline) {
+			raw, _ := run.MarshalJSON()
+			t.Fatalf("the run never got there: %s", raw)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	return run
 }
 
