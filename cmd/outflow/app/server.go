@@ -84,13 +84,13 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 	if err != nil {
 		return nil, err
 	}
-	campaigns := campaign.NewStore(outbox, cfg.DailyCampaigns, nil)
 	authn.SetOAuth(oauthProvider)
 	twoFactor := accounts.NewTwoFactor(flows, keyring, secrets...)
 	oauthHandlers := handlers.NewOAuth(handlers.OAuthDeps{
 		Provider: oauthProvider, Pool: p.pool, Authenticator: authn, Flows: flows, TwoFactor: twoFactor,
 		Keyring: keyring, Secret: cfg.SecretKey, PublicURL: cfg.PublicURL, Logger: d.Logger,
 	})
+	campaigns := campaign.NewStore(outbox, cfg.DailyCampaigns, nil)
 	handler := handlers.New(handlers.Deps{
 		Logger:              d.Logger,
 		System:              handlers.NewSystem(p.pool, d.Logger, zones),
