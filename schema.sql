@@ -1113,7 +1113,7 @@ CREATE TABLE public.campaign_test_runs (
     organization_id uuid NOT NULL,
     campaign_id uuid NOT NULL,
     id uuid NOT NULL,
-    contact_id uuid NOT NULL,
+    contact_id uuid,
     mailbox_id uuid,
     prospect_email text NOT NULL,
     state text DEFAULT 'running'::text NOT NULL,
@@ -1127,7 +1127,9 @@ CREATE TABLE public.campaign_test_runs (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     completed_at timestamp with time zone,
+    error_fix text DEFAULT ''::text NOT NULL,
     CONSTRAINT campaign_test_runs_app_variables_check CHECK ((jsonb_typeof(app_variables) = 'object'::text)),
+    CONSTRAINT campaign_test_runs_error_fix_check CHECK ((length(error_fix) <= 1000)),
     CONSTRAINT campaign_test_runs_prospect_email_check CHECK (((length(prospect_email) >= 3) AND (length(prospect_email) <= 254))),
     CONSTRAINT campaign_test_runs_state_check CHECK ((state = ANY (ARRAY['running'::text, 'waiting_for_event'::text, 'completed'::text, 'failed'::text, 'cancelled'::text]))),
     CONSTRAINT campaign_test_runs_steps_check CHECK ((jsonb_typeof(steps) = 'array'::text))

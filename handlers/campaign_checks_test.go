@@ -56,7 +56,7 @@ func problemCodes(t *testing.T, v *api.CampaignValidation) []string {
 }
 
 // stepIDs are the campaign's step ids in position order.
-func stepIDs(t *testing.T, env *apitest.Env, org, campaign uuid.UUID) []uuid.UUID {
+func stepIDs(t testing.TB, env *apitest.Env, org, campaign uuid.UUID) []uuid.UUID {
 	t.Helper()
 	var out []uuid.UUID
 	require.NoError(t, db.WithOrgTx(context.Background(), env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
+	"github.com/outflowhq/outflow/internal/campaigns/compose"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/db"
 )
@@ -78,18 +79,28 @@ func TestCampaignAttachmentsAreStoredWithTheirStep(t *testing.T) {
 	require.Len(t, list, 3)
 	require.Equal(t, []uuid.UUID{notes.ID, brochure.ID, long.ID}, []uuid.UUID{list[0].ID, list[1].ID, list[2].ID})
 
-	// A send of step A carries the campaign's files and A's own, with their content and checksum.
-	var files []campaign.File
+	// A send of step A carries the campaign's files and A's own (compose.StepFiles, what send tasks carry), stored
+	// with their content and checksum.
+	var files []compose.Attachment
+	stored := map[string][2][]byte{}
 	require.NoError(t, db.WithOrgTx(ctx, r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) (err error) {
-		files, err = campaign.Attachments(ctx, tx, r.org, cmp.ID, a)
-		return err
+		if files, err = compose.StepFiles(ctx, tx, r.org, cmp.ID, uuid.NullUUID{UUID: a, Valid: true}); err != nil {
+			return err
+		}
+		for _, f := range files {
+			var content, sum []byte
+			if err := tx.QueryRow(ctx, "SELECT content, sha256 FROM campaign_attachments WHERE id = $1", f.ID).Scan(&content, &sum); err != nil {
+				return err
+			}
+			stored[f.Filename] = [2][]byte{content, sum}
+		}
+		return nil
 	}))
 	require.Len(t, files, 2)
-	require.Equal(t, "notes.txt", files[0].Filename)
-	require.Equal(t, []byte("hello"), files[0].Content)
-	require.Equal(t, pdf, files[1].Content)
+	require.Equal(t, []byte("hello"), stored["notes.txt"][0])
+	require.Equal(t, pdf, stored[files[1].Filename][0])
 	sum := sha256.Sum256(pdf)
-	require.Equal(t, sum[:], files[1].SHA256)
+	require.Equal(t, sum[:], stored[files[1].Filename][1])
 
 	// Deleting a step takes its files; deleting a file answers 204 once.
 	require.NoError(t, r.c.CampaignsDeleteStep(ctx, api.CampaignsDeleteStepParams{ID: cmp.ID, Sid: a}))

@@ -42,6 +42,7 @@ type Handler struct {
 	*Campaigns
 	*CampaignEstimates
 	*CampaignChecks
+	*CampaignTests
 	notYet
 
 	mcp    *MCP
@@ -100,6 +101,8 @@ type Deps struct {
 	CampaignEstimates *CampaignEstimates
 	// CampaignChecks serves campaign validate and preflight.
 	CampaignChecks *CampaignChecks
+	// CampaignTests serves the template preview, the test email and test runs.
+	CampaignTests *CampaignTests
 	// MCP serves /v1/mcp beside the generated server (see MCP()); nil leaves the path to the generated stubs.
 	MCP *MCP
 }
@@ -112,6 +115,7 @@ func New(d Deps) *Handler {
 		Campaigns:         d.Campaigns,
 		CampaignEstimates: d.CampaignEstimates,
 		CampaignChecks:    d.CampaignChecks,
+		CampaignTests:     d.CampaignTests,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

@@ -15,6 +15,7 @@ import (
 
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/verify"
+	"github.com/outflowhq/outflow/internal/campaigns/testrun"
 	"github.com/outflowhq/outflow/internal/eventing/delivery"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/notify"
@@ -42,6 +43,8 @@ type Deps struct {
 	Sending *sending.Pipeline
 	// Syncer keeps mailboxes' IMAP folders in the inbox store (nil on insert-only clients).
 	Syncer *mailsync.Syncer
+	// TestRuns carries campaign test runs forward (nil on insert-only clients).
+	TestRuns *testrun.Runner
 	// Resolver answers the mailbox DNS sweep's lookups; TrackingHost is the tracking domains' CNAME target.
 	Resolver     dnscheck.Resolver
 	TrackingHost string
@@ -67,8 +70,9 @@ type Options struct {
 // runs again within max(RescueStuckJobsAfter, its timeout) plus under a minute: at most MaxJobTimeout plus
 // under a minute. The timeouts, by queue:
 //
-//   - default: JobTimeout (heartbeat, sweeps, notifications, contact indexing, challenges); verification runs
-//     and the mailbox DNS sweep declare MaxJobTimeout (a slice of work plus one slow batch).
+//   - default: JobTimeout (heartbeat, sweeps, notifications, contact indexing, challenges, campaign test-run
+//     steps); verification runs and the mailbox DNS sweep declare MaxJobTimeout (a slice of work plus one slow
+//     batch).
 //   - events: JobTimeout, while the dispatcher cuts one dispatch at events.HandlerTimeout (30 s).
 //   - webhooks: delivery.RequestTimeout plus 30 s (the HTTP exchange, the claim and the record).
 //   - send: 3 minutes (a connect, a login and one message, each with its own shorter timeout).
@@ -113,6 +117,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	register(workers, &mailsync.SupervisorWorker{Syncer: deps.Syncer})
 	register(workers, &mailsync.SeenWorker{Syncer: deps.Syncer})
 	register(workers, &mailbox.DNSSweepWorker{Pool: deps.Pool, Resolver: deps.Resolver, TrackingHost: deps.TrackingHost})
+	register(workers, &testrun.Worker{Runner: deps.TestRuns})
 	if workers.err != nil {
 		return nil, workers.err
 	}

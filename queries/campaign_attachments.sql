@@ -17,10 +17,3 @@ RETURNING created_at;
 
 -- name: CampaignAttachmentDelete :execrows
 DELETE FROM campaign_attachments WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND id = @id;
-
--- name: CampaignAttachmentsForStep :many
--- The files a send of one step carries: the campaign-level ones and the step's own, with their content.
-SELECT id, step_id, filename, mime_type, size, sha256, content, created_at FROM campaign_attachments
-WHERE organization_id = @organization_id AND campaign_id = @campaign_id
-  AND (step_id IS NULL OR step_id = @step_id)
-ORDER BY step_id NULLS FIRST, created_at, id;

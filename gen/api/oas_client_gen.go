@@ -1416,9 +1416,10 @@ type CampaignsInvoker interface {
 	// CampaignsCancelTestRun invokes campaigns_cancel_test_run operation.
 	//
 	// Stops a test run that is still running or waiting and returns it in state cancelled; no further step
-	// of it is sent. Needs SEND_CAMPAIGNS.
+	// of it is sent, and a step message still queued is cancelled. Needs SEND_CAMPAIGNS.
 	//
-	// Errors: 401, 403 missing scope or permission, 404 unknown campaign or test run, 429.
+	// Errors: 400 test_run_finished (the run already completed, failed or was cancelled), 401, 403 missing
+	// scope or permission, 404 unknown campaign or test run, 429.
 	//
 	// POST /campaigns/{id}/test-runs/{runId}/cancel
 	CampaignsCancelTestRun(ctx context.Context, params CampaignsCancelTestRunParams, options ...RequestOption) (*CampaignTestRun, error)
@@ -1673,9 +1674,9 @@ type CampaignsInvoker interface {
 	CampaignsListSteps(ctx context.Context, params CampaignsListStepsParams, options ...RequestOption) ([]CampaignStep, error)
 	// CampaignsListTestRuns invokes campaigns_list_test_runs operation.
 	//
-	// Returns the campaign's test runs with their state (running, waiting_for_event, completed, failed,
-	// cancelled) and per-step progress, under data with next_cursor and has_more; limit 1 to 100. Needs
-	// READ_CAMPAIGNS.
+	// Returns the campaign's test runs newest first with their state (running, waiting_for_event,
+	// completed, failed, cancelled) and per-step progress, under data with next_cursor and has_more; limit
+	// 1 to 100 (default 20); cursor is the next_cursor of the previous page. Needs READ_CAMPAIGNS.
 	//
 	// Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 unknown campaign, 429.
 	//
@@ -1767,11 +1768,15 @@ type CampaignsInvoker interface {
 	CampaignsRunPreflight(ctx context.Context, params CampaignsRunPreflightParams, options ...RequestOption) (*PreflightReport, error)
 	// CampaignsSendTestEmail invokes campaigns_send_test_email operation.
 	//
-	// Sends a step of the campaign (optional step_id) as a real email from the mailbox account_id to
-	// recipient, rendered for that address. The answer repeats the recipient, subject and mailbox used.
+	// Sends a step of the campaign (optional step_id, default the first email step) as a real email from
+	// the mailbox account_id to recipient, with the step's files. It is rendered for the contact with the
+	// recipient's address, else for the campaign's first lead, else with only the address known; a
+	// variable that does not resolve refuses the send. The answer repeats the recipient, subject and
+	// mailbox used.
 	//
-	// Errors: 400 invalid body (missing account_id or recipient, bad address, unknown mailbox or step),
-	// 401, 403 missing scope or permission, 404 unknown campaign, 429.
+	// Errors: 400 invalid body (missing account_id or recipient, bad address, unknown or inactive mailbox,
+	// unknown or non-email step, unresolved_variables naming them, recipient_suppressed), 401, 403 missing
+	// scope or permission, 404 unknown campaign, 429.
 	//
 	// POST /campaigns/{id}/test-email
 	CampaignsSendTestEmail(ctx context.Context, request *CampaignTestEmailRequest, params CampaignsSendTestEmailParams, options ...RequestOption) (*CampaignTestEmailResult, error)
@@ -1806,21 +1811,41 @@ type CampaignsInvoker interface {
 	CampaignsStop(ctx context.Context, params CampaignsStopParams, options ...RequestOption) (*CampaignStopResult, error)
 	// CampaignsTemplatePreview invokes campaigns_template_preview operation.
 	//
-	// Renders a subject and bodies for one contact (a stored contact_id or an inline contact) and returns
-	// the result with the sender it would use, the attachments of the step, template errors and unresolved
-	// variables. Campaign, step and mailbox ids give the context; nothing is stored or sent.
+	// Renders a subject and bodies for one contact (a stored contact_id or an inline contact, not both;
+	// with neither, every contact variable is unresolved unless it has a fallback) and returns the result
+	// with the sender it would use, the attachments of the step and the variables that did not resolve.
+	// subject, body_html and body_plain are the content; when all three are empty and step_id is given,
+	// the step's own content is rendered. campaign_id gives the campaign's name, UTM tagging and text_only
+	// (no HTML part); step_id (which needs campaign_id) gives the step's thread subject ("Re: " and the
+	// first email step's subject for a thread reply) and files; account_id is the sender (else the
+	// campaign's first sender, else the organization's first mailbox). Rendering is deterministic: the
+	// same contact and step pick the same spintax options every time, as the real send does. Nothing is
+	// stored or sent.
 	//
-	// Errors: 400 invalid body or template, 401, 403 missing scope or permission, 429.
+	// Content that does not compile answers 400 invalid_template naming the part, the rule and the line
+	// and column (the same check a send makes). errors lists what would still stop the message from being
+	// sent besides unresolved variables (an empty body, an empty subject on a message that starts a
+	// thread). Link tracking tickets are not applied in a preview.
+	//
+	// Errors: 400 invalid body or template (invalid_template), 401, 403 missing scope or permission, 404
+	// unknown contact, campaign, step or mailbox, 429.
 	//
 	// POST /campaign-template-preview
 	CampaignsTemplatePreview(ctx context.Context, request *TemplatePreviewRequest, options ...RequestOption) (*TemplatePreview, error)
 	// CampaignsTest invokes campaigns_test operation.
 	//
-	// Runs the campaign's sequence for real against one prospect (prospect_email or contact_id, optionally
-	// from mailbox_id) and answers 202 with the test run; app_action steps call the app connection and
-	// wait_for_event steps wait for the event. Sends real mail. Needs SEND_CAMPAIGNS.
+	// Runs the campaign's sequence for real against one prospect and answers 202 with the test run. One of
+	// prospect_email or contact_id is required: mail goes to prospect_email (default: the contact's
+	// address) and is personalised from contact_id, else from the contact with that address, else from the
+	// address alone (contact_id is then the zero UUID). It goes out from mailbox_id (default: the
+	// campaign's first active sender). Email steps are sent one at a time through the send pipeline, each
+	// after the previous one has left, with every wait compressed to a few seconds; thread replies carry
+	// In-Reply-To and References of the run's earlier messages. A step whose message has an unresolved
+	// variable, or that the pipeline refuses, fails the step and the run. Campaigns with app_action or
+	// wait_for_event steps cannot be tested yet. Sends real mail. Needs SEND_CAMPAIGNS.
 	//
-	// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown campaign, 429.
+	// Errors: 400 invalid body, campaign_invalid (no email step, an app_action or wait_for_event step, no
+	// usable mailbox), 401, 403 missing scope or permission, 404 unknown campaign or contact, 429.
 	//
 	// POST /campaigns/{id}/test
 	CampaignsTest(ctx context.Context, request *StartCampaignTest, params CampaignsTestParams, options ...RequestOption) (*CampaignTestRun, error)
@@ -18725,9 +18750,10 @@ func (c *Client) sendAutomationsUpdate(ctx context.Context, request *AutomationU
 // CampaignsCancelTestRun invokes campaigns_cancel_test_run operation.
 //
 // Stops a test run that is still running or waiting and returns it in state cancelled; no further step
-// of it is sent. Needs SEND_CAMPAIGNS.
+// of it is sent, and a step message still queued is cancelled. Needs SEND_CAMPAIGNS.
 //
-// Errors: 401, 403 missing scope or permission, 404 unknown campaign or test run, 429.
+// Errors: 400 test_run_finished (the run already completed, failed or was cancelled), 401, 403 missing
+// scope or permission, 404 unknown campaign or test run, 429.
 //
 // POST /campaigns/{id}/test-runs/{runId}/cancel
 func (c *Client) CampaignsCancelTestRun(ctx context.Context, params CampaignsCancelTestRunParams, options ...RequestOption) (*CampaignTestRun, error) {
@@ -22536,9 +22562,9 @@ func (c *Client) sendCampaignsListSteps(ctx context.Context, params CampaignsLis
 
 // CampaignsListTestRuns invokes campaigns_list_test_runs operation.
 //
-// Returns the campaign's test runs with their state (running, waiting_for_event, completed, failed,
-// cancelled) and per-step progress, under data with next_cursor and has_more; limit 1 to 100. Needs
-// READ_CAMPAIGNS.
+// Returns the campaign's test runs newest first with their state (running, waiting_for_event,
+// completed, failed, cancelled) and per-step progress, under data with next_cursor and has_more; limit
+// 1 to 100 (default 20); cursor is the next_cursor of the previous page. Needs READ_CAMPAIGNS.
 //
 // Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 unknown campaign, 429.
 //
@@ -22631,6 +22657,23 @@ func (c *Client) sendCampaignsListTestRuns(ctx context.Context, params Campaigns
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Limit.Get(); ok {
 				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "cursor" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "cursor",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Cursor.Get(); ok {
+				return e.EncodeValue(conv.UUIDToString(val))
 			}
 			return nil
 		}); err != nil {
@@ -23654,11 +23697,15 @@ func (c *Client) sendCampaignsRunPreflight(ctx context.Context, params Campaigns
 
 // CampaignsSendTestEmail invokes campaigns_send_test_email operation.
 //
-// Sends a step of the campaign (optional step_id) as a real email from the mailbox account_id to
-// recipient, rendered for that address. The answer repeats the recipient, subject and mailbox used.
+// Sends a step of the campaign (optional step_id, default the first email step) as a real email from
+// the mailbox account_id to recipient, with the step's files. It is rendered for the contact with the
+// recipient's address, else for the campaign's first lead, else with only the address known; a
+// variable that does not resolve refuses the send. The answer repeats the recipient, subject and
+// mailbox used.
 //
-// Errors: 400 invalid body (missing account_id or recipient, bad address, unknown mailbox or step),
-// 401, 403 missing scope or permission, 404 unknown campaign, 429.
+// Errors: 400 invalid body (missing account_id or recipient, bad address, unknown or inactive mailbox,
+// unknown or non-email step, unresolved_variables naming them, recipient_suppressed), 401, 403 missing
+// scope or permission, 404 unknown campaign, 429.
 //
 // POST /campaigns/{id}/test-email
 func (c *Client) CampaignsSendTestEmail(ctx context.Context, request *CampaignTestEmailRequest, params CampaignsSendTestEmailParams, options ...RequestOption) (*CampaignTestEmailResult, error) {
@@ -24188,11 +24235,24 @@ func (c *Client) sendCampaignsStop(ctx context.Context, params CampaignsStopPara
 
 // CampaignsTemplatePreview invokes campaigns_template_preview operation.
 //
-// Renders a subject and bodies for one contact (a stored contact_id or an inline contact) and returns
-// the result with the sender it would use, the attachments of the step, template errors and unresolved
-// variables. Campaign, step and mailbox ids give the context; nothing is stored or sent.
+// Renders a subject and bodies for one contact (a stored contact_id or an inline contact, not both;
+// with neither, every contact variable is unresolved unless it has a fallback) and returns the result
+// with the sender it would use, the attachments of the step and the variables that did not resolve.
+// subject, body_html and body_plain are the content; when all three are empty and step_id is given,
+// the step's own content is rendered. campaign_id gives the campaign's name, UTM tagging and text_only
+// (no HTML part); step_id (which needs campaign_id) gives the step's thread subject ("Re: " and the
+// first email step's subject for a thread reply) and files; account_id is the sender (else the
+// campaign's first sender, else the organization's first mailbox). Rendering is deterministic: the
+// same contact and step pick the same spintax options every time, as the real send does. Nothing is
+// stored or sent.
 //
-// Errors: 400 invalid body or template, 401, 403 missing scope or permission, 429.
+// Content that does not compile answers 400 invalid_template naming the part, the rule and the line
+// and column (the same check a send makes). errors lists what would still stop the message from being
+// sent besides unresolved variables (an empty body, an empty subject on a message that starts a
+// thread). Link tracking tickets are not applied in a preview.
+//
+// Errors: 400 invalid body or template (invalid_template), 401, 403 missing scope or permission, 404
+// unknown contact, campaign, step or mailbox, 429.
 //
 // POST /campaign-template-preview
 func (c *Client) CampaignsTemplatePreview(ctx context.Context, request *TemplatePreviewRequest, options ...RequestOption) (*TemplatePreview, error) {
@@ -24335,11 +24395,18 @@ func (c *Client) sendCampaignsTemplatePreview(ctx context.Context, request *Temp
 
 // CampaignsTest invokes campaigns_test operation.
 //
-// Runs the campaign's sequence for real against one prospect (prospect_email or contact_id, optionally
-// from mailbox_id) and answers 202 with the test run; app_action steps call the app connection and
-// wait_for_event steps wait for the event. Sends real mail. Needs SEND_CAMPAIGNS.
+// Runs the campaign's sequence for real against one prospect and answers 202 with the test run. One of
+// prospect_email or contact_id is required: mail goes to prospect_email (default: the contact's
+// address) and is personalised from contact_id, else from the contact with that address, else from the
+// address alone (contact_id is then the zero UUID). It goes out from mailbox_id (default: the
+// campaign's first active sender). Email steps are sent one at a time through the send pipeline, each
+// after the previous one has left, with every wait compressed to a few seconds; thread replies carry
+// In-Reply-To and References of the run's earlier messages. A step whose message has an unresolved
+// variable, or that the pipeline refuses, fails the step and the run. Campaigns with app_action or
+// wait_for_event steps cannot be tested yet. Sends real mail. Needs SEND_CAMPAIGNS.
 //
-// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown campaign, 429.
+// Errors: 400 invalid body, campaign_invalid (no email step, an app_action or wait_for_event step, no
+// usable mailbox), 401, 403 missing scope or permission, 404 unknown campaign or contact, 429.
 //
 // POST /campaigns/{id}/test
 func (c *Client) CampaignsTest(ctx context.Context, request *StartCampaignTest, params CampaignsTestParams, options ...RequestOption) (*CampaignTestRun, error) {

@@ -24327,6 +24327,18 @@ func (s *CampaignTestStep) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.TaskID.Set {
+			e.FieldStart("task_id")
+			s.TaskID.Encode(e)
+		}
+	}
+	{
+		if s.MessageID.Set {
+			e.FieldStart("message_id")
+			s.MessageID.Encode(e)
+		}
+	}
+	{
 		if s.OutputKey.Set {
 			e.FieldStart("output_key")
 			s.OutputKey.Encode(e)
@@ -24364,7 +24376,7 @@ func (s *CampaignTestStep) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfCampaignTestStep = [13]string{
+var jsonFieldsNameOfCampaignTestStep = [15]string{
 	0:  "step_id",
 	1:  "name",
 	2:  "kind",
@@ -24372,12 +24384,14 @@ var jsonFieldsNameOfCampaignTestStep = [13]string{
 	4:  "outcome",
 	5:  "detail",
 	6:  "step_run_id",
-	7:  "output_key",
-	8:  "output",
-	9:  "event_name",
-	10: "started_at",
-	11: "completed_at",
-	12: "error",
+	7:  "task_id",
+	8:  "message_id",
+	9:  "output_key",
+	10: "output",
+	11: "event_name",
+	12: "started_at",
+	13: "completed_at",
+	14: "error",
 }
 
 // Decode decodes CampaignTestStep from json.
@@ -24462,6 +24476,26 @@ func (s *CampaignTestStep) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"step_run_id\"")
+			}
+		case "task_id":
+			if err := func() error {
+				s.TaskID.Reset()
+				if err := s.TaskID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"task_id\"")
+			}
+		case "message_id":
+			if err := func() error {
+				s.MessageID.Reset()
+				if err := s.MessageID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"message_id\"")
 			}
 		case "output_key":
 			if err := func() error {

@@ -9583,6 +9583,8 @@ func decodeCampaignsListStepsParams(args [1]string, argsEscaped bool, r *http.Re
 type CampaignsListTestRunsParams struct {
 	ID    uuid.UUID
 	Limit OptInt `json:",omitempty,omitzero"`
+	// The next_cursor of the previous page (the id of its last run).
+	Cursor OptUUID `json:",omitempty,omitzero"`
 }
 
 func unpackCampaignsListTestRunsParams(packed middleware.Parameters) (params CampaignsListTestRunsParams) {
@@ -9600,6 +9602,15 @@ func unpackCampaignsListTestRunsParams(packed middleware.Parameters) (params Cam
 		}
 		if v, ok := packed[key]; ok {
 			params.Limit = v.(OptInt)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "cursor",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Cursor = v.(OptUUID)
 		}
 	}
 	return params
@@ -9714,6 +9725,47 @@ func decodeCampaignsListTestRunsParams(args [1]string, argsEscaped bool, r *http
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "limit",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: cursor.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "cursor",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotCursorVal uuid.UUID
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToUUID(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCursorVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Cursor.SetTo(paramsDotCursorVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "cursor",
 			In:   "query",
 			Err:  err,
 		}

@@ -10803,9 +10803,10 @@ func (s *CampaignTestEmailResult) SetAccountID(val OptUUID) {
 
 // Ref: #/components/schemas/CampaignTestRun
 type CampaignTestRun struct {
-	ID             uuid.UUID                   `json:"id"`
-	OrganizationID OptUUID                     `json:"organization_id"`
-	CampaignID     uuid.UUID                   `json:"campaign_id"`
+	ID             uuid.UUID `json:"id"`
+	OrganizationID OptUUID   `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	// The contact the run is personalised from; the zero UUID when it uses the prospect's address alone.
 	ContactID      uuid.UUID                   `json:"contact_id"`
 	EmailAccountID OptUUID                     `json:"email_account_id"`
 	ProspectEmail  string                      `json:"prospect_email"`
@@ -11067,13 +11068,17 @@ func (s *CampaignTestRunState) UnmarshalText(data []byte) error {
 
 // Ref: #/components/schemas/CampaignTestStep
 type CampaignTestStep struct {
-	StepID      uuid.UUID                 `json:"step_id"`
-	Name        OptString                 `json:"name"`
-	Kind        string                    `json:"kind"`
-	State       CampaignTestStepState     `json:"state"`
-	Outcome     OptString                 `json:"outcome"`
-	Detail      OptString                 `json:"detail"`
-	StepRunID   OptUUID                   `json:"step_run_id"`
+	StepID    uuid.UUID             `json:"step_id"`
+	Name      OptString             `json:"name"`
+	Kind      string                `json:"kind"`
+	State     CampaignTestStepState `json:"state"`
+	Outcome   OptString             `json:"outcome"`
+	Detail    OptString             `json:"detail"`
+	StepRunID OptUUID               `json:"step_run_id"`
+	// The send task of an email step once it was handed to the send pipeline.
+	TaskID OptUUID `json:"task_id"`
+	// The Message-ID of an email step's message (later thread replies answer it).
+	MessageID   OptString                 `json:"message_id"`
 	OutputKey   OptString                 `json:"output_key"`
 	Output      OptCampaignTestStepOutput `json:"output"`
 	EventName   OptString                 `json:"event_name"`
@@ -11115,6 +11120,16 @@ func (s *CampaignTestStep) GetDetail() OptString {
 // GetStepRunID returns the value of StepRunID.
 func (s *CampaignTestStep) GetStepRunID() OptUUID {
 	return s.StepRunID
+}
+
+// GetTaskID returns the value of TaskID.
+func (s *CampaignTestStep) GetTaskID() OptUUID {
+	return s.TaskID
+}
+
+// GetMessageID returns the value of MessageID.
+func (s *CampaignTestStep) GetMessageID() OptString {
+	return s.MessageID
 }
 
 // GetOutputKey returns the value of OutputKey.
@@ -11180,6 +11195,16 @@ func (s *CampaignTestStep) SetDetail(val OptString) {
 // SetStepRunID sets the value of StepRunID.
 func (s *CampaignTestStep) SetStepRunID(val OptUUID) {
 	s.StepRunID = val
+}
+
+// SetTaskID sets the value of TaskID.
+func (s *CampaignTestStep) SetTaskID(val OptUUID) {
+	s.TaskID = val
+}
+
+// SetMessageID sets the value of MessageID.
+func (s *CampaignTestStep) SetMessageID(val OptString) {
+	s.MessageID = val
 }
 
 // SetOutputKey sets the value of OutputKey.

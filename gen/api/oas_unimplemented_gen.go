@@ -1262,9 +1262,10 @@ func (UnimplementedHandler) AutomationsUpdate(ctx context.Context, req *Automati
 // CampaignsCancelTestRun implements campaigns_cancel_test_run operation.
 //
 // Stops a test run that is still running or waiting and returns it in state cancelled; no further step
-// of it is sent. Needs SEND_CAMPAIGNS.
+// of it is sent, and a step message still queued is cancelled. Needs SEND_CAMPAIGNS.
 //
-// Errors: 401, 403 missing scope or permission, 404 unknown campaign or test run, 429.
+// Errors: 400 test_run_finished (the run already completed, failed or was cancelled), 401, 403 missing
+// scope or permission, 404 unknown campaign or test run, 429.
 //
 // POST /campaigns/{id}/test-runs/{runId}/cancel
 func (UnimplementedHandler) CampaignsCancelTestRun(ctx context.Context, params CampaignsCancelTestRunParams) (r *CampaignTestRun, _ error) {
@@ -1585,9 +1586,9 @@ func (UnimplementedHandler) CampaignsListSteps(ctx context.Context, params Campa
 
 // CampaignsListTestRuns implements campaigns_list_test_runs operation.
 //
-// Returns the campaign's test runs with their state (running, waiting_for_event, completed, failed,
-// cancelled) and per-step progress, under data with next_cursor and has_more; limit 1 to 100. Needs
-// READ_CAMPAIGNS.
+// Returns the campaign's test runs newest first with their state (running, waiting_for_event,
+// completed, failed, cancelled) and per-step progress, under data with next_cursor and has_more; limit
+// 1 to 100 (default 20); cursor is the next_cursor of the previous page. Needs READ_CAMPAIGNS.
 //
 // Errors: 400 bad cursor or limit, 401, 403 missing scope or permission, 404 unknown campaign, 429.
 //
@@ -1697,11 +1698,15 @@ func (UnimplementedHandler) CampaignsRunPreflight(ctx context.Context, params Ca
 
 // CampaignsSendTestEmail implements campaigns_send_test_email operation.
 //
-// Sends a step of the campaign (optional step_id) as a real email from the mailbox account_id to
-// recipient, rendered for that address. The answer repeats the recipient, subject and mailbox used.
+// Sends a step of the campaign (optional step_id, default the first email step) as a real email from
+// the mailbox account_id to recipient, with the step's files. It is rendered for the contact with the
+// recipient's address, else for the campaign's first lead, else with only the address known; a
+// variable that does not resolve refuses the send. The answer repeats the recipient, subject and
+// mailbox used.
 //
-// Errors: 400 invalid body (missing account_id or recipient, bad address, unknown mailbox or step),
-// 401, 403 missing scope or permission, 404 unknown campaign, 429.
+// Errors: 400 invalid body (missing account_id or recipient, bad address, unknown or inactive mailbox,
+// unknown or non-email step, unresolved_variables naming them, recipient_suppressed), 401, 403 missing
+// scope or permission, 404 unknown campaign, 429.
 //
 // POST /campaigns/{id}/test-email
 func (UnimplementedHandler) CampaignsSendTestEmail(ctx context.Context, req *CampaignTestEmailRequest, params CampaignsSendTestEmailParams) (r *CampaignTestEmailResult, _ error) {
@@ -1745,11 +1750,24 @@ func (UnimplementedHandler) CampaignsStop(ctx context.Context, params CampaignsS
 
 // CampaignsTemplatePreview implements campaigns_template_preview operation.
 //
-// Renders a subject and bodies for one contact (a stored contact_id or an inline contact) and returns
-// the result with the sender it would use, the attachments of the step, template errors and unresolved
-// variables. Campaign, step and mailbox ids give the context; nothing is stored or sent.
+// Renders a subject and bodies for one contact (a stored contact_id or an inline contact, not both;
+// with neither, every contact variable is unresolved unless it has a fallback) and returns the result
+// with the sender it would use, the attachments of the step and the variables that did not resolve.
+// subject, body_html and body_plain are the content; when all three are empty and step_id is given,
+// the step's own content is rendered. campaign_id gives the campaign's name, UTM tagging and text_only
+// (no HTML part); step_id (which needs campaign_id) gives the step's thread subject ("Re: " and the
+// first email step's subject for a thread reply) and files; account_id is the sender (else the
+// campaign's first sender, else the organization's first mailbox). Rendering is deterministic: the
+// same contact and step pick the same spintax options every time, as the real send does. Nothing is
+// stored or sent.
 //
-// Errors: 400 invalid body or template, 401, 403 missing scope or permission, 429.
+// Content that does not compile answers 400 invalid_template naming the part, the rule and the line
+// and column (the same check a send makes). errors lists what would still stop the message from being
+// sent besides unresolved variables (an empty body, an empty subject on a message that starts a
+// thread). Link tracking tickets are not applied in a preview.
+//
+// Errors: 400 invalid body or template (invalid_template), 401, 403 missing scope or permission, 404
+// unknown contact, campaign, step or mailbox, 429.
 //
 // POST /campaign-template-preview
 func (UnimplementedHandler) CampaignsTemplatePreview(ctx context.Context, req *TemplatePreviewRequest) (r *TemplatePreview, _ error) {
@@ -1758,11 +1776,18 @@ func (UnimplementedHandler) CampaignsTemplatePreview(ctx context.Context, req *T
 
 // CampaignsTest implements campaigns_test operation.
 //
-// Runs the campaign's sequence for real against one prospect (prospect_email or contact_id, optionally
-// from mailbox_id) and answers 202 with the test run; app_action steps call the app connection and
-// wait_for_event steps wait for the event. Sends real mail. Needs SEND_CAMPAIGNS.
+// Runs the campaign's sequence for real against one prospect and answers 202 with the test run. One of
+// prospect_email or contact_id is required: mail goes to prospect_email (default: the contact's
+// address) and is personalised from contact_id, else from the contact with that address, else from the
+// address alone (contact_id is then the zero UUID). It goes out from mailbox_id (default: the
+// campaign's first active sender). Email steps are sent one at a time through the send pipeline, each
+// after the previous one has left, with every wait compressed to a few seconds; thread replies carry
+// In-Reply-To and References of the run's earlier messages. A step whose message has an unresolved
+// variable, or that the pipeline refuses, fails the step and the run. Campaigns with app_action or
+// wait_for_event steps cannot be tested yet. Sends real mail. Needs SEND_CAMPAIGNS.
 //
-// Errors: 400 invalid body, 401, 403 missing scope or permission, 404 unknown campaign, 429.
+// Errors: 400 invalid body, campaign_invalid (no email step, an app_action or wait_for_event step, no
+// usable mailbox), 401, 403 missing scope or permission, 404 unknown campaign or contact, 429.
 //
 // POST /campaigns/{id}/test
 func (UnimplementedHandler) CampaignsTest(ctx context.Context, req *StartCampaignTest, params CampaignsTestParams) (r *CampaignTestRun, _ error) {

@@ -65,60 +65,6 @@ func (q *Queries) CampaignAttachmentInsert(ctx context.Context, db DBTX, arg Cam
 	return created_at, err
 }
 
-const campaignAttachmentsForStep = `-- name: CampaignAttachmentsForStep :many
-SELECT id, step_id, filename, mime_type, size, sha256, content, created_at FROM campaign_attachments
-WHERE organization_id = $1 AND campaign_id = $2
-  AND (step_id IS NULL OR step_id = $3)
-ORDER BY step_id NULLS FIRST, created_at, id
-`
-
-type CampaignAttachmentsForStepParams struct {
-	OrganizationID uuid.UUID     `json:"organization_id"`
-	CampaignID     uuid.UUID     `json:"campaign_id"`
-	StepID         uuid.NullUUID `json:"step_id"`
-}
-
-type CampaignAttachmentsForStepRow struct {
-	ID        uuid.UUID     `json:"id"`
-	StepID    uuid.NullUUID `json:"step_id"`
-	Filename  string        `json:"filename"`
-	MimeType  string        `json:"mime_type"`
-	Size      int32         `json:"size"`
-	Sha256    []byte        `json:"sha256"`
-	Content   []byte        `json:"content"`
-	CreatedAt time.Time     `json:"created_at"`
-}
-
-// The files a send of one step carries: the campaign-level ones and the step's own, with their content.
-func (q *Queries) CampaignAttachmentsForStep(ctx context.Context, db DBTX, arg CampaignAttachmentsForStepParams) ([]CampaignAttachmentsForStepRow, error) {
-	rows, err := db.Query(ctx, campaignAttachmentsForStep, arg.OrganizationID, arg.CampaignID, arg.StepID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []CampaignAttachmentsForStepRow{}
-	for rows.Next() {
-		var i CampaignAttachmentsForStepRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.StepID,
-			&i.Filename,
-			&i.MimeType,
-			&i.Size,
-			&i.Sha256,
-			&i.Content,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const campaignAttachmentsOf = `-- name: CampaignAttachmentsOf :many
 
 SELECT id, step_id, filename, mime_type, size, sha256, created_at FROM campaign_attachments

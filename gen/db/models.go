@@ -304,7 +304,7 @@ type CampaignTestRun struct {
 	OrganizationID uuid.UUID       `json:"organization_id"`
 	CampaignID     uuid.UUID       `json:"campaign_id"`
 	ID             uuid.UUID       `json:"id"`
-	ContactID      uuid.UUID       `json:"contact_id"`
+	ContactID      uuid.NullUUID   `json:"contact_id"`
 	MailboxID      uuid.NullUUID   `json:"mailbox_id"`
 	ProspectEmail  string          `json:"prospect_email"`
 	State          string          `json:"state"`
@@ -318,6 +318,7 @@ type CampaignTestRun struct {
 	CreatedAt      time.Time       `json:"created_at"`
 	UpdatedAt      time.Time       `json:"updated_at"`
 	CompletedAt    *time.Time      `json:"completed_at"`
+	ErrorFix       string          `json:"error_fix"`
 }
 
 type CampaignVariant struct {

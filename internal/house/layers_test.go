@@ -26,6 +26,7 @@ var areaEdges = map[string]string{
 	"audience->eventing":  "verification runs raise bulk_operation events into the outbox",
 	"campaigns->audience": "campaigns send to contacts: addresses are read the way contacts store them",
 	"campaigns->eventing": "campaign changes raise campaign.* events into the outbox",
+	"campaigns->mail":     "campaign messages go out from mailboxes through the send pipeline (sending.Enqueue)",
 	"campaigns->trail":    "campaign changes are recorded in the audit log",
 	"eventing->identity":  "event families are gated by permission scopes, and realtime admits principals",
 	"eventing->trail":     "verifying a webhook endpoint is recorded in the audit log",

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/outflowhq/outflow/internal/audience/verify"
+	"github.com/outflowhq/outflow/internal/campaigns/testrun"
 	"github.com/outflowhq/outflow/internal/eventing/delivery"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/realtime"
@@ -84,6 +85,8 @@ type parts struct {
 	deliver  *delivery.Deliverer
 	idem     *idempotency.Store
 	metrics  *prometheus.Registry
+	// testRuns starts campaign test runs (API) and carries them forward (workers), with the configured waits.
+	testRuns *testrun.Runner
 }
 
 // New builds the process opts ask for. On error, whatever was built is released.
@@ -130,6 +133,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Optio
 	p.outbox = events.NewOutbox(p.jobs)
 	p.webhooks, p.deliver = webhookDelivery(cfg, p.pool, logger, p.keyring, p.jobs)
 	p.idem = idempotency.NewStore(p.pool, logger)
+	p.testRuns = testrun.NewRunner(p.pool, cfg.TestRunWait)
 	if opts.Work {
 		if a.Workers, err = newWorkers(p); err != nil {
 			return nil, err

@@ -27,6 +27,7 @@ func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
 		Verifier:      p.verifier,
 		Sending:       sending.New(p.pool, p.creds, p.dialer, p.logger, p.cfg.DomainAuthGrace),
 		Syncer:        mailsync.NewSyncer(p.pool, p.creds, p.dialer, p.logger),
+		TestRuns:      p.testRuns,
 		Resolver:      p.resolver,
 		TrackingHost:  p.cfg.TrackingHost,
 	}, jobs.Options{Work: true, MaxWorkers: p.cfg.JobWorkers, SoftStopTimeout: p.cfg.ShutdownTimeout / 2})

@@ -90,6 +90,7 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 		Provider: oauthProvider, Pool: p.pool, Authenticator: authn, Flows: flows, TwoFactor: twoFactor,
 		Keyring: keyring, Secret: cfg.SecretKey, PublicURL: cfg.PublicURL, Logger: d.Logger,
 	})
+	campaigns := campaign.NewStore(outbox, cfg.DailyCampaigns, nil)
 	handler := handlers.New(handlers.Deps{
 		Logger:              d.Logger,
 		System:              handlers.NewSystem(p.pool, d.Logger, zones),
@@ -115,7 +116,7 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 		ContactFeeds:        handlers.NewContactFeeds(p.pool, cfg.SecretKey),
 		Segments:            handlers.NewSegments(p.pool, cfg.SecretKey),
 		Labels:              handlers.NewLabels(p.pool),
-		Campaigns: handlers.NewCampaigns(p.pool, campaign.NewStore(outbox, cfg.DailyCampaigns, nil),
+		Campaigns: handlers.NewCampaigns(p.pool, campaigns,
 			handlers.CampaignTracking{Resolver: p.resolver, Host: cfg.TrackingHost}),
 		Mailboxes: handlers.NewMailboxes(p.pool, keyring, outbox, inserter, handlers.MailboxOptions{
 			Dialer: p.dialer, Resolver: p.resolver, MaxMailboxes: cfg.MaxMailboxes,
@@ -123,6 +124,7 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 			Credentials: p.creds, AppURL: cfg.AppURL}),
 		CampaignEstimates: handlers.NewCampaignEstimates(p.pool, cfg.DomainAuthGrace),
 		CampaignChecks:    handlers.NewCampaignChecks(p.pool),
+		CampaignTests:     handlers.NewCampaignTests(p.pool, campaigns, inserter, p.testRuns),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {

@@ -138,21 +138,6 @@ func (s *Store) DeleteAttachment(ctx context.Context, tx pgx.Tx, org, id, fileID
 	return s.changed(ctx, tx, row, map[string]any{"fields": []string{"attachments"}, "change": "attachment_deleted", "attachment_id": fileID})
 }
 
-// Attachments reads the files a send of step carries, with their content: the campaign-level files first,
-// then the step's own, each group oldest first. The sequence engine and test sends attach them.
-func Attachments(ctx context.Context, tx pgx.Tx, org, campaign, step uuid.UUID) ([]File, error) {
-	rows, err := queries.CampaignAttachmentsForStep(ctx, tx, dbq.CampaignAttachmentsForStepParams{OrganizationID: org,
-		CampaignID: campaign, StepID: uuid.NullUUID{UUID: step, Valid: true}})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]File, len(rows))
-	for i, r := range rows {
-		out[i] = File{ID: r.ID, StepID: r.StepID, Filename: r.Filename, MimeType: r.MimeType, Size: r.Size,
-			SHA256: r.Sha256, Content: r.Content, CreatedAt: r.CreatedAt}
-	}
-	return out, nil
-}
 
 // cleanFilename keeps the last element of a declared file name without control characters, invalid UTF-8 or
 // surrounding spaces, cut to maxFilename characters with its extension kept; nothing left is "attachment".

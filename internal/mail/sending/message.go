@@ -25,8 +25,9 @@ func MessageID(task uuid.UUID, senderEmail string) string {
 	return task.String() + "@" + domain
 }
 
-// sender is the address a mailbox's mail goes out as: its verified send-as alias when one is chosen.
-func sender(m dbq.Mailbox) string {
+// FromAddress is the address a mailbox's mail goes out as: its verified send-as alias when one is chosen.
+// Composing a campaign message shows it as the sender, so a preview names the address the pipeline uses.
+func FromAddress(m dbq.Mailbox) string {
 	if m.SendAsEmail != "" {
 		return m.SendAsEmail
 	}

@@ -99,7 +99,7 @@ func Enqueue(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mailbox
 // (the tasks in one batch, their jobs in one insert). The tasks come back in the order of msgs.
 func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mailbox, msgs []Message) ([]dbq.SendTask, error) {
 	now := time.Now()
-	from := sender(m)
+	from := FromAddress(m)
 	params := make([]dbq.SendTaskInsertParams, len(msgs))
 	inserts := make([]river.InsertManyParams, len(msgs))
 	for i, msg := range msgs {

@@ -118,6 +118,10 @@ type Config struct {
 	// DailyCampaigns is how many campaigns an organization may create (or duplicate) per UTC day; one more
 	// answers 429 campaign_daily_limit. Env: OUTFLOW_DAILY_CAMPAIGNS, default 100 (1 to 100000).
 	DailyCampaigns int
+	// TestRunWait is how long each wait of a campaign test run lasts (a follow-up's days, a wait step's
+	// minutes); 0 keeps the campaigns' documented default of a few seconds. Env: OUTFLOW_TEST_RUN_WAIT, a
+	// duration from 0s to 1h.
+	TestRunWait time.Duration
 
 	// Google, Apple and OIDC configure social sign-in; a provider with no client id is disabled.
 	Google ProviderConfig
@@ -324,6 +328,14 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	c.DailyCampaigns = int(dailyCampaigns)
+	if raw := strings.TrimSpace(getenv("OUTFLOW_TEST_RUN_WAIT")); raw != "" {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 0 || d > time.Hour {
+			errs = append(errs, fmt.Errorf("OUTFLOW_TEST_RUN_WAIT %q must be a duration between 0s and 1h (for example 5s)", raw))
+		} else {
+			c.TestRunWait = d
+		}
+	}
 
 	mailProvider := func(prefix string, def MailboxOAuthConfig) MailboxOAuthConfig {
 		v := func(name, fallback string) string { return cmp.Or(strings.TrimSpace(getenv(prefix+name)), fallback) }

@@ -134,9 +134,10 @@ func TestLoadMailboxSettings(t *testing.T) {
 	require.Equal(t, 100, c.DailyCampaigns)
 	require.Empty(t, c.TrackingHost)
 	require.Equal(t, 72*time.Hour, c.DomainAuthGrace)
+	require.Zero(t, c.TestRunWait, "the campaigns' own default")
 	c, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_ALLOW_INSECURE_MAIL": "1",
 		"OUTFLOW_MAIL_CA_FILE": " /etc/outflow/ca.pem ", "OUTFLOW_MAX_MAILBOXES": "3", "OUTFLOW_TRACKING_HOST": "T.Outflow.dev.",
-		"OUTFLOW_DOMAIN_AUTH_GRACE": "24h", "OUTFLOW_DAILY_CAMPAIGNS": "7"}))
+		"OUTFLOW_DOMAIN_AUTH_GRACE": "24h", "OUTFLOW_DAILY_CAMPAIGNS": "7", "OUTFLOW_TEST_RUN_WAIT": "750ms"}))
 	require.NoError(t, err)
 	require.True(t, c.AllowInsecureMail)
 	require.Equal(t, "/etc/outflow/ca.pem", c.MailCAFile)
@@ -144,10 +145,13 @@ func TestLoadMailboxSettings(t *testing.T) {
 	require.Equal(t, 7, c.DailyCampaigns)
 	require.Equal(t, "t.outflow.dev", c.TrackingHost)
 	require.Equal(t, 24*time.Hour, c.DomainAuthGrace)
+	require.Equal(t, 750*time.Millisecond, c.TestRunWait)
 	_, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_ALLOW_INSECURE_MAIL": "maybe",
-		"OUTFLOW_MAX_MAILBOXES": "0", "OUTFLOW_TRACKING_HOST": "https://t.x", "OUTFLOW_DOMAIN_AUTH_GRACE": "forever", "OUTFLOW_DAILY_CAMPAIGNS": "0"}))
+		"OUTFLOW_MAX_MAILBOXES": "0", "OUTFLOW_TRACKING_HOST": "https://t.x", "OUTFLOW_DOMAIN_AUTH_GRACE": "forever", "OUTFLOW_DAILY_CAMPAIGNS": "0",
+		"OUTFLOW_TEST_RUN_WAIT": "2h"}))
 	require.ErrorContains(t, err, "OUTFLOW_ALLOW_INSECURE_MAIL")
 	require.ErrorContains(t, err, "OUTFLOW_TRACKING_HOST")
+	require.ErrorContains(t, err, "OUTFLOW_TEST_RUN_WAIT")
 	require.ErrorContains(t, err, "OUTFLOW_DOMAIN_AUTH_GRACE")
 	require.ErrorContains(t, err, "OUTFLOW_MAX_MAILBOXES")
 	require.ErrorContains(t, err, "OUTFLOW_DAILY_CAMPAIGNS")

@@ -1,0 +1,24 @@
+// Package compose is the one place a campaign message is composed for a contact: the template preview, the
+// test email and test runs compose through it now, and the sequence engine will, so what a person previews is
+// what a prospect receives.
+//
+// Compose is a pure function of its Input: the contact (standard fields and custom fields), the sending
+// mailbox (name, send-as address, signatures), the campaign (name, UTM tagging when utm_tracking is on,
+// text_only), App values, and the step with its sequence. It renders the step's subject, plain body and HTML
+// body, or the content given in its place (an A/B variant's, or a preview's text). The load functions read those
+// inputs, and the files a step sends, from the organization's rows.
+//
+// Rules:
+//   - The spintax seed is template.Seed(contact id, step id), so every render of a (contact, step) picks the
+//     same words: a preview, a test send and the real send agree.
+//   - A thread_reply step whose subject is empty, or the same as the conversation's, takes the conversation's
+//     subject: "Re: " and the first email step's subject rendered for the same contact (with that step's seed).
+//     Message.ThreadReply tells the sender to carry In-Reply-To and References of the earlier messages.
+//   - text_only campaigns get no HTML part; their HTML body is not even parsed.
+//   - UTM tagging applies when the campaign's utm_tracking is on. Link tracking is not applied here:
+//     Options.Links stays nil until tracking tickets and the /t/ redirect arrive with the tracking issue, so a
+//     link_tracking campaign's links go out as written (UTM-tagged when tagging is on).
+//   - Content that does not compile is a 400 invalid_template naming the part, the rule and its position.
+//   - Message.Sendable refuses a message with an unresolved variable (listing them) or nothing to send;
+//     every path that enqueues calls it, so such a message is never enqueued.
+package compose
