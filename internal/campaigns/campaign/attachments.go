@@ -138,7 +138,6 @@ func (s *Store) DeleteAttachment(ctx context.Context, tx pgx.Tx, org, id, fileID
 	return s.changed(ctx, tx, row, map[string]any{"fields": []string{"attachments"}, "change": "attachment_deleted", "attachment_id": fileID})
 }
 
-
 // cleanFilename keeps the last element of a declared file name without control characters, invalid UTF-8 or
 // surrounding spaces, cut to maxFilename characters with its extension kept; nothing left is "attachment".
 func cleanFilename(name string) string {
