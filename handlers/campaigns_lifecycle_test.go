@@ -102,8 +102,25 @@ func TestCampaignDuplicateCopiesTheSettingsAndLeavesOutProgress(t *testing.T) {
 		status = 'active' WHERE id = $1`, src.ID)
 	campExec(t, env, org, "INSERT INTO campaign_logs (organization_id, campaign_id, id, event_type) VALUES ($1, $2, $3, 'sent')", org, src.ID, uuid.New())
 
+	// A variant and a file of the second step, and a file of the whole campaign.
+	srcSteps := stepIDs(t, env, org, src.ID)
+	_, err = c.CampaignsCreateAbVariant(ctx, &api.CampaignABVariantCreate{Name: "B", StepID: api.NewOptUUID(srcSteps[1]),
+		BodyPlain: api.NewOptString("Again, shorter")}, api.CampaignsCreateAbVariantParams{ID: src.ID})
+	require.NoError(t, err)
+	for _, step := range []any{nil, srcSteps[1]} {
+		campExec(t, env, org, `INSERT INTO campaign_attachments (organization_id, campaign_id, id, step_id, filename, mime_type, size, sha256, content)
+			VALUES ($1, $2, $3, $4, 'a.pdf', 'application/pdf', 3, sha256('pdf'), 'pdf')`, org, src.ID, uuid.New(), step)
+	}
+
 	cp, err := c.CampaignsDuplicate(ctx, api.OptCampaignDuplicateRequest{}, api.CampaignsDuplicateParams{ID: src.ID})
 	require.NoError(t, err)
+	cpSteps := stepIDs(t, env, org, cp.ID)
+	require.Len(t, cpSteps, 2)
+	require.NotEqual(t, srcSteps[1], cpSteps[1], "the copy's steps are its own")
+	require.Equal(t, 1, campCount(t, env, org, "SELECT count(*) FROM campaign_variants WHERE campaign_id = $1 AND step_id = $2", cp.ID, cpSteps[1]),
+		"a step's variant follows its step into the copy")
+	require.Equal(t, 1, campCount(t, env, org, "SELECT count(*) FROM campaign_attachments WHERE campaign_id = $1 AND step_id = $2", cp.ID, cpSteps[1]))
+	require.Equal(t, 1, campCount(t, env, org, "SELECT count(*) FROM campaign_attachments WHERE campaign_id = $1 AND step_id IS NULL", cp.ID))
 	require.Equal(t, "Launch (copy)", cp.Name)
 	require.Equal(t, api.CampaignStatusDraft, cp.Status)
 	require.Equal(t, 80, cp.DailyLimit.Value)
