@@ -2089,6 +2089,7 @@ CREATE TABLE public.send_tasks (
     counted_day date,
     failed_at timestamp with time zone,
     attachment_ids uuid[] DEFAULT '{}'::uuid[] NOT NULL,
+    signed boolean DEFAULT false NOT NULL,
     CONSTRAINT send_tasks_attachment_ids_check CHECK ((cardinality(attachment_ids) <= 20)),
     CONSTRAINT send_tasks_attempts_check CHECK (((attempts >= 0) AND (attempts <= 100))),
     CONSTRAINT send_tasks_bcc_check CHECK ((cardinality(bcc) <= 50)),

@@ -232,6 +232,9 @@ func TestTestEmailArrivesRenderedWithTheStepsFiles(t *testing.T) {
 	r := newSendRig(t, nil)
 	r.file(t, "pricing.pdf", uuid.Nil, time.Minute)
 	r.file(t, "deck.pdf", r.steps[0], 0)
+	// The mailbox appends its signature to what it sends, unless the template placed it already.
+	_, err := r.c.MailboxesUpdate(context.Background(), &api.MailboxUpdate{SignatureSync: api.NewOptBool(true)}, api.MailboxesUpdateParams{ID: r.box.ID})
+	require.NoError(t, err)
 	r.env.StartWorkers(t)
 	preview := r.preview(t, api.TemplatePreviewRequest{CampaignID: api.NewOptUUID(r.camp.ID), StepID: api.NewOptUUID(r.steps[0]),
 		ContactID: api.NewOptUUID(r.contact.ID)})
@@ -249,7 +252,7 @@ func TestTestEmailArrivesRenderedWithTheStepsFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, preview.Subject.Value, subject)
 	require.Equal(t, preview.BodyPlain.Value, strings.TrimSpace(strings.ReplaceAll(m.plain, "\r\n", "\n")))
-	require.Contains(t, m.html, "<p>Ada &amp; team</p>")
+	require.Equal(t, 1, strings.Count(m.html, "<p>Ada &amp; team</p>"), "a placed signature is not appended again")
 	require.Equal(t, []string{"pricing.pdf", "deck.pdf"}, m.files)
 	require.Equal(t, int64(1), orgInt(t, r.env, r.org, "SELECT count(*) FROM audit_log WHERE action = 'send' AND event = 'campaign.test_email' AND target_id = $1", r.camp.ID.String()))
 
@@ -264,7 +267,8 @@ func TestTestEmailArrivesRenderedWithTheStepsFiles(t *testing.T) {
 	require.Eventually(t, func() bool { return r.smtp.Count() == 2 }, 20*time.Second, 50*time.Millisecond)
 	second := parseReceived(t, r.smtp.Messages()[1])
 	require.Equal(t, "qa@example.net", second.to)
-	require.Equal(t, "Any thoughts, Grace?", strings.TrimSpace(second.plain))
+	require.Equal(t, "Any thoughts, Grace?\n\n-- \nAda\nOutflow", strings.TrimSpace(strings.ReplaceAll(second.plain, "\r\n", "\n")),
+		"a step that places no signature gets the mailbox's appended")
 	require.Equal(t, []string{"pricing.pdf"}, second.files, "the second step carries only the campaign's file")
 }
 

@@ -246,6 +246,8 @@ ALTER TABLE campaign_leads ADD CONSTRAINT campaign_leads_hold_reason CHECK (leng
 -- Files a send task carries (campaign attachments by id, read when the message is built; a file deleted
 -- before then is left out).
 ALTER TABLE send_tasks ADD COLUMN attachment_ids uuid[] NOT NULL DEFAULT '{}' CHECK (cardinality(attachment_ids) <= 20);
+-- The bodies already carry the mailbox's signature (a template placed it): signature_sync appends none.
+ALTER TABLE send_tasks ADD COLUMN signed boolean NOT NULL DEFAULT false;
 
 -- +goose StatementBegin
 CREATE FUNCTION campaign_leads_had_leads() RETURNS trigger
@@ -282,7 +284,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON campaign_labels, campaign_steps, campaig
   campaign_logs, campaign_preflight_reports, campaign_test_runs, campaign_send_days, campaign_creation_days TO outflow_app;
 
 -- +goose Down
-ALTER TABLE send_tasks DROP COLUMN attachment_ids;
+ALTER TABLE send_tasks DROP COLUMN attachment_ids, DROP COLUMN signed;
 DROP TRIGGER campaign_leads_had_leads ON campaign_leads;
 DROP FUNCTION campaign_leads_had_leads();
 DROP TABLE campaign_creation_days, campaign_send_days, campaign_test_runs, campaign_preflight_reports, campaign_logs,

@@ -21,12 +21,12 @@ var (
 const sendTaskInsert = `-- name: SendTaskInsert :batchone
 INSERT INTO send_tasks (organization_id, id, kind, mailbox_id, from_email, from_name, contact_id, to_email, to_list,
   cc, bcc, reply_to, in_reply_to, thread_references, campaign_id, step_id, step_name, subject, body_text, body_html,
-  message_id, send_mode, not_before, attachment_ids)
+  message_id, send_mode, not_before, attachment_ids, signed)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
   $9::text[], $10::text[], $11::text[], $12, $13, $14::text[],
   $15, $16, $17, $18, $19, $20, $21, $22,
-  $23, $24::uuid[])
-RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids
+  $23, $24::uuid[], $25)
+RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed
 `
 
 type SendTaskInsertBatchResults struct {
@@ -60,6 +60,7 @@ type SendTaskInsertParams struct {
 	SendMode         string        `json:"send_mode"`
 	NotBefore        time.Time     `json:"not_before"`
 	AttachmentIds    []uuid.UUID   `json:"attachment_ids"`
+	Signed           bool          `json:"signed"`
 }
 
 // One round trip for any number of tasks (a campaign step enqueues its sends together).
@@ -91,6 +92,7 @@ func (q *Queries) SendTaskInsert(ctx context.Context, db DBTX, arg []SendTaskIns
 			a.SendMode,
 			a.NotBefore,
 			a.AttachmentIds,
+			a.Signed,
 		}
 		batch.Queue(sendTaskInsert, vals...)
 	}
@@ -147,6 +149,7 @@ func (b *SendTaskInsertBatchResults) QueryRow(f func(int, SendTask, error)) {
 			&i.CountedDay,
 			&i.FailedAt,
 			&i.AttachmentIds,
+			&i.Signed,
 		)
 		if f != nil {
 			f(t, i, err)

@@ -953,6 +953,7 @@ type SendTask struct {
 	CountedDay       *time.Time    `json:"counted_day"`
 	FailedAt         *time.Time    `json:"failed_at"`
 	AttachmentIds    []uuid.UUID   `json:"attachment_ids"`
+	Signed           bool          `json:"signed"`
 }
 
 type Session struct {

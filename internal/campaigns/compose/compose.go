@@ -64,6 +64,9 @@ type Message struct {
 	ThreadReply bool
 	// From is the sender, when Input.Sender was set.
 	From *From
+	// Signed reports that a body places the sender's signature itself ({{.Signature}}), so the send pipeline
+	// appends none (sending.Message.Signed).
+	Signed bool
 }
 
 // Sendable refuses a message that must not be enqueued: 400 unresolved_variables naming each variable with
@@ -101,7 +104,7 @@ func Compose(in Input) (Message, error) {
 		step = in.Step.ID
 	}
 	r := parsed.Render(&data, in.options(step))
-	out := Message{Subject: r.Subject, Plain: r.Plain, HTML: r.HTML, Unresolved: r.Unresolved}
+	out := Message{Subject: r.Subject, Plain: r.Plain, HTML: r.HTML, Unresolved: r.Unresolved, Signed: parsed.PlacesSignature()}
 	if in.Sender != nil {
 		out.From = &From{Name: in.Sender.Name, Email: sending.FromAddress(*in.Sender)}
 	}

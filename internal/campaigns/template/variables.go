@@ -61,3 +61,19 @@ func (t *Template) Variables() []Variable {
 func (v Variable) Matches(key string) bool {
 	return v.Key != "" && (key == v.Key || normEqual(key, normalize(v.Key)))
 }
+
+// PlacesSignature reports whether a body of m inserts the sender's signature ({{.Signature}}): such a message
+// carries it where its author put it, and the send pipeline must not append it a second time.
+func (m *Message) PlacesSignature() bool {
+	for _, t := range []*Template{m.Plain, m.HTML} {
+		if t == nil {
+			continue
+		}
+		for _, v := range t.vars {
+			if v.field == fieldSignature {
+				return true
+			}
+		}
+	}
+	return false
+}

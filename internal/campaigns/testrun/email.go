@@ -86,7 +86,7 @@ func SendEmail(ctx context.Context, tx pgx.Tx, jobs events.Inserter, org uuid.UU
 	}
 	task, err := sending.Enqueue(ctx, tx, jobs, m, sending.Message{Kind: sending.KindDirect, To: []string{to}, Subject: msg.Subject,
 		Text: msg.Plain, HTML: msg.HTML, StepName: "Test email: " + cmp.Or(step.Name, fmt.Sprintf("step %d", step.Position+1)),
-		Attachments: compose.IDs(files)})
+		Attachments: compose.IDs(files), Signed: msg.Signed})
 	if err != nil {
 		return dbq.SendTask{}, err
 	}

@@ -259,7 +259,7 @@ func (r *Runner) send(ctx context.Context, tx pgx.Tx, jobs events.Inserter, run 
 		return nil, err
 	}
 	out := sending.Message{Kind: sending.KindDirect, To: []string{run.ProspectEmail}, Subject: msg.Subject, Text: msg.Plain,
-		HTML: msg.HTML, StepName: "Test run: " + cmp.Or(step.Name, fmt.Sprintf("step %d", pos+1)), Attachments: compose.IDs(files)}
+		HTML: msg.HTML, StepName: "Test run: " + cmp.Or(step.Name, fmt.Sprintf("step %d", pos+1)), Attachments: compose.IDs(files), Signed: msg.Signed}
 	if msg.ThreadReply {
 		for _, earlier := range run.Progress[:pos] {
 			if earlier.MessageID != "" {

@@ -61,7 +61,7 @@ func build(t dbq.SendTask, m dbq.Mailbox, now time.Time, files []dbq.SendTaskAtt
 		h.SetMsgIDList("References", refs)
 	}
 	text, htmlBody := t.BodyText, t.BodyHtml
-	if m.SignatureSync && t.Kind != "warmup" {
+	if m.SignatureSync && t.Kind != "warmup" && !t.Signed {
 		text, htmlBody = withSignature(text, htmlBody, m)
 	}
 

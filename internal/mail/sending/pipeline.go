@@ -61,6 +61,9 @@ type Message struct {
 	NotBefore time.Time
 	// Attachments are campaign attachment ids, read when the message is built (at most 20).
 	Attachments []uuid.UUID
+	// Signed says the bodies already carry the mailbox's signature (a template placed it), so signature_sync
+	// appends none.
+	Signed bool
 }
 
 // Args is the River job that works one send task.
@@ -120,7 +123,7 @@ func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mai
 			Cc: nonNil(msg.Cc), Bcc: nonNil(msg.Bcc), InReplyTo: msg.InReplyTo, ThreadReferences: nonNil(msg.References),
 			CampaignID: msg.CampaignID, StepID: msg.StepID, StepName: msg.StepName, Subject: msg.Subject,
 			BodyText: msg.Text, BodyHtml: msg.HTML, MessageID: "<" + MessageID(id, from) + ">",
-			SendMode: cmpMode(msg.Mode), NotBefore: notBefore, AttachmentIds: nonNil(msg.Attachments),
+			SendMode: cmpMode(msg.Mode), NotBefore: notBefore, AttachmentIds: nonNil(msg.Attachments), Signed: msg.Signed,
 		}
 		inserts[i] = river.InsertManyParams{Args: Args{OrganizationID: m.OrganizationID, TaskID: id, MailboxID: m.ID}}
 		if notBefore.After(now) {
