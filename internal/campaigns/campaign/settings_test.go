@@ -151,7 +151,7 @@ func TestBuildStepsChainsStepsWithTheSeedDefaults(t *testing.T) {
 		require.EqualValues(t, i, s.Position)
 		got = append(got, shape{s.WaitAfter, s.ThreadReply, s.ActionType()})
 	}
-	require.Equal(t, []shape{{0, false, ""}, {3, true, ""}, {3, true, ""}, {3, false, "wait"}, {0, false, ""}, {3, false, "app_action"}}, got)
+	require.Equal(t, []shape{{0, false, ""}, {3, true, ""}, {3, true, ""}, {0, false, "wait"}, {0, false, ""}, {0, false, "app_action"}}, got)
 	require.JSONEq(t, `{"if":"x"}`, string(steps[5].Conditions), "conditions are kept verbatim")
 
 	for name, in := range map[string]campaign.StepInput{

@@ -90,7 +90,7 @@ func threadSubject(steps []Step, before int) string {
 }
 
 // BuildStep applies in to base (a new step when base is the zero Step) at position pos among steps (the
-// sequence before it), with the defaults of part 3: the first step waits 0 days and follow-ups 3; a step
+// sequence before it), with the defaults of part 3: the first step waits 0 days, email follow-ups 3 and other steps 0 (their own config says how long they take); a step
 // with no subject or the thread's own defaults to thread_reply true, one with its own subject to false.
 func BuildStep(base Step, in StepInput, pos int, steps []Step) (Step, error) {
 	s := base
@@ -98,7 +98,9 @@ func BuildStep(base Step, in StepInput, pos int, steps []Step) (Step, error) {
 	if isNew {
 		s.Kind, s.BodySync, s.OnTimeout = StepEmail, true, "continue"
 		s.WaitAfter = DefaultFollowUpDays
-		if pos == 0 {
+		// The first step waits nothing; a non-email step's own config says how long it takes (a wait step's
+		// wait_minutes), so it adds no days of its own unless told to.
+		if pos == 0 || in.Kind.Set && in.Kind.Value != StepEmail {
 			s.WaitAfter = 0
 		}
 	}
