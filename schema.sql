@@ -197,6 +197,21 @@ BEGIN
 END $$;
 
 --
+-- Name: campaign_segments_due(timestamp with time zone, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.campaign_segments_due(p_before timestamp with time zone, p_limit integer) RETURNS TABLE(organization_id uuid, campaign_id uuid)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  SELECT s.organization_id, s.campaign_id FROM campaign_segments s
+  WHERE s.enrolled_at < p_before
+  GROUP BY s.organization_id, s.campaign_id
+  ORDER BY min(s.enrolled_at), s.organization_id, s.campaign_id
+  LIMIT p_limit
+$$;
+
+--
 -- Name: contact_categories_count(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1054,6 +1069,18 @@ CREATE TABLE public.campaign_preflight_reports (
     CONSTRAINT campaign_preflight_reports_checks_check CHECK ((jsonb_typeof(checks) = 'array'::text)),
     CONSTRAINT campaign_preflight_reports_recommendations_check CHECK ((jsonb_typeof(recommendations) = 'array'::text)),
     CONSTRAINT campaign_preflight_reports_score_check CHECK (((score >= 0) AND (score <= 100)))
+);
+
+--
+-- Name: campaign_segments; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_segments (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    segment_id uuid NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    enrolled_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
 --
@@ -2437,6 +2464,13 @@ ALTER TABLE ONLY public.campaign_preflight_reports
     ADD CONSTRAINT campaign_preflight_reports_pkey PRIMARY KEY (organization_id, id);
 
 --
+-- Name: campaign_segments campaign_segments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_segments
+    ADD CONSTRAINT campaign_segments_pkey PRIMARY KEY (organization_id, campaign_id, segment_id);
+
+--
 -- Name: campaign_send_days campaign_send_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2995,6 +3029,18 @@ CREATE INDEX campaign_mailboxes_mailbox ON public.campaign_mailboxes USING btree
 --
 
 CREATE INDEX campaign_preflight_reports_campaign ON public.campaign_preflight_reports USING btree (organization_id, campaign_id, created_at DESC);
+
+--
+-- Name: campaign_segments_enrolled; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_segments_enrolled ON public.campaign_segments USING btree (enrolled_at);
+
+--
+-- Name: campaign_segments_segment; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_segments_segment ON public.campaign_segments USING btree (organization_id, segment_id);
 
 --
 -- Name: campaign_test_runs_campaign; Type: INDEX; Schema: public; Owner: -
@@ -3685,6 +3731,20 @@ ALTER TABLE ONLY public.campaign_preflight_reports
     ADD CONSTRAINT campaign_preflight_reports_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
 
 --
+-- Name: campaign_segments campaign_segments_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_segments
+    ADD CONSTRAINT campaign_segments_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_segments campaign_segments_organization_id_segment_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_segments
+    ADD CONSTRAINT campaign_segments_organization_id_segment_id_fkey FOREIGN KEY (organization_id, segment_id) REFERENCES public.segments(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: campaign_send_days campaign_send_days_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4263,6 +4323,12 @@ ALTER TABLE public.campaign_mailboxes ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.campaign_preflight_reports ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: campaign_segments; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_segments ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: campaign_send_days; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -4555,6 +4621,12 @@ CREATE POLICY tenant_isolation ON public.campaign_mailboxes USING ((organization
 --
 
 CREATE POLICY tenant_isolation ON public.campaign_preflight_reports USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: campaign_segments tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_segments USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: campaign_send_days tenant_isolation; Type: POLICY; Schema: public; Owner: -

@@ -131,6 +131,7 @@ func updateInputOf(r *api.CampaignUpdate) campaign.UpdateInput {
 		Status:    optField(r.Status.Value, r.Status.Set, stringOf[api.CampaignStatus]),
 		EmailTags: sentSlice(r.EmailTags),
 		Folders:   sentSlice(r.Folders),
+		Segments:  sentSlice(r.SegmentIds),
 		Patch: campaign.Patch{
 			Name:               optField(r.Name.Value, r.Name.Set, same[string]),
 			Description:        optField(r.Description.Value, r.Description.Set, same[string]),
@@ -201,6 +202,7 @@ func campaignAPI(c campaign.Campaign) api.Campaign {
 		Timezone: api.NewOptString(c.Timezone), Days: api.NewOptInt(int(c.Days)),
 		StartTime: api.NewOptString(c.StartTime), EndTime: api.NewOptString(c.EndTime),
 		ScheduleWindows: windowsAPI(c.Windows()), EmailTags: idStrings(c.EmailTags), Folders: idStrings(c.Folders),
+		SegmentIds:      c.SegmentIDs,
 		ContactOrderBy:  api.NewOptString(c.ContactOrderBy),
 		ContactOrderDir: api.NewOptCampaignContactOrderDir(api.CampaignContactOrderDir(c.ContactOrderDir)),
 		SenderStrategy:  api.NewOptCampaignSenderStrategy(api.CampaignSenderStrategy(c.SenderStrategy)),

@@ -87,7 +87,7 @@ func (h *Campaigns) CampaignsCreate(ctx context.Context, req *api.CampaignCreate
 		return nil, err
 	}
 	in := campaign.CreateInput{Patch: createPatchOf(req), UserID: callerUser(ctx), EmailTagIDs: req.EmailTagIds,
-		FolderIDs: req.FolderIds, Senders: sendersOf(req.Senders), Then: variantsThen(req.Variants)}
+		FolderIDs: req.FolderIds, Senders: sendersOf(req.Senders), SegmentIDs: req.SegmentIds, Then: variantsThen(req.Variants)}
 	for _, s := range req.Steps {
 		in.Steps = append(in.Steps, stepInputOf(s))
 	}

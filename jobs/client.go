@@ -15,6 +15,7 @@ import (
 
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/verify"
+	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/testrun"
 	"github.com/outflowhq/outflow/internal/eventing/delivery"
 	"github.com/outflowhq/outflow/internal/eventing/events"
@@ -71,8 +72,8 @@ type Options struct {
 // under a minute. The timeouts, by queue:
 //
 //   - default: JobTimeout (heartbeat, sweeps, notifications, contact indexing, challenges, campaign test-run
-//     steps); verification runs and the mailbox DNS sweep declare MaxJobTimeout (a slice of work plus one slow
-//     batch).
+//     steps); verification runs, the mailbox DNS sweep and the segment enrolment declare MaxJobTimeout (a
+//     slice of work plus one slow batch).
 //   - events: JobTimeout, while the dispatcher cuts one dispatch at events.HandlerTimeout (30 s).
 //   - webhooks: delivery.RequestTimeout plus 30 s (the HTTP exchange, the claim and the record).
 //   - send: 3 minutes (a connect, a login and one message, each with its own shorter timeout).
@@ -118,6 +119,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	register(workers, &mailsync.SeenWorker{Syncer: deps.Syncer})
 	register(workers, &mailbox.DNSSweepWorker{Pool: deps.Pool, Resolver: deps.Resolver, TrackingHost: deps.TrackingHost})
 	register(workers, &testrun.Worker{Runner: deps.TestRuns})
+	register(workers, &segmentEnrollWorker{pool: deps.Pool})
 	if workers.err != nil {
 		return nil, workers.err
 	}
@@ -169,6 +171,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(delivery.SweepInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return delivery.SweepArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(campaign.SegmentEnrollInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return SegmentEnrollArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 		}
 	}

@@ -14058,6 +14058,16 @@ func (s *Campaign) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.SegmentIds != nil {
+			e.FieldStart("segment_ids")
+			e.ArrStart()
+			for _, elem := range s.SegmentIds {
+				json.EncodeUUID(e, elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
 		if s.ContactOrderBy.Set {
 			e.FieldStart("contact_order_by")
 			s.ContactOrderBy.Encode(e)
@@ -14211,7 +14221,7 @@ func (s *Campaign) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfCampaign = [51]string{
+var jsonFieldsNameOfCampaign = [52]string{
 	0:  "id",
 	1:  "user_id",
 	2:  "organization_id",
@@ -14237,32 +14247,33 @@ var jsonFieldsNameOfCampaign = [51]string{
 	22: "schedule_windows",
 	23: "email_tags",
 	24: "folders",
-	25: "contact_order_by",
-	26: "contact_order_dir",
-	27: "contact_order_field",
-	28: "sender_strategy",
-	29: "rotation_mode",
-	30: "ramp_enabled",
-	31: "ramp_start",
-	32: "ramp_increment",
-	33: "ramp_ceiling",
-	34: "ramp_level",
-	35: "esp_match_mode",
-	36: "max_new_leads_per_day",
-	37: "prioritize_new_leads",
-	38: "entry_delay_minutes",
-	39: "continuous",
-	40: "idle_since",
-	41: "tracking_domain",
-	42: "tracking_domain_verified",
-	43: "tracking_domain_verified_at",
-	44: "utm_tracking",
-	45: "utm_source",
-	46: "utm_medium",
-	47: "utm_campaign",
-	48: "last_status_change_at",
-	49: "updated_at",
-	50: "created_at",
+	25: "segment_ids",
+	26: "contact_order_by",
+	27: "contact_order_dir",
+	28: "contact_order_field",
+	29: "sender_strategy",
+	30: "rotation_mode",
+	31: "ramp_enabled",
+	32: "ramp_start",
+	33: "ramp_increment",
+	34: "ramp_ceiling",
+	35: "ramp_level",
+	36: "esp_match_mode",
+	37: "max_new_leads_per_day",
+	38: "prioritize_new_leads",
+	39: "entry_delay_minutes",
+	40: "continuous",
+	41: "idle_since",
+	42: "tracking_domain",
+	43: "tracking_domain_verified",
+	44: "tracking_domain_verified_at",
+	45: "utm_tracking",
+	46: "utm_source",
+	47: "utm_medium",
+	48: "utm_campaign",
+	49: "last_status_change_at",
+	50: "updated_at",
+	51: "created_at",
 }
 
 // Decode decodes Campaign from json.
@@ -14564,6 +14575,25 @@ func (s *Campaign) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"folders\"")
 			}
+		case "segment_ids":
+			if err := func() error {
+				s.SegmentIds = make([]uuid.UUID, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem uuid.UUID
+					v, err := json.DecodeUUID(d)
+					elem = v
+					if err != nil {
+						return err
+					}
+					s.SegmentIds = append(s.SegmentIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"segment_ids\"")
+			}
 		case "contact_order_by":
 			if err := func() error {
 				s.ContactOrderBy.Reset()
@@ -14805,7 +14835,7 @@ func (s *Campaign) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"last_status_change_at\"")
 			}
 		case "updated_at":
-			requiredBitSet[6] |= 1 << 1
+			requiredBitSet[6] |= 1 << 2
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.UpdatedAt = v
@@ -14817,7 +14847,7 @@ func (s *Campaign) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"updated_at\"")
 			}
 		case "created_at":
-			requiredBitSet[6] |= 1 << 2
+			requiredBitSet[6] |= 1 << 3
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.CreatedAt = v
@@ -14844,7 +14874,7 @@ func (s *Campaign) Decode(d *jx.Decoder) error {
 		0b00000000,
 		0b00000000,
 		0b00000000,
-		0b00000110,
+		0b00001100,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -17425,6 +17455,16 @@ func (s *CampaignCreate) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.SegmentIds != nil {
+			e.FieldStart("segment_ids")
+			e.ArrStart()
+			for _, elem := range s.SegmentIds {
+				json.EncodeUUID(e, elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
 		if s.ContactOrderBy.Set {
 			e.FieldStart("contact_order_by")
 			s.ContactOrderBy.Encode(e)
@@ -17570,7 +17610,7 @@ func (s *CampaignCreate) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfCampaignCreate = [43]string{
+var jsonFieldsNameOfCampaignCreate = [44]string{
 	0:  "name",
 	1:  "description",
 	2:  "kind",
@@ -17592,28 +17632,29 @@ var jsonFieldsNameOfCampaignCreate = [43]string{
 	18: "schedule_windows",
 	19: "email_tag_ids",
 	20: "folder_ids",
-	21: "contact_order_by",
-	22: "contact_order_dir",
-	23: "sender_strategy",
-	24: "rotation_mode",
-	25: "senders",
-	26: "ramp_enabled",
-	27: "ramp_start",
-	28: "ramp_increment",
-	29: "ramp_ceiling",
-	30: "esp_match_mode",
-	31: "max_new_leads_per_day",
-	32: "prioritize_new_leads",
-	33: "entry_delay_minutes",
-	34: "continuous",
-	35: "tracking_domain",
-	36: "utm_tracking",
-	37: "utm_source",
-	38: "utm_medium",
-	39: "utm_campaign",
-	40: "steps",
-	41: "variants",
-	42: "advanced_overrides",
+	21: "segment_ids",
+	22: "contact_order_by",
+	23: "contact_order_dir",
+	24: "sender_strategy",
+	25: "rotation_mode",
+	26: "senders",
+	27: "ramp_enabled",
+	28: "ramp_start",
+	29: "ramp_increment",
+	30: "ramp_ceiling",
+	31: "esp_match_mode",
+	32: "max_new_leads_per_day",
+	33: "prioritize_new_leads",
+	34: "entry_delay_minutes",
+	35: "continuous",
+	36: "tracking_domain",
+	37: "utm_tracking",
+	38: "utm_source",
+	39: "utm_medium",
+	40: "utm_campaign",
+	41: "steps",
+	42: "variants",
+	43: "advanced_overrides",
 }
 
 // Decode decodes CampaignCreate from json.
@@ -17872,6 +17913,25 @@ func (s *CampaignCreate) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"folder_ids\"")
+			}
+		case "segment_ids":
+			if err := func() error {
+				s.SegmentIds = make([]uuid.UUID, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem uuid.UUID
+					v, err := json.DecodeUUID(d)
+					elem = v
+					if err != nil {
+						return err
+					}
+					s.SegmentIds = append(s.SegmentIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"segment_ids\"")
 			}
 		case "contact_order_by":
 			if err := func() error {
@@ -24870,6 +24930,16 @@ func (s *CampaignUpdate) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.SegmentIds != nil {
+			e.FieldStart("segment_ids")
+			e.ArrStart()
+			for _, elem := range s.SegmentIds {
+				json.EncodeUUID(e, elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
 		if s.ContactOrderBy.Set {
 			e.FieldStart("contact_order_by")
 			s.ContactOrderBy.Encode(e)
@@ -24985,7 +25055,7 @@ func (s *CampaignUpdate) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfCampaignUpdate = [40]string{
+var jsonFieldsNameOfCampaignUpdate = [41]string{
 	0:  "name",
 	1:  "description",
 	2:  "status",
@@ -25007,25 +25077,26 @@ var jsonFieldsNameOfCampaignUpdate = [40]string{
 	18: "schedule_windows",
 	19: "email_tags",
 	20: "folders",
-	21: "contact_order_by",
-	22: "contact_order_dir",
-	23: "contact_order_field",
-	24: "sender_strategy",
-	25: "rotation_mode",
-	26: "ramp_enabled",
-	27: "ramp_start",
-	28: "ramp_increment",
-	29: "ramp_ceiling",
-	30: "esp_match_mode",
-	31: "max_new_leads_per_day",
-	32: "prioritize_new_leads",
-	33: "entry_delay_minutes",
-	34: "continuous",
-	35: "tracking_domain",
-	36: "utm_tracking",
-	37: "utm_source",
-	38: "utm_medium",
-	39: "utm_campaign",
+	21: "segment_ids",
+	22: "contact_order_by",
+	23: "contact_order_dir",
+	24: "contact_order_field",
+	25: "sender_strategy",
+	26: "rotation_mode",
+	27: "ramp_enabled",
+	28: "ramp_start",
+	29: "ramp_increment",
+	30: "ramp_ceiling",
+	31: "esp_match_mode",
+	32: "max_new_leads_per_day",
+	33: "prioritize_new_leads",
+	34: "entry_delay_minutes",
+	35: "continuous",
+	36: "tracking_domain",
+	37: "utm_tracking",
+	38: "utm_source",
+	39: "utm_medium",
+	40: "utm_campaign",
 }
 
 // Decode decodes CampaignUpdate from json.
@@ -25280,6 +25351,25 @@ func (s *CampaignUpdate) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"folders\"")
+			}
+		case "segment_ids":
+			if err := func() error {
+				s.SegmentIds = make([]uuid.UUID, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem uuid.UUID
+					v, err := json.DecodeUUID(d)
+					elem = v
+					if err != nil {
+						return err
+					}
+					s.SegmentIds = append(s.SegmentIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"segment_ids\"")
 			}
 		case "contact_order_by":
 			if err := func() error {

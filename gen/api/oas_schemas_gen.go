@@ -6123,6 +6123,9 @@ type Campaign struct {
 	ScheduleWindows ScheduleWindows `json:"schedule_windows"`
 	EmailTags       []string        `json:"email_tags"`
 	Folders         []string        `json:"folders"`
+	// Linked segments; their members become pending leads when linked and as they join (a job enrolls new
+	// members every few minutes).
+	SegmentIds []uuid.UUID `json:"segment_ids"`
 	// Ordering of leads.
 	ContactOrderBy OptString `json:"contact_order_by"`
 	// Direction of the lead ordering.
@@ -6297,6 +6300,11 @@ func (s *Campaign) GetEmailTags() []string {
 // GetFolders returns the value of Folders.
 func (s *Campaign) GetFolders() []string {
 	return s.Folders
+}
+
+// GetSegmentIds returns the value of SegmentIds.
+func (s *Campaign) GetSegmentIds() []uuid.UUID {
+	return s.SegmentIds
 }
 
 // GetContactOrderBy returns the value of ContactOrderBy.
@@ -6552,6 +6560,11 @@ func (s *Campaign) SetEmailTags(val []string) {
 // SetFolders sets the value of Folders.
 func (s *Campaign) SetFolders(val []string) {
 	s.Folders = val
+}
+
+// SetSegmentIds sets the value of SegmentIds.
+func (s *Campaign) SetSegmentIds(val []uuid.UUID) {
+	s.SegmentIds = val
 }
 
 // SetContactOrderBy sets the value of ContactOrderBy.
@@ -7693,6 +7706,12 @@ type CampaignCreate struct {
 	EmailTagIds []uuid.UUID `json:"email_tag_ids"`
 	// Campaign folders.
 	FolderIds []uuid.UUID `json:"folder_ids"`
+	// Segments whose members become the campaign's pending leads; every current member when the campaign
+	// is created, and members who join later (new pins, contacts a dynamic segment's filters start
+	// matching) through a job that enrolls them every few minutes. A contact in several segments is one
+	// lead; existing leads are left as they are and unsubscribed members are added but never sent to. At
+	// most 20 segments of this organization (400 invalid_segment_ids otherwise).
+	SegmentIds []uuid.UUID `json:"segment_ids"`
 	// Ordering of leads.
 	ContactOrderBy OptString `json:"contact_order_by"`
 	// Direction of the lead ordering.
@@ -7848,6 +7867,11 @@ func (s *CampaignCreate) GetEmailTagIds() []uuid.UUID {
 // GetFolderIds returns the value of FolderIds.
 func (s *CampaignCreate) GetFolderIds() []uuid.UUID {
 	return s.FolderIds
+}
+
+// GetSegmentIds returns the value of SegmentIds.
+func (s *CampaignCreate) GetSegmentIds() []uuid.UUID {
+	return s.SegmentIds
 }
 
 // GetContactOrderBy returns the value of ContactOrderBy.
@@ -8063,6 +8087,11 @@ func (s *CampaignCreate) SetEmailTagIds(val []uuid.UUID) {
 // SetFolderIds sets the value of FolderIds.
 func (s *CampaignCreate) SetFolderIds(val []uuid.UUID) {
 	s.FolderIds = val
+}
+
+// SetSegmentIds sets the value of SegmentIds.
+func (s *CampaignCreate) SetSegmentIds(val []uuid.UUID) {
+	s.SegmentIds = val
 }
 
 // SetContactOrderBy sets the value of ContactOrderBy.
@@ -11345,6 +11374,11 @@ type CampaignUpdate struct {
 	ScheduleWindows ScheduleWindows `json:"schedule_windows"`
 	EmailTags       []uuid.UUID     `json:"email_tags"`
 	Folders         []uuid.UUID     `json:"folders"`
+	// Replaces the linked segments when sent (an empty array unlinks them all; the leads they brought
+	// stay). Members of the new set become pending leads now and as they join (a job enrolls them every
+	// few minutes); existing leads are left as they are. At most 20 segments of this organization (400
+	// invalid_segment_ids otherwise).
+	SegmentIds []uuid.UUID `json:"segment_ids"`
 	// Ordering of leads.
 	ContactOrderBy OptString `json:"contact_order_by"`
 	// Direction of the lead ordering.
@@ -11491,6 +11525,11 @@ func (s *CampaignUpdate) GetEmailTags() []uuid.UUID {
 // GetFolders returns the value of Folders.
 func (s *CampaignUpdate) GetFolders() []uuid.UUID {
 	return s.Folders
+}
+
+// GetSegmentIds returns the value of SegmentIds.
+func (s *CampaignUpdate) GetSegmentIds() []uuid.UUID {
+	return s.SegmentIds
 }
 
 // GetContactOrderBy returns the value of ContactOrderBy.
@@ -11691,6 +11730,11 @@ func (s *CampaignUpdate) SetEmailTags(val []uuid.UUID) {
 // SetFolders sets the value of Folders.
 func (s *CampaignUpdate) SetFolders(val []uuid.UUID) {
 	s.Folders = val
+}
+
+// SetSegmentIds sets the value of SegmentIds.
+func (s *CampaignUpdate) SetSegmentIds(val []uuid.UUID) {
+	s.SegmentIds = val
 }
 
 // SetContactOrderBy sets the value of ContactOrderBy.

@@ -4006,6 +4006,25 @@ func (s *CampaignCreate) Validate() error {
 		})
 	}
 	if err := func() error {
+		if s.SegmentIds == nil {
+			return nil // optional
+		}
+		if err := (validate.Array{
+			MinLength:    0,
+			MinLengthSet: false,
+			MaxLength:    20,
+			MaxLengthSet: true,
+		}).ValidateLength(len(s.SegmentIds)); err != nil {
+			return errors.Wrap(err, "array")
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "segment_ids",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if value, ok := s.ContactOrderBy.Get(); ok {
 			if err := func() error {
 				if err := (validate.String{
@@ -6477,6 +6496,25 @@ func (s *CampaignUpdate) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "folders",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if s.SegmentIds == nil {
+			return nil // optional
+		}
+		if err := (validate.Array{
+			MinLength:    0,
+			MinLengthSet: false,
+			MaxLength:    20,
+			MaxLengthSet: true,
+		}).ValidateLength(len(s.SegmentIds)); err != nil {
+			return errors.Wrap(err, "array")
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "segment_ids",
 			Error: err,
 		})
 	}

@@ -271,6 +271,14 @@ type CampaignPreflightReport struct {
 	CreatedAt       time.Time       `json:"created_at"`
 }
 
+type CampaignSegment struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	SegmentID      uuid.UUID `json:"segment_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	EnrolledAt     time.Time `json:"enrolled_at"`
+}
+
 type CampaignSendDay struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	CampaignID     uuid.UUID `json:"campaign_id"`

@@ -31,6 +31,8 @@ type UpdateInput struct {
 	Patch              Patch
 	Status             Field[string]
 	EmailTags, Folders Field[[]uuid.UUID]
+	// Segments, when sent, replaces the linked segments; the members of the new set become leads.
+	Segments Field[[]uuid.UUID]
 }
 
 // Update applies a patch to a campaign, validating the whole result; a schedule change on an active
@@ -81,6 +83,11 @@ func (s *Store) Update(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, in Upd
 	}
 	if in.Folders.Set {
 		if err := setLabels(ctx, tx, org, id, "folder", "folders", in.Folders.Value); err != nil {
+			return Campaign{}, err
+		}
+	}
+	if in.Segments.Set {
+		if err := setSegments(ctx, tx, org, id, in.Segments.Value); err != nil {
 			return Campaign{}, err
 		}
 	}
@@ -138,6 +145,9 @@ func (in UpdateInput) fields() []string {
 	}
 	if in.Folders.Set {
 		out = append(out, "folders")
+	}
+	if in.Segments.Set {
+		out = append(out, "segment_ids")
 	}
 	return append(out, in.Patch.names()...)
 }
@@ -206,7 +216,8 @@ func (s *Store) Delete(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) error 
 }
 
 // Duplicate copies a campaign as a new draft: settings, steps (conditions follow the new step ids), labels,
-// senders, variants, advanced blocks and attachments; not leads, progress, statistics, logs, counters, tasks,
+// senders, segment links (whose members the copy enrolls, as any linked campaign does), variants, advanced
+// blocks and attachments; not leads, progress, statistics, logs, counters, tasks,
 // ramp level, auto-pause state or a start or end date already past. name, when given, must be 3 to 50
 // characters; otherwise the copy is the source's name with " (copy)".
 func (s *Store) Duplicate(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, name *string, user uuid.NullUUID) (Campaign, error) {
@@ -250,6 +261,12 @@ func (s *Store) Duplicate(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, nam
 		return Campaign{}, err
 	}
 	if err := queries.CampaignSendersCopy(ctx, tx, dbq.CampaignSendersCopyParams(pair)); err != nil {
+		return Campaign{}, err
+	}
+	if err := queries.CampaignSegmentsCopy(ctx, tx, dbq.CampaignSegmentsCopyParams(pair)); err != nil {
+		return Campaign{}, err
+	}
+	if _, err := Enroll(ctx, tx, org, newID); err != nil {
 		return Campaign{}, err
 	}
 	if err := queries.CampaignVariantsCopy(ctx, tx, dbq.CampaignVariantsCopyParams{OrganizationID: org, CampaignID: id,

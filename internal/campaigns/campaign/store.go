@@ -47,6 +47,8 @@ func NewStore(outbox *events.Outbox, dailyCreations int, now func() time.Time) *
 type Campaign struct {
 	dbq.Campaign
 	EmailTags, Folders []uuid.UUID
+	// SegmentIDs are the linked segments whose members become leads (segments.go).
+	SegmentIDs []uuid.UUID
 }
 
 // Windows are the campaign's schedule windows (nil when the legacy days and times apply).
@@ -93,6 +95,8 @@ type CreateInput struct {
 	EmailTagIDs, FolderIDs []uuid.UUID
 	Senders                []SenderInput
 	Steps                  []StepInput
+	// SegmentIDs link segments whose members become leads, now and as they join.
+	SegmentIDs []uuid.UUID
 	// Then runs in the same transaction once the campaign and its steps exist (variants and advanced blocks
 	// of the same request are written there).
 	Then func(ctx context.Context, tx pgx.Tx, c Campaign, steps []Step) error
@@ -117,14 +121,14 @@ func lock(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (dbq.Campaign, erro
 	return row, classify(err)
 }
 
-// withLabels attaches each campaign's tags and folders.
+// withLabels attaches each campaign's tags, folders and linked segments.
 func (s *Store) withLabels(ctx context.Context, tx pgx.Tx, org uuid.UUID, rows []dbq.Campaign) ([]Campaign, error) {
 	ids := make([]uuid.UUID, len(rows))
 	out := make([]Campaign, len(rows))
 	at := make(map[uuid.UUID]int, len(rows))
 	for i, r := range rows {
 		ids[i], at[r.ID] = r.ID, i
-		out[i] = Campaign{Campaign: r, EmailTags: []uuid.UUID{}, Folders: []uuid.UUID{}}
+		out[i] = Campaign{Campaign: r, EmailTags: []uuid.UUID{}, Folders: []uuid.UUID{}, SegmentIDs: []uuid.UUID{}}
 	}
 	if len(rows) == 0 {
 		return out, nil
@@ -140,6 +144,13 @@ func (s *Store) withLabels(ctx context.Context, tx pgx.Tx, org uuid.UUID, rows [
 		} else if l.Kind == "tag" {
 			c.EmailTags = append(c.EmailTags, l.LabelID)
 		}
+	}
+	links, err := segmentsOf(ctx, tx, org, ids)
+	if err != nil {
+		return nil, err
+	}
+	for id, segments := range links {
+		out[at[id]].SegmentIDs = segments
 	}
 	return out, nil
 }
@@ -331,6 +342,9 @@ func (s *Store) Create(ctx context.Context, tx pgx.Tx, org uuid.UUID, in CreateI
 		return Campaign{}, err
 	}
 	if err := insertSteps(ctx, tx, org, id, steps); err != nil {
+		return Campaign{}, err
+	}
+	if err := setSegments(ctx, tx, org, id, in.SegmentIDs); err != nil {
 		return Campaign{}, err
 	}
 	c, err := s.withLabels(ctx, tx, org, []dbq.Campaign{row})
