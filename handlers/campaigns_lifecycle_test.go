@@ -8,32 +8,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers/apitest"
 	"github.com/outflowhq/outflow/internal/platform/config"
-	"github.com/outflowhq/outflow/internal/platform/db"
 )
-
-// campExec runs one statement in org (test setup of what later issues' engines write).
-func campExec(t testing.TB, env *apitest.Env, org uuid.UUID, sql string, args ...any) {
-	t.Helper()
-	require.NoError(t, db.WithOrgTx(context.Background(), env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, sql, args...)
-		return err
-	}))
-}
-
-func campCount(t testing.TB, env *apitest.Env, org uuid.UUID, sql string, args ...any) int {
-	t.Helper()
-	var n int
-	require.NoError(t, db.WithOrgTx(context.Background(), env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		return tx.QueryRow(ctx, sql, args...).Scan(&n)
-	}))
-	return n
-}
 
 func TestCampaignUpdateValidatesTheWholeCampaignAndClearsDates(t *testing.T) {
 	t.Parallel()
@@ -44,7 +24,7 @@ func TestCampaignUpdateValidatesTheWholeCampaignAndClearsDates(t *testing.T) {
 	tomorrow := time.Now().Add(24 * time.Hour).Truncate(time.Second)
 	camp := campCreate(t, c, api.CampaignCreate{Name: "Launch", StartDate: api.NewOptNilDateTime(tomorrow),
 		EndDate: api.NewOptNilDateTime(tomorrow.Add(48 * time.Hour)), TrackingDomain: api.NewOptString("track.example.com")})
-	campExec(t, env, boot.OrganizationID, "UPDATE campaigns SET tracking_domain_verified_at = now() WHERE id = $1", camp.ID)
+	orgExec(t, env, boot.OrganizationID, "UPDATE campaigns SET tracking_domain_verified_at = now() WHERE id = $1", camp.ID)
 	require.True(t, campGet(t, c, camp.ID).TrackingDomainVerified.Value)
 
 	up, err := c.CampaignsUpdate(ctx, &api.CampaignUpdate{StartDate: api.OptNilDateTime{Set: true, Null: true},
@@ -70,15 +50,15 @@ func TestCampaignUpdateValidatesTheWholeCampaignAndClearsDates(t *testing.T) {
 
 	// A status sent is applied, stops queued sends and raises its lifecycle event.
 	queued := uuid.New()
-	campExec(t, env, boot.OrganizationID, `INSERT INTO send_tasks (organization_id, id, kind, status, to_email, campaign_id)
+	orgExec(t, env, boot.OrganizationID, `INSERT INTO send_tasks (organization_id, id, kind, status, to_email, campaign_id)
 		VALUES ($1, $2, 'campaign', 'queued', 'lead@example.com', $3)`, boot.OrganizationID, queued, camp.ID)
 	_, err = c.CampaignsUpdate(ctx, &api.CampaignUpdate{Status: api.NewOptCampaignStatus(api.CampaignStatusPaused)}, api.CampaignsUpdateParams{ID: camp.ID})
 	require.NoError(t, err)
 	require.Equal(t, []string{"campaign.created", "campaign.updated", "campaign.updated", "campaign.paused"},
 		outboxTypes(t, env, boot.OrganizationID, "campaign."))
-	require.Equal(t, 1, campCount(t, env, boot.OrganizationID, "SELECT count(*) FROM campaign_logs WHERE campaign_id = $1 AND event_type = 'status_changed'", camp.ID))
-	require.Equal(t, 1, campCount(t, env, boot.OrganizationID, "SELECT count(*) FROM send_tasks WHERE id = $1 AND status = 'canceled' AND error_code = 'campaign_paused'", queued))
-	require.Equal(t, 3, campCount(t, env, boot.OrganizationID, "SELECT count(*) FROM audit_log WHERE target_type = 'campaign' AND target_id = $1", camp.ID.String()))
+	require.EqualValues(t, 1, orgInt(t, env, boot.OrganizationID, "SELECT count(*) FROM campaign_logs WHERE campaign_id = $1 AND event_type = 'status_changed'", camp.ID))
+	require.EqualValues(t, 1, orgInt(t, env, boot.OrganizationID, "SELECT count(*) FROM send_tasks WHERE id = $1 AND status = 'canceled' AND error_code = 'campaign_paused'", queued))
+	require.EqualValues(t, 3, orgInt(t, env, boot.OrganizationID, "SELECT count(*) FROM audit_log WHERE target_type = 'campaign' AND target_id = $1", camp.ID.String()))
 }
 
 func TestCampaignDuplicateCopiesTheSettingsAndLeavesOutProgress(t *testing.T) {
@@ -98,9 +78,9 @@ func TestCampaignDuplicateCopiesTheSettingsAndLeavesOutProgress(t *testing.T) {
 	contact := createContacts(t, c, api.ContactCreate{Email: "lead@example.com", Campaigns: []uuid.UUID{src.ID}})[0]
 	require.NotEmpty(t, contact.ID)
 	// Progress the copy must not take: a ramp level, an auto-pause reason, a start date already past, a log entry.
-	campExec(t, env, org, `UPDATE campaigns SET ramp_level = 4, paused_reason = 'bounce spike', start_date = now() - interval '3 days',
+	orgExec(t, env, org, `UPDATE campaigns SET ramp_level = 4, paused_reason = 'bounce spike', start_date = now() - interval '3 days',
 		status = 'active' WHERE id = $1`, src.ID)
-	campExec(t, env, org, "INSERT INTO campaign_logs (organization_id, campaign_id, id, event_type) VALUES ($1, $2, $3, 'sent')", org, src.ID, uuid.New())
+	orgExec(t, env, org, "INSERT INTO campaign_logs (organization_id, campaign_id, id, event_type) VALUES ($1, $2, $3, 'sent')", org, src.ID, uuid.New())
 
 	// A variant and a file of the second step, and a file of the whole campaign.
 	srcSteps := stepIDs(t, env, org, src.ID)
@@ -108,7 +88,7 @@ func TestCampaignDuplicateCopiesTheSettingsAndLeavesOutProgress(t *testing.T) {
 		BodyPlain: api.NewOptString("Again, shorter")}, api.CampaignsCreateAbVariantParams{ID: src.ID})
 	require.NoError(t, err)
 	for _, step := range []any{nil, srcSteps[1]} {
-		campExec(t, env, org, `INSERT INTO campaign_attachments (organization_id, campaign_id, id, step_id, filename, mime_type, size, sha256, content)
+		orgExec(t, env, org, `INSERT INTO campaign_attachments (organization_id, campaign_id, id, step_id, filename, mime_type, size, sha256, content)
 			VALUES ($1, $2, $3, $4, 'a.pdf', 'application/pdf', 3, sha256('pdf'), 'pdf')`, org, src.ID, uuid.New(), step)
 	}
 
@@ -117,21 +97,21 @@ func TestCampaignDuplicateCopiesTheSettingsAndLeavesOutProgress(t *testing.T) {
 	cpSteps := stepIDs(t, env, org, cp.ID)
 	require.Len(t, cpSteps, 2)
 	require.NotEqual(t, srcSteps[1], cpSteps[1], "the copy's steps are its own")
-	require.Equal(t, 1, campCount(t, env, org, "SELECT count(*) FROM campaign_variants WHERE campaign_id = $1 AND step_id = $2", cp.ID, cpSteps[1]),
+	require.EqualValues(t, 1, orgInt(t, env, org, "SELECT count(*) FROM campaign_variants WHERE campaign_id = $1 AND step_id = $2", cp.ID, cpSteps[1]),
 		"a step's variant follows its step into the copy")
-	require.Equal(t, 1, campCount(t, env, org, "SELECT count(*) FROM campaign_attachments WHERE campaign_id = $1 AND step_id = $2", cp.ID, cpSteps[1]))
-	require.Equal(t, 1, campCount(t, env, org, "SELECT count(*) FROM campaign_attachments WHERE campaign_id = $1 AND step_id IS NULL", cp.ID))
+	require.EqualValues(t, 1, orgInt(t, env, org, "SELECT count(*) FROM campaign_attachments WHERE campaign_id = $1 AND step_id = $2", cp.ID, cpSteps[1]))
+	require.EqualValues(t, 1, orgInt(t, env, org, "SELECT count(*) FROM campaign_attachments WHERE campaign_id = $1 AND step_id IS NULL", cp.ID))
 	require.Equal(t, "Launch (copy)", cp.Name)
 	require.Equal(t, api.CampaignStatusDraft, cp.Status)
 	require.Equal(t, 80, cp.DailyLimit.Value)
 	require.Equal(t, []string{folder.ID.String()}, cp.Folders)
 	require.Equal(t, 0, cp.RampLevel.Value)
 	require.True(t, cp.StartDate.Null, "a past start date is not copied")
-	require.Equal(t, 2, campCount(t, env, org, "SELECT count(*) FROM campaign_steps WHERE campaign_id = $1", cp.ID))
-	require.Equal(t, 1, campCount(t, env, org, "SELECT count(*) FROM campaign_mailboxes WHERE campaign_id = $1 AND weight = 3", cp.ID))
-	require.Equal(t, 0, campCount(t, env, org, "SELECT count(*) FROM campaign_leads WHERE campaign_id = $1", cp.ID))
-	require.Equal(t, 0, campCount(t, env, org, "SELECT count(*) FROM campaign_logs WHERE campaign_id = $1", cp.ID))
-	require.Equal(t, 0, campCount(t, env, org, "SELECT count(*) FROM campaigns WHERE id = $1 AND paused_reason <> ''", cp.ID))
+	require.EqualValues(t, 2, orgInt(t, env, org, "SELECT count(*) FROM campaign_steps WHERE campaign_id = $1", cp.ID))
+	require.EqualValues(t, 1, orgInt(t, env, org, "SELECT count(*) FROM campaign_mailboxes WHERE campaign_id = $1 AND weight = 3", cp.ID))
+	require.EqualValues(t, 0, orgInt(t, env, org, "SELECT count(*) FROM campaign_leads WHERE campaign_id = $1", cp.ID))
+	require.EqualValues(t, 0, orgInt(t, env, org, "SELECT count(*) FROM campaign_logs WHERE campaign_id = $1", cp.ID))
+	require.EqualValues(t, 0, orgInt(t, env, org, "SELECT count(*) FROM campaigns WHERE id = $1 AND paused_reason <> ''", cp.ID))
 
 	named, err := c.CampaignsDuplicate(ctx, api.NewOptCampaignDuplicateRequest(api.CampaignDuplicateRequest{Name: api.NewOptString("Launch B")}),
 		api.CampaignsDuplicateParams{ID: src.ID})
@@ -175,20 +155,20 @@ func TestCampaignDeleteCancelsQueuedSendsAndKeepsWhatWasSent(t *testing.T) {
 	contact := createContacts(t, c, api.ContactCreate{Email: "lead@example.com", Campaigns: []uuid.UUID{camp.ID}})[0]
 	queued, sent, deal := uuid.New(), uuid.New(), uuid.New()
 	for id, status := range map[uuid.UUID]string{queued: "queued", sent: "sent"} {
-		campExec(t, env, org, `INSERT INTO send_tasks (organization_id, id, kind, status, to_email, campaign_id, contact_id)
+		orgExec(t, env, org, `INSERT INTO send_tasks (organization_id, id, kind, status, to_email, campaign_id, contact_id)
 			VALUES ($1, $2, 'campaign', $3, 'lead@example.com', $4, $5)`, org, id, status, camp.ID, contact.ID)
 	}
-	campExec(t, env, org, `INSERT INTO deals (organization_id, id, pipeline_id, stage_id, name, campaign_id) VALUES ($1, $2, $3, $3, 'Deal', $4)`,
+	orgExec(t, env, org, `INSERT INTO deals (organization_id, id, pipeline_id, stage_id, name, campaign_id) VALUES ($1, $2, $3, $3, 'Deal', $4)`,
 		org, deal, uuid.New(), camp.ID)
 
 	require.NoError(t, c.CampaignsDelete(ctx, api.CampaignsDeleteParams{ID: camp.ID}))
 	_, err := c.CampaignsGet(ctx, api.CampaignsGetParams{ID: camp.ID})
 	requireAPIError(t, err, http.StatusNotFound, "campaign_not_found")
-	require.Equal(t, 1, campCount(t, env, org, "SELECT count(*) FROM send_tasks WHERE id = $1 AND status = 'canceled' AND error_code = 'campaign_deleted'", queued))
-	require.Equal(t, 1, campCount(t, env, org, "SELECT count(*) FROM send_tasks WHERE id = $1 AND status = 'sent'", sent))
-	require.Equal(t, 1, campCount(t, env, org, "SELECT count(*) FROM deals WHERE id = $1 AND campaign_id IS NULL", deal))
-	require.Equal(t, 1, campCount(t, env, org, "SELECT count(*) FROM contacts WHERE id = $1 AND campaign_count = 0", contact.ID))
-	require.Equal(t, 0, campCount(t, env, org, "SELECT count(*) FROM campaign_steps WHERE campaign_id = $1", camp.ID))
+	require.EqualValues(t, 1, orgInt(t, env, org, "SELECT count(*) FROM send_tasks WHERE id = $1 AND status = 'canceled' AND error_code = 'campaign_deleted'", queued))
+	require.EqualValues(t, 1, orgInt(t, env, org, "SELECT count(*) FROM send_tasks WHERE id = $1 AND status = 'sent'", sent))
+	require.EqualValues(t, 1, orgInt(t, env, org, "SELECT count(*) FROM deals WHERE id = $1 AND campaign_id IS NULL", deal))
+	require.EqualValues(t, 1, orgInt(t, env, org, "SELECT count(*) FROM contacts WHERE id = $1 AND campaign_count = 0", contact.ID))
+	require.EqualValues(t, 0, orgInt(t, env, org, "SELECT count(*) FROM campaign_steps WHERE campaign_id = $1", camp.ID))
 	require.Equal(t, "campaign.deleted", outboxTypes(t, env, org, "campaign.")[1])
 	require.Error(t, c.CampaignsDelete(ctx, api.CampaignsDeleteParams{ID: camp.ID}), "a second delete is a 404")
 }
@@ -237,7 +217,7 @@ func TestCampaignStartNeedsLeadsUnlessContinuousAndStopPauses(t *testing.T) {
 	createContacts(t, c, api.ContactCreate{Email: "lead@example.com", Campaigns: []uuid.UUID{withLead.ID}})
 	_, err = c.CampaignsStart(ctx, api.CampaignsStartParams{ID: withLead.ID})
 	require.NoError(t, err)
-	require.Equal(t, 1, campCount(t, env, org, "SELECT count(*) FROM campaign_leads WHERE campaign_id = $1 AND due_at IS NOT NULL", withLead.ID),
+	require.EqualValues(t, 1, orgInt(t, env, org, "SELECT count(*) FROM campaign_leads WHERE campaign_id = $1 AND due_at IS NOT NULL", withLead.ID),
 		"starting makes waiting leads due")
 
 	stopped, err := c.CampaignsStop(ctx, api.CampaignsStopParams{ID: withLead.ID})
@@ -248,7 +228,7 @@ func TestCampaignStartNeedsLeadsUnlessContinuousAndStopPauses(t *testing.T) {
 	requireAPIError(t, err, http.StatusBadRequest, "campaign_not_active")
 
 	// A campaign whose leads all finished turns continuous when started again, and waits.
-	campExec(t, env, org, "UPDATE campaign_leads SET state = 'completed' WHERE campaign_id = $1", withLead.ID)
+	orgExec(t, env, org, "UPDATE campaign_leads SET state = 'completed' WHERE campaign_id = $1", withLead.ID)
 	_, err = c.CampaignsStart(ctx, api.CampaignsStartParams{ID: withLead.ID})
 	require.NoError(t, err)
 	again := campGet(t, c, withLead.ID)
