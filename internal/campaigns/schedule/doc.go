@@ -11,6 +11,9 @@
 //   - Weekdays are the legacy bitmask of part 3 (bit 0 = Monday ... bit 6 = Sunday); 0 means no sending day.
 //   - A mailbox sends at most min(daily limit, its campaign_limit) campaign emails a day; what it has already
 //     sent today counts against that, never below zero.
+//   - Sending windows are wall-clock minutes of the campaign's zone (Week, Span). A window on a daylight saving
+//     changeover day is neither dropped nor doubled: a skipped start opens when the clocks jump, a repeated
+//     time is its first occurrence (Week.Next).
 //   - Nothing iterates per day over an unbounded range: whole weeks are skipped arithmetically, and a projection
 //     past the horizon (two years) is cut off before any date is built.
 package schedule
