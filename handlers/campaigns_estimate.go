@@ -16,6 +16,7 @@ import (
 	"github.com/outflowhq/outflow/internal/campaigns/schedule"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/mail/mailbox"
+	"github.com/outflowhq/outflow/internal/mail/sending"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 )
@@ -114,14 +115,13 @@ func (h *CampaignEstimates) senders(ctx context.Context, tx pgx.Tx, org uuid.UUI
 	var out []schedule.MailboxDay
 	var ids []uuid.UUID
 	var days []time.Time
-	zones := map[string]*time.Location{}
 	for _, m := range rows {
 		if mailbox.AuthBlocked(m, h.authGrace, now) {
 			continue
 		}
 		out = append(out, schedule.MailboxDay{Cap: int(m.CampaignLimit)})
 		ids = append(ids, m.ID)
-		days = append(days, mailboxDay(now, m.Timezone, zones))
+		days = append(days, sending.MailboxDay(now, m.Timezone))
 	}
 	sent, err := h.queries.CampaignEstimateSentToday(ctx, tx, dbq.CampaignEstimateSentTodayParams{OrganizationID: org, MailboxIds: ids, Days: days})
 	if err != nil {
@@ -131,22 +131,6 @@ func (h *CampaignEstimates) senders(ctx context.Context, tx pgx.Tx, org uuid.UUI
 		out[slices.Index(ids, s.MailboxID)].SentToday = int(s.Capped)
 	}
 	return out, nil
-}
-
-// mailboxDay is the day the send pipeline charges a mailbox's sends to at now: now's date in the mailbox's
-// zone (UTC when it has none or it does not load), as midnight UTC of that date. zones caches the zones
-// loaded so far.
-func mailboxDay(now time.Time, tz string, zones map[string]*time.Location) time.Time {
-	loc, ok := zones[tz]
-	if !ok {
-		var err error
-		if loc, err = time.LoadLocation(tz); err != nil || tz == "" {
-			loc = time.UTC
-		}
-		zones[tz] = loc
-	}
-	y, m, d := now.In(loc).Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
 // firstUnknown is the index of the first id of want that known lacks, or -1.

@@ -182,7 +182,6 @@ type Pipeline struct {
 	// authGrace: see New.
 	authGrace time.Duration
 	now       func() time.Time
-	zones     sync.Map // time zone name -> *time.Location
 	turnsMu   sync.Mutex
 	// turns holds one claim turn per mailbox this process has sent from (a few hundred at most).
 	turns map[uuid.UUID]*turn
@@ -369,7 +368,7 @@ func (p *Pipeline) claim(ctx context.Context, org, mailboxID uuid.UUID, ids []uu
 		if len(take) == 0 {
 			return nil
 		}
-		day := p.localDay(now, m.Timezone)
+		day := MailboxDay(now, m.Timezone)
 		started, err := queries.SendTasksClaim(ctx, tx, dbq.SendTasksClaimParams{OrganizationID: org, MailboxID: m.ID,
 			Ids: takeIDs, Capped: takeCapped, Day: &day, At: &now, DayLimit: m.CampaignLimit})
 		if err != nil {
@@ -385,7 +384,7 @@ func (p *Pipeline) claim(ctx context.Context, org, mailboxID uuid.UUID, ids []uu
 				continue
 			}
 			// The day is full: wait for the next one in the mailbox's zone.
-			loc := p.zone(m.Timezone)
+			loc := zone(m.Timezone)
 			y, mo, d := now.In(loc).Date()
 			next := time.Date(y, mo, d+1, 0, 0, 0, 0, loc)
 			results[i].wait = next.Sub(now)
@@ -464,24 +463,29 @@ func (p *Pipeline) requeue(ctx context.Context, tx pgx.Tx, t dbq.SendTask, next 
 	return err
 }
 
-// localDay is now's date in the mailbox's zone (UTC when it has none), as midnight UTC of that date.
-func (p *Pipeline) localDay(now time.Time, tz string) time.Time {
-	y, m, d := now.In(p.zone(tz)).Date()
+// MailboxDay is the day a mailbox's capped sends at now are charged to (mailbox_send_days.day): now's date in
+// the mailbox's zone (UTC when it has none or it does not load), as midnight UTC of that date. The pipeline and
+// the campaign estimate read the daily counters through it, so both name the same day.
+func MailboxDay(now time.Time, tz string) time.Time {
+	y, m, d := now.In(zone(tz)).Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
-func (p *Pipeline) zone(tz string) *time.Location {
+// zones caches loaded time zones by name (loading reads the zone database).
+var zones sync.Map
+
+func zone(tz string) *time.Location {
 	if tz == "" {
 		return time.UTC
 	}
-	if loc, ok := p.zones.Load(tz); ok {
+	if loc, ok := zones.Load(tz); ok {
 		return loc.(*time.Location)
 	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
 		return time.UTC
 	}
-	p.zones.Store(tz, loc)
+	zones.Store(tz, loc)
 	return loc
 }
 
