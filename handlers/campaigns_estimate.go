@@ -13,6 +13,7 @@ import (
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/schedule"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/mail/mailbox"
@@ -46,7 +47,7 @@ func (h *CampaignEstimates) CampaignsEstimate(ctx context.Context, req *api.Camp
 	if err != nil {
 		return nil, err
 	}
-	loc, err := estimateZone(req.Timezone.Or("UTC"))
+	loc, err := campaign.Location(req.Timezone.Or("UTC"))
 	if err != nil {
 		return nil, err
 	}
@@ -91,17 +92,6 @@ func (h *CampaignEstimates) CampaignsEstimate(ctx context.Context, req *api.Camp
 		return nil, err
 	}
 	return estimateOf(schedule.Estimate(in)), nil
-}
-
-// estimateZone loads the request's timezone: an IANA name (Go's embedded tz database), never the server's
-// Local zone.
-func estimateZone(name string) (*time.Location, error) {
-	loc, err := time.LoadLocation(name)
-	if err != nil || name == "" || name == "Local" {
-		return nil, apierror.BadRequest("invalid_timezone", fmt.Sprintf("timezone must be an IANA zone name such as Europe/Berlin; %q is not one.", name)).
-			WithFix("GET /timezones lists the zones.")
-	}
-	return loc, nil
 }
 
 // senders are the capacity facts of the mailboxes a campaign with these tags would send from: sendable ones

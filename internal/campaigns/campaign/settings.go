@@ -297,12 +297,16 @@ func Normalize(s Settings, c Check) (Settings, error) {
 
 // Location loads an IANA zone name for a campaign schedule.
 func Location(name string) (*time.Location, error) {
+	refused := func() error {
+		return apierror.BadRequest("invalid_timezone", fmt.Sprintf("timezone must be an IANA time zone name such as Europe/Berlin; %q is not one.", name)).
+			WithFix("GET /timezones lists the zones.")
+	}
 	if name == "" || name == "Local" || len(name) > 64 {
-		return nil, invalid("timezone", "must be an IANA time zone name such as Europe/Berlin.")
+		return nil, refused()
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, invalid("timezone", "must be an IANA time zone name such as Europe/Berlin.")
+		return nil, refused()
 	}
 	return loc, nil
 }
