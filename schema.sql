@@ -212,6 +212,23 @@ CREATE FUNCTION public.campaign_segments_due(p_before timestamp with time zone, 
 $$;
 
 --
+-- Name: campaigns_due(timestamp with time zone, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.campaigns_due(p_now timestamp with time zone, p_limit integer) RETURNS TABLE(organization_id uuid, campaign_id uuid)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  SELECT c.organization_id, c.id FROM campaigns c
+  WHERE c.status = 'active' AND EXISTS (
+    SELECT 1 FROM campaign_leads l
+    WHERE l.organization_id = c.organization_id AND l.campaign_id = c.id
+      AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= p_now)
+  ORDER BY c.engine_ran_at NULLS FIRST, c.organization_id, c.id
+  LIMIT p_limit
+$$;
+
+--
 -- Name: contact_categories_count(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1013,10 +1030,16 @@ CREATE TABLE public.campaign_leads (
     mailbox_id uuid,
     variant_id uuid,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    task_id uuid,
+    attempts smallint DEFAULT 0 NOT NULL,
+    thread_refs text[] DEFAULT '{}'::text[] NOT NULL,
+    last_step_at timestamp with time zone,
+    CONSTRAINT campaign_leads_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT campaign_leads_hold_reason CHECK ((length(hold_reason) <= 200)),
     CONSTRAINT campaign_leads_hold_source_check CHECK ((hold_source = ANY (ARRAY['manual'::text, 'out_of_office'::text]))),
     CONSTRAINT campaign_leads_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'active'::text, 'completed'::text, 'failed'::text, 'paused'::text, 'undeliverable'::text]))),
     CONSTRAINT campaign_leads_step_position_check CHECK ((step_position >= 0)),
+    CONSTRAINT campaign_leads_thread_refs_check CHECK ((cardinality(thread_refs) <= 100)),
     CONSTRAINT campaign_leads_wait_reason_check CHECK ((length(wait_reason) <= 200))
 );
 
@@ -1249,6 +1272,9 @@ CREATE TABLE public.campaigns (
     completed_at timestamp with time zone,
     paused_reason text DEFAULT ''::text NOT NULL,
     last_status_change_at timestamp with time zone,
+    ramp_day date,
+    rotation_cursor bigint DEFAULT 0 NOT NULL,
+    engine_ran_at timestamp with time zone,
     CONSTRAINT campaigns_advanced_check CHECK ((jsonb_typeof(advanced) = 'object'::text)),
     CONSTRAINT campaigns_bcc_check CHECK ((cardinality(bcc) <= 10)),
     CONSTRAINT campaigns_cc_check CHECK ((cardinality(cc) <= 10)),
@@ -2117,6 +2143,7 @@ CREATE TABLE public.send_tasks (
     failed_at timestamp with time zone,
     attachment_ids uuid[] DEFAULT '{}'::uuid[] NOT NULL,
     signed boolean DEFAULT false NOT NULL,
+    variant_id uuid,
     CONSTRAINT send_tasks_attachment_ids_check CHECK ((cardinality(attachment_ids) <= 20)),
     CONSTRAINT send_tasks_attempts_check CHECK (((attempts >= 0) AND (attempts <= 100))),
     CONSTRAINT send_tasks_bcc_check CHECK ((cardinality(bcc) <= 50)),
@@ -3010,7 +3037,7 @@ CREATE INDEX campaign_leads_contact ON public.campaign_leads USING btree (organi
 -- Name: campaign_leads_due; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX campaign_leads_due ON public.campaign_leads USING btree (due_at) WHERE ((state = ANY (ARRAY['pending'::text, 'active'::text])) AND (due_at IS NOT NULL));
+CREATE INDEX campaign_leads_due ON public.campaign_leads USING btree (organization_id, campaign_id, due_at) WHERE ((state = ANY (ARRAY['pending'::text, 'active'::text])) AND (due_at IS NOT NULL) AND (task_id IS NULL));
 
 --
 -- Name: campaign_logs_campaign; Type: INDEX; Schema: public; Owner: -
@@ -3415,6 +3442,12 @@ CREATE INDEX segment_pins_contact ON public.segment_pins USING btree (organizati
 CREATE INDEX segments_newest ON public.segments USING btree (organization_id, created_at DESC, id DESC);
 
 --
+-- Name: send_tasks_campaign_variant; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX send_tasks_campaign_variant ON public.send_tasks USING btree (organization_id, campaign_id, variant_id) WHERE (campaign_id IS NOT NULL);
+
+--
 -- Name: send_tasks_contact; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -3425,6 +3458,12 @@ CREATE INDEX send_tasks_contact ON public.send_tasks USING btree (organization_i
 --
 
 CREATE INDEX send_tasks_mailbox ON public.send_tasks USING btree (organization_id, mailbox_id);
+
+--
+-- Name: send_tasks_message_id; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX send_tasks_message_id ON public.send_tasks USING btree (organization_id, message_id) WHERE (campaign_id IS NOT NULL);
 
 --
 -- Name: session_refresh_tokens_session_id; Type: INDEX; Schema: public; Owner: -

@@ -21,12 +21,12 @@ var (
 const sendTaskInsert = `-- name: SendTaskInsert :batchone
 INSERT INTO send_tasks (organization_id, id, kind, mailbox_id, from_email, from_name, contact_id, to_email, to_list,
   cc, bcc, reply_to, in_reply_to, thread_references, campaign_id, step_id, step_name, subject, body_text, body_html,
-  message_id, send_mode, not_before, attachment_ids, signed)
+  message_id, send_mode, not_before, attachment_ids, signed, variant_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
   $9::text[], $10::text[], $11::text[], $12, $13, $14::text[],
   $15, $16, $17, $18, $19, $20, $21, $22,
-  $23, $24::uuid[], $25)
-RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed
+  $23, $24::uuid[], $25, $26)
+RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id
 `
 
 type SendTaskInsertBatchResults struct {
@@ -61,6 +61,7 @@ type SendTaskInsertParams struct {
 	NotBefore        time.Time     `json:"not_before"`
 	AttachmentIds    []uuid.UUID   `json:"attachment_ids"`
 	Signed           bool          `json:"signed"`
+	VariantID        uuid.NullUUID `json:"variant_id"`
 }
 
 // One round trip for any number of tasks (a campaign step enqueues its sends together).
@@ -93,6 +94,7 @@ func (q *Queries) SendTaskInsert(ctx context.Context, db DBTX, arg []SendTaskIns
 			a.NotBefore,
 			a.AttachmentIds,
 			a.Signed,
+			a.VariantID,
 		}
 		batch.Queue(sendTaskInsert, vals...)
 	}
@@ -150,6 +152,7 @@ func (b *SendTaskInsertBatchResults) QueryRow(f func(int, SendTask, error)) {
 			&i.FailedAt,
 			&i.AttachmentIds,
 			&i.Signed,
+			&i.VariantID,
 		)
 		if f != nil {
 			f(t, i, err)

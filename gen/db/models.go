@@ -183,6 +183,9 @@ type Campaign struct {
 	CompletedAt              *time.Time      `json:"completed_at"`
 	PausedReason             string          `json:"paused_reason"`
 	LastStatusChangeAt       *time.Time      `json:"last_status_change_at"`
+	RampDay                  *time.Time      `json:"ramp_day"`
+	RotationCursor           int64           `json:"rotation_cursor"`
+	EngineRanAt              *time.Time      `json:"engine_ran_at"`
 }
 
 type CampaignAttachment struct {
@@ -237,6 +240,10 @@ type CampaignLead struct {
 	MailboxID      uuid.NullUUID `json:"mailbox_id"`
 	VariantID      uuid.NullUUID `json:"variant_id"`
 	UpdatedAt      time.Time     `json:"updated_at"`
+	TaskID         uuid.NullUUID `json:"task_id"`
+	Attempts       int16         `json:"attempts"`
+	ThreadRefs     []string      `json:"thread_refs"`
+	LastStepAt     *time.Time    `json:"last_step_at"`
 }
 
 type CampaignLog struct {
@@ -962,6 +969,7 @@ type SendTask struct {
 	FailedAt         *time.Time    `json:"failed_at"`
 	AttachmentIds    []uuid.UUID   `json:"attachment_ids"`
 	Signed           bool          `json:"signed"`
+	VariantID        uuid.NullUUID `json:"variant_id"`
 }
 
 type Session struct {

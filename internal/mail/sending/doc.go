@@ -22,6 +22,8 @@
 //     ambiguous, never sent again: a duplicate to a prospect is worse than a send to check by hand.
 //   - A mailbox that is not active, a suppressed recipient, or (for campaign and warmup mail) a domain that has
 //     failed authentication for longer than the grace period fails the task before anything is sent.
+//   - Every result (sent, failed, ambiguous; not a requeue) is told to the settle hook (OnSettle) inside the
+//     transaction that records it, so the campaign engine's view of the send commits with the result.
 //   - Account-level conditions (authentication refused, account disabled, rate limited, server errors) are
 //     raised in addition to the task's result: an entry in the mailbox error log and an email_account.error
 //     event.

@@ -56,6 +56,8 @@ type Message struct {
 	// ContactID, CampaignID, StepID and StepName tie the send to what it is part of (optional).
 	ContactID, CampaignID, StepID uuid.NullUUID
 	StepName                      string
+	// VariantID is the A/B variant a campaign send carries (invalid: the step's own content).
+	VariantID uuid.NullUUID
 	// Mode is instant, smart or scheduled (how NotBefore was chosen); NotBefore zero means now.
 	Mode      string
 	NotBefore time.Time
@@ -124,6 +126,7 @@ func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mai
 			CampaignID: msg.CampaignID, StepID: msg.StepID, StepName: msg.StepName, Subject: msg.Subject,
 			BodyText: msg.Text, BodyHtml: msg.HTML, MessageID: "<" + MessageID(id, from) + ">",
 			SendMode: cmpMode(msg.Mode), NotBefore: notBefore, AttachmentIds: nonNil(msg.Attachments), Signed: msg.Signed,
+			VariantID: msg.VariantID,
 		}
 		inserts[i] = river.InsertManyParams{Args: Args{OrganizationID: m.OrganizationID, TaskID: id, MailboxID: m.ID}}
 		if notBefore.After(now) {
@@ -182,7 +185,9 @@ type Pipeline struct {
 	// authGrace: see New.
 	authGrace time.Duration
 	now       func() time.Time
-	turnsMu   sync.Mutex
+	// settle is told every task's result (see OnSettle); nil tells no one.
+	settle  SettleHook
+	turnsMu sync.Mutex
 	// turns holds one claim turn per mailbox this process has sent from (a few hundred at most).
 	turns map[uuid.UUID]*turn
 }
@@ -192,6 +197,40 @@ type Pipeline struct {
 func New(pool *pgxpool.Pool, creds *mailbox.Credentials, dialer mailbox.Dialer, logger *slog.Logger, authGrace time.Duration) *Pipeline {
 	return &Pipeline{pool: pool, creds: creds, conns: newConns(dialer), logger: logger, now: time.Now, authGrace: authGrace,
 		turns: map[uuid.UUID]*turn{}}
+}
+
+// Settled is one task's result as it is recorded: sent, failed or ambiguous (a requeue is not a result).
+type Settled struct {
+	// Task is the task as its attempt saw it (status and counters before the result).
+	Task dbq.SendTask
+	// Status is StatusSent, StatusFailed or StatusAmbiguous.
+	Status string
+	// Code and Message are the failure's error code and text (empty when sent).
+	Code, Message string
+}
+
+// Task results a SettleHook is told.
+const (
+	StatusSent      = "sent"
+	StatusFailed    = "failed"
+	StatusAmbiguous = "ambiguous"
+)
+
+// SettleHook is told each task's result inside the transaction that records it, so what the sender keeps about
+// the send (a campaign lead's progress) commits or rolls back with the result; an error rolls both back and the
+// attempt is worked again.
+type SettleHook func(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, s Settled) error
+
+// OnSettle sets the hook told every task's result (the composition root gives the campaign engine's); it is
+// set once, before the pipeline works any task.
+func (p *Pipeline) OnSettle(h SettleHook) { p.settle = h }
+
+// settled tells the hook a result, when one is set.
+func (p *Pipeline) settled(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, s Settled) error {
+	if p.settle == nil {
+		return nil
+	}
+	return p.settle(ctx, tx, outbox, s)
 }
 
 // Worker is the River worker of Args.
@@ -226,7 +265,7 @@ type claimed struct {
 // Attempt runs one attempt of a task: claim it (or find it must wait, or is already settled), hand it to
 // SMTP, record the result. It answers how long to wait before the next attempt (0: none is needed).
 func (p *Pipeline) Attempt(ctx context.Context, outbox *events.Outbox, a Args) (time.Duration, error) {
-	c, wait, err := p.claimInTurn(ctx, a)
+	c, wait, err := p.claimInTurn(ctx, outbox, a)
 	if err != nil || c == nil {
 		return wait, err
 	}
@@ -262,7 +301,7 @@ type claimResult struct {
 // claimInTurn claims the job's task in its mailbox's next claim, together with the tasks of the other jobs
 // that arrive meanwhile (at most QueueWorkers). The claim runs under the context of the job that runs it: should
 // that job be canceled, the others' attempts fail with it and River runs them again.
-func (p *Pipeline) claimInTurn(ctx context.Context, a Args) (*claimed, time.Duration, error) {
+func (p *Pipeline) claimInTurn(ctx context.Context, outbox *events.Outbox, a Args) (*claimed, time.Duration, error) {
 	p.turnsMu.Lock()
 	t := p.turns[a.MailboxID]
 	if t == nil {
@@ -290,7 +329,7 @@ func (p *Pipeline) claimInTurn(ctx context.Context, a Args) (*claimed, time.Dura
 	for i, r := range batch {
 		ids[i] = r.id
 	}
-	results, err := p.claim(ctx, a.OrganizationID, a.MailboxID, ids)
+	results, err := p.claim(ctx, outbox, a.OrganizationID, a.MailboxID, ids)
 	for i, r := range batch {
 		if err != nil {
 			r.done <- claimResult{err: err}
@@ -305,7 +344,7 @@ func (p *Pipeline) claimInTurn(ctx context.Context, a Args) (*claimed, time.Dura
 // claim takes the due tasks among ids (all of one mailbox) under the mailbox's lock and charges the
 // mailbox's day (see the package doc). Each task's result says whether it was claimed, must wait (how long),
 // or needs nothing (settled, or failed before any send).
-func (p *Pipeline) claim(ctx context.Context, org, mailboxID uuid.UUID, ids []uuid.UUID) ([]claimResult, error) {
+func (p *Pipeline) claim(ctx context.Context, outbox *events.Outbox, org, mailboxID uuid.UUID, ids []uuid.UUID) ([]claimResult, error) {
 	results := make([]claimResult, len(ids))
 	err := db.WithOrgTx(ctx, p.pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		clear(results)
@@ -342,12 +381,12 @@ func (p *Pipeline) claim(ctx context.Context, org, mailboxID uuid.UUID, ids []uu
 		for i, id := range ids {
 			t, ok := found[id]
 			if !ok {
-				if err := p.orphan(ctx, tx, org, id); err != nil {
+				if err := p.orphan(ctx, tx, outbox, org, id); err != nil {
 					return err
 				}
 				continue
 			}
-			wait, ok, err := p.check(ctx, tx, t, m, blocked, now)
+			wait, ok, err := p.check(ctx, tx, outbox, t, m, blocked, now)
 			switch {
 			case err != nil:
 				return err
@@ -400,15 +439,19 @@ func (p *Pipeline) claim(ctx context.Context, org, mailboxID uuid.UUID, ids []uu
 // check decides what a claim does with a loaded task: claim it (ok), leave it (settled, or failed here before
 // any send: an attempt found in flight, an inactive mailbox, a failing domain, a suppressed recipient), or
 // let it wait (its time or the mailbox's gap has not come). m is the task's mailbox as this claim sees it.
-func (p *Pipeline) check(ctx context.Context, tx pgx.Tx, t dbq.SendTask, m dbq.Mailbox, blocked map[string]dbq.Suppression, now time.Time) (wait time.Duration, ok bool, err error) {
+func (p *Pipeline) check(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, t dbq.SendTask, m dbq.Mailbox, blocked map[string]dbq.Suppression, now time.Time) (wait time.Duration, ok bool, err error) {
 	org, id := t.OrganizationID, t.ID
 	switch t.Status {
 	case "sending":
 		// An earlier attempt claimed it and never wrote a result: its worker died between hand-over and
 		// answer, or before. Whether the message left is unknown, so it is not sent again.
-		_, err := queries.SendTaskAmbiguous(ctx, tx, dbq.SendTaskAmbiguousParams{OrganizationID: org, ID: id,
-			Attempts: t.Attempts, ErrorCode: "outcome_unknown",
-			ErrorMessage: "The attempt sending this message stopped before recording its result; it may have been delivered, so it is not sent again."})
+		const code = "outcome_unknown"
+		const message = "The attempt sending this message stopped before recording its result; it may have been delivered, so it is not sent again."
+		n, err := queries.SendTaskAmbiguous(ctx, tx, dbq.SendTaskAmbiguousParams{OrganizationID: org, ID: id,
+			Attempts: t.Attempts, ErrorCode: code, ErrorMessage: message})
+		if err == nil && n > 0 {
+			err = p.settled(ctx, tx, outbox, Settled{Task: t, Status: StatusAmbiguous, Code: code, Message: message})
+		}
 		return 0, false, err
 	case "queued":
 	default:
@@ -418,8 +461,11 @@ func (p *Pipeline) check(ctx context.Context, tx pgx.Tx, t dbq.SendTask, m dbq.M
 		return t.NotBefore.Sub(now), false, nil
 	}
 	failQueued := func(code, message string) (time.Duration, bool, error) {
-		_, err := queries.SendTaskFailed(ctx, tx, dbq.SendTaskFailedParams{OrganizationID: org, ID: id,
+		n, err := queries.SendTaskFailed(ctx, tx, dbq.SendTaskFailedParams{OrganizationID: org, ID: id,
 			FromStatus: "queued", Attempts: t.Attempts, ErrorCode: code, ErrorMessage: message})
+		if err == nil && n > 0 {
+			err = p.settled(ctx, tx, outbox, Settled{Task: t, Status: StatusFailed, Code: code, Message: message})
+		}
 		return 0, false, err
 	}
 	if m.Status != "active" {
@@ -443,7 +489,7 @@ func (p *Pipeline) check(ctx context.Context, tx pgx.Tx, t dbq.SendTask, m dbq.M
 
 // orphan settles a task whose mailbox is gone (removed, which also cancels its queued tasks, or never set):
 // a queued one fails, anything else is left as it is. A task that no longer exists needs nothing.
-func (p *Pipeline) orphan(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) error {
+func (p *Pipeline) orphan(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, org, id uuid.UUID) error {
 	t, err := queries.SendTaskGetForUpdate(ctx, tx, dbq.SendTaskGetForUpdateParams{OrganizationID: org, ID: id})
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && t.Status != "queued" {
 		return nil
@@ -451,9 +497,13 @@ func (p *Pipeline) orphan(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) err
 	if err != nil {
 		return err
 	}
-	_, err = queries.SendTaskFailed(ctx, tx, dbq.SendTaskFailedParams{OrganizationID: org, ID: id, FromStatus: "queued",
-		Attempts: t.Attempts, ErrorCode: "mailbox_removed", ErrorMessage: "The mailbox was removed."})
-	return err
+	const code, message = "mailbox_removed", "The mailbox was removed."
+	n, err := queries.SendTaskFailed(ctx, tx, dbq.SendTaskFailedParams{OrganizationID: org, ID: id, FromStatus: "queued",
+		Attempts: t.Attempts, ErrorCode: code, ErrorMessage: message})
+	if err != nil || n == 0 {
+		return err
+	}
+	return p.settled(ctx, tx, outbox, Settled{Task: t, Status: StatusFailed, Code: code, Message: message})
 }
 
 // requeue puts a queued task back to wait until next, saying why; waiting is not an attempt.
@@ -539,10 +589,13 @@ func (p *Pipeline) record(ctx context.Context, outbox *events.Outbox, c *claimed
 		var n int64
 		var err error
 		credit := false
+		result := Settled{Task: t, Code: res.code, Message: clip(res.message)}
 		switch {
 		case res.outcome == delivered:
+			result = Settled{Task: t, Status: StatusSent}
 			n, err = queries.SendTaskSent(ctx, tx, dbq.SendTaskSentParams{OrganizationID: org, ID: t.ID, Attempts: t.Attempts})
 		case res.outcome == ambiguous:
+			result.Status = StatusAmbiguous
 			n, err = queries.SendTaskAmbiguous(ctx, tx, dbq.SendTaskAmbiguousParams{OrganizationID: org, ID: t.ID,
 				Attempts: t.Attempts, ErrorCode: res.code, ErrorMessage: clip(res.message)})
 		case res.outcome == transient && t.Attempts < MaxAttempts:
@@ -551,6 +604,7 @@ func (p *Pipeline) record(ctx context.Context, outbox *events.Outbox, c *claimed
 			n, err = queries.SendTaskRequeue(ctx, tx, dbq.SendTaskRequeueParams{OrganizationID: org, ID: t.ID, FromStatus: "sending",
 				Attempts: t.Attempts, NotBefore: p.now().Add(wait), ErrorCode: res.code, ErrorMessage: clip(res.message)})
 		default:
+			result.Status = StatusFailed
 			if res.outcome == transient && res.account == "" {
 				res.account = mailbox.ConditionServerError // the fifth transient failure in a row
 			}
@@ -573,6 +627,11 @@ func (p *Pipeline) record(ctx context.Context, outbox *events.Outbox, c *claimed
 				charge = 1
 			}
 			if err := queries.SendDayCredit(ctx, tx, dbq.SendDayCreditParams{OrganizationID: org, MailboxID: m.ID, Day: *t.CountedDay, Capped: charge}); err != nil {
+				return err
+			}
+		}
+		if result.Status != "" {
+			if err := p.settled(ctx, tx, outbox, result); err != nil {
 				return err
 			}
 		}

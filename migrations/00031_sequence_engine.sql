@@ -1,0 +1,64 @@
+-- +goose Up
+-- The sequence engine (internal/campaigns/engine): a periodic job takes each active campaign's due leads,
+-- decides step, sender and variant, and enqueues the sends through the send pipeline in the same transaction;
+-- each send's result comes back to the lead through the pipeline's settle hook.
+--
+-- A lead with a send in flight (task_id set) is not due: its next step waits for the result, which either
+-- keeps the advance (sent) or undoes it (failed). attempts counts the failed sends of the current step; the
+-- fifth fails the lead. thread_refs are the Message-IDs the lead's conversation has so far, oldest first, so
+-- a thread_reply follow-up carries In-Reply-To and References; mailbox_id (the sender that started the
+-- thread) sends its follow-ups.
+ALTER TABLE campaign_leads
+  ADD COLUMN task_id uuid,
+  ADD COLUMN attempts smallint NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+  ADD COLUMN thread_refs text[] NOT NULL DEFAULT '{}' CHECK (cardinality(thread_refs) <= 100),
+  ADD COLUMN last_step_at timestamptz;
+DROP INDEX campaign_leads_due;
+-- The engine reads due leads per campaign; campaigns_due asks the same index whether any is due.
+CREATE INDEX campaign_leads_due ON campaign_leads (organization_id, campaign_id, due_at)
+  WHERE state IN ('pending', 'active') AND due_at IS NOT NULL AND task_id IS NULL;
+
+-- The ramp's level advances once per local day the campaign sends on (ramp_day is the last such day);
+-- rotation_cursor is the round-robin position in the sender pool; engine_ran_at orders campaigns so none waits
+-- behind another.
+ALTER TABLE campaigns
+  ADD COLUMN ramp_day date,
+  ADD COLUMN rotation_cursor bigint NOT NULL DEFAULT 0,
+  ADD COLUMN engine_ran_at timestamptz;
+
+-- A campaign send names the A/B variant it carried (NULL: the step's own content), so the A/B analysis counts
+-- per variant (replied_at is stamped when a reply is matched to the send).
+ALTER TABLE send_tasks ADD COLUMN variant_id uuid;
+-- Inbound mail is matched to the campaign send it answers by Message-ID.
+CREATE INDEX send_tasks_message_id ON send_tasks (organization_id, message_id) WHERE campaign_id IS NOT NULL;
+CREATE INDEX send_tasks_campaign_variant ON send_tasks (organization_id, campaign_id, variant_id) WHERE campaign_id IS NOT NULL;
+
+-- campaigns_due lists, across organizations, up to p_limit active campaigns with a lead due at p_now, the one
+-- the engine ran longest ago first. A narrow SECURITY DEFINER read for the engine's periodic job; each campaign
+-- is then worked in its organization's transaction.
+-- +goose StatementBegin
+CREATE FUNCTION campaigns_due(p_now timestamptz, p_limit integer)
+RETURNS TABLE (organization_id uuid, campaign_id uuid)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public
+AS $$
+  SELECT c.organization_id, c.id FROM campaigns c
+  WHERE c.status = 'active' AND EXISTS (
+    SELECT 1 FROM campaign_leads l
+    WHERE l.organization_id = c.organization_id AND l.campaign_id = c.id
+      AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= p_now)
+  ORDER BY c.engine_ran_at NULLS FIRST, c.organization_id, c.id
+  LIMIT p_limit
+$$;
+-- +goose StatementEnd
+REVOKE ALL ON FUNCTION campaigns_due(timestamptz, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION campaigns_due(timestamptz, integer) TO outflow_app;
+
+-- +goose Down
+DROP FUNCTION campaigns_due(timestamptz, integer);
+DROP INDEX send_tasks_campaign_variant;
+DROP INDEX send_tasks_message_id;
+ALTER TABLE send_tasks DROP COLUMN variant_id;
+ALTER TABLE campaigns DROP COLUMN ramp_day, DROP COLUMN rotation_cursor, DROP COLUMN engine_ran_at;
+DROP INDEX campaign_leads_due;
+ALTER TABLE campaign_leads DROP COLUMN task_id, DROP COLUMN attempts, DROP COLUMN thread_refs, DROP COLUMN last_step_at;
+CREATE INDEX campaign_leads_due ON campaign_leads (due_at) WHERE state IN ('pending', 'active') AND due_at IS NOT NULL;
