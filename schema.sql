@@ -220,10 +220,11 @@ CREATE FUNCTION public.campaigns_due(p_now timestamp with time zone, p_limit int
     SET search_path TO 'pg_catalog', 'public'
     AS $$
   SELECT c.organization_id, c.id FROM campaigns c
-  WHERE c.status = 'active' AND EXISTS (
+  WHERE c.status IN ('active', 'completed') AND EXISTS (
     SELECT 1 FROM campaign_leads l
     WHERE l.organization_id = c.organization_id AND l.campaign_id = c.id
-      AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= p_now)
+      AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= p_now
+      AND (c.status = 'active' OR l.created_at > c.completed_at))
   ORDER BY c.engine_ran_at NULLS FIRST, c.organization_id, c.id
   LIMIT p_limit
 $$;
@@ -1618,6 +1619,19 @@ CREATE TABLE public.mailbox_oauth_tokens (
 );
 
 --
+-- Name: mailbox_plans; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mailbox_plans (
+    organization_id uuid NOT NULL,
+    mailbox_id uuid NOT NULL,
+    day date NOT NULL,
+    planned integer DEFAULT 0 NOT NULL,
+    planned_until timestamp with time zone,
+    CONSTRAINT mailbox_plans_planned_check CHECK ((planned >= 0))
+);
+
+--
 -- Name: mailbox_send_days; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2664,6 +2678,13 @@ ALTER TABLE ONLY public.mailbox_oauth_sessions
 
 ALTER TABLE ONLY public.mailbox_oauth_tokens
     ADD CONSTRAINT mailbox_oauth_tokens_pkey PRIMARY KEY (organization_id, mailbox_id);
+
+--
+-- Name: mailbox_plans mailbox_plans_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_plans
+    ADD CONSTRAINT mailbox_plans_pkey PRIMARY KEY (organization_id, mailbox_id);
 
 --
 -- Name: mailbox_send_days mailbox_send_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -3973,6 +3994,13 @@ ALTER TABLE ONLY public.mailbox_oauth_tokens
     ADD CONSTRAINT mailbox_oauth_tokens_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
 
 --
+-- Name: mailbox_plans mailbox_plans_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_plans
+    ADD CONSTRAINT mailbox_plans_organization_id_mailbox_id_fkey FOREIGN KEY (organization_id, mailbox_id) REFERENCES public.mailboxes(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: mailbox_send_days mailbox_send_days_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4500,6 +4528,12 @@ ALTER TABLE public.mailbox_oauth_sessions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.mailbox_oauth_tokens ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: mailbox_plans; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.mailbox_plans ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: mailbox_send_days; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -4798,6 +4832,12 @@ CREATE POLICY tenant_isolation ON public.mailbox_oauth_sessions USING ((organiza
 --
 
 CREATE POLICY tenant_isolation ON public.mailbox_oauth_tokens USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: mailbox_plans tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.mailbox_plans USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: mailbox_send_days tenant_isolation; Type: POLICY; Schema: public; Owner: -

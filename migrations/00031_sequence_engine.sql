@@ -33,19 +33,39 @@ ALTER TABLE send_tasks ADD COLUMN variant_id uuid;
 CREATE INDEX send_tasks_message_id ON send_tasks (organization_id, message_id) WHERE campaign_id IS NOT NULL;
 CREATE INDEX send_tasks_campaign_variant ON send_tasks (organization_id, campaign_id, variant_id) WHERE campaign_id IS NOT NULL;
 
--- campaigns_due lists, across organizations, up to p_limit active campaigns with a lead due at p_now, the one
--- the engine ran longest ago first. A narrow SECURITY DEFINER read for the engine's periodic job; each campaign
--- is then worked in its organization's transaction.
+-- What the engine has planned on each mailbox for the mailbox's local day: how many capped sends it has
+-- enqueued (planned) and when the last one may start (planned_until), so campaigns sharing a mailbox plan
+-- around each other before the pipeline's claim sees the sends. The claim still enforces cap and gap; this
+-- keeps the engine from enqueueing what would only wait there. Rows are locked in mailbox order by a planning
+-- campaign; a failed send gives its place back.
+CREATE TABLE mailbox_plans (
+  organization_id uuid NOT NULL,
+  mailbox_id uuid NOT NULL,
+  day date NOT NULL,
+  planned integer NOT NULL DEFAULT 0 CHECK (planned >= 0),
+  planned_until timestamptz,
+  PRIMARY KEY (organization_id, mailbox_id),
+  FOREIGN KEY (organization_id, mailbox_id) REFERENCES mailboxes (organization_id, id) ON DELETE CASCADE
+);
+ALTER TABLE mailbox_plans ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON mailbox_plans USING (organization_id = current_org()) WITH CHECK (organization_id = current_org());
+GRANT SELECT, INSERT, UPDATE, DELETE ON mailbox_plans TO outflow_app;
+
+-- campaigns_due lists, across organizations, up to p_limit campaigns the engine has work in at p_now, the one
+-- it ran longest ago first: active campaigns with a lead due, and completed ones a lead was added to since they
+-- completed (the engine restarts them after the launch checks). A narrow SECURITY DEFINER read for the
+-- engine's periodic job; each campaign is then worked in its organization's transaction.
 -- +goose StatementBegin
 CREATE FUNCTION campaigns_due(p_now timestamptz, p_limit integer)
 RETURNS TABLE (organization_id uuid, campaign_id uuid)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public
 AS $$
   SELECT c.organization_id, c.id FROM campaigns c
-  WHERE c.status = 'active' AND EXISTS (
+  WHERE c.status IN ('active', 'completed') AND EXISTS (
     SELECT 1 FROM campaign_leads l
     WHERE l.organization_id = c.organization_id AND l.campaign_id = c.id
-      AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= p_now)
+      AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= p_now
+      AND (c.status = 'active' OR l.created_at > c.completed_at))
   ORDER BY c.engine_ran_at NULLS FIRST, c.organization_id, c.id
   LIMIT p_limit
 $$;
@@ -55,6 +75,7 @@ GRANT EXECUTE ON FUNCTION campaigns_due(timestamptz, integer) TO outflow_app;
 
 -- +goose Down
 DROP FUNCTION campaigns_due(timestamptz, integer);
+DROP TABLE mailbox_plans;
 DROP INDEX send_tasks_campaign_variant;
 DROP INDEX send_tasks_message_id;
 ALTER TABLE send_tasks DROP COLUMN variant_id;

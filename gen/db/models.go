@@ -666,6 +666,14 @@ type MailboxOauthToken struct {
 	RefreshedAt    time.Time `json:"refreshed_at"`
 }
 
+type MailboxPlan struct {
+	OrganizationID uuid.UUID  `json:"organization_id"`
+	MailboxID      uuid.UUID  `json:"mailbox_id"`
+	Day            time.Time  `json:"day"`
+	Planned        int32      `json:"planned"`
+	PlannedUntil   *time.Time `json:"planned_until"`
+}
+
 type MailboxSendDay struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	MailboxID      uuid.UUID `json:"mailbox_id"`

@@ -1,0 +1,168 @@
+-- The sequence engine (internal/campaigns/engine): due campaigns and leads, the sender pool with what each
+-- mailbox has left, and the writes of one planning pass and of each send's result.
+
+-- name: EngineCampaignsDue :many
+SELECT organization_id::uuid AS organization_id, campaign_id::uuid AS campaign_id
+FROM campaigns_due(@now::timestamptz, @row_limit::integer);
+
+-- name: EngineCampaignLock :one
+-- The campaign a planning pass works, locked so one pass at a time plans it; a campaign another worker is
+-- planning is skipped (no rows).
+SELECT * FROM campaigns WHERE organization_id = @organization_id AND id = @id
+  AND status IN ('active', 'completed')
+FOR UPDATE SKIP LOCKED;
+
+-- name: EngineCampaignRan :exec
+UPDATE campaigns SET engine_ran_at = @at, ramp_level = @ramp_level, ramp_day = sqlc.narg(ramp_day),
+  rotation_cursor = @rotation_cursor, idle_since = sqlc.narg(idle_since)
+WHERE organization_id = @organization_id AND id = @id;
+
+-- name: EngineCampaignStatus :one
+-- Moves the campaign to status (completed, paused_no_accounts, paused, active) with the reason, when it is in
+-- one of from_statuses; no row when it was not.
+UPDATE campaigns SET status = @status, paused_reason = @paused_reason, last_status_change_at = @at, updated_at = @at,
+  completed_at = CASE WHEN @status = 'completed' THEN @at::timestamptz ELSE completed_at END,
+  idle_since = CASE WHEN @status = 'active' THEN NULL ELSE idle_since END
+WHERE organization_id = @organization_id AND id = @id AND status = ANY(@from_statuses::text[])
+RETURNING *;
+
+-- name: EngineCampaignDay :one
+-- The campaign's counters for its local day (zeros when it has sent nothing that day).
+SELECT coalesce(max(sent), 0)::integer AS sent, coalesce(max(new_leads), 0)::integer AS new_leads
+FROM campaign_send_days WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND day = @day;
+
+-- name: EngineCampaignDayAdd :exec
+-- Charges (or, negative, credits back) the campaign's day.
+INSERT INTO campaign_send_days (organization_id, campaign_id, day, sent, new_leads)
+VALUES (@organization_id, @campaign_id, @day, greatest(@sent::integer, 0), greatest(@new_leads::integer, 0))
+ON CONFLICT (organization_id, campaign_id, day) DO UPDATE
+SET sent = greatest(campaign_send_days.sent + @sent::integer, 0),
+  new_leads = greatest(campaign_send_days.new_leads + @new_leads::integer, 0);
+
+-- name: EnginePool :many
+-- The mailboxes the campaign sends from, usable now: active and in active rotation (not held in reserve, not
+-- resting); its enabled explicit senders, the mailboxes carrying any of its tags (a tagged mailbox that is a
+-- disabled sender stays out), and every such mailbox of the organization when every_mailbox is set (the tags
+-- strategy with neither senders nor tags). weight is the explicit sender's (1 otherwise).
+SELECT sqlc.embed(m), coalesce(cm.weight, 1)::integer AS weight
+FROM mailboxes m
+LEFT JOIN campaign_mailboxes cm ON cm.organization_id = m.organization_id AND cm.campaign_id = @campaign_id
+  AND cm.mailbox_id = m.id
+WHERE m.organization_id = @organization_id AND m.status = 'active' AND m.rotation_state = 'active'
+  AND coalesce(cm.enabled, true)
+  AND (cm.mailbox_id IS NOT NULL OR m.tags && @tag_ids::uuid[] OR @every_mailbox::boolean)
+ORDER BY m.id;
+
+-- name: EnginePlansEnsure :exec
+INSERT INTO mailbox_plans (organization_id, mailbox_id, day)
+SELECT @organization_id, unnest(@mailbox_ids::uuid[]), '1970-01-01'::date
+ON CONFLICT (organization_id, mailbox_id) DO NOTHING;
+
+-- name: EnginePlansLock :many
+-- The pool's plans, locked in mailbox order (campaigns sharing mailboxes plan one after another).
+SELECT * FROM mailbox_plans WHERE organization_id = @organization_id AND mailbox_id = ANY(@mailbox_ids::uuid[])
+ORDER BY mailbox_id
+FOR UPDATE;
+
+-- name: EnginePlansSave :exec
+UPDATE mailbox_plans p SET day = u.day, planned = u.planned, planned_until = u.planned_until
+FROM (SELECT unnest(@mailbox_ids::uuid[]) AS mailbox_id, unnest(@days::date[]) AS day,
+  unnest(@planned::integer[]) AS planned, unnest(@planned_until::timestamptz[]) AS planned_until) u
+WHERE p.organization_id = @organization_id AND p.mailbox_id = u.mailbox_id;
+
+-- name: EnginePlanCredit :exec
+-- A planned send that did not go out gives its place in the plan's day back.
+UPDATE mailbox_plans SET planned = greatest(planned - 1, 0)
+WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND day = @day;
+
+-- name: EngineDueLeads :many
+-- Up to row_limit leads due at now, in the order the campaign sends them: follow-ups before new leads (new
+-- leads first with prioritize_new), then contact_order_by/dir (custom_field by the contact's custom field
+-- order_field), then the contact's creation. Leads another pass holds are skipped.
+SELECT l.contact_id, l.state, l.step_position, l.entered_at, l.due_at, l.mailbox_id, l.thread_refs, l.attempts,
+  l.last_step_at, l.hold_since, l.hold_until, l.sent, l.opened, l.clicked, l.replied, l.bounced, l.variant_id,
+  c.email, c.first_name, c.last_name, c.company, c.phone, c.custom_fields, c.subscribed, c.verification_status,
+  c.verification_source, c.verification_checked_at, c.esp_provider
+FROM campaign_leads l
+JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id
+WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id
+  AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= @now
+ORDER BY (CASE WHEN @prioritize_new::boolean THEN l.step_position > 0 ELSE l.step_position = 0 END),
+  CASE WHEN NOT @descending::boolean THEN (CASE @order_by::text WHEN 'first_name' THEN c.first_name
+    WHEN 'last_name' THEN c.last_name WHEN 'email' THEN c.email WHEN 'company' THEN c.company
+    WHEN 'custom_field' THEN c.custom_fields ->> @order_field::text END) END ASC,
+  CASE WHEN @descending::boolean THEN (CASE @order_by::text WHEN 'first_name' THEN c.first_name
+    WHEN 'last_name' THEN c.last_name WHEN 'email' THEN c.email WHEN 'company' THEN c.company
+    WHEN 'custom_field' THEN c.custom_fields ->> @order_field::text END) END DESC,
+  CASE WHEN NOT @descending::boolean THEN c.created_at END ASC,
+  CASE WHEN @descending::boolean THEN c.created_at END DESC,
+  l.contact_id
+LIMIT @row_limit
+FOR UPDATE OF l SKIP LOCKED;
+
+-- name: EngineLeadsSave :exec
+-- Writes one planning pass's decisions, one row per lead. A nil uuid is NULL; a due_at or last_step_at whose
+-- flag is false is NULL.
+UPDATE campaign_leads l SET state = u.state, step_position = u.step_position,
+  due_at = CASE WHEN u.has_due THEN u.due_at END, wait_reason = u.wait_reason,
+  task_id = nullif(u.task_id, '00000000-0000-0000-0000-000000000000'::uuid),
+  mailbox_id = nullif(u.mailbox_id, '00000000-0000-0000-0000-000000000000'::uuid),
+  variant_id = nullif(u.variant_id, '00000000-0000-0000-0000-000000000000'::uuid),
+  last_step_at = CASE WHEN u.has_last THEN u.last_step_at END, attempts = u.attempts,
+  failure_reason = u.failure_reason,
+  hold_since = CASE WHEN u.hold_lifted THEN NULL ELSE l.hold_since END,
+  hold_until = CASE WHEN u.hold_lifted THEN NULL ELSE l.hold_until END,
+  hold_reason = CASE WHEN u.hold_lifted THEN '' ELSE l.hold_reason END,
+  hold_source = CASE WHEN u.hold_lifted THEN NULL ELSE l.hold_source END,
+  updated_at = now()
+FROM (SELECT unnest(@contact_ids::uuid[]) AS contact_id, unnest(@states::text[]) AS state,
+  unnest(@step_positions::integer[]) AS step_position, unnest(@has_due::boolean[]) AS has_due,
+  unnest(@due_ats::timestamptz[]) AS due_at, unnest(@wait_reasons::text[]) AS wait_reason,
+  unnest(@task_ids::uuid[]) AS task_id, unnest(@mailbox_ids::uuid[]) AS mailbox_id,
+  unnest(@variant_ids::uuid[]) AS variant_id, unnest(@has_last::boolean[]) AS has_last,
+  unnest(@last_step_ats::timestamptz[]) AS last_step_at, unnest(@attempts::smallint[]) AS attempts,
+  unnest(@failure_reasons::text[]) AS failure_reason, unnest(@holds_lifted::boolean[]) AS hold_lifted) u
+WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.contact_id = u.contact_id;
+
+-- name: EngineLeadRefsAppend :exec
+-- Adds the Message-IDs of the sends just enqueued to their leads' conversations.
+UPDATE campaign_leads l SET thread_refs = (l.thread_refs || u.ref)[greatest(cardinality(l.thread_refs) + 1 - 99, 1):]
+FROM (SELECT unnest(@contact_ids::uuid[]) AS contact_id, unnest(@refs::text[]) AS ref) u
+WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.contact_id = u.contact_id;
+
+-- name: EngineLeadForTask :one
+-- The lead a campaign send belongs to, locked, when the send is still its in-flight one.
+SELECT * FROM campaign_leads
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND contact_id = @contact_id
+  AND task_id = @task_id
+FOR UPDATE;
+
+-- name: EngineLeadSettle :exec
+UPDATE campaign_leads SET state = @state, step_position = @step_position, due_at = sqlc.narg(due_at),
+  wait_reason = @wait_reason, task_id = NULL, attempts = @attempts, failure_reason = @failure_reason,
+  sent = sent + @sent_delta::integer, bounced = bounced + @bounced_delta::integer,
+  current_step = CASE WHEN @current_step::text = '' THEN current_step ELSE @current_step::text END,
+  sender = CASE WHEN sender = '' THEN @sender::text ELSE sender END,
+  thread_refs = CASE WHEN @drop_last_ref::boolean THEN thread_refs[1:greatest(cardinality(thread_refs) - 1, 0)]
+    ELSE thread_refs END,
+  last_activity_at = CASE WHEN @sent_delta::integer > 0 THEN now() ELSE last_activity_at END,
+  updated_at = now()
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND contact_id = @contact_id;
+
+-- name: EngineLeadsOpen :one
+-- Whether the campaign has a lead with something left to do (its completion waits for none).
+SELECT EXISTS (SELECT 1 FROM campaign_leads
+  WHERE organization_id = @organization_id AND campaign_id = @campaign_id
+    AND (state IN ('pending', 'active') AND (due_at IS NOT NULL OR task_id IS NOT NULL) OR hold_since IS NOT NULL
+      AND state IN ('pending', 'active', 'paused')));
+
+-- name: EngineLeadsRestartRefused :exec
+-- A completed campaign that could not restart leaves its new leads waiting for a person (start makes them due).
+UPDATE campaign_leads SET due_at = NULL, wait_reason = @wait_reason, updated_at = now()
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
+  AND task_id IS NULL AND due_at IS NOT NULL;
+
+-- name: EngineVariants :many
+SELECT * FROM campaign_variants WHERE organization_id = @organization_id AND campaign_id = @campaign_id
+  AND is_active
+ORDER BY created_at, id;
