@@ -16,6 +16,7 @@ import (
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
+	"github.com/outflowhq/outflow/internal/campaigns/engine"
 	"github.com/outflowhq/outflow/internal/campaigns/testrun"
 	"github.com/outflowhq/outflow/internal/eventing/delivery"
 	"github.com/outflowhq/outflow/internal/eventing/events"
@@ -46,6 +47,8 @@ type Deps struct {
 	Syncer *mailsync.Syncer
 	// TestRuns carries campaign test runs forward (nil on insert-only clients).
 	TestRuns *testrun.Runner
+	// Engine plans active campaigns' due leads into sends (nil on insert-only clients).
+	Engine *engine.Engine
 	// Resolver answers the mailbox DNS sweep's lookups; TrackingHost is the tracking domains' CNAME target.
 	Resolver     dnscheck.Resolver
 	TrackingHost string
@@ -120,6 +123,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	register(workers, &mailbox.DNSSweepWorker{Pool: deps.Pool, Resolver: deps.Resolver, TrackingHost: deps.TrackingHost})
 	register(workers, &testrun.Worker{Runner: deps.TestRuns})
 	register(workers, &segmentEnrollWorker{pool: deps.Pool})
+	register(workers, &engine.Worker{Engine: deps.Engine})
 	if workers.err != nil {
 		return nil, workers.err
 	}
@@ -171,6 +175,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(delivery.SweepInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return delivery.SweepArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(engine.Interval),
+				func() (river.JobArgs, *river.InsertOpts) { return engine.Args{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(campaign.SegmentEnrollInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return SegmentEnrollArgs{}, nil },

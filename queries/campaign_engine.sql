@@ -13,7 +13,7 @@ SELECT * FROM campaigns WHERE organization_id = @organization_id AND id = @id
 FOR UPDATE SKIP LOCKED;
 
 -- name: EngineCampaignRan :exec
-UPDATE campaigns SET engine_ran_at = @at, ramp_level = @ramp_level, ramp_day = sqlc.narg(ramp_day),
+UPDATE campaigns SET engine_ran_at = @at::timestamptz, ramp_level = @ramp_level, ramp_day = sqlc.narg(ramp_day),
   rotation_cursor = @rotation_cursor, idle_since = sqlc.narg(idle_since)
 WHERE organization_id = @organization_id AND id = @id;
 
@@ -86,7 +86,7 @@ SELECT l.contact_id, l.state, l.step_position, l.entered_at, l.due_at, l.mailbox
 FROM campaign_leads l
 JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id
 WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id
-  AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= @now
+  AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= @now::timestamptz
 ORDER BY (CASE WHEN @prioritize_new::boolean THEN l.step_position > 0 ELSE l.step_position = 0 END),
   CASE WHEN NOT @descending::boolean THEN (CASE @order_by::text WHEN 'first_name' THEN c.first_name
     WHEN 'last_name' THEN c.last_name WHEN 'email' THEN c.email WHEN 'company' THEN c.company
@@ -166,3 +166,28 @@ WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND stat
 SELECT * FROM campaign_variants WHERE organization_id = @organization_id AND campaign_id = @campaign_id
   AND is_active
 ORDER BY created_at, id;
+
+-- name: EngineLeadsPark :execrows
+-- Moves every lead of the campaign due at now to until, saying why (the campaign cannot send before then).
+UPDATE campaign_leads SET due_at = @until::timestamptz, wait_reason = @wait_reason, updated_at = now()
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
+  AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= @now::timestamptz;
+
+-- name: EngineCampaignIdle :exec
+-- A continuous campaign with nothing left to do stays active and waits for new leads from at.
+UPDATE campaigns SET idle_since = coalesce(idle_since, @at::timestamptz)
+WHERE organization_id = @organization_id AND id = @id;
+
+-- name: EngineStepCount :one
+SELECT count(*)::integer FROM campaign_steps WHERE organization_id = @organization_id AND campaign_id = @campaign_id;
+
+-- name: EngineMailboxZone :one
+SELECT timezone FROM mailboxes WHERE organization_id = @organization_id AND id = @id;
+
+-- name: EngineBounceWindow :one
+-- The campaign's sends handed over (or refused by the recipient's server) since since, and how many of them
+-- bounced: the rolling rate the deliverability warning and the spike pause read.
+SELECT count(*) FILTER (WHERE status IN ('sent', 'ambiguous') OR error_code = 'recipient_rejected')::integer AS sends,
+  count(*) FILTER (WHERE error_code = 'recipient_rejected')::integer AS bounced
+FROM send_tasks
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND created_at >= @since::timestamptz;

@@ -46,10 +46,24 @@ RETURNING *;
 -- name: CampaignDelete :execrows
 DELETE FROM campaigns WHERE organization_id = @organization_id AND id = @id;
 
--- name: CampaignTasksCancel :execrows
--- A deleted or stopped campaign's sends that no attempt has claimed yet; a task being sent finishes.
-UPDATE send_tasks SET status = 'canceled', error_code = @error_code, error_message = @reason
-WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND status = 'queued';
+-- name: CampaignTasksCancel :one
+-- A deleted or stopped campaign's sends that no attempt has claimed yet; a task being sent finishes. Each
+-- cancelled send's lead goes back to the step it was for, due when the campaign runs again (a data-modifying
+-- WITH runs whether or not it is read).
+WITH cancelled AS (
+  UPDATE send_tasks SET status = 'canceled', error_code = @error_code, error_message = @reason
+  WHERE send_tasks.organization_id = @organization_id AND send_tasks.campaign_id = @campaign_id
+    AND send_tasks.status = 'queued'
+  RETURNING send_tasks.id
+), rewound AS (
+  UPDATE campaign_leads l SET task_id = NULL, step_position = greatest(l.step_position - 1, 0),
+    thread_refs = l.thread_refs[1:greatest(cardinality(l.thread_refs) - 1, 0)], due_at = now(), wait_reason = '',
+    updated_at = now()
+  FROM cancelled
+  WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.task_id = cancelled.id
+  RETURNING l.contact_id
+)
+SELECT count(*) FROM cancelled;
 
 -- name: CampaignDealsUnlink :exec
 UPDATE deals SET campaign_id = NULL, updated_at = now()

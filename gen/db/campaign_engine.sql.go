@@ -13,6 +13,33 @@ import (
 	"github.com/google/uuid"
 )
 
+const engineBounceWindow = `-- name: EngineBounceWindow :one
+SELECT count(*) FILTER (WHERE status IN ('sent', 'ambiguous') OR error_code = 'recipient_rejected')::integer AS sends,
+  count(*) FILTER (WHERE error_code = 'recipient_rejected')::integer AS bounced
+FROM send_tasks
+WHERE organization_id = $1 AND campaign_id = $2 AND created_at >= $3::timestamptz
+`
+
+type EngineBounceWindowParams struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	CampaignID     uuid.NullUUID `json:"campaign_id"`
+	Since          time.Time     `json:"since"`
+}
+
+type EngineBounceWindowRow struct {
+	Sends   int32 `json:"sends"`
+	Bounced int32 `json:"bounced"`
+}
+
+// The campaign's sends handed over (or refused by the recipient's server) since since, and how many of them
+// bounced: the rolling rate the deliverability warning and the spike pause read.
+func (q *Queries) EngineBounceWindow(ctx context.Context, db DBTX, arg EngineBounceWindowParams) (EngineBounceWindowRow, error) {
+	row := db.QueryRow(ctx, engineBounceWindow, arg.OrganizationID, arg.CampaignID, arg.Since)
+	var i EngineBounceWindowRow
+	err := row.Scan(&i.Sends, &i.Bounced)
+	return i, err
+}
+
 const engineCampaignDay = `-- name: EngineCampaignDay :one
 SELECT coalesce(max(sent), 0)::integer AS sent, coalesce(max(new_leads), 0)::integer AS new_leads
 FROM campaign_send_days WHERE organization_id = $1 AND campaign_id = $2 AND day = $3
@@ -62,6 +89,23 @@ func (q *Queries) EngineCampaignDayAdd(ctx context.Context, db DBTX, arg EngineC
 		arg.Sent,
 		arg.NewLeads,
 	)
+	return err
+}
+
+const engineCampaignIdle = `-- name: EngineCampaignIdle :exec
+UPDATE campaigns SET idle_since = coalesce(idle_since, $1::timestamptz)
+WHERE organization_id = $2 AND id = $3
+`
+
+type EngineCampaignIdleParams struct {
+	At             time.Time `json:"at"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// A continuous campaign with nothing left to do stays active and waits for new leads from at.
+func (q *Queries) EngineCampaignIdle(ctx context.Context, db DBTX, arg EngineCampaignIdleParams) error {
+	_, err := db.Exec(ctx, engineCampaignIdle, arg.At, arg.OrganizationID, arg.ID)
 	return err
 }
 
@@ -144,13 +188,13 @@ func (q *Queries) EngineCampaignLock(ctx context.Context, db DBTX, arg EngineCam
 }
 
 const engineCampaignRan = `-- name: EngineCampaignRan :exec
-UPDATE campaigns SET engine_ran_at = $1, ramp_level = $2, ramp_day = $3,
+UPDATE campaigns SET engine_ran_at = $1::timestamptz, ramp_level = $2, ramp_day = $3,
   rotation_cursor = $4, idle_since = $5
 WHERE organization_id = $6 AND id = $7
 `
 
 type EngineCampaignRanParams struct {
-	At             *time.Time `json:"at"`
+	At             time.Time  `json:"at"`
 	RampLevel      int32      `json:"ramp_level"`
 	RampDay        *time.Time `json:"ramp_day"`
 	RotationCursor int64      `json:"rotation_cursor"`
@@ -309,7 +353,7 @@ SELECT l.contact_id, l.state, l.step_position, l.entered_at, l.due_at, l.mailbox
 FROM campaign_leads l
 JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id
 WHERE l.organization_id = $1 AND l.campaign_id = $2
-  AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= $3
+  AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= $3::timestamptz
 ORDER BY (CASE WHEN $4::boolean THEN l.step_position > 0 ELSE l.step_position = 0 END),
   CASE WHEN NOT $5::boolean THEN (CASE $6::text WHEN 'first_name' THEN c.first_name
     WHEN 'last_name' THEN c.last_name WHEN 'email' THEN c.email WHEN 'company' THEN c.company
@@ -325,14 +369,14 @@ FOR UPDATE OF l SKIP LOCKED
 `
 
 type EngineDueLeadsParams struct {
-	OrganizationID uuid.UUID  `json:"organization_id"`
-	CampaignID     uuid.UUID  `json:"campaign_id"`
-	Now            *time.Time `json:"now"`
-	PrioritizeNew  bool       `json:"prioritize_new"`
-	Descending     bool       `json:"descending"`
-	OrderBy        string     `json:"order_by"`
-	OrderField     string     `json:"order_field"`
-	RowLimit       int32      `json:"row_limit"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	Now            time.Time `json:"now"`
+	PrioritizeNew  bool      `json:"prioritize_new"`
+	Descending     bool      `json:"descending"`
+	OrderBy        string    `json:"order_by"`
+	OrderField     string    `json:"order_field"`
+	RowLimit       int32     `json:"row_limit"`
 }
 
 type EngineDueLeadsRow struct {
@@ -579,6 +623,35 @@ func (q *Queries) EngineLeadsOpen(ctx context.Context, db DBTX, arg EngineLeadsO
 	return exists, err
 }
 
+const engineLeadsPark = `-- name: EngineLeadsPark :execrows
+UPDATE campaign_leads SET due_at = $1::timestamptz, wait_reason = $2, updated_at = now()
+WHERE organization_id = $3 AND campaign_id = $4 AND state IN ('pending', 'active')
+  AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= $5::timestamptz
+`
+
+type EngineLeadsParkParams struct {
+	Until          time.Time `json:"until"`
+	WaitReason     string    `json:"wait_reason"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	Now            time.Time `json:"now"`
+}
+
+// Moves every lead of the campaign due at now to until, saying why (the campaign cannot send before then).
+func (q *Queries) EngineLeadsPark(ctx context.Context, db DBTX, arg EngineLeadsParkParams) (int64, error) {
+	result, err := db.Exec(ctx, engineLeadsPark,
+		arg.Until,
+		arg.WaitReason,
+		arg.OrganizationID,
+		arg.CampaignID,
+		arg.Now,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const engineLeadsRestartRefused = `-- name: EngineLeadsRestartRefused :exec
 UPDATE campaign_leads SET due_at = NULL, wait_reason = $1, updated_at = now()
 WHERE organization_id = $2 AND campaign_id = $3 AND state IN ('pending', 'active')
@@ -661,6 +734,22 @@ func (q *Queries) EngineLeadsSave(ctx context.Context, db DBTX, arg EngineLeadsS
 		arg.HoldsLifted,
 	)
 	return err
+}
+
+const engineMailboxZone = `-- name: EngineMailboxZone :one
+SELECT timezone FROM mailboxes WHERE organization_id = $1 AND id = $2
+`
+
+type EngineMailboxZoneParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) EngineMailboxZone(ctx context.Context, db DBTX, arg EngineMailboxZoneParams) (string, error) {
+	row := db.QueryRow(ctx, engineMailboxZone, arg.OrganizationID, arg.ID)
+	var timezone string
+	err := row.Scan(&timezone)
+	return timezone, err
 }
 
 const enginePlanCredit = `-- name: EnginePlanCredit :exec
@@ -884,6 +973,22 @@ func (q *Queries) EnginePool(ctx context.Context, db DBTX, arg EnginePoolParams)
 		return nil, err
 	}
 	return items, nil
+}
+
+const engineStepCount = `-- name: EngineStepCount :one
+SELECT count(*)::integer FROM campaign_steps WHERE organization_id = $1 AND campaign_id = $2
+`
+
+type EngineStepCountParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+}
+
+func (q *Queries) EngineStepCount(ctx context.Context, db DBTX, arg EngineStepCountParams) (int32, error) {
+	row := db.QueryRow(ctx, engineStepCount, arg.OrganizationID, arg.CampaignID)
+	var column_1 int32
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const engineVariants = `-- name: EngineVariants :many

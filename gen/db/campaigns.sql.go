@@ -790,9 +790,21 @@ func (q *Queries) CampaignOverview(ctx context.Context, db DBTX, organizationID 
 	return i, err
 }
 
-const campaignTasksCancel = `-- name: CampaignTasksCancel :execrows
-UPDATE send_tasks SET status = 'canceled', error_code = $1, error_message = $2
-WHERE organization_id = $3 AND campaign_id = $4 AND status = 'queued'
+const campaignTasksCancel = `-- name: CampaignTasksCancel :one
+WITH cancelled AS (
+  UPDATE send_tasks SET status = 'canceled', error_code = $1, error_message = $2
+  WHERE send_tasks.organization_id = $3 AND send_tasks.campaign_id = $4
+    AND send_tasks.status = 'queued'
+  RETURNING send_tasks.id
+), rewound AS (
+  UPDATE campaign_leads l SET task_id = NULL, step_position = greatest(l.step_position - 1, 0),
+    thread_refs = l.thread_refs[1:greatest(cardinality(l.thread_refs) - 1, 0)], due_at = now(), wait_reason = '',
+    updated_at = now()
+  FROM cancelled
+  WHERE l.organization_id = $3 AND l.campaign_id = $4 AND l.task_id = cancelled.id
+  RETURNING l.contact_id
+)
+SELECT count(*) FROM cancelled
 `
 
 type CampaignTasksCancelParams struct {
@@ -802,18 +814,19 @@ type CampaignTasksCancelParams struct {
 	CampaignID     uuid.NullUUID `json:"campaign_id"`
 }
 
-// A deleted or stopped campaign's sends that no attempt has claimed yet; a task being sent finishes.
+// A deleted or stopped campaign's sends that no attempt has claimed yet; a task being sent finishes. Each
+// cancelled send's lead goes back to the step it was for, due when the campaign runs again (a data-modifying
+// WITH runs whether or not it is read).
 func (q *Queries) CampaignTasksCancel(ctx context.Context, db DBTX, arg CampaignTasksCancelParams) (int64, error) {
-	result, err := db.Exec(ctx, campaignTasksCancel,
+	row := db.QueryRow(ctx, campaignTasksCancel,
 		arg.ErrorCode,
 		arg.Reason,
 		arg.OrganizationID,
 		arg.CampaignID,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const campaignUpdate = `-- name: CampaignUpdate :one

@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/outflowhq/outflow/internal/audience/verify"
+	"github.com/outflowhq/outflow/internal/campaigns/engine"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/notify"
 	"github.com/outflowhq/outflow/internal/eventing/realtime"
@@ -20,12 +21,17 @@ import (
 // newWorkers builds the River client that works jobs, with every worker and every event consumer, from the
 // process's parts.
 func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
+	campaigns := engine.New(p.pool, engine.Options{AuthGrace: p.cfg.DomainAuthGrace})
+	pipeline := sending.New(p.pool, p.creds, p.dialer, p.logger, p.cfg.DomainAuthGrace)
+	// A campaign send's result moves its lead in the transaction that records it.
+	pipeline.OnSettle(campaigns.Settle)
 	client, err := jobs.NewClient(jobs.Deps{
 		Pool: p.pool, Logger: p.logger, Dispatcher: events.NewDispatcher(p.pool, realtime.NewNotifier(), p.webhooks), Idempotency: p.idem,
 		Notifications: notify.NewDeliverer(p.pool, p.mail, notify.LogPusher{Logger: p.logger}, p.cfg.AppURL),
 		Webhooks:      p.deliver,
 		Verifier:      p.verifier,
-		Sending:       sending.New(p.pool, p.creds, p.dialer, p.logger, p.cfg.DomainAuthGrace),
+		Sending:       pipeline,
+		Engine:        campaigns,
 		Syncer:        mailsync.NewSyncer(p.pool, p.creds, p.dialer, p.logger),
 		TestRuns:      p.testRuns,
 		Resolver:      p.resolver,

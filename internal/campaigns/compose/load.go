@@ -20,9 +20,9 @@ var queries = dbq.New()
 // contactRow is the columns composing reads of a contact (every Compose* contact query answers them).
 type contactRow = dbq.ComposeContactRow
 
-// contactOf maps a contact row to the recipient composing sees. Custom fields are strings as the API stores
+// ContactOf maps a contact row to the recipient composing sees. Custom fields are strings as the API stores
 // them; a value stored otherwise (imported JSON) prints as JSON does.
-func contactOf(r contactRow) (Contact, error) {
+func ContactOf(r contactRow) (Contact, error) {
 	c := Contact{ID: r.ID, Contact: template.Contact{FirstName: r.FirstName, LastName: r.LastName, Email: r.Email,
 		Company: r.Company, Phone: r.Phone}}
 	var custom map[string]json.RawMessage
@@ -55,7 +55,7 @@ func LoadContact(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Contact, er
 	if err != nil {
 		return Contact{}, err
 	}
-	return contactOf(row)
+	return ContactOf(row)
 }
 
 // ContactByEmail reads the contact of an address (normalized as contacts store it); ok is false when none has it.
@@ -67,7 +67,7 @@ func ContactByEmail(ctx context.Context, tx pgx.Tx, org uuid.UUID, email string)
 	if err != nil {
 		return Contact{}, false, err
 	}
-	c, err = contactOf(contactRow(row))
+	c, err = ContactOf(contactRow(row))
 	return c, err == nil, err
 }
 
@@ -80,7 +80,7 @@ func FirstLead(ctx context.Context, tx pgx.Tx, org, campaignID uuid.UUID) (c Con
 	if err != nil {
 		return Contact{}, false, err
 	}
-	c, err = contactOf(contactRow(row))
+	c, err = ContactOf(contactRow(row))
 	return c, err == nil, err
 }
 

@@ -60,6 +60,10 @@ func NewOutbox(jobs Inserter) *Outbox {
 	return &Outbox{jobs: jobs, queries: dbq.New()}
 }
 
+// Jobs is the inserter the outbox enqueues through, for work a hook that was handed only the outbox must
+// enqueue in the same transaction (a notification beside an event).
+func (o *Outbox) Jobs() Inserter { return o.jobs }
+
 // Emit records an event of eventType (one of the catalog's) with data (any JSON-encodable value) in tx, which must be an
 // organization-scoped transaction (db.WithOrgTx): the event belongs to that organization. It returns the
 // event id, which stays the same across every delivery attempt.

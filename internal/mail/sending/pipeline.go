@@ -233,6 +233,13 @@ func (p *Pipeline) settled(ctx context.Context, tx pgx.Tx, outbox *events.Outbox
 	return p.settle(ctx, tx, outbox, s)
 }
 
+// WithClock makes the pipeline read now from clock (simulations run the engine and the pipeline on one
+// simulated clock); it is set before the pipeline works any task.
+func (p *Pipeline) WithClock(clock func() time.Time) *Pipeline {
+	p.now = clock
+	return p
+}
+
 // Worker is the River worker of Args.
 type Worker struct {
 	river.WorkerDefaults[Args]
@@ -423,7 +430,7 @@ func (p *Pipeline) claim(ctx context.Context, outbox *events.Outbox, org, mailbo
 				continue
 			}
 			// The day is full: wait for the next one in the mailbox's zone.
-			loc := zone(m.Timezone)
+			loc := Zone(m.Timezone)
 			y, mo, d := now.In(loc).Date()
 			next := time.Date(y, mo, d+1, 0, 0, 0, 0, loc)
 			results[i].wait = next.Sub(now)
@@ -517,14 +524,16 @@ func (p *Pipeline) requeue(ctx context.Context, tx pgx.Tx, t dbq.SendTask, next 
 // the mailbox's zone (UTC when it has none or it does not load), as midnight UTC of that date. The pipeline and
 // the campaign estimate read the daily counters through it, so both name the same day.
 func MailboxDay(now time.Time, tz string) time.Time {
-	y, m, d := now.In(zone(tz)).Date()
+	y, m, d := now.In(Zone(tz)).Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
 // zones caches loaded time zones by name (loading reads the zone database).
 var zones sync.Map
 
-func zone(tz string) *time.Location {
+// Zone is a mailbox's time zone by name, UTC when it has none or the name does not load: the zone its day (and
+// its daily cap) turns in.
+func Zone(tz string) *time.Location {
 	if tz == "" {
 		return time.UTC
 	}

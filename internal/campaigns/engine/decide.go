@@ -1,0 +1,311 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/campaigns/campaign"
+	"github.com/outflowhq/outflow/internal/campaigns/compose"
+	"github.com/outflowhq/outflow/internal/mail/sending"
+)
+
+// Lead states the engine writes (the status the API shows is derived from them, see contacts.LeadStatusSQL).
+const (
+	statePending       = "pending"
+	stateActive        = "active"
+	stateCompleted     = "completed"
+	stateFailed        = "failed"
+	stateUndeliverable = "undeliverable"
+)
+
+// verifyRecheck is how long a lead waits for its address's first check before it is looked at again.
+const verifyRecheck = 2 * time.Minute
+
+// wait leaves the lead waiting until at, saying why.
+func (d *decision) wait(at time.Time, reason string) {
+	d.due, d.reason = &at, reason
+}
+
+// stop ends the lead: it is not due again.
+func (pl *planner) stop(d *decision, state, reason, failure string) {
+	d.state, d.due, d.reason, d.failure = state, nil, reason, failure
+	pl.ended = true
+}
+
+// decide decides one due lead: held, stopped (unsubscribed, refused address, sequence done), waiting (entry
+// delay, contact hours, a limit, no free sender), or sent its step.
+func (pl *planner) decide(ctx context.Context, l *dbq.EngineDueLeadsRow) error {
+	pl.decisions = append(pl.decisions, decision{lead: l, state: l.State, pos: l.StepPosition, due: l.DueAt,
+		mailbox: l.MailboxID, variant: l.VariantID, last: l.LastStepAt, attempts: l.Attempts})
+	d := &pl.decisions[len(pl.decisions)-1]
+	now := pl.now
+	if l.HoldSince != nil {
+		if l.HoldUntil == nil || l.HoldUntil.After(now) {
+			d.due, d.reason = l.HoldUntil, ReasonHeld
+			return nil
+		}
+		d.holdLifted = true
+	}
+	if !l.Subscribed {
+		pl.stop(d, stateCompleted, "the contact unsubscribed", "")
+		return nil
+	}
+	if why := pl.refused(l); why != "" {
+		state := stateUndeliverable
+		if l.Sent > 0 {
+			state = stateFailed
+		}
+		pl.stop(d, state, "", why)
+		return nil
+	}
+	if pl.e.verify != nil && l.Sent == 0 && l.VerificationStatus == "unknown" && l.VerificationCheckedAt == nil &&
+		l.VerificationSource == "" {
+		pl.toVerify = append(pl.toVerify, l.ContactID)
+		d.wait(now.Add(verifyRecheck), "verifying the address before the first send")
+		return nil
+	}
+	if int(d.pos) >= len(pl.steps) {
+		pl.stop(d, stateCompleted, "", "")
+		return nil
+	}
+	if d.pos == 0 && l.Sent == 0 {
+		entered := pl.row.CreatedAt
+		if l.EnteredAt != nil {
+			entered = *l.EnteredAt
+		}
+		if at := entered.Add(time.Duration(pl.row.EntryDelayMinutes) * time.Minute); at.After(now) {
+			d.wait(at, ReasonEntryDelay)
+			return nil
+		}
+	}
+	step := pl.steps[d.pos]
+	return kindOf(step).run(ctx, pl, d, step)
+}
+
+// refused says why a lead's address must not be sent to ("" when it may): suppressed, or a verdict the
+// campaign does not send to (invalid always, risky unless risky_emails).
+func (pl *planner) refused(l *dbq.EngineDueLeadsRow) string {
+	if s, ok := pl.suppress[l.Email]; ok {
+		return "The address is suppressed (" + s.Value + ")."
+	}
+	switch {
+	case l.VerificationStatus == "invalid":
+		return "Verification found the address invalid."
+	case l.VerificationStatus == "risky" && !pl.row.RiskyEmails:
+		return "Verification found the address risky and the campaign does not send to risky addresses (risky_emails)."
+	}
+	return ""
+}
+
+// stepKind runs one kind of step for a lead that reached it. app_action and wait_for_event run through the
+// same interface once the agents work lands; until then the launch checks keep a campaign with one from
+// starting, and a lead that reaches one anyway fails with the reason.
+type stepKind interface {
+	run(ctx context.Context, pl *planner, d *decision, step campaign.Step) error
+}
+
+func kindOf(step campaign.Step) stepKind {
+	switch {
+	case step.Kind == campaign.StepEmail:
+		return emailStep{}
+	case step.ActionType() == campaign.ActionWait:
+		return waitStep{}
+	}
+	return unsupportedStep{}
+}
+
+// nextDue is when the step after a lead's step at now is due: its wait_after days later (nil when none follows).
+func (pl *planner) nextDue(pos int32, from time.Time) *time.Time {
+	if int(pos) >= len(pl.steps) {
+		return nil
+	}
+	t := from.AddDate(0, 0, int(pl.steps[pos].WaitAfter))
+	return &t
+}
+
+// waitStep holds the lead for its wait_minutes, then the next step's own delay.
+type waitStep struct{}
+
+func (waitStep) run(_ context.Context, pl *planner, d *decision, step campaign.Step) error {
+	var a struct {
+		WaitMinutes int `json:"wait_minutes"`
+	}
+	_ = json.Unmarshal(step.Action, &a)
+	from := pl.now.Add(time.Duration(min(max(a.WaitMinutes, 0), campaign.MaxWaitMinutes)) * time.Minute)
+	d.pos++
+	d.last = &pl.now
+	if next := pl.nextDue(d.pos, from); next != nil {
+		d.wait(*next, ReasonWaitStep)
+		return nil
+	}
+	d.wait(from, ReasonWaitStep) // the sequence ends with the wait: the lead completes when it is over
+	return nil
+}
+
+// unsupportedStep is a step kind this build cannot run.
+type unsupportedStep struct{}
+
+func (unsupportedStep) run(_ context.Context, pl *planner, d *decision, step campaign.Step) error {
+	pl.stop(d, stateFailed, "", fmt.Sprintf("Step %d is a %s step, which campaigns cannot run yet.", step.Position+1, step.ActionType()))
+	return nil
+}
+
+// emailStep composes the step for the lead and enqueues it from a free sender, or leaves the lead waiting
+// with the reason.
+type emailStep struct{}
+
+func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaign.Step) error {
+	l, now := d.lead, pl.now
+	if sto := pl.overrides.SendTimeOptimization; sto.Enabled {
+		loc := pl.contactZone(l, sto)
+		if at, ok := ContactSlot(now, loc, sto.PreferredHours, sto.WeekendWeightMultiplier, l.ContactID); ok && at.After(now) {
+			d.wait(at, ReasonContactHours)
+			return nil
+		}
+	}
+	isNew := d.pos == 0 && l.Sent == 0
+	switch {
+	case pl.sendsLeft <= 0:
+		d.wait(pl.tomorrow, pl.limitReason)
+		return nil
+	case isNew && pl.newLeft >= 0 && pl.newPlanned >= pl.newLeft:
+		d.wait(pl.tomorrow, ReasonNewLeadQuota)
+		return nil
+	}
+	choice := Choice{Mode: pl.row.RotationMode, Cursor: pl.cursor, ESP: ContactESP(l.EspProvider),
+		ESPMode: pl.row.EspMatchMode, Contact: l.ContactID, Step: step.ID}
+	if d.pos > 0 && l.MailboxID.Valid && pl.inPool(l.MailboxID.UUID) {
+		choice.Only = l.MailboxID // the thread's follow-ups go from the mailbox that started it
+	}
+	idx, ok, reason, retry := ChooseSender(pl.senders, choice, now)
+	if !ok {
+		if retry.IsZero() {
+			retry = now.Add(noSenderRecheck)
+		}
+		d.wait(retry, reason)
+		return nil
+	}
+	content, variant := pl.variantOf(step, l.ContactID)
+	contact, err := contactOf(l)
+	if err != nil {
+		return err
+	}
+	sender := &pl.mailboxes[idx]
+	msg, err := compose.Compose(compose.Input{Campaign: &pl.row, Steps: pl.steps, Step: &step, Content: content,
+		Contact: contact, Sender: sender})
+	if err == nil {
+		err = msg.Sendable()
+	}
+	if err != nil {
+		pl.stop(d, stateFailed, "", fmt.Sprintf("Step %d could not be composed for this contact: %s", step.Position+1, err.Error()))
+		return nil
+	}
+	files, err := pl.stepFiles(ctx, step.ID)
+	if err != nil {
+		return err
+	}
+	out := sending.Message{Kind: sending.KindCampaign, To: []string{l.Email}, Cc: pl.row.Cc, Bcc: pl.row.Bcc,
+		Subject: msg.Subject, Text: msg.Plain, HTML: msg.HTML, Signed: msg.Signed, Attachments: files,
+		ContactID: uuid.NullUUID{UUID: l.ContactID, Valid: true}, CampaignID: uuid.NullUUID{UUID: pl.row.ID, Valid: true},
+		StepID: uuid.NullUUID{UUID: step.ID, Valid: true}, StepName: step.Name, VariantID: variant, NotBefore: now}
+	if msg.ThreadReply && len(l.ThreadRefs) > 0 {
+		out.InReplyTo, out.References = l.ThreadRefs[len(l.ThreadRefs)-1], l.ThreadRefs
+	}
+	s := &pl.senders[idx]
+	s.Used++
+	s.Slot = now.Add(s.Gap)
+	pl.cursor = uint64(idx + 1)
+	pl.sendsLeft--
+	if isNew {
+		pl.newPlanned++
+	}
+	d.send, d.sender, d.isNew = &out, idx, isNew
+	d.mailbox, d.variant = uuid.NullUUID{UUID: s.ID, Valid: true}, variant
+	d.pos++
+	d.last = &pl.now
+	d.due, d.reason = pl.nextDue(d.pos, now), ""
+	if d.due != nil {
+		d.reason = ReasonFollowUp
+	}
+	return nil
+}
+
+// inPool reports whether the mailbox is in the campaign's usable pool.
+func (pl *planner) inPool(id uuid.UUID) bool {
+	for _, s := range pl.senders {
+		if s.ID == id {
+			return !s.Disabled
+		}
+	}
+	return false
+}
+
+// variantOf chooses the contact's A/B variant of a step (the step's own variants; the first email step also
+// takes the campaign-wide ones when it has none) and the content it sends (nil: the step's own, for the
+// control or when no variant is drawn). A variant's empty subject or body keeps the step's.
+func (pl *planner) variantOf(step campaign.Step, contact uuid.UUID) (*compose.Content, uuid.NullUUID) {
+	vs := pl.variants[step.ID]
+	if len(vs) == 0 && step.ID == pl.firstStep {
+		vs = pl.variants[uuid.Nil]
+	}
+	choices := make([]Variant, len(vs))
+	for i, v := range vs {
+		choices[i] = Variant{ID: v.ID, Weight: v.Weight, Promoted: v.PromotedAt != nil}
+	}
+	i, ok := ChooseVariant(choices, contact, step.ID)
+	if !ok {
+		return nil, uuid.NullUUID{}
+	}
+	v := vs[i]
+	id := uuid.NullUUID{UUID: v.ID, Valid: true}
+	if v.IsControl {
+		return nil, id
+	}
+	c := &compose.Content{Subject: v.Subject, Plain: v.BodyPlain, HTML: v.BodyHtml}
+	if c.Subject == "" {
+		c.Subject = step.Subject
+	}
+	if c.Plain == "" && c.HTML == "" {
+		c.Plain, c.HTML = step.BodyPlain, step.BodyHTML
+	}
+	return c, id
+}
+
+// stepFiles are the attachment ids a step sends, read once per pass.
+func (pl *planner) stepFiles(ctx context.Context, step uuid.UUID) ([]uuid.UUID, error) {
+	if ids, ok := pl.files[step]; ok {
+		return ids, nil
+	}
+	files, err := compose.StepFiles(ctx, pl.tx, pl.org, pl.row.ID, uuid.NullUUID{UUID: step, Valid: true})
+	if err != nil {
+		return nil, err
+	}
+	pl.files[step] = compose.IDs(files)
+	return pl.files[step], nil
+}
+
+// contactZone is the zone send-time optimisation reads a contact's clock in: the contact's "timezone" custom
+// field when use_contact_timezone is on and it names a zone, else default_contact_timezone, else the campaign's.
+func (pl *planner) contactZone(l *dbq.EngineDueLeadsRow, sto campaign.SendTimeOptimization) *time.Location {
+	if sto.UseContactTimezone {
+		var custom map[string]any
+		if json.Unmarshal(l.CustomFields, &custom) == nil {
+			if tz, ok := custom["timezone"].(string); ok {
+				if loc, err := campaign.Location(tz); err == nil {
+					return loc
+				}
+			}
+		}
+	}
+	if sto.DefaultContactTimezone != "" {
+		if loc, err := campaign.Location(sto.DefaultContactTimezone); err == nil {
+			return loc
+		}
+	}
+	return pl.loc
+}

@@ -1,0 +1,302 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/audience/suppression"
+	"github.com/outflowhq/outflow/internal/campaigns/campaign"
+	"github.com/outflowhq/outflow/internal/campaigns/compose"
+	"github.com/outflowhq/outflow/internal/campaigns/schedule"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/mail/mailbox"
+	"github.com/outflowhq/outflow/internal/mail/sending"
+)
+
+// pass is one planning pass over one campaign, inside its organization's transaction.
+type pass struct {
+	e     *Engine
+	tx    pgx.Tx
+	jobs  events.Inserter
+	store *campaign.Store
+	org   uuid.UUID
+	row   dbq.Campaign
+	c     campaign.Campaign
+	set   campaign.Settings
+	loc   *time.Location
+	now   time.Time
+}
+
+func (e *Engine) newPass(ctx context.Context, tx pgx.Tx, jobs events.Inserter, row dbq.Campaign, now time.Time) (*pass, error) {
+	labels, err := queries.CampaignLabelsOf(ctx, tx, dbq.CampaignLabelsOfParams{OrganizationID: row.OrganizationID,
+		CampaignIds: []uuid.UUID{row.ID}})
+	if err != nil {
+		return nil, err
+	}
+	c := campaign.Campaign{Campaign: row, EmailTags: []uuid.UUID{}}
+	for _, l := range labels {
+		if l.Kind == "tag" {
+			c.EmailTags = append(c.EmailTags, l.LabelID)
+		}
+	}
+	loc, err := campaign.Location(row.Timezone)
+	if err != nil {
+		loc = time.UTC // stored zones were checked when written; one the zone database lost sends in UTC
+	}
+	return &pass{e: e, tx: tx, jobs: jobs, store: campaign.NewStore(events.NewOutbox(jobs), 0, func() time.Time { return now }),
+		org: row.OrganizationID, row: row, c: c, set: c.Settings(), loc: loc, now: now}, nil
+}
+
+// civilDate is t's date in loc as midnight UTC (the date columns' form).
+func civilDate(t time.Time, loc *time.Location) time.Time {
+	y, m, d := t.In(loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// park moves every due lead of the campaign to until with the reason (the campaign cannot send before then).
+func (p *pass) park(ctx context.Context, until time.Time, reason string) (Result, error) {
+	n, err := queries.EngineLeadsPark(ctx, p.tx, dbq.EngineLeadsParkParams{OrganizationID: p.org, CampaignID: p.row.ID,
+		Now: p.now, Until: until, WaitReason: reason})
+	return Result{Leads: int(n)}, err
+}
+
+// run plans the campaign's due leads: the campaign-wide gates first (end and start dates, the window, the day's
+// limit and ramp), then each lead in the campaign's order.
+func (p *pass) run(ctx context.Context) (Result, error) {
+	if p.row.EndDate != nil && !p.row.EndDate.After(p.now) {
+		_, err := p.store.Move(ctx, p.tx, p.row, campaign.StatusCompleted, "its end date passed")
+		return Result{}, err
+	}
+	if p.row.StartDate != nil && p.row.StartDate.After(p.now) {
+		return p.park(ctx, *p.row.StartDate, ReasonNotStarted)
+	}
+	week := WeekOf(p.set)
+	start, _, ok := week.Next(p.now, p.loc)
+	if !ok {
+		return p.park(ctx, p.now.Add(24*time.Hour), ReasonOutsideWindow)
+	}
+	if start.After(p.now) {
+		return p.park(ctx, start, ReasonOutsideWindow)
+	}
+	day := civilDate(p.now, p.loc)
+	counters, err := queries.EngineCampaignDay(ctx, p.tx, dbq.EngineCampaignDayParams{OrganizationID: p.org, CampaignID: p.row.ID, Day: day})
+	if err != nil {
+		return Result{}, err
+	}
+	level := RampLevelOn(p.row.RampLevel, p.row.RampDay, day)
+	allowance, byRamp := Allowance(p.set, level)
+	limitReason := ReasonCampaignLimit
+	if byRamp {
+		limitReason = ReasonRamp
+	}
+	tomorrow := p.nextDayStart(week)
+	if counters.Sent >= allowance {
+		return p.park(ctx, tomorrow, limitReason)
+	}
+	leads, err := queries.EngineDueLeads(ctx, p.tx, dbq.EngineDueLeadsParams{OrganizationID: p.org, CampaignID: p.row.ID,
+		Now: p.now, PrioritizeNew: p.row.PrioritizeNewLeads, Descending: p.row.ContactOrderDir == "desc",
+		OrderBy: p.row.ContactOrderBy, OrderField: deref(p.row.ContactOrderField), RowLimit: int32(p.e.batch)})
+	if err != nil || len(leads) == 0 {
+		return Result{}, err
+	}
+	pl, err := p.planner(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(pl.senders) == 0 && p.row.SenderStrategy == campaign.StrategyExplicit {
+		return Result{}, p.pause(ctx, campaign.StatusPausedNoAccounts, "its explicit sender pool has no enabled, active mailbox left")
+	}
+	pl.sendsLeft = allowance - counters.Sent
+	pl.limitReason, pl.tomorrow = limitReason, tomorrow
+	if p.row.MaxNewLeadsPerDay > 0 {
+		pl.newLeft = p.row.MaxNewLeadsPerDay - counters.NewLeads
+	} else {
+		pl.newLeft = -1
+	}
+	if err := pl.blocked(ctx, leads); err != nil {
+		return Result{}, err
+	}
+	for i := range leads {
+		if err := pl.decide(ctx, &leads[i]); err != nil {
+			return Result{}, err
+		}
+	}
+	sends, err := pl.enqueue(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := pl.save(ctx, day, level); err != nil {
+		return Result{}, err
+	}
+	return Result{Leads: len(leads), Sends: sends}, nil
+}
+
+// nextDayStart is when the campaign's next local day's sending starts: the first window at or after the
+// coming midnight in its zone.
+func (p *pass) nextDayStart(week schedule.Week) time.Time {
+	y, m, d := p.now.In(p.loc).Date()
+	midnight := time.Date(y, m, d+1, 0, 0, 0, 0, p.loc)
+	if start, _, ok := week.Next(midnight, p.loc); ok {
+		return start
+	}
+	return midnight
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// planner holds one pass's state while it decides lead by lead: the pool with what each mailbox has left, the
+// sequence, the variants and the decisions so far.
+type planner struct {
+	*pass
+	steps     []campaign.Step
+	variants  map[uuid.UUID][]dbq.CampaignVariant // by step; uuid.Nil holds the campaign-wide ones
+	firstStep uuid.UUID                            // the first email step (campaign-wide variants apply there)
+	senders   []Sender
+	mailboxes []dbq.Mailbox // in the order of senders
+	plans     map[uuid.UUID]dbq.MailboxPlan
+	cursor    uint64
+	files     map[uuid.UUID][]uuid.UUID // attachment ids by step
+	overrides campaign.Overrides
+	suppress  map[string]dbq.Suppression
+
+	sendsLeft, newLeft int32
+	newPlanned         int32
+	limitReason        string
+	tomorrow           time.Time
+
+	decisions []decision
+	toVerify  []uuid.UUID
+	ended     bool // a lead reached an end (the campaign may have completed)
+}
+
+// decision is what a pass decided for one lead; send is set when a message is enqueued for it.
+type decision struct {
+	lead       *dbq.EngineDueLeadsRow
+	state      string
+	pos        int32
+	due        *time.Time
+	reason     string
+	mailbox    uuid.NullUUID
+	variant    uuid.NullUUID
+	last       *time.Time
+	attempts   int16
+	failure    string
+	holdLifted bool
+	send       *sending.Message
+	sender     int // index into planner.senders when send is set
+	isNew      bool
+	task       uuid.UUID
+	ref        string
+}
+
+// planner loads what deciding needs: steps, variants, the pool with each mailbox's day and plan, attachments
+// and the advanced blocks.
+func (p *pass) planner(ctx context.Context) (*planner, error) {
+	pl := &planner{pass: p, variants: map[uuid.UUID][]dbq.CampaignVariant{}, files: map[uuid.UUID][]uuid.UUID{},
+		cursor: uint64(max(p.row.RotationCursor, 0))}
+	var err error
+	if pl.steps, err = campaign.Steps(ctx, p.tx, p.org, p.row.ID); err != nil {
+		return nil, err
+	}
+	for _, s := range pl.steps {
+		if s.Kind == campaign.StepEmail {
+			pl.firstStep = s.ID
+			break
+		}
+	}
+	vs, err := queries.EngineVariants(ctx, p.tx, dbq.EngineVariantsParams{OrganizationID: p.org, CampaignID: p.row.ID})
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vs {
+		pl.variants[v.StepID.UUID] = append(pl.variants[v.StepID.UUID], v)
+	}
+	if pl.overrides, err = campaign.Advanced(p.c); err != nil {
+		return nil, err
+	}
+	return pl, pl.loadPool(ctx)
+}
+
+// loadPool reads the sender pool and locks its plans (in mailbox order), and works out what each mailbox has
+// left today and when its next send may start.
+func (pl *planner) loadPool(ctx context.Context) error {
+	senders, err := campaign.Senders(ctx, pl.tx, pl.org, pl.row.ID)
+	if err != nil {
+		return err
+	}
+	every := pl.row.SenderStrategy == campaign.StrategyTags && len(senders) == 0 && len(pl.c.EmailTags) == 0
+	rows, err := queries.EnginePool(ctx, pl.tx, dbq.EnginePoolParams{OrganizationID: pl.org, CampaignID: pl.row.ID,
+		TagIds: pl.c.EmailTags, EveryMailbox: every})
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	ids := make([]uuid.UUID, len(rows))
+	days := make([]time.Time, len(rows))
+	for i, r := range rows {
+		ids[i], days[i] = r.Mailbox.ID, sending.MailboxDay(pl.now, r.Mailbox.Timezone)
+	}
+	if err := queries.EnginePlansEnsure(ctx, pl.tx, dbq.EnginePlansEnsureParams{OrganizationID: pl.org, MailboxIds: ids}); err != nil {
+		return err
+	}
+	plans, err := queries.EnginePlansLock(ctx, pl.tx, dbq.EnginePlansLockParams{OrganizationID: pl.org, MailboxIds: ids})
+	if err != nil {
+		return err
+	}
+	pl.plans = make(map[uuid.UUID]dbq.MailboxPlan, len(plans))
+	for _, pn := range plans {
+		pl.plans[pn.MailboxID] = pn
+	}
+	counted, err := queries.CampaignEstimateSentToday(ctx, pl.tx, dbq.CampaignEstimateSentTodayParams{OrganizationID: pl.org,
+		MailboxIds: ids, Days: days})
+	if err != nil {
+		return err
+	}
+	used := make(map[uuid.UUID]int32, len(counted))
+	for _, c := range counted {
+		used[c.MailboxID] = c.Capped
+	}
+	for i, r := range rows {
+		m := r.Mailbox
+		gap := time.Duration(m.MinWaitTime) * time.Second
+		s := Sender{ID: m.ID, Weight: r.Weight, ESP: MailboxESP(m.Provider), Cap: m.CampaignLimit, Used: used[m.ID],
+			Gap: gap, Slot: sending.NextSlot(m, pl.now), Disabled: mailbox.AuthBlocked(m, pl.e.authGrace, pl.now)}
+		if pn, ok := pl.plans[m.ID]; ok && pn.Day.Equal(days[i]) {
+			s.Used = max(s.Used, pn.Planned)
+			if pn.PlannedUntil != nil && pn.PlannedUntil.Add(gap).After(s.Slot) {
+				s.Slot = pn.PlannedUntil.Add(gap)
+			}
+		}
+		loc := sending.Zone(m.Timezone)
+		y, mo, d := pl.now.In(loc).Date()
+		s.DayEnds = time.Date(y, mo, d+1, 0, 0, 0, 0, loc)
+		pl.senders = append(pl.senders, s)
+		pl.mailboxes = append(pl.mailboxes, m)
+	}
+	return nil
+}
+
+// blocked reads which of the leads' addresses are suppressed.
+func (pl *planner) blocked(ctx context.Context, leads []dbq.EngineDueLeadsRow) error {
+	addrs := make([]string, len(leads))
+	for i, l := range leads {
+		addrs[i] = l.Email
+	}
+	var err error
+	pl.suppress, err = suppression.Blocked(ctx, pl.tx, pl.org, addrs)
+	return err
+}
+
+// contactOf is the recipient a lead's messages are composed for.
+func contactOf(l *dbq.EngineDueLeadsRow) (compose.Contact, error) {
+	return compose.ContactOf(dbq.ComposeContactRow{ID: l.ContactID, Email: l.Email, FirstName: l.FirstName,
+		LastName: l.LastName, Company: l.Company, Phone: l.Phone, CustomFields: l.CustomFields})
+}

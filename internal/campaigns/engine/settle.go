@@ -1,0 +1,249 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/campaigns/campaign"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/mail/sending"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
+)
+
+// Bounce-rate rules: the rolling window read, the sends it needs before it judges, and the share of the pause
+// threshold where the early-warning band starts.
+const (
+	bounceWindow     = 7 * 24 * time.Hour
+	bounceMinSample  = 20
+	warningBandShare = 0.5
+)
+
+// Settle is the send pipeline's settle hook (sending.OnSettle): a campaign send's result moves its lead, in
+// the transaction that records the result. Sent keeps the step's advance (the lead is active, its sent count
+// and sender recorded, campaign.email_sent raised); failed undoes it (part 1's rule 2: the step is due again
+// after a pause, the campaign's day gets the send back, the activity log says why, a campaign that completed
+// meanwhile is reopened, and the lead fails after the campaign's attempts); a recipient the server rejected is
+// a bounce, never retried. A send that is no longer its lead's in-flight one changes nothing.
+func (e *Engine) Settle(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, s sending.Settled) error {
+	t := s.Task
+	if t.Kind != sending.KindCampaign || !t.CampaignID.Valid || !t.ContactID.Valid {
+		return nil
+	}
+	org, campaignID, contact := t.OrganizationID, t.CampaignID.UUID, t.ContactID.UUID
+	lead, err := queries.EngineLeadForTask(ctx, tx, dbq.EngineLeadForTaskParams{OrganizationID: org, CampaignID: campaignID,
+		ContactID: contact, TaskID: uuid.NullUUID{UUID: t.ID, Valid: true}})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	row, err := queries.CampaignGet(ctx, tx, dbq.CampaignGetParams{OrganizationID: org, ID: campaignID})
+	if err != nil {
+		return err
+	}
+	st := settlement{e: e, tx: tx, outbox: outbox, store: campaign.NewStore(outbox, 0, e.now), row: row, lead: lead,
+		task: t, now: e.now()}
+	if s.Status == sending.StatusFailed {
+		return st.failed(ctx, s)
+	}
+	return st.sent(ctx, s.Status == sending.StatusSent)
+}
+
+// settlement is one send result being applied to its lead.
+type settlement struct {
+	e      *Engine
+	tx     pgx.Tx
+	outbox *events.Outbox
+	store  *campaign.Store
+	row    dbq.Campaign
+	lead   dbq.CampaignLead
+	task   dbq.SendTask
+	now    time.Time
+}
+
+func (st *settlement) params() dbq.EngineLeadSettleParams {
+	l := st.lead
+	return dbq.EngineLeadSettleParams{OrganizationID: l.OrganizationID, CampaignID: l.CampaignID, ContactID: l.ContactID,
+		State: l.State, StepPosition: l.StepPosition, DueAt: l.DueAt, WaitReason: l.WaitReason, Attempts: l.Attempts,
+		FailureReason: l.FailureReason}
+}
+
+// sent keeps the advance: delivered counts as a sent step; ambiguous (it may have been delivered) moves on
+// without counting, since sending it again could duplicate it.
+func (st *settlement) sent(ctx context.Context, delivered bool) error {
+	steps, err := queries.EngineStepCount(ctx, st.tx, dbq.EngineStepCountParams{OrganizationID: st.row.OrganizationID, CampaignID: st.row.ID})
+	if err != nil {
+		return err
+	}
+	p := st.params()
+	p.Attempts, p.FailureReason, p.CurrentStep = 0, "", st.task.StepName
+	if p.State == statePending {
+		p.State = stateActive
+	}
+	ended := p.StepPosition >= steps && p.DueAt == nil
+	if ended {
+		p.State, p.WaitReason = stateCompleted, ""
+	}
+	if delivered {
+		p.SentDelta, p.Sender = 1, st.task.FromEmail
+	}
+	if err := queries.EngineLeadSettle(ctx, st.tx, p); err != nil {
+		return err
+	}
+	if delivered {
+		if _, err := st.outbox.Emit(ctx, st.tx, events.CampaignEmailSent, st.payload(nil)); err != nil {
+			return err
+		}
+	}
+	if ended {
+		return completeIfDone(ctx, st.store, st.tx, st.row, st.now)
+	}
+	return nil
+}
+
+// payload is the data of a send's campaign event.
+func (st *settlement) payload(extra map[string]any) map[string]any {
+	t := st.task
+	out := map[string]any{"campaign_id": st.row.ID, "campaign_name": st.row.Name, "contact_id": t.ContactID.UUID,
+		"email": t.ToEmail, "step_id": t.StepID.UUID, "step_name": t.StepName, "task_id": t.ID,
+		"message_id": t.MessageID, "mailbox_id": t.MailboxID.UUID, "from_email": t.FromEmail}
+	if t.VariantID.Valid {
+		out["variant_id"] = t.VariantID.UUID
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
+// failed undoes the advance and credits the counters back; see Settle.
+func (st *settlement) failed(ctx context.Context, s sending.Settled) error {
+	if err := st.credit(ctx); err != nil {
+		return err
+	}
+	ov, err := campaign.Advanced(campaign.Campaign{Campaign: st.row})
+	if err != nil {
+		return err
+	}
+	p := st.params()
+	p.StepPosition = max(p.StepPosition-1, 0)
+	p.DropLastRef = true
+	stepNo := p.StepPosition + 1
+	bounce := s.Code == "recipient_rejected"
+	ended := false
+	switch {
+	case bounce:
+		p.State, p.DueAt, p.WaitReason, p.BouncedDelta = stateFailed, nil, "", 1
+		p.FailureReason = truncate.Chars("The recipient's server rejected the address: "+s.Message, 1000)
+		ended = true
+	default:
+		p.Attempts++
+		limit := int16(maxLeadAttempts)
+		if tr := ov.TaskReliability; tr.Enabled && tr.MaxAttempts > 0 {
+			limit = int16(min(tr.MaxAttempts, 100))
+		}
+		if p.Attempts >= limit {
+			p.State, p.DueAt, p.WaitReason = stateFailed, nil, ""
+			p.FailureReason = truncate.Chars(fmt.Sprintf("Step %d could not be sent after %d attempts: %s", stepNo, p.Attempts, s.Message), 1000)
+			ended = true
+		} else {
+			due := st.now.Add(retryBackoff)
+			p.DueAt, p.WaitReason = &due, ReasonRetry
+		}
+	}
+	if err := queries.EngineLeadSettle(ctx, st.tx, p); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("Step %d to %s failed (%s): %s", stepNo, st.task.ToEmail, s.Code, s.Message)
+	if err := campaign.Log(ctx, st.tx, st.row.OrganizationID, st.row.ID, st.task.ContactID, "email_failed",
+		truncate.Chars(msg, 2000), nil); err != nil {
+		return err
+	}
+	if bounce {
+		if _, err := st.outbox.Emit(ctx, st.tx, events.CampaignEmailBounced, st.payload(map[string]any{
+			"bounce_type": "hard", "error_code": s.Code, "error_message": s.Message})); err != nil {
+			return err
+		}
+		if err := st.bounceRate(ctx, ov.BouncePipeline); err != nil {
+			return err
+		}
+	}
+	switch {
+	case !ended && st.row.Status == campaign.StatusCompleted:
+		_, err := st.store.Move(ctx, st.tx, st.row, campaign.StatusActive, "a send failed after it completed and its lead is retried")
+		return err
+	case ended:
+		return completeIfDone(ctx, st.store, st.tx, st.row, st.now)
+	}
+	return nil
+}
+
+// credit gives the failed send's place back: the campaign's day (and its new-lead count for a first step) and
+// the mailbox's plan.
+func (st *settlement) credit(ctx context.Context) error {
+	t, l := st.task, st.lead
+	loc, err := campaign.Location(st.row.Timezone)
+	if err != nil {
+		loc = time.UTC
+	}
+	var newLead int32
+	if l.StepPosition == 1 && l.Sent == 0 {
+		newLead = -1
+	}
+	if err := queries.EngineCampaignDayAdd(ctx, st.tx, dbq.EngineCampaignDayAddParams{OrganizationID: l.OrganizationID,
+		CampaignID: l.CampaignID, Day: civilDate(t.CreatedAt, loc), Sent: -1, NewLeads: newLead}); err != nil {
+		return err
+	}
+	if !t.MailboxID.Valid {
+		return nil
+	}
+	tz, err := queries.EngineMailboxZone(ctx, st.tx, dbq.EngineMailboxZoneParams{OrganizationID: l.OrganizationID, ID: t.MailboxID.UUID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return queries.EnginePlanCredit(ctx, st.tx, dbq.EnginePlanCreditParams{OrganizationID: l.OrganizationID,
+		MailboxID: t.MailboxID.UUID, Day: sending.MailboxDay(t.CreatedAt, tz)})
+}
+
+// bounceRate judges the campaign's rolling bounce rate after a bounce: entering the early-warning band (half
+// the pause threshold) raises campaign.deliverability_warning; reaching the threshold pauses the campaign when
+// the bounce_pipeline block says so. Fewer than bounceMinSample sends are not judged.
+func (st *settlement) bounceRate(ctx context.Context, b campaign.BouncePipeline) error {
+	if !b.Enabled || b.PauseBounceRateThreshold <= 0 {
+		return nil
+	}
+	w, err := queries.EngineBounceWindow(ctx, st.tx, dbq.EngineBounceWindowParams{OrganizationID: st.row.OrganizationID,
+		CampaignID: uuid.NullUUID{UUID: st.row.ID, Valid: true}, Since: st.now.Add(-bounceWindow)})
+	if err != nil || w.Sends < bounceMinSample {
+		return err
+	}
+	before := float64(w.Bounced-1) / float64(w.Sends)
+	after := float64(w.Bounced) / float64(w.Sends)
+	band := b.PauseBounceRateThreshold * warningBandShare
+	if before < band && after >= band {
+		if _, err := st.outbox.Emit(ctx, st.tx, events.CampaignDeliverabilityWarning, map[string]any{
+			"campaign_id": st.row.ID, "campaign_name": st.row.Name, "metric": "bounce_rate", "rate": after,
+			"threshold": b.PauseBounceRateThreshold, "sends": w.Sends, "bounced": w.Bounced}); err != nil {
+			return err
+		}
+	}
+	if b.AutoPauseCampaignOnSpike && after >= b.PauseBounceRateThreshold && st.row.Status == campaign.StatusActive {
+		reason := fmt.Sprintf("its bounce rate reached %.1f%% of the last %d sends (threshold %.1f%%)", after*100, w.Sends,
+			b.PauseBounceRateThreshold*100)
+		if _, err := st.store.Move(ctx, st.tx, st.row, campaign.StatusPaused, reason); err != nil {
+			return err
+		}
+		return notifyPaused(ctx, st.tx, st.outbox.Jobs(), st.row, reason)
+	}
+	return nil
+}
