@@ -159,7 +159,7 @@ type planner struct {
 	*pass
 	steps     []campaign.Step
 	variants  map[uuid.UUID][]dbq.CampaignVariant // by step; uuid.Nil holds the campaign-wide ones
-	firstStep uuid.UUID                            // the first email step (campaign-wide variants apply there)
+	firstStep uuid.UUID                           // the first email step (campaign-wide variants apply there)
 	senders   []Sender
 	mailboxes []dbq.Mailbox // in the order of senders
 	plans     map[uuid.UUID]dbq.MailboxPlan

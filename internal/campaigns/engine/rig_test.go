@@ -51,8 +51,8 @@ func newRig(t testing.TB) *rig {
 	imap := mailtest.NewIMAPServer(t, user, imapPass)
 	box, err := r.c.MailboxesCreate(context.Background(), &api.CreateEmailAccount{
 		Provider: api.CreateEmailAccountProviderSMTPImap, Email: user, Name: "Ada Lovelace",
-		SMTP: api.NewOptMailService(apitest.MailService(t, r.smtp.Addr, user, smtpPass)),
-		Imap: api.NewOptMailService(apitest.MailService(t, imap.Addr, user, imapPass)),
+		SMTP:        api.NewOptMailService(apitest.MailService(t, r.smtp.Addr, user, smtpPass)),
+		Imap:        api.NewOptMailService(apitest.MailService(t, imap.Addr, user, imapPass)),
 		MinWaitTime: api.NewOptInt(0),
 	}, api.MailboxesCreateParams{})
 	require.NoError(t, err)
