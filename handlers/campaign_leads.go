@@ -16,8 +16,12 @@ import (
 )
 
 // holdResult maps a lead's hold (nil: not held) onto the answer of the three hold operations.
-func holdResult(campaignID, contactID uuid.UUID, h *campaign.Hold) *api.CampaignLeadHoldResult {
-	out := &api.CampaignLeadHoldResult{CampaignID: campaignID, ContactID: contactID, Hold: api.NilCampaignLeadHold{Null: true}}
+func holdResult(campaignID, contactID uuid.UUID, h *campaign.Hold, w campaign.Wait) *api.CampaignLeadHoldResult {
+	out := &api.CampaignLeadHoldResult{CampaignID: campaignID, ContactID: contactID, Hold: api.NilCampaignLeadHold{Null: true},
+		WaitReason: api.NewOptString(w.Reason), NextStepAt: api.OptNilDateTime{Set: true, Null: true}, Sending: api.NewOptBool(w.Sending)}
+	if w.Next != nil {
+		out.NextStepAt = api.NewOptNilDateTime(*w.Next)
+	}
 	if h != nil {
 		hold := api.CampaignLeadHold{Since: h.Since, Reason: api.NewOptString(h.Reason), Source: api.CampaignLeadHoldSource(h.Source),
 			Until: api.OptNilDateTime{Set: true, Null: true}}
@@ -38,14 +42,18 @@ func (h *Campaigns) leadHold(ctx context.Context, campaignID, contactID uuid.UUI
 		return nil, err
 	}
 	var hold *campaign.Hold
+	var wait campaign.Wait
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		hold, err = op(ctx, tx, org)
+		if hold, err = op(ctx, tx, org); err != nil {
+			return err
+		}
+		wait, err = campaign.LeadWait(ctx, tx, org, campaignID, contactID)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return holdResult(campaignID, contactID, hold), nil
+	return holdResult(campaignID, contactID, hold, wait), nil
 }
 
 // CampaignsGetLeadHold answers whether a lead is held in the campaign, and how.

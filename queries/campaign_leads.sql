@@ -26,3 +26,9 @@ UPDATE campaign_leads SET hold_since = NULL, hold_until = NULL, hold_reason = ''
   updated_at = @now
 WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND contact_id = @contact_id
   AND hold_since IS NOT NULL;
+
+-- name: CampaignLeadWait :one
+-- Why a lead is waiting and when the engine looks at it next (the engine's wait_reason and due_at), and whether
+-- a step of it is being sent.
+SELECT wait_reason, due_at, (task_id IS NOT NULL)::boolean AS sending FROM campaign_leads
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND contact_id = @contact_id;

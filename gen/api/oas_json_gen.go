@@ -19915,12 +19915,33 @@ func (s *CampaignLeadHoldResult) encodeFields(e *jx.Encoder) {
 		e.FieldStart("hold")
 		s.Hold.Encode(e)
 	}
+	{
+		if s.WaitReason.Set {
+			e.FieldStart("wait_reason")
+			s.WaitReason.Encode(e)
+		}
+	}
+	{
+		if s.NextStepAt.Set {
+			e.FieldStart("next_step_at")
+			s.NextStepAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.Sending.Set {
+			e.FieldStart("sending")
+			s.Sending.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfCampaignLeadHoldResult = [3]string{
+var jsonFieldsNameOfCampaignLeadHoldResult = [6]string{
 	0: "campaign_id",
 	1: "contact_id",
 	2: "hold",
+	3: "wait_reason",
+	4: "next_step_at",
+	5: "sending",
 }
 
 // Decode decodes CampaignLeadHoldResult from json.
@@ -19965,6 +19986,36 @@ func (s *CampaignLeadHoldResult) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"hold\"")
+			}
+		case "wait_reason":
+			if err := func() error {
+				s.WaitReason.Reset()
+				if err := s.WaitReason.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"wait_reason\"")
+			}
+		case "next_step_at":
+			if err := func() error {
+				s.NextStepAt.Reset()
+				if err := s.NextStepAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_step_at\"")
+			}
+		case "sending":
+			if err := func() error {
+				s.Sending.Reset()
+				if err := s.Sending.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sending\"")
 			}
 		default:
 			return d.Skip()

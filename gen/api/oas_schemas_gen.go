@@ -9000,6 +9000,16 @@ type CampaignLeadHoldResult struct {
 	ContactID  uuid.UUID `json:"contact_id"`
 	// The lead's hold; null when the lead is not held.
 	Hold NilCampaignLeadHold `json:"hold"`
+	// Why the lead's next step has not gone out yet, in words a person reads (outside the sending window,
+	// the campaign's daily limit, its ramp-up or new-lead quota, every sending mailbox at its daily cap or
+	// minimum gap, the entry delay, held, the next step's delay, a retry after a failed send, no sending
+	// mailbox); empty when the lead is not waiting.
+	WaitReason OptString `json:"wait_reason"`
+	// When the sequence engine looks at the lead next; null when the lead has finished, is held until
+	// resumed, or has a step being sent.
+	NextStepAt OptNilDateTime `json:"next_step_at"`
+	// A step of the lead has been handed to the send pipeline and its result is not in yet.
+	Sending OptBool `json:"sending"`
 }
 
 // GetCampaignID returns the value of CampaignID.
@@ -9017,6 +9027,21 @@ func (s *CampaignLeadHoldResult) GetHold() NilCampaignLeadHold {
 	return s.Hold
 }
 
+// GetWaitReason returns the value of WaitReason.
+func (s *CampaignLeadHoldResult) GetWaitReason() OptString {
+	return s.WaitReason
+}
+
+// GetNextStepAt returns the value of NextStepAt.
+func (s *CampaignLeadHoldResult) GetNextStepAt() OptNilDateTime {
+	return s.NextStepAt
+}
+
+// GetSending returns the value of Sending.
+func (s *CampaignLeadHoldResult) GetSending() OptBool {
+	return s.Sending
+}
+
 // SetCampaignID sets the value of CampaignID.
 func (s *CampaignLeadHoldResult) SetCampaignID(val uuid.UUID) {
 	s.CampaignID = val
@@ -9030,6 +9055,21 @@ func (s *CampaignLeadHoldResult) SetContactID(val uuid.UUID) {
 // SetHold sets the value of Hold.
 func (s *CampaignLeadHoldResult) SetHold(val NilCampaignLeadHold) {
 	s.Hold = val
+}
+
+// SetWaitReason sets the value of WaitReason.
+func (s *CampaignLeadHoldResult) SetWaitReason(val OptString) {
+	s.WaitReason = val
+}
+
+// SetNextStepAt sets the value of NextStepAt.
+func (s *CampaignLeadHoldResult) SetNextStepAt(val OptNilDateTime) {
+	s.NextStepAt = val
+}
+
+// SetSending sets the value of Sending.
+func (s *CampaignLeadHoldResult) SetSending(val OptBool) {
+	s.Sending = val
 }
 
 type CampaignLeadHoldSource string

@@ -124,3 +124,29 @@ func (q *Queries) CampaignLeadHoldSet(ctx context.Context, db DBTX, arg Campaign
 	)
 	return i, err
 }
+
+const campaignLeadWait = `-- name: CampaignLeadWait :one
+SELECT wait_reason, due_at, (task_id IS NOT NULL)::boolean AS sending FROM campaign_leads
+WHERE organization_id = $1 AND campaign_id = $2 AND contact_id = $3
+`
+
+type CampaignLeadWaitParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	ContactID      uuid.UUID `json:"contact_id"`
+}
+
+type CampaignLeadWaitRow struct {
+	WaitReason string     `json:"wait_reason"`
+	DueAt      *time.Time `json:"due_at"`
+	Sending    bool       `json:"sending"`
+}
+
+// Why a lead is waiting and when the engine looks at it next (the engine's wait_reason and due_at), and whether
+// a step of it is being sent.
+func (q *Queries) CampaignLeadWait(ctx context.Context, db DBTX, arg CampaignLeadWaitParams) (CampaignLeadWaitRow, error) {
+	row := db.QueryRow(ctx, campaignLeadWait, arg.OrganizationID, arg.CampaignID, arg.ContactID)
+	var i CampaignLeadWaitRow
+	err := row.Scan(&i.WaitReason, &i.DueAt, &i.Sending)
+	return i, err
+}

@@ -132,3 +132,24 @@ func (s *Store) leadLog(ctx context.Context, tx pgx.Tx, org, campaign, contact u
 	return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: event, EntityType: audit.EntityCampaign,
 		EntityID: campaign.String(), Metadata: meta})
 }
+
+// Wait is why a lead's next step has not gone out yet and when the engine looks at it next.
+type Wait struct {
+	Reason string
+	// Next is nil when the lead has finished, is held until resumed, or has a step being sent.
+	Next *time.Time
+	// Sending reports a step handed to the send pipeline whose result is not in yet.
+	Sending bool
+}
+
+// LeadWait reads a lead's wait; 404 lead_not_found when there is no such lead.
+func LeadWait(ctx context.Context, tx pgx.Tx, org, campaign, contact uuid.UUID) (Wait, error) {
+	row, err := queries.CampaignLeadWait(ctx, tx, dbq.CampaignLeadWaitParams{OrganizationID: org, CampaignID: campaign, ContactID: contact})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Wait{}, LeadNotFound()
+	}
+	if err != nil {
+		return Wait{}, err
+	}
+	return Wait{Reason: row.WaitReason, Next: row.DueAt, Sending: row.Sending}, nil
+}

@@ -199,47 +199,6 @@ func New(pool *pgxpool.Pool, creds *mailbox.Credentials, dialer mailbox.Dialer, 
 		turns: map[uuid.UUID]*turn{}}
 }
 
-// Settled is one task's result as it is recorded: sent, failed or ambiguous (a requeue is not a result).
-type Settled struct {
-	// Task is the task as its attempt saw it (status and counters before the result).
-	Task dbq.SendTask
-	// Status is StatusSent, StatusFailed or StatusAmbiguous.
-	Status string
-	// Code and Message are the failure's error code and text (empty when sent).
-	Code, Message string
-}
-
-// Task results a SettleHook is told.
-const (
-	StatusSent      = "sent"
-	StatusFailed    = "failed"
-	StatusAmbiguous = "ambiguous"
-)
-
-// SettleHook is told each task's result inside the transaction that records it, so what the sender keeps about
-// the send (a campaign lead's progress) commits or rolls back with the result; an error rolls both back and the
-// attempt is worked again.
-type SettleHook func(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, s Settled) error
-
-// OnSettle sets the hook told every task's result (the composition root gives the campaign engine's); it is
-// set once, before the pipeline works any task.
-func (p *Pipeline) OnSettle(h SettleHook) { p.settle = h }
-
-// settled tells the hook a result, when one is set.
-func (p *Pipeline) settled(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, s Settled) error {
-	if p.settle == nil {
-		return nil
-	}
-	return p.settle(ctx, tx, outbox, s)
-}
-
-// WithClock makes the pipeline read now from clock (simulations run the engine and the pipeline on one
-// simulated clock); it is set before the pipeline works any task.
-func (p *Pipeline) WithClock(clock func() time.Time) *Pipeline {
-	p.now = clock
-	return p
-}
-
 // Worker is the River worker of Args.
 type Worker struct {
 	river.WorkerDefaults[Args]
@@ -518,34 +477,6 @@ func (p *Pipeline) requeue(ctx context.Context, tx pgx.Tx, t dbq.SendTask, next 
 	_, err := queries.SendTaskRequeue(ctx, tx, dbq.SendTaskRequeueParams{OrganizationID: t.OrganizationID, ID: t.ID,
 		FromStatus: "queued", Attempts: t.Attempts, NotBefore: next, ErrorCode: code, ErrorMessage: ""})
 	return err
-}
-
-// MailboxDay is the day a mailbox's capped sends at now are charged to (mailbox_send_days.day): now's date in
-// the mailbox's zone (UTC when it has none or it does not load), as midnight UTC of that date. The pipeline and
-// the campaign estimate read the daily counters through it, so both name the same day.
-func MailboxDay(now time.Time, tz string) time.Time {
-	y, m, d := now.In(Zone(tz)).Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-}
-
-// zones caches loaded time zones by name (loading reads the zone database).
-var zones sync.Map
-
-// Zone is a mailbox's time zone by name, UTC when it has none or the name does not load: the zone its day (and
-// its daily cap) turns in.
-func Zone(tz string) *time.Location {
-	if tz == "" {
-		return time.UTC
-	}
-	if loc, ok := zones.Load(tz); ok {
-		return loc.(*time.Location)
-	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		return time.UTC
-	}
-	zones.Store(tz, loc)
-	return loc
 }
 
 func recipients(t dbq.SendTask) []string {
