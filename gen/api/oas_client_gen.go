@@ -1559,6 +1559,20 @@ type CampaignsInvoker interface {
 	// applied and a confidence label. Read-only. Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns
 	// (sessions).
 	//
+	// total_sent counts the sends handed to the mail server (sent, or ambiguous: possibly delivered);
+	// opened, clicked and replied count among them. bounced counts sends the recipient's server refused
+	// (not in total_sent) and sent messages that bounced later; bounce_rate is over both, so no rate
+	// exceeds 1. Rates are fractions rounded to four places (0.1234 = 12.34 percent), 0 without sends.
+	//
+	// The winning rule and the sample are the campaign's ab_testing default_winning_rule and
+	// min_sample_size. Variants are compared within their group: one step's variants (its control
+	// included), or the campaign-level variants; inactive variants are listed but not compared. A group
+	// has a winner when it compares at least two variants, each with at least min_sample_size sends, and
+	// one rate is strictly the highest (a tie has none). confidence is insufficient_data until then,
+	// otherwise the pooled two-proportion z-test of the leader against the runner-up: low below z = 1.645,
+	// medium below 2.576, else high. With several groups the answer is the decided group with the most
+	// sends (the largest group when none is decided).
+	//
 	// Errors: 401, 403 missing scope or permission, 404 unknown campaign.
 	//
 	// GET /campaigns/{id}/ab-analysis
@@ -20719,6 +20733,20 @@ func (c *Client) sendCampaignsGet(ctx context.Context, params CampaignsGetParams
 // each, plus the leading variant (winner_id and winner_name, null while none leads), the winning rule
 // applied and a confidence label. Read-only. Needs READ_CAMPAIGNS (API keys, OAuth) or view_campaigns
 // (sessions).
+//
+// total_sent counts the sends handed to the mail server (sent, or ambiguous: possibly delivered);
+// opened, clicked and replied count among them. bounced counts sends the recipient's server refused
+// (not in total_sent) and sent messages that bounced later; bounce_rate is over both, so no rate
+// exceeds 1. Rates are fractions rounded to four places (0.1234 = 12.34 percent), 0 without sends.
+//
+// The winning rule and the sample are the campaign's ab_testing default_winning_rule and
+// min_sample_size. Variants are compared within their group: one step's variants (its control
+// included), or the campaign-level variants; inactive variants are listed but not compared. A group
+// has a winner when it compares at least two variants, each with at least min_sample_size sends, and
+// one rate is strictly the highest (a tie has none). confidence is insufficient_data until then,
+// otherwise the pooled two-proportion z-test of the leader against the runner-up: low below z = 1.645,
+// medium below 2.576, else high. With several groups the answer is the decided group with the most
+// sends (the largest group when none is decided).
 //
 // Errors: 401, 403 missing scope or permission, 404 unknown campaign.
 //
