@@ -1276,6 +1276,7 @@ CREATE TABLE public.campaigns (
     ramp_day date,
     rotation_cursor bigint DEFAULT 0 NOT NULL,
     engine_ran_at timestamp with time zone,
+    ab_judged_at timestamp with time zone,
     CONSTRAINT campaigns_advanced_check CHECK ((jsonb_typeof(advanced) = 'object'::text)),
     CONSTRAINT campaigns_bcc_check CHECK ((cardinality(bcc) <= 10)),
     CONSTRAINT campaigns_cc_check CHECK ((cardinality(cc) <= 10)),

@@ -20,11 +20,12 @@ CREATE INDEX campaign_leads_due ON campaign_leads (organization_id, campaign_id,
 
 -- The ramp's level advances once per local day the campaign sends on (ramp_day is the last such day);
 -- rotation_cursor is the round-robin position in the sender pool; engine_ran_at orders campaigns so none waits
--- behind another.
+-- behind another; ab_judged_at is when the engine last judged the A/B variants for a promotion.
 ALTER TABLE campaigns
   ADD COLUMN ramp_day date,
   ADD COLUMN rotation_cursor bigint NOT NULL DEFAULT 0,
-  ADD COLUMN engine_ran_at timestamptz;
+  ADD COLUMN engine_ran_at timestamptz,
+  ADD COLUMN ab_judged_at timestamptz;
 
 -- A campaign send names the A/B variant it carried (NULL: the step's own content), so the A/B analysis counts
 -- per variant (replied_at is stamped when a reply is matched to the send).
@@ -79,7 +80,7 @@ DROP TABLE mailbox_plans;
 DROP INDEX send_tasks_campaign_variant;
 DROP INDEX send_tasks_message_id;
 ALTER TABLE send_tasks DROP COLUMN variant_id;
-ALTER TABLE campaigns DROP COLUMN ramp_day, DROP COLUMN rotation_cursor, DROP COLUMN engine_ran_at;
+ALTER TABLE campaigns DROP COLUMN ramp_day, DROP COLUMN rotation_cursor, DROP COLUMN engine_ran_at, DROP COLUMN ab_judged_at;
 DROP INDEX campaign_leads_due;
 ALTER TABLE campaign_leads DROP COLUMN task_id, DROP COLUMN attempts, DROP COLUMN thread_refs, DROP COLUMN last_step_at;
 CREATE INDEX campaign_leads_due ON campaign_leads (due_at) WHERE state IN ('pending', 'active') AND due_at IS NOT NULL;

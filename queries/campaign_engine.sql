@@ -191,3 +191,6 @@ SELECT count(*) FILTER (WHERE status IN ('sent', 'ambiguous') OR error_code = 'r
   count(*) FILTER (WHERE error_code = 'recipient_rejected')::integer AS bounced
 FROM send_tasks
 WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND created_at >= @since::timestamptz;
+
+-- name: EngineABJudged :exec
+UPDATE campaigns SET ab_judged_at = @at::timestamptz WHERE organization_id = @organization_id AND id = @id;

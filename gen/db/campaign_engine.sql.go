@@ -13,6 +13,21 @@ import (
 	"github.com/google/uuid"
 )
 
+const engineABJudged = `-- name: EngineABJudged :exec
+UPDATE campaigns SET ab_judged_at = $1::timestamptz WHERE organization_id = $2 AND id = $3
+`
+
+type EngineABJudgedParams struct {
+	At             time.Time `json:"at"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) EngineABJudged(ctx context.Context, db DBTX, arg EngineABJudgedParams) error {
+	_, err := db.Exec(ctx, engineABJudged, arg.At, arg.OrganizationID, arg.ID)
+	return err
+}
+
 const engineBounceWindow = `-- name: EngineBounceWindow :one
 SELECT count(*) FILTER (WHERE status IN ('sent', 'ambiguous') OR error_code = 'recipient_rejected')::integer AS sends,
   count(*) FILTER (WHERE error_code = 'recipient_rejected')::integer AS bounced
@@ -110,7 +125,7 @@ func (q *Queries) EngineCampaignIdle(ctx context.Context, db DBTX, arg EngineCam
 }
 
 const engineCampaignLock = `-- name: EngineCampaignLock :one
-SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at FROM campaigns WHERE organization_id = $1 AND id = $2
+SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at FROM campaigns WHERE organization_id = $1 AND id = $2
   AND status IN ('active', 'completed')
 FOR UPDATE SKIP LOCKED
 `
@@ -183,6 +198,7 @@ func (q *Queries) EngineCampaignLock(ctx context.Context, db DBTX, arg EngineCam
 		&i.RampDay,
 		&i.RotationCursor,
 		&i.EngineRanAt,
+		&i.AbJudgedAt,
 	)
 	return i, err
 }
@@ -221,7 +237,7 @@ UPDATE campaigns SET status = $1, paused_reason = $2, last_status_change_at = $3
   completed_at = CASE WHEN $1 = 'completed' THEN $3::timestamptz ELSE completed_at END,
   idle_since = CASE WHEN $1 = 'active' THEN NULL ELSE idle_since END
 WHERE organization_id = $4 AND id = $5 AND status = ANY($6::text[])
-RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at
+RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at
 `
 
 type EngineCampaignStatusParams struct {
@@ -303,6 +319,7 @@ func (q *Queries) EngineCampaignStatus(ctx context.Context, db DBTX, arg EngineC
 		&i.RampDay,
 		&i.RotationCursor,
 		&i.EngineRanAt,
+		&i.AbJudgedAt,
 	)
 	return i, err
 }

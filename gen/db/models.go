@@ -186,6 +186,7 @@ type Campaign struct {
 	RampDay                  *time.Time      `json:"ramp_day"`
 	RotationCursor           int64           `json:"rotation_cursor"`
 	EngineRanAt              *time.Time      `json:"engine_ran_at"`
+	AbJudgedAt               *time.Time      `json:"ab_judged_at"`
 }
 
 type CampaignAttachment struct {
