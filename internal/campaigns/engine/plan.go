@@ -306,7 +306,7 @@ func whyNot(pool []Sender, candidates []int, now time.Time) (string, time.Time) 
 			gapAt = s.Slot
 		}
 	}
-	if !gapAt.IsZero() {
+	if !gapAt.IsZero() && (dayAt.IsZero() || !dayAt.Before(gapAt)) {
 		return ReasonGap, gapAt
 	}
 	return ReasonMailboxCap, dayAt
@@ -333,11 +333,9 @@ func ContactSlot(t time.Time, loc *time.Location, hours []int, weekendWeight flo
 		if dayOK && (anyHour || allowed[local.Hour()]) {
 			return at, true
 		}
-		// The next whole hour of the contact's clock.
-		next := time.Date(local.Year(), local.Month(), local.Day(), local.Hour()+1, 0, 0, 0, loc)
-		if !next.After(at) {
-			next = at.Add(time.Hour).Truncate(time.Hour)
-		}
+		// The next whole hour of the contact's clock, stepped in absolute time so a repeated hour is not skipped.
+		next := at.Add(time.Duration(60-local.Minute())*time.Minute - time.Duration(local.Second())*time.Second -
+			time.Duration(local.Nanosecond()))
 		at = next
 	}
 	return time.Time{}, false

@@ -35,19 +35,34 @@ func (w Week) empty() bool {
 }
 
 // at is the instant of minute m of the civil date day (midnight UTC of that date) in loc. A wall-clock time a
-// daylight saving change skips is the instant the clocks jump to, and one the change repeats is its first
-// occurrence, so a span on a changeover day is neither dropped nor counted twice.
+// daylight saving change skips is the instant the clocks jump, and one the change repeats is its first
+// occurrence, so a span on a changeover day is neither dropped nor counted twice. Go's time.Date resolves such
+// times differently on either side of UTC, so the offsets in effect before and after are tried instead.
 func at(day time.Time, m int, loc *time.Location) time.Time {
 	y, mo, d := day.Date()
-	t := time.Date(y, mo, d, m/60, m%60, 0, 0, loc)
-	if h, mi, _ := t.Clock(); m < 1440 && h*60+mi != m {
-		// A skipped wall-clock time: Go answers it in the offset before the jump; the jump itself is where that
-		// offset's period ends.
-		if _, end := t.ZoneBounds(); !end.IsZero() {
-			t = end
-		}
+	wall := time.Date(y, mo, d, 0, 0, 0, 0, time.UTC).Add(time.Duration(m) * time.Minute)
+	_, before := wall.Add(-24 * time.Hour).In(loc).Zone()
+	_, after := wall.Add(24 * time.Hour).In(loc).Zone()
+	first := wall.Add(-time.Duration(before) * time.Second) // wall read with the earlier offset
+	second := wall.Add(-time.Duration(after) * time.Second)
+	shows := func(t time.Time) bool {
+		local := t.In(loc)
+		return time.Date(local.Year(), local.Month(), local.Day(), local.Hour(), local.Minute(), 0, 0, time.UTC).Equal(wall)
 	}
-	return t
+	switch ok1, ok2 := shows(first), shows(second); {
+	case ok1 && ok2:
+		if second.Before(first) {
+			return second.In(loc)
+		}
+		return first.In(loc)
+	case ok1:
+		return first.In(loc)
+	case ok2:
+		return second.In(loc)
+	}
+	// Skipped: read with the offset before the jump, the wall time falls after it; the jump starts that period.
+	start, _ := first.In(loc).ZoneBounds()
+	return start
 }
 
 // Next is the earliest instant at or after t inside one of w's spans in loc, and the end of that span; ok is
