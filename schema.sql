@@ -190,9 +190,10 @@ CREATE FUNCTION public.campaign_leads_had_leads() RETURNS trigger
     SET search_path TO 'public'
     AS $$
 BEGIN
-  UPDATE campaigns c SET had_leads = true
+  UPDATE campaigns c SET had_leads = true, restart_due = restart_due OR c.status = 'completed'
   FROM (SELECT DISTINCT organization_id, campaign_id FROM new_rows) d
-  WHERE c.organization_id = d.organization_id AND c.id = d.campaign_id AND NOT c.had_leads;
+  WHERE c.organization_id = d.organization_id AND c.id = d.campaign_id
+    AND (NOT c.had_leads OR c.status = 'completed' AND NOT c.restart_due);
   RETURN NULL;
 END $$;
 
@@ -224,7 +225,7 @@ CREATE FUNCTION public.campaigns_due(p_now timestamp with time zone, p_limit int
     SELECT 1 FROM campaign_leads l
     WHERE l.organization_id = c.organization_id AND l.campaign_id = c.id
       AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= p_now
-      AND (c.status = 'active' OR l.created_at > c.completed_at))
+      AND (c.status = 'active' OR c.restart_due))
   ORDER BY c.engine_ran_at NULLS FIRST, c.organization_id, c.id
   LIMIT p_limit
 $$;
@@ -1277,6 +1278,7 @@ CREATE TABLE public.campaigns (
     rotation_cursor bigint DEFAULT 0 NOT NULL,
     engine_ran_at timestamp with time zone,
     ab_judged_at timestamp with time zone,
+    restart_due boolean DEFAULT false NOT NULL,
     CONSTRAINT campaigns_advanced_check CHECK ((jsonb_typeof(advanced) = 'object'::text)),
     CONSTRAINT campaigns_bcc_check CHECK ((cardinality(bcc) <= 10)),
     CONSTRAINT campaigns_cc_check CHECK ((cardinality(cc) <= 10)),

@@ -25,7 +25,22 @@ ALTER TABLE campaigns
   ADD COLUMN ramp_day date,
   ADD COLUMN rotation_cursor bigint NOT NULL DEFAULT 0,
   ADD COLUMN engine_ran_at timestamptz,
-  ADD COLUMN ab_judged_at timestamptz;
+  ADD COLUMN ab_judged_at timestamptz,
+  -- A lead was added (by any path) after the campaign completed: the engine restarts it after the launch checks.
+  ADD COLUMN restart_due boolean NOT NULL DEFAULT false;
+
+-- The first-lead trigger also flags a completed campaign that gains a lead.
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION campaign_leads_had_leads() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+BEGIN
+  UPDATE campaigns c SET had_leads = true, restart_due = restart_due OR c.status = 'completed'
+  FROM (SELECT DISTINCT organization_id, campaign_id FROM new_rows) d
+  WHERE c.organization_id = d.organization_id AND c.id = d.campaign_id
+    AND (NOT c.had_leads OR c.status = 'completed' AND NOT c.restart_due);
+  RETURN NULL;
+END $$;
+-- +goose StatementEnd
 
 -- A campaign send names the A/B variant it carried (NULL: the step's own content), so the A/B analysis counts
 -- per variant (replied_at is stamped when a reply is matched to the send).
@@ -54,7 +69,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON mailbox_plans TO outflow_app;
 
 -- campaigns_due lists, across organizations, up to p_limit campaigns the engine has work in at p_now, the one
 -- it ran longest ago first: active campaigns with a lead due, and completed ones a lead was added to since they
--- completed (the engine restarts them after the launch checks). A narrow SECURITY DEFINER read for the
+-- completed (restart_due; the engine restarts them after the launch checks). A narrow SECURITY DEFINER read for the
 -- engine's periodic job; each campaign is then worked in its organization's transaction.
 -- +goose StatementBegin
 CREATE FUNCTION campaigns_due(p_now timestamptz, p_limit integer)
@@ -66,7 +81,7 @@ AS $$
     SELECT 1 FROM campaign_leads l
     WHERE l.organization_id = c.organization_id AND l.campaign_id = c.id
       AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= p_now
-      AND (c.status = 'active' OR l.created_at > c.completed_at))
+      AND (c.status = 'active' OR c.restart_due))
   ORDER BY c.engine_ran_at NULLS FIRST, c.organization_id, c.id
   LIMIT p_limit
 $$;
@@ -76,11 +91,22 @@ GRANT EXECUTE ON FUNCTION campaigns_due(timestamptz, integer) TO outflow_app;
 
 -- +goose Down
 DROP FUNCTION campaigns_due(timestamptz, integer);
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION campaign_leads_had_leads() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+BEGIN
+  UPDATE campaigns c SET had_leads = true
+  FROM (SELECT DISTINCT organization_id, campaign_id FROM new_rows) d
+  WHERE c.organization_id = d.organization_id AND c.id = d.campaign_id AND NOT c.had_leads;
+  RETURN NULL;
+END $$;
+-- +goose StatementEnd
 DROP TABLE mailbox_plans;
 DROP INDEX send_tasks_campaign_variant;
 DROP INDEX send_tasks_message_id;
 ALTER TABLE send_tasks DROP COLUMN variant_id;
-ALTER TABLE campaigns DROP COLUMN ramp_day, DROP COLUMN rotation_cursor, DROP COLUMN engine_ran_at, DROP COLUMN ab_judged_at;
+ALTER TABLE campaigns DROP COLUMN ramp_day, DROP COLUMN rotation_cursor, DROP COLUMN engine_ran_at, DROP COLUMN ab_judged_at,
+  DROP COLUMN restart_due;
 DROP INDEX campaign_leads_due;
 ALTER TABLE campaign_leads DROP COLUMN task_id, DROP COLUMN attempts, DROP COLUMN thread_refs, DROP COLUMN last_step_at;
 CREATE INDEX campaign_leads_due ON campaign_leads (due_at) WHERE state IN ('pending', 'active') AND due_at IS NOT NULL;

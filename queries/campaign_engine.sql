@@ -194,3 +194,7 @@ WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND crea
 
 -- name: EngineABJudged :exec
 UPDATE campaigns SET ab_judged_at = @at::timestamptz WHERE organization_id = @organization_id AND id = @id;
+
+-- name: EngineRestartHandled :exec
+-- The engine has acted on a lead added after completion (restarted the campaign, or logged why it could not).
+UPDATE campaigns SET restart_due = false WHERE organization_id = @organization_id AND id = @id;

@@ -125,7 +125,7 @@ func (q *Queries) EngineCampaignIdle(ctx context.Context, db DBTX, arg EngineCam
 }
 
 const engineCampaignLock = `-- name: EngineCampaignLock :one
-SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at FROM campaigns WHERE organization_id = $1 AND id = $2
+SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due FROM campaigns WHERE organization_id = $1 AND id = $2
   AND status IN ('active', 'completed')
 FOR UPDATE SKIP LOCKED
 `
@@ -199,6 +199,7 @@ func (q *Queries) EngineCampaignLock(ctx context.Context, db DBTX, arg EngineCam
 		&i.RotationCursor,
 		&i.EngineRanAt,
 		&i.AbJudgedAt,
+		&i.RestartDue,
 	)
 	return i, err
 }
@@ -237,7 +238,7 @@ UPDATE campaigns SET status = $1, paused_reason = $2, last_status_change_at = $3
   completed_at = CASE WHEN $1 = 'completed' THEN $3::timestamptz ELSE completed_at END,
   idle_since = CASE WHEN $1 = 'active' THEN NULL ELSE idle_since END
 WHERE organization_id = $4 AND id = $5 AND status = ANY($6::text[])
-RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at
+RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due
 `
 
 type EngineCampaignStatusParams struct {
@@ -320,6 +321,7 @@ func (q *Queries) EngineCampaignStatus(ctx context.Context, db DBTX, arg EngineC
 		&i.RotationCursor,
 		&i.EngineRanAt,
 		&i.AbJudgedAt,
+		&i.RestartDue,
 	)
 	return i, err
 }
@@ -990,6 +992,21 @@ func (q *Queries) EnginePool(ctx context.Context, db DBTX, arg EnginePoolParams)
 		return nil, err
 	}
 	return items, nil
+}
+
+const engineRestartHandled = `-- name: EngineRestartHandled :exec
+UPDATE campaigns SET restart_due = false WHERE organization_id = $1 AND id = $2
+`
+
+type EngineRestartHandledParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// The engine has acted on a lead added after completion (restarted the campaign, or logged why it could not).
+func (q *Queries) EngineRestartHandled(ctx context.Context, db DBTX, arg EngineRestartHandledParams) error {
+	_, err := db.Exec(ctx, engineRestartHandled, arg.OrganizationID, arg.ID)
+	return err
 }
 
 const engineStepCount = `-- name: EngineStepCount :one

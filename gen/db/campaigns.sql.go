@@ -124,7 +124,7 @@ func (q *Queries) CampaignFolderCounts(ctx context.Context, db DBTX, organizatio
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at FROM campaigns WHERE organization_id = $1 AND id = $2
+SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due FROM campaigns WHERE organization_id = $1 AND id = $2
 `
 
 type CampaignGetParams struct {
@@ -194,12 +194,13 @@ func (q *Queries) CampaignGet(ctx context.Context, db DBTX, arg CampaignGetParam
 		&i.RotationCursor,
 		&i.EngineRanAt,
 		&i.AbJudgedAt,
+		&i.RestartDue,
 	)
 	return i, err
 }
 
 const campaignGetForUpdate = `-- name: CampaignGetForUpdate :one
-SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at FROM campaigns WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due FROM campaigns WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type CampaignGetForUpdateParams struct {
@@ -269,6 +270,7 @@ func (q *Queries) CampaignGetForUpdate(ctx context.Context, db DBTX, arg Campaig
 		&i.RotationCursor,
 		&i.EngineRanAt,
 		&i.AbJudgedAt,
+		&i.RestartDue,
 	)
 	return i, err
 }
@@ -288,7 +290,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
   $30, $31, $32, $33, $34,
   $35, $36, $37, $38, $39, $40, $41,
   $42, $43)
-RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at
+RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due
 `
 
 type CampaignInsertParams struct {
@@ -445,6 +447,7 @@ func (q *Queries) CampaignInsert(ctx context.Context, db DBTX, arg CampaignInser
 		&i.RotationCursor,
 		&i.EngineRanAt,
 		&i.AbJudgedAt,
+		&i.RestartDue,
 	)
 	return i, err
 }
@@ -558,7 +561,7 @@ func (q *Queries) CampaignLeadsSchedule(ctx context.Context, db DBTX, arg Campai
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at FROM campaigns c
+SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due FROM campaigns c
 WHERE c.organization_id = $1
   AND ($2::uuid IS NULL OR c.id < $2::uuid)
   AND ($3::text IS NULL OR c.name ILIKE '%' || $3::text || '%')
@@ -657,6 +660,7 @@ func (q *Queries) CampaignList(ctx context.Context, db DBTX, arg CampaignListPar
 			&i.RotationCursor,
 			&i.EngineRanAt,
 			&i.AbJudgedAt,
+			&i.RestartDue,
 		); err != nil {
 			return nil, err
 		}
@@ -850,7 +854,7 @@ UPDATE campaigns SET name = $1, description = $2, status = $3, stop_on_reply = $
   started_at = $41, completed_at = $42, paused_reason = $43,
   last_status_change_at = $44, updated_at = now()
 WHERE organization_id = $45 AND id = $46
-RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at
+RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due
 `
 
 type CampaignUpdateParams struct {
@@ -1012,6 +1016,7 @@ func (q *Queries) CampaignUpdate(ctx context.Context, db DBTX, arg CampaignUpdat
 		&i.RotationCursor,
 		&i.EngineRanAt,
 		&i.AbJudgedAt,
+		&i.RestartDue,
 	)
 	return i, err
 }

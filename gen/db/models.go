@@ -187,6 +187,7 @@ type Campaign struct {
 	RotationCursor           int64           `json:"rotation_cursor"`
 	EngineRanAt              *time.Time      `json:"engine_ran_at"`
 	AbJudgedAt               *time.Time      `json:"ab_judged_at"`
+	RestartDue               bool            `json:"restart_due"`
 }
 
 type CampaignAttachment struct {

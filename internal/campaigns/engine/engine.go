@@ -134,7 +134,13 @@ func (e *Engine) Pass(ctx context.Context, jobs events.Inserter, org, id uuid.UU
 			return err
 		}
 		if row.Status == campaign.StatusCompleted {
-			return p.restart(ctx)
+			restarted, err := p.restart(ctx)
+			if err != nil || restarted == nil {
+				return err
+			}
+			if p, err = e.newPass(ctx, tx, jobs, restarted.Campaign, now); err != nil {
+				return err
+			}
 		}
 		res, err = p.run(ctx)
 		return err
@@ -143,20 +149,27 @@ func (e *Engine) Pass(ctx context.Context, jobs events.Inserter, org, id uuid.UU
 }
 
 // restart starts a completed campaign again because a lead was added after it completed, when the launch
-// checks pass; otherwise the refusal is logged and the new leads wait for a person to start it.
-func (p *pass) restart(ctx context.Context) error {
+// checks pass, and answers it; otherwise the refusal is logged, the new leads wait for a person to start it, and
+// it answers nil.
+func (p *pass) restart(ctx context.Context) (*campaign.Campaign, error) {
+	if err := queries.EngineRestartHandled(ctx, p.tx, dbq.EngineRestartHandledParams{OrganizationID: p.org, ID: p.row.ID}); err != nil {
+		return nil, err
+	}
 	if p.row.EndDate != nil && !p.row.EndDate.After(p.now) {
-		return p.refuseRestart(ctx, "its end date has passed")
+		return nil, p.refuseRestart(ctx, "its end date has passed")
 	}
 	snap, err := checks.Load(ctx, p.tx, p.org, p.row.ID, p.now)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if blockers := checks.LaunchBlockers(snap); len(blockers) > 0 {
-		return p.refuseRestart(ctx, blockers[0].Message)
+		return nil, p.refuseRestart(ctx, blockers[0].Message)
 	}
-	_, err = p.store.Move(ctx, p.tx, p.row, campaign.StatusActive, "a lead was added after it completed")
-	return err
+	c, err := p.store.Move(ctx, p.tx, p.row, campaign.StatusActive, "a lead was added after it completed")
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 func (p *pass) refuseRestart(ctx context.Context, why string) error {

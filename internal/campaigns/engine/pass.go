@@ -9,6 +9,7 @@ import (
 
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/audience/suppression"
+	"github.com/outflowhq/outflow/internal/campaigns/abtest"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/compose"
 	"github.com/outflowhq/outflow/internal/campaigns/schedule"
@@ -213,17 +214,47 @@ func (p *pass) planner(ctx context.Context) (*planner, error) {
 			break
 		}
 	}
-	vs, err := queries.EngineVariants(ctx, p.tx, dbq.EngineVariantsParams{OrganizationID: p.org, CampaignID: p.row.ID})
-	if err != nil {
+	if pl.overrides, err = campaign.Advanced(p.c); err != nil {
 		return nil, err
+	}
+	if err := pl.loadVariants(ctx); err != nil {
+		return nil, err
+	}
+	return pl, pl.loadPool(ctx)
+}
+
+// abJudgeEvery is how often the engine judges a campaign's A/B variants for a promotion: the analysis reads
+// every send of the campaign, and a winner does not change by the second.
+const abJudgeEvery = 10 * time.Minute
+
+// loadVariants reads the active variants by step, first promoting the winners the ab_testing block asks for
+// (abtest.Promote) when the variants were last judged abJudgeEvery ago or never.
+func (pl *planner) loadVariants(ctx context.Context) error {
+	vs, err := queries.EngineVariants(ctx, pl.tx, dbq.EngineVariantsParams{OrganizationID: pl.org, CampaignID: pl.row.ID})
+	if err != nil {
+		return err
+	}
+	ab := pl.overrides.ABTesting
+	judge := len(vs) > 0 && ab.Enabled && ab.AutoPromoteWinner &&
+		(pl.row.AbJudgedAt == nil || !pl.now.Before(pl.row.AbJudgedAt.Add(abJudgeEvery)))
+	if judge {
+		promoted, err := abtest.Promote(ctx, pl.tx, pl.org, pl.row.ID, pl.now)
+		if err != nil {
+			return err
+		}
+		if err := queries.EngineABJudged(ctx, pl.tx, dbq.EngineABJudgedParams{OrganizationID: pl.org, ID: pl.row.ID, At: pl.now}); err != nil {
+			return err
+		}
+		if len(promoted) > 0 {
+			if vs, err = queries.EngineVariants(ctx, pl.tx, dbq.EngineVariantsParams{OrganizationID: pl.org, CampaignID: pl.row.ID}); err != nil {
+				return err
+			}
+		}
 	}
 	for _, v := range vs {
 		pl.variants[v.StepID.UUID] = append(pl.variants[v.StepID.UUID], v)
 	}
-	if pl.overrides, err = campaign.Advanced(p.c); err != nil {
-		return nil, err
-	}
-	return pl, pl.loadPool(ctx)
+	return nil
 }
 
 // loadPool reads the sender pool and locks its plans (in mailbox order), and works out what each mailbox has

@@ -53,7 +53,7 @@ func newRig(t testing.TB) *rig {
 		Provider: api.CreateEmailAccountProviderSMTPImap, Email: user, Name: "Ada Lovelace",
 		SMTP:        api.NewOptMailService(apitest.MailService(t, r.smtp.Addr, user, smtpPass)),
 		Imap:        api.NewOptMailService(apitest.MailService(t, imap.Addr, user, imapPass)),
-		MinWaitTime: api.NewOptInt(0),
+		MinWaitTime: api.NewOptInt(0), CampaignLimit: api.NewOptInt(500),
 	}, api.MailboxesCreateParams{})
 	require.NoError(t, err)
 	r.box = box
@@ -156,18 +156,35 @@ func (r *rig) eventCount(t testing.TB, typ events.Type) int {
 // campaign creates and starts a campaign over the contacts with the steps, sending all day every day in UTC.
 func (r *rig) campaign(t testing.TB, steps []api.CampaignStepCreate, emails ...string) uuid.UUID {
 	t.Helper()
-	ctx := context.Background()
-	c, err := r.c.CampaignsCreate(ctx, &api.CampaignCreate{Name: "Launch", Steps: steps, Timezone: api.NewOptString("UTC"),
-		Days: api.NewOptInt(127), StartTime: api.NewOptString("00:00"), EndTime: api.NewOptString("24:00"),
-		DailyLimit: api.NewOptInt(1000)}, api.CampaignsCreateParams{})
-	require.NoError(t, err)
-	contacts := make([]api.ContactCreate, len(emails))
-	for i, e := range emails {
-		contacts[i] = api.ContactCreate{Email: e, FirstName: api.NewOptString("Lead"), Campaigns: []uuid.UUID{c.ID}}
-	}
-	_, err = r.c.ContactsCreate(ctx, contacts, api.ContactsCreateParams{})
-	require.NoError(t, err)
-	_, err = r.c.CampaignsStart(ctx, api.CampaignsStartParams{ID: c.ID})
+	id := r.create(t, steps)
+	r.addLeads(t, id, emails...)
+	r.start(t, id)
+	return id
+}
+
+// create creates a draft campaign with the steps, sending all day every day in UTC.
+func (r *rig) create(t testing.TB, steps []api.CampaignStepCreate) uuid.UUID {
+	t.Helper()
+	c, err := r.c.CampaignsCreate(context.Background(), &api.CampaignCreate{Name: "Launch", Steps: steps,
+		Timezone: api.NewOptString("UTC"), Days: api.NewOptInt(127), StartTime: api.NewOptString("00:00"),
+		EndTime: api.NewOptString("24:00"), DailyLimit: api.NewOptInt(1000)}, api.CampaignsCreateParams{})
 	require.NoError(t, err)
 	return c.ID
+}
+
+// addLeads creates contacts with the addresses as leads of the campaign.
+func (r *rig) addLeads(t testing.TB, id uuid.UUID, emails ...string) {
+	t.Helper()
+	contacts := make([]api.ContactCreate, len(emails))
+	for i, e := range emails {
+		contacts[i] = api.ContactCreate{Email: e, FirstName: api.NewOptString("Lead"), Campaigns: []uuid.UUID{id}}
+	}
+	_, err := r.c.ContactsCreate(context.Background(), contacts, api.ContactsCreateParams{})
+	require.NoError(t, err)
+}
+
+func (r *rig) start(t testing.TB, id uuid.UUID) {
+	t.Helper()
+	_, err := r.c.CampaignsStart(context.Background(), api.CampaignsStartParams{ID: id})
+	require.NoError(t, err)
 }
