@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -141,6 +142,10 @@ func BuildStep(base Step, in StepInput, pos int, steps []Step) (Step, error) {
 	}
 	if len(s.Conditions) > MaxConditionBytes {
 		return s, stepInvalid(pos, "conditions", fmt.Sprintf("must be a JSON object of at most %d bytes.", MaxConditionBytes))
+	}
+	var bad *ConditionError
+	if _, err := ParseCondition(s.Conditions); errors.As(err, &bad) {
+		return s, stepInvalid(pos, bad.Field, bad.Rule+".")
 	}
 	if err := stepAction(&s, pos); err != nil {
 		return s, err

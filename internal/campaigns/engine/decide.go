@@ -161,6 +161,19 @@ type emailStep struct{}
 
 func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaign.Step) error {
 	l, now := d.lead, pl.now
+	if cond, _ := campaign.ParseCondition(step.Conditions); !cond.Matches(l.Opened, l.Clicked, l.Replied) {
+		if cond.Otherwise == campaign.ConditionStop {
+			pl.stop(d, stateCompleted, ReasonConditionStop, "")
+			return nil
+		}
+		d.pos++
+		if d.due = pl.nextDue(d.pos, now); d.due == nil {
+			pl.stop(d, stateCompleted, "", "")
+			return nil
+		}
+		d.reason = ReasonConditionSkip
+		return nil
+	}
 	if sto := pl.overrides.SendTimeOptimization; sto.Enabled {
 		loc := pl.contactZone(l, sto)
 		if at, ok := ContactSlot(now, loc, sto.PreferredHours, sto.WeekendWeightMultiplier, l.ContactID); ok && at.After(now) {

@@ -200,6 +200,8 @@ const (
 	ReasonRetry         = "retrying after a failed send"
 	ReasonThreadSender  = "waiting for the mailbox that started the conversation"
 	ReasonContactHours  = "waiting for the contact's preferred hours"
+	ReasonConditionSkip = "a step's condition did not match, so it was skipped; waiting for the next step's delay"
+	ReasonConditionStop = "a step's condition did not match and ends the sequence there"
 )
 
 // ChooseSender picks the sender of one send among pool (in mailbox order) at now. When none is free it answers
