@@ -138,13 +138,16 @@ WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND cont
 FOR UPDATE;
 
 -- name: EngineLeadSettle :exec
+-- Applies a send's result to its lead. undo takes the failed send's step back: its Message-ID leaves the
+-- conversation and the retried step is not held to its delay again (last_step_at cleared).
 UPDATE campaign_leads SET state = @state, step_position = @step_position, due_at = sqlc.narg(due_at),
   wait_reason = @wait_reason, task_id = NULL, attempts = @attempts, failure_reason = @failure_reason,
   sent = sent + @sent_delta::integer, bounced = bounced + @bounced_delta::integer,
   current_step = CASE WHEN @current_step::text = '' THEN current_step ELSE @current_step::text END,
   sender = CASE WHEN sender = '' THEN @sender::text ELSE sender END,
-  thread_refs = CASE WHEN @drop_last_ref::boolean THEN thread_refs[1:greatest(cardinality(thread_refs) - 1, 0)]
+  thread_refs = CASE WHEN @undo::boolean THEN thread_refs[1:greatest(cardinality(thread_refs) - 1, 0)]
     ELSE thread_refs END,
+  last_step_at = CASE WHEN @undo::boolean THEN NULL ELSE last_step_at END,
   last_activity_at = CASE WHEN @sent_delta::integer > 0 THEN now() ELSE last_activity_at END,
   updated_at = now()
 WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND contact_id = @contact_id;

@@ -580,6 +580,7 @@ UPDATE campaign_leads SET state = $1, step_position = $2, due_at = $3,
   sender = CASE WHEN sender = '' THEN $10::text ELSE sender END,
   thread_refs = CASE WHEN $11::boolean THEN thread_refs[1:greatest(cardinality(thread_refs) - 1, 0)]
     ELSE thread_refs END,
+  last_step_at = CASE WHEN $11::boolean THEN NULL ELSE last_step_at END,
   last_activity_at = CASE WHEN $7::integer > 0 THEN now() ELSE last_activity_at END,
   updated_at = now()
 WHERE organization_id = $12 AND campaign_id = $13 AND contact_id = $14
@@ -596,12 +597,14 @@ type EngineLeadSettleParams struct {
 	BouncedDelta   int32      `json:"bounced_delta"`
 	CurrentStep    string     `json:"current_step"`
 	Sender         string     `json:"sender"`
-	DropLastRef    bool       `json:"drop_last_ref"`
+	Undo           bool       `json:"undo"`
 	OrganizationID uuid.UUID  `json:"organization_id"`
 	CampaignID     uuid.UUID  `json:"campaign_id"`
 	ContactID      uuid.UUID  `json:"contact_id"`
 }
 
+// Applies a send's result to its lead. undo takes the failed send's step back: its Message-ID leaves the
+// conversation and the retried step is not held to its delay again (last_step_at cleared).
 func (q *Queries) EngineLeadSettle(ctx context.Context, db DBTX, arg EngineLeadSettleParams) error {
 	_, err := db.Exec(ctx, engineLeadSettle,
 		arg.State,
@@ -614,7 +617,7 @@ func (q *Queries) EngineLeadSettle(ctx context.Context, db DBTX, arg EngineLeadS
 		arg.BouncedDelta,
 		arg.CurrentStep,
 		arg.Sender,
-		arg.DropLastRef,
+		arg.Undo,
 		arg.OrganizationID,
 		arg.CampaignID,
 		arg.ContactID,

@@ -84,6 +84,14 @@ func (pl *planner) decide(ctx context.Context, l *dbq.EngineDueLeadsRow) error {
 		}
 	}
 	step := pl.steps[d.pos]
+	if l.LastStepAt != nil && d.pos > 0 {
+		// The step's delay counts from the one before it, whatever made the lead due (a schedule change makes
+		// every waiting lead due at once).
+		if at := l.LastStepAt.AddDate(0, 0, int(step.WaitAfter)); at.After(now) {
+			d.wait(at, ReasonFollowUp)
+			return nil
+		}
+	}
 	return kindOf(step).run(ctx, pl, d, step)
 }
 
@@ -138,7 +146,7 @@ func (waitStep) run(_ context.Context, pl *planner, d *decision, step campaign.S
 	_ = json.Unmarshal(step.Action, &a)
 	from := pl.now.Add(time.Duration(min(max(a.WaitMinutes, 0), campaign.MaxWaitMinutes)) * time.Minute)
 	d.pos++
-	d.last = &pl.now
+	d.last = &from // the next step's delay counts from the end of the wait
 	if next := pl.nextDue(d.pos, from); next != nil {
 		d.wait(*next, ReasonWaitStep)
 		return nil

@@ -134,7 +134,7 @@ func (st *settlement) failed(ctx context.Context, s sending.Settled) error {
 	}
 	p := st.params()
 	p.StepPosition = max(p.StepPosition-1, 0)
-	p.DropLastRef = true
+	p.Undo = true
 	stepNo := p.StepPosition + 1
 	bounce := s.Code == "recipient_rejected"
 	ended := false
