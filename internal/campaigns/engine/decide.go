@@ -198,7 +198,11 @@ func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaig
 		d.wait(pl.tomorrow, ReasonNewLeadQuota)
 		return nil
 	}
-	choice := Choice{Mode: pl.row.RotationMode, Cursor: pl.cursor, ESP: ContactESP(l.EspProvider),
+	esp := ContactESP(l.EspProvider)
+	if esp == "" {
+		esp = AddressESP(l.Email)
+	}
+	choice := Choice{Mode: pl.row.RotationMode, Cursor: pl.cursor, ESP: esp,
 		ESPMode: pl.row.EspMatchMode, Contact: l.ContactID, Step: step.ID}
 	if d.pos > 0 && l.MailboxID.Valid && pl.inPool(l.MailboxID.UUID) {
 		choice.Only = l.MailboxID // the thread's follow-ups go from the mailbox that started it

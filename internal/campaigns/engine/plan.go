@@ -130,15 +130,30 @@ const (
 func ContactESP(provider string) string {
 	p := strings.ToLower(strings.TrimSpace(provider))
 	switch {
-	case p == "":
+	case p == "" || p == "unknown":
 		return ""
 	case strings.Contains(p, "google") || strings.Contains(p, "gmail"):
 		return espGoogle
-	case strings.Contains(p, "microsoft") || strings.Contains(p, "outlook") || strings.Contains(p, "office") ||
-		strings.Contains(p, "hotmail") || strings.Contains(p, "live"):
+	case strings.Contains(p, "microsoft") || strings.Contains(p, "outlook") || strings.Contains(p, "office365") ||
+		strings.Contains(p, "office 365") || strings.Contains(p, "hotmail") || strings.Contains(p, "exchange") || p == "live" || strings.HasPrefix(p, "live."):
 		return espMicrosoft
 	}
 	return espOther
+}
+
+// AddressESP is the family of a consumer mailbox address by its domain (gmail.com, outlook.com, hotmail.*,
+// live.*, msn.com; "" for any other domain): what ESP matching reads for a contact whose esp_provider is
+// unknown. A company domain hosted by either provider is known only by its esp_provider.
+func AddressESP(email string) string {
+	_, domain, _ := strings.Cut(strings.ToLower(email), "@")
+	switch {
+	case domain == "gmail.com" || domain == "googlemail.com":
+		return espGoogle
+	case domain == "outlook.com" || domain == "msn.com" || strings.HasPrefix(domain, "hotmail.") ||
+		strings.HasPrefix(domain, "live.") || strings.HasPrefix(domain, "outlook."):
+		return espMicrosoft
+	}
+	return ""
 }
 
 // MailboxESP is the family of a mailbox provider (gmail, outlook, smtp_imap).

@@ -375,6 +375,8 @@ func TestContactAndMailboxProvidersMapToTheSameESPFamilies(t *testing.T) {
 		{"Office365", "microsoft"},
 		{"hotmail", "microsoft"},
 		{"live", "microsoft"},
+		{"unknown", ""},
+		{"olive hosting", "other"},
 		{"yahoo", "other"},
 		{"zoho", "other"},
 		{"proton", "other"},

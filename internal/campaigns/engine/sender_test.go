@@ -236,3 +236,12 @@ func TestSenderWaitReasonsReadAsSentencesForPeople(t *testing.T) {
 		seen[r] = true
 	}
 }
+
+func TestAddressESPKnowsConsumerMailboxesByTheirDomain(t *testing.T) {
+	for email, want := range map[string]string{
+		"a@gmail.com": "google", "a@GoogleMail.com": "google", "a@outlook.com": "microsoft", "a@hotmail.co.uk": "microsoft",
+		"a@live.de": "microsoft", "a@msn.com": "microsoft", "a@example.com": "", "a@olive.com": "", "not-an-address": "",
+	} {
+		require.Equal(t, want, engine.AddressESP(email), email)
+	}
+}
