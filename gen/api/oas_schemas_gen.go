@@ -6135,7 +6135,9 @@ type Campaign struct {
 	// mailbox when nothing else is set; explicit: the listed senders plus any tagged mailboxes, never
 	// widened (an empty pool pauses the campaign as paused_no_accounts).
 	SenderStrategy OptCampaignSenderStrategy `json:"sender_strategy"`
-	// How senders are rotated, for example round_robin.
+	// How senders are rotated: round_robin (each send from the next free mailbox of the pool), weighted (a
+	// deterministic draw per contact and step by the explicit senders' weights) or least_used (the free
+	// mailbox with the fewest sends today); any other value is 400.
 	RotationMode  OptCampaignRotationMode `json:"rotation_mode"`
 	RampEnabled   OptBool                 `json:"ramp_enabled"`
 	RampStart     OptInt                  `json:"ramp_start"`
@@ -7720,7 +7722,9 @@ type CampaignCreate struct {
 	// mailbox when nothing else is set; explicit: the listed senders plus any tagged mailboxes, never
 	// widened (an empty pool pauses the campaign as paused_no_accounts).
 	SenderStrategy OptCampaignCreateSenderStrategy `json:"sender_strategy"`
-	// How senders are rotated, for example round_robin.
+	// How senders are rotated: round_robin (each send from the next free mailbox of the pool), weighted (a
+	// deterministic draw per contact and step by the explicit senders' weights) or least_used (the free
+	// mailbox with the fewest sends today); any other value is 400.
 	RotationMode OptCampaignCreateRotationMode `json:"rotation_mode"`
 	// Explicit sender pool (sender_strategy explicit).
 	Senders       []CampaignSenderInput `json:"senders"`
@@ -8337,7 +8341,9 @@ func (s *CampaignCreateKind) UnmarshalText(data []byte) error {
 	}
 }
 
-// How senders are rotated, for example round_robin.
+// How senders are rotated: round_robin (each send from the next free mailbox of the pool), weighted (a
+// deterministic draw per contact and step by the explicit senders' weights) or least_used (the free
+// mailbox with the fewest sends today); any other value is 400.
 type CampaignCreateRotationMode string
 
 const (
@@ -9384,7 +9390,9 @@ func (s *CampaignOverviewFolder) SetTotal(val int) {
 	s.Total = val
 }
 
-// How senders are rotated, for example round_robin.
+// How senders are rotated: round_robin (each send from the next free mailbox of the pool), weighted (a
+// deterministic draw per contact and step by the explicit senders' weights) or least_used (the free
+// mailbox with the fewest sends today); any other value is 400.
 type CampaignRotationMode string
 
 const (
@@ -9699,7 +9707,10 @@ type CampaignStep struct {
 	Position    int     `json:"position"`
 	// Email, or action or wait for non-email nodes.
 	Kind CampaignStepKind `json:"kind"`
-	// Routing conditions of the step; kept verbatim as sent.
+	// Routing conditions of the step, kept verbatim as sent. The engine reads when (opened, not_opened,
+	// clicked, not_clicked, replied, not_replied: the lead's engagement with the earlier steps) and
+	// otherwise (skip, the default: go on to the next step; or stop: end the lead's sequence there);
+	// another when or otherwise is 400 naming the field.
 	Conditions OptCampaignStepConditions `json:"conditions"`
 	// Action config of a non-email step. Types: app_action {app_connection_id, path, output_key, inputs};
 	// wait_for_event {wait_event_name, timeout_minutes}; wait {wait_minutes}; others exist.
@@ -9883,7 +9894,10 @@ func (s *CampaignStepAction) init() CampaignStepAction {
 	return m
 }
 
-// Routing conditions of the step; kept verbatim as sent.
+// Routing conditions of the step, kept verbatim as sent. The engine reads when (opened, not_opened,
+// clicked, not_clicked, replied, not_replied: the lead's engagement with the earlier steps) and
+// otherwise (skip, the default: go on to the next step; or stop: end the lead's sequence there);
+// another when or otherwise is 400 naming the field.
 type CampaignStepConditions map[string]jx.Raw
 
 func (s *CampaignStepConditions) init() CampaignStepConditions {
@@ -9911,7 +9925,10 @@ type CampaignStepCreate struct {
 	ThreadReply OptBool `json:"thread_reply"`
 	// Email, or action or wait for non-email nodes.
 	Kind OptCampaignStepCreateKind `json:"kind"`
-	// Routing conditions of the step; kept verbatim as sent.
+	// Routing conditions of the step, kept verbatim as sent. The engine reads when (opened, not_opened,
+	// clicked, not_clicked, replied, not_replied: the lead's engagement with the earlier steps) and
+	// otherwise (skip, the default: go on to the next step; or stop: end the lead's sequence there);
+	// another when or otherwise is 400 naming the field.
 	Conditions OptCampaignStepCreateConditions `json:"conditions"`
 	// Action config of a non-email step. Types: app_action {app_connection_id, path, output_key, inputs};
 	// wait_for_event {wait_event_name, timeout_minutes}; wait {wait_minutes}; others exist.
@@ -10047,7 +10064,10 @@ func (s *CampaignStepCreateAction) init() CampaignStepCreateAction {
 	return m
 }
 
-// Routing conditions of the step; kept verbatim as sent.
+// Routing conditions of the step, kept verbatim as sent. The engine reads when (opened, not_opened,
+// clicked, not_clicked, replied, not_replied: the lead's engagement with the earlier steps) and
+// otherwise (skip, the default: go on to the next step; or stop: end the lead's sequence there);
+// another when or otherwise is 400 naming the field.
 type CampaignStepCreateConditions map[string]jx.Raw
 
 func (s *CampaignStepCreateConditions) init() CampaignStepCreateConditions {
@@ -10510,7 +10530,10 @@ type CampaignStepUpdate struct {
 	// Send as a reply carrying the conversation's subject. Defaults to true for a step with no subject or
 	// the conversation's subject, false for one with its own subject.
 	ThreadReply OptBool `json:"thread_reply"`
-	// Routing conditions of the step; kept verbatim as sent.
+	// Routing conditions of the step, kept verbatim as sent. The engine reads when (opened, not_opened,
+	// clicked, not_clicked, replied, not_replied: the lead's engagement with the earlier steps) and
+	// otherwise (skip, the default: go on to the next step; or stop: end the lead's sequence there);
+	// another when or otherwise is 400 naming the field.
 	Conditions OptCampaignStepUpdateConditions `json:"conditions"`
 	// Email, or action or wait for non-email nodes.
 	Kind OptCampaignStepUpdateKind `json:"kind"`
@@ -10667,7 +10690,10 @@ func (s *CampaignStepUpdateAction) init() CampaignStepUpdateAction {
 	return m
 }
 
-// Routing conditions of the step; kept verbatim as sent.
+// Routing conditions of the step, kept verbatim as sent. The engine reads when (opened, not_opened,
+// clicked, not_clicked, replied, not_replied: the lead's engagement with the earlier steps) and
+// otherwise (skip, the default: go on to the next step; or stop: end the lead's sequence there);
+// another when or otherwise is 400 naming the field.
 type CampaignStepUpdateConditions map[string]jx.Raw
 
 func (s *CampaignStepUpdateConditions) init() CampaignStepUpdateConditions {
@@ -11429,7 +11455,9 @@ type CampaignUpdate struct {
 	// mailbox when nothing else is set; explicit: the listed senders plus any tagged mailboxes, never
 	// widened (an empty pool pauses the campaign as paused_no_accounts).
 	SenderStrategy OptCampaignUpdateSenderStrategy `json:"sender_strategy"`
-	// How senders are rotated, for example round_robin.
+	// How senders are rotated: round_robin (each send from the next free mailbox of the pool), weighted (a
+	// deterministic draw per contact and step by the explicit senders' weights) or least_used (the free
+	// mailbox with the fewest sends today); any other value is 400.
 	RotationMode  OptCampaignUpdateRotationMode `json:"rotation_mode"`
 	RampEnabled   OptBool                       `json:"ramp_enabled"`
 	RampStart     OptInt                        `json:"ramp_start"`
@@ -11963,7 +11991,9 @@ func (s *CampaignUpdateEspMatchMode) UnmarshalText(data []byte) error {
 	}
 }
 
-// How senders are rotated, for example round_robin.
+// How senders are rotated: round_robin (each send from the next free mailbox of the pool), weighted (a
+// deterministic draw per contact and step by the explicit senders' weights) or least_used (the free
+// mailbox with the fewest sends today); any other value is 400.
 type CampaignUpdateRotationMode string
 
 const (
