@@ -82,7 +82,7 @@ WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND day = 
 SELECT l.contact_id, l.state, l.step_position, l.entered_at, l.due_at, l.mailbox_id, l.thread_refs, l.attempts,
   l.last_step_at, l.hold_since, l.hold_until, l.sent, l.opened, l.clicked, l.replied, l.bounced, l.variant_id,
   c.email, c.first_name, c.last_name, c.company, c.phone, c.custom_fields, c.subscribed, c.verification_status,
-  c.verification_source, c.verification_checked_at, c.esp_provider
+  c.verification_source, c.verification_checked_at, c.verification_reason, c.esp_provider
 FROM campaign_leads l
 JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id
 WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id

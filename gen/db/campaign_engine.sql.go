@@ -349,7 +349,7 @@ const engineDueLeads = `-- name: EngineDueLeads :many
 SELECT l.contact_id, l.state, l.step_position, l.entered_at, l.due_at, l.mailbox_id, l.thread_refs, l.attempts,
   l.last_step_at, l.hold_since, l.hold_until, l.sent, l.opened, l.clicked, l.replied, l.bounced, l.variant_id,
   c.email, c.first_name, c.last_name, c.company, c.phone, c.custom_fields, c.subscribed, c.verification_status,
-  c.verification_source, c.verification_checked_at, c.esp_provider
+  c.verification_source, c.verification_checked_at, c.verification_reason, c.esp_provider
 FROM campaign_leads l
 JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id
 WHERE l.organization_id = $1 AND l.campaign_id = $2
@@ -407,6 +407,7 @@ type EngineDueLeadsRow struct {
 	VerificationStatus    string          `json:"verification_status"`
 	VerificationSource    string          `json:"verification_source"`
 	VerificationCheckedAt *time.Time      `json:"verification_checked_at"`
+	VerificationReason    string          `json:"verification_reason"`
 	EspProvider           string          `json:"esp_provider"`
 }
 
@@ -459,6 +460,7 @@ func (q *Queries) EngineDueLeads(ctx context.Context, db DBTX, arg EngineDueLead
 			&i.VerificationStatus,
 			&i.VerificationSource,
 			&i.VerificationCheckedAt,
+			&i.VerificationReason,
 			&i.EspProvider,
 		); err != nil {
 			return nil, err

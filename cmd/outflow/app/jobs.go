@@ -21,7 +21,8 @@ import (
 // newWorkers builds the River client that works jobs, with every worker and every event consumer, from the
 // process's parts.
 func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
-	campaigns := engine.New(p.pool, engine.Options{AuthGrace: p.cfg.DomainAuthGrace})
+	// A lead whose contact was never checked waits for the built-in checks before its first send.
+	campaigns := engine.New(p.pool, engine.Options{AuthGrace: p.cfg.DomainAuthGrace, Verifier: verify.Requests{}})
 	pipeline := sending.New(p.pool, p.creds, p.dialer, p.logger, p.cfg.DomainAuthGrace)
 	// A campaign send's result moves its lead in the transaction that records it.
 	pipeline.OnSettle(campaigns.Settle)
