@@ -39,7 +39,8 @@ type Deps struct {
 	Notifications *notify.Deliverer
 	// Webhooks makes webhook delivery attempts and sweeps stalled deliveries.
 	Webhooks *delivery.Deliverer
-	// Verifier checks addresses for contact verification runs.
+	// Verifier checks addresses for contact verification runs and for contacts' first checks before a campaign
+	// sends to them.
 	Verifier *verify.Verifier
 	// Sending works send tasks (nil on insert-only clients, which never run them).
 	Sending *sending.Pipeline
@@ -75,8 +76,8 @@ type Options struct {
 // under a minute. The timeouts, by queue:
 //
 //   - default: JobTimeout (heartbeat, sweeps, notifications, contact indexing, challenges, campaign test-run
-//     steps); verification runs, the mailbox DNS sweep and the segment enrolment declare MaxJobTimeout (a
-//     slice of work plus one slow batch).
+//     steps); verification runs and first checks, the mailbox DNS sweep and the segment enrolment declare
+//     MaxJobTimeout (a slice of work plus one slow batch).
 //   - events: JobTimeout, while the dispatcher cuts one dispatch at events.HandlerTimeout (30 s).
 //   - webhooks: delivery.RequestTimeout plus 30 s (the HTTP exchange, the claim and the record).
 //   - send: 3 minutes (a connect, a login and one message, each with its own shorter timeout).
@@ -116,6 +117,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	register(workers, &webhookChallengeWorker{deliverer: deps.Webhooks})
 	register(workers, &contacts.IndexWorker{Pool: deps.Pool})
 	register(workers, &verify.RunWorker{Pool: deps.Pool, Verifier: deps.Verifier})
+	register(workers, &verify.CheckWorker{Pool: deps.Pool, Verifier: deps.Verifier})
 	register(workers, &sending.Worker{Pipeline: deps.Sending})
 	register(workers, &mailsync.Worker{Syncer: deps.Syncer})
 	register(workers, &mailsync.SupervisorWorker{Syncer: deps.Syncer})

@@ -82,7 +82,7 @@ WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND day = 
 SELECT l.contact_id, l.state, l.step_position, l.entered_at, l.due_at, l.mailbox_id, l.thread_refs, l.attempts,
   l.last_step_at, l.hold_since, l.hold_until, l.sent, l.opened, l.clicked, l.replied, l.bounced, l.variant_id,
   c.email, c.first_name, c.last_name, c.company, c.phone, c.custom_fields, c.subscribed, c.verification_status,
-  c.verification_source, c.verification_checked_at, c.esp_provider
+  c.verification_source, c.verification_checked_at, c.verification_reason, c.esp_provider
 FROM campaign_leads l
 JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id
 WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id
@@ -201,3 +201,44 @@ UPDATE campaigns SET ab_judged_at = @at::timestamptz WHERE organization_id = @or
 -- name: EngineRestartHandled :exec
 -- The engine has acted on a lead added after completion (restarted the campaign, or logged why it could not).
 UPDATE campaigns SET restart_due = false WHERE organization_id = @organization_id AND id = @id;
+
+-- name: EngineReplyMatch :many
+-- The campaign sends an inbound message answers: sends of the organization whose Message-ID the message names
+-- (In-Reply-To or References), handed over to the address the message comes from; one per lead, the send it
+-- answers directly first, then the newest. campaign_id IS NOT NULL lets send_tasks_message_id answer it.
+SELECT DISTINCT ON (campaign_id, contact_id) * FROM send_tasks
+WHERE organization_id = @organization_id AND campaign_id IS NOT NULL AND message_id = ANY(@message_ids::text[])
+  AND kind = 'campaign' AND contact_id IS NOT NULL AND status IN ('sent', 'ambiguous')
+  AND lower(to_email) = lower(@from_email::text)
+ORDER BY campaign_id, contact_id, message_id = @in_reply_to::text DESC, created_at DESC, id DESC;
+
+-- name: EngineTaskReplied :execrows
+-- Stamps the first reply to a campaign send; no row when one was stamped before (a later message of the
+-- conversation, or the same message stored again from another folder, counts once).
+UPDATE send_tasks SET replied_at = @at::timestamptz
+WHERE organization_id = @organization_id AND id = @id AND replied_at IS NULL;
+
+-- name: EngineLeadTaskCancel :one
+-- Cancels the lead's queued send (its contact replied or is away); a send being attempted finishes. Locks only
+-- the task, as the send pipeline does before it settles a lead. No row when the lead has no queued send.
+UPDATE send_tasks t SET status = 'canceled', error_code = @error_code, error_message = @reason
+FROM campaign_leads l
+WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.contact_id = @contact_id
+  AND t.organization_id = l.organization_id AND t.id = l.task_id AND t.status = 'queued'
+RETURNING t.*;
+
+-- name: EngineLeadLock :one
+SELECT * FROM campaign_leads
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND contact_id = @contact_id
+FOR UPDATE;
+
+-- name: EngineLeadAnswered :exec
+-- Writes what an inbound answer did to its lead: replied (counted, and stopped when the campaign stops on
+-- reply) or away (held until its hold ends). undo: its queued send was cancelled (see EngineLeadSettle).
+UPDATE campaign_leads SET state = @state, step_position = @step_position, due_at = sqlc.narg(due_at),
+  wait_reason = @wait_reason, task_id = sqlc.narg(task_id), thread_refs = @thread_refs::text[],
+  replied = replied + @replied_delta::integer, last_activity_at = coalesce(sqlc.narg(activity_at), last_activity_at),
+  hold_since = sqlc.narg(hold_since), hold_until = sqlc.narg(hold_until), hold_reason = @hold_reason,
+  hold_source = sqlc.narg(hold_source),
+  last_step_at = CASE WHEN @undo::boolean THEN NULL ELSE last_step_at END, updated_at = now()
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND contact_id = @contact_id;

@@ -101,3 +101,11 @@ UPDATE verification_runs SET status = @status::text, error = @error::text, finis
   total = CASE WHEN @status::text = 'completed' THEN processed ELSE total END
 WHERE organization_id = @organization_id::uuid AND id = @id::uuid AND status IN ('queued', 'running')
 RETURNING *;
+
+-- name: VerificationUnchecked :many
+-- Which of the contacts still have no verdict at all (never checked, none imported or from a provider): what
+-- a check asked for before a campaign's first send has left to do.
+SELECT id, email FROM contacts
+WHERE organization_id = @organization_id::uuid AND id = ANY(@ids::uuid[]) AND verification_source = ''
+  AND verification_checked_at IS NULL
+ORDER BY id;

@@ -368,7 +368,7 @@ const engineDueLeads = `-- name: EngineDueLeads :many
 SELECT l.contact_id, l.state, l.step_position, l.entered_at, l.due_at, l.mailbox_id, l.thread_refs, l.attempts,
   l.last_step_at, l.hold_since, l.hold_until, l.sent, l.opened, l.clicked, l.replied, l.bounced, l.variant_id,
   c.email, c.first_name, c.last_name, c.company, c.phone, c.custom_fields, c.subscribed, c.verification_status,
-  c.verification_source, c.verification_checked_at, c.esp_provider
+  c.verification_source, c.verification_checked_at, c.verification_reason, c.esp_provider
 FROM campaign_leads l
 JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id
 WHERE l.organization_id = $1 AND l.campaign_id = $2
@@ -426,6 +426,7 @@ type EngineDueLeadsRow struct {
 	VerificationStatus    string          `json:"verification_status"`
 	VerificationSource    string          `json:"verification_source"`
 	VerificationCheckedAt *time.Time      `json:"verification_checked_at"`
+	VerificationReason    string          `json:"verification_reason"`
 	EspProvider           string          `json:"esp_provider"`
 }
 
@@ -478,6 +479,7 @@ func (q *Queries) EngineDueLeads(ctx context.Context, db DBTX, arg EngineDueLead
 			&i.VerificationStatus,
 			&i.VerificationSource,
 			&i.VerificationCheckedAt,
+			&i.VerificationReason,
 			&i.EspProvider,
 		); err != nil {
 			return nil, err
@@ -488,6 +490,59 @@ func (q *Queries) EngineDueLeads(ctx context.Context, db DBTX, arg EngineDueLead
 		return nil, err
 	}
 	return items, nil
+}
+
+const engineLeadAnswered = `-- name: EngineLeadAnswered :exec
+UPDATE campaign_leads SET state = $1, step_position = $2, due_at = $3,
+  wait_reason = $4, task_id = $5, thread_refs = $6::text[],
+  replied = replied + $7::integer, last_activity_at = coalesce($8, last_activity_at),
+  hold_since = $9, hold_until = $10, hold_reason = $11,
+  hold_source = $12,
+  last_step_at = CASE WHEN $13::boolean THEN NULL ELSE last_step_at END, updated_at = now()
+WHERE organization_id = $14 AND campaign_id = $15 AND contact_id = $16
+`
+
+type EngineLeadAnsweredParams struct {
+	State          string        `json:"state"`
+	StepPosition   int32         `json:"step_position"`
+	DueAt          *time.Time    `json:"due_at"`
+	WaitReason     string        `json:"wait_reason"`
+	TaskID         uuid.NullUUID `json:"task_id"`
+	ThreadRefs     []string      `json:"thread_refs"`
+	RepliedDelta   int32         `json:"replied_delta"`
+	ActivityAt     *time.Time    `json:"activity_at"`
+	HoldSince      *time.Time    `json:"hold_since"`
+	HoldUntil      *time.Time    `json:"hold_until"`
+	HoldReason     string        `json:"hold_reason"`
+	HoldSource     *string       `json:"hold_source"`
+	Undo           bool          `json:"undo"`
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	CampaignID     uuid.UUID     `json:"campaign_id"`
+	ContactID      uuid.UUID     `json:"contact_id"`
+}
+
+// Writes what an inbound answer did to its lead: replied (counted, and stopped when the campaign stops on
+// reply) or away (held until its hold ends). undo: its queued send was cancelled (see EngineLeadSettle).
+func (q *Queries) EngineLeadAnswered(ctx context.Context, db DBTX, arg EngineLeadAnsweredParams) error {
+	_, err := db.Exec(ctx, engineLeadAnswered,
+		arg.State,
+		arg.StepPosition,
+		arg.DueAt,
+		arg.WaitReason,
+		arg.TaskID,
+		arg.ThreadRefs,
+		arg.RepliedDelta,
+		arg.ActivityAt,
+		arg.HoldSince,
+		arg.HoldUntil,
+		arg.HoldReason,
+		arg.HoldSource,
+		arg.Undo,
+		arg.OrganizationID,
+		arg.CampaignID,
+		arg.ContactID,
+	)
+	return err
 }
 
 const engineLeadForTask = `-- name: EngineLeadForTask :one
@@ -512,6 +567,56 @@ func (q *Queries) EngineLeadForTask(ctx context.Context, db DBTX, arg EngineLead
 		arg.ContactID,
 		arg.TaskID,
 	)
+	var i CampaignLead
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.CampaignID,
+		&i.ContactID,
+		&i.State,
+		&i.Sent,
+		&i.Opened,
+		&i.MachineOpened,
+		&i.Clicked,
+		&i.Replied,
+		&i.Bounced,
+		&i.CurrentStep,
+		&i.Sender,
+		&i.FailureReason,
+		&i.HoldSince,
+		&i.HoldUntil,
+		&i.HoldReason,
+		&i.HoldSource,
+		&i.LastActivityAt,
+		&i.CreatedAt,
+		&i.EnteredAt,
+		&i.StepPosition,
+		&i.DueAt,
+		&i.WaitReason,
+		&i.MailboxID,
+		&i.VariantID,
+		&i.UpdatedAt,
+		&i.TaskID,
+		&i.Attempts,
+		&i.ThreadRefs,
+		&i.LastStepAt,
+	)
+	return i, err
+}
+
+const engineLeadLock = `-- name: EngineLeadLock :one
+SELECT organization_id, campaign_id, contact_id, state, sent, opened, machine_opened, clicked, replied, bounced, current_step, sender, failure_reason, hold_since, hold_until, hold_reason, hold_source, last_activity_at, created_at, entered_at, step_position, due_at, wait_reason, mailbox_id, variant_id, updated_at, task_id, attempts, thread_refs, last_step_at FROM campaign_leads
+WHERE organization_id = $1 AND campaign_id = $2 AND contact_id = $3
+FOR UPDATE
+`
+
+type EngineLeadLockParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	ContactID      uuid.UUID `json:"contact_id"`
+}
+
+func (q *Queries) EngineLeadLock(ctx context.Context, db DBTX, arg EngineLeadLockParams) (CampaignLead, error) {
+	row := db.QueryRow(ctx, engineLeadLock, arg.OrganizationID, arg.CampaignID, arg.ContactID)
 	var i CampaignLead
 	err := row.Scan(
 		&i.OrganizationID,
@@ -623,6 +728,77 @@ func (q *Queries) EngineLeadSettle(ctx context.Context, db DBTX, arg EngineLeadS
 		arg.ContactID,
 	)
 	return err
+}
+
+const engineLeadTaskCancel = `-- name: EngineLeadTaskCancel :one
+UPDATE send_tasks t SET status = 'canceled', error_code = $1, error_message = $2
+FROM campaign_leads l
+WHERE l.organization_id = $3 AND l.campaign_id = $4 AND l.contact_id = $5
+  AND t.organization_id = l.organization_id AND t.id = l.task_id AND t.status = 'queued'
+RETURNING t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, t.attachment_ids, t.signed, t.variant_id
+`
+
+type EngineLeadTaskCancelParams struct {
+	ErrorCode      string    `json:"error_code"`
+	Reason         string    `json:"reason"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	ContactID      uuid.UUID `json:"contact_id"`
+}
+
+// Cancels the lead's queued send (its contact replied or is away); a send being attempted finishes. Locks only
+// the task, as the send pipeline does before it settles a lead. No row when the lead has no queued send.
+func (q *Queries) EngineLeadTaskCancel(ctx context.Context, db DBTX, arg EngineLeadTaskCancelParams) (SendTask, error) {
+	row := db.QueryRow(ctx, engineLeadTaskCancel,
+		arg.ErrorCode,
+		arg.Reason,
+		arg.OrganizationID,
+		arg.CampaignID,
+		arg.ContactID,
+	)
+	var i SendTask
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.Kind,
+		&i.Status,
+		&i.MailboxID,
+		&i.FromEmail,
+		&i.FromName,
+		&i.ContactID,
+		&i.ToEmail,
+		&i.CampaignID,
+		&i.StepID,
+		&i.StepName,
+		&i.Subject,
+		&i.MessageID,
+		&i.ErrorCode,
+		&i.ErrorMessage,
+		&i.CreatedAt,
+		&i.SentAt,
+		&i.OpenedAt,
+		&i.ClickedAt,
+		&i.RepliedAt,
+		&i.BouncedAt,
+		&i.ToList,
+		&i.Cc,
+		&i.Bcc,
+		&i.ReplyTo,
+		&i.InReplyTo,
+		&i.ThreadReferences,
+		&i.BodyText,
+		&i.BodyHtml,
+		&i.SendMode,
+		&i.NotBefore,
+		&i.Attempts,
+		&i.ClaimedAt,
+		&i.CountedDay,
+		&i.FailedAt,
+		&i.AttachmentIds,
+		&i.Signed,
+		&i.VariantID,
+	)
+	return i, err
 }
 
 const engineLeadsOpen = `-- name: EngineLeadsOpen :one
@@ -997,6 +1173,89 @@ func (q *Queries) EnginePool(ctx context.Context, db DBTX, arg EnginePoolParams)
 	return items, nil
 }
 
+const engineReplyMatch = `-- name: EngineReplyMatch :many
+SELECT DISTINCT ON (campaign_id, contact_id) organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id FROM send_tasks
+WHERE organization_id = $1 AND campaign_id IS NOT NULL AND message_id = ANY($2::text[])
+  AND kind = 'campaign' AND contact_id IS NOT NULL AND status IN ('sent', 'ambiguous')
+  AND lower(to_email) = lower($3::text)
+ORDER BY campaign_id, contact_id, message_id = $4::text DESC, created_at DESC, id DESC
+`
+
+type EngineReplyMatchParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	MessageIds     []string  `json:"message_ids"`
+	FromEmail      string    `json:"from_email"`
+	InReplyTo      string    `json:"in_reply_to"`
+}
+
+// The campaign sends an inbound message answers: sends of the organization whose Message-ID the message names
+// (In-Reply-To or References), handed over to the address the message comes from; one per lead, the send it
+// answers directly first, then the newest. campaign_id IS NOT NULL lets send_tasks_message_id answer it.
+func (q *Queries) EngineReplyMatch(ctx context.Context, db DBTX, arg EngineReplyMatchParams) ([]SendTask, error) {
+	rows, err := db.Query(ctx, engineReplyMatch,
+		arg.OrganizationID,
+		arg.MessageIds,
+		arg.FromEmail,
+		arg.InReplyTo,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SendTask{}
+	for rows.Next() {
+		var i SendTask
+		if err := rows.Scan(
+			&i.OrganizationID,
+			&i.ID,
+			&i.Kind,
+			&i.Status,
+			&i.MailboxID,
+			&i.FromEmail,
+			&i.FromName,
+			&i.ContactID,
+			&i.ToEmail,
+			&i.CampaignID,
+			&i.StepID,
+			&i.StepName,
+			&i.Subject,
+			&i.MessageID,
+			&i.ErrorCode,
+			&i.ErrorMessage,
+			&i.CreatedAt,
+			&i.SentAt,
+			&i.OpenedAt,
+			&i.ClickedAt,
+			&i.RepliedAt,
+			&i.BouncedAt,
+			&i.ToList,
+			&i.Cc,
+			&i.Bcc,
+			&i.ReplyTo,
+			&i.InReplyTo,
+			&i.ThreadReferences,
+			&i.BodyText,
+			&i.BodyHtml,
+			&i.SendMode,
+			&i.NotBefore,
+			&i.Attempts,
+			&i.ClaimedAt,
+			&i.CountedDay,
+			&i.FailedAt,
+			&i.AttachmentIds,
+			&i.Signed,
+			&i.VariantID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const engineRestartHandled = `-- name: EngineRestartHandled :exec
 UPDATE campaigns SET restart_due = false WHERE organization_id = $1 AND id = $2
 `
@@ -1026,6 +1285,27 @@ func (q *Queries) EngineStepCount(ctx context.Context, db DBTX, arg EngineStepCo
 	var column_1 int32
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const engineTaskReplied = `-- name: EngineTaskReplied :execrows
+UPDATE send_tasks SET replied_at = $1::timestamptz
+WHERE organization_id = $2 AND id = $3 AND replied_at IS NULL
+`
+
+type EngineTaskRepliedParams struct {
+	At             time.Time `json:"at"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// Stamps the first reply to a campaign send; no row when one was stamped before (a later message of the
+// conversation, or the same message stored again from another folder, counts once).
+func (q *Queries) EngineTaskReplied(ctx context.Context, db DBTX, arg EngineTaskRepliedParams) (int64, error) {
+	result, err := db.Exec(ctx, engineTaskReplied, arg.At, arg.OrganizationID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const engineVariants = `-- name: EngineVariants :many

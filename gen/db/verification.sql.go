@@ -385,6 +385,45 @@ func (q *Queries) VerificationRunTodo(ctx context.Context, db DBTX, arg Verifica
 	return items, nil
 }
 
+const verificationUnchecked = `-- name: VerificationUnchecked :many
+SELECT id, email FROM contacts
+WHERE organization_id = $1::uuid AND id = ANY($2::uuid[]) AND verification_source = ''
+  AND verification_checked_at IS NULL
+ORDER BY id
+`
+
+type VerificationUncheckedParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+}
+
+type VerificationUncheckedRow struct {
+	ID    uuid.UUID `json:"id"`
+	Email string    `json:"email"`
+}
+
+// Which of the contacts still have no verdict at all (never checked, none imported or from a provider): what
+// a check asked for before a campaign's first send has left to do.
+func (q *Queries) VerificationUnchecked(ctx context.Context, db DBTX, arg VerificationUncheckedParams) ([]VerificationUncheckedRow, error) {
+	rows, err := db.Query(ctx, verificationUnchecked, arg.OrganizationID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []VerificationUncheckedRow{}
+	for rows.Next() {
+		var i VerificationUncheckedRow
+		if err := rows.Scan(&i.ID, &i.Email); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const verificationVerdictsApply = `-- name: VerificationVerdictsApply :exec
 UPDATE contacts c SET
   verification_status = v.status, verification_sub_status = v.sub_status, verification_source = $1::text,

@@ -21,10 +21,14 @@ import (
 // newWorkers builds the River client that works jobs, with every worker and every event consumer, from the
 // process's parts.
 func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
-	campaigns := engine.New(p.pool, engine.Options{AuthGrace: p.cfg.DomainAuthGrace})
+	// A lead whose contact was never checked waits for the built-in checks before its first send.
+	campaigns := engine.New(p.pool, engine.Options{AuthGrace: p.cfg.DomainAuthGrace, Verifier: verify.Requests{}})
 	pipeline := sending.New(p.pool, p.creds, p.dialer, p.logger, p.cfg.DomainAuthGrace)
 	// A campaign send's result moves its lead in the transaction that records it.
 	pipeline.OnSettle(campaigns.Settle)
+	syncer := mailsync.NewSyncer(p.pool, p.creds, p.dialer, p.logger)
+	// A synced reply to a campaign send moves its lead in the transaction that stores the reply.
+	syncer.OnInbound(campaigns.Replied)
 	client, err := jobs.NewClient(jobs.Deps{
 		Pool: p.pool, Logger: p.logger, Dispatcher: events.NewDispatcher(p.pool, realtime.NewNotifier(), p.webhooks), Idempotency: p.idem,
 		Notifications: notify.NewDeliverer(p.pool, p.mail, notify.LogPusher{Logger: p.logger}, p.cfg.AppURL),
@@ -32,7 +36,7 @@ func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
 		Verifier:      p.verifier,
 		Sending:       pipeline,
 		Engine:        campaigns,
-		Syncer:        mailsync.NewSyncer(p.pool, p.creds, p.dialer, p.logger),
+		Syncer:        syncer,
 		TestRuns:      p.testRuns,
 		Resolver:      p.resolver,
 		TrackingHost:  p.cfg.TrackingHost,

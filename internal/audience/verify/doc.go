@@ -42,5 +42,6 @@
 //
 // RunWorker carries out a verification run (verification_runs and their verification_run_contacts) in
 // batches, one transaction per batch with DNS and SMTP outside it, and never overwrites a verdict that was
-// imported or came from an external provider.
+// imported or came from an external provider. CheckWorker checks, the same way, contacts that have no verdict
+// at all, outside any run: the campaign engine asks for them (Requests) before a lead's first send.
 package verify

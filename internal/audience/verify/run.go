@@ -121,28 +121,21 @@ func (w *RunWorker) step(ctx context.Context, batch *Batch, org, runID uuid.UUID
 		return false, nil
 	}
 	ids := make([]uuid.UUID, len(todo))
-	args := dbq.VerificationVerdictsApplyParams{OrganizationID: org, Source: Source, Provider: Provider}
+	var check []uuid.UUID
 	var emails []string
 	for i, c := range todo {
 		ids[i] = c.ID
 		if c.VerificationSource == "imported" || c.VerificationSource == "provider" {
 			continue // kept as it is; counted by its own verdict
 		}
-		args.Ids = append(args.Ids, c.ID)
+		check = append(check, c.ID)
 		emails = append(emails, c.Email)
 	}
 	results := batch.Check(ctx, emails)
 	if ctx.Err() != nil {
 		return false, ctx.Err() // verdicts cut short by cancellation are not verdicts
 	}
-	args.Emails = emails
-	for _, r := range results {
-		args.Statuses = append(args.Statuses, string(r.Status))
-		args.SubStatuses = append(args.SubStatuses, r.SubStatus)
-		args.Reasons = append(args.Reasons, oneLine(r.Reason, maxReason))
-		args.Confidences = append(args.Confidences, int16(r.Confidence))
-		args.CatchAlls = append(args.CatchAlls, r.CatchAll)
-	}
+	args := verdicts(org, check, emails, results)
 	err = db.WithOrgTx(ctx, w.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		if len(args.Ids) > 0 {
 			if err := queries.VerificationVerdictsApply(ctx, tx, args); err != nil {
@@ -159,6 +152,20 @@ func (w *RunWorker) step(ctx context.Context, batch *Batch, org, runID uuid.UUID
 		return false, fmt.Errorf("store verification verdicts: %w", err)
 	}
 	return true, nil
+}
+
+// verdicts are the built-in verifier's results for the contacts ids (with the addresses emails they were
+// checked at) as VerificationVerdictsApply stores them.
+func verdicts(org uuid.UUID, ids []uuid.UUID, emails []string, results []Result) dbq.VerificationVerdictsApplyParams {
+	args := dbq.VerificationVerdictsApplyParams{OrganizationID: org, Source: Source, Provider: Provider, Ids: ids, Emails: emails}
+	for _, r := range results {
+		args.Statuses = append(args.Statuses, string(r.Status))
+		args.SubStatuses = append(args.SubStatuses, r.SubStatus)
+		args.Reasons = append(args.Reasons, oneLine(r.Reason, maxReason))
+		args.Confidences = append(args.Confidences, int16(r.Confidence))
+		args.CatchAlls = append(args.CatchAlls, r.CatchAll)
+	}
+	return args
 }
 
 // retry hands err back to River for another attempt, and marks the run failed when this was the last one.

@@ -96,18 +96,27 @@ func (pl *planner) decide(ctx context.Context, l *dbq.EngineDueLeadsRow) error {
 }
 
 // refused says why a lead's address must not be sent to ("" when it may): suppressed, or a verdict the
-// campaign does not send to (invalid always, risky unless risky_emails).
+// campaign does not send to (invalid always, risky unless risky_emails), with the verifier's reason.
 func (pl *planner) refused(l *dbq.EngineDueLeadsRow) string {
 	if s, ok := pl.suppress[l.Email]; ok {
 		return "The address is suppressed (" + s.Value + ")."
 	}
 	switch {
 	case l.VerificationStatus == "invalid":
-		return "Verification found the address invalid."
+		return withReason("Verification found the address invalid", l.VerificationReason)
 	case l.VerificationStatus == "risky" && !pl.row.RiskyEmails:
-		return "Verification found the address risky and the campaign does not send to risky addresses (risky_emails)."
+		return withReason("Verification found the address risky and the campaign does not send to risky addresses (risky_emails)",
+			l.VerificationReason)
 	}
 	return ""
+}
+
+// withReason ends a verdict's sentence with the verifier's reason for it, when there is one.
+func withReason(verdict, reason string) string {
+	if reason == "" {
+		return verdict + "."
+	}
+	return verdict + ": " + reason
 }
 
 // stepKind runs one kind of step for a lead that reached it. app_action and wait_for_event run through the

@@ -35,6 +35,7 @@ type rig struct {
 	org   uuid.UUID
 	c     *api.Client
 	smtp  *mailtest.SMTPServer
+	imap  *mailtest.IMAPServer
 	box   *api.Mailbox
 	jobs  events.Inserter
 	clock time.Time
@@ -49,6 +50,7 @@ func newRig(t testing.TB) *rig {
 	r := &rig{env: env, org: boot.OrganizationID, c: env.Client(t, boot.APIKey),
 		smtp: mailtest.NewSMTPServer(t, user, smtpPass), clock: time.Now().Add(time.Minute).Truncate(time.Second)}
 	imap := mailtest.NewIMAPServer(t, user, imapPass)
+	r.imap = imap
 	box, err := r.c.MailboxesCreate(context.Background(), &api.CreateEmailAccount{
 		Provider: api.CreateEmailAccountProviderSMTPImap, Email: user, Name: "Ada Lovelace",
 		SMTP:        api.NewOptMailService(apitest.MailService(t, r.smtp.Addr, user, smtpPass)),

@@ -18,4 +18,9 @@
 // changes made here go the other way: MarkSeen stores them and queues a SeenArgs job that stores \Seen on the
 // server, best effort, skipping a folder renumbered since. A login the provider refuses is
 // logged once as EMAIL_AUTH_ERROR (with email_account.error) and resolved by the next login that works.
+//
+// Each new message of a folder other than Sent is told, in the transaction that stores it, to the inbound
+// hook (OnInbound): the composition root gives the campaign engine's, which matches replies to campaign sends.
+// Until the inbox classifies messages, a message counts as an out-of-office reply by a minimal rule
+// (Auto-Submitted: auto-replied, or a subject starting "Automatic reply" or "Out of office").
 package mailsync

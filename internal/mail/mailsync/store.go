@@ -13,6 +13,7 @@ import (
 	"github.com/jhillyerd/enmime/v2"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/eventing/events"
 )
 
 var queries = dbq.New()
@@ -35,6 +36,7 @@ type parsed struct {
 	subject              string
 	text, html           string
 	sentAt               *time.Time
+	outOfOffice          bool
 }
 
 // parse reads a raw message. A message enmime cannot read at all is kept with what its headers give.
@@ -56,6 +58,7 @@ func parse(raw []byte) parsed {
 	}
 	p.to, p.cc = addresses(env, "To"), addresses(env, "Cc")
 	p.subject = clip(env.GetHeader("Subject"), maxHeader)
+	p.outOfOffice = outOfOffice(env.GetHeader("Auto-Submitted"), p.subject)
 	p.text, p.html = clip(env.Text, maxBody), clip(env.HTML, maxBody)
 	if d, err := env.Date(); err == nil {
 		p.sentAt = &d
@@ -113,7 +116,8 @@ type folder struct {
 }
 
 // store saves a batch of fetched messages of one folder in tx, threading each, and answers how many were new.
-func store(ctx context.Context, tx pgx.Tx, org, mailbox uuid.UUID, f folder, batch []fetched) (int, error) {
+// Each new message of a folder other than Sent is told to hook (when set) in the same transaction.
+func store(ctx context.Context, tx pgx.Tx, org, mailbox uuid.UUID, f folder, batch []fetched, hook InboundHook, outbox *events.Outbox) (int, error) {
 	stored := 0
 	for _, m := range batch {
 		p := parse(m.raw)
@@ -158,6 +162,13 @@ func store(ctx context.Context, tx pgx.Tx, org, mailbox uuid.UUID, f folder, bat
 		}
 		if err := queries.InboxThreadTouch(ctx, tx, dbq.InboxThreadTouchParams{OrganizationID: org, ID: thread, At: m.received}); err != nil {
 			return stored, err
+		}
+		if hook != nil && f.role != "sent" {
+			if err := hook(ctx, tx, outbox, Inbound{OrganizationID: org, MailboxID: mailbox, MessageID: p.messageID,
+				InReplyTo: p.inReplyTo, References: nonNil(p.references), FromEmail: p.fromEmail, Subject: p.subject,
+				ReceivedAt: m.received, OutOfOffice: p.outOfOffice}); err != nil {
+				return stored, err
+			}
 		}
 		stored++
 	}

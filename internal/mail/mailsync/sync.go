@@ -52,6 +52,8 @@ type Syncer struct {
 	LeaseTTL time.Duration
 	// PollInterval is how often INBOX is checked on a server without IDLE.
 	PollInterval time.Duration
+	// inbound is told every new inbound message (see OnInbound); nil tells no one.
+	inbound InboundHook
 }
 
 // NewSyncer builds a process's syncer with a fresh owner id and the default timings.
@@ -204,7 +206,7 @@ func (s *Syncer) run(ctx context.Context, outbox *events.Outbox, org, id uuid.UU
 	}
 	stored := 0
 	for _, f := range folders {
-		n, err := s.syncFolder(ctx, c, org, id, f, since)
+		n, err := s.syncFolder(ctx, c, outbox, org, id, f, since)
 		if err != nil {
 			return err
 		}
@@ -231,7 +233,7 @@ func (s *Syncer) follow(ctx context.Context, c *imapclient.Client, outbox *event
 	wake := true
 	for {
 		if wake {
-			n, err := s.syncFolder(ctx, c, m.OrganizationID, m.ID, inbox, since)
+			n, err := s.syncFolder(ctx, c, outbox, m.OrganizationID, m.ID, inbox, since)
 			if err != nil {
 				return err
 			}
@@ -343,7 +345,7 @@ func roleOf(l *imap.ListData, byAttr bool) string {
 // syncFolder fetches what the folder has beyond its last stored UID (on the first sync: what arrived within
 // the backfill window, the newest BackfillMessages at most), in batches each stored in one transaction, then
 // brings the flags of the messages stored before up to date (see refreshFlags).
-func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, org, id uuid.UUID, f folder, since time.Time) (int, error) {
+func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, outbox *events.Outbox, org, id uuid.UUID, f folder, since time.Time) (int, error) {
 	condstore := c.Caps().Has(imap.CapCondStore)
 	sel, err := c.Select(f.name, &imap.SelectOptions{CondStore: condstore}).Wait()
 	if err != nil {
@@ -394,7 +396,7 @@ func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, org, id u
 		var n int
 		err = s.tx(ctx, org, func(ctx context.Context, tx pgx.Tx) error {
 			var err error
-			if n, err = store(ctx, tx, org, id, f, msgs); err != nil {
+			if n, err = store(ctx, tx, org, id, f, msgs, s.inbound, outbox); err != nil {
 				return err
 			}
 			if err := queries.SyncFolderSave(ctx, tx, dbq.SyncFolderSaveParams{OrganizationID: org, MailboxID: id, Name: f.name,

@@ -1,0 +1,270 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/campaigns/campaign"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/mail/mailsync"
+	"github.com/outflowhq/outflow/internal/platform/truncate"
+)
+
+// Wait reasons of a lead an inbound answer moved.
+const (
+	// ReasonReplied is why a lead of a campaign that stops on reply has nothing more to do.
+	ReasonReplied = "the contact replied"
+	// ReasonOutOfOffice is why a lead whose contact answered with an out-of-office reply waits.
+	ReasonOutOfOffice = "held after an out-of-office reply"
+)
+
+// Replied is the mail sync's inbound hook (mailsync.OnInbound), until the inbox classifies replies: a message
+// that answers a campaign send (its In-Reply-To or References names the send's Message-ID, it comes from the
+// address the send went to, and it is the organization's) moves that send's lead, in the transaction that
+// stores the message.
+//
+// A reply stamps the send's replied_at, counts on the lead (replied, last_activity_at), goes to the activity
+// log and raises campaign.reply_received; when the campaign stops on reply (stop_on_reply), a lead with steps
+// left completes there: its queued send is cancelled (a send being attempted finishes without moving it) and
+// the campaign completes when that was its last open lead. A send is replied to once: later messages of the
+// conversation, or the same message stored again from another folder, change nothing.
+//
+// An out-of-office reply is not a reply (the lead's status shows the hold, not replied): when the campaign's
+// reply_intent block holds on out-of-office, a waiting lead that is not held already is held until the
+// message's HoldUntil (at most campaign.MaxOutOfOfficeHoldDays away) or out_of_office_hold_days from now, its
+// queued send cancelled so the step goes after the hold; the activity log says what it did either way.
+func (e *Engine) Replied(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m mailsync.Inbound) error {
+	ids := make([]string, 0, len(m.References)+1)
+	for _, id := range append(m.References, m.InReplyTo) {
+		if id != "" {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 || m.FromEmail == "" {
+		return nil
+	}
+	sends, err := queries.EngineReplyMatch(ctx, tx, dbq.EngineReplyMatchParams{OrganizationID: m.OrganizationID,
+		MessageIds: ids, FromEmail: m.FromEmail, InReplyTo: m.InReplyTo})
+	if err != nil {
+		return err
+	}
+	for _, t := range sends {
+		row, err := queries.CampaignGet(ctx, tx, dbq.CampaignGetParams{OrganizationID: t.OrganizationID, ID: t.CampaignID.UUID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		a := answer{settlement: settlement{e: e, tx: tx, outbox: outbox, store: campaign.NewStore(outbox, 0, e.now), row: row,
+			task: t, now: e.now()}, msg: m}
+		if m.OutOfOffice {
+			err = a.away(ctx)
+		} else {
+			err = a.replied(ctx)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// answer is one inbound message being applied to the lead of the campaign send it answers (settlement.task).
+type answer struct {
+	settlement
+	msg mailsync.Inbound
+	// cancelled is the lead's queued send this answer cancelled, if any.
+	cancelled *dbq.SendTask
+}
+
+// statePaused is a lead paused as a whole (the engine never writes it, but a reply still ends its flow).
+const statePaused = "paused"
+
+// waiting reports whether a lead in state still has steps to go through.
+func waiting(state string) bool {
+	return state == statePending || state == stateActive || state == statePaused
+}
+
+// replied applies a reply; see Replied.
+func (a *answer) replied(ctx context.Context) error {
+	at := a.msg.ReceivedAt
+	if at.IsZero() {
+		at = a.now
+	}
+	n, err := queries.EngineTaskReplied(ctx, a.tx, dbq.EngineTaskRepliedParams{OrganizationID: a.row.OrganizationID, ID: a.task.ID, At: at})
+	if err != nil || n == 0 {
+		return err
+	}
+	stop := a.row.StopOnReply
+	found, err := a.lock(ctx, stop, "contact_replied", "The contact replied before this message was sent.")
+	if err != nil {
+		return err
+	}
+	stopped := false
+	if found {
+		p := a.params()
+		p.RepliedDelta, p.ActivityAt = 1, &a.now
+		if stop && waiting(a.lead.State) {
+			p.State, p.DueAt, p.WaitReason, p.TaskID = stateCompleted, nil, ReasonReplied, uuid.NullUUID{}
+			p.HoldSince, p.HoldUntil, p.HoldReason, p.HoldSource = nil, nil, "", nil
+			stopped = true
+		}
+		if err := queries.EngineLeadAnswered(ctx, a.tx, p); err != nil {
+			return err
+		}
+	}
+	msg := fmt.Sprintf("%s replied to %q.", a.task.ToEmail, a.task.Subject)
+	if stopped {
+		msg += " The lead stopped: the campaign stops on reply."
+	}
+	if err := a.log(ctx, "lead_replied", msg, map[string]any{"stopped": stopped}); err != nil {
+		return err
+	}
+	if _, err := a.outbox.Emit(ctx, a.tx, events.CampaignReplyReceived, a.payload(map[string]any{
+		"reply_message_id": a.msg.MessageID, "reply_email_account_id": a.msg.MailboxID, "replied_at": at,
+		"subject": a.msg.Subject, "lead_stopped": stopped})); err != nil {
+		return err
+	}
+	if stopped {
+		return completeIfDone(ctx, a.store, a.tx, a.row, a.now)
+	}
+	return nil
+}
+
+// away applies an out-of-office reply; see Replied.
+func (a *answer) away(ctx context.Context) error {
+	ov, err := campaign.Advanced(campaign.Campaign{Campaign: a.row})
+	if err != nil {
+		return err
+	}
+	ri := ov.ReplyIntent
+	holds := ri.Enabled && ri.HoldOnOutOfOffice
+	found, err := a.lock(ctx, holds, "contact_away", "The contact's out-of-office reply held the lead before this message was sent.")
+	if err != nil || !found {
+		return err
+	}
+	var msg string
+	until := a.now.AddDate(0, 0, int(ri.OutOfOfficeHoldDays))
+	if h := a.msg.HoldUntil; h.After(a.now) {
+		until = minTime(h, a.now.AddDate(0, 0, campaign.MaxOutOfOfficeHoldDays))
+	}
+	switch {
+	case !holds:
+		msg = "the campaign's reply_intent block does not hold leads on out-of-office replies"
+	case !waiting(a.lead.State):
+		msg = "the lead has no steps left"
+	case a.lead.HoldSince != nil:
+		msg = "the lead is held already"
+	}
+	p := a.params()
+	var held *time.Time
+	if msg == "" {
+		src := campaign.HoldOutOfOffice
+		held = &until
+		p.HoldSince, p.HoldUntil, p.HoldSource = &a.now, &until, &src
+		p.HoldReason = truncate.Chars("Out-of-office reply: "+a.msg.Subject, campaign.MaxHoldReason)
+		p.DueAt, p.WaitReason = &until, ReasonOutOfOffice
+	}
+	if err := queries.EngineLeadAnswered(ctx, a.tx, p); err != nil {
+		return err
+	}
+	if msg == "" {
+		msg = fmt.Sprintf("%s answered %q with an out-of-office reply; the lead is held until %s.", a.task.ToEmail,
+			a.task.Subject, until.UTC().Format(time.RFC3339))
+	} else {
+		msg = fmt.Sprintf("%s answered %q with an out-of-office reply; the lead is not held: %s.", a.task.ToEmail,
+			a.task.Subject, msg)
+	}
+	return a.log(ctx, "lead_out_of_office", msg, map[string]any{"held_until": held})
+}
+
+// lock cancels the lead's queued send when cancel is set (before the lead is locked: the task's lock comes
+// first, as in the send pipeline), then locks the lead; found is false when the contact is no longer a lead
+// of the campaign. A send queued by a planning pass meanwhile is cancelled too.
+func (a *answer) lock(ctx context.Context, cancel bool, code, reason string) (found bool, err error) {
+	key := dbq.EngineLeadTaskCancelParams{OrganizationID: a.row.OrganizationID, CampaignID: a.row.ID,
+		ContactID: a.task.ContactID.UUID, ErrorCode: code, Reason: reason}
+	if cancel {
+		if err := a.cancelQueued(ctx, key); err != nil {
+			return false, err
+		}
+	}
+	a.lead, err = queries.EngineLeadLock(ctx, a.tx, dbq.EngineLeadLockParams{OrganizationID: key.OrganizationID,
+		CampaignID: key.CampaignID, ContactID: key.ContactID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if cancel && a.cancelled == nil && a.lead.TaskID.Valid {
+		if err := a.cancelQueued(ctx, key); err != nil {
+			return false, err
+		}
+	}
+	if a.cancelled != nil {
+		undone := settlement{tx: a.tx, row: a.row, lead: a.lead, task: *a.cancelled}
+		if err := undone.credit(ctx); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+func (a *answer) cancelQueued(ctx context.Context, key dbq.EngineLeadTaskCancelParams) error {
+	t, err := queries.EngineLeadTaskCancel(ctx, a.tx, key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	a.cancelled = &t
+	return nil
+}
+
+// params are the lead as it is, with the cancelled send's step undone: the step is due again (after a hold)
+// and the campaign's day and the mailbox's plan get its place back.
+func (a *answer) params() dbq.EngineLeadAnsweredParams {
+	l := a.lead
+	p := dbq.EngineLeadAnsweredParams{OrganizationID: l.OrganizationID, CampaignID: l.CampaignID, ContactID: l.ContactID,
+		State: l.State, StepPosition: l.StepPosition, DueAt: l.DueAt, WaitReason: l.WaitReason, TaskID: l.TaskID,
+		ThreadRefs: l.ThreadRefs, HoldSince: l.HoldSince, HoldUntil: l.HoldUntil, HoldReason: l.HoldReason,
+		HoldSource: l.HoldSource}
+	if a.cancelled != nil {
+		p.TaskID, p.Undo = uuid.NullUUID{}, true
+		p.StepPosition = max(p.StepPosition-1, 0)
+		if n := len(p.ThreadRefs); n > 0 {
+			p.ThreadRefs = p.ThreadRefs[:n-1]
+		}
+		if l.HoldSince == nil {
+			p.DueAt, p.WaitReason = &a.now, ""
+		}
+	}
+	return p
+}
+
+// log writes the activity-log line of the answer, with the reply's Message-ID and the send it answers.
+func (a *answer) log(ctx context.Context, kind, msg string, meta map[string]any) error {
+	meta["task_id"], meta["reply_message_id"], meta["email_account_id"] = a.task.ID, a.msg.MessageID, a.msg.MailboxID
+	raw, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	return campaign.Log(ctx, a.tx, a.row.OrganizationID, a.row.ID, a.task.ContactID, kind, truncate.Chars(msg, 2000), raw)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
