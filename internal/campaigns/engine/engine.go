@@ -104,8 +104,8 @@ func (e *Engine) RunDue(ctx context.Context, jobs events.Inserter) (Stats, error
 			st.Sends += r.Sends
 			moved += r.Leads
 		}
-		if len(due) < campaignsPerRound && moved == 0 || len(due) == 0 {
-			break
+		if moved == 0 {
+			break // nothing due, or every due campaign is being planned by another worker
 		}
 	}
 	return st, ctx.Err()
