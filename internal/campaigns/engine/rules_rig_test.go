@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -181,4 +182,39 @@ func (r *rig) contactID(t testing.TB, email string) uuid.UUID {
 		return tx.QueryRow(ctx, `SELECT id FROM contacts WHERE email = $1`, email).Scan(&id)
 	})
 	return id
+}
+
+// leadsOf reads every lead of the campaign by its contact's address.
+func (r *rig) leadsOf(t testing.TB, id uuid.UUID) map[string]leadRow {
+	t.Helper()
+	out := map[string]leadRow{}
+	r.query(t, func(ctx context.Context, tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT c.email, l.state, l.wait_reason, l.failure_reason, l.step_position, l.sent, l.bounced,
+				l.due_at, l.task_id
+			FROM campaign_leads l JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id
+			WHERE l.campaign_id = $1`, id)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var email string
+			var l leadRow
+			if err := rows.Scan(&email, &l.State, &l.WaitReason, &l.Failure, &l.Position, &l.Sent, &l.Bounced, &l.Due, &l.Task); err != nil {
+				return err
+			}
+			out[email] = l
+		}
+		return rows.Err()
+	})
+	return out
+}
+
+// leadAddresses are n addresses with the prefix.
+func leadAddresses(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%02d@example.net", prefix, i)
+	}
+	return out
 }
