@@ -61,7 +61,7 @@ func cancelQueued(ctx context.Context, tx pgx.Tx, p dbq.CampaignTasksCancelParam
 	type counts struct{ sends, firstSteps int32 }
 	days := map[time.Time]counts{}
 	plans := map[planDay]int32{}
-	var order []planDay // rows come in mailbox order, the order plans are locked in
+	var order []planDay // in mailbox order (as the rows come), the order the engine locks plans in: no deadlock
 	for _, r := range rows {
 		if r.PlannedAt == nil {
 			continue
