@@ -71,8 +71,8 @@ FROM (SELECT unnest(@mailbox_ids::uuid[]) AS mailbox_id, unnest(@days::date[]) A
 WHERE p.organization_id = @organization_id AND p.mailbox_id = u.mailbox_id;
 
 -- name: EnginePlanCredit :exec
--- A planned send that did not go out gives its place in the plan's day back.
-UPDATE mailbox_plans SET planned = greatest(planned - 1, 0)
+-- Planned sends that did not go out give their places in the plan's day back.
+UPDATE mailbox_plans SET planned = greatest(planned - @sends::integer, 0)
 WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND day = @day;
 
 -- name: EngineDueLeads :many

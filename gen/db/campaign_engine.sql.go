@@ -951,19 +951,25 @@ func (q *Queries) EngineMailboxZone(ctx context.Context, db DBTX, arg EngineMail
 }
 
 const enginePlanCredit = `-- name: EnginePlanCredit :exec
-UPDATE mailbox_plans SET planned = greatest(planned - 1, 0)
-WHERE organization_id = $1 AND mailbox_id = $2 AND day = $3
+UPDATE mailbox_plans SET planned = greatest(planned - $1::integer, 0)
+WHERE organization_id = $2 AND mailbox_id = $3 AND day = $4
 `
 
 type EnginePlanCreditParams struct {
+	Sends          int32     `json:"sends"`
 	OrganizationID uuid.UUID `json:"organization_id"`
 	MailboxID      uuid.UUID `json:"mailbox_id"`
 	Day            time.Time `json:"day"`
 }
 
-// A planned send that did not go out gives its place in the plan's day back.
+// Planned sends that did not go out give their places in the plan's day back.
 func (q *Queries) EnginePlanCredit(ctx context.Context, db DBTX, arg EnginePlanCreditParams) error {
-	_, err := db.Exec(ctx, enginePlanCredit, arg.OrganizationID, arg.MailboxID, arg.Day)
+	_, err := db.Exec(ctx, enginePlanCredit,
+		arg.Sends,
+		arg.OrganizationID,
+		arg.MailboxID,
+		arg.Day,
+	)
 	return err
 }
 

@@ -798,43 +798,78 @@ func (q *Queries) CampaignOverview(ctx context.Context, db DBTX, organizationID 
 	return i, err
 }
 
-const campaignTasksCancel = `-- name: CampaignTasksCancel :one
+const campaignTasksCancel = `-- name: CampaignTasksCancel :many
 WITH cancelled AS (
-  UPDATE send_tasks SET status = 'canceled', error_code = $1, error_message = $2
-  WHERE send_tasks.organization_id = $3 AND send_tasks.campaign_id = $4
+  UPDATE send_tasks SET status = 'canceled', error_code = $2, error_message = $3
+  WHERE send_tasks.organization_id = $1 AND send_tasks.campaign_id = $4
     AND send_tasks.status = 'queued'
-  RETURNING send_tasks.id
+  RETURNING send_tasks.id, send_tasks.campaign_id, send_tasks.mailbox_id
 ), rewound AS (
   UPDATE campaign_leads l SET task_id = NULL, step_position = greatest(l.step_position - 1, 0),
     thread_refs = l.thread_refs[1:greatest(cardinality(l.thread_refs) - 1, 0)], due_at = now(), wait_reason = '',
     updated_at = now()
   FROM cancelled
-  WHERE l.organization_id = $3 AND l.campaign_id = $4 AND l.task_id = cancelled.id
-  RETURNING l.contact_id
+  WHERE l.organization_id = $1 AND l.campaign_id = $4 AND l.task_id = cancelled.id
+  RETURNING cancelled.id AS task_id, l.last_step_at, l.step_position = 0 AND l.sent = 0 AS first_step
 )
-SELECT count(*) FROM cancelled
+SELECT c.mailbox_id, coalesce(m.timezone, '')::text AS mailbox_timezone, k.timezone AS campaign_timezone,
+  r.last_step_at AS planned_at, coalesce(r.first_step, false)::boolean AS first_step
+FROM cancelled c
+JOIN campaigns k ON k.organization_id = $1 AND k.id = c.campaign_id
+LEFT JOIN rewound r ON r.task_id = c.id
+LEFT JOIN mailboxes m ON m.organization_id = $1 AND m.id = c.mailbox_id
+ORDER BY c.mailbox_id
 `
 
 type CampaignTasksCancelParams struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
 	ErrorCode      string        `json:"error_code"`
 	Reason         string        `json:"reason"`
-	OrganizationID uuid.UUID     `json:"organization_id"`
 	CampaignID     uuid.NullUUID `json:"campaign_id"`
+}
+
+type CampaignTasksCancelRow struct {
+	MailboxID        uuid.NullUUID `json:"mailbox_id"`
+	MailboxTimezone  string        `json:"mailbox_timezone"`
+	CampaignTimezone string        `json:"campaign_timezone"`
+	PlannedAt        *time.Time    `json:"planned_at"`
+	FirstStep        bool          `json:"first_step"`
 }
 
 // A deleted or stopped campaign's sends that no attempt has claimed yet; a task being sent finishes. Each
 // cancelled send's lead goes back to the step it was for, due when the campaign runs again (a data-modifying
-// WITH runs whether or not it is read).
-func (q *Queries) CampaignTasksCancel(ctx context.Context, db DBTX, arg CampaignTasksCancelParams) (int64, error) {
-	row := db.QueryRow(ctx, campaignTasksCancel,
+// WITH runs whether or not it is read). One row per cancelled send says what its place was, so the caller can
+// give it back: when the engine planned the lead's step (NULL for a send no lead waits on), whether it was the
+// lead's first step, and the zones its campaign's day and its mailbox's day are counted in.
+func (q *Queries) CampaignTasksCancel(ctx context.Context, db DBTX, arg CampaignTasksCancelParams) ([]CampaignTasksCancelRow, error) {
+	rows, err := db.Query(ctx, campaignTasksCancel,
+		arg.OrganizationID,
 		arg.ErrorCode,
 		arg.Reason,
-		arg.OrganizationID,
 		arg.CampaignID,
 	)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CampaignTasksCancelRow{}
+	for rows.Next() {
+		var i CampaignTasksCancelRow
+		if err := rows.Scan(
+			&i.MailboxID,
+			&i.MailboxTimezone,
+			&i.CampaignTimezone,
+			&i.PlannedAt,
+			&i.FirstStep,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const campaignUpdate = `-- name: CampaignUpdate :one

@@ -2,11 +2,13 @@ package campaign
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/mail/sending"
 )
 
 // Move changes a campaign's status on the engine's own decision (completed when its leads are done or its end
@@ -29,7 +31,7 @@ func (s *Store) Move(ctx context.Context, tx pgx.Tx, row dbq.Campaign, to, reaso
 		return Campaign{}, classify(err)
 	}
 	if Paused(to) {
-		if _, err := queries.CampaignTasksCancel(ctx, tx, dbq.CampaignTasksCancelParams{OrganizationID: row.OrganizationID,
+		if _, err := cancelQueued(ctx, tx, dbq.CampaignTasksCancelParams{OrganizationID: row.OrganizationID,
 			CampaignID: uuid.NullUUID{UUID: row.ID, Valid: true}, ErrorCode: "campaign_paused",
 			Reason: "The campaign was paused before this message was sent: " + reason}); err != nil {
 			return Campaign{}, err
@@ -40,4 +42,61 @@ func (s *Store) Move(ctx context.Context, tx pgx.Tx, row dbq.Campaign, to, reaso
 		return Campaign{}, err
 	}
 	return out, s.moved(ctx, tx, out, row.Status, reason)
+}
+
+// cancelQueued cancels the campaign's queued sends and puts their leads back at their steps
+// (CampaignTasksCancel), and gives each cancelled send's place back as a failed one does (the engine's settle
+// hook): in the campaign's day it was planned on, with that day's new leads for a first step, and in its
+// mailbox's plan. Otherwise a campaign stopped and started again the same day would find its daily limit and
+// its mailboxes' caps taken by sends that never went out. It answers how many sends were cancelled.
+func cancelQueued(ctx context.Context, tx pgx.Tx, p dbq.CampaignTasksCancelParams) (int, error) {
+	rows, err := queries.CampaignTasksCancel(ctx, tx, p)
+	if err != nil {
+		return 0, err
+	}
+	type planDay struct {
+		mailbox uuid.UUID
+		day     time.Time
+	}
+	type counts struct{ sends, firstSteps int32 }
+	days := map[time.Time]counts{}
+	plans := map[planDay]int32{}
+	var order []planDay // in mailbox order (as the rows come), the order the engine locks plans in: no deadlock
+	for _, r := range rows {
+		if r.PlannedAt == nil {
+			continue
+		}
+		loc, err := Location(r.CampaignTimezone)
+		if err != nil {
+			loc = time.UTC // as the engine plans a campaign whose zone no longer loads
+		}
+		y, m, d := r.PlannedAt.In(loc).Date()
+		day := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+		c := days[day]
+		c.sends++
+		if r.FirstStep {
+			c.firstSteps++
+		}
+		days[day] = c
+		if r.MailboxID.Valid {
+			k := planDay{r.MailboxID.UUID, sending.MailboxDay(*r.PlannedAt, r.MailboxTimezone)}
+			if _, ok := plans[k]; !ok {
+				order = append(order, k)
+			}
+			plans[k]++
+		}
+	}
+	for day, c := range days {
+		if err := queries.EngineCampaignDayAdd(ctx, tx, dbq.EngineCampaignDayAddParams{OrganizationID: p.OrganizationID,
+			CampaignID: p.CampaignID.UUID, Day: day, Sent: -c.sends, NewLeads: -c.firstSteps}); err != nil {
+			return 0, err
+		}
+	}
+	for _, k := range order {
+		if err := queries.EnginePlanCredit(ctx, tx, dbq.EnginePlanCreditParams{OrganizationID: p.OrganizationID,
+			MailboxID: k.mailbox, Day: k.day, Sends: plans[k]}); err != nil {
+			return 0, err
+		}
+	}
+	return len(rows), nil
 }

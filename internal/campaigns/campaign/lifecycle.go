@@ -111,7 +111,7 @@ func (s *Store) Update(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, in Upd
 	}
 	if moved && status != StatusActive {
 		// Whatever stops a campaign stops its queued sends, as Stop does.
-		if _, err := queries.CampaignTasksCancel(ctx, tx, dbq.CampaignTasksCancelParams{OrganizationID: org, CampaignID: uuid.NullUUID{UUID: id, Valid: true},
+		if _, err := cancelQueued(ctx, tx, dbq.CampaignTasksCancelParams{OrganizationID: org, CampaignID: uuid.NullUUID{UUID: id, Valid: true},
 			ErrorCode: "campaign_" + status, Reason: "The campaign was set to " + status + " before this message was sent."}); err != nil {
 			return Campaign{}, err
 		}
@@ -201,7 +201,7 @@ func (s *Store) Delete(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) error 
 	if err != nil {
 		return err
 	}
-	canceled, err := queries.CampaignTasksCancel(ctx, tx, dbq.CampaignTasksCancelParams{OrganizationID: org, CampaignID: uuid.NullUUID{UUID: id, Valid: true},
+	canceled, err := cancelQueued(ctx, tx, dbq.CampaignTasksCancelParams{OrganizationID: org, CampaignID: uuid.NullUUID{UUID: id, Valid: true},
 		ErrorCode: "campaign_deleted", Reason: "The campaign was deleted before this message was sent."})
 	if err != nil {
 		return err
@@ -406,7 +406,7 @@ func (s *Store) Stop(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Campaig
 	if _, err := queries.CampaignUpdate(ctx, tx, params); err != nil {
 		return Campaign{}, classify(err)
 	}
-	if _, err := queries.CampaignTasksCancel(ctx, tx, dbq.CampaignTasksCancelParams{OrganizationID: org, CampaignID: uuid.NullUUID{UUID: id, Valid: true},
+	if _, err := cancelQueued(ctx, tx, dbq.CampaignTasksCancelParams{OrganizationID: org, CampaignID: uuid.NullUUID{UUID: id, Valid: true},
 		ErrorCode: "campaign_paused", Reason: "The campaign was paused before this message was sent."}); err != nil {
 		return Campaign{}, err
 	}

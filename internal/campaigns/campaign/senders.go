@@ -62,7 +62,7 @@ func (s *Store) pauseIfPoolEmpty(ctx context.Context, tx pgx.Tx, row dbq.Campaig
 	if _, err := queries.CampaignUpdate(ctx, tx, params); err != nil {
 		return classify(err)
 	}
-	if _, err := queries.CampaignTasksCancel(ctx, tx, dbq.CampaignTasksCancelParams{OrganizationID: row.OrganizationID,
+	if _, err := cancelQueued(ctx, tx, dbq.CampaignTasksCancelParams{OrganizationID: row.OrganizationID,
 		CampaignID: uuid.NullUUID{UUID: row.ID, Valid: true}, ErrorCode: "campaign_paused",
 		Reason: "The campaign was paused before this message was sent: its sender pool is empty."}); err != nil {
 		return err

@@ -212,7 +212,7 @@ func (st *settlement) credit(ctx context.Context) error {
 		return err
 	}
 	return queries.EnginePlanCredit(ctx, st.tx, dbq.EnginePlanCreditParams{OrganizationID: l.OrganizationID,
-		MailboxID: t.MailboxID.UUID, Day: sending.MailboxDay(t.CreatedAt, tz)})
+		MailboxID: t.MailboxID.UUID, Day: sending.MailboxDay(t.CreatedAt, tz), Sends: 1})
 }
 
 // bounceRate judges the campaign's rolling bounce rate after a bounce: entering the early-warning band (half
