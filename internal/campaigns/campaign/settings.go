@@ -181,10 +181,14 @@ func (p Patch) Apply(s Settings) Settings {
 	return s
 }
 
-// Schedule reports whether p changes a schedule field (an active campaign reschedules its leads at once).
+// Schedule reports whether p changes when or how much the campaign may send: the schedule, its limits, ramp and
+// quota, or how senders are chosen (an active campaign makes its waiting leads due at once, so the engine
+// re-decides them under the new settings).
 func (p Patch) Schedule() bool {
 	return p.StartDate.Set || p.EndDate.Set || p.Timezone.Set || p.Days.Set || p.StartTime.Set || p.EndTime.Set ||
-		p.ScheduleWindows.Set || p.EntryDelayMinutes.Set
+		p.ScheduleWindows.Set || p.EntryDelayMinutes.Set || p.DailyLimit.Set || p.RampEnabled.Set ||
+		p.RampStart.Set || p.RampIncrement.Set || p.RampCeiling.Set || p.MaxNewLeadsPerDay.Set ||
+		p.EspMatchMode.Set || p.SenderStrategy.Set || p.RotationMode.Set
 }
 
 func invalid(field, rule string) error {

@@ -197,8 +197,13 @@ func (st *settlement) credit(ctx context.Context) error {
 	if l.StepPosition == 1 && l.Sent == 0 {
 		newLead = -1
 	}
+	// The day charged is the one the pass planned the send on (last_step_at, the engine's clock).
+	planned := t.CreatedAt
+	if l.LastStepAt != nil {
+		planned = *l.LastStepAt
+	}
 	if err := queries.EngineCampaignDayAdd(ctx, st.tx, dbq.EngineCampaignDayAddParams{OrganizationID: l.OrganizationID,
-		CampaignID: l.CampaignID, Day: civilDate(t.CreatedAt, loc), Sent: -1, NewLeads: newLead}); err != nil {
+		CampaignID: l.CampaignID, Day: civilDate(planned, loc), Sent: -1, NewLeads: newLead}); err != nil {
 		return err
 	}
 	if !t.MailboxID.Valid {
@@ -212,7 +217,7 @@ func (st *settlement) credit(ctx context.Context) error {
 		return err
 	}
 	return queries.EnginePlanCredit(ctx, st.tx, dbq.EnginePlanCreditParams{OrganizationID: l.OrganizationID,
-		MailboxID: t.MailboxID.UUID, Day: sending.MailboxDay(t.CreatedAt, tz), Sends: 1})
+		MailboxID: t.MailboxID.UUID, Day: sending.MailboxDay(planned, tz), Sends: 1})
 }
 
 // bounceRate judges the campaign's rolling bounce rate after a bounce: entering the early-warning band (half
