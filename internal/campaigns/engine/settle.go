@@ -103,7 +103,13 @@ func (st *settlement) sent(ctx context.Context, delivered bool) error {
 		}
 	}
 	if ended {
-		return completeIfDone(ctx, st.store, st.tx, st.row, st.now)
+		// The campaign is locked before its open leads are counted: two leads ending in transactions at once
+		// would each see the other still waiting on its send, and neither would complete it.
+		row, err := queries.CampaignGetForUpdate(ctx, st.tx, dbq.CampaignGetForUpdateParams{OrganizationID: st.row.OrganizationID, ID: st.row.ID})
+		if err != nil {
+			return err
+		}
+		return completeIfDone(ctx, st.store, st.tx, row, st.now)
 	}
 	return nil
 }

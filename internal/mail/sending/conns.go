@@ -120,7 +120,7 @@ func transaction(ctx context.Context, c *smtp.Client, from string, rcpts []strin
 	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
 	defer stop()
 	if err := c.Mail(from, nil); err != nil {
-		return stepResult("MAIL", err), !isSMTP(err)
+		return stepResult("MAIL", err), !isSMTP(err) || closing(err)
 	}
 	for _, r := range rcpts {
 		if err := c.Rcpt(r, nil); err != nil {
@@ -158,6 +158,13 @@ func transaction(ctx context.Context, c *smtp.Client, from string, rcpts []strin
 func isSMTP(err error) bool {
 	var se *smtp.SMTPError
 	return errors.As(err, &se)
+}
+
+// closing reports a 421 answer: the server is closing the session (a pooled session it timed out answers the
+// next MAIL with one), so the session is done and the message may go on a fresh one.
+func closing(err error) bool {
+	var se *smtp.SMTPError
+	return errors.As(err, &se) && se.Code == 421
 }
 
 // dialResult classifies a failed connect or login.

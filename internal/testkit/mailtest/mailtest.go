@@ -25,12 +25,13 @@ import (
 	"github.com/emersion/go-smtp"
 )
 
-// Option changes how a server protects its connections.
+// Option changes how a server protects its connections (or, for SMTP, how long it waits for a client).
 type Option func(*options)
 
 type options struct {
 	implicitTLS bool
 	noTLS       bool
+	idle        time.Duration
 }
 
 // ImplicitTLS makes the server speak TLS from the first byte (ports 465 and 993 in production).
@@ -38,6 +39,10 @@ func ImplicitTLS() Option { return func(o *options) { o.implicitTLS = true } }
 
 // NoTLS makes the server plain, offering no STARTTLS and accepting logins without it.
 func NoTLS() Option { return func(o *options) { o.noTLS = true } }
+
+// IdleTimeout makes the SMTP server end a session whose client has said nothing for d (10 s unless set) with
+// a 421 answer, as production servers end idle sessions.
+func IdleTimeout(d time.Duration) Option { return func(o *options) { o.idle = d } }
 
 func optionsOf(opts []Option) options {
 	var o options
@@ -141,6 +146,9 @@ func NewSMTPServer(t testing.TB, user, pass string, opts ...Option) *SMTPServer 
 	srv.MaxMessageBytes = 1 << 20
 	srv.MaxRecipients = 50
 	srv.ReadTimeout = 10 * time.Second
+	if o.idle > 0 {
+		srv.ReadTimeout = o.idle
+	}
 	srv.WriteTimeout = 10 * time.Second
 	ln := listen(t, o)
 	s.Addr = ln.Addr().String()
