@@ -134,7 +134,7 @@ func (a *answer) replied(ctx context.Context) error {
 		return err
 	}
 	if stopped {
-		return completeIfDone(ctx, a.store, a.tx, a.row, a.now)
+		return completeIfDone(ctx, a.store, a.tx, a.row.OrganizationID, a.row.ID, a.now)
 	}
 	return nil
 }

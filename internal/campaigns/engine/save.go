@@ -111,7 +111,7 @@ func (pl *planner) save(ctx context.Context, day time.Time, level int32) error {
 		}
 	}
 	if pl.ended {
-		return completeIfDone(ctx, pl.pass.store, pl.tx, pl.row, pl.now)
+		return completeIfDone(ctx, pl.pass.store, pl.tx, pl.org, pl.row.ID, pl.now)
 	}
 	return nil
 }
@@ -161,17 +161,19 @@ func (pl *planner) logEnded(ctx context.Context) error {
 }
 
 // completeIfDone completes an active campaign none of whose leads has anything left to do; a continuous one
-// stays active and records since when it has been idle.
-func completeIfDone(ctx context.Context, store *campaign.Store, tx pgx.Tx, row dbq.Campaign, now time.Time) error {
-	if row.Status != campaign.StatusActive {
-		return nil
+// stays active and records since when it has been idle. It locks the campaign before it counts the open leads:
+// two leads ending in transactions at once would each see the other still open, and neither would complete it.
+func completeIfDone(ctx context.Context, store *campaign.Store, tx pgx.Tx, org, id uuid.UUID, now time.Time) error {
+	row, err := queries.CampaignGetForUpdate(ctx, tx, dbq.CampaignGetForUpdateParams{OrganizationID: org, ID: id})
+	if err != nil || row.Status != campaign.StatusActive {
+		return err
 	}
-	open, err := queries.EngineLeadsOpen(ctx, tx, dbq.EngineLeadsOpenParams{OrganizationID: row.OrganizationID, CampaignID: row.ID})
+	open, err := queries.EngineLeadsOpen(ctx, tx, dbq.EngineLeadsOpenParams{OrganizationID: org, CampaignID: id})
 	if err != nil || open {
 		return err
 	}
 	if row.Continuous {
-		return queries.EngineCampaignIdle(ctx, tx, dbq.EngineCampaignIdleParams{OrganizationID: row.OrganizationID, ID: row.ID, At: now})
+		return queries.EngineCampaignIdle(ctx, tx, dbq.EngineCampaignIdleParams{OrganizationID: org, ID: id, At: now})
 	}
 	_, err = store.Move(ctx, tx, row, campaign.StatusCompleted, "every lead finished the sequence")
 	return err

@@ -36,6 +36,16 @@ func (e *Engine) Settle(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, s
 		return nil
 	}
 	org, campaignID, contact := t.OrganizationID, t.CampaignID.UUID, t.ContactID.UUID
+	if s.Status == sending.StatusFailed {
+		// A failure changes the campaign's day and plans and may reopen or pause it: the campaign is locked
+		// first, in the order a planning pass and a stop take their locks (campaign, then leads, plans, day).
+		if _, err := queries.CampaignGetForUpdate(ctx, tx, dbq.CampaignGetForUpdateParams{OrganizationID: org, ID: campaignID}); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			return err
+		}
+	}
 	lead, err := queries.EngineLeadForTask(ctx, tx, dbq.EngineLeadForTaskParams{OrganizationID: org, CampaignID: campaignID,
 		ContactID: contact, TaskID: uuid.NullUUID{UUID: t.ID, Valid: true}})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -103,13 +113,7 @@ func (st *settlement) sent(ctx context.Context, delivered bool) error {
 		}
 	}
 	if ended {
-		// The campaign is locked before its open leads are counted: two leads ending in transactions at once
-		// would each see the other still waiting on its send, and neither would complete it.
-		row, err := queries.CampaignGetForUpdate(ctx, st.tx, dbq.CampaignGetForUpdateParams{OrganizationID: st.row.OrganizationID, ID: st.row.ID})
-		if err != nil {
-			return err
-		}
-		return completeIfDone(ctx, st.store, st.tx, row, st.now)
+		return completeIfDone(ctx, st.store, st.tx, st.row.OrganizationID, st.row.ID, st.now)
 	}
 	return nil
 }
@@ -186,15 +190,33 @@ func (st *settlement) failed(ctx context.Context, s sending.Settled) error {
 		_, err := st.store.Move(ctx, st.tx, st.row, campaign.StatusActive, "a send failed after it completed and its lead is retried")
 		return err
 	case ended:
-		return completeIfDone(ctx, st.store, st.tx, st.row, st.now)
+		return completeIfDone(ctx, st.store, st.tx, st.row.OrganizationID, st.row.ID, st.now)
 	}
 	return nil
 }
 
-// credit gives the failed send's place back: the campaign's day (and its new-lead count for a first step) and
-// the mailbox's plan.
+// credit gives the failed send's place back: the mailbox's plan, then the campaign's day (and its new-lead
+// count for a first step), in the order a planning pass locks them. The day is the one the pass planned the send
+// on (last_step_at, the engine's clock).
 func (st *settlement) credit(ctx context.Context) error {
 	t, l := st.task, st.lead
+	planned := t.CreatedAt
+	if l.LastStepAt != nil {
+		planned = *l.LastStepAt
+	}
+	if t.MailboxID.Valid {
+		tz, err := queries.EngineMailboxZone(ctx, st.tx, dbq.EngineMailboxZoneParams{OrganizationID: l.OrganizationID, ID: t.MailboxID.UUID})
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			if err := queries.EnginePlanCredit(ctx, st.tx, dbq.EnginePlanCreditParams{OrganizationID: l.OrganizationID,
+				MailboxID: t.MailboxID.UUID, Day: sending.MailboxDay(planned, tz), Sends: 1}); err != nil {
+				return err
+			}
+		}
+	}
 	loc, err := campaign.Location(st.row.Timezone)
 	if err != nil {
 		loc = time.UTC
@@ -203,27 +225,8 @@ func (st *settlement) credit(ctx context.Context) error {
 	if l.StepPosition == 1 && l.Sent == 0 {
 		newLead = -1
 	}
-	// The day charged is the one the pass planned the send on (last_step_at, the engine's clock).
-	planned := t.CreatedAt
-	if l.LastStepAt != nil {
-		planned = *l.LastStepAt
-	}
-	if err := queries.EngineCampaignDayAdd(ctx, st.tx, dbq.EngineCampaignDayAddParams{OrganizationID: l.OrganizationID,
-		CampaignID: l.CampaignID, Day: civilDate(planned, loc), Sent: -1, NewLeads: newLead}); err != nil {
-		return err
-	}
-	if !t.MailboxID.Valid {
-		return nil
-	}
-	tz, err := queries.EngineMailboxZone(ctx, st.tx, dbq.EngineMailboxZoneParams{OrganizationID: l.OrganizationID, ID: t.MailboxID.UUID})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return queries.EnginePlanCredit(ctx, st.tx, dbq.EnginePlanCreditParams{OrganizationID: l.OrganizationID,
-		MailboxID: t.MailboxID.UUID, Day: sending.MailboxDay(planned, tz), Sends: 1})
+	return queries.EngineCampaignDayAdd(ctx, st.tx, dbq.EngineCampaignDayAddParams{OrganizationID: l.OrganizationID,
+		CampaignID: l.CampaignID, Day: civilDate(planned, loc), Sent: -1, NewLeads: newLead})
 }
 
 // bounceRate judges the campaign's rolling bounce rate after a bounce: entering the early-warning band (half

@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 )
 
 // Args is the engine's periodic job: plan every campaign with due leads.
@@ -15,12 +14,11 @@ type Args struct{}
 // Kind names the job.
 func (Args) Kind() string { return "campaign_engine" }
 
-// InsertOpts keeps one run queued or running at a time: a run goes on until nothing is due, so a second one
-// queued behind it would find nothing.
+// InsertOpts inserts at most one run per Interval: a run goes on until nothing is due, so a second one in the
+// same interval would find nothing. Uniqueness is by period, not by state, so a run whose worker was killed
+// (still "running" until River rescues it) does not hold the next ones back.
 func (Args) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateRunning,
-		rivertype.JobStateScheduled}}}
+	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: Interval}}
 }
 
 // Worker works Args.
@@ -30,7 +28,7 @@ type Worker struct {
 }
 
 // Timeout bounds one run; the passes it finished are committed, and what is left is due for the next run.
-func (w *Worker) Timeout(*river.Job[Args]) time.Duration { return 5 * time.Minute }
+func (w *Worker) Timeout(*river.Job[Args]) time.Duration { return time.Minute }
 
 // Work runs the due campaigns, enqueueing sends and events through the worker's River client.
 func (w *Worker) Work(ctx context.Context, _ *river.Job[Args]) error {
