@@ -47,7 +47,8 @@ RETURNING *;
 DELETE FROM campaigns WHERE organization_id = @organization_id AND id = @id;
 
 -- name: CampaignTasksCancel :many
--- A deleted or stopped campaign's sends that no attempt has claimed yet; a task being sent finishes. Each
+-- A deleted or stopped campaign's sends (or, with contact_id, one held lead's) that no attempt has claimed yet;
+-- a task being sent finishes. Each
 -- cancelled send's lead goes back to the step it was for, due when the campaign runs again (a data-modifying
 -- WITH runs whether or not it is read). One row per cancelled send says what its place was, so the caller can
 -- give it back: when the engine planned the lead's step (NULL for a send no lead waits on), whether it was the
@@ -56,20 +57,27 @@ WITH cancelled AS (
   UPDATE send_tasks SET status = 'canceled', error_code = @error_code, error_message = @reason
   WHERE send_tasks.organization_id = @organization_id AND send_tasks.campaign_id = @campaign_id
     AND send_tasks.status = 'queued'
+    AND (sqlc.narg(contact_id)::uuid IS NULL OR send_tasks.contact_id = sqlc.narg(contact_id)::uuid)
   RETURNING send_tasks.id, send_tasks.campaign_id, send_tasks.mailbox_id
+), prior AS (
+  -- Every part of a WITH sees the rows as they were: the step's planning time before the rewind clears it.
+  SELECT l.task_id, l.last_step_at FROM campaign_leads l
+  WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id
+    AND l.task_id IN (SELECT id FROM cancelled)
 ), rewound AS (
   UPDATE campaign_leads l SET task_id = NULL, step_position = greatest(l.step_position - 1, 0),
     thread_refs = l.thread_refs[1:greatest(cardinality(l.thread_refs) - 1, 0)], due_at = now(), wait_reason = '',
-    updated_at = now()
+    last_step_at = NULL, updated_at = now()
   FROM cancelled
   WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.task_id = cancelled.id
-  RETURNING cancelled.id AS task_id, l.last_step_at, l.step_position = 0 AND l.sent = 0 AS first_step
+  RETURNING cancelled.id AS task_id, l.step_position = 0 AND l.sent = 0 AS first_step
 )
 SELECT c.mailbox_id, coalesce(m.timezone, '')::text AS mailbox_timezone, k.timezone AS campaign_timezone,
-  r.last_step_at AS planned_at, coalesce(r.first_step, false)::boolean AS first_step
+  p.last_step_at AS planned_at, coalesce(r.first_step, false)::boolean AS first_step
 FROM cancelled c
 JOIN campaigns k ON k.organization_id = @organization_id AND k.id = c.campaign_id
 LEFT JOIN rewound r ON r.task_id = c.id
+LEFT JOIN prior p ON p.task_id = c.id
 LEFT JOIN mailboxes m ON m.organization_id = @organization_id AND m.id = c.mailbox_id
 ORDER BY c.mailbox_id;
 

@@ -803,20 +803,27 @@ WITH cancelled AS (
   UPDATE send_tasks SET status = 'canceled', error_code = $2, error_message = $3
   WHERE send_tasks.organization_id = $1 AND send_tasks.campaign_id = $4
     AND send_tasks.status = 'queued'
+    AND ($5::uuid IS NULL OR send_tasks.contact_id = $5::uuid)
   RETURNING send_tasks.id, send_tasks.campaign_id, send_tasks.mailbox_id
+), prior AS (
+  -- Every part of a WITH sees the rows as they were: the step's planning time before the rewind clears it.
+  SELECT l.task_id, l.last_step_at FROM campaign_leads l
+  WHERE l.organization_id = $1 AND l.campaign_id = $4
+    AND l.task_id IN (SELECT id FROM cancelled)
 ), rewound AS (
   UPDATE campaign_leads l SET task_id = NULL, step_position = greatest(l.step_position - 1, 0),
     thread_refs = l.thread_refs[1:greatest(cardinality(l.thread_refs) - 1, 0)], due_at = now(), wait_reason = '',
-    updated_at = now()
+    last_step_at = NULL, updated_at = now()
   FROM cancelled
   WHERE l.organization_id = $1 AND l.campaign_id = $4 AND l.task_id = cancelled.id
-  RETURNING cancelled.id AS task_id, l.last_step_at, l.step_position = 0 AND l.sent = 0 AS first_step
+  RETURNING cancelled.id AS task_id, l.step_position = 0 AND l.sent = 0 AS first_step
 )
 SELECT c.mailbox_id, coalesce(m.timezone, '')::text AS mailbox_timezone, k.timezone AS campaign_timezone,
-  r.last_step_at AS planned_at, coalesce(r.first_step, false)::boolean AS first_step
+  p.last_step_at AS planned_at, coalesce(r.first_step, false)::boolean AS first_step
 FROM cancelled c
 JOIN campaigns k ON k.organization_id = $1 AND k.id = c.campaign_id
 LEFT JOIN rewound r ON r.task_id = c.id
+LEFT JOIN prior p ON p.task_id = c.id
 LEFT JOIN mailboxes m ON m.organization_id = $1 AND m.id = c.mailbox_id
 ORDER BY c.mailbox_id
 `
@@ -826,6 +833,7 @@ type CampaignTasksCancelParams struct {
 	ErrorCode      string        `json:"error_code"`
 	Reason         string        `json:"reason"`
 	CampaignID     uuid.NullUUID `json:"campaign_id"`
+	ContactID      uuid.NullUUID `json:"contact_id"`
 }
 
 type CampaignTasksCancelRow struct {
@@ -836,7 +844,8 @@ type CampaignTasksCancelRow struct {
 	FirstStep        bool          `json:"first_step"`
 }
 
-// A deleted or stopped campaign's sends that no attempt has claimed yet; a task being sent finishes. Each
+// A deleted or stopped campaign's sends (or, with contact_id, one held lead's) that no attempt has claimed yet;
+// a task being sent finishes. Each
 // cancelled send's lead goes back to the step it was for, due when the campaign runs again (a data-modifying
 // WITH runs whether or not it is read). One row per cancelled send says what its place was, so the caller can
 // give it back: when the engine planned the lead's step (NULL for a send no lead waits on), whether it was the
@@ -847,6 +856,7 @@ func (q *Queries) CampaignTasksCancel(ctx context.Context, db DBTX, arg Campaign
 		arg.ErrorCode,
 		arg.Reason,
 		arg.CampaignID,
+		arg.ContactID,
 	)
 	if err != nil {
 		return nil, err

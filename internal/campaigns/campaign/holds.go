@@ -85,6 +85,13 @@ func (s *Store) PauseLead(ctx context.Context, tx pgx.Tx, org, campaign, contact
 	if until != nil {
 		wait = "Held by hand until " + until.UTC().Format(time.RFC3339) + "."
 	}
+	// No step goes out while the lead is held: a send of it still queued is cancelled and its step waits for
+	// the hold to end (a send already being handed over finishes).
+	if _, err := cancelQueued(ctx, tx, dbq.CampaignTasksCancelParams{OrganizationID: org, CampaignID: uuid.NullUUID{UUID: campaign, Valid: true},
+		ContactID: uuid.NullUUID{UUID: contact, Valid: true}, ErrorCode: "lead_paused",
+		Reason: "The lead was paused before this message was sent."}); err != nil {
+		return nil, err
+	}
 	row, err := queries.CampaignLeadHoldSet(ctx, tx, dbq.CampaignLeadHoldSetParams{Since: &now, Until: until, Reason: reason,
 		Source: HoldManual, WaitReason: wait, OrganizationID: org, CampaignID: campaign, ContactID: contact})
 	if errors.Is(err, pgx.ErrNoRows) {

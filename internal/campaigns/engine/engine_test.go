@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -121,4 +122,30 @@ func TestAFailedSendUndoesTheStepAndTheLeadFailsAfterFiveAttempts(t *testing.T) 
 	})
 	require.Zero(t, day.sent, "every failed send gave its place in the day back")
 	require.Zero(t, day.newLeads)
+}
+
+func TestPausingALeadWhoseStepIsQueuedCancelsTheSendAndResumeSendsItOnce(t *testing.T) {
+	r := newRig(t)
+	id := r.campaign(t, twoSteps(), "held@example.net")
+	require.Equal(t, 1, r.run(t).Sends)
+	var contact uuid.UUID
+	r.query(t, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT id FROM contacts WHERE email = 'held@example.net'`).Scan(&contact)
+	})
+	_, err := r.c.CampaignsPauseLead(t.Context(), api.OptCampaignLeadPauseRequest{},
+		api.CampaignsPauseLeadParams{ID: id, ContactId: contact})
+	require.NoError(t, err)
+	r.work(t)
+	require.Empty(t, r.smtp.Messages(), "the queued send of a held lead is cancelled")
+	l := r.lead(t, id, "held@example.net")
+	require.Zero(t, l.Position)
+	require.Nil(t, l.Task)
+	require.Zero(t, r.run(t).Sends, "a held lead is not planned")
+
+	_, err = r.c.CampaignsResumeLead(t.Context(), api.CampaignsResumeLeadParams{ID: id, ContactId: contact})
+	require.NoError(t, err)
+	r.advance(time.Minute)
+	require.Equal(t, 1, r.run(t).Sends)
+	r.work(t)
+	require.Len(t, r.smtp.Messages(), 1, "the step goes out once after the resume")
 }
