@@ -132,7 +132,7 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	if err := pl.save(ctx, day, level); err != nil {
 		return Result{}, err
 	}
-	return Result{Leads: len(leads), Sends: sends}, nil
+	return Result{Leads: len(leads), Sends: sends, Lateness: pl.lateness()}, nil
 }
 
 // nextDayStart is when the campaign's next local day's sending starts: the first window at or after the
@@ -144,6 +144,17 @@ func (p *pass) nextDayStart(week schedule.Week) time.Time {
 		return start
 	}
 	return midnight
+}
+
+// lateness is how long after its due time each send of the pass was planned.
+func (pl *planner) lateness() []time.Duration {
+	var out []time.Duration
+	for _, d := range pl.decisions {
+		if d.send != nil && d.lead.DueAt != nil {
+			out = append(out, pl.now.Sub(*d.lead.DueAt))
+		}
+	}
+	return out
 }
 
 func deref(s *string) string {
