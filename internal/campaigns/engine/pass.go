@@ -184,6 +184,13 @@ type planner struct {
 	limitReason        string
 	tomorrow           time.Time
 
+	// line is the pool as leads waiting for a busy sender see it: lined counts, per sender, the leads this pass
+	// lined up for its coming slots, and linedSends and linedNew those leads and the new ones among them (see
+	// lineUp).
+	line                 []Sender
+	lined                []int32
+	linedSends, linedNew int32
+
 	decisions []decision
 	toVerify  []uuid.UUID
 	ended     bool // a lead reached an end (the campaign may have completed)
