@@ -173,6 +173,22 @@ UPDATE campaign_leads SET due_at = @until::timestamptz, wait_reason = @wait_reas
 WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
   AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= @now::timestamptz;
 
+-- name: EngineLeadsParkNew :execrows
+-- Moves the campaign's new leads due at now (their first step not yet sent) to until, saying why: the day's
+-- new-lead quota is taken.
+UPDATE campaign_leads SET due_at = @until::timestamptz, wait_reason = @wait_reason, updated_at = now()
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
+  AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= @now::timestamptz AND step_position = 0 AND sent = 0;
+
+-- name: EngineLeadsLined :one
+-- The campaign's leads lined up for a busy sender's slot before until (wait_reason is the engine's gap reason),
+-- and the new ones among them: what today's remaining sends and new-lead quota already go to.
+SELECT count(*)::integer AS leads, (count(*) FILTER (WHERE step_position = 0 AND sent = 0))::integer AS new_leads
+FROM campaign_leads
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
+  AND due_at IS NOT NULL AND task_id IS NULL AND due_at > @now::timestamptz AND due_at < @until::timestamptz
+  AND wait_reason = @wait_reason;
+
 -- name: EngineCampaignIdle :exec
 -- A continuous campaign with nothing left to do stays active and waits for new leads from at.
 UPDATE campaigns SET idle_since = coalesce(idle_since, @at::timestamptz)

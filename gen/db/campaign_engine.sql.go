@@ -603,6 +603,42 @@ func (q *Queries) EngineLeadSettle(ctx context.Context, db DBTX, arg EngineLeadS
 	return err
 }
 
+const engineLeadsLined = `-- name: EngineLeadsLined :one
+SELECT count(*)::integer AS leads, (count(*) FILTER (WHERE step_position = 0 AND sent = 0))::integer AS new_leads
+FROM campaign_leads
+WHERE organization_id = $1 AND campaign_id = $2 AND state IN ('pending', 'active')
+  AND due_at IS NOT NULL AND task_id IS NULL AND due_at > $3::timestamptz AND due_at < $4::timestamptz
+  AND wait_reason = $5
+`
+
+type EngineLeadsLinedParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	Now            time.Time `json:"now"`
+	Until          time.Time `json:"until"`
+	WaitReason     string    `json:"wait_reason"`
+}
+
+type EngineLeadsLinedRow struct {
+	Leads    int32 `json:"leads"`
+	NewLeads int32 `json:"new_leads"`
+}
+
+// The campaign's leads lined up for a busy sender's slot before until (wait_reason is the engine's gap reason),
+// and the new ones among them: what today's remaining sends and new-lead quota already go to.
+func (q *Queries) EngineLeadsLined(ctx context.Context, db DBTX, arg EngineLeadsLinedParams) (EngineLeadsLinedRow, error) {
+	row := db.QueryRow(ctx, engineLeadsLined,
+		arg.OrganizationID,
+		arg.CampaignID,
+		arg.Now,
+		arg.Until,
+		arg.WaitReason,
+	)
+	var i EngineLeadsLinedRow
+	err := row.Scan(&i.Leads, &i.NewLeads)
+	return i, err
+}
+
 const engineLeadsOpen = `-- name: EngineLeadsOpen :one
 SELECT EXISTS (SELECT 1 FROM campaign_leads
   WHERE organization_id = $1 AND campaign_id = $2
@@ -640,6 +676,36 @@ type EngineLeadsParkParams struct {
 // Moves every lead of the campaign due at now to until, saying why (the campaign cannot send before then).
 func (q *Queries) EngineLeadsPark(ctx context.Context, db DBTX, arg EngineLeadsParkParams) (int64, error) {
 	result, err := db.Exec(ctx, engineLeadsPark,
+		arg.Until,
+		arg.WaitReason,
+		arg.OrganizationID,
+		arg.CampaignID,
+		arg.Now,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const engineLeadsParkNew = `-- name: EngineLeadsParkNew :execrows
+UPDATE campaign_leads SET due_at = $1::timestamptz, wait_reason = $2, updated_at = now()
+WHERE organization_id = $3 AND campaign_id = $4 AND state IN ('pending', 'active')
+  AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= $5::timestamptz AND step_position = 0 AND sent = 0
+`
+
+type EngineLeadsParkNewParams struct {
+	Until          time.Time `json:"until"`
+	WaitReason     string    `json:"wait_reason"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	Now            time.Time `json:"now"`
+}
+
+// Moves the campaign's new leads due at now (their first step not yet sent) to until, saying why: the day's
+// new-lead quota is taken.
+func (q *Queries) EngineLeadsParkNew(ctx context.Context, db DBTX, arg EngineLeadsParkNewParams) (int64, error) {
+	result, err := db.Exec(ctx, engineLeadsParkNew,
 		arg.Until,
 		arg.WaitReason,
 		arg.OrganizationID,
