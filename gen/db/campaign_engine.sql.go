@@ -529,30 +529,6 @@ func (q *Queries) EngineLeadForTask(ctx context.Context, db DBTX, arg EngineLead
 	return i, err
 }
 
-const engineLeadRefsAppend = `-- name: EngineLeadRefsAppend :exec
-UPDATE campaign_leads l SET thread_refs = (l.thread_refs || u.ref)[greatest(cardinality(l.thread_refs) + 1 - 99, 1):]
-FROM (SELECT unnest($3::uuid[]) AS contact_id, unnest($4::text[]) AS ref) u
-WHERE l.organization_id = $1 AND l.campaign_id = $2 AND l.contact_id = u.contact_id
-`
-
-type EngineLeadRefsAppendParams struct {
-	OrganizationID uuid.UUID   `json:"organization_id"`
-	CampaignID     uuid.UUID   `json:"campaign_id"`
-	ContactIds     []uuid.UUID `json:"contact_ids"`
-	Refs           []string    `json:"refs"`
-}
-
-// Adds the Message-IDs of the sends just enqueued to their leads' conversations.
-func (q *Queries) EngineLeadRefsAppend(ctx context.Context, db DBTX, arg EngineLeadRefsAppendParams) error {
-	_, err := db.Exec(ctx, engineLeadRefsAppend,
-		arg.OrganizationID,
-		arg.CampaignID,
-		arg.ContactIds,
-		arg.Refs,
-	)
-	return err
-}
-
 const engineLeadSettle = `-- name: EngineLeadSettle :exec
 UPDATE campaign_leads SET state = $1, step_position = $2, due_at = $3,
   wait_reason = $4, task_id = NULL, attempts = $5, failure_reason = $6,
@@ -748,6 +724,8 @@ UPDATE campaign_leads l SET state = u.state, step_position = u.step_position,
   hold_until = CASE WHEN u.hold_lifted THEN NULL ELSE l.hold_until END,
   hold_reason = CASE WHEN u.hold_lifted THEN '' ELSE l.hold_reason END,
   hold_source = CASE WHEN u.hold_lifted THEN NULL ELSE l.hold_source END,
+  thread_refs = CASE WHEN u.ref = '' THEN l.thread_refs
+    ELSE (l.thread_refs || u.ref)[greatest(cardinality(l.thread_refs) + 1 - 99, 1):] END,
   updated_at = now()
 FROM (SELECT unnest($3::uuid[]) AS contact_id, unnest($4::text[]) AS state,
   unnest($5::integer[]) AS step_position, unnest($6::boolean[]) AS has_due,
@@ -755,8 +733,10 @@ FROM (SELECT unnest($3::uuid[]) AS contact_id, unnest($4::text[]) AS state,
   unnest($9::uuid[]) AS task_id, unnest($10::uuid[]) AS mailbox_id,
   unnest($11::uuid[]) AS variant_id, unnest($12::boolean[]) AS has_last,
   unnest($13::timestamptz[]) AS last_step_at, unnest($14::smallint[]) AS attempts,
-  unnest($15::text[]) AS failure_reason, unnest($16::boolean[]) AS hold_lifted) u
+  unnest($15::text[]) AS failure_reason, unnest($16::boolean[]) AS hold_lifted,
+  unnest($17::text[]) AS ref) u
 WHERE l.organization_id = $1 AND l.campaign_id = $2 AND l.contact_id = u.contact_id
+  AND l.contact_id = ANY($3::uuid[])
 `
 
 type EngineLeadsSaveParams struct {
@@ -776,10 +756,13 @@ type EngineLeadsSaveParams struct {
 	Attempts       []int16     `json:"attempts"`
 	FailureReasons []string    `json:"failure_reasons"`
 	HoldsLifted    []bool      `json:"holds_lifted"`
+	Refs           []string    `json:"refs"`
 }
 
-// Writes one planning pass's decisions, one row per lead. A nil uuid is NULL; a due_at or last_step_at whose
-// flag is false is NULL.
+// Writes one planning pass's decisions, one row per lead, with the Message-ID of the send just enqueued for it
+// added to its conversation (ref; ” when none). A nil uuid is NULL; a due_at or last_step_at whose flag is
+// false is NULL. The leads are also named by contact_id = ANY(...), so they are found by primary key (joined
+// to the arrays alone, the plan may read every lead of the campaign).
 func (q *Queries) EngineLeadsSave(ctx context.Context, db DBTX, arg EngineLeadsSaveParams) error {
 	_, err := db.Exec(ctx, engineLeadsSave,
 		arg.OrganizationID,
@@ -798,6 +781,7 @@ func (q *Queries) EngineLeadsSave(ctx context.Context, db DBTX, arg EngineLeadsS
 		arg.Attempts,
 		arg.FailureReasons,
 		arg.HoldsLifted,
+		arg.Refs,
 	)
 	return err
 }
