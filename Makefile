@@ -97,4 +97,4 @@ lint: ## gofmt, go vet, staticcheck and the OpenAPI linter
 .PHONY: bench
 bench: ## Run the benchmarks, one package at a time so none measures under another's load, as ratios to in-run baselines
 	@export OUTFLOW_TEST_DATABASE_URL="$(TEST_DB)"; \
-	 $(GO) test -p 1 -run '^$$' -bench . -benchmem -count=1 ./... | tee /dev/stderr | scripts/bench-ratios
+	 $(GO) test -p 1 -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./... | tee /dev/stderr | scripts/bench-ratios

@@ -101,8 +101,10 @@ LIMIT @row_limit
 FOR UPDATE OF l SKIP LOCKED;
 
 -- name: EngineLeadsSave :exec
--- Writes one planning pass's decisions, one row per lead. A nil uuid is NULL; a due_at or last_step_at whose
--- flag is false is NULL.
+-- Writes one planning pass's decisions, one row per lead, with the Message-ID of the send just enqueued for it
+-- added to its conversation (ref; '' when none). A nil uuid is NULL; a due_at or last_step_at whose flag is
+-- false is NULL. The leads are also named by contact_id = ANY(...), so they are found by primary key (joined
+-- to the arrays alone, the plan may read every lead of the campaign).
 UPDATE campaign_leads l SET state = u.state, step_position = u.step_position,
   due_at = CASE WHEN u.has_due THEN u.due_at END, wait_reason = u.wait_reason,
   task_id = nullif(u.task_id, '00000000-0000-0000-0000-000000000000'::uuid),
@@ -114,6 +116,8 @@ UPDATE campaign_leads l SET state = u.state, step_position = u.step_position,
   hold_until = CASE WHEN u.hold_lifted THEN NULL ELSE l.hold_until END,
   hold_reason = CASE WHEN u.hold_lifted THEN '' ELSE l.hold_reason END,
   hold_source = CASE WHEN u.hold_lifted THEN NULL ELSE l.hold_source END,
+  thread_refs = CASE WHEN u.ref = '' THEN l.thread_refs
+    ELSE (l.thread_refs || u.ref)[greatest(cardinality(l.thread_refs) + 1 - 99, 1):] END,
   updated_at = now()
 FROM (SELECT unnest(@contact_ids::uuid[]) AS contact_id, unnest(@states::text[]) AS state,
   unnest(@step_positions::integer[]) AS step_position, unnest(@has_due::boolean[]) AS has_due,
@@ -121,14 +125,10 @@ FROM (SELECT unnest(@contact_ids::uuid[]) AS contact_id, unnest(@states::text[])
   unnest(@task_ids::uuid[]) AS task_id, unnest(@mailbox_ids::uuid[]) AS mailbox_id,
   unnest(@variant_ids::uuid[]) AS variant_id, unnest(@has_last::boolean[]) AS has_last,
   unnest(@last_step_ats::timestamptz[]) AS last_step_at, unnest(@attempts::smallint[]) AS attempts,
-  unnest(@failure_reasons::text[]) AS failure_reason, unnest(@holds_lifted::boolean[]) AS hold_lifted) u
-WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.contact_id = u.contact_id;
-
--- name: EngineLeadRefsAppend :exec
--- Adds the Message-IDs of the sends just enqueued to their leads' conversations.
-UPDATE campaign_leads l SET thread_refs = (l.thread_refs || u.ref)[greatest(cardinality(l.thread_refs) + 1 - 99, 1):]
-FROM (SELECT unnest(@contact_ids::uuid[]) AS contact_id, unnest(@refs::text[]) AS ref) u
-WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.contact_id = u.contact_id;
+  unnest(@failure_reasons::text[]) AS failure_reason, unnest(@holds_lifted::boolean[]) AS hold_lifted,
+  unnest(@refs::text[]) AS ref) u
+WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.contact_id = u.contact_id
+  AND l.contact_id = ANY(@contact_ids::uuid[]);
 
 -- name: EngineLeadForTask :one
 -- The lead a campaign send belongs to, locked, when the send is still its in-flight one.
@@ -175,6 +175,22 @@ ORDER BY created_at, id;
 UPDATE campaign_leads SET due_at = @until::timestamptz, wait_reason = @wait_reason, updated_at = now()
 WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
   AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= @now::timestamptz;
+
+-- name: EngineLeadsParkNew :execrows
+-- Moves the campaign's new leads due at now (their first step not yet sent) to until, saying why: the day's
+-- new-lead quota is taken.
+UPDATE campaign_leads SET due_at = @until::timestamptz, wait_reason = @wait_reason, updated_at = now()
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
+  AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= @now::timestamptz AND step_position = 0 AND sent = 0;
+
+-- name: EngineLeadsLined :one
+-- The campaign's leads lined up for a busy sender's slot before until (wait_reason is the engine's gap reason),
+-- and the new ones among them: what today's remaining sends and new-lead quota already go to.
+SELECT count(*)::integer AS leads, (count(*) FILTER (WHERE step_position = 0 AND sent = 0))::integer AS new_leads
+FROM campaign_leads
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
+  AND due_at IS NOT NULL AND task_id IS NULL AND due_at > @now::timestamptz AND due_at < @until::timestamptz
+  AND wait_reason = @wait_reason;
 
 -- name: EngineCampaignIdle :exec
 -- A continuous campaign with nothing left to do stays active and waits for new leads from at.

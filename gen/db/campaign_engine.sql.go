@@ -653,30 +653,6 @@ func (q *Queries) EngineLeadLock(ctx context.Context, db DBTX, arg EngineLeadLoc
 	return i, err
 }
 
-const engineLeadRefsAppend = `-- name: EngineLeadRefsAppend :exec
-UPDATE campaign_leads l SET thread_refs = (l.thread_refs || u.ref)[greatest(cardinality(l.thread_refs) + 1 - 99, 1):]
-FROM (SELECT unnest($3::uuid[]) AS contact_id, unnest($4::text[]) AS ref) u
-WHERE l.organization_id = $1 AND l.campaign_id = $2 AND l.contact_id = u.contact_id
-`
-
-type EngineLeadRefsAppendParams struct {
-	OrganizationID uuid.UUID   `json:"organization_id"`
-	CampaignID     uuid.UUID   `json:"campaign_id"`
-	ContactIds     []uuid.UUID `json:"contact_ids"`
-	Refs           []string    `json:"refs"`
-}
-
-// Adds the Message-IDs of the sends just enqueued to their leads' conversations.
-func (q *Queries) EngineLeadRefsAppend(ctx context.Context, db DBTX, arg EngineLeadRefsAppendParams) error {
-	_, err := db.Exec(ctx, engineLeadRefsAppend,
-		arg.OrganizationID,
-		arg.CampaignID,
-		arg.ContactIds,
-		arg.Refs,
-	)
-	return err
-}
-
 const engineLeadSettle = `-- name: EngineLeadSettle :exec
 UPDATE campaign_leads SET state = $1, step_position = $2, due_at = $3,
   wait_reason = $4, task_id = NULL, attempts = $5, failure_reason = $6,
@@ -801,6 +777,42 @@ func (q *Queries) EngineLeadTaskCancel(ctx context.Context, db DBTX, arg EngineL
 	return i, err
 }
 
+const engineLeadsLined = `-- name: EngineLeadsLined :one
+SELECT count(*)::integer AS leads, (count(*) FILTER (WHERE step_position = 0 AND sent = 0))::integer AS new_leads
+FROM campaign_leads
+WHERE organization_id = $1 AND campaign_id = $2 AND state IN ('pending', 'active')
+  AND due_at IS NOT NULL AND task_id IS NULL AND due_at > $3::timestamptz AND due_at < $4::timestamptz
+  AND wait_reason = $5
+`
+
+type EngineLeadsLinedParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	Now            time.Time `json:"now"`
+	Until          time.Time `json:"until"`
+	WaitReason     string    `json:"wait_reason"`
+}
+
+type EngineLeadsLinedRow struct {
+	Leads    int32 `json:"leads"`
+	NewLeads int32 `json:"new_leads"`
+}
+
+// The campaign's leads lined up for a busy sender's slot before until (wait_reason is the engine's gap reason),
+// and the new ones among them: what today's remaining sends and new-lead quota already go to.
+func (q *Queries) EngineLeadsLined(ctx context.Context, db DBTX, arg EngineLeadsLinedParams) (EngineLeadsLinedRow, error) {
+	row := db.QueryRow(ctx, engineLeadsLined,
+		arg.OrganizationID,
+		arg.CampaignID,
+		arg.Now,
+		arg.Until,
+		arg.WaitReason,
+	)
+	var i EngineLeadsLinedRow
+	err := row.Scan(&i.Leads, &i.NewLeads)
+	return i, err
+}
+
 const engineLeadsOpen = `-- name: EngineLeadsOpen :one
 SELECT EXISTS (SELECT 1 FROM campaign_leads
   WHERE organization_id = $1 AND campaign_id = $2
@@ -850,6 +862,36 @@ func (q *Queries) EngineLeadsPark(ctx context.Context, db DBTX, arg EngineLeadsP
 	return result.RowsAffected(), nil
 }
 
+const engineLeadsParkNew = `-- name: EngineLeadsParkNew :execrows
+UPDATE campaign_leads SET due_at = $1::timestamptz, wait_reason = $2, updated_at = now()
+WHERE organization_id = $3 AND campaign_id = $4 AND state IN ('pending', 'active')
+  AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= $5::timestamptz AND step_position = 0 AND sent = 0
+`
+
+type EngineLeadsParkNewParams struct {
+	Until          time.Time `json:"until"`
+	WaitReason     string    `json:"wait_reason"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	Now            time.Time `json:"now"`
+}
+
+// Moves the campaign's new leads due at now (their first step not yet sent) to until, saying why: the day's
+// new-lead quota is taken.
+func (q *Queries) EngineLeadsParkNew(ctx context.Context, db DBTX, arg EngineLeadsParkNewParams) (int64, error) {
+	result, err := db.Exec(ctx, engineLeadsParkNew,
+		arg.Until,
+		arg.WaitReason,
+		arg.OrganizationID,
+		arg.CampaignID,
+		arg.Now,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const engineLeadsRestartRefused = `-- name: EngineLeadsRestartRefused :exec
 UPDATE campaign_leads SET due_at = NULL, wait_reason = $1, updated_at = now()
 WHERE organization_id = $2 AND campaign_id = $3 AND state IN ('pending', 'active')
@@ -880,6 +922,8 @@ UPDATE campaign_leads l SET state = u.state, step_position = u.step_position,
   hold_until = CASE WHEN u.hold_lifted THEN NULL ELSE l.hold_until END,
   hold_reason = CASE WHEN u.hold_lifted THEN '' ELSE l.hold_reason END,
   hold_source = CASE WHEN u.hold_lifted THEN NULL ELSE l.hold_source END,
+  thread_refs = CASE WHEN u.ref = '' THEN l.thread_refs
+    ELSE (l.thread_refs || u.ref)[greatest(cardinality(l.thread_refs) + 1 - 99, 1):] END,
   updated_at = now()
 FROM (SELECT unnest($3::uuid[]) AS contact_id, unnest($4::text[]) AS state,
   unnest($5::integer[]) AS step_position, unnest($6::boolean[]) AS has_due,
@@ -887,8 +931,10 @@ FROM (SELECT unnest($3::uuid[]) AS contact_id, unnest($4::text[]) AS state,
   unnest($9::uuid[]) AS task_id, unnest($10::uuid[]) AS mailbox_id,
   unnest($11::uuid[]) AS variant_id, unnest($12::boolean[]) AS has_last,
   unnest($13::timestamptz[]) AS last_step_at, unnest($14::smallint[]) AS attempts,
-  unnest($15::text[]) AS failure_reason, unnest($16::boolean[]) AS hold_lifted) u
+  unnest($15::text[]) AS failure_reason, unnest($16::boolean[]) AS hold_lifted,
+  unnest($17::text[]) AS ref) u
 WHERE l.organization_id = $1 AND l.campaign_id = $2 AND l.contact_id = u.contact_id
+  AND l.contact_id = ANY($3::uuid[])
 `
 
 type EngineLeadsSaveParams struct {
@@ -908,10 +954,13 @@ type EngineLeadsSaveParams struct {
 	Attempts       []int16     `json:"attempts"`
 	FailureReasons []string    `json:"failure_reasons"`
 	HoldsLifted    []bool      `json:"holds_lifted"`
+	Refs           []string    `json:"refs"`
 }
 
-// Writes one planning pass's decisions, one row per lead. A nil uuid is NULL; a due_at or last_step_at whose
-// flag is false is NULL.
+// Writes one planning pass's decisions, one row per lead, with the Message-ID of the send just enqueued for it
+// added to its conversation (ref; ” when none). A nil uuid is NULL; a due_at or last_step_at whose flag is
+// false is NULL. The leads are also named by contact_id = ANY(...), so they are found by primary key (joined
+// to the arrays alone, the plan may read every lead of the campaign).
 func (q *Queries) EngineLeadsSave(ctx context.Context, db DBTX, arg EngineLeadsSaveParams) error {
 	_, err := db.Exec(ctx, engineLeadsSave,
 		arg.OrganizationID,
@@ -930,6 +979,7 @@ func (q *Queries) EngineLeadsSave(ctx context.Context, db DBTX, arg EngineLeadsS
 		arg.Attempts,
 		arg.FailureReasons,
 		arg.HoldsLifted,
+		arg.Refs,
 	)
 	return err
 }

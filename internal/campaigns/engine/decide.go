@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -221,6 +222,7 @@ func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaig
 		if retry.IsZero() {
 			retry = now.Add(noSenderRecheck)
 		}
+		retry, reason = pl.lineUp(choice, isNew, reason, retry)
 		d.wait(retry, reason)
 		return nil
 	}
@@ -253,6 +255,7 @@ func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaig
 	s := &pl.senders[idx]
 	s.Used++
 	s.Slot = now.Add(s.Gap)
+	pl.project(idx)
 	pl.cursor = uint64(idx + 1)
 	pl.sendsLeft--
 	if isNew {
@@ -267,6 +270,53 @@ func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaig
 		d.reason = ReasonFollowUp
 	}
 	return nil
+}
+
+// lineUp is when a lead that found every sender busy until retry looks again, and why. Such leads line up:
+// each takes the next slot the pool opens for it (a mailbox's gap end, after the leads of this pass lined up
+// there before it), so they wake a slot at a time rather than all at the pool's earliest slot, which made
+// every waiting lead be planned again for each send. A lead whose place in line is past what the campaign
+// may still send today (its daily limit, ramp or new-lead quota) waits for tomorrow.
+func (pl *planner) lineUp(c Choice, isNew bool, reason string, retry time.Time) (time.Time, string) {
+	switch {
+	case reason != ReasonGap:
+		return retry, reason
+	case pl.linedSends >= pl.sendsLeft:
+		return pl.tomorrow, pl.limitReason
+	case isNew && pl.newLeft >= 0 && pl.newPlanned+pl.linedNew >= pl.newLeft:
+		return pl.tomorrow, ReasonNewLeadQuota
+	}
+	if pl.line == nil {
+		pl.lined = make([]int32, len(pl.senders))
+		pl.line = make([]Sender, len(pl.senders))
+		for i := range pl.senders {
+			pl.project(i)
+		}
+	}
+	_, _, why, at := ChooseSender(pl.line, c, pl.now)
+	idx, ok, _, _ := ChooseSender(pl.line, c, at)
+	if at.IsZero() || !ok {
+		return cmp.Or(at, retry), cmp.Or(why, reason) // the line reaches past the day's caps: the day's end
+	}
+	pl.lined[idx]++
+	pl.project(idx)
+	pl.linedSends++
+	if isNew {
+		pl.linedNew++
+	}
+	return at, why
+}
+
+// project brings the line's view of sender i up to date: the sender as it is, with the slots of the leads
+// lined up there taken.
+func (pl *planner) project(i int) {
+	if pl.line == nil {
+		return
+	}
+	s := pl.senders[i]
+	s.Used += pl.lined[i]
+	s.Slot = s.Slot.Add(time.Duration(pl.lined[i]) * s.Gap)
+	pl.line[i] = s
 }
 
 // inPool reports whether the mailbox is in the campaign's usable pool.

@@ -80,6 +80,10 @@ func New(pool *pgxpool.Pool, o Options) *Engine {
 // Stats is what a run did.
 type Stats struct {
 	Passes, Leads, Sends int
+	// Lateness is, for each send the run enqueued, how long after its lead's due time it was planned (the
+	// pass's now minus the due_at it found): what the week simulation and its benchmark read the engine's
+	// p99 lateness from. The periodic job ignores it.
+	Lateness []time.Duration
 }
 
 // RunDue plans every campaign with due leads at the engine's now, round after round until no lead is due or a
@@ -102,6 +106,7 @@ func (e *Engine) RunDue(ctx context.Context, jobs events.Inserter) (Stats, error
 			st.Passes++
 			st.Leads += r.Leads
 			st.Sends += r.Sends
+			st.Lateness = append(st.Lateness, r.Lateness...)
 			moved += r.Leads
 		}
 		if moved == 0 {
@@ -111,9 +116,10 @@ func (e *Engine) RunDue(ctx context.Context, jobs events.Inserter) (Stats, error
 	return st, ctx.Err()
 }
 
-// Result is what one pass did: leads looked at and sends enqueued.
+// Result is what one pass did: leads looked at and sends enqueued, with each send's lateness (see Stats).
 type Result struct {
 	Leads, Sends int
+	Lateness     []time.Duration
 }
 
 // Pass plans one campaign's due leads at now in one transaction of its organization. A campaign another

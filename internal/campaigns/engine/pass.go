@@ -118,6 +118,12 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	} else {
 		pl.newLeft = -1
 	}
+	lined, err := queries.EngineLeadsLined(ctx, p.tx, dbq.EngineLeadsLinedParams{OrganizationID: p.org, CampaignID: p.row.ID,
+		Now: p.now, Until: tomorrow, WaitReason: ReasonGap})
+	if err != nil {
+		return Result{}, err
+	}
+	pl.linedSends, pl.linedNew = lined.Leads, lined.NewLeads
 	if err := pl.blocked(ctx, leads); err != nil {
 		return Result{}, err
 	}
@@ -133,7 +139,24 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	if err := pl.save(ctx, day, level); err != nil {
 		return Result{}, err
 	}
-	return Result{Leads: len(leads), Sends: sends}, nil
+	res := Result{Leads: len(leads), Sends: sends, Lateness: pl.lateness()}
+	if len(leads) < p.e.batch {
+		return res, nil
+	}
+	// More leads are due. When today's sends, or today's new leads, are all taken (sent, or lined up for a
+	// sender's slot), the others, or the other new ones, wait for tomorrow as well: in one write, rather than a
+	// batch at a time.
+	var parked int64
+	switch {
+	case pl.linedSends >= pl.sendsLeft:
+		parked, err = queries.EngineLeadsPark(ctx, p.tx, dbq.EngineLeadsParkParams{OrganizationID: p.org, CampaignID: p.row.ID,
+			Now: p.now, Until: pl.tomorrow, WaitReason: pl.limitReason})
+	case pl.newLeft >= 0 && pl.newPlanned+pl.linedNew >= pl.newLeft:
+		parked, err = queries.EngineLeadsParkNew(ctx, p.tx, dbq.EngineLeadsParkNewParams{OrganizationID: p.org, CampaignID: p.row.ID,
+			Now: p.now, Until: pl.tomorrow, WaitReason: ReasonNewLeadQuota})
+	}
+	res.Leads += int(parked)
+	return res, err
 }
 
 // nextDayStart is when the campaign's next local day's sending starts: the first window at or after the
@@ -145,6 +168,17 @@ func (p *pass) nextDayStart(week schedule.Week) time.Time {
 		return start
 	}
 	return midnight
+}
+
+// lateness is how long after its due time each send of the pass was planned.
+func (pl *planner) lateness() []time.Duration {
+	var out []time.Duration
+	for _, d := range pl.decisions {
+		if d.send != nil && d.lead.DueAt != nil {
+			out = append(out, pl.now.Sub(*d.lead.DueAt))
+		}
+	}
+	return out
 }
 
 func deref(s *string) string {
@@ -173,6 +207,13 @@ type planner struct {
 	newPlanned         int32
 	limitReason        string
 	tomorrow           time.Time
+
+	// line is the pool as leads waiting for a busy sender see it: lined counts, per sender, the leads this pass
+	// lined up for its coming slots, and linedSends and linedNew every lead lined up for today (earlier passes'
+	// too) and the new ones among them (see lineUp).
+	line                 []Sender
+	lined                []int32
+	linedSends, linedNew int32
 
 	decisions []decision
 	toVerify  []uuid.UUID

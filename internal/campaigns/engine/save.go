@@ -56,9 +56,7 @@ func (pl *planner) save(ctx context.Context, day time.Time, level int32) error {
 		HasDue: make([]bool, n), DueAts: make([]time.Time, n), WaitReasons: make([]string, n),
 		TaskIds: make([]uuid.UUID, n), MailboxIds: make([]uuid.UUID, n), VariantIds: make([]uuid.UUID, n),
 		HasLast: make([]bool, n), LastStepAts: make([]time.Time, n), Attempts: make([]int16, n),
-		FailureReasons: make([]string, n), HoldsLifted: make([]bool, n)}
-	var refContacts []uuid.UUID
-	var refs []string
+		FailureReasons: make([]string, n), HoldsLifted: make([]bool, n), Refs: make([]string, n)}
 	sends, newLeads := 0, 0
 	for i, d := range pl.decisions {
 		p.ContactIds[i], p.States[i], p.StepPositions[i] = d.lead.ContactID, d.state, d.pos
@@ -71,7 +69,7 @@ func (pl *planner) save(ctx context.Context, day time.Time, level int32) error {
 		p.WaitReasons[i], p.TaskIds[i], p.MailboxIds[i], p.VariantIds[i] = d.reason, d.task, d.mailbox.UUID, d.variant.UUID
 		p.Attempts[i], p.FailureReasons[i], p.HoldsLifted[i] = d.attempts, d.failure, d.holdLifted
 		if d.send != nil {
-			refContacts, refs = append(refContacts, d.lead.ContactID), append(refs, d.ref)
+			p.Refs[i] = d.ref
 			sends++
 			if d.isNew {
 				newLeads++
@@ -81,11 +79,7 @@ func (pl *planner) save(ctx context.Context, day time.Time, level int32) error {
 	if err := queries.EngineLeadsSave(ctx, pl.tx, p); err != nil {
 		return err
 	}
-	if len(refs) > 0 {
-		if err := queries.EngineLeadRefsAppend(ctx, pl.tx, dbq.EngineLeadRefsAppendParams{OrganizationID: pl.org,
-			CampaignID: pl.row.ID, ContactIds: refContacts, Refs: refs}); err != nil {
-			return err
-		}
+	if sends > 0 {
 		if err := pl.savePlans(ctx); err != nil {
 			return err
 		}
