@@ -220,12 +220,15 @@ CREATE FUNCTION public.campaigns_due(p_now timestamp with time zone, p_limit int
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public'
     AS $$
+  -- The lead probe is a LATERAL with LIMIT 1, planned per campaign on the due index's full prefix: as a semi
+  -- join, statistics not yet analyzed (after an import) could plan a walk of the whole index per campaign.
   SELECT c.organization_id, c.id FROM campaigns c
-  WHERE c.status IN ('active', 'completed') AND EXISTS (
-    SELECT 1 FROM campaign_leads l
+  CROSS JOIN LATERAL (SELECT 1 FROM campaign_leads l
     WHERE l.organization_id = c.organization_id AND l.campaign_id = c.id
       AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= p_now
-      AND (c.status = 'active' OR c.restart_due))
+      AND l.due_at > CASE WHEN c.parked_until > p_now THEN c.parked_before ELSE '-infinity'::timestamptz END
+    LIMIT 1) due
+  WHERE c.status IN ('active', 'completed') AND (c.status = 'active' OR c.restart_due)
   ORDER BY c.engine_ran_at NULLS FIRST, c.organization_id, c.id
   LIMIT p_limit
 $$;
@@ -1279,6 +1282,9 @@ CREATE TABLE public.campaigns (
     engine_ran_at timestamp with time zone,
     ab_judged_at timestamp with time zone,
     restart_due boolean DEFAULT false NOT NULL,
+    parked_before timestamp with time zone,
+    parked_until timestamp with time zone,
+    parked_reason text DEFAULT ''::text NOT NULL,
     CONSTRAINT campaigns_advanced_check CHECK ((jsonb_typeof(advanced) = 'object'::text)),
     CONSTRAINT campaigns_bcc_check CHECK ((cardinality(bcc) <= 10)),
     CONSTRAINT campaigns_cc_check CHECK ((cardinality(cc) <= 10)),
@@ -1294,6 +1300,7 @@ CREATE TABLE public.campaigns (
     CONSTRAINT campaigns_kind_check CHECK ((kind = ANY (ARRAY['sequence'::text, 'one_time'::text]))),
     CONSTRAINT campaigns_max_new_leads_per_day_check CHECK (((max_new_leads_per_day >= 0) AND (max_new_leads_per_day <= 1000000))),
     CONSTRAINT campaigns_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255))),
+    CONSTRAINT campaigns_parked_reason_check CHECK ((length(parked_reason) <= 200)),
     CONSTRAINT campaigns_paused_reason_check CHECK ((length(paused_reason) <= 500)),
     CONSTRAINT campaigns_ramp_ceiling_check CHECK (((ramp_ceiling >= 1) AND (ramp_ceiling <= 5000))),
     CONSTRAINT campaigns_ramp_increment_check CHECK (((ramp_increment >= 0) AND (ramp_increment <= 5000))),
@@ -3044,12 +3051,6 @@ CREATE INDEX campaign_attachments_campaign ON public.campaign_attachments USING 
 --
 
 CREATE INDEX campaign_labels_label ON public.campaign_labels USING btree (organization_id, label_id);
-
---
--- Name: campaign_leads_campaign; Type: INDEX; Schema: public; Owner: -
---
-
-CREATE INDEX campaign_leads_campaign ON public.campaign_leads USING btree (organization_id, campaign_id, contact_id);
 
 --
 -- Name: campaign_leads_contact; Type: INDEX; Schema: public; Owner: -

@@ -27,7 +27,16 @@ ALTER TABLE campaigns
   ADD COLUMN engine_ran_at timestamptz,
   ADD COLUMN ab_judged_at timestamptz,
   -- A lead was added (by any path) after the campaign completed: the engine restarts it after the launch checks.
-  ADD COLUMN restart_due boolean NOT NULL DEFAULT false;
+  ADD COLUMN restart_due boolean NOT NULL DEFAULT false,
+  -- The campaign as a whole cannot send before parked_until (not started, outside its window, the day's sends
+  -- all taken, every sender capped for the day): its leads due at or before parked_before wait until then,
+  -- with parked_reason as their wait reason. One row written instead of every waiting lead, day after day;
+  -- a lead made due after parked_before (a retry, a new lead, a changed schedule) is looked at again.
+  ADD COLUMN parked_before timestamptz,
+  ADD COLUMN parked_until timestamptz,
+  ADD COLUMN parked_reason text NOT NULL DEFAULT '' CHECK (length(parked_reason) <= 200);
+-- The primary key (organization_id, campaign_id, contact_id) already serves every lookup this index did.
+DROP INDEX campaign_leads_campaign;
 
 -- The first-lead trigger also flags a completed campaign that gains a lead.
 -- +goose StatementBegin
@@ -69,19 +78,23 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON mailbox_plans TO outflow_app;
 
 -- campaigns_due lists, across organizations, up to p_limit campaigns the engine has work in at p_now, the one
 -- it ran longest ago first: active campaigns with a lead due, and completed ones a lead was added to since they
--- completed (restart_due; the engine restarts them after the launch checks). A narrow SECURITY DEFINER read for the
+-- completed (restart_due; the engine restarts them after the launch checks); a parked campaign's leads due
+-- before its park count once it ends. A narrow SECURITY DEFINER read for the
 -- engine's periodic job; each campaign is then worked in its organization's transaction.
 -- +goose StatementBegin
 CREATE FUNCTION campaigns_due(p_now timestamptz, p_limit integer)
 RETURNS TABLE (organization_id uuid, campaign_id uuid)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public
 AS $$
+  -- The lead probe is a LATERAL with LIMIT 1, planned per campaign on the due index's full prefix: as a semi
+  -- join, statistics not yet analyzed (after an import) could plan a walk of the whole index per campaign.
   SELECT c.organization_id, c.id FROM campaigns c
-  WHERE c.status IN ('active', 'completed') AND EXISTS (
-    SELECT 1 FROM campaign_leads l
+  CROSS JOIN LATERAL (SELECT 1 FROM campaign_leads l
     WHERE l.organization_id = c.organization_id AND l.campaign_id = c.id
       AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= p_now
-      AND (c.status = 'active' OR c.restart_due))
+      AND l.due_at > CASE WHEN c.parked_until > p_now THEN c.parked_before ELSE '-infinity'::timestamptz END
+    LIMIT 1) due
+  WHERE c.status IN ('active', 'completed') AND (c.status = 'active' OR c.restart_due)
   ORDER BY c.engine_ran_at NULLS FIRST, c.organization_id, c.id
   LIMIT p_limit
 $$;
@@ -106,7 +119,8 @@ DROP INDEX send_tasks_campaign_variant;
 DROP INDEX send_tasks_message_id;
 ALTER TABLE send_tasks DROP COLUMN variant_id;
 ALTER TABLE campaigns DROP COLUMN ramp_day, DROP COLUMN rotation_cursor, DROP COLUMN engine_ran_at, DROP COLUMN ab_judged_at,
-  DROP COLUMN restart_due;
+  DROP COLUMN restart_due, DROP COLUMN parked_before, DROP COLUMN parked_until, DROP COLUMN parked_reason;
+CREATE INDEX campaign_leads_campaign ON campaign_leads (organization_id, campaign_id, contact_id);
 DROP INDEX campaign_leads_due;
 ALTER TABLE campaign_leads DROP COLUMN task_id, DROP COLUMN attempts, DROP COLUMN thread_refs, DROP COLUMN last_step_at;
 CREATE INDEX campaign_leads_due ON campaign_leads (due_at) WHERE state IN ('pending', 'active') AND due_at IS NOT NULL;

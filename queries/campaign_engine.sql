@@ -76,35 +76,53 @@ UPDATE mailbox_plans SET planned = greatest(planned - @sends::integer, 0)
 WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND day = @day;
 
 -- name: EngineDueLeads :many
--- Up to row_limit leads due at now, in the order the campaign sends them: follow-ups before new leads (new
--- leads first with prioritize_new), then contact_order_by/dir (custom_field by the contact's custom field
--- order_field), then the contact's creation. Leads another pass holds are skipped.
+-- Up to row_limit leads due at now and after after (the end of the campaign's park when it is in force), in
+-- the order the campaign sends them: follow-ups before new leads (new leads first with prioritize_new), then
+-- contact_order_by/dir (custom_field by the contact's custom field order_field), then the contact's creation
+-- (its id: a contact id is a UUIDv7 whose time is its created_at, so the leads alone give that order, and the
+-- contacts are joined only for an order by their fields). Leads another pass holds are skipped. The order is
+-- chosen on narrow rows first (a bounded top-N sort; with the lock on the same level the whole due set would
+-- be sorted), then those leads are locked by primary key and read whole; the lock's recheck of a lead changed
+-- meanwhile is one opaque condition (IS TRUE), so no plan (statistics not yet analyzed after an import, say)
+-- walks the due index once per picked lead.
+WITH picked AS (
+  SELECT l.contact_id,
+    (CASE WHEN @prioritize_new::boolean THEN l.step_position > 0 ELSE l.step_position = 0 END) AS k_kind,
+    CASE WHEN NOT @descending::boolean THEN (CASE @order_by::text WHEN 'first_name' THEN c.first_name
+      WHEN 'last_name' THEN c.last_name WHEN 'email' THEN c.email WHEN 'company' THEN c.company
+      WHEN 'custom_field' THEN c.custom_fields ->> @order_field::text END) END AS k_up,
+    CASE WHEN @descending::boolean THEN (CASE @order_by::text WHEN 'first_name' THEN c.first_name
+      WHEN 'last_name' THEN c.last_name WHEN 'email' THEN c.email WHEN 'company' THEN c.company
+      WHEN 'custom_field' THEN c.custom_fields ->> @order_field::text END) END AS k_down,
+    CASE WHEN NOT @descending::boolean THEN l.contact_id END AS k_first,
+    CASE WHEN @descending::boolean THEN l.contact_id END AS k_last
+  FROM campaign_leads l
+  LEFT JOIN LATERAL (SELECT c.first_name, c.last_name, c.email, c.company, c.custom_fields FROM contacts c
+    WHERE @order_by::text IN ('first_name', 'last_name', 'email', 'company', 'custom_field')
+      AND c.organization_id = l.organization_id AND c.id = l.contact_id) c ON true
+  WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id
+    AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL
+    AND l.due_at <= @now::timestamptz AND l.due_at > @after::timestamptz
+  ORDER BY k_kind, k_up ASC, k_down DESC, k_first ASC, k_last DESC
+  LIMIT @row_limit
+)
 SELECT l.contact_id, l.state, l.step_position, l.entered_at, l.due_at, l.mailbox_id, l.thread_refs, l.attempts,
   l.last_step_at, l.hold_since, l.hold_until, l.sent, l.opened, l.clicked, l.replied, l.bounced, l.variant_id,
   c.email, c.first_name, c.last_name, c.company, c.phone, c.custom_fields, c.subscribed, c.verification_status,
   c.verification_source, c.verification_checked_at, c.verification_reason, c.esp_provider
-FROM campaign_leads l
+FROM picked p
+JOIN campaign_leads l ON l.organization_id = @organization_id AND l.campaign_id = @campaign_id
+  AND l.contact_id = p.contact_id
 JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id
-WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id
-  AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= @now::timestamptz
-ORDER BY (CASE WHEN @prioritize_new::boolean THEN l.step_position > 0 ELSE l.step_position = 0 END),
-  CASE WHEN NOT @descending::boolean THEN (CASE @order_by::text WHEN 'first_name' THEN c.first_name
-    WHEN 'last_name' THEN c.last_name WHEN 'email' THEN c.email WHEN 'company' THEN c.company
-    WHEN 'custom_field' THEN c.custom_fields ->> @order_field::text END) END ASC,
-  CASE WHEN @descending::boolean THEN (CASE @order_by::text WHEN 'first_name' THEN c.first_name
-    WHEN 'last_name' THEN c.last_name WHEN 'email' THEN c.email WHEN 'company' THEN c.company
-    WHEN 'custom_field' THEN c.custom_fields ->> @order_field::text END) END DESC,
-  CASE WHEN NOT @descending::boolean THEN c.created_at END ASC,
-  CASE WHEN @descending::boolean THEN c.created_at END DESC,
-  l.contact_id
-LIMIT @row_limit
+WHERE (l.state IN ('pending', 'active') AND l.task_id IS NULL AND l.due_at <= @now::timestamptz
+  AND l.due_at > @after::timestamptz) IS TRUE
+ORDER BY p.k_kind, p.k_up ASC, p.k_down DESC, p.k_first ASC, p.k_last DESC
 FOR UPDATE OF l SKIP LOCKED;
 
 -- name: EngineLeadsSave :exec
 -- Writes one planning pass's decisions, one row per lead, with the Message-ID of the send just enqueued for it
 -- added to its conversation (ref; '' when none). A nil uuid is NULL; a due_at or last_step_at whose flag is
--- false is NULL. The leads are also named by contact_id = ANY(...), so they are found by primary key (joined
--- to the arrays alone, the plan may read every lead of the campaign).
+-- false is NULL.
 UPDATE campaign_leads l SET state = u.state, step_position = u.step_position,
   due_at = CASE WHEN u.has_due THEN u.due_at END, wait_reason = u.wait_reason,
   task_id = nullif(u.task_id, '00000000-0000-0000-0000-000000000000'::uuid),
@@ -127,8 +145,7 @@ FROM (SELECT unnest(@contact_ids::uuid[]) AS contact_id, unnest(@states::text[])
   unnest(@last_step_ats::timestamptz[]) AS last_step_at, unnest(@attempts::smallint[]) AS attempts,
   unnest(@failure_reasons::text[]) AS failure_reason, unnest(@holds_lifted::boolean[]) AS hold_lifted,
   unnest(@refs::text[]) AS ref) u
-WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.contact_id = u.contact_id
-  AND l.contact_id = ANY(@contact_ids::uuid[]);
+WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.contact_id = u.contact_id;
 
 -- name: EngineLeadForTask :one
 -- The lead a campaign send belongs to, locked, when the send is still its in-flight one.
@@ -170,11 +187,24 @@ SELECT * FROM campaign_variants WHERE organization_id = @organization_id AND cam
   AND is_active
 ORDER BY created_at, id;
 
+-- name: EngineCampaignPark :exec
+-- The campaign cannot send before until: its leads due at or before now wait until then, saying why.
+UPDATE campaigns SET parked_before = @now::timestamptz, parked_until = @until::timestamptz, parked_reason = @reason
+WHERE organization_id = @organization_id AND id = @id;
+
+-- name: EngineCampaignUnpark :exec
+-- Ends the campaign's park: a place in its day came back (a send cancelled or failed), so its waiting leads are
+-- looked at again. The first write of a cancel, so the campaign is locked before its leads and plans, in the
+-- order a planning pass locks them.
+UPDATE campaigns SET parked_until = NULL
+WHERE organization_id = @organization_id AND id = @id AND parked_until IS NOT NULL;
+
 -- name: EngineLeadsPark :execrows
--- Moves every lead of the campaign due at now to until, saying why (the campaign cannot send before then).
+-- Moves the campaign's leads due at now and after after (those its park in force does not cover) to until,
+-- saying why: the campaign is parked until then already, for another reason its earlier leads keep.
 UPDATE campaign_leads SET due_at = @until::timestamptz, wait_reason = @wait_reason, updated_at = now()
 WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
-  AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= @now::timestamptz;
+  AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= @now::timestamptz AND due_at > @after::timestamptz;
 
 -- name: EngineLeadsParkNew :execrows
 -- Moves the campaign's new leads due at now (their first step not yet sent) to until, saying why: the day's

@@ -29,6 +29,8 @@ WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND cont
 
 -- name: CampaignLeadWait :one
 -- Why a lead is waiting and when the engine looks at it next (the engine's wait_reason and due_at), and whether
--- a step of it is being sent.
-SELECT wait_reason, due_at, (task_id IS NOT NULL)::boolean AS sending FROM campaign_leads
-WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND contact_id = @contact_id;
+-- a step of it is being sent, with its campaign's park (a lead due within it waits for the park's end).
+SELECT l.wait_reason, l.due_at, (l.task_id IS NOT NULL)::boolean AS sending, c.parked_before, c.parked_until,
+  c.parked_reason
+FROM campaign_leads l JOIN campaigns c ON c.organization_id = l.organization_id AND c.id = l.campaign_id
+WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.contact_id = @contact_id;

@@ -170,7 +170,11 @@ SELECT EXISTS (SELECT 1 FROM campaign_leads
 
 -- name: CampaignLeadsSchedule :exec
 -- Makes every waiting lead due now, so the engine re-decides its next send under the current settings. A held
--- lead stays held: it is due when its hold ends (campaign_leads.sql).
-UPDATE campaign_leads SET due_at = now(), wait_reason = '', updated_at = now()
-WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
-  AND hold_since IS NULL;
+-- lead stays held: it is due when its hold ends (campaign_leads.sql). The campaign's park ends too (its leads
+-- are due by their own times again).
+WITH unpark AS (
+  UPDATE campaigns c SET parked_until = NULL WHERE c.organization_id = @organization_id AND c.id = @campaign_id
+)
+UPDATE campaign_leads l SET due_at = now(), wait_reason = '', updated_at = now()
+WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.state IN ('pending', 'active')
+  AND l.hold_since IS NULL;

@@ -125,7 +125,7 @@ func (q *Queries) EngineCampaignIdle(ctx context.Context, db DBTX, arg EngineCam
 }
 
 const engineCampaignLock = `-- name: EngineCampaignLock :one
-SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due FROM campaigns WHERE organization_id = $1 AND id = $2
+SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due, parked_before, parked_until, parked_reason FROM campaigns WHERE organization_id = $1 AND id = $2
   AND status IN ('active', 'completed')
 FOR UPDATE SKIP LOCKED
 `
@@ -200,8 +200,36 @@ func (q *Queries) EngineCampaignLock(ctx context.Context, db DBTX, arg EngineCam
 		&i.EngineRanAt,
 		&i.AbJudgedAt,
 		&i.RestartDue,
+		&i.ParkedBefore,
+		&i.ParkedUntil,
+		&i.ParkedReason,
 	)
 	return i, err
+}
+
+const engineCampaignPark = `-- name: EngineCampaignPark :exec
+UPDATE campaigns SET parked_before = $1::timestamptz, parked_until = $2::timestamptz, parked_reason = $3
+WHERE organization_id = $4 AND id = $5
+`
+
+type EngineCampaignParkParams struct {
+	Now            time.Time `json:"now"`
+	Until          time.Time `json:"until"`
+	Reason         string    `json:"reason"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// The campaign cannot send before until: its leads due at or before now wait until then, saying why.
+func (q *Queries) EngineCampaignPark(ctx context.Context, db DBTX, arg EngineCampaignParkParams) error {
+	_, err := db.Exec(ctx, engineCampaignPark,
+		arg.Now,
+		arg.Until,
+		arg.Reason,
+		arg.OrganizationID,
+		arg.ID,
+	)
+	return err
 }
 
 const engineCampaignRan = `-- name: EngineCampaignRan :exec
@@ -238,7 +266,7 @@ UPDATE campaigns SET status = $1, paused_reason = $2, last_status_change_at = $3
   completed_at = CASE WHEN $1 = 'completed' THEN $3::timestamptz ELSE completed_at END,
   idle_since = CASE WHEN $1 = 'active' THEN NULL ELSE idle_since END
 WHERE organization_id = $4 AND id = $5 AND status = ANY($6::text[])
-RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due
+RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due, parked_before, parked_until, parked_reason
 `
 
 type EngineCampaignStatusParams struct {
@@ -322,8 +350,29 @@ func (q *Queries) EngineCampaignStatus(ctx context.Context, db DBTX, arg EngineC
 		&i.EngineRanAt,
 		&i.AbJudgedAt,
 		&i.RestartDue,
+		&i.ParkedBefore,
+		&i.ParkedUntil,
+		&i.ParkedReason,
 	)
 	return i, err
+}
+
+const engineCampaignUnpark = `-- name: EngineCampaignUnpark :exec
+UPDATE campaigns SET parked_until = NULL
+WHERE organization_id = $1 AND id = $2 AND parked_until IS NOT NULL
+`
+
+type EngineCampaignUnparkParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// Ends the campaign's park: a place in its day came back (a send cancelled or failed), so its waiting leads are
+// looked at again. The first write of a cancel, so the campaign is locked before its leads and plans, in the
+// order a planning pass locks them.
+func (q *Queries) EngineCampaignUnpark(ctx context.Context, db DBTX, arg EngineCampaignUnparkParams) error {
+	_, err := db.Exec(ctx, engineCampaignUnpark, arg.OrganizationID, arg.ID)
+	return err
 }
 
 const engineCampaignsDue = `-- name: EngineCampaignsDue :many
@@ -365,25 +414,38 @@ func (q *Queries) EngineCampaignsDue(ctx context.Context, db DBTX, arg EngineCam
 }
 
 const engineDueLeads = `-- name: EngineDueLeads :many
+WITH picked AS (
+  SELECT l.contact_id,
+    (CASE WHEN $5::boolean THEN l.step_position > 0 ELSE l.step_position = 0 END) AS k_kind,
+    CASE WHEN NOT $6::boolean THEN (CASE $7::text WHEN 'first_name' THEN c.first_name
+      WHEN 'last_name' THEN c.last_name WHEN 'email' THEN c.email WHEN 'company' THEN c.company
+      WHEN 'custom_field' THEN c.custom_fields ->> $8::text END) END AS k_up,
+    CASE WHEN $6::boolean THEN (CASE $7::text WHEN 'first_name' THEN c.first_name
+      WHEN 'last_name' THEN c.last_name WHEN 'email' THEN c.email WHEN 'company' THEN c.company
+      WHEN 'custom_field' THEN c.custom_fields ->> $8::text END) END AS k_down,
+    CASE WHEN NOT $6::boolean THEN l.contact_id END AS k_first,
+    CASE WHEN $6::boolean THEN l.contact_id END AS k_last
+  FROM campaign_leads l
+  LEFT JOIN LATERAL (SELECT c.first_name, c.last_name, c.email, c.company, c.custom_fields FROM contacts c
+    WHERE $7::text IN ('first_name', 'last_name', 'email', 'company', 'custom_field')
+      AND c.organization_id = l.organization_id AND c.id = l.contact_id) c ON true
+  WHERE l.organization_id = $1 AND l.campaign_id = $2
+    AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL
+    AND l.due_at <= $3::timestamptz AND l.due_at > $4::timestamptz
+  ORDER BY k_kind, k_up ASC, k_down DESC, k_first ASC, k_last DESC
+  LIMIT $9
+)
 SELECT l.contact_id, l.state, l.step_position, l.entered_at, l.due_at, l.mailbox_id, l.thread_refs, l.attempts,
   l.last_step_at, l.hold_since, l.hold_until, l.sent, l.opened, l.clicked, l.replied, l.bounced, l.variant_id,
   c.email, c.first_name, c.last_name, c.company, c.phone, c.custom_fields, c.subscribed, c.verification_status,
   c.verification_source, c.verification_checked_at, c.verification_reason, c.esp_provider
-FROM campaign_leads l
+FROM picked p
+JOIN campaign_leads l ON l.organization_id = $1 AND l.campaign_id = $2
+  AND l.contact_id = p.contact_id
 JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id
-WHERE l.organization_id = $1 AND l.campaign_id = $2
-  AND l.state IN ('pending', 'active') AND l.due_at IS NOT NULL AND l.task_id IS NULL AND l.due_at <= $3::timestamptz
-ORDER BY (CASE WHEN $4::boolean THEN l.step_position > 0 ELSE l.step_position = 0 END),
-  CASE WHEN NOT $5::boolean THEN (CASE $6::text WHEN 'first_name' THEN c.first_name
-    WHEN 'last_name' THEN c.last_name WHEN 'email' THEN c.email WHEN 'company' THEN c.company
-    WHEN 'custom_field' THEN c.custom_fields ->> $7::text END) END ASC,
-  CASE WHEN $5::boolean THEN (CASE $6::text WHEN 'first_name' THEN c.first_name
-    WHEN 'last_name' THEN c.last_name WHEN 'email' THEN c.email WHEN 'company' THEN c.company
-    WHEN 'custom_field' THEN c.custom_fields ->> $7::text END) END DESC,
-  CASE WHEN NOT $5::boolean THEN c.created_at END ASC,
-  CASE WHEN $5::boolean THEN c.created_at END DESC,
-  l.contact_id
-LIMIT $8
+WHERE (l.state IN ('pending', 'active') AND l.task_id IS NULL AND l.due_at <= $3::timestamptz
+  AND l.due_at > $4::timestamptz) IS TRUE
+ORDER BY p.k_kind, p.k_up ASC, p.k_down DESC, p.k_first ASC, p.k_last DESC
 FOR UPDATE OF l SKIP LOCKED
 `
 
@@ -391,6 +453,7 @@ type EngineDueLeadsParams struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	CampaignID     uuid.UUID `json:"campaign_id"`
 	Now            time.Time `json:"now"`
+	After          time.Time `json:"after"`
 	PrioritizeNew  bool      `json:"prioritize_new"`
 	Descending     bool      `json:"descending"`
 	OrderBy        string    `json:"order_by"`
@@ -430,14 +493,21 @@ type EngineDueLeadsRow struct {
 	EspProvider           string          `json:"esp_provider"`
 }
 
-// Up to row_limit leads due at now, in the order the campaign sends them: follow-ups before new leads (new
-// leads first with prioritize_new), then contact_order_by/dir (custom_field by the contact's custom field
-// order_field), then the contact's creation. Leads another pass holds are skipped.
+// Up to row_limit leads due at now and after after (the end of the campaign's park when it is in force), in
+// the order the campaign sends them: follow-ups before new leads (new leads first with prioritize_new), then
+// contact_order_by/dir (custom_field by the contact's custom field order_field), then the contact's creation
+// (its id: a contact id is a UUIDv7 whose time is its created_at, so the leads alone give that order, and the
+// contacts are joined only for an order by their fields). Leads another pass holds are skipped. The order is
+// chosen on narrow rows first (a bounded top-N sort; with the lock on the same level the whole due set would
+// be sorted), then those leads are locked by primary key and read whole; the lock's recheck of a lead changed
+// meanwhile is one opaque condition (IS TRUE), so no plan (statistics not yet analyzed after an import, say)
+// walks the due index once per picked lead.
 func (q *Queries) EngineDueLeads(ctx context.Context, db DBTX, arg EngineDueLeadsParams) ([]EngineDueLeadsRow, error) {
 	rows, err := db.Query(ctx, engineDueLeads,
 		arg.OrganizationID,
 		arg.CampaignID,
 		arg.Now,
+		arg.After,
 		arg.PrioritizeNew,
 		arg.Descending,
 		arg.OrderBy,
@@ -836,7 +906,7 @@ func (q *Queries) EngineLeadsOpen(ctx context.Context, db DBTX, arg EngineLeadsO
 const engineLeadsPark = `-- name: EngineLeadsPark :execrows
 UPDATE campaign_leads SET due_at = $1::timestamptz, wait_reason = $2, updated_at = now()
 WHERE organization_id = $3 AND campaign_id = $4 AND state IN ('pending', 'active')
-  AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= $5::timestamptz
+  AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= $5::timestamptz AND due_at > $6::timestamptz
 `
 
 type EngineLeadsParkParams struct {
@@ -845,9 +915,11 @@ type EngineLeadsParkParams struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	CampaignID     uuid.UUID `json:"campaign_id"`
 	Now            time.Time `json:"now"`
+	After          time.Time `json:"after"`
 }
 
-// Moves every lead of the campaign due at now to until, saying why (the campaign cannot send before then).
+// Moves the campaign's leads due at now and after after (those its park in force does not cover) to until,
+// saying why: the campaign is parked until then already, for another reason its earlier leads keep.
 func (q *Queries) EngineLeadsPark(ctx context.Context, db DBTX, arg EngineLeadsParkParams) (int64, error) {
 	result, err := db.Exec(ctx, engineLeadsPark,
 		arg.Until,
@@ -855,6 +927,7 @@ func (q *Queries) EngineLeadsPark(ctx context.Context, db DBTX, arg EngineLeadsP
 		arg.OrganizationID,
 		arg.CampaignID,
 		arg.Now,
+		arg.After,
 	)
 	if err != nil {
 		return 0, err
@@ -934,7 +1007,6 @@ FROM (SELECT unnest($3::uuid[]) AS contact_id, unnest($4::text[]) AS state,
   unnest($15::text[]) AS failure_reason, unnest($16::boolean[]) AS hold_lifted,
   unnest($17::text[]) AS ref) u
 WHERE l.organization_id = $1 AND l.campaign_id = $2 AND l.contact_id = u.contact_id
-  AND l.contact_id = ANY($3::uuid[])
 `
 
 type EngineLeadsSaveParams struct {
@@ -959,8 +1031,7 @@ type EngineLeadsSaveParams struct {
 
 // Writes one planning pass's decisions, one row per lead, with the Message-ID of the send just enqueued for it
 // added to its conversation (ref; ” when none). A nil uuid is NULL; a due_at or last_step_at whose flag is
-// false is NULL. The leads are also named by contact_id = ANY(...), so they are found by primary key (joined
-// to the arrays alone, the plan may read every lead of the campaign).
+// false is NULL.
 func (q *Queries) EngineLeadsSave(ctx context.Context, db DBTX, arg EngineLeadsSaveParams) error {
 	_, err := db.Exec(ctx, engineLeadsSave,
 		arg.OrganizationID,

@@ -126,8 +126,10 @@ func (q *Queries) CampaignLeadHoldSet(ctx context.Context, db DBTX, arg Campaign
 }
 
 const campaignLeadWait = `-- name: CampaignLeadWait :one
-SELECT wait_reason, due_at, (task_id IS NOT NULL)::boolean AS sending FROM campaign_leads
-WHERE organization_id = $1 AND campaign_id = $2 AND contact_id = $3
+SELECT l.wait_reason, l.due_at, (l.task_id IS NOT NULL)::boolean AS sending, c.parked_before, c.parked_until,
+  c.parked_reason
+FROM campaign_leads l JOIN campaigns c ON c.organization_id = l.organization_id AND c.id = l.campaign_id
+WHERE l.organization_id = $1 AND l.campaign_id = $2 AND l.contact_id = $3
 `
 
 type CampaignLeadWaitParams struct {
@@ -137,16 +139,26 @@ type CampaignLeadWaitParams struct {
 }
 
 type CampaignLeadWaitRow struct {
-	WaitReason string     `json:"wait_reason"`
-	DueAt      *time.Time `json:"due_at"`
-	Sending    bool       `json:"sending"`
+	WaitReason   string     `json:"wait_reason"`
+	DueAt        *time.Time `json:"due_at"`
+	Sending      bool       `json:"sending"`
+	ParkedBefore *time.Time `json:"parked_before"`
+	ParkedUntil  *time.Time `json:"parked_until"`
+	ParkedReason string     `json:"parked_reason"`
 }
 
 // Why a lead is waiting and when the engine looks at it next (the engine's wait_reason and due_at), and whether
-// a step of it is being sent.
+// a step of it is being sent, with its campaign's park (a lead due within it waits for the park's end).
 func (q *Queries) CampaignLeadWait(ctx context.Context, db DBTX, arg CampaignLeadWaitParams) (CampaignLeadWaitRow, error) {
 	row := db.QueryRow(ctx, campaignLeadWait, arg.OrganizationID, arg.CampaignID, arg.ContactID)
 	var i CampaignLeadWaitRow
-	err := row.Scan(&i.WaitReason, &i.DueAt, &i.Sending)
+	err := row.Scan(
+		&i.WaitReason,
+		&i.DueAt,
+		&i.Sending,
+		&i.ParkedBefore,
+		&i.ParkedUntil,
+		&i.ParkedReason,
+	)
 	return i, err
 }

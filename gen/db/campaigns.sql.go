@@ -124,7 +124,7 @@ func (q *Queries) CampaignFolderCounts(ctx context.Context, db DBTX, organizatio
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due FROM campaigns WHERE organization_id = $1 AND id = $2
+SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due, parked_before, parked_until, parked_reason FROM campaigns WHERE organization_id = $1 AND id = $2
 `
 
 type CampaignGetParams struct {
@@ -195,12 +195,15 @@ func (q *Queries) CampaignGet(ctx context.Context, db DBTX, arg CampaignGetParam
 		&i.EngineRanAt,
 		&i.AbJudgedAt,
 		&i.RestartDue,
+		&i.ParkedBefore,
+		&i.ParkedUntil,
+		&i.ParkedReason,
 	)
 	return i, err
 }
 
 const campaignGetForUpdate = `-- name: CampaignGetForUpdate :one
-SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due FROM campaigns WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due, parked_before, parked_until, parked_reason FROM campaigns WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type CampaignGetForUpdateParams struct {
@@ -271,6 +274,9 @@ func (q *Queries) CampaignGetForUpdate(ctx context.Context, db DBTX, arg Campaig
 		&i.EngineRanAt,
 		&i.AbJudgedAt,
 		&i.RestartDue,
+		&i.ParkedBefore,
+		&i.ParkedUntil,
+		&i.ParkedReason,
 	)
 	return i, err
 }
@@ -290,7 +296,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
   $30, $31, $32, $33, $34,
   $35, $36, $37, $38, $39, $40, $41,
   $42, $43)
-RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due
+RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due, parked_before, parked_until, parked_reason
 `
 
 type CampaignInsertParams struct {
@@ -448,6 +454,9 @@ func (q *Queries) CampaignInsert(ctx context.Context, db DBTX, arg CampaignInser
 		&i.EngineRanAt,
 		&i.AbJudgedAt,
 		&i.RestartDue,
+		&i.ParkedBefore,
+		&i.ParkedUntil,
+		&i.ParkedReason,
 	)
 	return i, err
 }
@@ -543,9 +552,12 @@ func (q *Queries) CampaignLeadsPending(ctx context.Context, db DBTX, arg Campaig
 }
 
 const campaignLeadsSchedule = `-- name: CampaignLeadsSchedule :exec
-UPDATE campaign_leads SET due_at = now(), wait_reason = '', updated_at = now()
-WHERE organization_id = $1 AND campaign_id = $2 AND state IN ('pending', 'active')
-  AND hold_since IS NULL
+WITH unpark AS (
+  UPDATE campaigns c SET parked_until = NULL WHERE c.organization_id = $1 AND c.id = $2
+)
+UPDATE campaign_leads l SET due_at = now(), wait_reason = '', updated_at = now()
+WHERE l.organization_id = $1 AND l.campaign_id = $2 AND l.state IN ('pending', 'active')
+  AND l.hold_since IS NULL
 `
 
 type CampaignLeadsScheduleParams struct {
@@ -554,14 +566,15 @@ type CampaignLeadsScheduleParams struct {
 }
 
 // Makes every waiting lead due now, so the engine re-decides its next send under the current settings. A held
-// lead stays held: it is due when its hold ends (campaign_leads.sql).
+// lead stays held: it is due when its hold ends (campaign_leads.sql). The campaign's park ends too (its leads
+// are due by their own times again).
 func (q *Queries) CampaignLeadsSchedule(ctx context.Context, db DBTX, arg CampaignLeadsScheduleParams) error {
 	_, err := db.Exec(ctx, campaignLeadsSchedule, arg.OrganizationID, arg.CampaignID)
 	return err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due FROM campaigns c
+SELECT organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due, parked_before, parked_until, parked_reason FROM campaigns c
 WHERE c.organization_id = $1
   AND ($2::uuid IS NULL OR c.id < $2::uuid)
   AND ($3::text IS NULL OR c.name ILIKE '%' || $3::text || '%')
@@ -661,6 +674,9 @@ func (q *Queries) CampaignList(ctx context.Context, db DBTX, arg CampaignListPar
 			&i.EngineRanAt,
 			&i.AbJudgedAt,
 			&i.RestartDue,
+			&i.ParkedBefore,
+			&i.ParkedUntil,
+			&i.ParkedReason,
 		); err != nil {
 			return nil, err
 		}
@@ -899,7 +915,7 @@ UPDATE campaigns SET name = $1, description = $2, status = $3, stop_on_reply = $
   started_at = $41, completed_at = $42, paused_reason = $43,
   last_status_change_at = $44, updated_at = now()
 WHERE organization_id = $45 AND id = $46
-RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due
+RETURNING organization_id, id, name, status, created_at, updated_at, user_id, description, kind, stop_on_reply, open_tracking, link_tracking, text_only, unsubscribe_header, risky_emails, daily_limit, cc, bcc, start_date, end_date, timezone, days, start_time, end_time, schedule_windows, contact_order_by, contact_order_dir, contact_order_field, sender_strategy, rotation_mode, ramp_enabled, ramp_start, ramp_increment, ramp_ceiling, ramp_level, esp_match_mode, max_new_leads_per_day, prioritize_new_leads, entry_delay_minutes, continuous, idle_since, tracking_domain, tracking_domain_verified_at, utm_tracking, utm_source, utm_medium, utm_campaign, advanced, advanced_updated_at, had_leads, started_at, completed_at, paused_reason, last_status_change_at, ramp_day, rotation_cursor, engine_ran_at, ab_judged_at, restart_due, parked_before, parked_until, parked_reason
 `
 
 type CampaignUpdateParams struct {
@@ -1062,6 +1078,9 @@ func (q *Queries) CampaignUpdate(ctx context.Context, db DBTX, arg CampaignUpdat
 		&i.EngineRanAt,
 		&i.AbJudgedAt,
 		&i.RestartDue,
+		&i.ParkedBefore,
+		&i.ParkedUntil,
+		&i.ParkedReason,
 	)
 	return i, err
 }

@@ -188,6 +188,9 @@ type Campaign struct {
 	EngineRanAt              *time.Time      `json:"engine_ran_at"`
 	AbJudgedAt               *time.Time      `json:"ab_judged_at"`
 	RestartDue               bool            `json:"restart_due"`
+	ParkedBefore             *time.Time      `json:"parked_before"`
+	ParkedUntil              *time.Time      `json:"parked_until"`
+	ParkedReason             string          `json:"parked_reason"`
 }
 
 type CampaignAttachment struct {

@@ -48,8 +48,13 @@ func (s *Store) Move(ctx context.Context, tx pgx.Tx, row dbq.Campaign, to, reaso
 // (CampaignTasksCancel), and gives each cancelled send's place back as a failed one does (the engine's settle
 // hook): in the campaign's day it was planned on, with that day's new leads for a first step, and in its
 // mailbox's plan. Otherwise a campaign stopped and started again the same day would find its daily limit and
-// its mailboxes' caps taken by sends that never went out. It answers how many sends were cancelled.
+// its mailboxes' caps taken by sends that never went out; the campaign's park (its day full) ends first. It
+// answers how many sends were cancelled.
 func cancelQueued(ctx context.Context, tx pgx.Tx, p dbq.CampaignTasksCancelParams) (int, error) {
+	if err := queries.EngineCampaignUnpark(ctx, tx, dbq.EngineCampaignUnparkParams{OrganizationID: p.OrganizationID,
+		ID: p.CampaignID.UUID}); err != nil {
+		return 0, err
+	}
 	rows, err := queries.CampaignTasksCancel(ctx, tx, p)
 	if err != nil {
 		return 0, err

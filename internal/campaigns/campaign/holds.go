@@ -158,5 +158,11 @@ func LeadWait(ctx context.Context, tx pgx.Tx, org, campaign, contact uuid.UUID) 
 	if err != nil {
 		return Wait{}, err
 	}
-	return Wait{Reason: row.WaitReason, Next: row.DueAt, Sending: row.Sending}, nil
+	w := Wait{Reason: row.WaitReason, Next: row.DueAt, Sending: row.Sending}
+	if w.Next != nil && row.ParkedBefore != nil && row.ParkedUntil != nil && !w.Next.After(*row.ParkedBefore) &&
+		row.ParkedUntil.After(*w.Next) {
+		// The campaign cannot send before the park ends; the engine looks at the lead again then.
+		w.Reason, w.Next = row.ParkedReason, row.ParkedUntil
+	}
+	return w, nil
 }

@@ -224,6 +224,9 @@ func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaig
 		}
 		retry, reason = pl.lineUp(choice, isNew, reason, retry)
 		d.wait(retry, reason)
+		if reason == ReasonMailboxCap && pl.fullUntil.IsZero() {
+			pl.fullUntil = pl.poolFullUntil()
+		}
 		return nil
 	}
 	content, variant := pl.variantOf(step, l.ContactID)
@@ -305,6 +308,27 @@ func (pl *planner) lineUp(c Choice, isNew bool, reason string, retry time.Time) 
 		pl.linedNew++
 	}
 	return at, why
+}
+
+// poolFullUntil is, when every usable sender of the pool has today's cap taken (sent, planned or lined up),
+// the earliest time one of them starts a new day; otherwise the zero time. Until then no lead of the campaign
+// can be sent.
+func (pl *planner) poolFullUntil() time.Time {
+	view := pl.line
+	if view == nil {
+		view = pl.senders
+	}
+	var until time.Time
+	for _, s := range view {
+		switch {
+		case s.Disabled:
+		case s.Used < s.Cap:
+			return time.Time{}
+		case until.IsZero() || s.DayEnds.Before(until):
+			until = s.DayEnds
+		}
+	}
+	return until
 }
 
 // project brings the line's view of sender i up to date: the sender as it is, with the slots of the leads

@@ -10,13 +10,16 @@
 //     workers take other campaigns; due leads are locked the same way.
 //   - Campaign-wide gates first: end_date passed (completed), start_date to come, outside every window of the
 //     campaign's week in its zone (schedule.Week.Next, DST-correct), the day's sends at daily_limit or the ramp's
-//     allowance. A gate parks every due lead at the moment it lifts, with the reason.
+//     allowance. A gate parks the campaign until the moment it lifts, with the reason (see the park below).
 //   - Then each due lead in the campaign's order (follow-ups or new leads first, contact_order_by/dir): held,
 //     unsubscribed, suppressed or a refused verdict, unverified (asks the Verifier), sequence done, entry delay,
 //     the step's delay from the one before (last_step_at), the step's condition, send-time optimisation, the new-
 //     lead quota, a free sender (ChooseSender: rotation, ESP match, the thread's own mailbox, the mailbox's cap,
-//     gap and plan), the variant (ChooseVariant, promoted winners first), the message (compose.Compose).
-//   - The sends go to sending.EnqueueMany in the same transaction, one call per mailbox; the leads, their
+//     gap and plan), the variant (ChooseVariant, promoted winners first), the message (compose.Compose). A
+//     pass reads no more leads than the campaign can still send today (its remaining sends less the leads lined
+//     up for a busy sender's coming slot); when they are all taken, or every sender of the pool has its day's
+//     cap taken, the campaign parks until tomorrow (or the first sender's new day).
+//   - The sends go to sending.EnqueueMany in the same transaction, one call per pass; the leads, their
 //     conversations' Message-IDs, the mailboxes' plans (mailbox_plans) and the campaign's day counters are written
 //     with them. A rolled-back pass enqueued nothing and moved nothing.
 //
@@ -37,6 +40,11 @@
 //     wait there, and every wait has a reason.
 //   - Every lead that is not finished has a due_at or a task in flight, or is held; a waiting lead carries a
 //     wait_reason a person can read (the Reason constants), shown by GET .../leads/{contactId}/hold.
+//   - A park is one write to the campaign (parked_before, parked_until, parked_reason), not one per lead: the
+//     leads due at or before parked_before wait until parked_until with its reason (campaign.LeadWait reads them
+//     so), and campaigns_due and the due leads' read skip them until then. A lead made due later (a retry, a new
+//     lead, a follow-up) is after the park and is looked at; a place given back (a cancelled or failed send) or
+//     a changed schedule ends the park. Waiting leads are not rewritten day after day.
 //   - A campaign whose last lead finished completes (campaign.completed), a continuous one records idle_since; a
 //     completed one that gains a lead by any path (restart_due, set by the lead trigger) restarts after the launch
 //     checks, or logs restart_refused and leaves its new leads for a person to start.

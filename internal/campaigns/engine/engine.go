@@ -23,8 +23,9 @@ var queries = dbq.New()
 
 // Defaults of the engine's passes.
 const (
-	// DefaultBatch is how many due leads one pass over a campaign takes.
-	DefaultBatch = 500
+	// DefaultBatch is how many due leads one pass over a campaign takes at most (no more than the campaign can
+	// still send today): enough that a day of a large campaign is planned in a pass or two.
+	DefaultBatch = 2000
 	// campaignsPerRound is how many due campaigns one round lists; a run goes round after round.
 	campaignsPerRound = 100
 	// Interval is how often the periodic job runs the due campaigns: the most a due lead waits beyond its time.

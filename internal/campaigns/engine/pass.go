@@ -58,11 +58,27 @@ func civilDate(t time.Time, loc *time.Location) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
-// park moves every due lead of the campaign to until with the reason (the campaign cannot send before then).
-func (p *pass) park(ctx context.Context, until time.Time, reason string) (Result, error) {
-	n, err := queries.EngineLeadsPark(ctx, p.tx, dbq.EngineLeadsParkParams{OrganizationID: p.org, CampaignID: p.row.ID,
-		Now: p.now, Until: until, WaitReason: reason})
-	return Result{Leads: int(n)}, err
+// park keeps the campaign's leads due at now waiting until until with the reason (the campaign cannot send
+// before then): one write to the campaign, which campaigns_due and the due leads' read honour (see
+// EngineCampaignPark), rather than one per waiting lead. When the park in force ends then already, its leads
+// keep its reason and only the leads due since it began are moved, with theirs.
+func (p *pass) park(ctx context.Context, until time.Time, reason string) error {
+	if after := p.after(); !after.IsZero() && p.row.ParkedUntil.Sub(until).Abs() < time.Microsecond { // as stored
+		_, err := queries.EngineLeadsPark(ctx, p.tx, dbq.EngineLeadsParkParams{OrganizationID: p.org, CampaignID: p.row.ID,
+			Now: p.now, After: after, Until: until, WaitReason: reason})
+		return err
+	}
+	return queries.EngineCampaignPark(ctx, p.tx, dbq.EngineCampaignParkParams{OrganizationID: p.org, ID: p.row.ID,
+		Now: p.now, Until: until, Reason: reason})
+}
+
+// after is the due time a lead must be past to be looked at: the end of the campaign's park while it is in
+// force (leads due before it wait for the park), else the zero time.
+func (p *pass) after() time.Time {
+	if p.row.ParkedBefore != nil && p.row.ParkedUntil != nil && p.row.ParkedUntil.After(p.now) {
+		return *p.row.ParkedBefore
+	}
+	return time.Time{}
 }
 
 // run plans the campaign's due leads: the campaign-wide gates first (end and start dates, the window, the day's
@@ -73,15 +89,15 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	if p.row.StartDate != nil && p.row.StartDate.After(p.now) {
-		return p.park(ctx, *p.row.StartDate, ReasonNotStarted)
+		return Result{}, p.park(ctx, *p.row.StartDate, ReasonNotStarted)
 	}
 	week := WeekOf(p.set)
 	start, _, ok := week.Next(p.now, p.loc)
 	if !ok {
-		return p.park(ctx, p.now.Add(24*time.Hour), ReasonOutsideWindow)
+		return Result{}, p.park(ctx, p.now.Add(24*time.Hour), ReasonOutsideWindow)
 	}
 	if start.After(p.now) {
-		return p.park(ctx, start, ReasonOutsideWindow)
+		return Result{}, p.park(ctx, start, ReasonOutsideWindow)
 	}
 	day := civilDate(p.now, p.loc)
 	counters, err := queries.EngineCampaignDay(ctx, p.tx, dbq.EngineCampaignDayParams{OrganizationID: p.org, CampaignID: p.row.ID, Day: day})
@@ -96,11 +112,23 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	}
 	tomorrow := p.nextDayStart(week)
 	if counters.Sent >= allowance {
-		return p.park(ctx, tomorrow, limitReason)
+		return Result{}, p.park(ctx, tomorrow, limitReason)
 	}
+	// Leads lined up for a busy sender's slot today already have today's remaining sends (and new-lead quota)
+	// they take: a pass reads no more leads than could still be sent today.
+	lined, err := queries.EngineLeadsLined(ctx, p.tx, dbq.EngineLeadsLinedParams{OrganizationID: p.org, CampaignID: p.row.ID,
+		Now: p.now, Until: tomorrow, WaitReason: ReasonGap})
+	if err != nil {
+		return Result{}, err
+	}
+	sendsLeft := allowance - counters.Sent
+	if lined.Leads >= sendsLeft {
+		return Result{}, p.park(ctx, tomorrow, limitReason)
+	}
+	limit := min(int(sendsLeft-lined.Leads), p.e.batch)
 	leads, err := queries.EngineDueLeads(ctx, p.tx, dbq.EngineDueLeadsParams{OrganizationID: p.org, CampaignID: p.row.ID,
-		Now: p.now, PrioritizeNew: p.row.PrioritizeNewLeads, Descending: p.row.ContactOrderDir == "desc",
-		OrderBy: p.row.ContactOrderBy, OrderField: deref(p.row.ContactOrderField), RowLimit: int32(p.e.batch)})
+		Now: p.now, After: p.after(), PrioritizeNew: p.row.PrioritizeNewLeads, Descending: p.row.ContactOrderDir == "desc",
+		OrderBy: p.row.ContactOrderBy, OrderField: deref(p.row.ContactOrderField), RowLimit: int32(limit)})
 	if err != nil || len(leads) == 0 {
 		return Result{}, err
 	}
@@ -111,17 +139,12 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	if len(pl.senders) == 0 && p.row.SenderStrategy == campaign.StrategyExplicit {
 		return Result{}, p.pause(ctx, campaign.StatusPausedNoAccounts, "its explicit sender pool has no enabled, active mailbox left")
 	}
-	pl.sendsLeft = allowance - counters.Sent
+	pl.sendsLeft = sendsLeft
 	pl.limitReason, pl.tomorrow = limitReason, tomorrow
 	if p.row.MaxNewLeadsPerDay > 0 {
 		pl.newLeft = p.row.MaxNewLeadsPerDay - counters.NewLeads
 	} else {
 		pl.newLeft = -1
-	}
-	lined, err := queries.EngineLeadsLined(ctx, p.tx, dbq.EngineLeadsLinedParams{OrganizationID: p.org, CampaignID: p.row.ID,
-		Now: p.now, Until: tomorrow, WaitReason: ReasonGap})
-	if err != nil {
-		return Result{}, err
 	}
 	pl.linedSends, pl.linedNew = lined.Leads, lined.NewLeads
 	if err := pl.blocked(ctx, leads); err != nil {
@@ -130,6 +153,10 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	for i := range leads {
 		if err := pl.decide(ctx, &leads[i]); err != nil {
 			return Result{}, err
+		}
+		if !pl.fullUntil.IsZero() {
+			leads = leads[:i+1] // the others are left as they are: the campaign waits for a sender's new day
+			break
 		}
 	}
 	sends, err := pl.enqueue(ctx)
@@ -140,23 +167,29 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Leads: len(leads), Sends: sends, Lateness: pl.lateness()}
-	if len(leads) < p.e.batch {
-		return res, nil
-	}
-	// More leads are due. When today's sends, or today's new leads, are all taken (sent, or lined up for a
-	// sender's slot), the others, or the other new ones, wait for tomorrow as well: in one write, rather than a
-	// batch at a time.
-	var parked int64
 	switch {
+	case !pl.fullUntil.IsZero():
+		return res, p.park(ctx, pl.fullUntil, ReasonMailboxCap)
+	case len(leads) < limit:
+		return res, nil
 	case pl.linedSends >= pl.sendsLeft:
-		parked, err = queries.EngineLeadsPark(ctx, p.tx, dbq.EngineLeadsParkParams{OrganizationID: p.org, CampaignID: p.row.ID,
-			Now: p.now, Until: pl.tomorrow, WaitReason: pl.limitReason})
+		// More leads are due and today's sends are all taken (sent, or lined up for a sender's slot): the others
+		// wait for tomorrow as well.
+		return res, p.park(ctx, tomorrow, limitReason)
+	case pl.newLeft >= 0 && pl.newPlanned+pl.linedNew >= pl.newLeft && !p.row.PrioritizeNewLeads &&
+		leads[len(leads)-1].StepPosition == 0:
+		// Today's new leads are all taken and, follow-ups coming first, every lead due after this pass's last
+		// one is new: they wait for tomorrow as well (a follow-up due later today is after the park).
+		return res, p.park(ctx, tomorrow, ReasonNewLeadQuota)
 	case pl.newLeft >= 0 && pl.newPlanned+pl.linedNew >= pl.newLeft:
-		parked, err = queries.EngineLeadsParkNew(ctx, p.tx, dbq.EngineLeadsParkNewParams{OrganizationID: p.org, CampaignID: p.row.ID,
-			Now: p.now, Until: pl.tomorrow, WaitReason: ReasonNewLeadQuota})
+		// Today's new leads are all taken: the other new ones wait for tomorrow, in one write rather than a
+		// batch at a time (follow-ups still go out today).
+		parked, err := queries.EngineLeadsParkNew(ctx, p.tx, dbq.EngineLeadsParkNewParams{OrganizationID: p.org,
+			CampaignID: p.row.ID, Now: p.now, Until: tomorrow, WaitReason: ReasonNewLeadQuota})
+		res.Leads += int(parked)
+		return res, err
 	}
-	res.Leads += int(parked)
-	return res, err
+	return res, nil
 }
 
 // nextDayStart is when the campaign's next local day's sending starts: the first window at or after the
@@ -174,9 +207,14 @@ func (p *pass) nextDayStart(week schedule.Week) time.Time {
 func (pl *planner) lateness() []time.Duration {
 	var out []time.Duration
 	for _, d := range pl.decisions {
-		if d.send != nil && d.lead.DueAt != nil {
-			out = append(out, pl.now.Sub(*d.lead.DueAt))
+		if d.send == nil || d.lead.DueAt == nil {
+			continue
 		}
+		due := *d.lead.DueAt
+		if r := pl.row; r.ParkedBefore != nil && r.ParkedUntil != nil && !due.After(*r.ParkedBefore) && r.ParkedUntil.After(due) {
+			due = *r.ParkedUntil // it waited for the campaign's park
+		}
+		out = append(out, pl.now.Sub(due))
 	}
 	return out
 }
@@ -214,6 +252,9 @@ type planner struct {
 	line                 []Sender
 	lined                []int32
 	linedSends, linedNew int32
+	// fullUntil, once set, is when the first sender of a pool whose every sender has today's cap taken starts a
+	// new day: the pass stops there and the campaign waits for it (see poolFullUntil).
+	fullUntil time.Time
 
 	decisions []decision
 	toVerify  []uuid.UUID

@@ -133,12 +133,20 @@ type leadRow struct {
 	Task                       *uuid.UUID
 }
 
+// waitOf and dueOf are a lead's wait reason and due time as the lead hold reports them (campaign.LeadWait): a
+// lead due within its campaign's park (campaigns k joined) waits for the park's end, for its reason.
+const (
+	waitOf = `(CASE WHEN l.due_at <= k.parked_before AND k.parked_until > l.due_at THEN k.parked_reason ELSE l.wait_reason END)`
+	dueOf  = `(CASE WHEN l.due_at <= k.parked_before AND k.parked_until > l.due_at THEN k.parked_until ELSE l.due_at END)`
+	parkOf = ` JOIN campaigns k ON k.organization_id = l.organization_id AND k.id = l.campaign_id `
+)
+
 func (r *rig) lead(t testing.TB, campaign uuid.UUID, email string) leadRow {
 	t.Helper()
 	var l leadRow
 	r.query(t, func(ctx context.Context, tx pgx.Tx) error {
-		return tx.QueryRow(ctx, `SELECT l.state, l.wait_reason, l.failure_reason, l.step_position, l.sent, l.bounced, l.due_at, l.task_id
-			FROM campaign_leads l JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id
+		return tx.QueryRow(ctx, `SELECT l.state, `+waitOf+`, l.failure_reason, l.step_position, l.sent, l.bounced, `+dueOf+`, l.task_id
+			FROM campaign_leads l JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id`+parkOf+`
 			WHERE l.campaign_id = $1 AND c.email = $2`, campaign, email).
 			Scan(&l.State, &l.WaitReason, &l.Failure, &l.Position, &l.Sent, &l.Bounced, &l.Due, &l.Task)
 	})

@@ -189,9 +189,9 @@ func (r *rig) leadsOf(t testing.TB, id uuid.UUID) map[string]leadRow {
 	t.Helper()
 	out := map[string]leadRow{}
 	r.query(t, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT c.email, l.state, l.wait_reason, l.failure_reason, l.step_position, l.sent, l.bounced,
-				l.due_at, l.task_id
-			FROM campaign_leads l JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id
+		rows, err := tx.Query(ctx, `SELECT c.email, l.state, `+waitOf+`, l.failure_reason, l.step_position, l.sent, l.bounced,
+				`+dueOf+`, l.task_id
+			FROM campaign_leads l JOIN contacts c ON c.organization_id = l.organization_id AND c.id = l.contact_id`+parkOf+`
 			WHERE l.campaign_id = $1`, id)
 		if err != nil {
 			return err

@@ -12,38 +12,28 @@ import (
 	"github.com/outflowhq/outflow/internal/mail/sending"
 )
 
-// enqueue hands the pass's sends to the send pipeline, one EnqueueMany per mailbox, in the pass's transaction,
-// and notes each send's task and Message-ID on its decision. It answers how many were enqueued.
+// enqueue hands the pass's sends to the send pipeline in one EnqueueMany, in the pass's transaction, and notes
+// each send's task and Message-ID on its decision. It answers how many were enqueued.
 func (pl *planner) enqueue(ctx context.Context) (int, error) {
-	bySender := map[int][]*decision{}
-	var order []int
+	var ds []*decision
+	var out []sending.Outgoing
 	for i := range pl.decisions {
-		d := &pl.decisions[i]
-		if d.send == nil {
-			continue
+		if d := &pl.decisions[i]; d.send != nil {
+			ds = append(ds, d)
+			out = append(out, sending.Outgoing{From: &pl.mailboxes[d.sender], Message: *d.send})
 		}
-		if _, ok := bySender[d.sender]; !ok {
-			order = append(order, d.sender)
-		}
-		bySender[d.sender] = append(bySender[d.sender], d)
 	}
-	n := 0
-	for _, idx := range order {
-		ds := bySender[idx]
-		msgs := make([]sending.Message, len(ds))
-		for i, d := range ds {
-			msgs[i] = *d.send
-		}
-		tasks, err := sending.EnqueueMany(ctx, pl.tx, pl.jobs, pl.mailboxes[idx], msgs)
-		if err != nil {
-			return n, err
-		}
-		for i, t := range tasks {
-			ds[i].task, ds[i].ref = t.ID, t.MessageID
-		}
-		n += len(tasks)
+	if len(out) == 0 {
+		return 0, nil
 	}
-	return n, nil
+	tasks, err := sending.EnqueueMany(ctx, pl.tx, pl.jobs, out)
+	if err != nil {
+		return 0, err
+	}
+	for i, t := range tasks {
+		ds[i].task, ds[i].ref = t.ID, t.MessageID
+	}
+	return len(tasks), nil
 }
 
 // save writes the pass: every lead's decision, the new Message-IDs of the conversations, the mailboxes' plans,

@@ -195,11 +195,15 @@ func (st *settlement) failed(ctx context.Context, s sending.Settled) error {
 	return nil
 }
 
-// credit gives the failed send's place back: the mailbox's plan, then the campaign's day (and its new-lead
-// count for a first step), in the order a planning pass locks them. The day is the one the pass planned the send
-// on (last_step_at, the engine's clock).
+// credit gives the failed send's place back: the campaign's park ends, then the mailbox's plan and the
+// campaign's day (and its new-lead count for a first step) are credited, in the order a planning pass locks
+// them. The day is the one the pass planned the send on (last_step_at, the engine's clock).
 func (st *settlement) credit(ctx context.Context) error {
 	t, l := st.task, st.lead
+	if err := queries.EngineCampaignUnpark(ctx, st.tx, dbq.EngineCampaignUnparkParams{OrganizationID: l.OrganizationID,
+		ID: l.CampaignID}); err != nil {
+		return err
+	}
 	planned := t.CreatedAt
 	if l.LastStepAt != nil {
 		planned = *l.LastStepAt

@@ -58,8 +58,8 @@ func (s *sim) check(tb testing.TB) simReport {
 	})
 	s.checkCampaigns(tb, &r)
 	s.query(tb, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT state || coalesce(': ' || nullif(wait_reason, ''), ''), count(*)
-			FROM campaign_leads WHERE organization_id = $1 GROUP BY 1`, s.org)
+		rows, err := tx.Query(ctx, `SELECT l.state || coalesce(': ' || nullif(`+waitOf+`, ''), ''), count(*)
+			FROM campaign_leads l`+parkOf+`WHERE l.organization_id = $1 GROUP BY 1`, s.org)
 		if err != nil {
 			return err
 		}
@@ -121,14 +121,14 @@ var simRules = []string{
 	// Every lead ends in a stated state: completed, in flight with its send queued, or waiting past the week's
 	// end with the reason.
 	`SELECT format('lead %s of %s is %s (position %s, due %s, reason "%s", task %s %s, failure "%s")', ct.email, c.name,
-	  l.state, l.step_position, l.due_at, l.wait_reason, l.task_id, t.status, l.failure_reason)
-	FROM campaign_leads l JOIN campaigns c ON c.organization_id = l.organization_id AND c.id = l.campaign_id
+	  l.state, l.step_position, ` + dueOf + `, ` + waitOf + `, l.task_id, t.status, l.failure_reason)
+	FROM campaign_leads l JOIN campaigns c ON c.organization_id = l.organization_id AND c.id = l.campaign_id` + parkOf + `
 	JOIN contacts ct ON ct.organization_id = l.organization_id AND ct.id = l.contact_id
 	LEFT JOIN send_tasks t ON t.organization_id = l.organization_id AND t.id = l.task_id
 	WHERE l.organization_id = @org AND NOT (
 	  l.state = 'completed' AND l.task_id IS NULL AND l.due_at IS NULL
 	  OR l.state IN ('pending', 'active') AND l.task_id IS NOT NULL AND t.status = 'queued'
-	  OR l.state IN ('pending', 'active') AND l.task_id IS NULL AND l.due_at > @end AND l.wait_reason <> '')`,
+	  OR l.state IN ('pending', 'active') AND l.task_id IS NULL AND ` + dueOf + ` > @end AND ` + waitOf + ` <> '')`,
 	// A lead's sent count and position are its sends: every step before its position went out once (the one
 	// in flight is still queued).
 	`SELECT format('lead %s of %s has sent %s and position %s, but %s of its sends went out', ct.email, c.name, l.sent,

@@ -432,7 +432,9 @@ func (s *sim) next(tb testing.TB) time.Time {
 	next := s.clock.Add(maxStep)
 	var due *time.Time
 	s.query(tb, func(ctx context.Context, tx pgx.Tx) error {
-		return tx.QueryRow(ctx, `SELECT min(l.due_at) FROM campaigns c
+		// The next lead due, or the next end of a campaign's park (its leads due before it are due then).
+		return tx.QueryRow(ctx, `SELECT least(min(l.due_at), min(c.parked_until) FILTER (WHERE c.parked_until > $2))
+			FROM campaigns c
 			CROSS JOIN LATERAL (SELECT min(due_at) AS due_at FROM campaign_leads
 			  WHERE organization_id = c.organization_id AND campaign_id = c.id AND state IN ('pending', 'active')
 			    AND due_at IS NOT NULL AND task_id IS NULL AND due_at > $2) l

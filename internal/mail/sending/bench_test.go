@@ -60,12 +60,12 @@ func BenchmarkSendPipeline(b *testing.B) {
 				if err != nil {
 					return err
 				}
-				msgs := make([]sending.Message, n)
-				for i := range msgs {
-					msgs[i] = sending.Message{Kind: sending.KindDirect, To: []string{fmt.Sprintf("lead%d@example.com", i)},
-						Subject: "Benchmark", Text: string(body), Mode: "smart"}
+				out := make([]sending.Outgoing, n)
+				for i := range out {
+					out[i] = sending.Outgoing{From: &m, Message: sending.Message{Kind: sending.KindDirect,
+						To: []string{fmt.Sprintf("lead%d@example.com", i)}, Subject: "Benchmark", Text: string(body), Mode: "smart"}}
 				}
-				_, err = sending.EnqueueMany(ctx, tx, r.jobs, m, msgs)
+				_, err = sending.EnqueueMany(ctx, tx, r.jobs, out)
 				return err
 			}))
 		}

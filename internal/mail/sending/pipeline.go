@@ -93,21 +93,28 @@ func (Args) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: Queue
 // Enqueue writes a send task for m and its job in the caller's transaction, and returns the task (its
 // Message-ID included). Nothing is sent if tx rolls back.
 func Enqueue(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mailbox, msg Message) (dbq.SendTask, error) {
-	tasks, err := EnqueueMany(ctx, tx, jobs, m, []Message{msg})
+	tasks, err := EnqueueMany(ctx, tx, jobs, []Outgoing{{From: &m, Message: msg}})
 	if err != nil {
 		return dbq.SendTask{}, err
 	}
 	return tasks[0], nil
 }
 
-// EnqueueMany is Enqueue for several messages from one mailbox, in two round trips whatever their number
-// (the tasks in one batch, their jobs in one insert). The tasks come back in the order of msgs.
-func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mailbox, msgs []Message) ([]dbq.SendTask, error) {
+// Outgoing is a message with the mailbox it goes from.
+type Outgoing struct {
+	From *dbq.Mailbox
+	Message
+}
+
+// EnqueueMany is Enqueue for several messages, from one mailbox or many, in two round trips whatever their
+// number (the tasks in one batch, their jobs in one insert): a planner enqueues a whole pass at once. The
+// tasks come back in the order of out.
+func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, out []Outgoing) ([]dbq.SendTask, error) {
 	now := time.Now()
-	from := FromAddress(m)
-	params := make([]dbq.SendTaskInsertParams, len(msgs))
-	inserts := make([]river.InsertManyParams, len(msgs))
-	for i, msg := range msgs {
+	params := make([]dbq.SendTaskInsertParams, len(out))
+	inserts := make([]river.InsertManyParams, len(out))
+	for i, o := range out {
+		m, msg := o.From, o.Message
 		if len(msg.To) == 0 {
 			return nil, errors.New("sending: a message needs a recipient")
 		}
@@ -119,6 +126,7 @@ func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mai
 		if notBefore.IsZero() {
 			notBefore = now
 		}
+		from := FromAddress(*m)
 		params[i] = dbq.SendTaskInsertParams{
 			OrganizationID: m.OrganizationID, ID: id, Kind: msg.Kind, MailboxID: uuid.NullUUID{UUID: m.ID, Valid: true},
 			FromEmail: from, FromName: m.Name, ContactID: msg.ContactID, ToEmail: msg.To[0], ToList: msg.To,
@@ -134,7 +142,7 @@ func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, m dbq.Mai
 			inserts[i].InsertOpts = &river.InsertOpts{ScheduledAt: notBefore}
 		}
 	}
-	tasks := make([]dbq.SendTask, len(msgs))
+	tasks := make([]dbq.SendTask, len(out))
 	var err error
 	batch := queries.SendTaskInsert(ctx, tx, params)
 	batch.QueryRow(func(i int, t dbq.SendTask, qErr error) {

@@ -29,10 +29,11 @@ func TestEnqueueManyWritesEveryTaskInOrderAndTheWorkersSendThem(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		tasks, err = sending.EnqueueMany(ctx, tx, r.jobs, m, []sending.Message{
-			{Kind: sending.KindCampaign, To: []string{"a@example.com"}, Subject: "One", Text: "Hello"},
-			{Kind: sending.KindCampaign, To: []string{"b@example.com"}, Subject: "Two", Text: "Hello"},
-			{Kind: sending.KindCampaign, To: []string{"c@example.com"}, Subject: "Later", Text: "Hello", Mode: "scheduled", NotBefore: later},
+		tasks, err = sending.EnqueueMany(ctx, tx, r.jobs, []sending.Outgoing{
+			{From: &m, Message: sending.Message{Kind: sending.KindCampaign, To: []string{"a@example.com"}, Subject: "One", Text: "Hello"}},
+			{From: &m, Message: sending.Message{Kind: sending.KindCampaign, To: []string{"b@example.com"}, Subject: "Two", Text: "Hello"}},
+			{From: &m, Message: sending.Message{Kind: sending.KindCampaign, To: []string{"c@example.com"}, Subject: "Later", Text: "Hello",
+				Mode: "scheduled", NotBefore: later}},
 		})
 		return err
 	}))
@@ -58,7 +59,9 @@ func TestEnqueueManyWritesEveryTaskInOrderAndTheWorkersSendThem(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = sending.EnqueueMany(ctx, tx, r.jobs, m, []sending.Message{{Kind: sending.KindDirect, To: []string{"d@example.com"}}, {Kind: sending.KindDirect}})
+		_, err = sending.EnqueueMany(ctx, tx, r.jobs, []sending.Outgoing{
+			{From: &m, Message: sending.Message{Kind: sending.KindDirect, To: []string{"d@example.com"}}},
+			{From: &m, Message: sending.Message{Kind: sending.KindDirect}}})
 		return err
 	})
 	require.ErrorContains(t, err, "needs a recipient", "one message without a recipient refuses the whole batch")
