@@ -43,8 +43,11 @@ SET sent = greatest(campaign_send_days.sent + @sent::integer, 0),
 -- The mailboxes the campaign sends from, usable now: active and in active rotation (not held in reserve, not
 -- resting); its enabled explicit senders, the mailboxes carrying any of its tags (a tagged mailbox that is a
 -- disabled sender stays out), and every such mailbox of the organization when every_mailbox is set (the tags
--- strategy with neither senders nor tags). weight is the explicit sender's (1 otherwise).
-SELECT sqlc.embed(m), coalesce(cm.weight, 1)::integer AS weight
+-- strategy with neither senders nor tags). weight is the explicit sender's (1 otherwise). Only the columns a
+-- pass reads (planning, the message's sender and signature, the enqueue): a pass reads the whole pool.
+SELECT m.organization_id, m.id, m.email, m.send_as_email, m.name, m.signature_html, m.signature_plain, m.provider,
+  m.timezone, m.campaign_limit, m.min_wait_time, m.last_capped_send_at, m.auth_failing_since,
+  coalesce(cm.weight, 1)::integer AS weight
 FROM mailboxes m
 LEFT JOIN campaign_mailboxes cm ON cm.organization_id = m.organization_id AND cm.campaign_id = @campaign_id
   AND cm.mailbox_id = m.id
@@ -205,6 +208,13 @@ WHERE organization_id = @organization_id AND id = @id AND parked_until IS NOT NU
 UPDATE campaign_leads SET due_at = @until::timestamptz, wait_reason = @wait_reason, updated_at = now()
 WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
   AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= @now::timestamptz AND due_at > @after::timestamptz;
+
+-- name: EngineFollowUpsDue :one
+-- Whether a lead past its first step is due at now (a park in force or not).
+SELECT EXISTS (SELECT 1 FROM campaign_leads
+  WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active')
+    AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= @now::timestamptz
+    AND (step_position > 0 OR sent > 0))::boolean AS due;
 
 -- name: EngineLeadsParkNew :execrows
 -- Moves the campaign's new leads due at now (their first step not yet sent) to until, saying why: the day's

@@ -562,6 +562,27 @@ func (q *Queries) EngineDueLeads(ctx context.Context, db DBTX, arg EngineDueLead
 	return items, nil
 }
 
+const engineFollowUpsDue = `-- name: EngineFollowUpsDue :one
+SELECT EXISTS (SELECT 1 FROM campaign_leads
+  WHERE organization_id = $1 AND campaign_id = $2 AND state IN ('pending', 'active')
+    AND due_at IS NOT NULL AND task_id IS NULL AND due_at <= $3::timestamptz
+    AND (step_position > 0 OR sent > 0))::boolean AS due
+`
+
+type EngineFollowUpsDueParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	Now            time.Time `json:"now"`
+}
+
+// Whether a lead past its first step is due at now (a park in force or not).
+func (q *Queries) EngineFollowUpsDue(ctx context.Context, db DBTX, arg EngineFollowUpsDueParams) (bool, error) {
+	row := db.QueryRow(ctx, engineFollowUpsDue, arg.OrganizationID, arg.CampaignID, arg.Now)
+	var due bool
+	err := row.Scan(&due)
+	return due, err
+}
+
 const engineLeadAnswered = `-- name: EngineLeadAnswered :exec
 UPDATE campaign_leads SET state = $1, step_position = $2, due_at = $3,
   wait_reason = $4, task_id = $5, thread_refs = $6::text[],
@@ -1175,7 +1196,9 @@ func (q *Queries) EnginePlansSave(ctx context.Context, db DBTX, arg EnginePlansS
 }
 
 const enginePool = `-- name: EnginePool :many
-SELECT m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason, coalesce(cm.weight, 1)::integer AS weight
+SELECT m.organization_id, m.id, m.email, m.send_as_email, m.name, m.signature_html, m.signature_plain, m.provider,
+  m.timezone, m.campaign_limit, m.min_wait_time, m.last_capped_send_at, m.auth_failing_since,
+  coalesce(cm.weight, 1)::integer AS weight
 FROM mailboxes m
 LEFT JOIN campaign_mailboxes cm ON cm.organization_id = m.organization_id AND cm.campaign_id = $1
   AND cm.mailbox_id = m.id
@@ -1193,14 +1216,27 @@ type EnginePoolParams struct {
 }
 
 type EnginePoolRow struct {
-	Mailbox Mailbox `json:"mailbox"`
-	Weight  int32   `json:"weight"`
+	OrganizationID   uuid.UUID  `json:"organization_id"`
+	ID               uuid.UUID  `json:"id"`
+	Email            string     `json:"email"`
+	SendAsEmail      string     `json:"send_as_email"`
+	Name             string     `json:"name"`
+	SignatureHtml    string     `json:"signature_html"`
+	SignaturePlain   string     `json:"signature_plain"`
+	Provider         string     `json:"provider"`
+	Timezone         string     `json:"timezone"`
+	CampaignLimit    int32      `json:"campaign_limit"`
+	MinWaitTime      int32      `json:"min_wait_time"`
+	LastCappedSendAt *time.Time `json:"last_capped_send_at"`
+	AuthFailingSince *time.Time `json:"auth_failing_since"`
+	Weight           int32      `json:"weight"`
 }
 
 // The mailboxes the campaign sends from, usable now: active and in active rotation (not held in reserve, not
 // resting); its enabled explicit senders, the mailboxes carrying any of its tags (a tagged mailbox that is a
 // disabled sender stays out), and every such mailbox of the organization when every_mailbox is set (the tags
-// strategy with neither senders nor tags). weight is the explicit sender's (1 otherwise).
+// strategy with neither senders nor tags). weight is the explicit sender's (1 otherwise). Only the columns a
+// pass reads (planning, the message's sender and signature, the enqueue): a pass reads the whole pool.
 func (q *Queries) EnginePool(ctx context.Context, db DBTX, arg EnginePoolParams) ([]EnginePoolRow, error) {
 	rows, err := db.Query(ctx, enginePool,
 		arg.CampaignID,
@@ -1216,78 +1252,19 @@ func (q *Queries) EnginePool(ctx context.Context, db DBTX, arg EnginePoolParams)
 	for rows.Next() {
 		var i EnginePoolRow
 		if err := rows.Scan(
-			&i.Mailbox.OrganizationID,
-			&i.Mailbox.ID,
-			&i.Mailbox.UserID,
-			&i.Mailbox.WorkerID,
-			&i.Mailbox.Email,
-			&i.Mailbox.Name,
-			&i.Mailbox.Provider,
-			&i.Mailbox.Status,
-			&i.Mailbox.SignaturePlain,
-			&i.Mailbox.SignatureHtml,
-			&i.Mailbox.SignatureSync,
-			&i.Mailbox.SignatureCode,
-			&i.Mailbox.SendAsEmail,
-			&i.Mailbox.ReplyTo,
-			&i.Mailbox.SaveToSent,
-			&i.Mailbox.CampaignLimit,
-			&i.Mailbox.MinWaitTime,
-			&i.Mailbox.Timezone,
-			&i.Mailbox.Tags,
-			&i.Mailbox.SmtpHost,
-			&i.Mailbox.SmtpPort,
-			&i.Mailbox.SmtpUsername,
-			&i.Mailbox.SmtpSecurity,
-			&i.Mailbox.SmtpPassword,
-			&i.Mailbox.ImapHost,
-			&i.Mailbox.ImapPort,
-			&i.Mailbox.ImapUsername,
-			&i.Mailbox.ImapSecurity,
-			&i.Mailbox.ImapPassword,
-			&i.Mailbox.Identities,
-			&i.Mailbox.IdentitySyncedAt,
-			&i.Mailbox.SignatureSource,
-			&i.Mailbox.SignatureImportedAt,
-			&i.Mailbox.LastSyncedAt,
-			&i.Mailbox.LastID,
-			&i.Mailbox.RotationState,
-			&i.Mailbox.RotationSince,
-			&i.Mailbox.RotationReason,
-			&i.Mailbox.Warmup,
-			&i.Mailbox.WarmupPausedAt,
-			&i.Mailbox.WarmupBase,
-			&i.Mailbox.WarmupMax,
-			&i.Mailbox.WarmupIncrease,
-			&i.Mailbox.WarmupReplyRate,
-			&i.Mailbox.WarmupTag,
-			&i.Mailbox.WarmupPoolType,
-			&i.Mailbox.WarmupStartTime,
-			&i.Mailbox.WarmupEndTime,
-			&i.Mailbox.WarmupDays,
-			&i.Mailbox.WarmupHealth,
-			&i.Mailbox.TrackingDomain,
-			&i.Mailbox.TrackingDomainVerified,
-			&i.Mailbox.TrackingDomainVerifiedAt,
-			&i.Mailbox.AuthState,
-			&i.Mailbox.AuthSpf,
-			&i.Mailbox.AuthDkim,
-			&i.Mailbox.AuthDmarc,
-			&i.Mailbox.AuthDmarcPolicy,
-			&i.Mailbox.AuthReason,
-			&i.Mailbox.AuthCheckedAt,
-			&i.Mailbox.AuthFailingSince,
-			&i.Mailbox.CreatedAt,
-			&i.Mailbox.UpdatedAt,
-			&i.Mailbox.LastCappedSendAt,
-			&i.Mailbox.TrackingStatus,
-			&i.Mailbox.TrackingMessage,
-			&i.Mailbox.TrackingObserved,
-			&i.Mailbox.TrackingHostUnresolvable,
-			&i.Mailbox.TrackingCheckedAt,
-			&i.Mailbox.WarmupBlockedAt,
-			&i.Mailbox.WarmupBlockedUntil,
-			&i.Mailbox.WarmupBlockReason,
+			&i.OrganizationID,
+			&i.ID,
+			&i.Email,
+			&i.SendAsEmail,
+			&i.Name,
+			&i.SignatureHtml,
+			&i.SignaturePlain,
+			&i.Provider,
+			&i.Timezone,
+			&i.CampaignLimit,
+			&i.MinWaitTime,
+			&i.LastCappedSendAt,
+			&i.AuthFailingSince,
 			&i.Weight,
 		); err != nil {
 			return nil, err

@@ -217,7 +217,7 @@ func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaig
 	if d.pos > 0 && l.MailboxID.Valid && pl.inPool(l.MailboxID.UUID) {
 		choice.Only = l.MailboxID // the thread's follow-ups go from the mailbox that started it
 	}
-	idx, ok, reason, retry := ChooseSender(pl.senders, choice, now)
+	idx, ok, reason, retry := pl.chooseSender(choice)
 	if !ok {
 		if retry.IsZero() {
 			retry = now.Add(noSenderRecheck)
@@ -308,6 +308,21 @@ func (pl *planner) lineUp(c Choice, isNew bool, reason string, retry time.Time) 
 		pl.linedNew++
 	}
 	return at, why
+}
+
+// chooseSender is ChooseSender over the pass's pool at its now. Once a choice open to the whole pool found no
+// sender free, none is for the rest of the pass (senders only get busier as it plans), so later such choices
+// take that answer rather than walking the pool again.
+func (pl *planner) chooseSender(c Choice) (int, bool, string, time.Time) {
+	whole := !c.Only.Valid && (c.ESPMode != "strict" || c.ESP == "")
+	if whole && pl.noneFree != "" {
+		return 0, false, pl.noneFree, pl.noneRetry
+	}
+	idx, ok, reason, retry := ChooseSender(pl.senders, c, pl.now)
+	if whole && !ok {
+		pl.noneFree, pl.noneRetry = reason, retry
+	}
+	return idx, ok, reason, retry
 }
 
 // poolFullUntil is, when every usable sender of the pool has today's cap taken (sent, planned or lined up),

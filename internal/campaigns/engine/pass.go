@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -176,14 +177,15 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 		// More leads are due and today's sends are all taken (sent, or lined up for a sender's slot): the others
 		// wait for tomorrow as well.
 		return res, p.park(ctx, tomorrow, limitReason)
-	case pl.newLeft >= 0 && pl.newPlanned+pl.linedNew >= pl.newLeft && !p.row.PrioritizeNewLeads &&
-		leads[len(leads)-1].StepPosition == 0:
-		// Today's new leads are all taken and, follow-ups coming first, every lead due after this pass's last
-		// one is new: they wait for tomorrow as well (a follow-up due later today is after the park).
-		return res, p.park(ctx, tomorrow, ReasonNewLeadQuota)
 	case pl.newLeft >= 0 && pl.newPlanned+pl.linedNew >= pl.newLeft:
-		// Today's new leads are all taken: the other new ones wait for tomorrow, in one write rather than a
-		// batch at a time (follow-ups still go out today).
+		// Today's new leads are all taken: the other new ones wait for tomorrow. With no follow-up due (they
+		// still go out today; those a park in force covers too, as a new park would take them over) that is the
+		// whole campaign's wait, one write; otherwise the new ones are moved.
+		followUps, err := queries.EngineFollowUpsDue(ctx, p.tx, dbq.EngineFollowUpsDueParams{OrganizationID: p.org,
+			CampaignID: p.row.ID, Now: p.now})
+		if err != nil || !followUps {
+			return res, cmp.Or(err, p.park(ctx, tomorrow, ReasonNewLeadQuota))
+		}
 		parked, err := queries.EngineLeadsParkNew(ctx, p.tx, dbq.EngineLeadsParkNewParams{OrganizationID: p.org,
 			CampaignID: p.row.ID, Now: p.now, Until: tomorrow, WaitReason: ReasonNewLeadQuota})
 		res.Leads += int(parked)
@@ -234,7 +236,7 @@ type planner struct {
 	variants  map[uuid.UUID][]dbq.CampaignVariant // by step; uuid.Nil holds the campaign-wide ones
 	firstStep uuid.UUID                           // the first email step (campaign-wide variants apply there)
 	senders   []Sender
-	mailboxes []dbq.Mailbox // in the order of senders
+	mailboxes []dbq.Mailbox // in the order of senders, with only the columns EnginePool reads (see loadPool)
 	plans     map[uuid.UUID]dbq.MailboxPlan
 	cursor    uint64
 	files     map[uuid.UUID][]uuid.UUID // attachment ids by step
@@ -255,6 +257,10 @@ type planner struct {
 	// fullUntil, once set, is when the first sender of a pool whose every sender has today's cap taken starts a
 	// new day: the pass stops there and the campaign waits for it (see poolFullUntil).
 	fullUntil time.Time
+	// noneFree and noneRetry, once set, are why a choice open to the whole pool found no sender free and when
+	// to look again (see chooseSender).
+	noneFree  string
+	noneRetry time.Time
 
 	decisions []decision
 	toVerify  []uuid.UUID
@@ -355,12 +361,14 @@ func (pl *planner) loadPool(ctx context.Context) error {
 	ids := make([]uuid.UUID, len(rows))
 	days := make([]time.Time, len(rows))
 	for i, r := range rows {
-		ids[i], days[i] = r.Mailbox.ID, sending.MailboxDay(pl.now, r.Mailbox.Timezone)
-	}
-	if err := queries.EnginePlansEnsure(ctx, pl.tx, dbq.EnginePlansEnsureParams{OrganizationID: pl.org, MailboxIds: ids}); err != nil {
-		return err
+		ids[i], days[i] = r.ID, sending.MailboxDay(pl.now, r.Timezone)
 	}
 	plans, err := queries.EnginePlansLock(ctx, pl.tx, dbq.EnginePlansLockParams{OrganizationID: pl.org, MailboxIds: ids})
+	if err == nil && len(plans) < len(ids) { // a mailbox new to planning: its plan row first
+		if err = queries.EnginePlansEnsure(ctx, pl.tx, dbq.EnginePlansEnsureParams{OrganizationID: pl.org, MailboxIds: ids}); err == nil {
+			plans, err = queries.EnginePlansLock(ctx, pl.tx, dbq.EnginePlansLockParams{OrganizationID: pl.org, MailboxIds: ids})
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -378,7 +386,11 @@ func (pl *planner) loadPool(ctx context.Context) error {
 		used[c.MailboxID] = c.Capped
 	}
 	for i, r := range rows {
-		m := r.Mailbox
+		// The pool row as the mailbox the message is composed and enqueued from: the columns EnginePool reads.
+		m := dbq.Mailbox{OrganizationID: r.OrganizationID, ID: r.ID, Email: r.Email, SendAsEmail: r.SendAsEmail,
+			Name: r.Name, SignatureHtml: r.SignatureHtml, SignaturePlain: r.SignaturePlain, Provider: r.Provider,
+			Timezone: r.Timezone, CampaignLimit: r.CampaignLimit, MinWaitTime: r.MinWaitTime,
+			LastCappedSendAt: r.LastCappedSendAt, AuthFailingSince: r.AuthFailingSince}
 		gap := time.Duration(m.MinWaitTime) * time.Second
 		s := Sender{ID: m.ID, Weight: r.Weight, ESP: MailboxESP(m.Provider), Cap: m.CampaignLimit, Used: used[m.ID],
 			Gap: gap, Slot: sending.NextSlot(m, pl.now), Disabled: mailbox.AuthBlocked(m, pl.e.authGrace, pl.now)}

@@ -37,6 +37,21 @@ func (r *rig) requireUnsentWait(t *testing.T, id uuid.UUID, leads map[string]lea
 	}
 }
 
+// requireHoldWait checks that GET .../leads/{contactId}/hold tells every unsent lead of the campaign the reason
+// and the time it waits for (a campaign-wide wait is one write to the campaign; the API reads it per lead).
+func (r *rig) requireHoldWait(t *testing.T, id uuid.UUID, reason string, at time.Time) {
+	t.Helper()
+	for email, l := range r.leadsOf(t, id) {
+		if l.Sent > 0 || l.Task != nil {
+			continue
+		}
+		h, err := r.c.CampaignsGetLeadHold(context.Background(), api.CampaignsGetLeadHoldParams{ID: id, ContactId: r.contactID(t, email)})
+		require.NoError(t, err)
+		require.Equal(t, reason, h.WaitReason.Value, email)
+		require.True(t, h.NextStepAt.Value.Equal(at), "%s: next step at %s, want %s", email, h.NextStepAt.Value, at)
+	}
+}
+
 func TestTheDailyLimitSendsThatManyPerCampaignLocalDayAndTheRestWaitForTheNextDay(t *testing.T) {
 	r := newRig(t)
 	ny := zone(t, "America/New_York")
@@ -49,11 +64,13 @@ func TestTheDailyLimitSendsThatManyPerCampaignLocalDayAndTheRestWaitForTheNextDa
 	r.work(t)
 	tomorrow := localMidnight(r.clock, ny)
 	r.requireUnsentWait(t, id, r.leadsOf(t, id), engine.ReasonCampaignLimit, tomorrow)
+	r.requireHoldWait(t, id, engine.ReasonCampaignLimit, tomorrow)
 	// A lead added later the same day finds the day's sends taken.
 	r.advance(time.Hour)
 	r.addLeads(t, id, "later@example.net")
 	require.Zero(t, r.run(t).Sends)
 	r.requireUnsentWait(t, id, r.leadsOf(t, id), engine.ReasonCampaignLimit, tomorrow)
+	r.requireHoldWait(t, id, engine.ReasonCampaignLimit, tomorrow)
 
 	for day, want := range []int{2, 2} {
 		r.clockTo(t, tomorrow)
