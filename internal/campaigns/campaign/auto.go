@@ -9,12 +9,14 @@ import (
 
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/mail/sending"
+	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
 // Move changes a campaign's status on the engine's own decision (completed when its leads are done or its end
 // date passed, paused_no_accounts when no sender is left, active again when a lead arrives after it completed),
-// with the reason, and raises the lifecycle event and activity-log line a person's change raises. A pause
-// cancels the queued sends (their leads go back to their step). row is the campaign as locked by the caller.
+// with the reason, and raises the lifecycle event, activity-log line and audit entry a person's change raises
+// (the audit entry's actor is the system when ctx carries no principal). A pause cancels the queued sends (their
+// leads go back to their step). row is the campaign as locked by the caller.
 func (s *Store) Move(ctx context.Context, tx pgx.Tx, row dbq.Campaign, to, reason string) (Campaign, error) {
 	now := s.now()
 	params := updateParams(row, Campaign{Campaign: row}.Settings())
@@ -40,6 +42,12 @@ func (s *Store) Move(ctx context.Context, tx pgx.Tx, row dbq.Campaign, to, reaso
 	out, err := s.Get(ctx, tx, row.OrganizationID, row.ID)
 	if err != nil {
 		return Campaign{}, err
+	}
+	if t := lifecycleEvent(to); t != "" {
+		if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: string(t), EntityType: audit.EntityCampaign,
+			EntityID: row.ID.String(), Metadata: map[string]any{"from": row.Status, "reason": reason}}); err != nil {
+			return Campaign{}, err
+		}
 	}
 	return out, s.moved(ctx, tx, out, row.Status, reason)
 }

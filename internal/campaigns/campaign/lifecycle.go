@@ -154,16 +154,7 @@ func (in UpdateInput) fields() []string {
 
 // moved raises the lifecycle event of a status change and writes it to the activity log.
 func (s *Store) moved(ctx context.Context, tx pgx.Tx, c Campaign, from, why string) error {
-	var t events.Type
-	switch {
-	case c.Status == StatusActive:
-		t = events.CampaignStarted
-	case Paused(c.Status):
-		t = events.CampaignPaused
-	case c.Status == StatusCompleted:
-		t = events.CampaignCompleted
-	}
-	if t != "" {
+	if t := lifecycleEvent(c.Status); t != "" {
 		if _, err := s.outbox.Emit(ctx, tx, t, map[string]any{"campaign_id": c.ID, "name": c.Name, "status": c.Status,
 			"previous_status": from, "reason": why}); err != nil {
 			return err
@@ -171,6 +162,19 @@ func (s *Store) moved(ctx context.Context, tx pgx.Tx, c Campaign, from, why stri
 	}
 	return Log(ctx, tx, c.OrganizationID, c.ID, uuid.NullUUID{}, "status_changed",
 		fmt.Sprintf("Status changed from %s to %s (%s).", from, c.Status, why), nil)
+}
+
+// lifecycleEvent is the event a campaign's move into status raises ("" for none).
+func lifecycleEvent(status string) events.Type {
+	switch {
+	case status == StatusActive:
+		return events.CampaignStarted
+	case Paused(status):
+		return events.CampaignPaused
+	case status == StatusCompleted:
+		return events.CampaignCompleted
+	}
+	return ""
 }
 
 func updateParams(c dbq.Campaign, st Settings) dbq.CampaignUpdateParams {

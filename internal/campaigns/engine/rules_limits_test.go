@@ -85,6 +85,13 @@ func TestTheDailyLimitSendsThatManyPerCampaignLocalDayAndTheRestWaitForTheNextDa
 		require.Equal(t, 1, n, to)
 	}
 	require.Equal(t, "completed", r.status(t, id))
+	var actor, from string
+	r.query(t, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT actor_type, metadata->>'from' FROM audit_log
+			WHERE event = 'campaign.completed' AND target_id = $1`, id.String()).Scan(&actor, &from)
+	})
+	require.Equal(t, "system", actor, "the engine's completion is audited, by the system")
+	require.Equal(t, "active", from)
 }
 
 func TestTheRampSendsMoreEachSendingDayUpToItsCeiling(t *testing.T) {
