@@ -159,10 +159,21 @@ func LeadWait(ctx context.Context, tx pgx.Tx, org, campaign, contact uuid.UUID) 
 		return Wait{}, err
 	}
 	w := Wait{Reason: row.WaitReason, Next: row.DueAt, Sending: row.Sending}
-	if w.Next != nil && row.ParkedBefore != nil && row.ParkedUntil != nil && !w.Next.After(*row.ParkedBefore) &&
-		row.ParkedUntil.After(*w.Next) {
-		// The campaign cannot send before the park ends; the engine looks at the lead again then.
-		w.Reason, w.Next = row.ParkedReason, row.ParkedUntil
+	if w.Next != nil {
+		if until, ok := ParkCovers(row.ParkedBefore, row.ParkedUntil, *w.Next); ok {
+			// The campaign cannot send before the park ends; the engine looks at the lead again then.
+			w.Reason, w.Next = row.ParkedReason, &until
+		}
 	}
 	return w, nil
+}
+
+// ParkCovers reports whether a campaign's park (parked_before, parked_until) holds a lead due at due, and
+// until when: a lead due at or before parked_before waits for parked_until when that is later than its own
+// due time. The lead hold and the engine read a lead's effective wait by this one rule.
+func ParkCovers(before, until *time.Time, due time.Time) (time.Time, bool) {
+	if before == nil || until == nil || due.After(*before) || !until.After(due) {
+		return time.Time{}, false
+	}
+	return *until, true
 }

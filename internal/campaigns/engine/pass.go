@@ -213,8 +213,8 @@ func (pl *planner) lateness() []time.Duration {
 			continue
 		}
 		due := *d.lead.DueAt
-		if r := pl.row; r.ParkedBefore != nil && r.ParkedUntil != nil && !due.After(*r.ParkedBefore) && r.ParkedUntil.After(due) {
-			due = *r.ParkedUntil // it waited for the campaign's park
+		if until, ok := campaign.ParkCovers(pl.row.ParkedBefore, pl.row.ParkedUntil, due); ok {
+			due = until // it waited for the campaign's park
 		}
 		out = append(out, pl.now.Sub(due))
 	}
