@@ -59,9 +59,9 @@ const (
 // the caller; the bound keeps tokens, and so the work an attacker can make Parse do, small.
 const MaxURLLength = 2048
 
-// MaxTokenLength bounds an encoded token (characters): the longest click token. Parse refuses anything
-// longer before decoding it.
-var MaxTokenLength = base64.RawURLEncoding.EncodedLen(headerSize + clickExtra + MaxURLLength + macSize)
+// MaxTokenLength bounds an encoded token (characters): the longest click token, in unpadded base64. Parse
+// refuses anything longer before decoding it.
+const MaxTokenLength = ((headerSize+clickExtra+MaxURLLength+macSize)*8 + 5) / 6
 
 // ErrInvalidToken is the one error Parse returns for any token it will not honour (forged, truncated,
 // altered, of another kind, of an unknown version, signed by a key this deployment does not hold, or too

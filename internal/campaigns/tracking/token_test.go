@@ -2,6 +2,9 @@ package tracking_test
 
 import (
 	"bytes"
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -97,6 +100,39 @@ func TestTruncatedAndAlteredTokensAreRejected(t *testing.T) {
 	}
 }
 
+// signAs signs raw token bytes the way the package documents (HKDF-SHA256, info "outflow/tracking/v1/<kind>",
+// HMAC-SHA256 truncated to 16 bytes), so a test can build tokens Sign would never make.
+func signAs(t *testing.T, secret []byte, kind tracking.Kind, body []byte) string {
+	t.Helper()
+	key, err := hkdf.Key(sha256.New, secret, nil, "outflow/tracking/v1/"+kind.String(), 32)
+	require.NoError(t, err)
+	m := hmac.New(sha256.New, key)
+	m.Write(body)
+	return base64.RawURLEncoding.EncodeToString(append(bytes.Clone(body), m.Sum(nil)[:16]...))
+}
+
+func TestTheDocumentedKeyDerivationSignsValidTokensAndOnlyVersionOneParses(t *testing.T) {
+	t.Parallel()
+	s := newSigner(t, keyA)
+	open := sampleTokens()[0]
+	signed, err := s.Sign(open)
+	require.NoError(t, err)
+	raw, err := base64.RawURLEncoding.DecodeString(signed)
+	require.NoError(t, err)
+	body := raw[:len(raw)-16]
+	require.Equal(t, signed, signAs(t, keyA, tracking.KindOpen, body))
+
+	v2 := bytes.Clone(body)
+	v2[0] = 2
+	_, err = s.Parse(signAs(t, keyA, tracking.KindOpen, v2), tracking.KindOpen)
+	require.ErrorIs(t, err, tracking.ErrInvalidToken, "an unknown version, correctly signed")
+
+	asClick := bytes.Clone(body)
+	asClick[1] = byte(tracking.KindClick)
+	_, err = s.Parse(signAs(t, keyA, tracking.KindOpen, asClick), tracking.KindOpen)
+	require.ErrorIs(t, err, tracking.ErrInvalidToken, "a click payload under the open key")
+}
+
 func TestTokensSignedWithAnotherKeyAreRejected(t *testing.T) {
 	t.Parallel()
 	foreign, ours := newSigner(t, keyB), newSigner(t, keyA)
@@ -146,7 +182,7 @@ func TestSignRefusesLinksNoRedirectMayFollow(t *testing.T) {
 	c.URL = "https://example.com/" + strings.Repeat("a", tracking.MaxURLLength-len("https://example.com/"))
 	tok, err := s.Sign(c)
 	require.NoError(t, err, "a URL of exactly 2048 bytes is tracked")
-	require.LessOrEqual(t, len(tok), tracking.MaxTokenLength)
+	require.Len(t, tok, tracking.MaxTokenLength, "the longest link makes the longest token")
 	_, err = s.Parse(tok, tracking.KindClick)
 	require.NoError(t, err)
 
