@@ -43,8 +43,7 @@ var queries = dbq.New()
 
 // Message is what a sender asks the pipeline to send. Addresses are normalized (lower case, no display name).
 type Message struct {
-	// ID is the send task's id when the caller needs it before enqueueing (to sign tracking tokens into the
-	// bodies, say); it should be a UUIDv7, as the ids EnqueueMany makes are. Zero means EnqueueMany makes one.
+	// ID is the task's id when the caller needs it first (a UUIDv7, to sign tracking tokens); zero: EnqueueMany makes one.
 	ID uuid.UUID
 	// Kind is one of the Kind constants.
 	Kind string
@@ -121,12 +120,12 @@ func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, out []Out
 		if len(msg.To) == 0 {
 			return nil, errors.New("sending: a message needs a recipient")
 		}
-		id := msg.ID
+		id, err := msg.ID, error(nil)
 		if id == uuid.Nil {
-			var err error
-			if id, err = uuid.NewV7(); err != nil {
-				return nil, err
-			}
+			id, err = uuid.NewV7()
+		}
+		if err != nil {
+			return nil, err
 		}
 		notBefore := msg.NotBefore
 		if notBefore.IsZero() {
