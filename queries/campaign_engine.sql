@@ -44,9 +44,11 @@ SET sent = greatest(campaign_send_days.sent + @sent::integer, 0),
 -- resting); its enabled explicit senders, the mailboxes carrying any of its tags (a tagged mailbox that is a
 -- disabled sender stays out), and every such mailbox of the organization when every_mailbox is set (the tags
 -- strategy with neither senders nor tags). weight is the explicit sender's (1 otherwise). Only the columns a
--- pass reads (planning, the message's sender and signature, the enqueue): a pass reads the whole pool.
+-- pass reads (planning, the message's sender and signature, its tracking host, the enqueue): a pass reads the
+-- whole pool.
 SELECT m.organization_id, m.id, m.email, m.send_as_email, m.name, m.signature_html, m.signature_plain, m.provider,
   m.timezone, m.campaign_limit, m.min_wait_time, m.last_capped_send_at, m.auth_failing_since,
+  m.tracking_domain, m.tracking_domain_verified,
   coalesce(cm.weight, 1)::integer AS weight
 FROM mailboxes m
 LEFT JOIN campaign_mailboxes cm ON cm.organization_id = m.organization_id AND cm.campaign_id = @campaign_id

@@ -1198,6 +1198,7 @@ func (q *Queries) EnginePlansSave(ctx context.Context, db DBTX, arg EnginePlansS
 const enginePool = `-- name: EnginePool :many
 SELECT m.organization_id, m.id, m.email, m.send_as_email, m.name, m.signature_html, m.signature_plain, m.provider,
   m.timezone, m.campaign_limit, m.min_wait_time, m.last_capped_send_at, m.auth_failing_since,
+  m.tracking_domain, m.tracking_domain_verified,
   coalesce(cm.weight, 1)::integer AS weight
 FROM mailboxes m
 LEFT JOIN campaign_mailboxes cm ON cm.organization_id = m.organization_id AND cm.campaign_id = $1
@@ -1216,27 +1217,30 @@ type EnginePoolParams struct {
 }
 
 type EnginePoolRow struct {
-	OrganizationID   uuid.UUID  `json:"organization_id"`
-	ID               uuid.UUID  `json:"id"`
-	Email            string     `json:"email"`
-	SendAsEmail      string     `json:"send_as_email"`
-	Name             string     `json:"name"`
-	SignatureHtml    string     `json:"signature_html"`
-	SignaturePlain   string     `json:"signature_plain"`
-	Provider         string     `json:"provider"`
-	Timezone         string     `json:"timezone"`
-	CampaignLimit    int32      `json:"campaign_limit"`
-	MinWaitTime      int32      `json:"min_wait_time"`
-	LastCappedSendAt *time.Time `json:"last_capped_send_at"`
-	AuthFailingSince *time.Time `json:"auth_failing_since"`
-	Weight           int32      `json:"weight"`
+	OrganizationID         uuid.UUID  `json:"organization_id"`
+	ID                     uuid.UUID  `json:"id"`
+	Email                  string     `json:"email"`
+	SendAsEmail            string     `json:"send_as_email"`
+	Name                   string     `json:"name"`
+	SignatureHtml          string     `json:"signature_html"`
+	SignaturePlain         string     `json:"signature_plain"`
+	Provider               string     `json:"provider"`
+	Timezone               string     `json:"timezone"`
+	CampaignLimit          int32      `json:"campaign_limit"`
+	MinWaitTime            int32      `json:"min_wait_time"`
+	LastCappedSendAt       *time.Time `json:"last_capped_send_at"`
+	AuthFailingSince       *time.Time `json:"auth_failing_since"`
+	TrackingDomain         string     `json:"tracking_domain"`
+	TrackingDomainVerified bool       `json:"tracking_domain_verified"`
+	Weight                 int32      `json:"weight"`
 }
 
 // The mailboxes the campaign sends from, usable now: active and in active rotation (not held in reserve, not
 // resting); its enabled explicit senders, the mailboxes carrying any of its tags (a tagged mailbox that is a
 // disabled sender stays out), and every such mailbox of the organization when every_mailbox is set (the tags
 // strategy with neither senders nor tags). weight is the explicit sender's (1 otherwise). Only the columns a
-// pass reads (planning, the message's sender and signature, the enqueue): a pass reads the whole pool.
+// pass reads (planning, the message's sender and signature, its tracking host, the enqueue): a pass reads the
+// whole pool.
 func (q *Queries) EnginePool(ctx context.Context, db DBTX, arg EnginePoolParams) ([]EnginePoolRow, error) {
 	rows, err := db.Query(ctx, enginePool,
 		arg.CampaignID,
@@ -1265,6 +1269,8 @@ func (q *Queries) EnginePool(ctx context.Context, db DBTX, arg EnginePoolParams)
 			&i.MinWaitTime,
 			&i.LastCappedSendAt,
 			&i.AuthFailingSince,
+			&i.TrackingDomain,
+			&i.TrackingDomainVerified,
 			&i.Weight,
 		); err != nil {
 			return nil, err

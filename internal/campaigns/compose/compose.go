@@ -31,6 +31,9 @@ type Input struct {
 	Sender *dbq.Mailbox
 	// App holds the values earlier app_action steps captured, by output key.
 	App map[string]any
+	// Tracking, when set on a campaign send, adds the open pixel (open_tracking) and tracked links
+	// (link_tracking); nil composes the message as written, as previews and test sends are.
+	Tracking *Tracking
 }
 
 // Content is a message's source text, given in place of a step's when what is composed is not the step's own
@@ -105,6 +108,9 @@ func Compose(in Input) (Message, error) {
 	}
 	r := parsed.Render(&data, in.options(step))
 	out := Message{Subject: r.Subject, Plain: r.Plain, HTML: r.HTML, Unresolved: r.Unresolved, Signed: parsed.PlacesSignature()}
+	if out.HTML, err = in.pixel(out.HTML); err != nil {
+		return Message{}, err
+	}
 	if in.Sender != nil {
 		out.From = &From{Name: in.Sender.Name, Email: sending.FromAddress(*in.Sender)}
 	}
@@ -157,9 +163,10 @@ func (in Input) data() template.Data {
 	return d
 }
 
-// options are the render options of one step of in: its spintax seed and, when the campaign tags links, UTM.
+// options are the render options of one step of in: its spintax seed, UTM when the campaign tags links, and
+// the click rewriter when a tracked send has link_tracking on.
 func (in Input) options(step uuid.UUID) template.Options {
-	o := template.Options{Seed: template.Seed(in.Contact.ID, step)}
+	o := template.Options{Seed: template.Seed(in.Contact.ID, step), Links: in.clickLinks()}
 	if c := in.Campaign; c != nil && c.UtmTracking {
 		o.UTM = template.NewUTM(c.UtmSource, c.UtmMedium, c.UtmCampaign, c.Name)
 	}

@@ -15,9 +15,13 @@
 //     subject: "Re: " and the first email step's subject rendered for the same contact (with that step's seed).
 //     Message.ThreadReply tells the sender to carry In-Reply-To and References of the earlier messages.
 //   - text_only campaigns get no HTML part; their HTML body is not even parsed.
-//   - UTM tagging applies when the campaign's utm_tracking is on. Link tracking is not applied here:
-//     Options.Links stays nil until tracking tickets and the /t/ redirect arrive with the tracking issue, so a
-//     link_tracking campaign's links go out as written (UTM-tagged when tagging is on).
+//   - UTM tagging applies when the campaign's utm_tracking is on.
+//   - Tracking applies only to a campaign send that passes Input.Tracking, and never to a text_only campaign.
+//     open_tracking adds a 1x1 pixel (BaseURL/t/o/{token}) to a message with an HTML body, before </body>
+//     when there is one; link_tracking rewrites each http(s) link of both bodies to BaseURL/t/c/{token},
+//     the click token carrying the link's number and its UTM-tagged target, so the redirect needs no
+//     database read. mailto:, tel:, anchors, other schemes and links over tracking.MaxURLLength go out as
+//     written. Without tracking the message is exactly what it would be without this rule.
 //   - Content that does not compile is a 400 invalid_template naming the part, the rule and its position.
 //   - Message.Sendable refuses a message with an unresolved variable (listing them) or nothing to send;
 //     every path that enqueues calls it, so such a message is never enqueued.

@@ -235,8 +235,13 @@ func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaig
 		return err
 	}
 	sender := &pl.mailboxes[idx]
+	// The task's id is chosen here, not by the enqueue, because the tracking tokens composed into it name it.
+	task, err := uuid.NewV7()
+	if err != nil {
+		return err
+	}
 	msg, err := compose.Compose(compose.Input{Campaign: &pl.row, Steps: pl.steps, Step: &step, Content: content,
-		Contact: contact, Sender: sender})
+		Contact: contact, Sender: sender, Tracking: pl.tracking(sender, task)})
 	if err == nil {
 		err = msg.Sendable()
 	}
@@ -248,7 +253,7 @@ func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaig
 	if err != nil {
 		return err
 	}
-	out := sending.Message{Kind: sending.KindCampaign, To: []string{l.Email}, Cc: pl.row.Cc, Bcc: pl.row.Bcc,
+	out := sending.Message{ID: task, Kind: sending.KindCampaign, To: []string{l.Email}, Cc: pl.row.Cc, Bcc: pl.row.Bcc,
 		Subject: msg.Subject, Text: msg.Plain, HTML: msg.HTML, Signed: msg.Signed, Attachments: files,
 		ContactID: uuid.NullUUID{UUID: l.ContactID, Valid: true}, CampaignID: uuid.NullUUID{UUID: pl.row.ID, Valid: true},
 		StepID: uuid.NullUUID{UUID: step.ID, Valid: true}, StepName: step.Name, VariantID: variant, NotBefore: now}
@@ -273,6 +278,17 @@ func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaig
 		d.reason = ReasonFollowUp
 	}
 	return nil
+}
+
+// tracking is the tracking input of a message to be sent as task from sender: nil when the deployment has no
+// signer or the campaign tracks neither opens nor clicks (compose applies each setting itself).
+func (pl *planner) tracking(sender *dbq.Mailbox, task uuid.UUID) *compose.Tracking {
+	t := pl.e.tracking
+	if t.Signer == nil || !pl.row.OpenTracking && !pl.row.LinkTracking {
+		return nil
+	}
+	return &compose.Tracking{Signer: t.Signer, BaseURL: compose.TrackingBaseURL(&pl.row, sender, t.Host, t.PublicURL),
+		OrganizationID: pl.org, TaskID: task}
 }
 
 // lineUp is when a lead that found every sender busy until retry looks again, and why. Such leads line up:

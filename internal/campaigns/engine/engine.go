@@ -13,6 +13,7 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/checks"
+	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/notify"
 	"github.com/outflowhq/outflow/internal/platform/db"
@@ -46,6 +47,20 @@ type Engine struct {
 	batch     int
 	// verify, when set, is asked to check the addresses of leads whose contacts have no verdict yet.
 	verify Verifier
+	// tracking signs campaign messages' pixels and tracked links (see Tracking).
+	tracking Tracking
+}
+
+// Tracking is what the engine needs to put open and click tracking into the campaign messages it sends: the
+// deployment's token signer and the hosts a message's tracking URLs fall back to when neither its campaign nor
+// its mailbox has a verified tracking domain (see compose.TrackingBaseURL).
+type Tracking struct {
+	// Signer signs the open and click tokens; nil sends every message untracked, whatever the campaign asks.
+	Signer *tracking.Signer
+	// Host is the deployment's shared tracking host name (OUTFLOW_TRACKING_HOST), empty when none is set.
+	Host string
+	// PublicURL is the API's public URL (OUTFLOW_PUBLIC_URL), used when there is no tracking host.
+	PublicURL string
 }
 
 // Verifier checks contacts' addresses in the background (the built-in checks) and stores their verdicts; the
@@ -65,6 +80,9 @@ type Options struct {
 	Batch int
 	// Verifier checks addresses with no verdict before their first send (nil: they are sent unchecked).
 	Verifier Verifier
+	// Tracking lets campaigns with open_tracking or link_tracking carry the pixel and tracked links (zero:
+	// every message goes out untracked).
+	Tracking Tracking
 }
 
 // New builds the engine over pool.
@@ -75,7 +93,8 @@ func New(pool *pgxpool.Pool, o Options) *Engine {
 	if o.Batch <= 0 {
 		o.Batch = DefaultBatch
 	}
-	return &Engine{pool: pool, authGrace: o.AuthGrace, now: o.Now, batch: o.Batch, verify: o.Verifier}
+	return &Engine{pool: pool, authGrace: o.AuthGrace, now: o.Now, batch: o.Batch, verify: o.Verifier,
+		tracking: o.Tracking}
 }
 
 // Stats is what a run did.

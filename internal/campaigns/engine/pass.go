@@ -390,7 +390,8 @@ func (pl *planner) loadPool(ctx context.Context) error {
 		m := dbq.Mailbox{OrganizationID: r.OrganizationID, ID: r.ID, Email: r.Email, SendAsEmail: r.SendAsEmail,
 			Name: r.Name, SignatureHtml: r.SignatureHtml, SignaturePlain: r.SignaturePlain, Provider: r.Provider,
 			Timezone: r.Timezone, CampaignLimit: r.CampaignLimit, MinWaitTime: r.MinWaitTime,
-			LastCappedSendAt: r.LastCappedSendAt, AuthFailingSince: r.AuthFailingSince}
+			LastCappedSendAt: r.LastCappedSendAt, AuthFailingSince: r.AuthFailingSince,
+			TrackingDomain: r.TrackingDomain, TrackingDomainVerified: r.TrackingDomainVerified}
 		gap := time.Duration(m.MinWaitTime) * time.Second
 		s := Sender{ID: m.ID, Weight: r.Weight, ESP: MailboxESP(m.Provider), Cap: m.CampaignLimit, Used: used[m.ID],
 			Gap: gap, Slot: sending.NextSlot(m, pl.now), Disabled: mailbox.AuthBlocked(m, pl.e.authGrace, pl.now)}

@@ -43,6 +43,8 @@ var queries = dbq.New()
 
 // Message is what a sender asks the pipeline to send. Addresses are normalized (lower case, no display name).
 type Message struct {
+	// ID is the task's id when the caller needs it first (a UUIDv7, to sign tracking tokens); zero: EnqueueMany makes one.
+	ID uuid.UUID
 	// Kind is one of the Kind constants.
 	Kind string
 	// To, Cc and Bcc are the recipients; To needs at least one.
@@ -118,7 +120,10 @@ func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, out []Out
 		if len(msg.To) == 0 {
 			return nil, errors.New("sending: a message needs a recipient")
 		}
-		id, err := uuid.NewV7()
+		id, err := msg.ID, error(nil)
+		if id == uuid.Nil {
+			id, err = uuid.NewV7()
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -72,6 +72,33 @@ func TestEnqueueManyWritesEveryTaskInOrderAndTheWorkersSendThem(t *testing.T) {
 	require.Equal(t, 3, n, "the refused batch wrote no task")
 }
 
+func TestEnqueueManyUsesTheIDAMessageBringsAndMakesOneOtherwise(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	chosen := uuid.Must(uuid.NewV7())
+	var tasks []dbq.SendTask
+	require.NoError(t, db.WithOrgTx(ctx, r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		m, err := dbq.New().MailboxGet(ctx, tx, dbq.MailboxGetParams{OrganizationID: r.org, ID: r.box.ID})
+		if err != nil {
+			return err
+		}
+		tasks, err = sending.EnqueueMany(ctx, tx, r.jobs, []sending.Outgoing{
+			{From: &m, Message: sending.Message{ID: chosen, Kind: sending.KindCampaign, To: []string{"a@example.com"}, Subject: "Chosen", Text: "Hello"}},
+			{From: &m, Message: sending.Message{Kind: sending.KindCampaign, To: []string{"b@example.com"}, Subject: "Made", Text: "Hello"}},
+		})
+		return err
+	}))
+	require.Len(t, tasks, 2)
+	require.Equal(t, chosen, tasks[0].ID, "the task takes the id the message brought")
+	require.Equal(t, "<"+chosen.String()+"@example.com>", tasks[0].MessageID, "and its Message-ID is derived from it")
+	require.NotEqual(t, uuid.Nil, tasks[1].ID, "a message without an id gets one")
+	require.NotEqual(t, chosen, tasks[1].ID)
+	require.Equal(t, uuid.Version(7), tasks[1].ID.Version())
+	status, _, _ := r.task(t, chosen)
+	require.Equal(t, "queued", status, "the stored task has the chosen id")
+}
+
 // Attempts that arrive together on one mailbox are claimed together (one claim takes every task waiting for
 // the mailbox's turn); the cap and the gap hold across such a claim exactly as across single ones.
 func TestAttemptsArrivingTogetherKeepTheCapAndTheGap(t *testing.T) {
