@@ -143,7 +143,8 @@ func (b *Batcher) Flush(ctx context.Context) error {
 	}
 }
 
-// Close writes what is queued and what is being written directly, then stops the writer.
+// Close writes what is queued and what is being written directly, then stops the writer. Call it once the
+// handlers have stopped (after the HTTP server's shutdown), so no event is added while it drains.
 func (b *Batcher) Close(ctx context.Context) error {
 	b.closed.Store(true)
 	err := b.Flush(ctx)
