@@ -2288,6 +2288,41 @@ CREATE TABLE public.teams (
 );
 
 --
+-- Name: tracking_events; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tracking_events (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    task_id uuid NOT NULL,
+    kind text NOT NULL,
+    at timestamp with time zone NOT NULL,
+    user_agent text DEFAULT ''::text NOT NULL,
+    ip_hash text DEFAULT ''::text NOT NULL,
+    source_network text DEFAULT ''::text NOT NULL,
+    scanner text DEFAULT ''::text NOT NULL,
+    scanner_probable boolean DEFAULT false NOT NULL,
+    privacy_proxy boolean DEFAULT false NOT NULL,
+    link_index integer,
+    url text,
+    ticket_issued boolean DEFAULT false NOT NULL,
+    verdict text,
+    rule text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT tracking_events_check CHECK (((kind = 'click'::text) = ((link_index IS NOT NULL) AND (url IS NOT NULL)))),
+    CONSTRAINT tracking_events_check1 CHECK (((verdict IS NULL) = (rule IS NULL))),
+    CONSTRAINT tracking_events_ip_hash_check CHECK ((length(ip_hash) <= 128)),
+    CONSTRAINT tracking_events_kind_check CHECK ((kind = ANY (ARRAY['open'::text, 'click'::text]))),
+    CONSTRAINT tracking_events_link_index_check CHECK (((link_index >= 0) AND (link_index <= 65535))),
+    CONSTRAINT tracking_events_rule_check CHECK ((length(rule) <= 64)),
+    CONSTRAINT tracking_events_scanner_check CHECK ((length(scanner) <= 200)),
+    CONSTRAINT tracking_events_source_network_check CHECK ((length(source_network) <= 200)),
+    CONSTRAINT tracking_events_url_check CHECK ((length(url) <= 2048)),
+    CONSTRAINT tracking_events_user_agent_check CHECK ((length(user_agent) <= 512)),
+    CONSTRAINT tracking_events_verdict_check CHECK ((verdict = ANY (ARRAY['human'::text, 'machine'::text])))
+);
+
+--
 -- Name: user_identities; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2928,6 +2963,13 @@ ALTER TABLE ONLY public.teams
     ADD CONSTRAINT teams_pkey PRIMARY KEY (organization_id, id);
 
 --
+-- Name: tracking_events tracking_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tracking_events
+    ADD CONSTRAINT tracking_events_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: user_identities user_identities_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3531,6 +3573,12 @@ CREATE INDEX team_members_user ON public.team_members USING btree (organization_
 --
 
 CREATE UNIQUE INDEX teams_name ON public.teams USING btree (organization_id, lower(name));
+
+--
+-- Name: tracking_events_task; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tracking_events_task ON public.tracking_events USING btree (organization_id, task_id, at);
 
 --
 -- Name: user_identities_user_id; Type: INDEX; Schema: public; Owner: -
@@ -4940,6 +4988,12 @@ CREATE POLICY tenant_isolation ON public.team_members USING ((organization_id = 
 CREATE POLICY tenant_isolation ON public.teams USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
+-- Name: tracking_events tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.tracking_events USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
 -- Name: verification_run_contacts tenant_isolation; Type: POLICY; Schema: public; Owner: -
 --
 
@@ -4974,6 +5028,12 @@ CREATE POLICY tenant_isolation ON public.webhook_rate_windows USING ((organizati
 --
 
 CREATE POLICY tenant_isolation ON public.webhook_throttle_drops USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: tracking_events; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.tracking_events ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: verification_run_contacts; Type: ROW SECURITY; Schema: public; Owner: -

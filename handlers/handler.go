@@ -43,6 +43,7 @@ type Handler struct {
 	*CampaignEstimates
 	*CampaignChecks
 	*CampaignTests
+	*Tracking
 	notYet
 
 	mcp    *MCP
@@ -103,6 +104,8 @@ type Deps struct {
 	CampaignChecks *CampaignChecks
 	// CampaignTests serves the template preview, the test email and test runs.
 	CampaignTests *CampaignTests
+	// Tracking serves the open pixel and the click redirect.
+	Tracking *Tracking
 	// MCP serves /v1/mcp beside the generated server (see MCP()); nil leaves the path to the generated stubs.
 	MCP *MCP
 }
@@ -116,6 +119,7 @@ func New(d Deps) *Handler {
 		CampaignEstimates: d.CampaignEstimates,
 		CampaignChecks:    d.CampaignChecks,
 		CampaignTests:     d.CampaignTests,
+		Tracking:          d.Tracking,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

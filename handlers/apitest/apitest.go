@@ -22,6 +22,7 @@ import (
 
 	"github.com/outflowhq/outflow/cmd/outflow/app"
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/identity/accounts"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/config"
@@ -43,6 +44,8 @@ type Env struct {
 	Config config.Config
 	// Usage is the server's API-key request recorder; Flush it before reading usage logs.
 	Usage *usage.Recorder
+	// Tracking is the server's tracking event writer; Flush it before reading tracking_events.
+	Tracking *tracking.Batcher
 }
 
 // Option adjusts the test server's configuration before it starts.
@@ -90,7 +93,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	a := build(t, cfg, app.Options{API: true, Pool: d.Pool, Mail: box})
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
-	return &Env{DB: d, Server: srv, Mail: box, Config: cfg, Usage: a.Usage}
+	return &Env{DB: d, Server: srv, Mail: box, Config: cfg, Usage: a.Usage, Tracking: a.Tracking}
 }
 
 // build builds an app as `outflow serve` does and closes it when t ends (after a server registered later has

@@ -16,6 +16,7 @@ import (
 
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/campaigns/testrun"
+	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/eventing/delivery"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/realtime"
@@ -58,6 +59,8 @@ type App struct {
 	Workers *river.Client[pgx.Tx]
 	// Usage records API-key requests for the usage log (nil unless Options.API).
 	Usage *usage.Recorder
+	// Tracking writes the opens and clicks the tracking endpoints receive (nil unless Options.API).
+	Tracking *tracking.Batcher
 
 	parts
 	realtime *realtime.Gateway
@@ -143,8 +146,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Optio
 		p.metrics = prometheus.NewRegistry()
 		p.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		a.Usage = usage.NewRecorder(p.pool, logger)
+		a.Tracking = tracking.NewBatcher(p.pool, logger)
 		a.realtime = realtime.New(p.pool, logger, realtime.Options{})
-		if a.Handler, err = newHandler(p, a.Usage, a.realtime); err != nil {
+		if a.Handler, err = newHandler(p, a.Usage, a.Tracking, a.realtime); err != nil {
 			return nil, err
 		}
 	}
@@ -165,7 +169,7 @@ func (a *App) Start(ctx context.Context) error {
 
 // Close releases the process's components in dependency order, after the HTTP server has shut down: the
 // realtime gateway closes its WebSockets (1001; http.Server.Shutdown leaves upgraded connections alone), the
-// usage log writes the last requests, the workers stop (running jobs get the soft-stop time to finish), and
+// usage log and the tracking events write what they hold, the workers stop (running jobs get the soft-stop time to finish), and
 // the pool closes last, when nothing uses it.
 func (a *App) Close(ctx context.Context) error {
 	var errs []error
@@ -175,6 +179,11 @@ func (a *App) Close(ctx context.Context) error {
 	if a.Usage != nil {
 		if err := a.Usage.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("usage log: %w", err))
+		}
+	}
+	if a.Tracking != nil {
+		if err := a.Tracking.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("tracking events: %w", err))
 		}
 	}
 	if a.Workers != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/outflowhq/outflow/handlers"
 	"github.com/outflowhq/outflow/internal/agents/tools"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
+	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/eventing/realtime"
 	"github.com/outflowhq/outflow/internal/identity/accounts"
 	"github.com/outflowhq/outflow/internal/identity/auth"
@@ -59,7 +60,7 @@ type deps struct {
 
 // newHandler builds the HTTP surface from the process's parts: the handlers, the OAuth provider and the
 // sign-in flows (used by the API alone), wrapped in the request path.
-func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (http.Handler, error) {
+func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, gateway *realtime.Gateway) (http.Handler, error) {
 	cfg, d := p.cfg, deps{Logger: p.logger, Metrics: p.metrics, Config: p.cfg, Usage: recorder, Realtime: gateway}
 	keyring, sender, inserter, outbox := p.keyring, p.mail, p.jobs, p.outbox
 	signer := auth.NewTokenSigner(p.pool, keyring, cfg.PublicURL)
@@ -91,6 +92,10 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 		Keyring: keyring, Secret: cfg.SecretKey, PublicURL: cfg.PublicURL, Logger: d.Logger,
 	})
 	campaigns := campaign.NewStore(outbox, cfg.DailyCampaigns, nil)
+	trackingEndpoints, err := newTracking(cfg, events)
+	if err != nil {
+		return nil, err
+	}
 	handler := handlers.New(handlers.Deps{
 		Logger:              d.Logger,
 		System:              handlers.NewSystem(p.pool, d.Logger, zones),
@@ -125,12 +130,32 @@ func newHandler(p *parts, recorder *usage.Recorder, gateway *realtime.Gateway) (
 		CampaignEstimates: handlers.NewCampaignEstimates(p.pool, cfg.DomainAuthGrace),
 		CampaignChecks:    handlers.NewCampaignChecks(p.pool),
 		CampaignTests:     handlers.NewCampaignTests(p.pool, campaigns, inserter, p.testRuns),
+		Tracking:          trackingEndpoints,
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
 		return nil, err
 	}
 	return assemble(d, handler, handlers.NewSecurity(authn), authn, p.idem)
+}
+
+// newTracking builds the tracking endpoints: tokens verified under the deployment secret (and the previous
+// ones, so links in mail sent before a rotation still work), the network lists loaded at start, and client
+// addresses hashed under a key derived from the current secret.
+func newTracking(cfg config.Config, events *tracking.Batcher) (*handlers.Tracking, error) {
+	signer, err := tracking.NewSigner(cfg.SecretKey, cfg.PreviousSecretKeys...)
+	if err != nil {
+		return nil, err
+	}
+	networks, err := tracking.LoadNetworks()
+	if err != nil {
+		return nil, err
+	}
+	hasher, err := tracking.NewIPHasher(cfg.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	return handlers.NewTracking(signer, networks, hasher, events), nil
 }
 
 // mailDialer is how the deployment reaches mailbox servers: the system roots plus OUTFLOW_MAIL_CA_FILE's,

@@ -1,7 +1,7 @@
 // Package tracking is the pure core of engagement tracking: the signed tokens in open pixels, tracked links
 // and unsubscribe links, the classification of each open and click as a person's or a machine's, and the
-// scanner and privacy-proxy network lists that classification reads. It reads no database and serves no
-// HTTP; the handlers and the event writer build on it.
+// scanner and privacy-proxy network lists that classification reads, and the Batcher that writes received
+// events to tracking_events in the background. It serves no HTTP; the tracking handlers build on it.
 //
 // Invariants:
 //   - A token validates without a database read: HMAC-SHA256 (truncated to 128 bits, compared with
@@ -13,6 +13,8 @@
 //     windows; it always names the rule that decided, and the rules apply in one fixed order (see Classify).
 //   - Only a human click has effects, and only after the burst window plus one second (EffectsAt); the
 //     click identification ticket is never issued to a recognised or probable scanner network.
+//   - A tracking event stores a keyed hash of the client address (IPHasher) and its network, never the
+//     address; the Batcher never makes a handler wait on the database.
 //   - The network lists are data files embedded at build time and parsed once at start; a malformed line
 //     fails start rather than silently narrowing a list.
 package tracking

@@ -1,0 +1,267 @@
+package tracking
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/platform/db"
+)
+
+// Received is one open or click as a tracking endpoint received it, before classification: what the token
+// proved and what the request showed. It never carries the client address, only its hash and network.
+type Received struct {
+	// Token is the verified open or click token (organization, send task, link index and URL).
+	Token Token
+	// At is when the request arrived.
+	At time.Time
+	// UserAgent is the request's User-Agent header; the writer keeps at most MaxUserAgentLength bytes.
+	UserAgent string
+	// IPHash is the client address's keyed hash (IPHasher.Hash).
+	IPHash string
+	// SourceNetwork is the client address's network (SourceNetwork).
+	SourceNetwork string
+	// Source is what the network lists said about the address and user agent.
+	Source Source
+	// TicketIssued is true when the click redirect carried the click identification ticket.
+	TicketIssued bool
+}
+
+// MaxUserAgentLength bounds the stored user agent (bytes); longer headers are cut, the start is what
+// identifies a client.
+const MaxUserAgentLength = 512
+
+// Batcher sizes: a flush every flushInterval or every batchSize events, whichever comes first; a queue that
+// absorbs several seconds of a send's opens; at most directWriters events written on their own at once.
+const (
+	batchSize     = 500
+	flushInterval = 200 * time.Millisecond
+	queueSize     = 10000
+	directWriters = 4
+)
+
+// Batcher writes tracking events to tracking_events in the background so no pixel or redirect waits on the
+// database. Handlers hand events to Add, which never blocks; a writer goroutine stores them in batches (every
+// 200 ms or 500 events), one transaction per organization under its row-level security. The queue holds
+// 10,000 events; when it is full an event is written on its own in the background, at most four such writes
+// at a time, and only when those are all busy too is the event dropped, counted (Dropped) and logged. Close
+// writes what is queued. Build it with NewBatcher.
+type Batcher struct {
+	pool    *pgxpool.Pool
+	logger  *slog.Logger
+	queries *dbq.Queries
+
+	queue   chan Received
+	direct  chan struct{}
+	writes  sync.WaitGroup
+	flushes chan chan error
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	closed  atomic.Bool
+	dropped atomic.Int64
+}
+
+// NewBatcher starts the background writer over the application pool.
+func NewBatcher(pool *pgxpool.Pool, logger *slog.Logger) *Batcher {
+	b := newBatcher(pool, logger, queueSize)
+	go b.run()
+	return b
+}
+
+// newBatcher builds a batcher with a queue of size events whose writer is not started yet.
+func newBatcher(pool *pgxpool.Pool, logger *slog.Logger, size int) *Batcher {
+	return &Batcher{
+		pool: pool, logger: logger, queries: dbq.New(),
+		queue: make(chan Received, size), direct: make(chan struct{}, directWriters),
+		flushes: make(chan chan error), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+}
+
+// Add hands e to the writer without waiting: queued, else written on its own in the background, else
+// dropped and counted. Events added after Close are dropped.
+func (b *Batcher) Add(e Received) {
+	if b.closed.Load() {
+		b.drop()
+		return
+	}
+	select {
+	case b.queue <- e:
+		return
+	default:
+	}
+	select {
+	case b.direct <- struct{}{}:
+		b.writes.Add(1)
+		go func() {
+			defer func() { <-b.direct; b.writes.Done() }()
+			if err := b.write([]Received{e}); err != nil {
+				b.logger.Error("tracking: write event", slog.Any("error", err))
+			}
+		}()
+	default:
+		b.drop()
+	}
+}
+
+// drop counts a lost event and logs the first and every thousandth, so a flood does not flood the log too.
+func (b *Batcher) drop() {
+	if n := b.dropped.Add(1); n == 1 || n%1000 == 0 {
+		b.logger.Warn("tracking: events dropped, the writer cannot keep up", slog.Int64("dropped", n))
+	}
+}
+
+// Dropped is how many events were lost because the queue and the direct writers were full (or the batcher
+// was closed).
+func (b *Batcher) Dropped() int64 { return b.dropped.Load() }
+
+// Flush writes every event queued before the call and returns the first write error.
+func (b *Batcher) Flush(ctx context.Context) error {
+	reply := make(chan error, 1)
+	select {
+	case b.flushes <- reply:
+	case <-b.done:
+		return errors.New("tracking: batcher closed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close writes what is queued and what is being written directly, then stops the writer. Call it once the
+// handlers have stopped (after the HTTP server's shutdown), so no event is added while it drains.
+func (b *Batcher) Close(ctx context.Context) error {
+	b.closed.Store(true)
+	err := b.Flush(ctx)
+	b.once.Do(func() { close(b.stop) })
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	b.writes.Wait()
+	return err
+}
+
+func (b *Batcher) run() {
+	defer close(b.done)
+	ticker := time.NewTicker(flushInterval)
+	defer ticker.Stop()
+	batch := make([]Received, 0, batchSize)
+	write := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := b.write(batch)
+		if err != nil {
+			b.logger.Error("tracking: write events", slog.Int("events", len(batch)), slog.Any("error", err))
+		}
+		batch = batch[:0]
+		return err
+	}
+	drain := func() error {
+		var first error
+		for {
+			select {
+			case e := <-b.queue:
+				batch = append(batch, e)
+				if len(batch) == batchSize {
+					first = errors.Join(first, write())
+				}
+			default:
+				return errors.Join(first, write())
+			}
+		}
+	}
+	for {
+		select {
+		case e := <-b.queue:
+			batch = append(batch, e)
+			if len(batch) == batchSize {
+				_ = write()
+			}
+		case <-ticker.C:
+			_ = write()
+		case reply := <-b.flushes:
+			reply <- drain()
+		case <-b.stop:
+			_ = drain()
+			return
+		}
+	}
+}
+
+// write stores events, one statement and transaction per organization.
+func (b *Batcher) write(events []Received) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	byOrg := map[uuid.UUID][]Received{}
+	for _, e := range events {
+		byOrg[e.Token.OrganizationID] = append(byOrg[e.Token.OrganizationID], e)
+	}
+	var errs error
+	for org, group := range byOrg {
+		errs = errors.Join(errs, db.WithOrgTx(ctx, b.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+			return b.writeOrg(ctx, tx, org, group)
+		}))
+	}
+	return errs
+}
+
+func (b *Batcher) writeOrg(ctx context.Context, tx pgx.Tx, org uuid.UUID, events []Received) error {
+	p := dbq.TrackingEventsInsertParams{OrganizationID: org}
+	for _, e := range events {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return err
+		}
+		kind := "open"
+		if e.Token.Kind == KindClick {
+			kind = "click"
+		}
+		p.Ids = append(p.Ids, id)
+		p.TaskIds = append(p.TaskIds, e.Token.TaskID)
+		p.Kinds = append(p.Kinds, kind)
+		p.Ats = append(p.Ats, e.At)
+		p.Uas = append(p.Uas, storedUserAgent(e.UserAgent))
+		p.IpHashes = append(p.IpHashes, e.IPHash)
+		p.Networks = append(p.Networks, e.SourceNetwork)
+		p.Scanners = append(p.Scanners, e.Source.Scanner)
+		p.Probables = append(p.Probables, e.Source.ScannerProbable)
+		p.Proxies = append(p.Proxies, e.Source.PrivacyProxy != "")
+		p.LinkIndexes = append(p.LinkIndexes, int32(e.Token.LinkIndex))
+		p.Urls = append(p.Urls, e.Token.URL)
+		p.Tickets = append(p.Tickets, e.TicketIssued)
+	}
+	_, err := b.queries.TrackingEventsInsert(ctx, tx, p)
+	return err
+}
+
+// storedUserAgent is ua as Postgres text accepts it (valid UTF-8, no NUL) cut to MaxUserAgentLength bytes on
+// a character boundary.
+func storedUserAgent(ua string) string {
+	ua = strings.ReplaceAll(strings.ToValidUTF8(ua, "\uFFFD"), "\x00", "")
+	if len(ua) <= MaxUserAgentLength {
+		return ua
+	}
+	cut := MaxUserAgentLength
+	for cut > 0 && !utf8.RuneStart(ua[cut]) {
+		cut--
+	}
+	return ua[:cut]
+}
