@@ -90,6 +90,9 @@ type parts struct {
 	metrics  *prometheus.Registry
 	// testRuns starts campaign test runs (API) and carries them forward (workers), with the configured waits.
 	testRuns *testrun.Runner
+	// signer signs campaign messages' tracking and unsubscribe tokens (workers) and verifies them (endpoints)
+	// under the deployment secret; previous secrets keep verifying, so links in mail sent before a rotation work.
+	signer *tracking.Signer
 }
 
 // New builds the process opts ask for. On error, whatever was built is released.
@@ -137,6 +140,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Optio
 	p.webhooks, p.deliver = webhookDelivery(cfg, p.pool, logger, p.keyring, p.jobs)
 	p.idem = idempotency.NewStore(p.pool, logger)
 	p.testRuns = testrun.NewRunner(p.pool, cfg.TestRunWait)
+	if p.signer, err = tracking.NewSigner(cfg.SecretKey, cfg.PreviousSecretKeys...); err != nil {
+		return nil, fmt.Errorf("build tracking signer: %w", err)
+	}
 	if opts.Work {
 		if a.Workers, err = newWorkers(p); err != nil {
 			return nil, err

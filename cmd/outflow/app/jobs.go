@@ -9,7 +9,6 @@ import (
 
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/campaigns/engine"
-	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/notify"
 	"github.com/outflowhq/outflow/internal/eventing/realtime"
@@ -22,15 +21,9 @@ import (
 // newWorkers builds the River client that works jobs, with every worker and every event consumer, from the
 // process's parts.
 func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
-	// Campaign messages' pixels and tracked links are signed with the deployment secret; previous secrets
-	// keep verifying, so links in mail already sent survive a rotation.
-	signer, err := tracking.NewSigner(p.cfg.SecretKey, p.cfg.PreviousSecretKeys...)
-	if err != nil {
-		return nil, fmt.Errorf("build tracking signer: %w", err)
-	}
 	// A lead whose contact was never checked waits for the built-in checks before its first send.
 	campaigns := engine.New(p.pool, engine.Options{AuthGrace: p.cfg.DomainAuthGrace, Verifier: verify.Requests{},
-		Tracking: engine.Tracking{Signer: signer, Host: p.cfg.TrackingHost, PublicURL: p.cfg.PublicURL}})
+		Tracking: engine.Tracking{Signer: p.signer, Host: p.cfg.TrackingHost, PublicURL: p.cfg.PublicURL}})
 	pipeline := sending.New(p.pool, p.creds, p.dialer, p.logger, p.cfg.DomainAuthGrace)
 	// A campaign send's result moves its lead in the transaction that records it.
 	pipeline.OnSettle(campaigns.Settle)

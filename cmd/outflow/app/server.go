@@ -92,7 +92,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		Keyring: keyring, Secret: cfg.SecretKey, PublicURL: cfg.PublicURL, Logger: d.Logger,
 	})
 	campaigns := campaign.NewStore(outbox, cfg.DailyCampaigns, nil)
-	trackingEndpoints, err := newTracking(cfg, events)
+	trackingEndpoints, err := newTracking(cfg, p.signer, events)
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +142,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 // newTracking builds the tracking endpoints: tokens verified under the deployment secret (and the previous
 // ones, so links in mail sent before a rotation still work), the network lists loaded at start, and client
 // addresses hashed under a key derived from the current secret.
-func newTracking(cfg config.Config, events *tracking.Batcher) (*handlers.Tracking, error) {
-	signer, err := tracking.NewSigner(cfg.SecretKey, cfg.PreviousSecretKeys...)
-	if err != nil {
-		return nil, err
-	}
+func newTracking(cfg config.Config, signer *tracking.Signer, events *tracking.Batcher) (*handlers.Tracking, error) {
 	networks, err := tracking.LoadNetworks()
 	if err != nil {
 		return nil, err
