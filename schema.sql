@@ -1445,6 +1445,49 @@ CREATE TABLE public.deals (
 );
 
 --
+-- Name: deliverability_events; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.deliverability_events (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    event_type text NOT NULL,
+    source text NOT NULL,
+    at timestamp with time zone NOT NULL,
+    recipient_email text NOT NULL,
+    contact_id uuid,
+    campaign_id uuid,
+    task_id uuid,
+    mailbox_id uuid,
+    provider text DEFAULT ''::text NOT NULL,
+    reason text DEFAULT ''::text NOT NULL,
+    bounce_type text,
+    status_code text DEFAULT ''::text NOT NULL,
+    smtp_code integer,
+    diagnostic text DEFAULT ''::text NOT NULL,
+    feedback_type text DEFAULT ''::text NOT NULL,
+    matched_by text DEFAULT ''::text NOT NULL,
+    inbound_message_id uuid,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    idempotency_key text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT deliverability_events_bounce_type_check CHECK ((bounce_type = ANY (ARRAY['hard'::text, 'soft'::text]))),
+    CONSTRAINT deliverability_events_check CHECK (((event_type = 'bounce'::text) = (bounce_type IS NOT NULL))),
+    CONSTRAINT deliverability_events_diagnostic_check CHECK ((length(diagnostic) <= 2000)),
+    CONSTRAINT deliverability_events_event_type_check CHECK ((event_type = ANY (ARRAY['bounce'::text, 'complaint'::text, 'unsubscribe'::text, 'open'::text, 'click'::text, 'reply'::text]))),
+    CONSTRAINT deliverability_events_feedback_type_check CHECK ((length(feedback_type) <= 64)),
+    CONSTRAINT deliverability_events_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 255))),
+    CONSTRAINT deliverability_events_matched_by_check CHECK ((length(matched_by) <= 32)),
+    CONSTRAINT deliverability_events_metadata_check CHECK (((jsonb_typeof(metadata) = 'object'::text) AND (pg_column_size(metadata) <= 16384))),
+    CONSTRAINT deliverability_events_provider_check CHECK ((length(provider) <= 200)),
+    CONSTRAINT deliverability_events_reason_check CHECK ((length(reason) <= 1000)),
+    CONSTRAINT deliverability_events_recipient_email_check CHECK (((length(recipient_email) >= 1) AND (length(recipient_email) <= 320))),
+    CONSTRAINT deliverability_events_smtp_code_check CHECK (((smtp_code >= 200) AND (smtp_code <= 599))),
+    CONSTRAINT deliverability_events_source_check CHECK ((source = ANY (ARRAY['dsn'::text, 'arf'::text, 'pipeline'::text, 'ingest'::text, 'one_click'::text, 'link'::text, 'reply'::text, 'action'::text]))),
+    CONSTRAINT deliverability_events_status_code_check CHECK ((length(status_code) <= 16))
+);
+
+--
 -- Name: device_tokens; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2648,6 +2691,13 @@ ALTER TABLE ONLY public.deals
     ADD CONSTRAINT deals_pkey PRIMARY KEY (organization_id, id);
 
 --
+-- Name: deliverability_events deliverability_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.deliverability_events
+    ADD CONSTRAINT deliverability_events_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: device_tokens device_tokens_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3243,6 +3293,24 @@ CREATE UNIQUE INDEX custom_roles_name ON public.custom_roles USING btree (organi
 --
 
 CREATE INDEX deals_contact ON public.deals USING btree (organization_id, contact_id, created_at DESC) WHERE (contact_id IS NOT NULL);
+
+--
+-- Name: deliverability_events_campaign; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deliverability_events_campaign ON public.deliverability_events USING btree (organization_id, campaign_id, event_type, at) WHERE (campaign_id IS NOT NULL);
+
+--
+-- Name: deliverability_events_contact; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deliverability_events_contact ON public.deliverability_events USING btree (organization_id, contact_id, at) WHERE (contact_id IS NOT NULL);
+
+--
+-- Name: deliverability_events_idempotency; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX deliverability_events_idempotency ON public.deliverability_events USING btree (organization_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 
 --
 -- Name: device_tokens_user_id; Type: INDEX; Schema: public; Owner: -
@@ -4526,6 +4594,12 @@ ALTER TABLE public.custom_roles ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.deals ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: deliverability_events; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.deliverability_events ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: event_outbox; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -4830,6 +4904,12 @@ CREATE POLICY tenant_isolation ON public.custom_roles USING ((organization_id = 
 --
 
 CREATE POLICY tenant_isolation ON public.deals USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: deliverability_events tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.deliverability_events USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: event_outbox tenant_isolation; Type: POLICY; Schema: public; Owner: -
