@@ -465,6 +465,31 @@ type Deal struct {
 	UpdatedAt         time.Time      `json:"updated_at"`
 }
 
+type DeliverabilityEvent struct {
+	OrganizationID   uuid.UUID       `json:"organization_id"`
+	ID               uuid.UUID       `json:"id"`
+	EventType        string          `json:"event_type"`
+	Source           string          `json:"source"`
+	At               time.Time       `json:"at"`
+	RecipientEmail   string          `json:"recipient_email"`
+	ContactID        uuid.NullUUID   `json:"contact_id"`
+	CampaignID       uuid.NullUUID   `json:"campaign_id"`
+	TaskID           uuid.NullUUID   `json:"task_id"`
+	MailboxID        uuid.NullUUID   `json:"mailbox_id"`
+	Provider         string          `json:"provider"`
+	Reason           string          `json:"reason"`
+	BounceType       *string         `json:"bounce_type"`
+	StatusCode       string          `json:"status_code"`
+	SmtpCode         *int32          `json:"smtp_code"`
+	Diagnostic       string          `json:"diagnostic"`
+	FeedbackType     string          `json:"feedback_type"`
+	MatchedBy        string          `json:"matched_by"`
+	InboundMessageID uuid.NullUUID   `json:"inbound_message_id"`
+	Metadata         json.RawMessage `json:"metadata"`
+	IdempotencyKey   *string         `json:"idempotency_key"`
+	CreatedAt        time.Time       `json:"created_at"`
+}
+
 type DeviceToken struct {
 	Token       string    `json:"token"`
 	UserID      uuid.UUID `json:"user_id"`
