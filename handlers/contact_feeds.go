@@ -1,13 +1,10 @@
 package handlers
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/go-faster/jx"
@@ -318,149 +315,6 @@ func feedNilUUID(v uuid.NullUUID) api.OptNilUUID {
 		out.SetToNull()
 	}
 	return out
-}
-
-// timelineKey is the keyset position of the timeline: an entry's time, the rank of its source at that
-// instant, and the id of the row it comes from (see ContactTimelineList).
-type timelineKey struct {
-	At   time.Time `json:"t"`
-	Rank int32     `json:"r"`
-	ID   uuid.UUID `json:"i"`
-}
-
-// Ranks of the timeline's sources; see ContactTimelineList.
-const (
-	timelineRankContact  = 0
-	timelineRankActivity = 1
-)
-
-// ContactsTimelineList merges the contact's recorded activities, its own creation and the events of the mail
-// sent to it into one feed, newest first.
-func (h *ContactFeeds) ContactsTimelineList(ctx context.Context, params api.ContactsTimelineListParams) (*api.ContactTimelineResult, error) {
-	org, err := tenantCaller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	limit, err := pagination.Limit(params.Limit.Value, params.Limit.Set, defaultFeedPage, maxTimelinePage, true)
-	if err != nil {
-		return nil, err
-	}
-	var contact dbq.ContactFeedSubjectRow
-	page, err := keysetPage(ctx, h.pool, h.cursors, org, sortContactTimeline, params.Cursor, limit,
-		func(ctx context.Context, tx pgx.Tx, after *timelineKey, rowLimit int32) ([]dbq.ContactTimelineListRow, error) {
-			var err error
-			if contact, err = h.subject(ctx, tx, org, params.ID); err != nil {
-				return nil, err
-			}
-			args := dbq.ContactTimelineListParams{OrganizationID: org, ContactID: params.ID, RowLimit: rowLimit}
-			//lint:ignore SA1019 before is deprecated in the contract but clients of the reference still send it
-			if b, ok := params.Before.Get(); ok {
-				args.Before = &b
-			}
-			if after != nil {
-				args.AfterAt, args.AfterRank, args.AfterID = &after.At, &after.Rank, uuid.NullUUID{UUID: after.ID, Valid: true}
-			}
-			return h.queries.ContactTimelineList(ctx, tx, args)
-		},
-		func(e dbq.ContactTimelineListRow) timelineKey { return timelineKey{At: e.At, Rank: e.Rank, ID: e.ID} })
-	if err != nil {
-		return nil, err
-	}
-	out := &api.ContactTimelineResult{Data: make([]api.ContactTimelineEvent, len(page.Data)), HasMore: page.HasMore,
-		Pagination: feedPagination(page.HasMore, page.NextCursor)}
-	for i, e := range page.Data {
-		if out.Data[i], err = timelineEventOf(contact, e); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// timelineTypes maps recorded activity types onto the timeline's; the send-task rows already carry theirs.
-var timelineTypes = map[string]api.ContactTimelineEventType{
-	activity.EmailSent:       api.ContactTimelineEventTypeEmailSent,
-	activity.EmailOpened:     api.ContactTimelineEventTypeEmailOpened,
-	activity.EmailClicked:    api.ContactTimelineEventTypeEmailClicked,
-	activity.EmailReplied:    api.ContactTimelineEventTypeEmailReplied,
-	activity.EmailBounced:    api.ContactTimelineEventTypeEmailBounced,
-	activity.NoteAdded:       api.ContactTimelineEventTypeNote,
-	activity.ContactCreated:  api.ContactTimelineEventTypeContactCreated,
-	activity.CampaignAdded:   api.ContactTimelineEventTypeCampaignAdded,
-	activity.CampaignRemoved: api.ContactTimelineEventTypeCampaignRemoved,
-	activity.CategoryAdded:   api.ContactTimelineEventTypeCategoryAdded,
-	activity.CategoryRemoved: api.ContactTimelineEventTypeCategoryRemoved,
-}
-
-// timelineEventOf maps one timeline row. Send-task rows carry the task's columns; activity rows carry what
-// their metadata names (see activity.Entry), a note its current content, a contact creation its source.
-func timelineEventOf(contact dbq.ContactFeedSubjectRow, e dbq.ContactTimelineListRow) (api.ContactTimelineEvent, error) {
-	typ, ok := timelineTypes[e.EventType]
-	if !ok {
-		return api.ContactTimelineEvent{}, fmt.Errorf("timeline row of unknown type %q", e.EventType)
-	}
-	out := api.ContactTimelineEvent{Type: typ, At: e.At}
-	switch e.Rank {
-	case timelineRankContact:
-		out.Source = optString(e.Source)
-	case timelineRankActivity:
-		var meta map[string]any
-		if err := json.Unmarshal(e.Metadata, &meta); err != nil {
-			return out, fmt.Errorf("decode activity %s metadata: %w", e.ID, err)
-		}
-		out.TaskID, out.Subject = metaUUID(meta, "task_id"), metaString(meta, "subject")
-		out.CampaignID, out.CampaignName = metaUUID(meta, "campaign_id"), metaString(meta, "campaign_name")
-		out.StepID, out.StepName = metaUUID(meta, "step_id"), metaString(meta, "step_name")
-		out.EmailAccountID = metaUUID(meta, "email_account_id")
-		out.EmailAccountEmail, out.EmailAccountName = metaString(meta, "email_account_email"), metaString(meta, "email_account_name")
-		out.Reason = metaString(meta, "reason")
-		if id := metaUUID(meta, "category_id"); id.Set {
-			out.CategoryID = api.NewOptNilUUID(id.Value)
-		}
-		if title := metaString(meta, "category_title"); title.Set {
-			out.CategoryTitle = api.NewOptNilString(title.Value)
-		}
-		if e.UserID.Valid {
-			out.UserID = api.NewOptUUID(e.UserID.UUID)
-		}
-		switch typ {
-		case api.ContactTimelineEventTypeNote:
-			out.Content = api.NewOptString(e.Content)
-		case api.ContactTimelineEventTypeContactCreated:
-			out.Source = optString(cmp.Or(e.Source, contact.Source))
-		}
-	default: // a send task's event
-		out.TaskID = api.NewOptUUID(e.ID)
-		out.Subject = optString(e.Subject)
-		if e.MailboxID.Valid {
-			out.EmailAccountID = api.NewOptUUID(e.MailboxID.UUID)
-		}
-		out.EmailAccountEmail, out.EmailAccountName = optString(e.FromEmail), optString(e.FromName)
-		if e.CampaignID.Valid {
-			out.CampaignID = api.NewOptUUID(e.CampaignID.UUID)
-		}
-		out.CampaignName = optString(e.CampaignName)
-		if e.StepID.Valid {
-			out.StepID = api.NewOptUUID(e.StepID.UUID)
-		}
-		out.StepName = optString(e.StepName)
-	}
-	return out, nil
-}
-
-// metaString reads a non-empty string from activity metadata.
-func metaString(meta map[string]any, key string) api.OptString {
-	s, _ := meta[key].(string)
-	return optString(s)
-}
-
-// metaUUID reads an id from activity metadata; anything that is not one is left out.
-func metaUUID(meta map[string]any, key string) api.OptUUID {
-	s, _ := meta[key].(string)
-	id, err := uuid.Parse(s)
-	if err != nil {
-		return api.OptUUID{}
-	}
-	return api.NewOptUUID(id)
 }
 
 // ContactsEmailsList lists the mail delivered to the contact, newest first. A send task counts once the

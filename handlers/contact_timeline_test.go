@@ -34,6 +34,11 @@ func timelineLine(e api.ContactTimelineEvent) string {
 		{"content", e.Content.Value, e.Content.Set},
 		{"source", e.Source.Value, e.Source.Set},
 		{"user", e.UserID.Value.String(), e.UserID.Set},
+		{"machine", fmt.Sprint(e.Machine.Value), e.Machine.Set && !e.Machine.Null},
+		{"rule", e.MachineReason.Value, e.MachineReason.Set && !e.MachineReason.Null},
+		{"link", e.Link.Value.URL + "/" + e.Link.Value.UtmContent.Value + "/" + e.Link.Value.UserAgent.Value, e.Link.Set && !e.Link.Null},
+		{"provider", e.Provider.Value, e.Provider.Set},
+		{"reason", e.Reason.Value, e.Reason.Set},
 	} {
 		if f.ok {
 			s += " " + f.name + "=" + f.v
@@ -55,14 +60,40 @@ func TestContactTimeline(t *testing.T) {
 	campaign, step, mailbox, category := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	feedExec(t, env, `INSERT INTO campaigns (organization_id, id, name) VALUES ($1, $2, 'Launch')`, org, campaign)
 
-	// A delivered task with opens, a click and a reply; a failed one and an ambiguous one (never shown as
-	// sent); another contact's task.
+	// A delivered task with a reply; a failed one and an ambiguous one (never shown as sent); another
+	// contact's task.
 	taskA, taskFailed, taskAmbiguous, taskBob := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	feedExec(t, env, `INSERT INTO send_tasks (organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id,
 		to_email, campaign_id, step_id, step_name, subject, message_id, sent_at, opened_at, clicked_at, replied_at)
 		VALUES ($1, $2, 'campaign', 'sent', $3, 'sales@acme.example', 'Acme Sales', $4, 'ada@example.com', $5, $6, 'Intro',
 		'Hello Ada', '<a@acme>', $7, $8, $9, $10)`,
 		org, taskA, mailbox, ada, campaign, step, base.Add(time.Hour), base.Add(2*time.Hour), base.Add(3*time.Hour), base.Add(4*time.Hour))
+	// Its opens and clicks, each with its verdict and rule: a gateway's open seconds after the send, the
+	// reader's open, a click (one not yet judged shows no verdict).
+	trackingEvent := func(kind string, at time.Time, verdict, rule, url any) {
+		var link any
+		if url != nil {
+			link = 0
+		}
+		feedExec(t, env, `INSERT INTO tracking_events (organization_id, id, task_id, kind, at, user_agent, verdict, rule, link_index, url)
+			VALUES ($1, $2, $3, $4, $5, 'Mozilla/5.0', $6, $7, $8, $9)`, org, uuid.Must(uuid.NewV7()), taskA, kind, at, verdict, rule, link, url)
+	}
+	trackingEvent("open", base.Add(time.Hour+5*time.Second), "machine", "open_machine_window", nil)
+	trackingEvent("open", base.Add(2*time.Hour), "human", "human", nil)
+	trackingEvent("click", base.Add(3*time.Hour), "human", "human", "https://acme.example/demo?utm_content=link-1")
+	trackingEvent("click", base.Add(3*time.Hour+time.Minute), nil, nil, "https://acme.example/demo?utm_content=link-1")
+	// A soft bounce of a later attempt and the address suppressed after a complaint.
+	feedExec(t, env, `INSERT INTO deliverability_events (organization_id, id, event_type, source, at, recipient_email, contact_id,
+		task_id, bounce_type, status_code, reason, diagnostic, matched_by)
+		VALUES ($1, $2, 'bounce', 'dsn', $3, 'ada@example.com', $4, $5, 'soft', '4.2.2', 'mailbox_full', '452 4.2.2 over quota', 'message_id')`,
+		org, uuid.Must(uuid.NewV7()), base.Add(270*time.Minute), ada, taskA)
+	feedExec(t, env, `INSERT INTO deliverability_events (organization_id, id, event_type, source, at, recipient_email, contact_id,
+		campaign_id, provider, feedback_type)
+		VALUES ($1, $2, 'complaint', 'arf', $3, 'ada@example.com', $4, $5, 'yahoo', 'abuse')`,
+		org, uuid.Must(uuid.NewV7()), base.Add(280*time.Minute), ada, campaign)
+	feedExec(t, env, `INSERT INTO suppressions (organization_id, id, kind, value, source, reason, campaign_id, created_at)
+		VALUES ($1, $2, 'email', 'ada@example.com', 'complaint', 'Marked as spam', $3, $4)`,
+		org, uuid.Must(uuid.NewV7()), campaign, base.Add(281*time.Minute))
 	feedExec(t, env, `INSERT INTO send_tasks (organization_id, id, kind, status, contact_id, to_email, subject)
 		VALUES ($1, $2, 'direct', 'failed', $3, 'ada@example.com', 'Failed')`, org, taskFailed, ada)
 	feedExec(t, env, `INSERT INTO send_tasks (organization_id, id, kind, status, contact_id, to_email, subject, sent_at)
@@ -95,17 +126,23 @@ func TestContactTimeline(t *testing.T) {
 	task := fmt.Sprintf("task=%s subject=Hello Ada %s campaign=%s/Launch step=%s/Intro", taskA, from, campaign, step)
 	want := []string{
 		fmt.Sprintf("category_added category=%s/VIP user=%s", category, boot.UserID),
+		fmt.Sprintf("suppressed campaign=%s/Launch source=complaint reason=Marked as spam", campaign),
+		fmt.Sprintf("deliverability campaign=%s/Launch source=arf provider=yahoo reason=complaint", campaign),
+		"email_bounced " + task + " source=dsn reason=soft bounce 4.2.2 (mailbox_full): 452 4.2.2 over quota",
 		"email_replied " + task,
-		"email_clicked " + task,
+		"email_clicked " + task + " link=https://acme.example/demo?utm_content=link-1/link-1/Mozilla/5.0",
+		"email_clicked " + task + " machine=false link=https://acme.example/demo?utm_content=link-1/link-1/Mozilla/5.0",
 		"email_opened subject=Forwarded copy",
-		"email_opened " + task,
+		"email_opened " + task + " machine=false",
+		"email_opened " + task + " machine=true rule=open_machine_window",
 		"email_sent " + task,
 		fmt.Sprintf("campaign_added campaign=%s/Launch user=%s", campaign, boot.UserID),
 		fmt.Sprintf("note content=Wants a demo user=%s", boot.UserID),
 		"contact_created source=import",
 	}
-	wantAt := []time.Time{base.Add(5 * time.Hour), base.Add(4 * time.Hour), base.Add(3 * time.Hour), base.Add(150 * time.Minute),
-		base.Add(2 * time.Hour), base.Add(time.Hour), base.Add(30 * time.Minute)}
+	wantAt := []time.Time{base.Add(5 * time.Hour), base.Add(281 * time.Minute), base.Add(280 * time.Minute), base.Add(270 * time.Minute),
+		base.Add(4 * time.Hour), base.Add(3*time.Hour + time.Minute), base.Add(3 * time.Hour), base.Add(150 * time.Minute),
+		base.Add(2 * time.Hour), base.Add(time.Hour + 5*time.Second), base.Add(time.Hour), base.Add(30 * time.Minute)}
 
 	full, err := c.ContactsTimelineList(ctx, api.ContactsTimelineListParams{ID: ada})
 	require.NoError(t, err)
@@ -125,7 +162,7 @@ func TestContactTimeline(t *testing.T) {
 	got = nil
 	params := api.ContactsTimelineListParams{ID: ada, Limit: api.NewOptInt(2)}
 	for pages := 0; ; pages++ {
-		require.Less(t, pages, 5)
+		require.Less(t, pages, 9)
 		page, err := c.ContactsTimelineList(ctx, params)
 		require.NoError(t, err)
 		require.Equal(t, page.Pagination.HasMore, page.HasMore)
@@ -143,8 +180,8 @@ func TestContactTimeline(t *testing.T) {
 	//lint:ignore SA1019 the deprecated parameter is in the contract and must keep working
 	older, err := c.ContactsTimelineList(ctx, api.ContactsTimelineListParams{ID: ada, Before: api.NewOptDateTime(base.Add(135 * time.Minute))})
 	require.NoError(t, err)
-	require.Len(t, older.Data, 5)
-	require.Equal(t, "email_opened "+task, timelineLine(older.Data[0]))
+	require.Len(t, older.Data, 6)
+	require.Equal(t, "email_opened "+task+" machine=false", timelineLine(older.Data[0]))
 
 	// A recorded contact_created replaces the contact's own; its source falls back to the contact's.
 	require.NoError(t, db.WithOrgTx(ctx, env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
@@ -191,8 +228,13 @@ func TestContactTimelinePagingAcrossTies(t *testing.T) {
 
 	// Six tasks sent, opened and clicked at one instant: 18 entries sharing a timestamp, plus the creation.
 	for range 6 {
-		feedExec(t, env, `INSERT INTO send_tasks (organization_id, id, kind, status, contact_id, to_email, sent_at, opened_at, clicked_at)
-			VALUES ($1, $2, 'direct', 'sent', $3, 'ada@example.com', $4, $4, $4)`, boot.OrganizationID, uuid.New(), ada, at)
+		task := uuid.New()
+		feedExec(t, env, `INSERT INTO send_tasks (organization_id, id, kind, status, contact_id, to_email, sent_at)
+			VALUES ($1, $2, 'direct', 'sent', $3, 'ada@example.com', $4)`, boot.OrganizationID, task, ada, at)
+		feedExec(t, env, `INSERT INTO tracking_events (organization_id, id, task_id, kind, at) VALUES ($1, $2, $3, 'open', $4)`,
+			boot.OrganizationID, uuid.Must(uuid.NewV7()), task, at)
+		feedExec(t, env, `INSERT INTO tracking_events (organization_id, id, task_id, kind, at, link_index, url)
+			VALUES ($1, $2, $3, 'click', $4, 0, 'https://example.com')`, boot.OrganizationID, uuid.Must(uuid.NewV7()), task, at)
 	}
 	seen := map[string]bool{}
 	var types []api.ContactTimelineEventType

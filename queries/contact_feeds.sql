@@ -69,19 +69,25 @@ LIMIT @row_limit::int;
 
 -- name: ContactTimelineList :many
 -- The merged timeline, newest first, ordered by (at, rank, id): rank tells the sources apart at one instant
--- (0 the contact's own creation, 1 a recorded activity, 2 to 6 a send task's sent, opened, clicked, replied
--- and bounced), so the triple is unique and a keyset over it neither repeats nor skips. One contact's rows
--- are few (its activities and send tasks), so the union is sorted in memory.
+-- (0 the contact's own creation, 1 a recorded activity, 2 a send delivered, 3 an open, 4 a click, 5 a reply,
+-- 6 a bounce, 7 another deliverability event (a complaint, an unsubscribe), 8 a suppression of the address),
+-- so the triple is unique and a keyset over it neither repeats nor skips. Every open and click is listed,
+-- a machine's too, with the verdict and the rule that decided it; bounces and complaints carry their
+-- evidence. One contact's rows are few, so the union is sorted in memory.
 SELECT e.at, e.rank, e.id, e.event_type, e.user_id, e.metadata, e.mailbox_id, e.from_email, e.from_name,
-       e.campaign_id, e.campaign_name, e.step_id, e.step_name, e.subject, e.source, e.content
+       e.campaign_id, e.campaign_name, e.step_id, e.step_name, e.task_id, e.subject, e.source, e.content,
+       e.verdict, e.rule, e.url, e.user_agent, e.provider, e.reason, e.bounce_type, e.status_code, e.diagnostic
 FROM (
   -- Recorded activities of a timeline type. A note shows its current content; a note since deleted is left
   -- out (an activity that carries its own content and names no note keeps it). An email event naming one of
-  -- the contact's send tasks is left to the send-task rows below, so it appears once.
+  -- the contact's send tasks is left to the rows below, so it appears once.
   SELECT a.created_at AS at, 1 AS rank, a.id, a.activity_type AS event_type, a.user_id, a.metadata,
          NULL::uuid AS mailbox_id, ''::text AS from_email, ''::text AS from_name, NULL::uuid AS campaign_id,
-         ''::text AS campaign_name, NULL::uuid AS step_id, ''::text AS step_name, ''::text AS subject,
-         coalesce(a.metadata->>'source', '')::text AS source, coalesce(n.content, a.metadata->>'content', '')::text AS content
+         ''::text AS campaign_name, NULL::uuid AS step_id, ''::text AS step_name, NULL::uuid AS task_id,
+         ''::text AS subject, coalesce(a.metadata->>'source', '')::text AS source,
+         coalesce(n.content, a.metadata->>'content', '')::text AS content,
+         NULL::text AS verdict, ''::text AS rule, ''::text AS url, ''::text AS user_agent, ''::text AS provider,
+         ''::text AS reason, ''::text AS bounce_type, ''::text AS status_code, ''::text AS diagnostic
   FROM contact_activities a
   LEFT JOIN contact_notes n ON a.activity_type = 'note_added' AND n.organization_id = a.organization_id
     AND n.contact_id = a.contact_id AND n.id::text = a.metadata->>'note_id'
@@ -95,26 +101,56 @@ FROM (
   UNION ALL
   -- The contact's own creation, unless an activity recorded it.
   SELECT c.created_at, 0, c.id, 'contact_created', NULL::uuid, '{}'::jsonb, NULL::uuid, '', '', NULL::uuid,
-         '', NULL::uuid, '', '', c.source, ''
+         '', NULL::uuid, '', NULL::uuid, '', c.source, '', NULL::text, '', '', '', '', '', '', '', ''
   FROM contacts c
   WHERE c.organization_id = @organization_id::uuid AND c.id = @contact_id::uuid
     AND NOT EXISTS (
       SELECT 1 FROM contact_activities x
       WHERE x.organization_id = c.organization_id AND x.contact_id = c.id AND x.activity_type = 'contact_created')
   UNION ALL
-  -- Send tasks: one row per event a task records (sent only once the task was delivered to the provider).
+  -- Mail delivered to the contact (only once the task was handed to the provider) and its replies.
   SELECT ev.at, ev.rank, t.id, ev.event_type, NULL::uuid, '{}'::jsonb, t.mailbox_id, t.from_email, t.from_name,
-         t.campaign_id, coalesce(cp.name, ''), t.step_id, t.step_name, t.subject, '', ''
+         t.campaign_id, coalesce(cp.name, ''), t.step_id, t.step_name, t.id, t.subject, '', '', NULL::text, '', '',
+         '', '', '', '', '', ''
   FROM send_tasks t
   LEFT JOIN campaigns cp ON cp.organization_id = t.organization_id AND cp.id = t.campaign_id
   CROSS JOIN LATERAL (VALUES
     (CASE WHEN t.status = 'sent' THEN t.sent_at END, 2, 'email_sent'),
-    (t.opened_at, 3, 'email_opened'),
-    (t.clicked_at, 4, 'email_clicked'),
-    (t.replied_at, 5, 'email_replied'),
-    (t.bounced_at, 6, 'email_bounced')
+    (t.replied_at, 5, 'email_replied')
   ) AS ev (at, rank, event_type)
   WHERE t.organization_id = @organization_id::uuid AND t.contact_id = @contact_id::uuid AND ev.at IS NOT NULL
+  UNION ALL
+  -- Every open and click of that mail, a machine's too, with its verdict and rule (NULL until judged).
+  SELECT te.at, CASE te.kind WHEN 'open' THEN 3 ELSE 4 END, te.id, 'email_' || te.kind || 'ed', NULL::uuid,
+         '{}'::jsonb, t.mailbox_id, t.from_email, t.from_name, t.campaign_id, coalesce(cp.name, ''), t.step_id,
+         t.step_name, t.id, t.subject, '', '', te.verdict, coalesce(te.rule, ''), coalesce(te.url, ''),
+         te.user_agent, '', '', '', '', ''
+  FROM send_tasks t
+  JOIN tracking_events te ON te.organization_id = t.organization_id AND te.task_id = t.id
+  LEFT JOIN campaigns cp ON cp.organization_id = t.organization_id AND cp.id = t.campaign_id
+  WHERE t.organization_id = @organization_id::uuid AND t.contact_id = @contact_id::uuid
+  UNION ALL
+  -- Bounces, complaints, unsubscribes and ingested events about the contact, with their evidence.
+  SELECT d.at, CASE d.event_type WHEN 'open' THEN 3 WHEN 'click' THEN 4 WHEN 'reply' THEN 5 WHEN 'bounce' THEN 6 ELSE 7 END,
+         d.id, CASE d.event_type WHEN 'open' THEN 'email_opened' WHEN 'click' THEN 'email_clicked'
+                 WHEN 'reply' THEN 'email_replied' WHEN 'bounce' THEN 'email_bounced' ELSE 'deliverability' END,
+         NULL::uuid, d.metadata, coalesce(t.mailbox_id, d.mailbox_id), coalesce(t.from_email, ''),
+         coalesce(t.from_name, ''), coalesce(t.campaign_id, d.campaign_id), coalesce(cp.name, ''), t.step_id,
+         coalesce(t.step_name, ''), d.task_id, coalesce(t.subject, ''), d.source, d.event_type, NULL::text, '', '', '',
+         d.provider, d.reason, coalesce(d.bounce_type, ''), d.status_code, d.diagnostic
+  FROM deliverability_events d
+  LEFT JOIN send_tasks t ON t.organization_id = d.organization_id AND t.id = d.task_id
+  LEFT JOIN campaigns cp ON cp.organization_id = d.organization_id AND cp.id = coalesce(t.campaign_id, d.campaign_id)
+  WHERE d.organization_id = @organization_id::uuid AND d.contact_id = @contact_id::uuid
+  UNION ALL
+  -- Suppressions of the contact's address, whoever added them.
+  SELECT s.created_at, 8, s.id, 'suppressed', NULL::uuid, '{}'::jsonb, NULL::uuid, '', '', s.campaign_id,
+         coalesce(cp.name, ''), NULL::uuid, '', NULL::uuid, '', s.source, '', NULL::text, '', '', '', '', s.reason,
+         '', '', ''
+  FROM contacts c
+  JOIN suppressions s ON s.organization_id = c.organization_id AND s.kind = 'email' AND s.value = lower(c.email)
+  LEFT JOIN campaigns cp ON cp.organization_id = s.organization_id AND cp.id = s.campaign_id
+  WHERE c.organization_id = @organization_id::uuid AND c.id = @contact_id::uuid
 ) AS e
 WHERE (sqlc.narg(before)::timestamptz IS NULL OR e.at < sqlc.narg(before)::timestamptz)
   AND (sqlc.narg(after_at)::timestamptz IS NULL
