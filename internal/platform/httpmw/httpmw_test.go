@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/outflowhq/outflow/internal/platform/apierror"
@@ -78,3 +80,27 @@ func TestLimitBodiesCapsEachRequestAtItsLimit(t *testing.T) {
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+func TestTheAccessLogKeepsNoTokenThatActsForARecipientOrAMember(t *testing.T) {
+	t.Parallel()
+	var buf strings.Builder
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	m := httpmw.NewMetrics(prometheus.NewRegistry())
+	h := httpmw.Observe(logger, m, func(*http.Request) string { return "op" }, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for path, logged := range map[string]string{
+		"/u/SECRET":                              "/u/:token",
+		"/t/c/SECRET":                            "/t/c/:token",
+		"/t/o/SECRET":                            "/t/o/:token",
+		"/v1/invitations/SECRET/accept":          "/v1/invitations/:token/accept",
+		"/v1/auth/me/device-tokens/SECRET":       "/v1/auth/me/device-tokens/:token",
+		"/v1/contacts/0190f2a4-0000-7000-8000-0": "/v1/contacts/0190f2a4-0000-7000-8000-0",
+	} {
+		buf.Reset()
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path+"?code=SECRET", nil))
+		var line struct{ Path string }
+		require.NoError(t, json.Unmarshal([]byte(buf.String()), &line))
+		require.Equal(t, logged, line.Path)
+		require.Equal(t, logged, httpmw.LoggedPath(path))
+		require.Equal(t, strings.Contains(logged, "SECRET"), strings.Contains(buf.String(), "SECRET"), buf.String())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -83,7 +84,7 @@ func (m *Metrics) observe(operation, method string, status int, elapsed time.Dur
 
 // Observe writes one structured access-log line and the metrics of every request, labelled by operation (a
 // bounded set of names, never the concrete path). The path is logged without its query string, which may
-// carry tokens (unsubscribe links, OAuth codes).
+// carry tokens (OAuth codes), and with the tokens some paths carry in place of their own (LoggedPath).
 func Observe(logger *slog.Logger, m *Metrics, operation func(*http.Request) string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -95,7 +96,7 @@ func Observe(logger *slog.Logger, m *Metrics, operation func(*http.Request) stri
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "http request",
 				slog.String("request_id", reqctx.ID(r.Context())),
 				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
+				slog.String("path", LoggedPath(r.URL.Path)),
 				slog.String("operation", op),
 				slog.Int("status", sw.Status()),
 				slog.Int64("bytes", sw.bytes),
@@ -105,4 +106,23 @@ func Observe(logger *slog.Logger, m *Metrics, operation func(*http.Request) stri
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// tokenPaths are the path prefixes whose next segment is a credential: whoever holds an unsubscribe link, an
+// invitation or a device token can act with it, and a tracked link's token carries its target URL.
+var tokenPaths = []string{"/t/o/", "/t/c/", "/u/", "/v1/invitations/", "/v1/auth/me/device-tokens/"}
+
+// LoggedPath is a request path as the access log may keep it: the token segment of a tokenPaths path becomes
+// ":token", so the log never holds a link that acts for a recipient or a member.
+func LoggedPath(path string) string {
+	for _, prefix := range tokenPaths {
+		if rest, ok := strings.CutPrefix(path, prefix); ok {
+			_, after, found := strings.Cut(rest, "/")
+			if found {
+				return prefix + ":token/" + after
+			}
+			return prefix + ":token"
+		}
+	}
+	return path
 }
