@@ -17,6 +17,7 @@ import (
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers/apitest"
 	"github.com/outflowhq/outflow/internal/campaigns/engine"
+	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/mail/mailbox"
 	"github.com/outflowhq/outflow/internal/mail/sending"
@@ -168,7 +169,10 @@ func newSim(tb testing.TB, spec simSpec, srv simSMTP) *sim {
 	s.jobs = inserter
 	keyring, err := seal.NewKeyring(env.Config.SecretKey)
 	require.NoError(tb, err)
-	s.eng = engine.New(env.DB.Pool, engine.Options{AuthGrace: 72 * time.Hour, Now: s.now})
+	signer, err := tracking.NewSigner(env.Config.SecretKey)
+	require.NoError(tb, err)
+	s.eng = engine.New(env.DB.Pool, engine.Options{AuthGrace: 72 * time.Hour, Now: s.now,
+		Tracking: engine.Tracking{Signer: signer, Host: "t.outflow.test", PublicURL: "http://api.outflow.test"}})
 	s.pipe = sending.New(env.DB.Pool, &mailbox.Credentials{Keyring: keyring, Pool: env.DB.Pool},
 		mailbox.Dialer{AllowInsecure: true, Timeout: 10 * time.Second}, slog.New(slog.DiscardHandler), 72*time.Hour).WithClock(s.now)
 	s.pipe.OnSettle(s.eng.Settle)
@@ -258,11 +262,15 @@ func (s *sim) insertContacts(tb testing.TB) {
 		FROM generate_series(0, $2 - 1) g`, s.org, s.spec.contacts)
 }
 
-// simSteps is every campaign's sequence: an opener, a thread_reply follow-up a day later, and a last note with
-// its own subject two days after that.
+// simSteps is every campaign's sequence: an opener in HTML and text with two links (tracked, as the sim's
+// campaigns track opens and links), a thread_reply follow-up a day later, and a last note with its own
+// subject two days after that.
 func simSteps() []api.CampaignStepCreate {
 	return []api.CampaignStepCreate{
-		{Subject: api.NewOptString("Quick question for {{.Company}}"), BodyPlain: api.NewOptString("Hi {{.FirstName}}, a first note."),
+		{Subject: api.NewOptString("Quick question for {{.Company}}"),
+			BodyHTML: api.NewOptString(`<p>Hi {{.FirstName}}, a first note about <a href="https://acme.example/product">our product</a>.</p>` +
+				`<p>The <a href="https://acme.example/pricing?plan=team">pricing</a> is simple.</p>`),
+			BodyPlain: api.NewOptString("Hi {{.FirstName}}, a first note about our product: https://acme.example/product"),
 			WaitAfter: api.NewOptInt(0)},
 		{BodyPlain: api.NewOptString("Following up on my note, {{.FirstName}}."), WaitAfter: api.NewOptInt(1),
 			ThreadReply: api.NewOptBool(true)},
@@ -275,7 +283,8 @@ func simSteps() []api.CampaignStepCreate {
 func (s *sim) createCampaign(tb testing.TB, c simCampaign) uuid.UUID {
 	tb.Helper()
 	req := &api.CampaignCreate{Name: c.name, Steps: simSteps(), Timezone: api.NewOptString(c.zone),
-		DailyLimit: api.NewOptInt(c.dailyLimit), RotationMode: api.NewOptCampaignCreateRotationMode(c.rotation)}
+		DailyLimit: api.NewOptInt(c.dailyLimit), RotationMode: api.NewOptCampaignCreateRotationMode(c.rotation),
+		OpenTracking: api.NewOptBool(true), LinkTracking: api.NewOptBool(true)}
 	if c.legacy {
 		days, first := 0, span{}
 		for d, spans := range c.week {
