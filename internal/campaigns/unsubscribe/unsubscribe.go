@@ -95,7 +95,8 @@ func (s *Service) Recipient(ctx context.Context, token string) (Recipient, error
 	return out, err
 }
 
-// Unsubscribe applies the token's unsubscribe, from source, in one transaction (see the package doc).
+// Unsubscribe applies the token's unsubscribe, from source, in one transaction (see the package doc). A
+// transaction that lost a deadlock is 503 retry, and changed nothing.
 func (s *Service) Unsubscribe(ctx context.Context, token string, source Source) (Result, error) {
 	tok, err := s.signer.Parse(token, tracking.KindUnsubscribe)
 	if err != nil {
@@ -106,7 +107,9 @@ func (s *Service) Unsubscribe(ctx context.Context, token string, source Source) 
 		out, err = s.apply(ctx, tx, tok.OrganizationID, tok.TaskID, source)
 		return err
 	})
-	return out, err
+	// A deadlock with a concurrent change to the same leads (a reply settling at that moment) is a 503 the
+	// caller may retry; providers retry one-click requests.
+	return out, db.Classify(err, "The unsubscribe")
 }
 
 // apply is Unsubscribe inside the organization's transaction.
