@@ -2211,6 +2211,7 @@ CREATE TABLE public.send_tasks (
     attachment_ids uuid[] DEFAULT '{}'::uuid[] NOT NULL,
     signed boolean DEFAULT false NOT NULL,
     variant_id uuid,
+    unsubscribe_url text DEFAULT ''::text NOT NULL,
     CONSTRAINT send_tasks_attachment_ids_check CHECK ((cardinality(attachment_ids) <= 20)),
     CONSTRAINT send_tasks_attempts_check CHECK (((attempts >= 0) AND (attempts <= 100))),
     CONSTRAINT send_tasks_bcc_check CHECK ((cardinality(bcc) <= 50)),
@@ -2225,7 +2226,8 @@ CREATE TABLE public.send_tasks (
     CONSTRAINT send_tasks_subject_check CHECK ((length(subject) <= 998)),
     CONSTRAINT send_tasks_thread_references_check CHECK ((cardinality(thread_references) <= 100)),
     CONSTRAINT send_tasks_to_email_check CHECK (((length(to_email) >= 3) AND (length(to_email) <= 320))),
-    CONSTRAINT send_tasks_to_list_check CHECK ((cardinality(to_list) <= 50))
+    CONSTRAINT send_tasks_to_list_check CHECK ((cardinality(to_list) <= 50)),
+    CONSTRAINT send_tasks_unsubscribe_url_check CHECK ((length(unsubscribe_url) <= 2048))
 )
 WITH (fillfactor='70');
 

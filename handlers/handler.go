@@ -44,6 +44,7 @@ type Handler struct {
 	*CampaignChecks
 	*CampaignTests
 	*Tracking
+	*Unsubscribe
 	notYet
 
 	mcp    *MCP
@@ -106,6 +107,8 @@ type Deps struct {
 	CampaignTests *CampaignTests
 	// Tracking serves the open pixel and the click redirect.
 	Tracking *Tracking
+	// Unsubscribe serves the unsubscribe link's page and its one-click and form POSTs.
+	Unsubscribe *Unsubscribe
 	// MCP serves /v1/mcp beside the generated server (see MCP()); nil leaves the path to the generated stubs.
 	MCP *MCP
 }
@@ -120,6 +123,7 @@ func New(d Deps) *Handler {
 		CampaignChecks:    d.CampaignChecks,
 		CampaignTests:     d.CampaignTests,
 		Tracking:          d.Tracking,
+		Unsubscribe:       d.Unsubscribe,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

@@ -4019,11 +4019,15 @@ type TrackingInvoker interface {
 	// with source `one_click` and answered 204 with no body. Any other POST (the confirm form of GET
 	// /u/{token}) (an empty body included) is recorded with source `link` and answered 200 with an HTML
 	// confirmation page. Either way the contact becomes unsubscribed (subscribed false, its campaign leads
-	// stop and show status unsubscribed), the address is suppressed when the campaign's
-	// auto_suppress_on_unsubscribe is on, and campaign.unsubscribed is emitted with its source. Repeating
-	// the request answers the same without a second event. The other two sources, `reply` (an unsubscribe
-	// request found in a reply) and `action` (an automation or API action), are recorded elsewhere, never
-	// by this endpoint. Errors: 404 unknown token.
+	// stop and show status unsubscribed), the address is suppressed (source unsubscribe) when the
+	// campaign's bounce_pipeline is enabled with auto_suppress_on_unsubscribe on, and
+	// campaign.unsubscribed is emitted with its source; the contact's queued sends in every campaign are
+	// cancelled. All of it happens before the answer is sent. Repeating the request answers the same
+	// without a second event (a request is a repeat when this message's unsubscribe is recorded and the
+	// contact is still unsubscribed). The List-Unsubscribe header also names a mailto: the sending address
+	// with the subject `unsubscribe`, which reaches the sending mailbox. The other two sources, `reply`
+	// (an unsubscribe request found in a reply) and `action` (an automation or API action), are recorded
+	// elsewhere, never by this endpoint. Errors: 404 unknown token.
 	//
 	// POST /u/{token}
 	TrackingUnsubscribe(ctx context.Context, request TrackingUnsubscribeReq, params TrackingUnsubscribeParams, options ...RequestOption) (TrackingUnsubscribeRes, error)
@@ -4035,7 +4039,7 @@ type TrackingInvoker interface {
 	// unknown token.
 	//
 	// GET /u/{token}
-	TrackingUnsubscribePage(ctx context.Context, params TrackingUnsubscribePageParams, options ...RequestOption) (TrackingUnsubscribePageOK, error)
+	TrackingUnsubscribePage(ctx context.Context, params TrackingUnsubscribePageParams, options ...RequestOption) (*TrackingUnsubscribePageOKHeaders, error)
 }
 
 // UniboxInvoker invokes operations described by OpenAPI v3 specification.
@@ -57913,11 +57917,15 @@ func (c *Client) sendTrackingOpenPixel(ctx context.Context, params TrackingOpenP
 // with source `one_click` and answered 204 with no body. Any other POST (the confirm form of GET
 // /u/{token}) (an empty body included) is recorded with source `link` and answered 200 with an HTML
 // confirmation page. Either way the contact becomes unsubscribed (subscribed false, its campaign leads
-// stop and show status unsubscribed), the address is suppressed when the campaign's
-// auto_suppress_on_unsubscribe is on, and campaign.unsubscribed is emitted with its source. Repeating
-// the request answers the same without a second event. The other two sources, `reply` (an unsubscribe
-// request found in a reply) and `action` (an automation or API action), are recorded elsewhere, never
-// by this endpoint. Errors: 404 unknown token.
+// stop and show status unsubscribed), the address is suppressed (source unsubscribe) when the
+// campaign's bounce_pipeline is enabled with auto_suppress_on_unsubscribe on, and
+// campaign.unsubscribed is emitted with its source; the contact's queued sends in every campaign are
+// cancelled. All of it happens before the answer is sent. Repeating the request answers the same
+// without a second event (a request is a repeat when this message's unsubscribe is recorded and the
+// contact is still unsubscribed). The List-Unsubscribe header also names a mailto: the sending address
+// with the subject `unsubscribe`, which reaches the sending mailbox. The other two sources, `reply`
+// (an unsubscribe request found in a reply) and `action` (an automation or API action), are recorded
+// elsewhere, never by this endpoint. Errors: 404 unknown token.
 //
 // POST /u/{token}
 func (c *Client) TrackingUnsubscribe(ctx context.Context, request TrackingUnsubscribeReq, params TrackingUnsubscribeParams, options ...RequestOption) (TrackingUnsubscribeRes, error) {
@@ -58053,12 +58061,12 @@ func (c *Client) sendTrackingUnsubscribe(ctx context.Context, request TrackingUn
 // unknown token.
 //
 // GET /u/{token}
-func (c *Client) TrackingUnsubscribePage(ctx context.Context, params TrackingUnsubscribePageParams, options ...RequestOption) (TrackingUnsubscribePageOK, error) {
+func (c *Client) TrackingUnsubscribePage(ctx context.Context, params TrackingUnsubscribePageParams, options ...RequestOption) (*TrackingUnsubscribePageOKHeaders, error) {
 	res, err := c.sendTrackingUnsubscribePage(ctx, params, options...)
 	return res, err
 }
 
-func (c *Client) sendTrackingUnsubscribePage(ctx context.Context, params TrackingUnsubscribePageParams, requestOptions ...RequestOption) (res TrackingUnsubscribePageOK, err error) {
+func (c *Client) sendTrackingUnsubscribePage(ctx context.Context, params TrackingUnsubscribePageParams, requestOptions ...RequestOption) (res *TrackingUnsubscribePageOKHeaders, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("tracking_unsubscribe_page"),
 		semconv.HTTPRequestMethodKey.String("GET"),

@@ -67942,11 +67942,15 @@ func (s *Server) handleTrackingOpenPixelRequest(args [1]string, argsEscaped bool
 // with source `one_click` and answered 204 with no body. Any other POST (the confirm form of GET
 // /u/{token}) (an empty body included) is recorded with source `link` and answered 200 with an HTML
 // confirmation page. Either way the contact becomes unsubscribed (subscribed false, its campaign leads
-// stop and show status unsubscribed), the address is suppressed when the campaign's
-// auto_suppress_on_unsubscribe is on, and campaign.unsubscribed is emitted with its source. Repeating
-// the request answers the same without a second event. The other two sources, `reply` (an unsubscribe
-// request found in a reply) and `action` (an automation or API action), are recorded elsewhere, never
-// by this endpoint. Errors: 404 unknown token.
+// stop and show status unsubscribed), the address is suppressed (source unsubscribe) when the
+// campaign's bounce_pipeline is enabled with auto_suppress_on_unsubscribe on, and
+// campaign.unsubscribed is emitted with its source; the contact's queued sends in every campaign are
+// cancelled. All of it happens before the answer is sent. Repeating the request answers the same
+// without a second event (a request is a repeat when this message's unsubscribe is recorded and the
+// contact is still unsubscribed). The List-Unsubscribe header also names a mailto: the sending address
+// with the subject `unsubscribe`, which reaches the sending mailbox. The other two sources, `reply`
+// (an unsubscribe request found in a reply) and `action` (an automation or API action), are recorded
+// elsewhere, never by this endpoint. Errors: 404 unknown token.
 //
 // POST /u/{token}
 func (s *Server) handleTrackingUnsubscribeRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -68205,7 +68209,7 @@ func (s *Server) handleTrackingUnsubscribePageRequest(args [1]string, argsEscape
 
 	var rawBody []byte
 
-	var response TrackingUnsubscribePageOK
+	var response *TrackingUnsubscribePageOKHeaders
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -68226,7 +68230,7 @@ func (s *Server) handleTrackingUnsubscribePageRequest(args [1]string, argsEscape
 		type (
 			Request  = struct{}
 			Params   = TrackingUnsubscribePageParams
-			Response = TrackingUnsubscribePageOK
+			Response = *TrackingUnsubscribePageOKHeaders
 		)
 		response, err = middleware.HookMiddleware[
 			Request,

@@ -4241,15 +4241,44 @@ func encodeTrackingOpenPixelResponse(response *TrackingOpenPixelOKHeaders, w htt
 
 func encodeTrackingUnsubscribeResponse(response TrackingUnsubscribeRes, w http.ResponseWriter, span trace.Span) error {
 	switch response := response.(type) {
-	case *TrackingUnsubscribeOK:
+	case *TrackingUnsubscribeOKHeaders:
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Access-Control-Expose-Headers", "Content-Security-Policy")
+		// Encoding response headers.
+		{
+			h := uri.NewHeaderEncoder(w.Header())
+			// Encode "Cache-Control" header.
+			{
+				cfg := uri.HeaderParameterEncodingConfig{
+					Name:    "Cache-Control",
+					Explode: false,
+				}
+				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+					return e.EncodeValue(conv.StringToString(response.CacheControl))
+				}); err != nil {
+					return errors.Wrap(err, "encode Cache-Control header")
+				}
+			}
+			// Encode "Content-Security-Policy" header.
+			{
+				cfg := uri.HeaderParameterEncodingConfig{
+					Name:    "Content-Security-Policy",
+					Explode: false,
+				}
+				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+					return e.EncodeValue(conv.StringToString(response.ContentSecurityPolicy))
+				}); err != nil {
+					return errors.Wrap(err, "encode Content-Security-Policy header")
+				}
+			}
+		}
 		w.WriteHeader(200)
 
 		writer := w
-		if closer, ok := response.Data.(io.Closer); ok {
+		if closer, ok := response.Response.Data.(io.Closer); ok {
 			defer closer.Close()
 		}
-		if _, err := io.Copy(writer, response); err != nil {
+		if _, err := io.Copy(writer, response.Response); err != nil {
 			return errors.Wrap(err, "write")
 		}
 
@@ -4265,15 +4294,44 @@ func encodeTrackingUnsubscribeResponse(response TrackingUnsubscribeRes, w http.R
 	}
 }
 
-func encodeTrackingUnsubscribePageResponse(response TrackingUnsubscribePageOK, w http.ResponseWriter, span trace.Span) error {
+func encodeTrackingUnsubscribePageResponse(response *TrackingUnsubscribePageOKHeaders, w http.ResponseWriter, span trace.Span) error {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Access-Control-Expose-Headers", "Content-Security-Policy")
+	// Encoding response headers.
+	{
+		h := uri.NewHeaderEncoder(w.Header())
+		// Encode "Cache-Control" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Cache-Control",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.CacheControl))
+			}); err != nil {
+				return errors.Wrap(err, "encode Cache-Control header")
+			}
+		}
+		// Encode "Content-Security-Policy" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Content-Security-Policy",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.ContentSecurityPolicy))
+			}); err != nil {
+				return errors.Wrap(err, "encode Content-Security-Policy header")
+			}
+		}
+	}
 	w.WriteHeader(200)
 
 	writer := w
-	if closer, ok := response.Data.(io.Closer); ok {
+	if closer, ok := response.Response.Data.(io.Closer); ok {
 		defer closer.Close()
 	}
-	if _, err := io.Copy(writer, response); err != nil {
+	if _, err := io.Copy(writer, response.Response); err != nil {
 		return errors.Wrap(err, "write")
 	}
 

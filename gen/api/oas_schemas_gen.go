@@ -53998,7 +53998,44 @@ func (s TrackingUnsubscribeOK) Read(p []byte) (n int, err error) {
 	return s.Data.Read(p)
 }
 
-func (*TrackingUnsubscribeOK) trackingUnsubscribeRes() {}
+// TrackingUnsubscribeOKHeaders wraps TrackingUnsubscribeOK with response headers.
+type TrackingUnsubscribeOKHeaders struct {
+	CacheControl          string
+	ContentSecurityPolicy string
+	Response              TrackingUnsubscribeOK
+}
+
+// GetCacheControl returns the value of CacheControl.
+func (s *TrackingUnsubscribeOKHeaders) GetCacheControl() string {
+	return s.CacheControl
+}
+
+// GetContentSecurityPolicy returns the value of ContentSecurityPolicy.
+func (s *TrackingUnsubscribeOKHeaders) GetContentSecurityPolicy() string {
+	return s.ContentSecurityPolicy
+}
+
+// GetResponse returns the value of Response.
+func (s *TrackingUnsubscribeOKHeaders) GetResponse() TrackingUnsubscribeOK {
+	return s.Response
+}
+
+// SetCacheControl sets the value of CacheControl.
+func (s *TrackingUnsubscribeOKHeaders) SetCacheControl(val string) {
+	s.CacheControl = val
+}
+
+// SetContentSecurityPolicy sets the value of ContentSecurityPolicy.
+func (s *TrackingUnsubscribeOKHeaders) SetContentSecurityPolicy(val string) {
+	s.ContentSecurityPolicy = val
+}
+
+// SetResponse sets the value of Response.
+func (s *TrackingUnsubscribeOKHeaders) SetResponse(val TrackingUnsubscribeOK) {
+	s.Response = val
+}
+
+func (*TrackingUnsubscribeOKHeaders) trackingUnsubscribeRes() {}
 
 type TrackingUnsubscribePageOK struct {
 	Data io.Reader
@@ -54012,6 +54049,43 @@ func (s TrackingUnsubscribePageOK) Read(p []byte) (n int, err error) {
 		return 0, io.EOF
 	}
 	return s.Data.Read(p)
+}
+
+// TrackingUnsubscribePageOKHeaders wraps TrackingUnsubscribePageOK with response headers.
+type TrackingUnsubscribePageOKHeaders struct {
+	CacheControl          string
+	ContentSecurityPolicy string
+	Response              TrackingUnsubscribePageOK
+}
+
+// GetCacheControl returns the value of CacheControl.
+func (s *TrackingUnsubscribePageOKHeaders) GetCacheControl() string {
+	return s.CacheControl
+}
+
+// GetContentSecurityPolicy returns the value of ContentSecurityPolicy.
+func (s *TrackingUnsubscribePageOKHeaders) GetContentSecurityPolicy() string {
+	return s.ContentSecurityPolicy
+}
+
+// GetResponse returns the value of Response.
+func (s *TrackingUnsubscribePageOKHeaders) GetResponse() TrackingUnsubscribePageOK {
+	return s.Response
+}
+
+// SetCacheControl sets the value of CacheControl.
+func (s *TrackingUnsubscribePageOKHeaders) SetCacheControl(val string) {
+	s.CacheControl = val
+}
+
+// SetContentSecurityPolicy sets the value of ContentSecurityPolicy.
+func (s *TrackingUnsubscribePageOKHeaders) SetContentSecurityPolicy(val string) {
+	s.ContentSecurityPolicy = val
+}
+
+// SetResponse sets the value of Response.
+func (s *TrackingUnsubscribePageOKHeaders) SetResponse(val TrackingUnsubscribePageOK) {
+	s.Response = val
 }
 
 type TrackingUnsubscribeReqEmptyBody struct{}

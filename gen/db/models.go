@@ -1008,6 +1008,7 @@ type SendTask struct {
 	AttachmentIds    []uuid.UUID   `json:"attachment_ids"`
 	Signed           bool          `json:"signed"`
 	VariantID        uuid.NullUUID `json:"variant_id"`
+	UnsubscribeUrl   string        `json:"unsubscribe_url"`
 }
 
 type Session struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/outflowhq/outflow/internal/agents/tools"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/tracking"
+	"github.com/outflowhq/outflow/internal/campaigns/unsubscribe"
 	"github.com/outflowhq/outflow/internal/eventing/realtime"
 	"github.com/outflowhq/outflow/internal/identity/accounts"
 	"github.com/outflowhq/outflow/internal/identity/auth"
@@ -131,6 +132,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		CampaignChecks:    handlers.NewCampaignChecks(p.pool),
 		CampaignTests:     handlers.NewCampaignTests(p.pool, campaigns, inserter, p.testRuns),
 		Tracking:          trackingEndpoints,
+		Unsubscribe:       handlers.NewUnsubscribe(unsubscribe.New(p.pool, p.signer, outbox)),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {

@@ -34,6 +34,9 @@ type Input struct {
 	// Tracking, when set on a campaign send, adds the open pixel (open_tracking) and tracked links
 	// (link_tracking); nil composes the message as written, as previews and test sends are.
 	Tracking *Tracking
+	// Unsubscribe, when set on a campaign send, appends the campaign's unsubscribe line to the bodies; nil
+	// appends none, as previews and test sends do.
+	Unsubscribe *Unsubscribe
 }
 
 // Content is a message's source text, given in place of a step's when what is composed is not the step's own
@@ -108,6 +111,7 @@ func Compose(in Input) (Message, error) {
 	}
 	r := parsed.Render(&data, in.options(step))
 	out := Message{Subject: r.Subject, Plain: r.Plain, HTML: r.HTML, Unresolved: r.Unresolved, Signed: parsed.PlacesSignature()}
+	out.Plain, out.HTML = in.unsubscribeLine(out.Plain, out.HTML)
 	if out.HTML, err = in.pixel(out.HTML); err != nil {
 		return Message{}, err
 	}

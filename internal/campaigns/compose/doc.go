@@ -22,6 +22,11 @@
 //     the click token carrying the link's number and its UTM-tagged target, so the redirect needs no
 //     database read. mailto:, tel:, anchors, other schemes and links over tracking.MaxURLLength go out as
 //     written. Without tracking the message is exactly what it would be without this rule.
+//   - A campaign send that passes Input.Unsubscribe ends each body it has with the campaign's unsubscribe line
+//     (the advanced unsubscribe block): mode text appends the text, mode link the intro and a link reading
+//     link_text to the recipient's unsubscribe page (the plain body spells the address out), mode off nothing.
+//     The line follows the rendered content (before </body>, ahead of the pixel), so it is never a tracked
+//     link; text_only campaigns get it too. Previews and test sends pass none.
 //   - Content that does not compile is a 400 invalid_template naming the part, the rule and its position.
 //   - Message.Sendable refuses a message with an unresolved variable (listing them) or nothing to send;
 //     every path that enqueues calls it, so such a message is never enqueued.

@@ -81,10 +81,5 @@ func (in Input) pixel(html string) (string, error) {
 		return "", err
 	}
 	img := `<img src="` + t.BaseURL + "/t/o/" + token + `" width="1" height="1" alt="" style="display:none">`
-	for i := len(html) - len("</body>"); i >= 0; i-- {
-		if strings.EqualFold(html[i:i+len("</body>")], "</body>") {
-			return html[:i] + img + html[i:], nil
-		}
-	}
-	return html + img, nil
+	return beforeBodyEnd(html, img), nil
 }

@@ -87,7 +87,7 @@ func (s *sim) recorded(tb testing.TB) ([]sent, map[uuid.UUID]dbq.Mailbox) {
 	boxes := map[uuid.UUID]dbq.Mailbox{}
 	s.query(tb, func(ctx context.Context, tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT mailbox_id, to_list, cc, bcc, subject, body_text, body_html, in_reply_to,
-			  thread_references, contact_id, campaign_id, step_id, step_name, variant_id, attachment_ids, signed
+			  thread_references, contact_id, campaign_id, step_id, step_name, variant_id, attachment_ids, signed, unsubscribe_url
 			FROM send_tasks WHERE organization_id = $1 AND kind = 'campaign' ORDER BY mailbox_id, id`, s.org)
 		if err != nil {
 			return err
@@ -96,7 +96,7 @@ func (s *sim) recorded(tb testing.TB) ([]sent, map[uuid.UUID]dbq.Mailbox) {
 			x := sent{msg: sending.Message{Kind: sending.KindCampaign}}
 			m := &x.msg
 			return x, row.Scan(&x.mailbox, &m.To, &m.Cc, &m.Bcc, &m.Subject, &m.Text, &m.HTML, &m.InReplyTo, &m.References,
-				&m.ContactID, &m.CampaignID, &m.StepID, &m.StepName, &m.VariantID, &m.Attachments, &m.Signed)
+				&m.ContactID, &m.CampaignID, &m.StepID, &m.StepName, &m.VariantID, &m.Attachments, &m.Signed, &m.UnsubscribeURL)
 		}); err != nil {
 			return err
 		}

@@ -240,8 +240,12 @@ func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaig
 	if err != nil {
 		return err
 	}
+	unsub, err := pl.unsubscribe(sender, task)
+	if err != nil {
+		return err
+	}
 	msg, err := compose.Compose(compose.Input{Campaign: &pl.row, Steps: pl.steps, Step: &step, Content: content,
-		Contact: contact, Sender: sender, Tracking: pl.tracking(sender, task)})
+		Contact: contact, Sender: sender, Tracking: pl.tracking(sender, task), Unsubscribe: unsub})
 	if err == nil {
 		err = msg.Sendable()
 	}
@@ -257,6 +261,9 @@ func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaig
 		Subject: msg.Subject, Text: msg.Plain, HTML: msg.HTML, Signed: msg.Signed, Attachments: files,
 		ContactID: uuid.NullUUID{UUID: l.ContactID, Valid: true}, CampaignID: uuid.NullUUID{UUID: pl.row.ID, Valid: true},
 		StepID: uuid.NullUUID{UUID: step.ID, Valid: true}, StepName: step.Name, VariantID: variant, NotBefore: now}
+	if unsub != nil && pl.row.UnsubscribeHeader {
+		out.UnsubscribeURL = unsub.URL
+	}
 	if msg.ThreadReply && len(l.ThreadRefs) > 0 {
 		out.InReplyTo, out.References = l.ThreadRefs[len(l.ThreadRefs)-1], l.ThreadRefs
 	}

@@ -55,7 +55,8 @@ type Engine struct {
 // deployment's token signer and the hosts a message's tracking URLs fall back to when neither its campaign nor
 // its mailbox has a verified tracking domain (see compose.TrackingBaseURL).
 type Tracking struct {
-	// Signer signs the open and click tokens; nil sends every message untracked, whatever the campaign asks.
+	// Signer signs the open, click and unsubscribe tokens; nil sends every message untracked and without an
+	// unsubscribe page (no List-Unsubscribe header, no unsubscribe link), whatever the campaign asks.
 	Signer *tracking.Signer
 	// Host is the deployment's shared tracking host name (OUTFLOW_TRACKING_HOST), empty when none is set.
 	Host string

@@ -3,6 +3,8 @@ package sending
 import (
 	"sync"
 	"time"
+
+	dbq "github.com/outflowhq/outflow/gen/db"
 )
 
 // MailboxDay is the day a mailbox's capped sends at now are charged to (mailbox_send_days.day): now's date in
@@ -31,4 +33,16 @@ func Zone(tz string) *time.Location {
 	}
 	zones.Store(tz, loc)
 	return loc
+}
+
+// NextSlot is the earliest time m may start its next capped send by its gap (now or later); the daily cap
+// is checked when the send is attempted.
+func NextSlot(m dbq.Mailbox, now time.Time) time.Time {
+	if m.LastCappedSendAt == nil {
+		return now
+	}
+	if next := m.LastCappedSendAt.Add(time.Duration(m.MinWaitTime) * time.Second); next.After(now) {
+		return next
+	}
+	return now
 }

@@ -24,6 +24,12 @@
 //     failed authentication for longer than the grace period fails the task before anything is sent.
 //   - Every result (sent, failed, ambiguous; not a requeue) is told to the settle hook (OnSettle) inside the
 //     transaction that records it, so the campaign engine's view of the send commits with the result.
+//   - A task with an unsubscribe URL (campaign sends whose unsubscribe_header is on; the engine signs it) goes
+//     out with `List-Unsubscribe: <https URL>, <mailto:FROM?subject=unsubscribe>` and, when the URL is https,
+//     `List-Unsubscribe-Post: List-Unsubscribe=One-Click` (RFC 8058, RFC 2369). The mailto target is the
+//     address the message is sent from: a client that prefers mail sends the request to the sending mailbox,
+//     where it is synced with the mailbox's other mail and seen by whoever reads it. No other kind of send
+//     carries the headers.
 //   - Account-level conditions (authentication refused, account disabled, rate limited, server errors) are
 //     raised in addition to the task's result: an entry in the mailbox error log and an email_account.error
 //     event.

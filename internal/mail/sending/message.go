@@ -60,6 +60,7 @@ func build(t dbq.SendTask, m dbq.Mailbox, now time.Time, files []dbq.SendTaskAtt
 		}
 		h.SetMsgIDList("References", refs)
 	}
+	listUnsubscribe(&h, t)
 	text, htmlBody := t.BodyText, t.BodyHtml
 	if m.SignatureSync && t.Kind != "warmup" && !t.Signed {
 		text, htmlBody = withSignature(text, htmlBody, m)
@@ -127,6 +128,19 @@ func build(t dbq.SendTask, m dbq.Mailbox, now time.Time, files []dbq.SendTaskAtt
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// listUnsubscribe adds a campaign send's unsubscribe headers when the task has an unsubscribe URL: its page
+// and a mailto of the sending address (RFC 2369), and the one-click marker when the page is https (RFC 8058
+// requires an https URI for it).
+func listUnsubscribe(h *mail.Header, t dbq.SendTask) {
+	if t.UnsubscribeUrl == "" {
+		return
+	}
+	h.Set("List-Unsubscribe", "<"+t.UnsubscribeUrl+">, <mailto:"+t.FromEmail+"?subject=unsubscribe>")
+	if strings.HasPrefix(t.UnsubscribeUrl, "https://") {
+		h.Set("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")
+	}
 }
 
 // writeParts writes the message's bodies as the parts of a multipart/alternative and closes it.

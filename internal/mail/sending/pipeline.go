@@ -68,6 +68,10 @@ type Message struct {
 	// Signed says the bodies already carry the mailbox's signature (a template placed it), so signature_sync
 	// appends none.
 	Signed bool
+	// UnsubscribeURL is the https address of the recipient's unsubscribe page (a campaign send whose
+	// unsubscribe_header is on): the message carries it in List-Unsubscribe with List-Unsubscribe-Post (see
+	// build). Empty: no List-Unsubscribe header.
+	UnsubscribeURL string
 }
 
 // Args is the River job that works one send task.
@@ -139,7 +143,7 @@ func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, out []Out
 			CampaignID: msg.CampaignID, StepID: msg.StepID, StepName: msg.StepName, Subject: msg.Subject,
 			BodyText: msg.Text, BodyHtml: msg.HTML, MessageID: "<" + MessageID(id, from) + ">",
 			SendMode: cmpMode(msg.Mode), NotBefore: notBefore, AttachmentIds: nonNil(msg.Attachments), Signed: msg.Signed,
-			VariantID: msg.VariantID,
+			VariantID: msg.VariantID, UnsubscribeUrl: msg.UnsubscribeURL,
 		}
 		inserts[i] = river.InsertManyParams{Args: Args{OrganizationID: m.OrganizationID, TaskID: id, MailboxID: m.ID}}
 		if notBefore.After(now) {
@@ -175,18 +179,6 @@ func cmpMode(m string) string {
 		return "instant"
 	}
 	return m
-}
-
-// NextSlot is the earliest time m may start its next capped send by its gap (now or later); the daily cap
-// is checked when the send is attempted.
-func NextSlot(m dbq.Mailbox, now time.Time) time.Time {
-	if m.LastCappedSendAt == nil {
-		return now
-	}
-	if next := m.LastCappedSendAt.Add(time.Duration(m.MinWaitTime) * time.Second); next.After(now) {
-		return next
-	}
-	return now
 }
 
 // Pipeline works send tasks: claim, hand over, record.

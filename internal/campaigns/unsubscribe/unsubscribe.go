@@ -1,0 +1,218 @@
+package unsubscribe
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/audience/suppression"
+	"github.com/outflowhq/outflow/internal/campaigns/campaign"
+	"github.com/outflowhq/outflow/internal/campaigns/engine"
+	"github.com/outflowhq/outflow/internal/campaigns/tracking"
+	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/db"
+)
+
+var queries = dbq.New()
+
+// Source is how a recipient unsubscribed through the unsubscribe link, as campaign.unsubscribed and the
+// deliverability record name it.
+type Source string
+
+// The sources this package records (reply and action are recorded where those happen).
+const (
+	// SourceOneClick is a mailbox provider's RFC 8058 request (List-Unsubscribe=One-Click).
+	SourceOneClick Source = "one_click"
+	// SourceLink is any other POST to the link: the unsubscribe page's confirm form.
+	SourceLink Source = "link"
+)
+
+// Recipient is who an unsubscribe link belongs to, as its page names them.
+type Recipient struct {
+	// Email is the address the message went to.
+	Email string
+	// Sender is who the message came from: the sending mailbox's name, else its address.
+	Sender string
+}
+
+// Result is what an unsubscribe request did.
+type Result struct {
+	Recipient
+	// Repeat says the request found its unsubscribe done already and changed nothing.
+	Repeat bool
+	// Suppressed says the address was suppressed by this request.
+	Suppressed bool
+	// Cancelled are the queued sends the request cancelled.
+	Cancelled []uuid.UUID
+}
+
+// Service applies unsubscribe requests for the tracking endpoints.
+type Service struct {
+	pool   *pgxpool.Pool
+	signer *tracking.Signer
+	outbox *events.Outbox
+	now    func() time.Time
+}
+
+// New builds the service over the application pool, verifying tokens with the deployment's signer (the one
+// that signed them, so links in mail sent before a key rotation keep working) and emitting events through
+// outbox.
+func New(pool *pgxpool.Pool, signer *tracking.Signer, outbox *events.Outbox) *Service {
+	return &Service{pool: pool, signer: signer, outbox: outbox, now: time.Now}
+}
+
+// LinkNotFound is the answer to every token that is not honoured: forged, altered, of another kind, of
+// another deployment, or naming no campaign send.
+func LinkNotFound() error {
+	return apierror.NotFound("unsubscribe_link_not_found",
+		"This unsubscribe link is not valid: it may have been cut short or altered. Open it from the original email again.")
+}
+
+// Recipient reads who the token's link belongs to, for the unsubscribe page; it changes nothing.
+func (s *Service) Recipient(ctx context.Context, token string) (Recipient, error) {
+	tok, err := s.signer.Parse(token, tracking.KindUnsubscribe)
+	if err != nil {
+		return Recipient{}, LinkNotFound()
+	}
+	var out Recipient
+	err = db.WithOrgTx(ctx, s.pool, tok.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
+		t, err := queries.UnsubscribeTask(ctx, tx, dbq.UnsubscribeTaskParams{OrganizationID: tok.OrganizationID, ID: tok.TaskID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return LinkNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		out = recipientOf(dbq.UnsubscribeTaskLockRow(t))
+		return nil
+	})
+	return out, err
+}
+
+// Unsubscribe applies the token's unsubscribe, from source, in one transaction (see the package doc). A
+// transaction that lost a deadlock is 503 retry, and changed nothing.
+func (s *Service) Unsubscribe(ctx context.Context, token string, source Source) (Result, error) {
+	tok, err := s.signer.Parse(token, tracking.KindUnsubscribe)
+	if err != nil {
+		return Result{}, LinkNotFound()
+	}
+	var out Result
+	err = db.WithOrgTx(ctx, s.pool, tok.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
+		out, err = s.apply(ctx, tx, tok.OrganizationID, tok.TaskID, source)
+		return err
+	})
+	// A deadlock with a concurrent change to the same leads (a reply settling at that moment) is a 503 the
+	// caller may retry; providers retry one-click requests.
+	return out, db.Classify(err, "The unsubscribe")
+}
+
+// apply is Unsubscribe inside the organization's transaction.
+func (s *Service) apply(ctx context.Context, tx pgx.Tx, org, taskID uuid.UUID, source Source) (Result, error) {
+	t, err := queries.UnsubscribeTaskLock(ctx, tx, dbq.UnsubscribeTaskLockParams{OrganizationID: org, ID: taskID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Result{}, LinkNotFound()
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	out := Result{Recipient: recipientOf(t)}
+	contact, subscribed := t.ContactID, false
+	if contact.Valid {
+		subscribed, err = queries.UnsubscribeContact(ctx, tx, dbq.UnsubscribeContactParams{OrganizationID: org, ID: contact.UUID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			contact = uuid.NullUUID{}
+		} else if err != nil {
+			return out, err
+		}
+	}
+	recorded, err := queries.UnsubscribeRecorded(ctx, tx, dbq.UnsubscribeRecordedParams{OrganizationID: org,
+		CampaignID: t.CampaignID, TaskID: uuid.NullUUID{UUID: t.ID, Valid: true}})
+	if err != nil {
+		return out, err
+	}
+	if recorded && !subscribed {
+		out.Repeat = true
+		return out, nil
+	}
+	at := s.now()
+	if contact.Valid {
+		if err := queries.ContactSubscribeMany(ctx, tx, dbq.ContactSubscribeManyParams{OrganizationID: org,
+			Ids: []uuid.UUID{contact.UUID}, Subscribed: false}); err != nil {
+			return out, err
+		}
+		stopped, err := engine.Unsubscribed(ctx, tx, s.outbox, engine.Unsubscription{OrganizationID: org,
+			ContactID: contact.UUID, Email: t.ToEmail, Source: string(source), At: at})
+		if err != nil {
+			return out, err
+		}
+		out.Cancelled = stopped.Cancelled
+	}
+	if out.Suppressed, err = suppress(ctx, tx, org, t); err != nil {
+		return out, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return out, err
+	}
+	if err := queries.UnsubscribeEventInsert(ctx, tx, dbq.UnsubscribeEventInsertParams{OrganizationID: org, ID: id,
+		Source: string(source), At: at, RecipientEmail: t.ToEmail, ContactID: contact, CampaignID: t.CampaignID,
+		TaskID: uuid.NullUUID{UUID: t.ID, Valid: true}, MailboxID: t.MailboxID, Reason: reasons[source]}); err != nil {
+		return out, err
+	}
+	data := map[string]any{"campaign_id": t.CampaignID.UUID, "contact_email": t.ToEmail, "source": source}
+	if contact.Valid {
+		data["contact_id"] = contact.UUID
+	}
+	_, err = s.outbox.Emit(ctx, tx, events.CampaignUnsubscribed, data)
+	return out, err
+}
+
+// reasons say how each source unsubscribed, for the deliverability record.
+var reasons = map[Source]string{
+	SourceOneClick: "The recipient's mailbox provider sent a one-click unsubscribe request (RFC 8058).",
+	SourceLink:     "The recipient confirmed on the unsubscribe page.",
+}
+
+// suppress suppresses the send's address when its campaign's bounce_pipeline says so (enabled, with
+// auto_suppress_on_unsubscribe; a deleted campaign's send takes the defaults, which do) and answers whether
+// it wrote the entry (an entry in force for good is kept as it is).
+func suppress(ctx context.Context, tx pgx.Tx, org uuid.UUID, t dbq.UnsubscribeTaskLockRow) (bool, error) {
+	ov := campaign.DefaultOverrides()
+	row, err := queries.CampaignGet(ctx, tx, dbq.CampaignGetParams{OrganizationID: org, ID: t.CampaignID.UUID})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return false, err
+	default:
+		if ov, err = campaign.Advanced(campaign.Campaign{Campaign: row}); err != nil {
+			return false, err
+		}
+	}
+	b := ov.BouncePipeline
+	kind, value, ok := suppression.Normalize(t.ToEmail)
+	if !b.Enabled || !b.AutoSuppressOnUnsubscribe || !ok || kind != suppression.KindEmail {
+		return false, nil
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return false, err
+	}
+	n, err := queries.UnsubscribeSuppress(ctx, tx, dbq.UnsubscribeSuppressParams{OrganizationID: org, ID: id, Value: value,
+		Reason: "The recipient unsubscribed.", CampaignID: t.CampaignID})
+	return n > 0, err
+}
+
+// recipientOf is the page's view of a send.
+func recipientOf(t dbq.UnsubscribeTaskLockRow) Recipient {
+	sender := t.FromName
+	if sender == "" {
+		sender = t.FromEmail
+	}
+	return Recipient{Email: t.ToEmail, Sender: sender}
+}

@@ -1,0 +1,47 @@
+-- name: UnsubscribeTask :one
+-- The campaign send an unsubscribe token names: its recipient, its sender and what it belongs to.
+SELECT t.id, t.to_email, t.from_email, t.from_name, t.campaign_id, t.contact_id, t.mailbox_id
+FROM send_tasks t
+WHERE t.organization_id = @organization_id AND t.id = @id AND t.kind = 'campaign' AND t.campaign_id IS NOT NULL;
+
+-- name: UnsubscribeTaskLock :one
+-- UnsubscribeTask, locked: requests with one token (a provider's one-click POST sent twice, a double
+-- click) take turns, so the second finds the first's unsubscribe recorded. The send has been sent, so
+-- nothing else holds it for long.
+SELECT t.id, t.to_email, t.from_email, t.from_name, t.campaign_id, t.contact_id, t.mailbox_id
+FROM send_tasks t
+WHERE t.organization_id = @organization_id AND t.id = @id AND t.kind = 'campaign' AND t.campaign_id IS NOT NULL
+FOR NO KEY UPDATE;
+
+-- name: UnsubscribeContact :one
+-- Whether the contact an unsubscribe applies to is subscribed.
+SELECT subscribed FROM contacts WHERE organization_id = @organization_id AND id = @id;
+
+-- name: UnsubscribeRecorded :one
+-- Whether the unsubscribe of this send is recorded already (read through the campaign's events index).
+SELECT EXISTS (SELECT 1 FROM deliverability_events
+  WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND event_type = 'unsubscribe'
+    AND task_id = @task_id);
+
+-- name: UnsubscribeSuppress :execrows
+-- Suppresses an address that unsubscribed. An entry in force for good is left as it is; an expiring or
+-- expired one becomes this permanent one. Answers 1 when the entry was written.
+INSERT INTO suppressions AS s (organization_id, id, kind, value, reason, source, campaign_id)
+VALUES (@organization_id, @id, 'email', @value, @reason, 'unsubscribe', sqlc.narg(campaign_id))
+ON CONFLICT (organization_id, kind, value) DO UPDATE
+  SET reason = EXCLUDED.reason, source = EXCLUDED.source, campaign_id = EXCLUDED.campaign_id, expires_at = NULL,
+      created_at = now(), updated_at = now()
+  WHERE s.expires_at IS NOT NULL;
+
+-- name: UnsubscribeEventInsert :exec
+-- Records an unsubscribe: matched to its send by the signed token it came with.
+INSERT INTO deliverability_events (organization_id, id, event_type, source, at, recipient_email, contact_id,
+  campaign_id, task_id, mailbox_id, matched_by, reason)
+VALUES (@organization_id, @id, 'unsubscribe', @source, @at, @recipient_email, sqlc.narg(contact_id),
+  sqlc.narg(campaign_id), sqlc.narg(task_id), sqlc.narg(mailbox_id), 'token', @reason);
+
+-- name: UnsubscribeLeadCampaigns :many
+-- The campaigns the contact is a lead of, in one order for every caller (their locks are taken in it).
+SELECT campaign_id FROM campaign_leads
+WHERE organization_id = @organization_id AND contact_id = @contact_id
+ORDER BY campaign_id;
