@@ -150,3 +150,18 @@ func TestParseReadsOnlyTheFirstMaxBytes(t *testing.T) {
 	_, ok := dsn.Parse([]byte(padded))
 	require.False(t, ok, "the delivery-status part lies beyond MaxBytes and must not be read")
 }
+
+func TestParseRefusesATextBounceWithoutEachPieceOfEvidence(t *testing.T) {
+	t.Parallel()
+	raw := string(read(t, "exim_hard.eml"))
+	person := strings.NewReplacer("Return-path: <>\n", "", "Auto-Submitted: auto-replied\n", "",
+		"Mail Delivery System <Mailer-Daemon@mail.example.com>", "Nina <nina@example.net>").Replace(raw)
+	noCode := strings.Replace(raw, "550 No such user here", "No such user here", 1)
+	noRecipient := strings.Replace(raw, "The following address(es) failed:", "Something went wrong:", 1)
+	for name, msg := range map[string]string{"person": person, "no code": noCode, "no recipient": noRecipient} {
+		_, ok := dsn.Parse([]byte(msg))
+		require.False(t, ok, name)
+	}
+	_, ok := dsn.Parse([]byte(raw))
+	require.True(t, ok, "the unaltered message is a bounce")
+}
