@@ -154,8 +154,8 @@ func Parse(raw []byte) (Report, bool) {
 	return r, true
 }
 
-// shapeOf names the server style by its markers; a report without one is rfc3464 when structured and
-// nonstandard when read from text.
+// shapeOf names the server style by its markers, or nothing when none is present (Parse then names the
+// report rfc3464 when structured and nonstandard when read from text).
 func shapeOf(h mail.Header, text string) Shape {
 	subject := strings.ToLower(decodeHeader(h.Get("Subject")))
 	for k := range h {
