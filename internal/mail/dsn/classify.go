@@ -66,3 +66,15 @@ func reason(status string, smtp int) string {
 	}
 	return "other"
 }
+
+// Diagnose reads one SMTP reply or diagnostic text (a rejection the sender's own SMTP session was answered,
+// or the text a provider reports a bounce with) the way a report's Diagnostic-Code is read: its reply and
+// enhanced status codes, hard or soft by the same rules, and the reason class, so a bounce is judged alike
+// whichever path it came by. The text is bounded and folded to one line as a report's is.
+func Diagnose(text string) Recipient {
+	rc := Recipient{Action: "failed", Diagnostic: bound(text)}
+	rc.SMTPCode, rc.Status = codes(rc.Diagnostic)
+	rc.Severity, rc.Rule = classify(rc.Action, rc.Status, rc.SMTPCode)
+	rc.Reason = reason(rc.Status, rc.SMTPCode)
+	return rc
+}

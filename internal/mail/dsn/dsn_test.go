@@ -165,3 +165,41 @@ func TestParseRefusesATextBounceWithoutEachPieceOfEvidence(t *testing.T) {
 	_, ok := dsn.Parse([]byte(raw))
 	require.True(t, ok, "the unaltered message is a bounce")
 }
+
+func TestParseTakesNoStatusCodeFromAHostAddress(t *testing.T) {
+	t.Parallel()
+	raw := strings.Replace(string(read(t, "exim_hard.eml")), "[192.0.2.40]", "[10.4.4.1]", 1)
+	r, ok := dsn.Parse([]byte(raw))
+	require.True(t, ok)
+	rc := r.Recipients[0]
+	require.Equal(t, dsn.Hard, rc.Severity, "10.4.4.1 is the remote host, not the soft status 4.4.1")
+	require.Empty(t, rc.Status)
+	require.Equal(t, 550, rc.SMTPCode)
+	require.Equal(t, dsn.RuleSMTP5xx, rc.Rule)
+}
+
+func TestDiagnoseJudgesAnSMTPReplyAsAReportsDiagnosticIsJudged(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		text     string
+		severity dsn.Severity
+		status   string
+		smtp     int
+		reason   string
+	}{
+		{"RCPT: SMTP error 550 5.1.1: No such user", dsn.Hard, "5.1.1", 550, "unknown_user"},
+		{"550 5.7.1 Message rejected as spam", dsn.Hard, "5.7.1", 550, "policy"},
+		{"452 4.2.2 Mailbox full", dsn.Soft, "4.2.2", 452, "mailbox_full"},
+		{"host 10.4.4.1 said: 550 User unknown", dsn.Hard, "", 550, "other"},
+		{"The address does not exist", dsn.Hard, "", 0, "other"},
+	}
+	for _, tc := range cases {
+		rc := dsn.Diagnose(tc.text)
+		require.Equal(t, tc.severity, rc.Severity, tc.text)
+		require.Equal(t, tc.status, rc.Status, tc.text)
+		require.Equal(t, tc.smtp, rc.SMTPCode, tc.text)
+		require.Equal(t, tc.reason, rc.Reason, tc.text)
+		require.Equal(t, tc.text, rc.Diagnostic)
+		require.Equal(t, "failed", rc.Action)
+	}
+}

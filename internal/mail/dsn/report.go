@@ -77,9 +77,7 @@ func deliveryStatus(body string) []Recipient {
 		if rc.Address == "" {
 			rc.Address = rc.OriginalAddress
 		}
-		if m := statusRe.FindString(h.Get("Status")); m != "" {
-			rc.Status = m
-		}
+		rc.Status = findStatus(h.Get("Status"))
 		code, enhanced := codes(rc.Diagnostic)
 		rc.SMTPCode = code
 		if rc.Status == "" || strings.HasSuffix(rc.Status, ".0.0") && strings.HasPrefix(enhanced, rc.Status[:1]) {
@@ -131,7 +129,8 @@ func typedValue(v string) string {
 }
 
 var (
-	statusRe = regexp.MustCompile(`\b[245]\.[0-9]{1,3}\.[0-9]{1,3}\b`)
+	// statusRe finds enhanced status code candidates; findStatus keeps those that stand on their own.
+	statusRe = regexp.MustCompile(`[245]\.[0-9]{1,3}\.[0-9]{1,3}`)
 	// smtpRe finds a basic reply code as SMTP writes it: three digits then a space, a hyphen (continuation
 	// line) or the end, optionally followed by the enhanced code ("550 5.1.1", "552-5.2.2", "550 #5.1.0").
 	smtpRe = regexp.MustCompile(`(?:^|[\s:;(\[])([45][0-9]{2})(?:[ -]#?([45]\.[0-9]{1,3}\.[0-9]{1,3}))?(?:[ -]|$)`)
@@ -145,9 +144,32 @@ func codes(s string) (int, string) {
 		enhanced = m[2]
 	}
 	if enhanced == "" {
-		enhanced = statusRe.FindString(s)
+		enhanced = findStatus(s)
 	}
 	return code, enhanced
+}
+
+// findStatus finds the first enhanced status code in s that stands on its own, not inside a longer dotted
+// number: the host address in "host mx.example.net [10.4.4.1]" holds no status 4.4.1, which would turn the
+// hard 550 that follows it into a soft bounce.
+func findStatus(s string) string {
+	for _, loc := range statusRe.FindAllStringIndex(s, -1) {
+		start, end := loc[0], loc[1]
+		if start > 0 && (isWordByte(s[start-1]) || s[start-1] == '.') {
+			continue
+		}
+		if end < len(s) && (isWordByte(s[end]) || s[end] == '.' && end+1 < len(s) && isDigit(s[end+1])) {
+			continue
+		}
+		return s[start:end]
+	}
+	return ""
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+func isWordByte(b byte) bool {
+	return isDigit(b) || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '_'
 }
 
 // bound cuts text to maxDiagnostic bytes without splitting a UTF-8 sequence and folds it to one line.
