@@ -187,7 +187,7 @@ func TestDiagnoseJudgesAnSMTPReplyAsAReportsDiagnosticIsJudged(t *testing.T) {
 		smtp     int
 		reason   string
 	}{
-		{"RCPT: SMTP error 550 5.1.1: No such user", dsn.Hard, "5.1.1", 550, "unknown_user"},
+		{"RCPT: 550 5.1.1 No such user", dsn.Hard, "5.1.1", 550, "unknown_user"},
 		{"550 5.7.1 Message rejected as spam", dsn.Hard, "5.7.1", 550, "policy"},
 		{"452 4.2.2 Mailbox full", dsn.Soft, "4.2.2", 452, "mailbox_full"},
 		{"host 10.4.4.1 said: 550 User unknown", dsn.Hard, "", 550, "other"},
