@@ -15,7 +15,6 @@ import (
 	"github.com/outflowhq/outflow/internal/campaigns/checks"
 	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/eventing/events"
-	"github.com/outflowhq/outflow/internal/eventing/notify"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/truncate"
 )
@@ -213,28 +212,5 @@ func (p *pass) pause(ctx context.Context, status, reason string) error {
 	if _, err := p.store.Move(ctx, p.tx, p.row, status, reason); err != nil {
 		return err
 	}
-	return notifyPaused(ctx, p.tx, p.jobs, p.row, reason)
-}
-
-// notifyPaused sends the campaign_paused notification about c.
-func notifyPaused(ctx context.Context, tx pgx.Tx, jobs events.Inserter, c dbq.Campaign, reason string) error {
-	users := []uuid.UUID{}
-	if c.UserID.Valid {
-		users = append(users, c.UserID.UUID)
-	} else {
-		admins, err := queries.WebhookOrgAdmins(ctx, tx, c.OrganizationID)
-		if err != nil {
-			return err
-		}
-		users = admins
-	}
-	n := notify.NewNotifier(jobs)
-	for _, u := range users {
-		if err := n.NotifyTx(ctx, tx, notify.Event{UserID: u, OrganizationID: c.OrganizationID, Category: notify.CampaignPaused,
-			Title: truncate.Chars("Campaign paused: "+c.Name, 200), Body: "It was paused because " + reason + ".",
-			Link: "/campaigns/" + c.ID.String()}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return campaign.NotifyPaused(ctx, p.tx, p.jobs, p.row, reason)
 }

@@ -261,7 +261,7 @@ func (st *settlement) bounceRate(ctx context.Context, b campaign.BouncePipeline)
 		if _, err := st.store.Move(ctx, st.tx, st.row, campaign.StatusPaused, reason); err != nil {
 			return err
 		}
-		return notifyPaused(ctx, st.tx, st.outbox.Jobs(), st.row, reason)
+		return campaign.NotifyPaused(ctx, st.tx, st.outbox.Jobs(), st.row, reason)
 	}
 	return nil
 }
