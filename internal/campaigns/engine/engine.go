@@ -13,6 +13,7 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/checks"
+	"github.com/outflowhq/outflow/internal/campaigns/deliverability"
 	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/platform/db"
@@ -48,6 +49,8 @@ type Engine struct {
 	verify Verifier
 	// tracking signs campaign messages' pixels and tracked links (see Tracking).
 	tracking Tracking
+	// record records bounces and complaints, moving their leads through the engine (Bounced, Complained).
+	record *deliverability.Recorder
 }
 
 // Tracking is what the engine needs to put open and click tracking into the campaign messages it sends: the
@@ -92,8 +95,10 @@ func New(pool *pgxpool.Pool, o Options) *Engine {
 	if o.Batch <= 0 {
 		o.Batch = DefaultBatch
 	}
-	return &Engine{pool: pool, authGrace: o.AuthGrace, now: o.Now, batch: o.Batch, verify: o.Verifier,
+	e := &Engine{pool: pool, authGrace: o.AuthGrace, now: o.Now, batch: o.Batch, verify: o.Verifier,
 		tracking: o.Tracking}
+	e.record = deliverability.New(e, e.now)
+	return e
 }
 
 // Stats is what a run did.
