@@ -245,14 +245,6 @@ SELECT count(*)::integer FROM campaign_steps WHERE organization_id = @organizati
 -- name: EngineMailboxZone :one
 SELECT timezone FROM mailboxes WHERE organization_id = @organization_id AND id = @id;
 
--- name: EngineBounceWindow :one
--- The campaign's sends handed over (or refused by the recipient's server) since since, and how many of them
--- bounced: the rolling rate the deliverability warning and the spike pause read.
-SELECT count(*) FILTER (WHERE status IN ('sent', 'ambiguous') OR error_code = 'recipient_rejected')::integer AS sends,
-  count(*) FILTER (WHERE error_code = 'recipient_rejected')::integer AS bounced
-FROM send_tasks
-WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND created_at >= @since::timestamptz;
-
 -- name: EngineABJudged :exec
 UPDATE campaigns SET ab_judged_at = @at::timestamptz WHERE organization_id = @organization_id AND id = @id;
 

@@ -28,33 +28,6 @@ func (q *Queries) EngineABJudged(ctx context.Context, db DBTX, arg EngineABJudge
 	return err
 }
 
-const engineBounceWindow = `-- name: EngineBounceWindow :one
-SELECT count(*) FILTER (WHERE status IN ('sent', 'ambiguous') OR error_code = 'recipient_rejected')::integer AS sends,
-  count(*) FILTER (WHERE error_code = 'recipient_rejected')::integer AS bounced
-FROM send_tasks
-WHERE organization_id = $1 AND campaign_id = $2 AND created_at >= $3::timestamptz
-`
-
-type EngineBounceWindowParams struct {
-	OrganizationID uuid.UUID     `json:"organization_id"`
-	CampaignID     uuid.NullUUID `json:"campaign_id"`
-	Since          time.Time     `json:"since"`
-}
-
-type EngineBounceWindowRow struct {
-	Sends   int32 `json:"sends"`
-	Bounced int32 `json:"bounced"`
-}
-
-// The campaign's sends handed over (or refused by the recipient's server) since since, and how many of them
-// bounced: the rolling rate the deliverability warning and the spike pause read.
-func (q *Queries) EngineBounceWindow(ctx context.Context, db DBTX, arg EngineBounceWindowParams) (EngineBounceWindowRow, error) {
-	row := db.QueryRow(ctx, engineBounceWindow, arg.OrganizationID, arg.CampaignID, arg.Since)
-	var i EngineBounceWindowRow
-	err := row.Scan(&i.Sends, &i.Bounced)
-	return i, err
-}
-
 const engineCampaignDay = `-- name: EngineCampaignDay :one
 SELECT coalesce(max(sent), 0)::integer AS sent, coalesce(max(new_leads), 0)::integer AS new_leads
 FROM campaign_send_days WHERE organization_id = $1 AND campaign_id = $2 AND day = $3

@@ -33,8 +33,13 @@
 //     the advance when the message was handed over (sent counts only then), and undoes it when the send failed:
 //     the step is due again after retryBackoff, the day and the mailbox plan get the send back, the activity log
 //     says why, a completed campaign reopens, and the lead fails after task_reliability.max_attempts (5). A
-//     recipient the server rejected is a bounce: the lead stops at once (campaign.email_bounced), and the
-//     campaign's rolling bounce rate may raise campaign.deliverability_warning or pause it.
+//     recipient the server rejected is a bounce: the lead stops at once, and the deliverability recorder
+//     (package deliverability, built by New with the engine as its Leads) records it with its evidence,
+//     suppresses the address, raises campaign.email_bounced and judges the campaign's rolling bounce rate.
+//   - Bounces and complaints reported after a send was handed over (reports synced from the mailbox, which
+//     Replied hands to the recorder and never takes for replies; events a provider posts) reach the lead through
+//     Bounced and Complained: a hard bounce fails it as bounced, a complaint completes it, both cancelling its
+//     queued send; a soft bounce of its latest step sends that step again, within the attempt limit.
 //   - The mailbox's daily cap and minimum gap are enforced by the pipeline's claim for every sender (campaigns,
 //     direct sends, warmup); the engine plans around them (mailbox_plans) so it does not enqueue what would only
 //     wait there, and every wait has a reason.

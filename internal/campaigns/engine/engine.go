@@ -13,9 +13,9 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/checks"
+	"github.com/outflowhq/outflow/internal/campaigns/deliverability"
 	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/eventing/events"
-	"github.com/outflowhq/outflow/internal/eventing/notify"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/truncate"
 )
@@ -49,6 +49,8 @@ type Engine struct {
 	verify Verifier
 	// tracking signs campaign messages' pixels and tracked links (see Tracking).
 	tracking Tracking
+	// record records bounces and complaints, moving their leads through the engine (Bounced, Complained).
+	record *deliverability.Recorder
 }
 
 // Tracking is what the engine needs to put open and click tracking into the campaign messages it sends: the
@@ -94,8 +96,10 @@ func New(pool *pgxpool.Pool, o Options) *Engine {
 	if o.Batch <= 0 {
 		o.Batch = DefaultBatch
 	}
-	return &Engine{pool: pool, authGrace: o.AuthGrace, now: o.Now, batch: o.Batch, verify: o.Verifier,
+	e := &Engine{pool: pool, authGrace: o.AuthGrace, now: o.Now, batch: o.Batch, verify: o.Verifier,
 		tracking: o.Tracking}
+	e.record = deliverability.New(e, e.now)
+	return e
 }
 
 // Stats is what a run did.
@@ -214,28 +218,5 @@ func (p *pass) pause(ctx context.Context, status, reason string) error {
 	if _, err := p.store.Move(ctx, p.tx, p.row, status, reason); err != nil {
 		return err
 	}
-	return notifyPaused(ctx, p.tx, p.jobs, p.row, reason)
-}
-
-// notifyPaused sends the campaign_paused notification about c.
-func notifyPaused(ctx context.Context, tx pgx.Tx, jobs events.Inserter, c dbq.Campaign, reason string) error {
-	users := []uuid.UUID{}
-	if c.UserID.Valid {
-		users = append(users, c.UserID.UUID)
-	} else {
-		admins, err := queries.WebhookOrgAdmins(ctx, tx, c.OrganizationID)
-		if err != nil {
-			return err
-		}
-		users = admins
-	}
-	n := notify.NewNotifier(jobs)
-	for _, u := range users {
-		if err := n.NotifyTx(ctx, tx, notify.Event{UserID: u, OrganizationID: c.OrganizationID, Category: notify.CampaignPaused,
-			Title: truncate.Chars("Campaign paused: "+c.Name, 200), Body: "It was paused because " + reason + ".",
-			Link: "/campaigns/" + c.ID.String()}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return campaign.NotifyPaused(ctx, p.tx, p.jobs, p.row, reason)
 }

@@ -40,7 +40,13 @@ const (
 // reply_intent block holds on out-of-office, a waiting lead that is not held already is held until the
 // message's HoldUntil (at most campaign.MaxOutOfOfficeHoldDays away) or out_of_office_hold_days from now, its
 // queued send cancelled so the step goes after the hold; the activity log says what it did either way.
+//
+// A bounce or complaint report (m.Report) is not an answer from the contact: it goes to the deliverability
+// recorder, which matches it to the send it returns, and is never taken for a reply.
 func (e *Engine) Replied(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m mailsync.Inbound) error {
+	if m.Report != nil {
+		return e.record.Inbound(ctx, tx, outbox, m)
+	}
 	ids := make([]string, 0, len(m.References)+1)
 	for _, id := range append(m.References, m.InReplyTo) {
 		if id != "" {

@@ -11,17 +11,11 @@ import (
 
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
+	"github.com/outflowhq/outflow/internal/campaigns/deliverability"
 	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/mail/dsn"
 	"github.com/outflowhq/outflow/internal/mail/sending"
 	"github.com/outflowhq/outflow/internal/platform/truncate"
-)
-
-// Bounce-rate rules: the rolling window read, the sends it needs before it judges, and the share of the pause
-// threshold where the early-warning band starts.
-const (
-	bounceWindow     = 7 * 24 * time.Hour
-	bounceMinSample  = 20
-	warningBandShare = 0.5
 )
 
 // Settle is the send pipeline's settle hook (sending.OnSettle): a campaign send's result moves its lead, in
@@ -29,7 +23,9 @@ const (
 // and sender recorded, campaign.email_sent raised); failed undoes it (part 1's rule 2: the step is due again
 // after a pause, the campaign's day gets the send back, the activity log says why, a campaign that completed
 // meanwhile is reopened, and the lead fails after the campaign's attempts); a recipient the server rejected is
-// a bounce, never retried. A send that is no longer its lead's in-flight one changes nothing.
+// a hard bounce, never retried, recorded by the deliverability recorder after the lead is moved (its evidence,
+// the address's suppression, campaign.email_bounced and the campaign's bounce rate). A send that is no longer
+// its lead's in-flight one changes nothing.
 func (e *Engine) Settle(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, s sending.Settled) error {
 	t := s.Task
 	if t.Kind != sending.KindCampaign || !t.CampaignID.Valid || !t.ContactID.Valid {
@@ -155,11 +151,7 @@ func (st *settlement) failed(ctx context.Context, s sending.Settled) error {
 		ended = true
 	default:
 		p.Attempts++
-		limit := int16(maxLeadAttempts)
-		if tr := ov.TaskReliability; tr.Enabled && tr.MaxAttempts > 0 {
-			limit = int16(min(tr.MaxAttempts, 100))
-		}
-		if p.Attempts >= limit {
+		if limit := attemptLimit(ov); p.Attempts >= limit {
 			p.State, p.DueAt, p.WaitReason = stateFailed, nil, ""
 			p.FailureReason = truncate.Chars(fmt.Sprintf("Step %d could not be sent after %d attempts: %s", stepNo, p.Attempts, s.Message), 1000)
 			ended = true
@@ -177,11 +169,14 @@ func (st *settlement) failed(ctx context.Context, s sending.Settled) error {
 		return err
 	}
 	if bounce {
-		if _, err := st.outbox.Emit(ctx, st.tx, events.CampaignEmailBounced, st.payload(map[string]any{
-			"bounce_type": "hard", "error_code": s.Code, "error_message": s.Message})); err != nil {
-			return err
-		}
-		if err := st.bounceRate(ctx, ov.BouncePipeline); err != nil {
+		// Hard whatever the reply's codes say: part 1's rule 2 never retries a rejected recipient, so the lead has
+		// bounced; the rule the codes alone would give stays with the evidence.
+		rc := dsn.Diagnose(s.Message)
+		if _, err := st.e.record.Record(ctx, st.tx, st.outbox, deliverability.MatchSend(st.task, deliverability.MatchedPipeline),
+			deliverability.Event{OrganizationID: st.row.OrganizationID, Kind: deliverability.KindBounce,
+				Source: deliverability.SourcePipeline, Recipient: st.task.ToEmail, At: st.now, Bounce: dsn.Hard,
+				StatusCode: rc.Status, SMTPCode: rc.SMTPCode, Diagnostic: rc.Diagnostic, Reason: rc.Reason,
+				Metadata: map[string]any{"error_code": s.Code, "rule": rc.Rule}}); err != nil {
 			return err
 		}
 	}
@@ -233,35 +228,11 @@ func (st *settlement) credit(ctx context.Context) error {
 		CampaignID: l.CampaignID, Day: civilDate(planned, loc), Sent: -1, NewLeads: newLead})
 }
 
-// bounceRate judges the campaign's rolling bounce rate after a bounce: entering the early-warning band (half
-// the pause threshold) raises campaign.deliverability_warning; reaching the threshold pauses the campaign when
-// the bounce_pipeline block says so. Fewer than bounceMinSample sends are not judged.
-func (st *settlement) bounceRate(ctx context.Context, b campaign.BouncePipeline) error {
-	if !b.Enabled || b.PauseBounceRateThreshold <= 0 {
-		return nil
+// attemptLimit is how many failed attempts of one step fail a lead: task_reliability.max_attempts when the
+// block is enabled (at most 100), else maxLeadAttempts.
+func attemptLimit(ov campaign.Overrides) int16 {
+	if tr := ov.TaskReliability; tr.Enabled && tr.MaxAttempts > 0 {
+		return int16(min(tr.MaxAttempts, 100))
 	}
-	w, err := queries.EngineBounceWindow(ctx, st.tx, dbq.EngineBounceWindowParams{OrganizationID: st.row.OrganizationID,
-		CampaignID: uuid.NullUUID{UUID: st.row.ID, Valid: true}, Since: st.now.Add(-bounceWindow)})
-	if err != nil || w.Sends < bounceMinSample {
-		return err
-	}
-	before := float64(w.Bounced-1) / float64(w.Sends)
-	after := float64(w.Bounced) / float64(w.Sends)
-	band := b.PauseBounceRateThreshold * warningBandShare
-	if before < band && after >= band {
-		if _, err := st.outbox.Emit(ctx, st.tx, events.CampaignDeliverabilityWarning, map[string]any{
-			"campaign_id": st.row.ID, "campaign_name": st.row.Name, "metric": "bounce_rate", "rate": after,
-			"threshold": b.PauseBounceRateThreshold, "sends": w.Sends, "bounced": w.Bounced}); err != nil {
-			return err
-		}
-	}
-	if b.AutoPauseCampaignOnSpike && after >= b.PauseBounceRateThreshold && st.row.Status == campaign.StatusActive {
-		reason := fmt.Sprintf("its bounce rate reached %.1f%% of the last %d sends (threshold %.1f%%)", after*100, w.Sends,
-			b.PauseBounceRateThreshold*100)
-		if _, err := st.store.Move(ctx, st.tx, st.row, campaign.StatusPaused, reason); err != nil {
-			return err
-		}
-		return notifyPaused(ctx, st.tx, st.outbox.Jobs(), st.row, reason)
-	}
-	return nil
+	return maxLeadAttempts
 }

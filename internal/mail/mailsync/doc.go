@@ -22,5 +22,7 @@
 // Each new message of a folder other than Sent is told, in the transaction that stores it, to the inbound
 // hook (OnInbound): the composition root gives the campaign engine's, which matches replies to campaign sends.
 // Until the inbox classifies messages, a message counts as an out-of-office reply by a minimal rule
-// (Auto-Submitted: auto-replied, or a subject starting "Automatic reply" or "Out of office").
+// (Auto-Submitted: auto-replied, or a subject starting "Automatic reply" or "Out of office"). A message
+// dsn.Parse reads as a bounce, delay or complaint report is told with its Report and is never an
+// out-of-office reply.
 package mailsync

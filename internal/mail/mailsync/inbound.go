@@ -9,12 +9,15 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/mail/dsn"
 )
 
 // Inbound is a newly stored message that came in (from any folder but Sent), as the inbound hook is told it:
 // what matching it to the mail it answers needs.
 type Inbound struct {
 	OrganizationID, MailboxID uuid.UUID
+	// ID is the stored message's id (inbox_messages), which a verdict about it names as its evidence.
+	ID uuid.UUID
 	// MessageID and InReplyTo are Message-IDs in their "<id>" form; References lists the conversation's, oldest
 	// first.
 	MessageID, InReplyTo string
@@ -28,6 +31,11 @@ type Inbound struct {
 	// sender is back, when the message says so; this sync never reads it (zero), the inbox's classifier will.
 	OutOfOffice bool
 	HoldUntil   time.Time
+	// Report is what the message reports when it is a delivery status notification (a bounce or a delay) or a
+	// feedback-loop report (a complaint), as dsn.Parse reads it; nil for every other message. A report is
+	// never an answer from the recipient: it is not a reply, and not an out-of-office reply either (a bounce
+	// often says Auto-Submitted: auto-replied).
+	Report *dsn.Report
 }
 
 // InboundHook is told each new inbound message inside the transaction that stores it, so what another area

@@ -3,6 +3,8 @@ package mailsync_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/mail/dsn"
 	"github.com/outflowhq/outflow/internal/mail/mailsync"
 )
 
@@ -92,4 +95,44 @@ func TestEachNewInboundMessageIsToldToTheHookOnceInTheTransactionThatStoresIt(t 
 	got, _ = h.list()
 	require.Len(t, got, 3)
 	require.Equal(t, "<later@client.example>", got[2].MessageID)
+}
+
+func TestAReportIsToldWithWhatItReportsAndAnyOtherMessageWithout(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	corpus := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("..", "dsn", "testdata", name))
+		require.NoError(t, err)
+		return b
+	}
+	// The Exim bounce says Auto-Submitted: auto-replied, as an out-of-office reply does.
+	r.imap.Append(t, "INBOX", corpus("exim_hard.eml"))
+	r.imap.Append(t, "INBOX", corpus("arf_abuse.eml"))
+	r.imap.Append(t, "INBOX", corpus("not_out_of_office.eml"))
+	r.imap.Append(t, "INBOX", message("<answer@client.example>", "<sent@example.com>", "<sent@example.com>", "Re: Hello", "Yes"))
+
+	h := &told{}
+	s := r.syncer(t, 30*time.Second)
+	s.OnInbound(h.hook)
+	stop := r.start(t, s)
+	r.backfilled(t)
+	require.NoError(t, stop())
+
+	got, _ := h.list()
+	require.Len(t, got, 4)
+	bounce, complaint, away, answer := got[0], got[1], got[2], got[3]
+	require.NotNil(t, bounce.Report)
+	require.Equal(t, dsn.KindBounce, bounce.Report.Kind)
+	require.Equal(t, dsn.ShapeExim, bounce.Report.Shape)
+	require.Equal(t, "0193185e-aaaa-7d2b-9f00-1a2b3c4d5e71@example.com", bounce.Report.Original.MessageID)
+	require.False(t, bounce.OutOfOffice, "a bounce is not an out-of-office reply")
+	require.NotNil(t, complaint.Report)
+	require.Equal(t, dsn.KindComplaint, complaint.Report.Kind)
+	require.Nil(t, away.Report)
+	require.True(t, away.OutOfOffice)
+	require.Nil(t, answer.Report)
+	for _, m := range got {
+		require.Equal(t, 1, r.count(t, `SELECT count(*) FROM inbox_messages WHERE id = $1 AND message_id = $2`, m.ID, m.MessageID),
+			"ID names the stored message")
+	}
 }

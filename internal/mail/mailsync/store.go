@@ -14,6 +14,7 @@ import (
 
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/mail/dsn"
 )
 
 var queries = dbq.New()
@@ -37,11 +38,15 @@ type parsed struct {
 	text, html           string
 	sentAt               *time.Time
 	outOfOffice          bool
+	report               *dsn.Report
 }
 
 // parse reads a raw message. A message enmime cannot read at all is kept with what its headers give.
 func parse(raw []byte) parsed {
 	var p parsed
+	if r, ok := dsn.Parse(raw); ok {
+		p.report = &r
+	}
 	env, err := enmime.ReadEnvelope(bytes.NewReader(raw))
 	if err != nil {
 		return p
@@ -58,7 +63,7 @@ func parse(raw []byte) parsed {
 	}
 	p.to, p.cc = addresses(env, "To"), addresses(env, "Cc")
 	p.subject = clip(env.GetHeader("Subject"), maxHeader)
-	p.outOfOffice = outOfOffice(env.GetHeader("Auto-Submitted"), p.subject)
+	p.outOfOffice = p.report == nil && outOfOffice(env.GetHeader("Auto-Submitted"), p.subject)
 	p.text, p.html = clip(env.Text, maxBody), clip(env.HTML, maxBody)
 	if d, err := env.Date(); err == nil {
 		p.sentAt = &d
@@ -164,9 +169,9 @@ func store(ctx context.Context, tx pgx.Tx, org, mailbox uuid.UUID, f folder, bat
 			return stored, err
 		}
 		if hook != nil && f.role != "sent" {
-			if err := hook(ctx, tx, outbox, Inbound{OrganizationID: org, MailboxID: mailbox, MessageID: p.messageID,
+			if err := hook(ctx, tx, outbox, Inbound{OrganizationID: org, MailboxID: mailbox, ID: id, MessageID: p.messageID,
 				InReplyTo: p.inReplyTo, References: nonNil(p.references), FromEmail: p.fromEmail, Subject: p.subject,
-				ReceivedAt: m.received, OutOfOffice: p.outOfOffice}); err != nil {
+				ReceivedAt: m.received, OutOfOffice: p.outOfOffice, Report: p.report}); err != nil {
 				return stored, err
 			}
 		}

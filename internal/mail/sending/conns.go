@@ -3,6 +3,7 @@ package sending
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -182,13 +183,24 @@ func dialResult(err error) result {
 	return result{outcome: transient, code: "smtp_unreachable", message: err.Error()}
 }
 
+// reply writes a server's answer as SMTP did: the reply code, the enhanced status code when the server gave
+// one, then its text ("550 5.1.1 No such user"). go-smtp takes the enhanced code off the text; it is put back
+// so the bounce a rejected recipient records carries its status code.
+func reply(se *smtp.SMTPError) string {
+	s := fmt.Sprintf("%03d", se.Code)
+	if c := se.EnhancedCode; c[0] > 0 {
+		s += fmt.Sprintf(" %d.%d.%d", c[0], c[1], c[2])
+	}
+	return s + " " + se.Message
+}
+
 // stepResult classifies an error answered (or not) to one SMTP command before the message was handed over.
 func stepResult(step string, err error) result {
 	var se *smtp.SMTPError
 	if !errors.As(err, &se) {
 		return result{outcome: transient, code: "connection_lost", message: step + ": " + err.Error()}
 	}
-	text := step + ": " + se.Error()
+	text := step + ": " + reply(se)
 	lower := strings.ToLower(se.Message)
 	rateLimited := se.EnhancedCode[0] == 4 && se.EnhancedCode[1] == 7 ||
 		strings.Contains(lower, "rate") || strings.Contains(lower, "too many") || strings.Contains(lower, "limit")

@@ -273,6 +273,11 @@ func TestTransientFailuresRetryAndPermanentOnesFail(t *testing.T) {
 	status, code, _ = r.task(t, nobody)
 	require.Equal(t, "failed", status)
 	require.Equal(t, "recipient_rejected", code, "no retries for a rejected recipient")
+	var rejection string
+	require.NoError(t, db.WithOrgTx(context.Background(), r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT error_message FROM send_tasks WHERE id = $1`, nobody).Scan(&rejection)
+	}))
+	require.Equal(t, "RCPT: 550 5.1.1 No such user", rejection, "the reply as the server wrote it, codes included")
 	require.Equal(t, logins+1, r.smtp.Logins(), "one pooled session carried every attempt")
 
 	// A stored password the server no longer takes fails the task and logs the account condition.
