@@ -206,14 +206,15 @@ INSERT INTO tracking_events (organization_id, id, task_id, kind, at, user_agent,
                              effects_due_at)
 SELECT $1::uuid, u.id, u.task_id, u.kind, u.at, u.ua, u.ip_hash, u.network, u.scanner,
        u.probable, u.proxy, CASE WHEN u.kind = 'click' THEN u.link_index END, CASE WHEN u.kind = 'click' THEN u.url END,
-       u.ticket, u.verdict, u.rule, CASE WHEN u.kind = 'click' AND u.verdict = 'human' THEN u.due END
+       u.ticket, u.verdict, u.rule, CASE WHEN u.pending THEN u.due END
 FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::uuid[]) AS task_id, unnest($4::text[]) AS kind,
              unnest($5::timestamptz[]) AS at, unnest($6::text[]) AS ua, unnest($7::text[]) AS ip_hash,
              unnest($8::text[]) AS network, unnest($9::text[]) AS scanner,
              unnest($10::boolean[]) AS probable, unnest($11::boolean[]) AS proxy,
              unnest($12::int[]) AS link_index, unnest($13::text[]) AS url,
              unnest($14::boolean[]) AS ticket, unnest($15::text[]) AS verdict,
-             unnest($16::text[]) AS rule, unnest($17::timestamptz[]) AS due) AS u
+             unnest($16::text[]) AS rule, unnest($17::timestamptz[]) AS due,
+             unnest($18::boolean[]) AS pending) AS u
 `
 
 type TrackingEventsInsertParams struct {
@@ -234,10 +235,12 @@ type TrackingEventsInsertParams struct {
 	Verdicts       []string    `json:"verdicts"`
 	Rules          []string    `json:"rules"`
 	Dues           []time.Time `json:"dues"`
+	Pendings       []bool      `json:"pendings"`
 }
 
 // One batch of opens and clicks of one organization, each with its verdict and the rule that decided it.
-// link_index and url are NULL for an open; effects_due_at (the dues entry) is kept for a human click only.
+// link_index and url are NULL for an open; effects_due_at (the dues entry) is set where pendings says a human
+// click of an existing send waits for its effects.
 func (q *Queries) TrackingEventsInsert(ctx context.Context, db DBTX, arg TrackingEventsInsertParams) (int64, error) {
 	result, err := db.Exec(ctx, trackingEventsInsert,
 		arg.OrganizationID,
@@ -257,6 +260,7 @@ func (q *Queries) TrackingEventsInsert(ctx context.Context, db DBTX, arg Trackin
 		arg.Verdicts,
 		arg.Rules,
 		arg.Dues,
+		arg.Pendings,
 	)
 	if err != nil {
 		return 0, err

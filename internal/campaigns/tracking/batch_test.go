@@ -117,3 +117,24 @@ func TestBatcherWritesOverflowDirectlyAndDropsOnlyWhenDirectWritersAreBusy(t *te
 	require.NoError(t, b.Close(ctx))
 	require.Len(t, storedEvents(t, d), 2, "Close wrote the queued event")
 }
+
+func TestBatcherJudgesAClickOfASendThatNoLongerExistsAndGivesItNoEffects(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	ctx := context.Background()
+	acme, err := accounts.Bootstrap(ctx, d.Pool, "owner@acme.example", "correct horse battery staple", "acme")
+	require.NoError(t, err)
+	b := NewBatcher(d.Pool, slog.New(slog.NewJSONHandler(io.Discard, nil)), testOptions(t, d))
+	b.Add(Received{Token: Token{Kind: KindClick, OrganizationID: acme.OrganizationID, TaskID: uuid.New(), URL: "https://example.com/"},
+		At: time.Now(), UserAgent: "Mozilla/5.0", IPHash: "h", SourceNetwork: "192.0.2.0/24"})
+	require.NoError(t, b.Close(ctx))
+	var verdict, rule string
+	var pending bool
+	var jobs int
+	owner := d.OwnerPool(t)
+	require.NoError(t, owner.QueryRow(ctx, `SELECT verdict, rule, effects_due_at IS NOT NULL FROM tracking_events`).Scan(&verdict, &rule, &pending))
+	require.Equal(t, []string{"human", "human"}, []string{verdict, rule}, "with no dispatch time known, no window applies")
+	require.False(t, pending, "a deleted send has nothing to stamp or count")
+	require.NoError(t, owner.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'tracking_click_effects'`).Scan(&jobs))
+	require.Zero(t, jobs)
+}

@@ -74,8 +74,11 @@ func (b *Batcher) record(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Re
 		p.Tickets = append(p.Tickets, e.TicketIssued)
 		p.Verdicts = append(p.Verdicts, string(d.Verdict))
 		p.Rules = append(p.Rules, string(d.Rule))
-		p.Dues = append(p.Dues, due)
-		if kind == "click" && d.Verdict == VerdictHuman {
+		// A human click of a send that still exists waits for its effects; one of a deleted send has none.
+		_, exists := tasks[e.Token.TaskID]
+		pending := kind == "click" && d.Verdict == VerdictHuman && exists
+		p.Dues, p.Pendings = append(p.Dues, due), append(p.Pendings, pending)
+		if pending {
 			clicks = append(clicks, river.InsertManyParams{Args: ClickArgs{OrganizationID: org, EventID: id},
 				InsertOpts: &river.InsertOpts{ScheduledAt: due}})
 		}
