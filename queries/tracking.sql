@@ -18,13 +18,22 @@ LEFT JOIN campaigns c ON c.organization_id = t.organization_id AND c.id = t.camp
 WHERE t.organization_id = @organization_id::uuid AND t.id = ANY(@ids::uuid[]);
 
 -- name: TrackingClicksNear :many
--- The stored clicks on the given sends between since and until (the batch's clicks widened by the burst
--- window), for the burst rule; pending is true for a human click whose effects have not applied yet.
-SELECT id, task_id, at, coalesce(link_index, 0)::int AS link_index, ip_hash, source_network,
-       (verdict = 'human' AND effects_due_at IS NOT NULL AND effects_applied_at IS NULL)::boolean AS pending
-FROM tracking_events
-WHERE organization_id = @organization_id::uuid AND task_id = ANY(@task_ids::uuid[]) AND kind = 'click'
-  AND at BETWEEN @since::timestamptz AND @until::timestamptz;
+-- The stored clicks the burst rule may pair with the batch's clicks: on the same send, between since and until
+-- (the batch's clicks widened by the burst window), from the same source (address hash or network) as one of
+-- the batch's clicks (the tuples) on a different link. Clicks no batch click could pair with, such as one
+-- source's repeated clicks on one link, are not read. pending is true for a human click whose effects have
+-- not applied yet.
+SELECT c.id, c.task_id, c.at, coalesce(c.link_index, 0)::int AS link_index, c.ip_hash, c.source_network,
+       (c.verdict = 'human' AND c.effects_due_at IS NOT NULL AND c.effects_applied_at IS NULL)::boolean AS pending
+FROM tracking_events c
+WHERE c.organization_id = @organization_id::uuid AND c.task_id = ANY(@task_ids::uuid[]) AND c.kind = 'click'
+  AND c.at BETWEEN @since::timestamptz AND @until::timestamptz
+  AND EXISTS (
+    SELECT 1
+    FROM (SELECT unnest(@tuple_tasks::uuid[]) AS task_id, unnest(@tuple_links::int[]) AS link_index,
+                 unnest(@tuple_hashes::text[]) AS ip_hash, unnest(@tuple_networks::text[]) AS source_network) AS p
+    WHERE p.task_id = c.task_id AND p.link_index <> c.link_index
+      AND (p.ip_hash <> '' AND p.ip_hash = c.ip_hash OR p.source_network <> '' AND p.source_network = c.source_network));
 
 -- name: TrackingEventsInsert :execrows
 -- One batch of opens and clicks of one organization, each with its verdict and the rule that decided it.

@@ -119,11 +119,17 @@ func (q *Queries) TrackingClickStamp(ctx context.Context, db DBTX, arg TrackingC
 }
 
 const trackingClicksNear = `-- name: TrackingClicksNear :many
-SELECT id, task_id, at, coalesce(link_index, 0)::int AS link_index, ip_hash, source_network,
-       (verdict = 'human' AND effects_due_at IS NOT NULL AND effects_applied_at IS NULL)::boolean AS pending
-FROM tracking_events
-WHERE organization_id = $1::uuid AND task_id = ANY($2::uuid[]) AND kind = 'click'
-  AND at BETWEEN $3::timestamptz AND $4::timestamptz
+SELECT c.id, c.task_id, c.at, coalesce(c.link_index, 0)::int AS link_index, c.ip_hash, c.source_network,
+       (c.verdict = 'human' AND c.effects_due_at IS NOT NULL AND c.effects_applied_at IS NULL)::boolean AS pending
+FROM tracking_events c
+WHERE c.organization_id = $1::uuid AND c.task_id = ANY($2::uuid[]) AND c.kind = 'click'
+  AND c.at BETWEEN $3::timestamptz AND $4::timestamptz
+  AND EXISTS (
+    SELECT 1
+    FROM (SELECT unnest($5::uuid[]) AS task_id, unnest($6::int[]) AS link_index,
+                 unnest($7::text[]) AS ip_hash, unnest($8::text[]) AS source_network) AS p
+    WHERE p.task_id = c.task_id AND p.link_index <> c.link_index
+      AND (p.ip_hash <> '' AND p.ip_hash = c.ip_hash OR p.source_network <> '' AND p.source_network = c.source_network))
 `
 
 type TrackingClicksNearParams struct {
@@ -131,6 +137,10 @@ type TrackingClicksNearParams struct {
 	TaskIds        []uuid.UUID `json:"task_ids"`
 	Since          time.Time   `json:"since"`
 	Until          time.Time   `json:"until"`
+	TupleTasks     []uuid.UUID `json:"tuple_tasks"`
+	TupleLinks     []int32     `json:"tuple_links"`
+	TupleHashes    []string    `json:"tuple_hashes"`
+	TupleNetworks  []string    `json:"tuple_networks"`
 }
 
 type TrackingClicksNearRow struct {
@@ -143,14 +153,21 @@ type TrackingClicksNearRow struct {
 	Pending       bool      `json:"pending"`
 }
 
-// The stored clicks on the given sends between since and until (the batch's clicks widened by the burst
-// window), for the burst rule; pending is true for a human click whose effects have not applied yet.
+// The stored clicks the burst rule may pair with the batch's clicks: on the same send, between since and until
+// (the batch's clicks widened by the burst window), from the same source (address hash or network) as one of
+// the batch's clicks (the tuples) on a different link. Clicks no batch click could pair with, such as one
+// source's repeated clicks on one link, are not read. pending is true for a human click whose effects have
+// not applied yet.
 func (q *Queries) TrackingClicksNear(ctx context.Context, db DBTX, arg TrackingClicksNearParams) ([]TrackingClicksNearRow, error) {
 	rows, err := db.Query(ctx, trackingClicksNear,
 		arg.OrganizationID,
 		arg.TaskIds,
 		arg.Since,
 		arg.Until,
+		arg.TupleTasks,
+		arg.TupleLinks,
+		arg.TupleHashes,
+		arg.TupleNetworks,
 	)
 	if err != nil {
 		return nil, err

@@ -121,31 +121,40 @@ func (b *Batcher) tasks(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Rec
 	return out, nil
 }
 
-// nearClicks reads the stored clicks on the sends evs click, within the burst window of the first and last
-// of those clicks: every click the burst rule may pair with one of them.
+// nearClicks reads the stored clicks the burst rule may pair with evs' clicks: on the same sends, within the
+// burst window of the first and last of those clicks, from the same source as one of them on another link.
 func (b *Batcher) nearClicks(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Received) ([]dbq.TrackingClicksNearRow, error) {
-	var ids []uuid.UUID
-	var first, last time.Time
+	type tuple struct {
+		task          uuid.UUID
+		link          int
+		hash, network string
+	}
+	p := dbq.TrackingClicksNearParams{OrganizationID: org}
+	seen := map[tuple]bool{}
 	for _, e := range evs {
 		if e.Token.Kind != KindClick {
 			continue
 		}
-		if !slices.Contains(ids, e.Token.TaskID) {
-			ids = append(ids, e.Token.TaskID)
+		if !slices.Contains(p.TaskIds, e.Token.TaskID) {
+			p.TaskIds = append(p.TaskIds, e.Token.TaskID)
 		}
-		if first.IsZero() || e.At.Before(first) {
-			first = e.At
+		if p.Since.IsZero() || e.At.Before(p.Since) {
+			p.Since = e.At
 		}
-		if e.At.After(last) {
-			last = e.At
+		if e.At.After(p.Until) {
+			p.Until = e.At
+		}
+		if k := (tuple{e.Token.TaskID, e.Token.LinkIndex, e.IPHash, e.SourceNetwork}); !seen[k] {
+			seen[k] = true
+			p.TupleTasks, p.TupleLinks = append(p.TupleTasks, k.task), append(p.TupleLinks, int32(k.link))
+			p.TupleHashes, p.TupleNetworks = append(p.TupleHashes, k.hash), append(p.TupleNetworks, k.network)
 		}
 	}
-	if len(ids) == 0 {
+	if len(p.TaskIds) == 0 {
 		return nil, nil
 	}
-	w := b.opts.Windows.Burst
-	return b.queries.TrackingClicksNear(ctx, tx, dbq.TrackingClicksNearParams{OrganizationID: org, TaskIds: ids,
-		Since: first.Add(-w), Until: last.Add(w)})
+	p.Since, p.Until = p.Since.Add(-b.opts.Windows.Burst), p.Until.Add(b.opts.Windows.Burst)
+	return b.queries.TrackingClicksNear(ctx, tx, p)
 }
 
 // judge classifies evs (in time order) against their sends' dispatch times, giving each click the same
@@ -158,23 +167,30 @@ func judge(evs []Received, tasks map[uuid.UUID]dbq.TrackingTasksRow, near []dbq.
 			clicksOf[e.Token.TaskID] = append(clicksOf[e.Token.TaskID], i)
 		}
 	}
+	nearOf := map[uuid.UUID][]dbq.TrackingClicksNearRow{} // the stored clicks by send
+	for _, c := range near {
+		nearOf[c.TaskID] = append(nearOf[c.TaskID], c)
+	}
 	decisions := make([]Decision, len(evs))
+	var others []Click // reused: Classify keeps nothing of it
 	for i, e := range evs {
 		ev := Event{Kind: e.Token.Kind, At: e.At, UserAgent: e.UserAgent, Source: e.Source, LinkIndex: e.Token.LinkIndex}
 		if t, ok := tasks[e.Token.TaskID]; ok && t.SentAt != nil {
 			ev.SentAt = *t.SentAt
 		}
 		if e.Token.Kind == KindClick {
-			for _, c := range near {
-				if c.TaskID == e.Token.TaskID && sameSource(e.IPHash, e.SourceNetwork, c.IpHash, c.SourceNetwork) {
-					ev.OtherClicks = append(ev.OtherClicks, Click{At: c.At, LinkIndex: int(c.LinkIndex)})
+			others = others[:0]
+			for _, c := range nearOf[e.Token.TaskID] {
+				if sameSource(e.IPHash, e.SourceNetwork, c.IpHash, c.SourceNetwork) {
+					others = append(others, Click{At: c.At, LinkIndex: int(c.LinkIndex)})
 				}
 			}
 			for _, j := range clicksOf[e.Token.TaskID] {
 				if o := evs[j]; j != i && sameSource(e.IPHash, e.SourceNetwork, o.IPHash, o.SourceNetwork) {
-					ev.OtherClicks = append(ev.OtherClicks, Click{At: o.At, LinkIndex: o.Token.LinkIndex})
+					others = append(others, Click{At: o.At, LinkIndex: o.Token.LinkIndex})
 				}
 			}
+			ev.OtherClicks = others
 		}
 		decisions[i] = Classify(ev, w)
 	}
@@ -184,7 +200,7 @@ func judge(evs []Received, tasks map[uuid.UUID]dbq.TrackingTasksRow, near []dbq.
 			continue
 		}
 		// Only the burst rule reads other clicks, so it is the only rule a later click can make apply.
-		var others []Click
+		others = others[:0]
 		for _, j := range clicksOf[c.TaskID] {
 			if o := evs[j]; sameSource(c.IpHash, c.SourceNetwork, o.IPHash, o.SourceNetwork) {
 				others = append(others, Click{At: o.At, LinkIndex: o.Token.LinkIndex})
