@@ -25,6 +25,7 @@ import (
 // that name them: a recognised scanner network, a probable scanner network and a privacy proxy network.
 const (
 	fromReader     = "127.0.0.1"
+	fromNeighbour  = "127.0.0.2" // another address of the reader's network: the same source
 	fromOffice     = "127.0.1.7" // another network than the reader's: another source
 	fromScanner    = "127.0.2.9"
 	fromProbable   = "127.0.3.9"

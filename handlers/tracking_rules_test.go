@@ -122,6 +122,7 @@ func TestTrackingABurstIsTwoLinksOfOneSendFromOneSourceWithinTheBurstWindow(t *t
 		{"another link 1 ms after the window", burst + ms, 1, fromReader, false, link(human, 0), link(human, 1)},
 		{"the same link twice", time.Second, 0, fromReader, false, link(human, 0), link(human, 0)},
 		{"another link from another source", time.Second, 1, fromOffice, false, link(human, 0), link(human, 1)},
+		{"another link from the same network", time.Second, 1, fromNeighbour, false, link(machine, 0), link(machine, 1)},
 	} {
 		task := r.send(t, sent)
 		r.click(t, at, task, 0, fromReader, browserUA)
