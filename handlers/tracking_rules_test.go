@@ -117,8 +117,8 @@ func TestTrackingABurstIsTwoLinksOfOneSendFromOneSourceWithinTheBurstWindow(t *t
 		sameBatch  bool
 		first, and judged
 	}{
-		{"another link 1 ms inside the window", burst - ms, 1, fromReader, false, link(machine, 0), link(machine, 1)},
-		{"another link at the window's edge", burst, 1, fromReader, true, link(machine, 0), link(machine, 1)},
+		{"another link 1 ms inside the window", burst - ms, 1, fromReader, true, link(machine, 0), link(machine, 1)},
+		{"another link at the window's edge", burst, 1, fromReader, false, link(machine, 0), link(machine, 1)},
 		{"another link 1 ms after the window", burst + ms, 1, fromReader, false, link(human, 0), link(human, 1)},
 		{"the same link twice", time.Second, 0, fromReader, false, link(human, 0), link(human, 0)},
 		{"another link from another source", time.Second, 1, fromOffice, false, link(human, 0), link(human, 1)},

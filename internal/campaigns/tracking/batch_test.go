@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
@@ -137,4 +138,30 @@ func TestBatcherJudgesAClickOfASendThatNoLongerExistsAndGivesItNoEffects(t *test
 	require.False(t, pending, "a deleted send has nothing to stamp or count")
 	require.NoError(t, owner.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'tracking_click_effects'`).Scan(&jobs))
 	require.Zero(t, jobs)
+}
+
+func TestBatcherJudgesTwoLinksClickedInOneBatchAsABurst(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	ctx := context.Background()
+	acme, err := accounts.Bootstrap(ctx, d.Pool, "owner@acme.example", "correct horse battery staple", "acme")
+	require.NoError(t, err)
+	task, at := uuid.New(), time.Now()
+	click := func(link int, after time.Duration) Received {
+		return Received{Token: Token{Kind: KindClick, OrganizationID: acme.OrganizationID, TaskID: task, LinkIndex: link,
+			URL: "https://example.com/"}, At: at.Add(after), UserAgent: "Mozilla/5.0", IPHash: "h", SourceNetwork: "192.0.2.0/24"}
+	}
+	// The writer starts only once both are queued, so they are judged in one batch.
+	b := newBatcher(d.Pool, slog.New(slog.NewJSONHandler(io.Discard, nil)), testOptions(t, d), 10)
+	b.Add(click(0, 0))
+	b.Add(click(1, DefaultWindows().Burst))
+	b.Add(click(0, time.Hour))
+	go b.run()
+	require.NoError(t, b.Close(ctx))
+	rows, err := d.OwnerPool(t).Query(ctx, `SELECT link_index || ' ' || verdict || ' ' || rule FROM tracking_events ORDER BY at`)
+	require.NoError(t, err)
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"0 machine burst", "1 machine burst", "0 human human"}, got,
+		"each click of the pair sees the other, at the window's edge; an hour later is another matter")
 }

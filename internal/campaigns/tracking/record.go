@@ -36,6 +36,11 @@ func (b *Batcher) record(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Re
 	if err := q.TrackingLock(ctx, tx, org); err != nil {
 		return err
 	}
+	for i := range evs {
+		// Judged at the precision Postgres keeps, so a click is compared with the stored clicks and the
+		// dispatch time exactly as a later batch will read it back.
+		evs[i].At = evs[i].At.Truncate(time.Microsecond)
+	}
 	slices.SortStableFunc(evs, func(x, y Received) int { return x.At.Compare(y.At) })
 	tasks, err := b.tasks(ctx, tx, org, evs)
 	if err != nil {
