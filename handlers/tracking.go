@@ -20,12 +20,14 @@ type Tracking struct {
 	networks *tracking.Networks
 	hasher   *tracking.IPHasher
 	events   *tracking.Batcher
+	now      func() time.Time
 }
 
-// NewTracking builds the tracking endpoints from the token signer, the network lists, the address hasher
-// and the event batcher the composition root owns (and closes on shutdown).
-func NewTracking(signer *tracking.Signer, networks *tracking.Networks, hasher *tracking.IPHasher, events *tracking.Batcher) *Tracking {
-	return &Tracking{signer: signer, networks: networks, hasher: hasher, events: events}
+// NewTracking builds the tracking endpoints from the token signer, the network lists, the address hasher,
+// the event batcher the composition root owns (and closes on shutdown) and the clock events are stamped with.
+func NewTracking(signer *tracking.Signer, networks *tracking.Networks, hasher *tracking.IPHasher, events *tracking.Batcher,
+	now func() time.Time) *Tracking {
+	return &Tracking{signer: signer, networks: networks, hasher: hasher, events: events, now: now}
 }
 
 // pixelGIF is the 1x1 transparent GIF every open pixel request gets, known token or not.
@@ -43,32 +45,42 @@ const noStore = "no-store"
 // valid open token; a bad token records nothing and the answer does not say so.
 func (t *Tracking) TrackingOpenPixel(ctx context.Context, params api.TrackingOpenPixelParams) (*api.TrackingOpenPixelOKHeaders, error) {
 	if tok, err := t.signer.Parse(params.Token, tracking.KindOpen); err == nil {
-		t.record(ctx, tok)
+		t.events.Add(t.received(ctx, tok))
 	}
 	return &api.TrackingOpenPixelOKHeaders{CacheControl: noStore, Response: api.TrackingOpenPixelOK{Data: bytes.NewReader(pixelGIF)}}, nil
 }
 
 // TrackingClickRedirect records the click and redirects (302, no-store) to the link's original URL, which the
-// token itself carries; a token that is forged, truncated or not a click token is a 404. The click
-// identification ticket is not issued yet (the event records ticket_issued false).
+// token itself carries; a token that is forged, truncated or not a click token is a 404. Unless the request
+// comes from a recognised or probable scanner network (tracking.TicketAllowed), the URL carries the click
+// identification ticket as its ofclid query parameter, and the event records that it did.
 func (t *Tracking) TrackingClickRedirect(ctx context.Context, params api.TrackingClickRedirectParams) (*api.TrackingClickRedirectFound, error) {
 	tok, err := t.signer.Parse(params.Token, tracking.KindClick)
 	if err != nil {
 		return nil, apierror.NotFound("link_not_found",
 			"This link is not a valid tracked link: it may have been cut short or altered. Open the link from the original email again.")
 	}
-	t.record(ctx, tok)
-	return &api.TrackingClickRedirectFound{CacheControl: noStore, Location: tok.URL}, nil
+	e := t.received(ctx, tok)
+	location := tok.URL
+	if tracking.TicketAllowed(e.Source) {
+		ticket, err := t.signer.Sign(tracking.Token{Kind: tracking.KindTicket, OrganizationID: tok.OrganizationID,
+			TaskID: tok.TaskID, LinkIndex: tok.LinkIndex, At: e.At})
+		if err == nil {
+			location, e.TicketIssued = tracking.WithTicket(tok.URL, ticket), true
+		}
+	}
+	t.events.Add(e)
+	return &api.TrackingClickRedirectFound{CacheControl: noStore, Location: location}, nil
 }
 
-// record hands the event to the batcher with what the request shows: the user agent, the client address's
-// keyed hash and network (never the address), and what the network lists say about them.
-func (t *Tracking) record(ctx context.Context, tok tracking.Token) {
+// received is the event the request makes: the token, the time, the user agent, the client address's keyed
+// hash and network (never the address), and what the network lists say about them.
+func (t *Tracking) received(ctx context.Context, tok tracking.Token) tracking.Received {
 	info := reqctx.From(ctx)
 	ip, _ := netip.ParseAddr(info.ClientIP)
-	t.events.Add(tracking.Received{
-		Token: tok, At: time.Now(), UserAgent: info.UserAgent,
+	return tracking.Received{
+		Token: tok, At: t.now(), UserAgent: info.UserAgent,
 		IPHash: t.hasher.Hash(ip), SourceNetwork: tracking.SourceNetwork(ip),
 		Source: t.networks.Lookup(ip, info.UserAgent),
-	})
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/engine"
 	"github.com/outflowhq/outflow/internal/campaigns/testrun"
+	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/eventing/delivery"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/notify"
@@ -53,6 +54,8 @@ type Deps struct {
 	// Resolver answers the mailbox DNS sweep's lookups; TrackingHost is the tracking domains' CNAME target.
 	Resolver     dnscheck.Resolver
 	TrackingHost string
+	// Clicks applies human clicks' deferred effects (nil on insert-only clients).
+	Clicks *tracking.Clicks
 }
 
 // Options choose what this process does with jobs.
@@ -126,6 +129,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	register(workers, &testrun.Worker{Runner: deps.TestRuns})
 	register(workers, &segmentEnrollWorker{pool: deps.Pool})
 	register(workers, &engine.Worker{Engine: deps.Engine})
+	register(workers, &tracking.ClickWorker{Clicks: deps.Clicks})
 	if workers.err != nil {
 		return nil, workers.err
 	}

@@ -2,6 +2,12 @@
 INSERT INTO event_outbox (organization_id, id, event_type, data)
 VALUES (@organization_id::uuid, @id::uuid, @event_type::text, @data::jsonb);
 
+-- name: EventInsertMany :exec
+-- Several events of one type at once (a batch of tracked opens raises one per send).
+INSERT INTO event_outbox (organization_id, id, event_type, data)
+SELECT @organization_id::uuid, e.id, @event_type::text, e.data
+FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@data::jsonb[]) AS data) AS e;
+
 -- name: EventGetForDispatch :one
 SELECT * FROM event_outbox
 WHERE organization_id = @organization_id::uuid AND id = @id::uuid

@@ -67609,16 +67609,28 @@ func (s *Server) handleTemplatesUpdateRequest(args [1]string, argsEscaped bool, 
 //
 // Public, served at the tracking host (or a verified custom tracking domain), outside /v1. Records a
 // click for the token (the original URL and, with link_tracking, the link's own id) and redirects with
-// 302 to the original URL whatever the classification. A click counts as automated when the user agent
-// is missing, when it arrives within the click machine window after dispatch (default 30 s, settable
-// from 1 to 900 s, independent of the open window), when the same source already clicked another link
-// of the same email within the burst window, or when it comes from a recognised scanner network (a
-// probable scanner is judged against a wider window, and like any other source outside it). Only a
-// human click stamps clicked_at, fires instant actions and emits campaign.email_clicked (with url and
-// link_label), and its effects wait until the burst window plus one second has passed. The redirect
-// carries the click identification ticket used for website-visit attribution, except for recognised
-// scanner networks, so a probable-scanner click later judged human has no visit attribution. UTM
-// parameters are added to links at send time, not here. Errors: 404 unknown token.
+// 302 to the original URL whatever the classification; the event is written in the background and the
+// redirect never waits for it. Every click is stored with its verdict (human or machine) and the rule
+// that decided it, applied in this order: `scanner` (a recognised scanner network, however late),
+// `probable_scanner` (a probable scanner network, such as a cloud or hosting range, within the
+// probable scanner window after dispatch; outside it the click is judged like any other source),
+// `missing_user_agent`, `click_machine_window` (within the click machine window after dispatch),
+// `burst` (the same source, by address or by network, clicked a different link of the same email
+// within the burst window, before or after this click; the same link twice is not a burst), otherwise
+// `human`. Windows are deployment settings: click machine window default 30 s, settable from 1 to 900
+// s (OUTFLOW_CLICK_MACHINE_WINDOW), independent of the open window; burst window default 10 s, 1 to 60
+// s (OUTFLOW_CLICK_BURST_WINDOW); probable scanner window default 300 s, up to 3600 s and wider than
+// both machine windows (OUTFLOW_PROBABLE_SCANNER_WINDOW). Only a human click has effects, and they
+// wait until the burst window plus one second has passed (11 s by default): the email's first human
+// click stamps clicked_at and counts once on the lead, and each human click emits
+// campaign.email_clicked (with url, link_label as the link's text in the HTML body, and clicked_at)
+// and a contact email_clicked activity. A later click that makes a burst before then turns the earlier
+// click into a machine click (`burst`) and its effects never apply. The redirect carries the click
+// identification ticket used for website-visit attribution, a signed opaque value added as the
+// `ofclid` query parameter after the link's own query (kept as it was) and before its fragment, except
+// for recognised and probable scanner networks, so a probable-scanner click later judged human has no
+// visit attribution. UTM parameters are added to links at send time, not here. Errors: 404 unknown
+// token.
 //
 // GET /t/c/{token}
 func (s *Server) handleTrackingClickRedirectRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -67775,13 +67787,19 @@ func (s *Server) handleTrackingClickRedirectRequest(args [1]string, argsEscaped 
 // Public, served at the tracking host (or a verified custom tracking domain CNAMEd to it), outside
 // /v1. Always answers the same 1x1 transparent GIF with Cache-Control no-store, whether or not the
 // token is known, so the image never breaks and nothing about the token leaks. For a known token it
-// records an open (user agent, hashed IP, source network, recognised scanner). An open counts as
-// automated (a machine open) when the user agent is a mail privacy proxy or missing, when it arrives
-// within the open machine window after the message was dispatched, or when it comes from a recognised
-// scanner network (a merely probable scanner is judged against a wider window, and like any other
-// source outside it). A machine open is kept as machine_opened and upgraded when a human open follows.
-// Only a human open counts as `opened` in engagement filters and analytics (human opens = unique_opens
-// minus machine_opens) and emits campaign.email_opened. Errors: none; every request gets the GIF.
+// records an open (user agent, hashed IP, source network, recognised scanner) in the background,
+// stored with its verdict (human or machine) and the rule that decided it, applied in this order:
+// `scanner` (a recognised scanner network), `probable_scanner` (a probable scanner network within the
+// probable scanner window after dispatch, default 300 s; outside it judged like any other source),
+// `missing_user_agent`, `privacy_proxy` (a mail privacy proxy, by network or user agent),
+// `open_machine_window` (within the open machine window after dispatch: default 60 s, settable from 1
+// to 900 s with OUTFLOW_OPEN_MACHINE_WINDOW, independent of the click window), otherwise `human`. An
+// email opened only by machines so far counts once as machine_opened on the lead; its first human open
+// upgrades it (machine_opened minus one, opened plus one). Only a human open counts as `opened` in
+// engagement filters, step conditions and analytics (human opens = unique_opens minus machine_opens);
+// the email's first human open stamps opened_at, emits campaign.email_opened (the send's campaign,
+// step, contact and mailbox, and opened_at) and records a contact email_opened activity, once per
+// email. Errors: none; every request gets the GIF.
 //
 // GET /t/o/{token}
 func (s *Server) handleTrackingOpenPixelRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

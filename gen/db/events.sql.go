@@ -60,6 +60,30 @@ func (q *Queries) EventInsert(ctx context.Context, db DBTX, arg EventInsertParam
 	return err
 }
 
+const eventInsertMany = `-- name: EventInsertMany :exec
+INSERT INTO event_outbox (organization_id, id, event_type, data)
+SELECT $1::uuid, e.id, $2::text, e.data
+FROM (SELECT unnest($3::uuid[]) AS id, unnest($4::jsonb[]) AS data) AS e
+`
+
+type EventInsertManyParams struct {
+	OrganizationID uuid.UUID         `json:"organization_id"`
+	EventType      string            `json:"event_type"`
+	Ids            []uuid.UUID       `json:"ids"`
+	Data           []json.RawMessage `json:"data"`
+}
+
+// Several events of one type at once (a batch of tracked opens raises one per send).
+func (q *Queries) EventInsertMany(ctx context.Context, db DBTX, arg EventInsertManyParams) error {
+	_, err := db.Exec(ctx, eventInsertMany,
+		arg.OrganizationID,
+		arg.EventType,
+		arg.Ids,
+		arg.Data,
+	)
+	return err
+}
+
 const eventMarkDispatched = `-- name: EventMarkDispatched :exec
 UPDATE event_outbox SET dispatched_at = now()
 WHERE organization_id = $1::uuid AND id = $2::uuid

@@ -1079,23 +1079,25 @@ type TeamMember struct {
 }
 
 type TrackingEvent struct {
-	OrganizationID  uuid.UUID `json:"organization_id"`
-	ID              uuid.UUID `json:"id"`
-	TaskID          uuid.UUID `json:"task_id"`
-	Kind            string    `json:"kind"`
-	At              time.Time `json:"at"`
-	UserAgent       string    `json:"user_agent"`
-	IpHash          string    `json:"ip_hash"`
-	SourceNetwork   string    `json:"source_network"`
-	Scanner         string    `json:"scanner"`
-	ScannerProbable bool      `json:"scanner_probable"`
-	PrivacyProxy    bool      `json:"privacy_proxy"`
-	LinkIndex       *int32    `json:"link_index"`
-	Url             *string   `json:"url"`
-	TicketIssued    bool      `json:"ticket_issued"`
-	Verdict         *string   `json:"verdict"`
-	Rule            *string   `json:"rule"`
-	CreatedAt       time.Time `json:"created_at"`
+	OrganizationID   uuid.UUID  `json:"organization_id"`
+	ID               uuid.UUID  `json:"id"`
+	TaskID           uuid.UUID  `json:"task_id"`
+	Kind             string     `json:"kind"`
+	At               time.Time  `json:"at"`
+	UserAgent        string     `json:"user_agent"`
+	IpHash           string     `json:"ip_hash"`
+	SourceNetwork    string     `json:"source_network"`
+	Scanner          string     `json:"scanner"`
+	ScannerProbable  bool       `json:"scanner_probable"`
+	PrivacyProxy     bool       `json:"privacy_proxy"`
+	LinkIndex        *int32     `json:"link_index"`
+	Url              *string    `json:"url"`
+	TicketIssued     bool       `json:"ticket_issued"`
+	Verdict          *string    `json:"verdict"`
+	Rule             *string    `json:"rule"`
+	CreatedAt        time.Time  `json:"created_at"`
+	EffectsDueAt     *time.Time `json:"effects_due_at"`
+	EffectsAppliedAt *time.Time `json:"effects_applied_at"`
 }
 
 type User struct {

@@ -7,23 +7,231 @@ package dbq
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
 )
 
+const trackingActivityInsert = `-- name: TrackingActivityInsert :exec
+INSERT INTO contact_activities (organization_id, id, contact_id, activity_type, metadata, created_at)
+SELECT $1::uuid, a.id, a.contact_id, $2::text, a.metadata, a.at
+FROM (SELECT unnest($3::uuid[]) AS id, unnest($4::uuid[]) AS contact_id,
+             unnest($5::jsonb[]) AS metadata, unnest($6::timestamptz[]) AS at) AS a
+WHERE EXISTS (SELECT 1 FROM contacts c WHERE c.organization_id = $1::uuid AND c.id = a.contact_id)
+`
+
+type TrackingActivityInsertParams struct {
+	OrganizationID uuid.UUID         `json:"organization_id"`
+	ActivityType   string            `json:"activity_type"`
+	Ids            []uuid.UUID       `json:"ids"`
+	ContactIds     []uuid.UUID       `json:"contact_ids"`
+	Metadata       []json.RawMessage `json:"metadata"`
+	Ats            []time.Time       `json:"ats"`
+}
+
+// The contact activities of human opens or clicks (one type per call), at the time of each; a contact deleted
+// since its send gets none.
+func (q *Queries) TrackingActivityInsert(ctx context.Context, db DBTX, arg TrackingActivityInsertParams) error {
+	_, err := db.Exec(ctx, trackingActivityInsert,
+		arg.OrganizationID,
+		arg.ActivityType,
+		arg.Ids,
+		arg.ContactIds,
+		arg.Metadata,
+		arg.Ats,
+	)
+	return err
+}
+
+const trackingClickApplied = `-- name: TrackingClickApplied :exec
+UPDATE tracking_events SET effects_applied_at = $1::timestamptz
+WHERE organization_id = $2::uuid AND id = $3::uuid
+`
+
+type TrackingClickAppliedParams struct {
+	At             time.Time `json:"at"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) TrackingClickApplied(ctx context.Context, db DBTX, arg TrackingClickAppliedParams) error {
+	_, err := db.Exec(ctx, trackingClickApplied, arg.At, arg.OrganizationID, arg.ID)
+	return err
+}
+
+const trackingClickPending = `-- name: TrackingClickPending :one
+SELECT id, task_id, at, coalesce(url, '')::text AS url, coalesce(link_index, 0)::int AS link_index,
+       effects_due_at::timestamptz AS effects_due_at
+FROM tracking_events
+WHERE organization_id = $1::uuid AND id = $2::uuid AND kind = 'click' AND verdict = 'human'
+  AND effects_due_at IS NOT NULL AND effects_applied_at IS NULL
+`
+
+type TrackingClickPendingParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+type TrackingClickPendingRow struct {
+	ID           uuid.UUID `json:"id"`
+	TaskID       uuid.UUID `json:"task_id"`
+	At           time.Time `json:"at"`
+	Url          string    `json:"url"`
+	LinkIndex    int32     `json:"link_index"`
+	EffectsDueAt time.Time `json:"effects_due_at"`
+}
+
+// A human click whose deferred effects have not applied. No row: the click was re-judged a burst, or its
+// effects already applied.
+func (q *Queries) TrackingClickPending(ctx context.Context, db DBTX, arg TrackingClickPendingParams) (TrackingClickPendingRow, error) {
+	row := db.QueryRow(ctx, trackingClickPending, arg.OrganizationID, arg.ID)
+	var i TrackingClickPendingRow
+	err := row.Scan(
+		&i.ID,
+		&i.TaskID,
+		&i.At,
+		&i.Url,
+		&i.LinkIndex,
+		&i.EffectsDueAt,
+	)
+	return i, err
+}
+
+const trackingClickStamp = `-- name: TrackingClickStamp :execrows
+UPDATE send_tasks SET clicked_at = $1::timestamptz
+WHERE organization_id = $2::uuid AND id = $3::uuid AND clicked_at IS NULL
+`
+
+type TrackingClickStampParams struct {
+	At             time.Time `json:"at"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// Stamps a send's first human click; 0 rows when it was stamped before.
+func (q *Queries) TrackingClickStamp(ctx context.Context, db DBTX, arg TrackingClickStampParams) (int64, error) {
+	result, err := db.Exec(ctx, trackingClickStamp, arg.At, arg.OrganizationID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const trackingClicksNear = `-- name: TrackingClicksNear :many
+SELECT c.id, c.task_id, c.at, coalesce(c.link_index, 0)::int AS link_index, c.ip_hash, c.source_network,
+       (c.verdict = 'human' AND c.effects_due_at IS NOT NULL AND c.effects_applied_at IS NULL)::boolean AS pending
+FROM tracking_events c
+WHERE c.organization_id = $1::uuid AND c.task_id = ANY($2::uuid[]) AND c.kind = 'click'
+  AND c.at BETWEEN $3::timestamptz AND $4::timestamptz
+  AND EXISTS (
+    SELECT 1
+    FROM (SELECT unnest($5::uuid[]) AS task_id, unnest($6::int[]) AS link_index,
+                 unnest($7::text[]) AS ip_hash, unnest($8::text[]) AS source_network) AS p
+    WHERE p.task_id = c.task_id AND p.link_index <> c.link_index
+      AND (p.ip_hash <> '' AND p.ip_hash = c.ip_hash OR p.source_network <> '' AND p.source_network = c.source_network))
+`
+
+type TrackingClicksNearParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	TaskIds        []uuid.UUID `json:"task_ids"`
+	Since          time.Time   `json:"since"`
+	Until          time.Time   `json:"until"`
+	TupleTasks     []uuid.UUID `json:"tuple_tasks"`
+	TupleLinks     []int32     `json:"tuple_links"`
+	TupleHashes    []string    `json:"tuple_hashes"`
+	TupleNetworks  []string    `json:"tuple_networks"`
+}
+
+type TrackingClicksNearRow struct {
+	ID            uuid.UUID `json:"id"`
+	TaskID        uuid.UUID `json:"task_id"`
+	At            time.Time `json:"at"`
+	LinkIndex     int32     `json:"link_index"`
+	IpHash        string    `json:"ip_hash"`
+	SourceNetwork string    `json:"source_network"`
+	Pending       bool      `json:"pending"`
+}
+
+// The stored clicks the burst rule may pair with the batch's clicks: on the same send, between since and until
+// (the batch's clicks widened by the burst window), from the same source (address hash or network) as one of
+// the batch's clicks (the tuples) on a different link. Clicks no batch click could pair with, such as one
+// source's repeated clicks on one link, are not read. pending is true for a human click whose effects have
+// not applied yet.
+func (q *Queries) TrackingClicksNear(ctx context.Context, db DBTX, arg TrackingClicksNearParams) ([]TrackingClicksNearRow, error) {
+	rows, err := db.Query(ctx, trackingClicksNear,
+		arg.OrganizationID,
+		arg.TaskIds,
+		arg.Since,
+		arg.Until,
+		arg.TupleTasks,
+		arg.TupleLinks,
+		arg.TupleHashes,
+		arg.TupleNetworks,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TrackingClicksNearRow{}
+	for rows.Next() {
+		var i TrackingClicksNearRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TaskID,
+			&i.At,
+			&i.LinkIndex,
+			&i.IpHash,
+			&i.SourceNetwork,
+			&i.Pending,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const trackingClicksRejudge = `-- name: TrackingClicksRejudge :execrows
+UPDATE tracking_events SET verdict = 'machine', rule = $1::text, effects_due_at = NULL
+WHERE organization_id = $2::uuid AND id = ANY($3::uuid[]) AND kind = 'click' AND verdict = 'human'
+  AND effects_applied_at IS NULL
+`
+
+type TrackingClicksRejudgeParams struct {
+	Rule           string      `json:"rule"`
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+}
+
+// Human clicks whose effects are still pending become machine clicks by rule (a burst a later click made);
+// a click whose effects already applied keeps its verdict.
+func (q *Queries) TrackingClicksRejudge(ctx context.Context, db DBTX, arg TrackingClicksRejudgeParams) (int64, error) {
+	result, err := db.Exec(ctx, trackingClicksRejudge, arg.Rule, arg.OrganizationID, arg.Ids)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const trackingEventsInsert = `-- name: TrackingEventsInsert :execrows
 INSERT INTO tracking_events (organization_id, id, task_id, kind, at, user_agent, ip_hash, source_network, scanner,
-                             scanner_probable, privacy_proxy, link_index, url, ticket_issued)
+                             scanner_probable, privacy_proxy, link_index, url, ticket_issued, verdict, rule,
+                             effects_due_at)
 SELECT $1::uuid, u.id, u.task_id, u.kind, u.at, u.ua, u.ip_hash, u.network, u.scanner,
        u.probable, u.proxy, CASE WHEN u.kind = 'click' THEN u.link_index END, CASE WHEN u.kind = 'click' THEN u.url END,
-       u.ticket
+       u.ticket, u.verdict, u.rule, CASE WHEN u.pending THEN u.due END
 FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::uuid[]) AS task_id, unnest($4::text[]) AS kind,
              unnest($5::timestamptz[]) AS at, unnest($6::text[]) AS ua, unnest($7::text[]) AS ip_hash,
              unnest($8::text[]) AS network, unnest($9::text[]) AS scanner,
              unnest($10::boolean[]) AS probable, unnest($11::boolean[]) AS proxy,
              unnest($12::int[]) AS link_index, unnest($13::text[]) AS url,
-             unnest($14::boolean[]) AS ticket) AS u
+             unnest($14::boolean[]) AS ticket, unnest($15::text[]) AS verdict,
+             unnest($16::text[]) AS rule, unnest($17::timestamptz[]) AS due,
+             unnest($18::boolean[]) AS pending) AS u
 `
 
 type TrackingEventsInsertParams struct {
@@ -41,10 +249,15 @@ type TrackingEventsInsertParams struct {
 	LinkIndexes    []int32     `json:"link_indexes"`
 	Urls           []string    `json:"urls"`
 	Tickets        []bool      `json:"tickets"`
+	Verdicts       []string    `json:"verdicts"`
+	Rules          []string    `json:"rules"`
+	Dues           []time.Time `json:"dues"`
+	Pendings       []bool      `json:"pendings"`
 }
 
-// One batch of opens and clicks of one organization, as the tracking endpoints received them (not yet
-// classified). link_index and url are NULL for an open.
+// One batch of opens and clicks of one organization, each with its verdict and the rule that decided it.
+// link_index and url are NULL for an open; effects_due_at (the dues entry) is set where pendings says a human
+// click of an existing send waits for its effects.
 func (q *Queries) TrackingEventsInsert(ctx context.Context, db DBTX, arg TrackingEventsInsertParams) (int64, error) {
 	result, err := db.Exec(ctx, trackingEventsInsert,
 		arg.OrganizationID,
@@ -61,9 +274,190 @@ func (q *Queries) TrackingEventsInsert(ctx context.Context, db DBTX, arg Trackin
 		arg.LinkIndexes,
 		arg.Urls,
 		arg.Tickets,
+		arg.Verdicts,
+		arg.Rules,
+		arg.Dues,
+		arg.Pendings,
 	)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const trackingLeadCount = `-- name: TrackingLeadCount :exec
+UPDATE campaign_leads l
+SET opened = l.opened + d.opened, machine_opened = greatest(l.machine_opened + d.machine_opened, 0),
+    clicked = l.clicked + d.clicked, last_activity_at = greatest(l.last_activity_at, d.activity_at)
+FROM (SELECT u.campaign_id, u.contact_id, sum(u.opened)::int AS opened, sum(u.machine_opened)::int AS machine_opened,
+             sum(u.clicked)::int AS clicked, max(u.at) FILTER (WHERE u.opened > 0 OR u.clicked > 0) AS activity_at
+      FROM (SELECT unnest($2::uuid[]) AS campaign_id, unnest($3::uuid[]) AS contact_id,
+                   unnest($4::int[]) AS opened, unnest($5::int[]) AS machine_opened,
+                   unnest($6::int[]) AS clicked, unnest($7::timestamptz[]) AS at) AS u
+      GROUP BY u.campaign_id, u.contact_id) AS d
+WHERE l.organization_id = $1::uuid AND l.campaign_id = d.campaign_id AND l.contact_id = d.contact_id
+`
+
+type TrackingLeadCountParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	CampaignIds    []uuid.UUID `json:"campaign_ids"`
+	ContactIds     []uuid.UUID `json:"contact_ids"`
+	Opened         []int32     `json:"opened"`
+	MachineOpened  []int32     `json:"machine_opened"`
+	Clicked        []int32     `json:"clicked"`
+	Ats            []time.Time `json:"ats"`
+}
+
+// Moves campaign leads' engagement counts by the deltas given per send (summed per lead, since one batch may
+// hold two sends of one lead): opened and clicked count human opens and clicks, machine_opened the sends
+// opened only by machines so far. last_activity_at follows the newest human open or click.
+func (q *Queries) TrackingLeadCount(ctx context.Context, db DBTX, arg TrackingLeadCountParams) error {
+	_, err := db.Exec(ctx, trackingLeadCount,
+		arg.OrganizationID,
+		arg.CampaignIds,
+		arg.ContactIds,
+		arg.Opened,
+		arg.MachineOpened,
+		arg.Clicked,
+		arg.Ats,
+	)
+	return err
+}
+
+const trackingLock = `-- name: TrackingLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended('tracking:' || ($1::uuid)::text, 0))
+`
+
+// Serializes one organization's tracking writes (the batcher's batches, its direct writes and the deferred
+// click effects): the burst rule then sees every click stored before it, and a send's first open or click
+// moves its counters exactly once.
+func (q *Queries) TrackingLock(ctx context.Context, db DBTX, organizationID uuid.UUID) error {
+	_, err := db.Exec(ctx, trackingLock, organizationID)
+	return err
+}
+
+const trackingOpenStamp = `-- name: TrackingOpenStamp :many
+UPDATE send_tasks t SET opened_at = u.at
+FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::timestamptz[]) AS at) AS u
+WHERE t.organization_id = $1::uuid AND t.id = u.id AND t.opened_at IS NULL
+RETURNING t.id
+`
+
+type TrackingOpenStampParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+	Ats            []time.Time `json:"ats"`
+}
+
+// Stamps each send's first human open; a send already stamped keeps its time. Returns the sends stamped now.
+func (q *Queries) TrackingOpenStamp(ctx context.Context, db DBTX, arg TrackingOpenStampParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, trackingOpenStamp, arg.OrganizationID, arg.Ids, arg.Ats)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const trackingSendHTML = `-- name: TrackingSendHTML :one
+SELECT body_html FROM send_tasks WHERE organization_id = $1::uuid AND id = $2::uuid
+`
+
+type TrackingSendHTMLParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// A send's HTML body, where a clicked link's label is found.
+func (q *Queries) TrackingSendHTML(ctx context.Context, db DBTX, arg TrackingSendHTMLParams) (string, error) {
+	row := db.QueryRow(ctx, trackingSendHTML, arg.OrganizationID, arg.ID)
+	var body_html string
+	err := row.Scan(&body_html)
+	return body_html, err
+}
+
+const trackingTasks = `-- name: TrackingTasks :many
+SELECT t.id, t.sent_at, t.opened_at, t.campaign_id, t.contact_id, t.step_id, t.step_name, t.to_email, t.subject,
+       t.message_id, t.mailbox_id, t.from_email, t.from_name, t.variant_id, coalesce(c.name, '')::text AS campaign_name,
+       EXISTS (SELECT 1 FROM tracking_events e
+               WHERE e.organization_id = t.organization_id AND e.task_id = t.id AND e.kind = 'open'
+                 AND e.verdict = 'machine') AS machine_opened
+FROM send_tasks t
+LEFT JOIN campaigns c ON c.organization_id = t.organization_id AND c.id = t.campaign_id
+WHERE t.organization_id = $1::uuid AND t.id = ANY($2::uuid[])
+`
+
+type TrackingTasksParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+}
+
+type TrackingTasksRow struct {
+	ID            uuid.UUID     `json:"id"`
+	SentAt        *time.Time    `json:"sent_at"`
+	OpenedAt      *time.Time    `json:"opened_at"`
+	CampaignID    uuid.NullUUID `json:"campaign_id"`
+	ContactID     uuid.NullUUID `json:"contact_id"`
+	StepID        uuid.NullUUID `json:"step_id"`
+	StepName      string        `json:"step_name"`
+	ToEmail       string        `json:"to_email"`
+	Subject       string        `json:"subject"`
+	MessageID     string        `json:"message_id"`
+	MailboxID     uuid.NullUUID `json:"mailbox_id"`
+	FromEmail     string        `json:"from_email"`
+	FromName      string        `json:"from_name"`
+	VariantID     uuid.NullUUID `json:"variant_id"`
+	CampaignName  string        `json:"campaign_name"`
+	MachineOpened bool          `json:"machine_opened"`
+}
+
+// The sends a batch of opens and clicks names, with what classification reads (the dispatch time), what the
+// effects stamp and count, the data of their campaign events, and whether a machine open was already counted
+// for the send (a human open then upgrades it).
+func (q *Queries) TrackingTasks(ctx context.Context, db DBTX, arg TrackingTasksParams) ([]TrackingTasksRow, error) {
+	rows, err := db.Query(ctx, trackingTasks, arg.OrganizationID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TrackingTasksRow{}
+	for rows.Next() {
+		var i TrackingTasksRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SentAt,
+			&i.OpenedAt,
+			&i.CampaignID,
+			&i.ContactID,
+			&i.StepID,
+			&i.StepName,
+			&i.ToEmail,
+			&i.Subject,
+			&i.MessageID,
+			&i.MailboxID,
+			&i.FromEmail,
+			&i.FromName,
+			&i.VariantID,
+			&i.CampaignName,
+			&i.MachineOpened,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

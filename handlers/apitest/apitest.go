@@ -46,6 +46,38 @@ type Env struct {
 	Usage *usage.Recorder
 	// Tracking is the server's tracking event writer; Flush it before reading tracking_events.
 	Tracking *tracking.Batcher
+	// Clock is the clock the tracking endpoints stamp opens and clicks with: real time until a test sets it.
+	Clock *Clock
+}
+
+// Parts replace pieces of the process a test needs to control; the zero value keeps production's.
+type Parts struct {
+	// Networks replaces the embedded scanner, probable-scanner and privacy-proxy lists (tracking.ParseNetworks),
+	// so a test can make its own loopback addresses a scanner's.
+	Networks *tracking.Networks
+}
+
+// Clock reads real time until Set stops it at a given instant.
+type Clock struct {
+	mu    sync.Mutex
+	fixed time.Time
+}
+
+// Now is the fixed instant, or the real time when none is set.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fixed.IsZero() {
+		return time.Now()
+	}
+	return c.fixed
+}
+
+// Set stops the clock at at; the zero time lets it follow real time again.
+func (c *Clock) Set(at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fixed = at
 }
 
 // Option adjusts the test server's configuration before it starts.
@@ -72,6 +104,12 @@ func MailPeers(caFile string) Option {
 // default (captcha off, email verification on) unless options change it.
 func New(t testing.TB, opts ...Option) *Env {
 	t.Helper()
+	return NewWith(t, Parts{}, opts...)
+}
+
+// NewWith is New with parts of the process replaced.
+func NewWith(t testing.TB, parts Parts, opts ...Option) *Env {
+	t.Helper()
 	d := dbtest.New(t)
 	cfg, err := config.Load(func(k string) string {
 		switch k {
@@ -89,11 +127,11 @@ func New(t testing.TB, opts ...Option) *Env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	box := &Mailbox{}
-	a := build(t, cfg, app.Options{API: true, Pool: d.Pool, Mail: box})
+	box, clock := &Mailbox{}, &Clock{}
+	a := build(t, cfg, app.Options{API: true, Pool: d.Pool, Mail: box, Now: clock.Now, Networks: parts.Networks})
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
-	return &Env{DB: d, Server: srv, Mail: box, Config: cfg, Usage: a.Usage, Tracking: a.Tracking}
+	return &Env{DB: d, Server: srv, Mail: box, Config: cfg, Usage: a.Usage, Tracking: a.Tracking, Clock: clock}
 }
 
 // build builds an app as `outflow serve` does and closes it when t ends (after a server registered later has

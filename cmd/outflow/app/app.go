@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -45,6 +47,12 @@ type Options struct {
 	Mail sysmail.Sender
 	// Captcha replaces the verifier the configuration implies.
 	Captcha captcha.Verifier
+	// Now replaces the clock the tracking endpoints stamp opens and clicks with (nil: time.Now); tests of the
+	// classification windows set it to the millisecond.
+	Now func() time.Time
+	// Networks replaces the scanner, probable-scanner and privacy-proxy lists (nil: the embedded ones); tests
+	// name loopback networks in them.
+	Networks *tracking.Networks
 }
 
 // App is one Outflow process: every component built once from one configuration and handed to the HTTP
@@ -93,6 +101,12 @@ type parts struct {
 	// signer signs campaign messages' tracking and unsubscribe tokens (workers) and verifies them (endpoints)
 	// under the deployment secret; previous secrets keep verifying, so links in mail sent before a rotation work.
 	signer *tracking.Signer
+	// windows judge tracked opens and clicks (OUTFLOW_*_WINDOW, validated before anything starts).
+	windows tracking.Windows
+	// networks are the scanner and privacy-proxy lists the tracking endpoints look addresses up in; now is
+	// their clock.
+	networks *tracking.Networks
+	now      func() time.Time
 }
 
 // New builds the process opts ask for. On error, whatever was built is released.
@@ -103,13 +117,16 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Optio
 			_ = a.Close(context.WithoutCancel(ctx))
 		}
 	}()
+	p := &a.parts
+	if p.windows, err = trackingWindows(cfg); err != nil {
+		return nil, err
+	}
 	if a.Pool == nil {
 		if a.Pool, err = db.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns); err != nil {
 			return nil, err
 		}
 		a.ownPool = true
 	}
-	p := &a.parts
 	p.cfg, p.logger, p.pool = cfg, logger, a.Pool
 	if p.keyring, err = seal.NewKeyring(append([][]byte{cfg.SecretKey}, cfg.PreviousSecretKeys...)...); err != nil {
 		return nil, err
@@ -152,7 +169,15 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Optio
 		p.metrics = prometheus.NewRegistry()
 		p.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		a.Usage = usage.NewRecorder(p.pool, logger)
-		a.Tracking = tracking.NewBatcher(p.pool, logger)
+		if p.networks = opts.Networks; p.networks == nil {
+			if p.networks, err = tracking.LoadNetworks(); err != nil {
+				return nil, err
+			}
+		}
+		if p.now = opts.Now; p.now == nil {
+			p.now = time.Now
+		}
+		a.Tracking = tracking.NewBatcher(p.pool, logger, tracking.Options{Windows: p.windows, Outbox: p.outbox})
 		a.realtime = realtime.New(p.pool, logger, realtime.Options{})
 		if a.Handler, err = newHandler(p, a.Usage, a.Tracking, a.realtime); err != nil {
 			return nil, err
@@ -201,4 +226,16 @@ func (a *App) Close(ctx context.Context) error {
 		a.Pool.Close()
 	}
 	return errors.Join(errs...)
+}
+
+// trackingWindows are the windows the configuration sets for judging opens and clicks, refused at start
+// when one is outside its range (tracking.Windows.Validate), each problem on its own line.
+func trackingWindows(cfg config.Config) (tracking.Windows, error) {
+	w := tracking.Windows{OpenMachine: cfg.OpenMachineWindow, ClickMachine: cfg.ClickMachineWindow,
+		Burst: cfg.ClickBurstWindow, ProbableScanner: cfg.ProbableScannerWindow}
+	if err := w.Validate(); err != nil {
+		return w, fmt.Errorf("invalid configuration: the tracking windows (OUTFLOW_OPEN_MACHINE_WINDOW, OUTFLOW_CLICK_MACHINE_WINDOW, "+
+			"OUTFLOW_CLICK_BURST_WINDOW, OUTFLOW_PROBABLE_SCANNER_WINDOW):\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
+	}
+	return w, nil
 }

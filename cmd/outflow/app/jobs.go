@@ -9,6 +9,7 @@ import (
 
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/campaigns/engine"
+	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/notify"
 	"github.com/outflowhq/outflow/internal/eventing/realtime"
@@ -41,6 +42,7 @@ func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
 		TestRuns:      p.testRuns,
 		Resolver:      p.resolver,
 		TrackingHost:  p.cfg.TrackingHost,
+		Clicks:        tracking.NewClicks(p.pool, p.outbox, p.signer),
 	}, jobs.Options{Work: true, MaxWorkers: p.cfg.JobWorkers, SoftStopTimeout: p.cfg.ShutdownTimeout / 2})
 	if err != nil {
 		return nil, fmt.Errorf("build job client: %w", err)

@@ -93,7 +93,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		Keyring: keyring, Secret: cfg.SecretKey, PublicURL: cfg.PublicURL, Logger: d.Logger,
 	})
 	campaigns := campaign.NewStore(outbox, cfg.DailyCampaigns, nil)
-	trackingEndpoints, err := newTracking(cfg, p.signer, events)
+	trackingEndpoints, err := newTracking(p, events)
 	if err != nil {
 		return nil, err
 	}
@@ -144,16 +144,12 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 // newTracking builds the tracking endpoints: tokens verified under the deployment secret (and the previous
 // ones, so links in mail sent before a rotation still work), the network lists loaded at start, and client
 // addresses hashed under a key derived from the current secret.
-func newTracking(cfg config.Config, signer *tracking.Signer, events *tracking.Batcher) (*handlers.Tracking, error) {
-	networks, err := tracking.LoadNetworks()
+func newTracking(p *parts, events *tracking.Batcher) (*handlers.Tracking, error) {
+	hasher, err := tracking.NewIPHasher(p.cfg.SecretKey)
 	if err != nil {
 		return nil, err
 	}
-	hasher, err := tracking.NewIPHasher(cfg.SecretKey)
-	if err != nil {
-		return nil, err
-	}
-	return handlers.NewTracking(signer, networks, hasher, events), nil
+	return handlers.NewTracking(p.signer, p.networks, hasher, events, p.now), nil
 }
 
 // mailDialer is how the deployment reaches mailbox servers: the system roots plus OUTFLOW_MAIL_CA_FILE's,

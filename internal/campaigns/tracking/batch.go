@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
@@ -52,7 +53,8 @@ const (
 
 // Batcher writes tracking events to tracking_events in the background so no pixel or redirect waits on the
 // database. Handlers hand events to Add, which never blocks; a writer goroutine stores them in batches (every
-// 200 ms or 500 events), one transaction per organization under its row-level security. The queue holds
+// 200 ms or 500 events), one transaction per organization under its row-level security, in which each event
+// is judged and what it causes applied (see record). The queue holds
 // 10,000 events; when it is full an event is written on its own in the background, at most four such writes
 // at a time, and only when those are all busy too is the event dropped, counted (Dropped) and logged. Close
 // writes what is queued. Build it with NewBatcher.
@@ -60,6 +62,7 @@ type Batcher struct {
 	pool    *pgxpool.Pool
 	logger  *slog.Logger
 	queries *dbq.Queries
+	opts    Options
 
 	queue   chan Received
 	direct  chan struct{}
@@ -72,17 +75,17 @@ type Batcher struct {
 	dropped atomic.Int64
 }
 
-// NewBatcher starts the background writer over the application pool.
-func NewBatcher(pool *pgxpool.Pool, logger *slog.Logger) *Batcher {
-	b := newBatcher(pool, logger, queueSize)
+// NewBatcher starts the background writer over the application pool, judging events by o.
+func NewBatcher(pool *pgxpool.Pool, logger *slog.Logger, o Options) *Batcher {
+	b := newBatcher(pool, logger, o, queueSize)
 	go b.run()
 	return b
 }
 
 // newBatcher builds a batcher with a queue of size events whose writer is not started yet.
-func newBatcher(pool *pgxpool.Pool, logger *slog.Logger, size int) *Batcher {
+func newBatcher(pool *pgxpool.Pool, logger *slog.Logger, o Options, size int) *Batcher {
 	return &Batcher{
-		pool: pool, logger: logger, queries: dbq.New(),
+		pool: pool, logger: logger, queries: dbq.New(), opts: o,
 		queue: make(chan Received, size), direct: make(chan struct{}, directWriters),
 		flushes: make(chan chan error), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -206,7 +209,13 @@ func (b *Batcher) run() {
 	}
 }
 
-// write stores events, one statement and transaction per organization.
+// attempts is how often one organization's batch is tried when a concurrent transaction gets in the way
+// (a deadlock with a send settling, a serialization failure): a retry then succeeds, and giving up loses the
+// events.
+const attempts = 3
+
+// write stores events, one transaction per organization (see record), retried on a deadlock or
+// serialization failure.
 func (b *Batcher) write(events []Received) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -216,40 +225,24 @@ func (b *Batcher) write(events []Received) error {
 	}
 	var errs error
 	for org, group := range byOrg {
-		errs = errors.Join(errs, db.WithOrgTx(ctx, b.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-			return b.writeOrg(ctx, tx, org, group)
-		}))
+		var err error
+		for range attempts {
+			err = db.WithOrgTx(ctx, b.pool, org, func(ctx context.Context, tx pgx.Tx) error {
+				return b.record(ctx, tx, org, group)
+			})
+			if !transient(err) {
+				break
+			}
+		}
+		errs = errors.Join(errs, err)
 	}
 	return errs
 }
 
-func (b *Batcher) writeOrg(ctx context.Context, tx pgx.Tx, org uuid.UUID, events []Received) error {
-	p := dbq.TrackingEventsInsertParams{OrganizationID: org}
-	for _, e := range events {
-		id, err := uuid.NewV7()
-		if err != nil {
-			return err
-		}
-		kind := "open"
-		if e.Token.Kind == KindClick {
-			kind = "click"
-		}
-		p.Ids = append(p.Ids, id)
-		p.TaskIds = append(p.TaskIds, e.Token.TaskID)
-		p.Kinds = append(p.Kinds, kind)
-		p.Ats = append(p.Ats, e.At)
-		p.Uas = append(p.Uas, storedUserAgent(e.UserAgent))
-		p.IpHashes = append(p.IpHashes, e.IPHash)
-		p.Networks = append(p.Networks, e.SourceNetwork)
-		p.Scanners = append(p.Scanners, e.Source.Scanner)
-		p.Probables = append(p.Probables, e.Source.ScannerProbable)
-		p.Proxies = append(p.Proxies, e.Source.PrivacyProxy != "")
-		p.LinkIndexes = append(p.LinkIndexes, int32(e.Token.LinkIndex))
-		p.Urls = append(p.Urls, e.Token.URL)
-		p.Tickets = append(p.Tickets, e.TicketIssued)
-	}
-	_, err := b.queries.TrackingEventsInsert(ctx, tx, p)
-	return err
+// transient reports whether err is a deadlock or serialization failure, which the same work retried avoids.
+func transient(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "40P01" || pg.Code == "40001")
 }
 
 // storedUserAgent is ua as Postgres text accepts it (valid UTF-8, no NUL) cut to MaxUserAgentLength bytes on

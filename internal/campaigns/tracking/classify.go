@@ -183,10 +183,20 @@ func Classify(e Event, w Windows) Decision {
 	if sinceSent <= w.ClickMachine {
 		return machine(RuleClickMachineWindow)
 	}
-	for _, c := range e.OtherClicks {
-		if c.LinkIndex != e.LinkIndex && (e.At.Sub(c.At)).Abs() <= w.Burst {
-			return machine(RuleBurst)
-		}
+	if w.burst(e.At, e.LinkIndex, e.OtherClicks) {
+		return machine(RuleBurst)
 	}
 	return Decision{Verdict: VerdictHuman, Rule: RuleHuman}
+}
+
+// burst is rule 6: a click on link at time at is part of a burst when one of the same source's other clicks
+// on the same message is on a different link within the burst window, before or after it. The same link
+// twice is not a burst.
+func (w Windows) burst(at time.Time, link int, others []Click) bool {
+	for _, c := range others {
+		if c.LinkIndex != link && at.Sub(c.At).Abs() <= w.Burst {
+			return true
+		}
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -18,7 +19,8 @@ import (
 // signing key and its own byte in the payload, so a token of one kind never validates as another.
 type Kind byte
 
-// The three kinds of token a campaign message carries.
+// The three kinds of token a campaign message carries, and the click identification ticket a click redirect
+// adds to the link it redirects to.
 const (
 	// KindOpen is the open pixel's token.
 	KindOpen Kind = 'o'
@@ -26,6 +28,9 @@ const (
 	KindClick Kind = 'c'
 	// KindUnsubscribe is the List-Unsubscribe link's token.
 	KindUnsubscribe Kind = 'u'
+	// KindTicket is the click identification ticket (website-visit attribution): the send, the link and when
+	// it was clicked.
+	KindTicket Kind = 't'
 )
 
 // String names the kind as the key-derivation label and error messages spell it.
@@ -37,6 +42,8 @@ func (k Kind) String() string {
 		return "click"
 	case KindUnsubscribe:
 		return "unsubscribe"
+	case KindTicket:
+		return "ticket"
 	}
 	return fmt.Sprintf("kind(%d)", byte(k))
 }
@@ -51,6 +58,8 @@ const (
 	headerSize = 1 + 1 + 16 + 16
 	// clickExtra is the link index and the URL length that follow the header in a click token.
 	clickExtra = 2 + 2
+	// ticketExtra is the link index and the click time (Unix seconds) that follow the header in a ticket.
+	ticketExtra = 2 + 8
 	// keyLabel prefixes the HKDF info string; the kind's name follows ("outflow/tracking/v1/click").
 	keyLabel = "outflow/tracking/v1/"
 )
@@ -77,10 +86,12 @@ type Token struct {
 	OrganizationID uuid.UUID
 	// TaskID is the send task (one message to one lead) the event belongs to.
 	TaskID uuid.UUID
-	// LinkIndex is the link's position in the message (clicks only, 0 to 65535).
+	// LinkIndex is the link's position in the message (clicks and tickets, 0 to 65535).
 	LinkIndex int
 	// URL is the original (UTM-tagged) link target (clicks only, http or https, at most MaxURLLength bytes).
 	URL string
+	// At is when the link was clicked (tickets only, kept to the second).
+	At time.Time
 }
 
 // Signer signs tokens with the deployment's current secret key and verifies them with it or any previous
@@ -92,7 +103,7 @@ type Signer struct {
 
 // NewSigner derives one HMAC key per kind from each deployment secret (config.SecretKey first, then
 // config.PreviousSecretKeys): HKDF-SHA256 with the secret as input key material, no salt and the info
-// "outflow/tracking/v1/<kind>" (open, click, unsubscribe). Deriving per purpose keeps these keys apart from
+// "outflow/tracking/v1/<kind>" (open, click, unsubscribe, ticket). Deriving per purpose keeps these keys apart from
 // every other use of the secret (sealing, cursors), and apart from each other.
 func NewSigner(current []byte, previous ...[]byte) (*Signer, error) {
 	if len(current) == 0 {
@@ -100,7 +111,7 @@ func NewSigner(current []byte, previous ...[]byte) (*Signer, error) {
 	}
 	s := &Signer{keys: map[Kind][][]byte{}}
 	for _, secret := range append([][]byte{current}, previous...) {
-		for _, kind := range []Kind{KindOpen, KindClick, KindUnsubscribe} {
+		for _, kind := range []Kind{KindOpen, KindClick, KindUnsubscribe, KindTicket} {
 			key, err := hkdf.Key(sha256.New, secret, nil, keyLabel+kind.String(), sha256.Size)
 			if err != nil {
 				return nil, fmt.Errorf("tracking: derive %s key: %w", kind, err)
@@ -122,16 +133,21 @@ func (s *Signer) Sign(t Token) (string, error) {
 	buf = append(buf, tokenVersion, byte(t.Kind))
 	buf = append(buf, t.OrganizationID[:]...)
 	buf = append(buf, t.TaskID[:]...)
-	if t.Kind == KindClick {
+	if t.Kind == KindClick || t.Kind == KindTicket {
 		if t.LinkIndex < 0 || t.LinkIndex > 0xFFFF {
 			return "", fmt.Errorf("tracking: link index %d must be between 0 and 65535", t.LinkIndex)
 		}
+		buf = binary.BigEndian.AppendUint16(buf, uint16(t.LinkIndex))
+	}
+	switch t.Kind {
+	case KindClick:
 		if err := checkURL(t.URL); err != nil {
 			return "", err
 		}
-		buf = binary.BigEndian.AppendUint16(buf, uint16(t.LinkIndex))
 		buf = binary.BigEndian.AppendUint16(buf, uint16(len(t.URL)))
 		buf = append(buf, t.URL...)
+	case KindTicket:
+		buf = binary.BigEndian.AppendUint64(buf, uint64(t.At.Unix()))
 	}
 	buf = append(buf, tag(keys[0], buf)...)
 	return base64.RawURLEncoding.EncodeToString(buf), nil
@@ -159,7 +175,16 @@ func (s *Signer) Parse(token string, kind Kind) (Token, error) {
 	copy(t.OrganizationID[:], body[2:18])
 	copy(t.TaskID[:], body[18:34])
 	rest := body[headerSize:]
-	if kind != KindClick {
+	switch kind {
+	case KindClick:
+	case KindTicket:
+		if len(rest) != ticketExtra {
+			return Token{}, ErrInvalidToken
+		}
+		t.LinkIndex = int(binary.BigEndian.Uint16(rest))
+		t.At = time.Unix(int64(binary.BigEndian.Uint64(rest[2:])), 0).UTC()
+		return t, nil
+	default:
 		if len(rest) != 0 {
 			return Token{}, ErrInvalidToken
 		}
@@ -208,4 +233,26 @@ func verify(keys [][]byte, body, mac []byte) bool {
 		}
 	}
 	return ok
+}
+
+// TicketParam is the query parameter the click redirect adds to the link it redirects to, carrying the click
+// identification ticket (a KindTicket token) for website-visit attribution; the name follows the click-id
+// parameters of ad networks (gclid, msclkid) and is Outflow's own.
+const TicketParam = "ofclid"
+
+// WithTicket is target with the ticket added as its TicketParam query parameter: after the existing query
+// (kept byte for byte) and before any fragment, so the page and its anchor are the ones the link named.
+func WithTicket(target, ticket string) string {
+	base, fragment, hasFragment := strings.Cut(target, "#")
+	switch {
+	case !strings.Contains(base, "?"):
+		base += "?"
+	case !strings.HasSuffix(base, "?") && !strings.HasSuffix(base, "&"):
+		base += "&"
+	}
+	base += TicketParam + "=" + ticket
+	if hasFragment {
+		return base + "#" + fragment
+	}
+	return base
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -34,6 +35,7 @@ func sampleTokens() []tracking.Token {
 		{Kind: tracking.KindClick, OrganizationID: org, TaskID: task, LinkIndex: 3,
 			URL: "https://example.com/pricing?utm_source=outflow&utm_content=link-3"},
 		{Kind: tracking.KindUnsubscribe, OrganizationID: org, TaskID: task},
+		{Kind: tracking.KindTicket, OrganizationID: org, TaskID: task, LinkIndex: 3, At: time.Date(2026, 11, 26, 9, 0, 31, 0, time.UTC)},
 	}
 }
 
@@ -67,7 +69,7 @@ func TestTokensOfAnotherKindAreRejected(t *testing.T) {
 	for _, tok := range sampleTokens() {
 		signed, err := s.Sign(tok)
 		require.NoError(t, err)
-		for _, other := range []tracking.Kind{tracking.KindOpen, tracking.KindClick, tracking.KindUnsubscribe} {
+		for _, other := range []tracking.Kind{tracking.KindOpen, tracking.KindClick, tracking.KindUnsubscribe, tracking.KindTicket} {
 			if other == tok.Kind {
 				continue
 			}
@@ -226,4 +228,18 @@ func FuzzParse(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, got, back)
 	})
+}
+
+func TestWithTicketKeepsTheQueryAndFragmentAsTheyWere(t *testing.T) {
+	t.Parallel()
+	for target, want := range map[string]string{
+		"https://example.com/pricing":                     "https://example.com/pricing?ofclid=TKT",
+		"https://example.com/?q=a%20b&utm_source=outflow": "https://example.com/?q=a%20b&utm_source=outflow&ofclid=TKT",
+		"https://example.com/p?x=1#plans":                 "https://example.com/p?x=1&ofclid=TKT#plans",
+		"https://example.com/p#top?not=query":             "https://example.com/p?ofclid=TKT#top?not=query",
+		"https://example.com/p?":                          "https://example.com/p?ofclid=TKT",
+		"https://example.com/p?a=1&":                      "https://example.com/p?a=1&ofclid=TKT",
+	} {
+		require.Equal(t, want, tracking.WithTicket(target, "TKT"), target)
+	}
 }

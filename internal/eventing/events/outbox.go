@@ -94,3 +94,40 @@ func (o *Outbox) Emit(ctx context.Context, tx pgx.Tx, eventType Type, data any) 
 	}
 	return id, nil
 }
+
+// EmitMany records one event of eventType per entry of data in tx, in one statement, and enqueues their
+// dispatches in one insert: what a batch of tracked opens raises at once costs two round trips, not two per
+// event. tx must be organization-scoped as for Emit. It returns the event ids in the order of data.
+func (o *Outbox) EmitMany(ctx context.Context, tx pgx.Tx, eventType Type, data []any) ([]uuid.UUID, error) {
+	if _, ok := Lookup(eventType); !ok || eventType == WebhookTest {
+		return nil, fmt.Errorf("events: %q is not an event of the catalog", eventType)
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	org, ok := db.OrgID(ctx)
+	if !ok {
+		return nil, errors.New("events: EmitMany outside an organization-scoped transaction")
+	}
+	p := dbq.EventInsertManyParams{OrganizationID: org, EventType: string(eventType)}
+	jobs := make([]river.InsertManyParams, 0, len(data))
+	for _, d := range data {
+		raw, err := json.Marshal(d)
+		if err != nil {
+			return nil, fmt.Errorf("events: encode %s data: %w", eventType, err)
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, err
+		}
+		p.Ids, p.Data = append(p.Ids, id), append(p.Data, raw)
+		jobs = append(jobs, river.InsertManyParams{Args: DispatchArgs{OrganizationID: org, EventID: id}})
+	}
+	if err := o.queries.EventInsertMany(ctx, tx, p); err != nil {
+		return nil, fmt.Errorf("events: record %d %s: %w", len(data), eventType, err)
+	}
+	if _, err := o.jobs.InsertManyTx(ctx, tx, jobs); err != nil {
+		return nil, fmt.Errorf("events: enqueue dispatch of %d %s: %w", len(data), eventType, err)
+	}
+	return p.Ids, nil
+}

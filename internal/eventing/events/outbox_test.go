@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -96,6 +97,44 @@ func TestEmitNeedsAnOrganizationScope(t *testing.T) {
 		return err
 	})
 	require.ErrorContains(t, err, "outside an organization-scoped transaction")
+}
+
+func TestEmitManyRecordsEveryEventWithItsDispatchInTheCallersTransaction(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	var ids []uuid.UUID
+	err := db.WithOrgTx(ctx, b.db.Pool, b.org, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		ids, err = b.outbox.EmitMany(ctx, tx, events.CampaignEmailOpened, []any{map[string]any{"n": 1}, map[string]any{"n": 2}})
+		return err
+	})
+	require.NoError(t, err)
+	require.Len(t, ids, 2)
+	for i, id := range ids {
+		var data []byte
+		require.NoError(t, b.db.OwnerPool(t).QueryRow(ctx, `SELECT data FROM event_outbox WHERE organization_id = $1 AND id = $2
+			AND event_type = 'campaign.email_opened'`, b.org, id).Scan(&data))
+		require.JSONEq(t, fmt.Sprintf(`{"n":%d}`, i+1), string(data), "the ids follow the order of the data")
+		require.Equal(t, 1, b.count(t, fmt.Sprintf(`SELECT count(*) FROM river_job WHERE kind = 'event_dispatch'
+			AND args->>'event_id' = '%s'`, id)))
+	}
+
+	err = db.WithOrgTx(ctx, b.db.Pool, b.org, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := b.outbox.EmitMany(ctx, tx, events.CampaignEmailClicked, []any{map[string]any{}}); err != nil {
+			return err
+		}
+		return errors.New("the change failed")
+	})
+	require.EqualError(t, err, "the change failed")
+	require.Equal(t, 2, b.count(t, "SELECT count(*) FROM event_outbox"), "events roll back with the change")
+	require.Equal(t, 2, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'event_dispatch'"))
+
+	err = db.WithOrgTx(ctx, b.db.Pool, b.org, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := b.outbox.EmitMany(ctx, tx, "campaign.email_teleported", []any{map[string]any{}})
+		return err
+	})
+	require.ErrorContains(t, err, "not an event of the catalog")
 }
 
 type recordingConsumer struct {

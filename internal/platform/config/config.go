@@ -118,6 +118,19 @@ type Config struct {
 	// DailyCampaigns is how many campaigns an organization may create (or duplicate) per UTC day; one more
 	// answers 429 campaign_daily_limit. Env: OUTFLOW_DAILY_CAMPAIGNS, default 100 (1 to 100000).
 	DailyCampaigns int
+	// OpenMachineWindow, ClickMachineWindow, ClickBurstWindow and ProbableScannerWindow are the windows that
+	// judge tracked opens and clicks human or machine (tracking.Windows, whose Validate the process runs at
+	// start, so a window out of its range fails start). An open within OpenMachineWindow of dispatch and a
+	// click within ClickMachineWindow are machines'; two clicks of one source on different links of one message
+	// within ClickBurstWindow are a burst (a human click's effects wait that long plus a second); a probable
+	// scanner network is a machine within ProbableScannerWindow. Env: OUTFLOW_OPEN_MACHINE_WINDOW (default 60s,
+	// 1s to 900s), OUTFLOW_CLICK_MACHINE_WINDOW (default 30s, 1s to 900s), OUTFLOW_CLICK_BURST_WINDOW (default
+	// 10s, 1s to 60s), OUTFLOW_PROBABLE_SCANNER_WINDOW (default 300s, up to 3600s and wider than both machine
+	// windows).
+	OpenMachineWindow     time.Duration
+	ClickMachineWindow    time.Duration
+	ClickBurstWindow      time.Duration
+	ProbableScannerWindow time.Duration
 	// TestRunWait is how long each wait of a campaign test run lasts (a follow-up's days, a wait step's
 	// minutes); 0 keeps the campaigns' documented default of a few seconds. Env: OUTFLOW_TEST_RUN_WAIT, a
 	// duration from 0s to 1h.
@@ -328,6 +341,26 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	c.DailyCampaigns = int(dailyCampaigns)
+	for _, w := range []struct {
+		name string
+		def  time.Duration
+		into *time.Duration
+	}{
+		{"OUTFLOW_OPEN_MACHINE_WINDOW", 60 * time.Second, &c.OpenMachineWindow},
+		{"OUTFLOW_CLICK_MACHINE_WINDOW", 30 * time.Second, &c.ClickMachineWindow},
+		{"OUTFLOW_CLICK_BURST_WINDOW", 10 * time.Second, &c.ClickBurstWindow},
+		{"OUTFLOW_PROBABLE_SCANNER_WINDOW", 300 * time.Second, &c.ProbableScannerWindow},
+	} {
+		*w.into = w.def
+		if raw := strings.TrimSpace(getenv(w.name)); raw != "" {
+			d, err := time.ParseDuration(raw)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s %q must be a duration (for example %s)", w.name, raw, w.def))
+			} else {
+				*w.into = d
+			}
+		}
+	}
 	if raw := strings.TrimSpace(getenv("OUTFLOW_TEST_RUN_WAIT")); raw != "" {
 		d, err := time.ParseDuration(raw)
 		if err != nil || d < 0 || d > time.Hour {

@@ -157,6 +157,23 @@ func TestLoadMailboxSettings(t *testing.T) {
 	require.ErrorContains(t, err, "OUTFLOW_DAILY_CAMPAIGNS")
 }
 
+func TestLoadTrackingWindowsWithTheirDefaultsAndNamesAnUnreadableOne(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y"}))
+	require.NoError(t, err)
+	require.Equal(t, []time.Duration{60 * time.Second, 30 * time.Second, 10 * time.Second, 300 * time.Second},
+		[]time.Duration{c.OpenMachineWindow, c.ClickMachineWindow, c.ClickBurstWindow, c.ProbableScannerWindow})
+	c, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_OPEN_MACHINE_WINDOW": "2m",
+		"OUTFLOW_CLICK_MACHINE_WINDOW": "900s", "OUTFLOW_CLICK_BURST_WINDOW": "1s", "OUTFLOW_PROBABLE_SCANNER_WINDOW": "1h"}))
+	require.NoError(t, err, "ranges are the tracking windows' own rule, checked at start")
+	require.Equal(t, []time.Duration{2 * time.Minute, 900 * time.Second, time.Second, time.Hour},
+		[]time.Duration{c.OpenMachineWindow, c.ClickMachineWindow, c.ClickBurstWindow, c.ProbableScannerWindow})
+	_, err = config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_CLICK_MACHINE_WINDOW": "30",
+		"OUTFLOW_CLICK_BURST_WINDOW": "soon"}))
+	require.ErrorContains(t, err, `OUTFLOW_CLICK_MACHINE_WINDOW "30" must be a duration (for example 30s)`)
+	require.ErrorContains(t, err, `OUTFLOW_CLICK_BURST_WINDOW "soon" must be a duration (for example 10s)`)
+}
+
 func TestLoadMailboxConsentProviders(t *testing.T) {
 	t.Parallel()
 	c, err := config.Load(env(map[string]string{"DATABASE_URL": "postgres://x/y", "OUTFLOW_MAILBOX_GOOGLE_CLIENT_ID": "g-id"}))
