@@ -45,6 +45,7 @@ type Handler struct {
 	*CampaignTests
 	*Tracking
 	*Unsubscribe
+	*Deliverability
 	notYet
 
 	mcp    *MCP
@@ -109,6 +110,8 @@ type Deps struct {
 	Tracking *Tracking
 	// Unsubscribe serves the unsubscribe link's page and its one-click and form POSTs.
 	Unsubscribe *Unsubscribe
+	// Deliverability takes the events providers and integrations report.
+	Deliverability *Deliverability
 	// MCP serves /v1/mcp beside the generated server (see MCP()); nil leaves the path to the generated stubs.
 	MCP *MCP
 }
@@ -124,6 +127,7 @@ func New(d Deps) *Handler {
 		CampaignTests:     d.CampaignTests,
 		Tracking:          d.Tracking,
 		Unsubscribe:       d.Unsubscribe,
+		Deliverability:    d.Deliverability,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/outflowhq/outflow/internal/audience/verify"
+	"github.com/outflowhq/outflow/internal/campaigns/engine"
 	"github.com/outflowhq/outflow/internal/campaigns/testrun"
 	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/eventing/delivery"
@@ -107,6 +108,9 @@ type parts struct {
 	// their clock.
 	networks *tracking.Networks
 	now      func() time.Time
+	// campaigns is the sequence engine: the workers plan and settle with it, and the API applies posted
+	// deliverability events (a bounce's lead, a reply) through it.
+	campaigns *engine.Engine
 }
 
 // New builds the process opts ask for. On error, whatever was built is released.
@@ -160,6 +164,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Optio
 	if p.signer, err = tracking.NewSigner(cfg.SecretKey, cfg.PreviousSecretKeys...); err != nil {
 		return nil, fmt.Errorf("build tracking signer: %w", err)
 	}
+	// A lead whose contact was never checked waits for the built-in checks before its first send.
+	p.campaigns = engine.New(p.pool, engine.Options{AuthGrace: cfg.DomainAuthGrace, Verifier: verify.Requests{},
+		Tracking: engine.Tracking{Signer: p.signer, Host: cfg.TrackingHost, PublicURL: cfg.PublicURL}})
 	if opts.Work {
 		if a.Workers, err = newWorkers(p); err != nil {
 			return nil, err

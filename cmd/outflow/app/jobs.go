@@ -8,7 +8,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/outflowhq/outflow/internal/audience/verify"
-	"github.com/outflowhq/outflow/internal/campaigns/engine"
 	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/notify"
@@ -22,9 +21,7 @@ import (
 // newWorkers builds the River client that works jobs, with every worker and every event consumer, from the
 // process's parts.
 func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
-	// A lead whose contact was never checked waits for the built-in checks before its first send.
-	campaigns := engine.New(p.pool, engine.Options{AuthGrace: p.cfg.DomainAuthGrace, Verifier: verify.Requests{},
-		Tracking: engine.Tracking{Signer: p.signer, Host: p.cfg.TrackingHost, PublicURL: p.cfg.PublicURL}})
+	campaigns := p.campaigns
 	pipeline := sending.New(p.pool, p.creds, p.dialer, p.logger, p.cfg.DomainAuthGrace)
 	// A campaign send's result moves its lead in the transaction that records it.
 	pipeline.OnSettle(campaigns.Settle)

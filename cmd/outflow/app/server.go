@@ -21,6 +21,7 @@ import (
 	"github.com/outflowhq/outflow/handlers"
 	"github.com/outflowhq/outflow/internal/agents/tools"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
+	"github.com/outflowhq/outflow/internal/campaigns/ingest"
 	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/campaigns/unsubscribe"
 	"github.com/outflowhq/outflow/internal/eventing/realtime"
@@ -93,10 +94,11 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		Keyring: keyring, Secret: cfg.SecretKey, PublicURL: cfg.PublicURL, Logger: d.Logger,
 	})
 	campaigns := campaign.NewStore(outbox, cfg.DailyCampaigns, nil)
-	trackingEndpoints, err := newTracking(p, events)
+	hasher, err := tracking.NewIPHasher(cfg.SecretKey)
 	if err != nil {
 		return nil, err
 	}
+	unsubscribes := unsubscribe.New(p.pool, p.signer, outbox)
 	handler := handlers.New(handlers.Deps{
 		Logger:              d.Logger,
 		System:              handlers.NewSystem(p.pool, d.Logger, zones),
@@ -131,25 +133,18 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		CampaignEstimates: handlers.NewCampaignEstimates(p.pool, cfg.DomainAuthGrace),
 		CampaignChecks:    handlers.NewCampaignChecks(p.pool),
 		CampaignTests:     handlers.NewCampaignTests(p.pool, campaigns, inserter, p.testRuns),
-		Tracking:          trackingEndpoints,
-		Unsubscribe:       handlers.NewUnsubscribe(unsubscribe.New(p.pool, p.signer, outbox)),
+		// Tokens are verified under the deployment secret (and the previous ones, so links in mail sent before a
+		// rotation still work); client addresses are hashed under a key derived from the current secret.
+		Tracking:    handlers.NewTracking(p.signer, p.networks, hasher, events, p.now),
+		Unsubscribe: handlers.NewUnsubscribe(unsubscribes),
+		Deliverability: handlers.NewDeliverability(ingest.New(ingest.Deps{Pool: p.pool, Outbox: outbox, Engine: p.campaigns,
+			Unsubscribe: unsubscribes, Tracking: events, Hasher: hasher, Networks: p.networks})),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
 		return nil, err
 	}
 	return assemble(d, handler, handlers.NewSecurity(authn), authn, p.idem)
-}
-
-// newTracking builds the tracking endpoints: tokens verified under the deployment secret (and the previous
-// ones, so links in mail sent before a rotation still work), the network lists loaded at start, and client
-// addresses hashed under a key derived from the current secret.
-func newTracking(p *parts, events *tracking.Batcher) (*handlers.Tracking, error) {
-	hasher, err := tracking.NewIPHasher(p.cfg.SecretKey)
-	if err != nil {
-		return nil, err
-	}
-	return handlers.NewTracking(p.signer, p.networks, hasher, events, p.now), nil
 }
 
 // mailDialer is how the deployment reaches mailbox servers: the system roots plus OUTFLOW_MAIL_CA_FILE's,

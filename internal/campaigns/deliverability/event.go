@@ -26,6 +26,16 @@ const (
 	KindComplaint Kind = "complaint"
 )
 
+// The kinds only a provider or an integration posts besides those (POST /v1/deliverability/events). Note
+// records them; what they cause is the path's that owns it (the unsubscribe link's, the tracking
+// endpoints', the reply matching's), which the ingest calls in the same transaction.
+const (
+	KindUnsubscribe Kind = "unsubscribe"
+	KindOpen        Kind = "open"
+	KindClick       Kind = "click"
+	KindReply       Kind = "reply"
+)
+
 // Source is the path an event came by, stored with it.
 type Source string
 
@@ -153,10 +163,10 @@ func (e Event) checked(m Match, now time.Time) (Event, error) {
 		if e.Bounce != dsn.Hard && e.Bounce != dsn.Soft {
 			return e, apierror.BadRequest("invalid_bounce_type", "A bounce is hard or soft.")
 		}
-	case KindComplaint:
+	case KindComplaint, KindUnsubscribe, KindOpen, KindClick, KindReply:
 		e.Bounce = ""
 	default:
-		return e, apierror.BadRequest("invalid_event_type", "event_type must be bounce or complaint here.")
+		return e, apierror.BadRequest("invalid_event_type", "event_type must be bounce, complaint, unsubscribe, open, click or reply.")
 	}
 	switch e.Source {
 	case SourceDSN, SourceARF, SourcePipeline, SourceIngest:
@@ -179,7 +189,7 @@ func (e Event) checked(m Match, now time.Time) (Event, error) {
 	e.StatusCode = truncate.Chars(e.StatusCode, maxStatus)
 	e.Diagnostic = truncate.Chars(e.Diagnostic, maxDiagnostic)
 	e.FeedbackType = truncate.Chars(e.FeedbackType, maxFeedback)
-	if e.IdempotencyKey == "" && m.Task != nil {
+	if e.IdempotencyKey == "" && m.Task != nil && (e.Kind == KindBounce || e.Kind == KindComplaint) {
 		e.IdempotencyKey = fmt.Sprintf("%s:%s:%s", e.Kind, e.Bounce, m.Task.ID)
 	}
 	return e, nil

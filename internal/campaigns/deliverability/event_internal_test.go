@@ -22,7 +22,7 @@ func TestCheckedRefusesWhatIsNoBounceOrComplaintOfOneAddress(t *testing.T) {
 		code   string
 	}{
 		"a bounce without its type":      {func(e *Event) { e.Bounce = "" }, "invalid_bounce_type"},
-		"an unsubscribe":                 {func(e *Event) { e.Kind = "unsubscribe" }, "invalid_event_type"},
+		"a kind no one posts":            {func(e *Event) { e.Kind = "delivered" }, "invalid_event_type"},
 		"a domain instead of an address": {func(e *Event) { e.Recipient = "example.com" }, "invalid_recipient_email"},
 		"no address at all":              {func(e *Event) { e.Recipient = "not an address" }, "invalid_recipient_email"},
 	} {

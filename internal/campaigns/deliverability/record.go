@@ -53,6 +53,9 @@ type Outcome struct {
 // bounced_at, its lead (Leads), the address's suppression, the events, the notification and the campaign's
 // rate judgement (see the package doc). An invalid event is refused with a 400 naming the field.
 func (r *Recorder) Record(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m Match, ev Event) (Outcome, error) {
+	if ev.Kind != KindBounce && ev.Kind != KindComplaint {
+		return Outcome{}, fmt.Errorf("deliverability: Record takes bounces and complaints, not %q", ev.Kind)
+	}
 	now := r.now()
 	ev, err := ev.checked(m, now)
 	if err != nil {
@@ -95,6 +98,28 @@ func (r *Recorder) Record(ctx context.Context, tx pgx.Tx, outbox *events.Outbox,
 		out.Suppressed, err = e.complaint(ctx)
 	}
 	return out, err
+}
+
+// Note records an ingested event of a kind whose effects belong to another path (KindUnsubscribe, KindOpen,
+// KindClick, KindReply): its row, with what the provider said, and nothing else. Duplicate says its
+// idempotency key was recorded before, so the caller applies nothing either.
+func (r *Recorder) Note(ctx context.Context, tx pgx.Tx, m Match, ev Event) (Outcome, error) {
+	if ev.Kind == KindBounce || ev.Kind == KindComplaint {
+		return Outcome{}, fmt.Errorf("deliverability: a %s is recorded with its effects (Record)", ev.Kind)
+	}
+	ev, err := ev.checked(m, r.now())
+	if err != nil {
+		return Outcome{}, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return Outcome{}, err
+	}
+	n, err := insert(ctx, tx, id, m, ev)
+	if err != nil || n == 0 {
+		return Outcome{Duplicate: n == 0 && err == nil}, err
+	}
+	return Outcome{ID: id, Applied: true}, nil
 }
 
 // insert writes the event's row; 0 when its idempotency key was recorded before.

@@ -258,3 +258,10 @@ func storedUserAgent(ua string) string {
 	}
 	return ua[:cut]
 }
+
+// RecordTx judges and stores one organization's events in the caller's transaction, with what they cause,
+// exactly as a batch from the endpoints is (an open or click a provider reported, which must commit or roll
+// back with the report).
+func (b *Batcher) RecordTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Received) error {
+	return b.record(ctx, tx, org, evs)
+}

@@ -31,6 +31,8 @@ const (
 	SourceOneClick Source = "one_click"
 	// SourceLink is any other POST to the link: the unsubscribe page's confirm form.
 	SourceLink Source = "link"
+	// SourceAction is an unsubscribe a provider or an integration reported (POST /v1/deliverability/events).
+	SourceAction Source = "action"
 )
 
 // Recipient is who an unsubscribe link belongs to, as its page names them.
@@ -153,7 +155,7 @@ func (s *Service) apply(ctx context.Context, tx pgx.Tx, org, taskID uuid.UUID, s
 		}
 		out.Cancelled = stopped.Cancelled
 	}
-	if out.Suppressed, err = suppress(ctx, tx, org, t); err != nil {
+	if out.Suppressed, err = suppress(ctx, tx, org, t.CampaignID, t.ToEmail); err != nil {
 		return out, err
 	}
 	id, err := uuid.NewV7()
@@ -173,6 +175,41 @@ func (s *Service) apply(ctx context.Context, tx pgx.Tx, org, taskID uuid.UUID, s
 	return out, err
 }
 
+// Reported is an unsubscribe a provider or an integration reported about an address, in the caller's
+// transaction (which recorded the report): the contact, when there is one, is unsubscribed and its leads stop
+// with their queued sends cancelled; the address is suppressed as the named campaign's bounce_pipeline says
+// (the defaults, which do, without one); campaign.unsubscribed says source action. A contact already
+// unsubscribed is unsubscribed again all the same: the report is new, and it may name a campaign the earlier
+// one did not.
+func (s *Service) Reported(ctx context.Context, tx pgx.Tx, org uuid.UUID, contact, campaignID uuid.NullUUID, email string) (Result, error) {
+	out := Result{Recipient: Recipient{Email: email}}
+	if contact.Valid {
+		if err := queries.ContactSubscribeMany(ctx, tx, dbq.ContactSubscribeManyParams{OrganizationID: org,
+			Ids: []uuid.UUID{contact.UUID}, Subscribed: false}); err != nil {
+			return out, err
+		}
+		stopped, err := engine.Unsubscribed(ctx, tx, s.outbox, engine.Unsubscription{OrganizationID: org,
+			ContactID: contact.UUID, Email: email, Source: string(SourceAction), At: s.now()})
+		if err != nil {
+			return out, err
+		}
+		out.Cancelled = stopped.Cancelled
+	}
+	var err error
+	if out.Suppressed, err = suppress(ctx, tx, org, campaignID, email); err != nil {
+		return out, err
+	}
+	data := map[string]any{"campaign_id": nil, "contact_email": email, "source": SourceAction}
+	if campaignID.Valid {
+		data["campaign_id"] = campaignID.UUID
+	}
+	if contact.Valid {
+		data["contact_id"] = contact.UUID
+	}
+	_, err = s.outbox.Emit(ctx, tx, events.CampaignUnsubscribed, data)
+	return out, err
+}
+
 // reasons say how each source unsubscribed, for the deliverability record.
 var reasons = map[Source]string{
 	SourceOneClick: "The recipient's mailbox provider sent a one-click unsubscribe request (RFC 8058).",
@@ -182,9 +219,9 @@ var reasons = map[Source]string{
 // suppress suppresses the send's address when its campaign's bounce_pipeline says so (enabled, with
 // auto_suppress_on_unsubscribe; a deleted campaign's send takes the defaults, which do) and answers whether
 // it wrote the entry (an entry in force for good is kept as it is).
-func suppress(ctx context.Context, tx pgx.Tx, org uuid.UUID, t dbq.UnsubscribeTaskLockRow) (bool, error) {
+func suppress(ctx context.Context, tx pgx.Tx, org uuid.UUID, campaignID uuid.NullUUID, email string) (bool, error) {
 	ov := campaign.DefaultOverrides()
-	row, err := queries.CampaignGet(ctx, tx, dbq.CampaignGetParams{OrganizationID: org, ID: t.CampaignID.UUID})
+	row, err := queries.CampaignGet(ctx, tx, dbq.CampaignGetParams{OrganizationID: org, ID: campaignID.UUID})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
@@ -195,7 +232,7 @@ func suppress(ctx context.Context, tx pgx.Tx, org uuid.UUID, t dbq.UnsubscribeTa
 		}
 	}
 	b := ov.BouncePipeline
-	kind, value, ok := suppression.Normalize(t.ToEmail)
+	kind, value, ok := suppression.Normalize(email)
 	if !b.Enabled || !b.AutoSuppressOnUnsubscribe || !ok || kind != suppression.KindEmail {
 		return false, nil
 	}
@@ -204,7 +241,7 @@ func suppress(ctx context.Context, tx pgx.Tx, org uuid.UUID, t dbq.UnsubscribeTa
 		return false, err
 	}
 	n, err := queries.UnsubscribeSuppress(ctx, tx, dbq.UnsubscribeSuppressParams{OrganizationID: org, ID: id, Value: value,
-		Reason: "The recipient unsubscribed.", CampaignID: t.CampaignID})
+		Reason: "The recipient unsubscribed.", CampaignID: campaignID})
 	return n > 0, err
 }
 
