@@ -2216,6 +2216,15 @@ type DeliverabilityHandler interface {
 	// report counts once. Recorded events feed the organization's deliverability posture (GET
 	// /analytics/deliverability).
 	//
+	// Each event goes the way Outflow's own would: a bounce or complaint about a campaign send stops its
+	// lead, suppresses the address (bounce_pipeline) and counts toward the campaign's rates (a bounce is
+	// hard unless metadata.bounce_type is "soft"; codes are read from reason, e.g. "550 5.1.1 user
+	// unknown"); an unsubscribe unsubscribes the contact (source action); an open or click of a named send
+	// is judged by the tracking rules, with metadata.user_agent and metadata.ip as the reader's (without a
+	// user agent it is a machine's) and metadata.url as a click's link; a reply to a named send counts as
+	// its reply. The send, campaign and contact named must be the organization's (404) and the recipient's
+	// (400).
+	//
 	// Errors: 400 invalid body or unknown event_type, 401, 403 missing scope or permission, 429.
 	//
 	// POST /deliverability/events
