@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"maps"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -38,4 +39,18 @@ func NotifyPaused(ctx context.Context, tx pgx.Tx, jobs events.Inserter, c dbq.Ca
 		}
 	}
 	return nil
+}
+
+// SendEventData is the data of an event about one campaign send (campaign.email_sent's shape: the campaign,
+// the contact and address, the step, the send and its mailbox, the A/B variant), with extra's keys added, so
+// every event about a send, whichever path raises it, names it alike.
+func SendEventData(c dbq.Campaign, t dbq.SendTask, extra map[string]any) map[string]any {
+	out := map[string]any{"campaign_id": c.ID, "campaign_name": c.Name, "contact_id": t.ContactID.UUID,
+		"email": t.ToEmail, "step_id": t.StepID.UUID, "step_name": t.StepName, "task_id": t.ID,
+		"message_id": t.MessageID, "mailbox_id": t.MailboxID.UUID, "from_email": t.FromEmail}
+	if t.VariantID.Valid {
+		out["variant_id"] = t.VariantID.UUID
+	}
+	maps.Copy(out, extra)
+	return out
 }

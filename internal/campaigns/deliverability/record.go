@@ -288,17 +288,7 @@ func (e *effects) payload() map[string]any {
 
 // sendPayload is the data of a campaign send's event (the shape campaign.email_sent has) with extra.
 func (e *effects) sendPayload(extra map[string]any) map[string]any {
-	t := e.m.Task
-	out := map[string]any{"campaign_id": e.row.ID, "campaign_name": e.row.Name, "contact_id": t.ContactID.UUID,
-		"email": t.ToEmail, "step_id": t.StepID.UUID, "step_name": t.StepName, "task_id": t.ID,
-		"message_id": t.MessageID, "mailbox_id": t.MailboxID.UUID, "from_email": t.FromEmail}
-	if t.VariantID.Valid {
-		out["variant_id"] = t.VariantID.UUID
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
+	return campaign.SendEventData(*e.row, *e.m.Task, extra)
 }
 
 // smtp is the SMTP code for an event's data: null when none was given.

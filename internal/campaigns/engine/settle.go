@@ -116,17 +116,7 @@ func (st *settlement) sent(ctx context.Context, delivered bool) error {
 
 // payload is the data of a send's campaign event.
 func (st *settlement) payload(extra map[string]any) map[string]any {
-	t := st.task
-	out := map[string]any{"campaign_id": st.row.ID, "campaign_name": st.row.Name, "contact_id": t.ContactID.UUID,
-		"email": t.ToEmail, "step_id": t.StepID.UUID, "step_name": t.StepName, "task_id": t.ID,
-		"message_id": t.MessageID, "mailbox_id": t.MailboxID.UUID, "from_email": t.FromEmail}
-	if t.VariantID.Valid {
-		out["variant_id"] = t.VariantID.UUID
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
+	return campaign.SendEventData(st.row, st.task, extra)
 }
 
 // failed undoes the advance and credits the counters back; see Settle.

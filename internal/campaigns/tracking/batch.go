@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/platform/batch"
 	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
@@ -64,13 +65,9 @@ type Batcher struct {
 	queries *dbq.Queries
 	opts    Options
 
-	queue   chan Received
+	writer  *batch.Writer[Received]
 	direct  chan struct{}
 	writes  sync.WaitGroup
-	flushes chan chan error
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
 	closed  atomic.Bool
 	dropped atomic.Int64
 }
@@ -78,17 +75,18 @@ type Batcher struct {
 // NewBatcher starts the background writer over the application pool, judging events by o.
 func NewBatcher(pool *pgxpool.Pool, logger *slog.Logger, o Options) *Batcher {
 	b := newBatcher(pool, logger, o, queueSize)
-	go b.run()
+	go b.writer.Run()
 	return b
 }
 
 // newBatcher builds a batcher with a queue of size events whose writer is not started yet.
 func newBatcher(pool *pgxpool.Pool, logger *slog.Logger, o Options, size int) *Batcher {
-	return &Batcher{
-		pool: pool, logger: logger, queries: dbq.New(), opts: o,
-		queue: make(chan Received, size), direct: make(chan struct{}, directWriters),
-		flushes: make(chan chan error), stop: make(chan struct{}), done: make(chan struct{}),
-	}
+	b := &Batcher{pool: pool, logger: logger, queries: dbq.New(), opts: o, direct: make(chan struct{}, directWriters)}
+	b.writer = batch.New(batch.Options[Received]{Queue: size, Size: batchSize, Interval: flushInterval, Write: b.write,
+		Failed: func(n int, err error) {
+			logger.Error("tracking: write events", slog.Int("events", n), slog.Any("error", err))
+		}})
+	return b
 }
 
 // Add hands e to the writer without waiting: queued, else written on its own in the background, else
@@ -98,10 +96,8 @@ func (b *Batcher) Add(e Received) {
 		b.drop()
 		return
 	}
-	select {
-	case b.queue <- e:
+	if b.writer.Offer(e) {
 		return
-	default:
 	}
 	select {
 	case b.direct <- struct{}{}:
@@ -129,84 +125,15 @@ func (b *Batcher) drop() {
 func (b *Batcher) Dropped() int64 { return b.dropped.Load() }
 
 // Flush writes every event queued before the call and returns the first write error.
-func (b *Batcher) Flush(ctx context.Context) error {
-	reply := make(chan error, 1)
-	select {
-	case b.flushes <- reply:
-	case <-b.done:
-		return errors.New("tracking: batcher closed")
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case err := <-reply:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (b *Batcher) Flush(ctx context.Context) error { return b.writer.Flush(ctx) }
 
 // Close writes what is queued and what is being written directly, then stops the writer. Call it once the
 // handlers have stopped (after the HTTP server's shutdown), so no event is added while it drains.
 func (b *Batcher) Close(ctx context.Context) error {
 	b.closed.Store(true)
-	err := b.Flush(ctx)
-	b.once.Do(func() { close(b.stop) })
-	select {
-	case <-b.done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	err := b.writer.Stop(ctx)
 	b.writes.Wait()
 	return err
-}
-
-func (b *Batcher) run() {
-	defer close(b.done)
-	ticker := time.NewTicker(flushInterval)
-	defer ticker.Stop()
-	batch := make([]Received, 0, batchSize)
-	write := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		err := b.write(batch)
-		if err != nil {
-			b.logger.Error("tracking: write events", slog.Int("events", len(batch)), slog.Any("error", err))
-		}
-		batch = batch[:0]
-		return err
-	}
-	drain := func() error {
-		var first error
-		for {
-			select {
-			case e := <-b.queue:
-				batch = append(batch, e)
-				if len(batch) == batchSize {
-					first = errors.Join(first, write())
-				}
-			default:
-				return errors.Join(first, write())
-			}
-		}
-	}
-	for {
-		select {
-		case e := <-b.queue:
-			batch = append(batch, e)
-			if len(batch) == batchSize {
-				_ = write()
-			}
-		case <-ticker.C:
-			_ = write()
-		case reply := <-b.flushes:
-			reply <- drain()
-		case <-b.stop:
-			_ = drain()
-			return
-		}
-	}
 }
 
 // attempts is how often one organization's batch is tried when a concurrent transaction gets in the way

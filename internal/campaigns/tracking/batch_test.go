@@ -114,7 +114,7 @@ func TestBatcherWritesOverflowDirectlyAndDropsOnlyWhenDirectWritersAreBusy(t *te
 		<-b.direct
 	}
 
-	go b.run()
+	go b.writer.Run()
 	require.NoError(t, b.Close(ctx))
 	require.Len(t, storedEvents(t, d), 2, "Close wrote the queued event")
 }
@@ -156,7 +156,7 @@ func TestBatcherJudgesTwoLinksClickedInOneBatchAsABurst(t *testing.T) {
 	b.Add(click(0, 0))
 	b.Add(click(1, DefaultWindows().Burst))
 	b.Add(click(0, time.Hour))
-	go b.run()
+	go b.writer.Run()
 	require.NoError(t, b.Close(ctx))
 	rows, err := d.OwnerPool(t).Query(ctx, `SELECT link_index || ' ' || verdict || ' ' || rule FROM tracking_events ORDER BY at`)
 	require.NoError(t, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/platform/batch"
 	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
@@ -45,34 +45,30 @@ type Recorder struct {
 	logger  *slog.Logger
 	queries *dbq.Queries
 
-	queue   chan Entry
-	flushes chan chan error
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	writer  *batch.Writer[Entry]
 	dropped atomic.Int64
 }
 
 // NewRecorder starts the background writer over the application pool.
 func NewRecorder(pool *pgxpool.Pool, logger *slog.Logger) *Recorder {
 	r := newRecorder(pool, logger, queueSize)
-	go r.run()
+	go r.writer.Run()
 	return r
 }
 
 // newRecorder builds a recorder with a queue of size entries whose writer is not started yet.
 func newRecorder(pool *pgxpool.Pool, logger *slog.Logger, size int) *Recorder {
-	return &Recorder{
-		pool: pool, logger: logger, queries: dbq.New(),
-		queue: make(chan Entry, size), flushes: make(chan chan error), stop: make(chan struct{}), done: make(chan struct{}),
-	}
+	r := &Recorder{pool: pool, logger: logger, queries: dbq.New()}
+	r.writer = batch.New(batch.Options[Entry]{Queue: size, Size: batchSize, Interval: flushInterval, Write: r.write,
+		Failed: func(n int, err error) {
+			logger.Error("usage: write request log", slog.Int("entries", n), slog.Any("error", err))
+		}})
+	return r
 }
 
 // Record queues e without blocking; when the queue is full the entry is dropped and counted.
 func (r *Recorder) Record(e Entry) {
-	select {
-	case r.queue <- e:
-	default:
+	if !r.writer.Offer(e) {
 		r.dropped.Add(1)
 	}
 }
@@ -81,84 +77,15 @@ func (r *Recorder) Record(e Entry) {
 func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
 
 // Flush writes every entry queued before the call and returns the first write error.
-func (r *Recorder) Flush(ctx context.Context) error {
-	reply := make(chan error, 1)
-	select {
-	case r.flushes <- reply:
-	case <-r.done:
-		return errors.New("usage: recorder closed")
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case err := <-reply:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (r *Recorder) Flush(ctx context.Context) error { return r.writer.Flush(ctx) }
 
 // Close writes what is queued and stops the writer; later entries are dropped.
 func (r *Recorder) Close(ctx context.Context) error {
-	err := r.Flush(ctx)
-	r.once.Do(func() { close(r.stop) })
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-		return ctx.Err()
+	err := r.writer.Stop(ctx)
+	if n := r.dropped.Load(); n > 0 {
+		r.logger.Warn("usage: request log entries dropped", slog.Int64("dropped", n))
 	}
 	return err
-}
-
-func (r *Recorder) run() {
-	defer close(r.done)
-	ticker := time.NewTicker(flushInterval)
-	defer ticker.Stop()
-	batch := make([]Entry, 0, batchSize)
-	write := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		err := r.write(batch)
-		if err != nil {
-			r.logger.Error("usage: write request log", slog.Int("entries", len(batch)), slog.Any("error", err))
-		}
-		batch = batch[:0]
-		return err
-	}
-	drain := func() error {
-		var first error
-		for {
-			select {
-			case e := <-r.queue:
-				batch = append(batch, e)
-				if len(batch) == batchSize {
-					first = errors.Join(first, write())
-				}
-			default:
-				return errors.Join(first, write())
-			}
-		}
-	}
-	for {
-		select {
-		case e := <-r.queue:
-			batch = append(batch, e)
-			if len(batch) == batchSize {
-				_ = write()
-			}
-		case <-ticker.C:
-			_ = write()
-		case reply := <-r.flushes:
-			reply <- drain()
-		case <-r.stop:
-			_ = drain()
-			if n := r.dropped.Load(); n > 0 {
-				r.logger.Warn("usage: request log entries dropped", slog.Int64("dropped", n))
-			}
-			return
-		}
-	}
 }
 
 // write stores one batch: per organization, the log rows and each key's newest use, in one transaction.

@@ -38,7 +38,7 @@ func TestRecorderBoundsItsQueueAndWritesOnClose(t *testing.T) {
 	r.Record(entry(acme.OrganizationID, acme.APIKeyID, "/overflow", 3*time.Second))
 	require.Equal(t, int64(1), r.Dropped())
 
-	go r.run()
+	go r.writer.Run()
 	require.NoError(t, r.Close(ctx))
 	r.Record(entry(acme.OrganizationID, acme.APIKeyID, "/after-close", 4*time.Second))
 
