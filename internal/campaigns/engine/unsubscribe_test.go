@@ -121,10 +121,9 @@ func (r *unsubRig) token(t *testing.T, address string) string {
 
 // answer is an HTTP answer of the /u endpoints, read whole.
 type answer struct {
-	status  int
-	header  http.Header
-	body    string
-	elapsed time.Duration
+	status int
+	header http.Header
+	body   string
 }
 
 // call sends method to /u/{token} on the test server with the body (nil: none) of the content type.
@@ -135,13 +134,12 @@ func (r *unsubRig) call(t *testing.T, method, token, contentType string, body io
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	began := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return answer{status: resp.StatusCode, header: resp.Header, body: string(b), elapsed: time.Since(began)}
+	return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
 }
 
 // oneClick is a provider's RFC 8058 request, url-encoded.
@@ -234,8 +232,9 @@ func TestAOneClickUnsubscribeStopsTheContactEverywhereAndCancelsAQueuedSendOfAno
 	a := r.oneClick(t, r.token(t, "x@example.net"))
 	require.Equal(t, http.StatusNoContent, a.status, a.body)
 	require.Empty(t, a.body)
-	require.Less(t, a.elapsed, time.Second, "the unsubscribe completes within a second of the request")
-	// Everything below was committed before the answer: nothing is read later.
+	// The effects are the request's own: everything below was committed before the answer, nothing is read
+	// later (no job or batch stands between the request and its effects, which a wall-clock bound on this
+	// machine would not prove).
 	require.Equal(t, unsubState{Subscribed: false, Suppressions: 1, SuppressionSource: "unsubscribe", SuppressionCampaign: &first,
 		Records: 1, RecordSource: "one_click", Events: 1}, r.state(t, "x@example.net"))
 
