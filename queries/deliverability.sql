@@ -54,16 +54,6 @@ SELECT email FROM contacts WHERE organization_id = @organization_id AND id = @id
 UPDATE send_tasks SET bounced_at = @at::timestamptz
 WHERE organization_id = @organization_id AND id = @id AND bounced_at IS NULL;
 
--- name: DeliverabilitySuppress :execrows
--- Suppresses one address because it bounced or complained (source bounce or complaint), naming the campaign
--- whose send it was about. An entry already in force is left as it is (no row); an expired one is renewed.
-INSERT INTO suppressions AS s (organization_id, id, kind, value, reason, source, campaign_id)
-VALUES (@organization_id, @id, 'email', @value, @reason, @source, sqlc.narg(campaign_id))
-ON CONFLICT (organization_id, kind, value) DO UPDATE
-  SET reason = EXCLUDED.reason, source = EXCLUDED.source, campaign_id = EXCLUDED.campaign_id, expires_at = NULL,
-      created_at = now(), updated_at = now()
-  WHERE s.expires_at IS NOT NULL AND s.expires_at <= now();
-
 -- name: DeliverabilityWindow :one
 -- A campaign's sends since since (handed over, or refused by the recipient's server) and how many distinct
 -- sends (or events without one) hard-bounced and drew a complaint since then: the rolling rates the early

@@ -41,3 +41,14 @@ SELECT * FROM suppressions
 WHERE organization_id = @organization_id
   AND ((kind = 'email' AND value = ANY(@emails::text[])) OR (kind = 'domain' AND value = ANY(@domains::text[])))
   AND (expires_at IS NULL OR expires_at > now());
+
+-- name: SuppressionRecord :execrows
+-- Suppresses one address for good because of what its recipient's side said (source bounce, complaint or
+-- unsubscribe), naming the campaign whose send it was about. An entry in force for good is left as it is (no
+-- row); an expiring or expired one becomes this one.
+INSERT INTO suppressions AS s (organization_id, id, kind, value, reason, source, campaign_id)
+VALUES (@organization_id, @id, 'email', @value, @reason, @source, sqlc.narg(campaign_id))
+ON CONFLICT (organization_id, kind, value) DO UPDATE
+  SET reason = EXCLUDED.reason, source = EXCLUDED.source, campaign_id = EXCLUDED.campaign_id, expires_at = NULL,
+      created_at = now(), updated_at = now()
+  WHERE s.expires_at IS NOT NULL;

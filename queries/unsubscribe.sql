@@ -23,16 +23,6 @@ SELECT EXISTS (SELECT 1 FROM deliverability_events
   WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND event_type = 'unsubscribe'
     AND task_id = @task_id);
 
--- name: UnsubscribeSuppress :execrows
--- Suppresses an address that unsubscribed. An entry in force for good is left as it is; an expiring or
--- expired one becomes this permanent one. Answers 1 when the entry was written.
-INSERT INTO suppressions AS s (organization_id, id, kind, value, reason, source, campaign_id)
-VALUES (@organization_id, @id, 'email', @value, @reason, 'unsubscribe', sqlc.narg(campaign_id))
-ON CONFLICT (organization_id, kind, value) DO UPDATE
-  SET reason = EXCLUDED.reason, source = EXCLUDED.source, campaign_id = EXCLUDED.campaign_id, expires_at = NULL,
-      created_at = now(), updated_at = now()
-  WHERE s.expires_at IS NOT NULL;
-
 -- name: UnsubscribeEventInsert :exec
 -- Records an unsubscribe: matched to its send by the signed token it came with.
 INSERT INTO deliverability_events (organization_id, id, event_type, source, at, recipient_email, contact_id,

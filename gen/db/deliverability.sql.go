@@ -259,41 +259,6 @@ func (q *Queries) DeliverabilityStepSoftBounces(ctx context.Context, db DBTX, ar
 	return column_1, err
 }
 
-const deliverabilitySuppress = `-- name: DeliverabilitySuppress :execrows
-INSERT INTO suppressions AS s (organization_id, id, kind, value, reason, source, campaign_id)
-VALUES ($1, $2, 'email', $3, $4, $5, $6)
-ON CONFLICT (organization_id, kind, value) DO UPDATE
-  SET reason = EXCLUDED.reason, source = EXCLUDED.source, campaign_id = EXCLUDED.campaign_id, expires_at = NULL,
-      created_at = now(), updated_at = now()
-  WHERE s.expires_at IS NOT NULL AND s.expires_at <= now()
-`
-
-type DeliverabilitySuppressParams struct {
-	OrganizationID uuid.UUID     `json:"organization_id"`
-	ID             uuid.UUID     `json:"id"`
-	Value          string        `json:"value"`
-	Reason         string        `json:"reason"`
-	Source         string        `json:"source"`
-	CampaignID     uuid.NullUUID `json:"campaign_id"`
-}
-
-// Suppresses one address because it bounced or complained (source bounce or complaint), naming the campaign
-// whose send it was about. An entry already in force is left as it is (no row); an expired one is renewed.
-func (q *Queries) DeliverabilitySuppress(ctx context.Context, db DBTX, arg DeliverabilitySuppressParams) (int64, error) {
-	result, err := db.Exec(ctx, deliverabilitySuppress,
-		arg.OrganizationID,
-		arg.ID,
-		arg.Value,
-		arg.Reason,
-		arg.Source,
-		arg.CampaignID,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const deliverabilityTaskBounced = `-- name: DeliverabilityTaskBounced :exec
 UPDATE send_tasks SET bounced_at = $1::timestamptz
 WHERE organization_id = $2 AND id = $3 AND bounced_at IS NULL

@@ -175,6 +175,42 @@ func (q *Queries) SuppressionList(ctx context.Context, db DBTX, arg SuppressionL
 	return items, nil
 }
 
+const suppressionRecord = `-- name: SuppressionRecord :execrows
+INSERT INTO suppressions AS s (organization_id, id, kind, value, reason, source, campaign_id)
+VALUES ($1, $2, 'email', $3, $4, $5, $6)
+ON CONFLICT (organization_id, kind, value) DO UPDATE
+  SET reason = EXCLUDED.reason, source = EXCLUDED.source, campaign_id = EXCLUDED.campaign_id, expires_at = NULL,
+      created_at = now(), updated_at = now()
+  WHERE s.expires_at IS NOT NULL
+`
+
+type SuppressionRecordParams struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ID             uuid.UUID     `json:"id"`
+	Value          string        `json:"value"`
+	Reason         string        `json:"reason"`
+	Source         string        `json:"source"`
+	CampaignID     uuid.NullUUID `json:"campaign_id"`
+}
+
+// Suppresses one address for good because of what its recipient's side said (source bounce, complaint or
+// unsubscribe), naming the campaign whose send it was about. An entry in force for good is left as it is (no
+// row); an expiring or expired one becomes this one.
+func (q *Queries) SuppressionRecord(ctx context.Context, db DBTX, arg SuppressionRecordParams) (int64, error) {
+	result, err := db.Exec(ctx, suppressionRecord,
+		arg.OrganizationID,
+		arg.ID,
+		arg.Value,
+		arg.Reason,
+		arg.Source,
+		arg.CampaignID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const suppressionsInForceAny = `-- name: SuppressionsInForceAny :many
 SELECT organization_id, id, kind, value, reason, source, campaign_id, expires_at, created_at, updated_at FROM suppressions
 WHERE organization_id = $1

@@ -118,39 +118,6 @@ func (q *Queries) UnsubscribeRecorded(ctx context.Context, db DBTX, arg Unsubscr
 	return exists, err
 }
 
-const unsubscribeSuppress = `-- name: UnsubscribeSuppress :execrows
-INSERT INTO suppressions AS s (organization_id, id, kind, value, reason, source, campaign_id)
-VALUES ($1, $2, 'email', $3, $4, 'unsubscribe', $5)
-ON CONFLICT (organization_id, kind, value) DO UPDATE
-  SET reason = EXCLUDED.reason, source = EXCLUDED.source, campaign_id = EXCLUDED.campaign_id, expires_at = NULL,
-      created_at = now(), updated_at = now()
-  WHERE s.expires_at IS NOT NULL
-`
-
-type UnsubscribeSuppressParams struct {
-	OrganizationID uuid.UUID     `json:"organization_id"`
-	ID             uuid.UUID     `json:"id"`
-	Value          string        `json:"value"`
-	Reason         string        `json:"reason"`
-	CampaignID     uuid.NullUUID `json:"campaign_id"`
-}
-
-// Suppresses an address that unsubscribed. An entry in force for good is left as it is; an expiring or
-// expired one becomes this permanent one. Answers 1 when the entry was written.
-func (q *Queries) UnsubscribeSuppress(ctx context.Context, db DBTX, arg UnsubscribeSuppressParams) (int64, error) {
-	result, err := db.Exec(ctx, unsubscribeSuppress,
-		arg.OrganizationID,
-		arg.ID,
-		arg.Value,
-		arg.Reason,
-		arg.CampaignID,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const unsubscribeTask = `-- name: UnsubscribeTask :one
 SELECT t.id, t.to_email, t.from_email, t.from_name, t.campaign_id, t.contact_id, t.mailbox_id
 FROM send_tasks t

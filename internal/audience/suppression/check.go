@@ -57,3 +57,16 @@ func preferred(e, prev dbq.Suppression) bool {
 	}
 	return e.CreatedAt.After(prev.CreatedAt)
 }
+
+// Record suppresses address (normalized) for good because its recipient's side bounced, complained or
+// unsubscribed (source), naming the campaign whose send it was about, in the caller's transaction. It answers
+// whether it wrote the entry: an entry in force for good is kept as it is, an expiring one made permanent.
+func Record(ctx context.Context, tx dbq.DBTX, org uuid.UUID, address, source, reason string, campaign uuid.NullUUID) (bool, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return false, err
+	}
+	n, err := dbq.New().SuppressionRecord(ctx, tx, dbq.SuppressionRecordParams{OrganizationID: org, ID: id, Value: address,
+		Reason: reason, Source: source, CampaignID: campaign})
+	return n > 0, err
+}

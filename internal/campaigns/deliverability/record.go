@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/audience/suppression"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/notify"
@@ -257,13 +258,7 @@ func (e *effects) complaint(ctx context.Context) (bool, error) {
 
 // suppress suppresses the address with source (bounce or complaint); false when it was suppressed already.
 func (e *effects) suppress(ctx context.Context, source, reason string) (bool, error) {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return false, err
-	}
-	n, err := queries.DeliverabilitySuppress(ctx, e.tx, dbq.DeliverabilitySuppressParams{OrganizationID: e.ev.OrganizationID,
-		ID: id, Value: e.ev.Recipient, Reason: truncate.Chars(reason, 500), Source: source, CampaignID: e.m.CampaignID})
-	return n > 0, err
+	return suppression.Record(ctx, e.tx, e.ev.OrganizationID, e.ev.Recipient, source, truncate.Chars(reason, 500), e.m.CampaignID)
 }
 
 // payload is the data of deliverability.bounce and deliverability.complaint.

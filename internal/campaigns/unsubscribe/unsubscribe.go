@@ -236,13 +236,7 @@ func suppress(ctx context.Context, tx pgx.Tx, org uuid.UUID, campaignID uuid.Nul
 	if !b.Enabled || !b.AutoSuppressOnUnsubscribe || !ok || kind != suppression.KindEmail {
 		return false, nil
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return false, err
-	}
-	n, err := queries.UnsubscribeSuppress(ctx, tx, dbq.UnsubscribeSuppressParams{OrganizationID: org, ID: id, Value: value,
-		Reason: "The recipient unsubscribed.", CampaignID: campaignID})
-	return n > 0, err
+	return suppression.Record(ctx, tx, org, value, "unsubscribe", "The recipient unsubscribed.", campaignID)
 }
 
 // recipientOf is the page's view of a send.
