@@ -458,6 +458,40 @@ CREATE FUNCTION public.idempotency_sweep() RETURNS bigint
 $$;
 
 --
+-- Name: inbox_thread_refresh(uuid, uuid[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.inbox_thread_refresh(p_org uuid, p_threads uuid[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+  DELETE FROM inbox_thread_folders WHERE organization_id = p_org AND thread_id = ANY (p_threads);
+  INSERT INTO inbox_thread_folders (organization_id, thread_id, folder_role, mailbox_id, last_message_at, last_message_id, total, unread)
+  SELECT DISTINCT ON (m.thread_id, r.scope) p_org, m.thread_id, r.scope, m.mailbox_id, m.received_at, m.id,
+    count(*) OVER w, count(*) FILTER (WHERE NOT m.seen) OVER w
+  FROM inbox_messages m
+  CROSS JOIN LATERAL (VALUES (m.folder_role), (CASE WHEN m.folder_role IN ('spam', 'trash') THEN NULL ELSE 'all' END)) r (scope)
+  WHERE m.organization_id = p_org AND m.thread_id = ANY (p_threads) AND r.scope IS NOT NULL
+  WINDOW w AS (PARTITION BY m.thread_id, r.scope)
+  ORDER BY m.thread_id, r.scope, m.received_at DESC, m.id DESC;
+  UPDATE inbox_threads t SET
+    message_count = a.total,
+    unread_count = a.unread,
+    last_message_at = coalesce(a.last_at, t.last_message_at),
+    newest_message_id = a.newest,
+    awaiting_reply = coalesce(a.newest_outbound, false)
+  FROM (
+    SELECT u.id,
+      (SELECT count(*) FROM inbox_messages m WHERE m.organization_id = p_org AND m.thread_id = u.id) AS total,
+      coalesce(f.unread, 0) AS unread, f.last_message_at AS last_at, f.last_message_id AS newest,
+      (SELECT m.outbound FROM inbox_messages m WHERE m.organization_id = p_org AND m.id = f.last_message_id) AS newest_outbound
+    FROM unnest(p_threads) AS u (id)
+    LEFT JOIN inbox_thread_folders f ON f.organization_id = p_org AND f.thread_id = u.id AND f.folder_role = 'all'
+  ) a
+  WHERE t.organization_id = p_org AND t.id = a.id;
+$$;
+
+--
 -- Name: organization_invitations; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1041,7 +1075,7 @@ CREATE TABLE public.campaign_leads (
     last_step_at timestamp with time zone,
     CONSTRAINT campaign_leads_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT campaign_leads_hold_reason CHECK ((length(hold_reason) <= 200)),
-    CONSTRAINT campaign_leads_hold_source_check CHECK ((hold_source = ANY (ARRAY['manual'::text, 'out_of_office'::text]))),
+    CONSTRAINT campaign_leads_hold_source_check CHECK ((hold_source = ANY (ARRAY['manual'::text, 'out_of_office'::text, 'negative_reply'::text]))),
     CONSTRAINT campaign_leads_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'active'::text, 'completed'::text, 'failed'::text, 'paused'::text, 'undeliverable'::text]))),
     CONSTRAINT campaign_leads_step_position_check CHECK ((step_position >= 0)),
     CONSTRAINT campaign_leads_thread_refs_check CHECK ((cardinality(thread_refs) <= 100)),
@@ -1552,9 +1586,81 @@ CREATE TABLE public.inbox_messages (
     sent_at timestamp with time zone,
     received_at timestamp with time zone NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT inbox_messages_folder_role_check CHECK ((folder_role = ANY (ARRAY['inbox'::text, 'sent'::text, 'spam'::text, 'trash'::text, 'archive'::text]))),
+    bcc_list text[] DEFAULT '{}'::text[] NOT NULL,
+    reply_to_list text[] DEFAULT '{}'::text[] NOT NULL,
+    mod_seq bigint DEFAULT 0 NOT NULL,
+    gmail_id text DEFAULT ''::text NOT NULL,
+    snippet text DEFAULT ''::text NOT NULL,
+    body_truncated boolean DEFAULT false NOT NULL,
+    auto_headers jsonb DEFAULT '{}'::jsonb NOT NULL,
+    outbound boolean DEFAULT false NOT NULL,
+    move_to text DEFAULT ''::text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    intent text DEFAULT ''::text NOT NULL,
+    intent_confidence real DEFAULT 0 NOT NULL,
+    intent_evidence jsonb DEFAULT '[]'::jsonb NOT NULL,
+    unsubscribe_request boolean DEFAULT false NOT NULL,
+    return_date date,
+    classifier text DEFAULT ''::text NOT NULL,
+    classified_at timestamp with time zone,
+    send_task_id uuid,
+    campaign_id uuid,
+    contact_id uuid,
+    CONSTRAINT inbox_messages_auto_headers_check CHECK ((jsonb_typeof(auto_headers) = 'object'::text)),
+    CONSTRAINT inbox_messages_classifier_check CHECK ((length(classifier) <= 100)),
+    CONSTRAINT inbox_messages_folder_role_check CHECK ((folder_role = ANY (ARRAY['inbox'::text, 'sent'::text, 'drafts'::text, 'spam'::text, 'trash'::text, 'archive'::text]))),
+    CONSTRAINT inbox_messages_gmail_id_check CHECK ((length(gmail_id) <= 32)),
     CONSTRAINT inbox_messages_in_reply_to_check CHECK ((length(in_reply_to) <= 998)),
-    CONSTRAINT inbox_messages_message_id_check CHECK ((length(message_id) <= 998))
+    CONSTRAINT inbox_messages_intent_check CHECK ((intent = ANY (ARRAY[''::text, 'positive'::text, 'negative'::text, 'question'::text, 'neutral'::text, 'out_of_office'::text, 'automated'::text]))),
+    CONSTRAINT inbox_messages_intent_confidence_check CHECK (((intent_confidence >= (0)::double precision) AND (intent_confidence <= (1)::double precision))),
+    CONSTRAINT inbox_messages_intent_evidence_check CHECK ((jsonb_typeof(intent_evidence) = 'array'::text)),
+    CONSTRAINT inbox_messages_message_id_check CHECK ((length(message_id) <= 998)),
+    CONSTRAINT inbox_messages_mod_seq_check CHECK ((mod_seq >= 0)),
+    CONSTRAINT inbox_messages_move_to_check CHECK ((length(move_to) <= 500)),
+    CONSTRAINT inbox_messages_snippet_check CHECK ((length(snippet) <= 200))
+);
+
+--
+-- Name: inbox_snoozes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.inbox_snoozes (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    user_id uuid NOT NULL,
+    thread_id uuid NOT NULL,
+    snoozed_until timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: inbox_thread_folders; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.inbox_thread_folders (
+    organization_id uuid NOT NULL,
+    thread_id uuid NOT NULL,
+    folder_role text NOT NULL,
+    mailbox_id uuid NOT NULL,
+    last_message_at timestamp with time zone NOT NULL,
+    last_message_id uuid NOT NULL,
+    total integer NOT NULL,
+    unread integer NOT NULL,
+    CONSTRAINT inbox_thread_folders_folder_role_check CHECK ((folder_role = ANY (ARRAY['all'::text, 'inbox'::text, 'sent'::text, 'drafts'::text, 'spam'::text, 'trash'::text, 'archive'::text]))),
+    CONSTRAINT inbox_thread_folders_total_check CHECK ((total > 0)),
+    CONSTRAINT inbox_thread_folders_unread_check CHECK ((unread >= 0))
+);
+
+--
+-- Name: inbox_thread_labels; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.inbox_thread_labels (
+    organization_id uuid NOT NULL,
+    thread_id uuid NOT NULL,
+    label_id uuid NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
 --
@@ -1570,8 +1676,14 @@ CREATE TABLE public.inbox_threads (
     message_count integer DEFAULT 0 NOT NULL,
     last_message_at timestamp with time zone NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    conversation_key text DEFAULT ''::text NOT NULL,
+    unread_count integer DEFAULT 0 NOT NULL,
+    newest_message_id uuid,
+    awaiting_reply boolean DEFAULT false NOT NULL,
+    CONSTRAINT inbox_threads_conversation_key_check CHECK ((length(conversation_key) <= 998)),
     CONSTRAINT inbox_threads_message_count_check CHECK ((message_count >= 0)),
-    CONSTRAINT inbox_threads_subject_check CHECK ((length(subject) <= 998))
+    CONSTRAINT inbox_threads_subject_check CHECK ((length(subject) <= 998)),
+    CONSTRAINT inbox_threads_unread_count_check CHECK ((unread_count >= 0))
 );
 
 --
@@ -1628,7 +1740,7 @@ CREATE TABLE public.mailbox_folders (
     last_uid bigint DEFAULT 0 NOT NULL,
     highest_modseq bigint DEFAULT 0 NOT NULL,
     CONSTRAINT mailbox_folders_name_check CHECK (((length(name) >= 1) AND (length(name) <= 500))),
-    CONSTRAINT mailbox_folders_role_check CHECK ((role = ANY (ARRAY['inbox'::text, 'sent'::text, 'spam'::text, 'trash'::text, 'archive'::text])))
+    CONSTRAINT mailbox_folders_role_check CHECK ((role = ANY (ARRAY['inbox'::text, 'sent'::text, 'drafts'::text, 'spam'::text, 'trash'::text, 'archive'::text])))
 );
 
 --
@@ -1948,7 +2060,9 @@ CREATE TABLE public.organizations (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     trial_ends_at timestamp with time zone,
-    CONSTRAINT organizations_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255)))
+    reply_undo_seconds integer DEFAULT 30 NOT NULL,
+    CONSTRAINT organizations_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255))),
+    CONSTRAINT organizations_reply_undo_seconds_check CHECK (((reply_undo_seconds >= 5) AND (reply_undo_seconds <= 120)))
 );
 
 --
@@ -2212,6 +2326,7 @@ CREATE TABLE public.send_tasks (
     signed boolean DEFAULT false NOT NULL,
     variant_id uuid,
     unsubscribe_url text DEFAULT ''::text NOT NULL,
+    thread_id uuid,
     CONSTRAINT send_tasks_attachment_ids_check CHECK ((cardinality(attachment_ids) <= 20)),
     CONSTRAINT send_tasks_attempts_check CHECK (((attempts >= 0) AND (attempts <= 100))),
     CONSTRAINT send_tasks_bcc_check CHECK ((cardinality(bcc) <= 50)),
@@ -2729,6 +2844,34 @@ ALTER TABLE ONLY public.idempotency_keys
 
 ALTER TABLE ONLY public.inbox_messages
     ADD CONSTRAINT inbox_messages_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: inbox_snoozes inbox_snoozes_organization_id_user_id_thread_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_snoozes
+    ADD CONSTRAINT inbox_snoozes_organization_id_user_id_thread_id_key UNIQUE (organization_id, user_id, thread_id);
+
+--
+-- Name: inbox_snoozes inbox_snoozes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_snoozes
+    ADD CONSTRAINT inbox_snoozes_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: inbox_thread_folders inbox_thread_folders_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_thread_folders
+    ADD CONSTRAINT inbox_thread_folders_pkey PRIMARY KEY (organization_id, thread_id, folder_role);
+
+--
+-- Name: inbox_thread_labels inbox_thread_labels_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_thread_labels
+    ADD CONSTRAINT inbox_thread_labels_pkey PRIMARY KEY (organization_id, thread_id, label_id);
 
 --
 -- Name: inbox_threads inbox_threads_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -3342,6 +3485,12 @@ CREATE INDEX event_outbox_pending ON public.event_outbox USING btree (created_at
 CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree (expires_at);
 
 --
+-- Name: inbox_messages_campaign_intent; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX inbox_messages_campaign_intent ON public.inbox_messages USING btree (organization_id, campaign_id, intent) WHERE (campaign_id IS NOT NULL);
+
+--
 -- Name: inbox_messages_message_id; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -3364,6 +3513,42 @@ CREATE INDEX inbox_messages_thread ON public.inbox_messages USING btree (organiz
 --
 
 CREATE UNIQUE INDEX inbox_messages_uid ON public.inbox_messages USING btree (organization_id, mailbox_id, folder, uid_validity, uid);
+
+--
+-- Name: inbox_snoozes_due; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX inbox_snoozes_due ON public.inbox_snoozes USING btree (organization_id, user_id, snoozed_until);
+
+--
+-- Name: inbox_thread_folders_list; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX inbox_thread_folders_list ON public.inbox_thread_folders USING btree (organization_id, folder_role, last_message_at DESC, thread_id DESC);
+
+--
+-- Name: inbox_thread_folders_mailbox; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX inbox_thread_folders_mailbox ON public.inbox_thread_folders USING btree (organization_id, mailbox_id, folder_role, last_message_at DESC, thread_id DESC);
+
+--
+-- Name: inbox_thread_folders_unread; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX inbox_thread_folders_unread ON public.inbox_thread_folders USING btree (organization_id, folder_role, last_message_at DESC, thread_id DESC) WHERE (unread > 0);
+
+--
+-- Name: inbox_thread_labels_label; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX inbox_thread_labels_label ON public.inbox_thread_labels USING btree (organization_id, label_id, thread_id);
+
+--
+-- Name: inbox_threads_conversation; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX inbox_threads_conversation ON public.inbox_threads USING btree (organization_id, conversation_key) WHERE (conversation_key <> ''::text);
 
 --
 -- Name: inbox_threads_latest; Type: INDEX; Schema: public; Owner: -
@@ -3592,6 +3777,12 @@ CREATE INDEX send_tasks_campaign_variant ON public.send_tasks USING btree (organ
 --
 
 CREATE INDEX send_tasks_contact ON public.send_tasks USING btree (organization_id, contact_id, created_at DESC, id DESC) WHERE (contact_id IS NOT NULL);
+
+--
+-- Name: send_tasks_inbox_pending; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX send_tasks_inbox_pending ON public.send_tasks USING btree (organization_id, not_before) WHERE ((status = 'queued'::text) AND (kind = ANY (ARRAY['reply'::text, 'direct'::text])));
 
 --
 -- Name: send_tasks_mailbox; Type: INDEX; Schema: public; Owner: -
@@ -4068,6 +4259,41 @@ ALTER TABLE ONLY public.inbox_messages
 
 ALTER TABLE ONLY public.inbox_messages
     ADD CONSTRAINT inbox_messages_organization_id_thread_id_fkey FOREIGN KEY (organization_id, thread_id) REFERENCES public.inbox_threads(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: inbox_snoozes inbox_snoozes_organization_id_thread_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_snoozes
+    ADD CONSTRAINT inbox_snoozes_organization_id_thread_id_fkey FOREIGN KEY (organization_id, thread_id) REFERENCES public.inbox_threads(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: inbox_snoozes inbox_snoozes_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_snoozes
+    ADD CONSTRAINT inbox_snoozes_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
+-- Name: inbox_thread_folders inbox_thread_folders_organization_id_thread_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_thread_folders
+    ADD CONSTRAINT inbox_thread_folders_organization_id_thread_id_fkey FOREIGN KEY (organization_id, thread_id) REFERENCES public.inbox_threads(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: inbox_thread_labels inbox_thread_labels_organization_id_label_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_thread_labels
+    ADD CONSTRAINT inbox_thread_labels_organization_id_label_id_fkey FOREIGN KEY (organization_id, label_id) REFERENCES public.labels(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: inbox_thread_labels inbox_thread_labels_organization_id_thread_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.inbox_thread_labels
+    ADD CONSTRAINT inbox_thread_labels_organization_id_thread_id_fkey FOREIGN KEY (organization_id, thread_id) REFERENCES public.inbox_threads(organization_id, id) ON DELETE CASCADE;
 
 --
 -- Name: inbox_threads inbox_threads_organization_id_mailbox_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -4623,6 +4849,24 @@ ALTER TABLE public.idempotency_keys ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.inbox_messages ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: inbox_snoozes; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.inbox_snoozes ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: inbox_thread_folders; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.inbox_thread_folders ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: inbox_thread_labels; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.inbox_thread_labels ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: inbox_threads; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -4933,6 +5177,24 @@ CREATE POLICY tenant_isolation ON public.idempotency_keys USING ((organization_i
 --
 
 CREATE POLICY tenant_isolation ON public.inbox_messages USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: inbox_snoozes tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.inbox_snoozes USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: inbox_thread_folders tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.inbox_thread_folders USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: inbox_thread_labels tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.inbox_thread_labels USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: inbox_threads tenant_isolation; Type: POLICY; Schema: public; Owner: -

@@ -28,7 +28,7 @@ func (q *Queries) MembershipCreate(ctx context.Context, db DBTX, arg MembershipC
 }
 
 const organizationCreate = `-- name: OrganizationCreate :one
-INSERT INTO organizations (id, name) VALUES ($1::uuid, $2::text) RETURNING id, name, created_at, updated_at, trial_ends_at
+INSERT INTO organizations (id, name) VALUES ($1::uuid, $2::text) RETURNING id, name, created_at, updated_at, trial_ends_at, reply_undo_seconds
 `
 
 type OrganizationCreateParams struct {
@@ -45,12 +45,13 @@ func (q *Queries) OrganizationCreate(ctx context.Context, db DBTX, arg Organizat
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.TrialEndsAt,
+		&i.ReplyUndoSeconds,
 	)
 	return i, err
 }
 
 const organizationGet = `-- name: OrganizationGet :one
-SELECT id, name, created_at, updated_at, trial_ends_at FROM organizations WHERE id = $1::uuid
+SELECT id, name, created_at, updated_at, trial_ends_at, reply_undo_seconds FROM organizations WHERE id = $1::uuid
 `
 
 func (q *Queries) OrganizationGet(ctx context.Context, db DBTX, organizationID uuid.UUID) (Organization, error) {
@@ -62,6 +63,7 @@ func (q *Queries) OrganizationGet(ctx context.Context, db DBTX, organizationID u
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.TrialEndsAt,
+		&i.ReplyUndoSeconds,
 	)
 	return i, err
 }

@@ -523,41 +523,93 @@ type IdempotencyKey struct {
 }
 
 type InboxMessage struct {
-	OrganizationID   uuid.UUID  `json:"organization_id"`
-	ID               uuid.UUID  `json:"id"`
-	MailboxID        uuid.UUID  `json:"mailbox_id"`
-	ThreadID         uuid.UUID  `json:"thread_id"`
-	Folder           string     `json:"folder"`
-	FolderRole       string     `json:"folder_role"`
-	UidValidity      int64      `json:"uid_validity"`
-	Uid              int64      `json:"uid"`
-	MessageID        string     `json:"message_id"`
-	InReplyTo        string     `json:"in_reply_to"`
-	ThreadReferences []string   `json:"thread_references"`
-	FromEmail        string     `json:"from_email"`
-	FromName         string     `json:"from_name"`
-	ToList           []string   `json:"to_list"`
-	CcList           []string   `json:"cc_list"`
-	Subject          string     `json:"subject"`
-	BodyText         string     `json:"body_text"`
-	BodyHtml         string     `json:"body_html"`
-	Flags            []string   `json:"flags"`
-	Seen             bool       `json:"seen"`
-	Size             int32      `json:"size"`
-	SentAt           *time.Time `json:"sent_at"`
-	ReceivedAt       time.Time  `json:"received_at"`
-	CreatedAt        time.Time  `json:"created_at"`
+	OrganizationID     uuid.UUID       `json:"organization_id"`
+	ID                 uuid.UUID       `json:"id"`
+	MailboxID          uuid.UUID       `json:"mailbox_id"`
+	ThreadID           uuid.UUID       `json:"thread_id"`
+	Folder             string          `json:"folder"`
+	FolderRole         string          `json:"folder_role"`
+	UidValidity        int64           `json:"uid_validity"`
+	Uid                int64           `json:"uid"`
+	MessageID          string          `json:"message_id"`
+	InReplyTo          string          `json:"in_reply_to"`
+	ThreadReferences   []string        `json:"thread_references"`
+	FromEmail          string          `json:"from_email"`
+	FromName           string          `json:"from_name"`
+	ToList             []string        `json:"to_list"`
+	CcList             []string        `json:"cc_list"`
+	Subject            string          `json:"subject"`
+	BodyText           string          `json:"body_text"`
+	BodyHtml           string          `json:"body_html"`
+	Flags              []string        `json:"flags"`
+	Seen               bool            `json:"seen"`
+	Size               int32           `json:"size"`
+	SentAt             *time.Time      `json:"sent_at"`
+	ReceivedAt         time.Time       `json:"received_at"`
+	CreatedAt          time.Time       `json:"created_at"`
+	BccList            []string        `json:"bcc_list"`
+	ReplyToList        []string        `json:"reply_to_list"`
+	ModSeq             int64           `json:"mod_seq"`
+	GmailID            string          `json:"gmail_id"`
+	Snippet            string          `json:"snippet"`
+	BodyTruncated      bool            `json:"body_truncated"`
+	AutoHeaders        json.RawMessage `json:"auto_headers"`
+	Outbound           bool            `json:"outbound"`
+	MoveTo             string          `json:"move_to"`
+	UpdatedAt          time.Time       `json:"updated_at"`
+	Intent             string          `json:"intent"`
+	IntentConfidence   float32         `json:"intent_confidence"`
+	IntentEvidence     json.RawMessage `json:"intent_evidence"`
+	UnsubscribeRequest bool            `json:"unsubscribe_request"`
+	ReturnDate         *time.Time      `json:"return_date"`
+	Classifier         string          `json:"classifier"`
+	ClassifiedAt       *time.Time      `json:"classified_at"`
+	SendTaskID         uuid.NullUUID   `json:"send_task_id"`
+	CampaignID         uuid.NullUUID   `json:"campaign_id"`
+	ContactID          uuid.NullUUID   `json:"contact_id"`
+}
+
+type InboxSnooze struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	UserID         uuid.UUID `json:"user_id"`
+	ThreadID       uuid.UUID `json:"thread_id"`
+	SnoozedUntil   time.Time `json:"snoozed_until"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
 }
 
 type InboxThread struct {
-	OrganizationID   uuid.UUID `json:"organization_id"`
-	ID               uuid.UUID `json:"id"`
-	MailboxID        uuid.UUID `json:"mailbox_id"`
-	Subject          string    `json:"subject"`
-	ProviderThreadID string    `json:"provider_thread_id"`
-	MessageCount     int32     `json:"message_count"`
-	LastMessageAt    time.Time `json:"last_message_at"`
-	CreatedAt        time.Time `json:"created_at"`
+	OrganizationID   uuid.UUID     `json:"organization_id"`
+	ID               uuid.UUID     `json:"id"`
+	MailboxID        uuid.UUID     `json:"mailbox_id"`
+	Subject          string        `json:"subject"`
+	ProviderThreadID string        `json:"provider_thread_id"`
+	MessageCount     int32         `json:"message_count"`
+	LastMessageAt    time.Time     `json:"last_message_at"`
+	CreatedAt        time.Time     `json:"created_at"`
+	ConversationKey  string        `json:"conversation_key"`
+	UnreadCount      int32         `json:"unread_count"`
+	NewestMessageID  uuid.NullUUID `json:"newest_message_id"`
+	AwaitingReply    bool          `json:"awaiting_reply"`
+}
+
+type InboxThreadFolder struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ThreadID       uuid.UUID `json:"thread_id"`
+	FolderRole     string    `json:"folder_role"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+	LastMessageAt  time.Time `json:"last_message_at"`
+	LastMessageID  uuid.UUID `json:"last_message_id"`
+	Total          int32     `json:"total"`
+	Unread         int32     `json:"unread"`
+}
+
+type InboxThreadLabel struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ThreadID       uuid.UUID `json:"thread_id"`
+	LabelID        uuid.UUID `json:"label_id"`
+	CreatedAt      time.Time `json:"created_at"`
 }
 
 type Label struct {
@@ -838,11 +890,12 @@ type OauthToken struct {
 }
 
 type Organization struct {
-	ID          uuid.UUID  `json:"id"`
-	Name        string     `json:"name"`
-	CreatedAt   time.Time  `json:"created_at"`
-	UpdatedAt   time.Time  `json:"updated_at"`
-	TrialEndsAt *time.Time `json:"trial_ends_at"`
+	ID               uuid.UUID  `json:"id"`
+	Name             string     `json:"name"`
+	CreatedAt        time.Time  `json:"created_at"`
+	UpdatedAt        time.Time  `json:"updated_at"`
+	TrialEndsAt      *time.Time `json:"trial_ends_at"`
+	ReplyUndoSeconds int32      `json:"reply_undo_seconds"`
 }
 
 type OrganizationInvitation struct {
@@ -1009,6 +1062,7 @@ type SendTask struct {
 	Signed           bool          `json:"signed"`
 	VariantID        uuid.NullUUID `json:"variant_id"`
 	UnsubscribeUrl   string        `json:"unsubscribe_url"`
+	ThreadID         uuid.NullUUID `json:"thread_id"`
 }
 
 type Session struct {

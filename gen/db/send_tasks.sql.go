@@ -209,7 +209,7 @@ func (q *Queries) SendTaskFailed(ctx context.Context, db DBTX, arg SendTaskFaile
 }
 
 const sendTaskGetForUpdate = `-- name: SendTaskGetForUpdate :one
-SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url FROM send_tasks WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id FROM send_tasks WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type SendTaskGetForUpdateParams struct {
@@ -261,6 +261,7 @@ func (q *Queries) SendTaskGetForUpdate(ctx context.Context, db DBTX, arg SendTas
 		&i.Signed,
 		&i.VariantID,
 		&i.UnsubscribeUrl,
+		&i.ThreadID,
 	)
 	return i, err
 }
@@ -338,7 +339,7 @@ WITH want AS (
 )
 UPDATE send_tasks SET status = 'sending', attempts = attempts + 1, claimed_at = $1, counted_day = $2
 WHERE send_tasks.organization_id = $3 AND send_tasks.id = ANY(ARRAY(SELECT fits.id FROM fits))
-RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url
+RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id
 `
 
 type SendTasksClaimParams struct {
@@ -414,6 +415,7 @@ func (q *Queries) SendTasksClaim(ctx context.Context, db DBTX, arg SendTasksClai
 			&i.Signed,
 			&i.VariantID,
 			&i.UnsubscribeUrl,
+			&i.ThreadID,
 		); err != nil {
 			return nil, err
 		}
@@ -426,7 +428,7 @@ func (q *Queries) SendTasksClaim(ctx context.Context, db DBTX, arg SendTasksClai
 }
 
 const sendTasksLoadForClaim = `-- name: SendTasksLoadForClaim :many
-SELECT t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, t.attachment_ids, t.signed, t.variant_id, t.unsubscribe_url, m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason FROM send_tasks t, mailboxes m
+SELECT t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, t.attachment_ids, t.signed, t.variant_id, t.unsubscribe_url, t.thread_id, m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason FROM send_tasks t, mailboxes m
 WHERE t.organization_id = $1 AND t.id = ANY($2::uuid[])
   AND m.organization_id = $1 AND m.id = $3
 ORDER BY t.id
@@ -498,6 +500,7 @@ func (q *Queries) SendTasksLoadForClaim(ctx context.Context, db DBTX, arg SendTa
 			&i.SendTask.Signed,
 			&i.SendTask.VariantID,
 			&i.SendTask.UnsubscribeUrl,
+			&i.SendTask.ThreadID,
 			&i.Mailbox.OrganizationID,
 			&i.Mailbox.ID,
 			&i.Mailbox.UserID,
