@@ -174,3 +174,7 @@ DELETE FROM team_members WHERE organization_id = @organization_id::uuid AND team
 -- Switching organization reissues the session's tokens: every refresh token given before counts as rotated,
 -- so presenting one again is reuse.
 UPDATE session_refresh_tokens SET rotated_at = now() WHERE session_id = @session_id::uuid AND rotated_at IS NULL;
+
+-- name: OrganizationTrialEndsAt :one
+-- When the organization's trial ends; NULL when it is not on a trial (a paid plan).
+SELECT trial_ends_at FROM organizations WHERE id = @organization_id::uuid;

@@ -756,6 +756,18 @@ func (q *Queries) OrganizationRename(ctx context.Context, db DBTX, arg Organizat
 	return err
 }
 
+const organizationTrialEndsAt = `-- name: OrganizationTrialEndsAt :one
+SELECT trial_ends_at FROM organizations WHERE id = $1::uuid
+`
+
+// When the organization's trial ends; NULL when it is not on a trial (a paid plan).
+func (q *Queries) OrganizationTrialEndsAt(ctx context.Context, db DBTX, organizationID uuid.UUID) (*time.Time, error) {
+	row := db.QueryRow(ctx, organizationTrialEndsAt, organizationID)
+	var trial_ends_at *time.Time
+	err := row.Scan(&trial_ends_at)
+	return trial_ends_at, err
+}
+
 const sessionRetireRefreshTokens = `-- name: SessionRetireRefreshTokens :exec
 UPDATE session_refresh_tokens SET rotated_at = now() WHERE session_id = $1::uuid AND rotated_at IS NULL
 `

@@ -22,9 +22,17 @@ type Inbound struct {
 	// first.
 	MessageID, InReplyTo string
 	References           []string
-	// FromEmail is the sender's address, lower-cased.
-	FromEmail string
-	Subject   string
+	// FromEmail is the sender's address, lower-cased; FromName its display name.
+	FromEmail, FromName string
+	Subject             string
+	// ThreadID is the stored thread the message joined.
+	ThreadID uuid.UUID
+	// Text and HTML are the message's bodies as stored (the reply classifier reads HTML only when there is no
+	// text).
+	Text, HTML string
+	// Headers are the headers the reply classifier reads (the auto-reply and list headers stored as
+	// auto_headers), by canonical MIME name.
+	Headers map[string][]string
 	// ReceivedAt is when the mailbox's server received it (IMAP INTERNALDATE).
 	ReceivedAt time.Time
 	// OutOfOffice says the message is an automatic out-of-office reply (see outOfOffice). HoldUntil is when its

@@ -109,6 +109,10 @@ type Config struct {
 	// TrackingHost is the deployment's tracking host name, the CNAME target of mailboxes' custom tracking
 	// domains; empty means none can verify. Env: OUTFLOW_TRACKING_HOST.
 	TrackingHost string
+	// Edition is how features are granted: "self_hosted" (every organization has every feature; the default)
+	// or "hosted" (the unified inbox needs an active trial or a paid plan: an organization whose trial ended
+	// gets 403). Env: OUTFLOW_EDITION.
+	Edition string
 	// DomainAuthGrace is how long a mailbox domain may fail authentication (SPF or DMARC missing) before its
 	// mailboxes stop cold sending and warmup. Env: OUTFLOW_DOMAIN_AUTH_GRACE, default 72h (0 to 90 days).
 	DomainAuthGrace time.Duration
@@ -321,6 +325,14 @@ func Load(getenv func(string) string) (Config, error) {
 	c.TrackingHost = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(getenv("OUTFLOW_TRACKING_HOST"))), ".")
 	if strings.ContainsAny(c.TrackingHost, " /:@") {
 		errs = append(errs, fmt.Errorf("OUTFLOW_TRACKING_HOST %q must be a host name (for example t.outflow.example)", c.TrackingHost))
+	}
+	c.Edition = strings.TrimSpace(getenv("OUTFLOW_EDITION"))
+	switch c.Edition {
+	case "":
+		c.Edition = "self_hosted"
+	case "self_hosted", "hosted":
+	default:
+		errs = append(errs, fmt.Errorf("OUTFLOW_EDITION %q must be self_hosted or hosted", c.Edition))
 	}
 	c.DomainAuthGrace = 72 * time.Hour
 	if raw := strings.TrimSpace(getenv("OUTFLOW_DOMAIN_AUTH_GRACE")); raw != "" {
