@@ -77,11 +77,21 @@ func TestAMoveIsRelayedOverMoveOrCopyAndExpungeAndTheMessageKeepsItsID(t *testin
 			require.Equal(t, 2, r.count(t, `SELECT count(*) FROM inbox_messages`))
 			require.Equal(t, 1, r.count(t, `SELECT count(*) FROM inbox_messages WHERE id = $1 AND move_to = 'Archive'`, id), "a pending move is not a deletion")
 
+			// The relay, while this process's sync holds the mailbox and follows INBOX only (so no sync of
+			// Archive can take the message in): the row takes the place COPYUID reported.
+			before := r.count(t, `SELECT count(*) FROM event_outbox WHERE event_type = 'email_account.synced'`)
+			stop := r.start(t, r.syncer(t, 30*time.Second))
+			require.Eventually(t, func() bool {
+				return r.count(t, `SELECT count(*) FROM event_outbox WHERE event_type = 'email_account.synced'`) > before
+			}, 10*time.Second, 20*time.Millisecond)
 			r.env.StartWorkers(t)
 			require.Eventually(t, func() bool {
 				return r.count(t, `SELECT count(*) FROM inbox_messages WHERE id = $1 AND folder = 'Archive' AND move_to = ''
 					AND uid_validity = (SELECT uid_validity FROM mailbox_folders WHERE name = 'Archive')`, id) == 1
 			}, 20*time.Second, 20*time.Millisecond, "the relay records the message's place in Archive in the same row")
+			require.Equal(t, 1, r.count(t, `SELECT count(*) FROM mailbox_folders WHERE name = 'Archive'
+				AND last_uid < (SELECT uid FROM inbox_messages WHERE id = $1)`, id), "recorded by the relay, not by a sync of Archive")
+			require.NoError(t, stop())
 			require.EqualValues(t, 1, onServer(t, r, "Archive"))
 			require.EqualValues(t, 1, onServer(t, r, "INBOX"), "moved, not copied")
 
