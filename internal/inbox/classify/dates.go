@@ -228,4 +228,3 @@ func wordSpans(text string) [][2]int {
 	}
 	return out
 }
-
