@@ -25,9 +25,11 @@ type list struct {
 	Question         []string       `json:"question"`
 	Neutral          []string       `json:"neutral"`
 	OOOSubject       []string       `json:"ooo_subject"`
+	AutoReplySubject []string       `json:"auto_reply_subject"`
 	OOOBody          []string       `json:"ooo_body"`
 	AutomatedSubject []string       `json:"automated_subject"`
 	AutomatedBody    []string       `json:"automated_body"`
+	Departed         []string       `json:"departed"`
 	ReturnTriggers   []string       `json:"return_triggers"`
 	UntilTriggers    []string       `json:"until_triggers"`
 	Months           map[string]int `json:"months"`
@@ -48,7 +50,7 @@ func (l list) lists() map[string][]string {
 	}
 	slices.Sort(months)
 	return map[string][]string{"stopwords": l.Stopwords, "positive": l.Positive, "negative": l.Negative,
-		"unsubscribe": l.Unsubscribe, "question": l.Question, "neutral": l.Neutral, "ooo_subject": l.OOOSubject,
+		"unsubscribe": l.Unsubscribe, "question": l.Question, "neutral": l.Neutral, "ooo_subject": l.OOOSubject, "auto_reply_subject": l.AutoReplySubject, "departed": l.Departed,
 		"ooo_body": l.OOOBody, "automated_subject": l.AutomatedSubject, "automated_body": l.AutomatedBody,
 		"return_triggers": l.ReturnTriggers, "until_triggers": l.UntilTriggers, "months": months,
 		"weekdays": l.Weekdays, "quote_markers": l.QuoteMarkers, "quote_separators": l.QuoteSeparators,

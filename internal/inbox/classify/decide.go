@@ -2,6 +2,7 @@ package classify
 
 import (
 	"net/textproto"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -103,7 +104,13 @@ type judgement struct {
 	received                    time.Time
 	oooSubject, autoSubject     phrase
 	isOOOSubject, isAutoSubject bool
-	oooHits, autoHits           []hit
+	// autoReply is a generic auto-reply subject ("Automatic reply"), which out-of-office replies and
+	// auto-responders share.
+	autoReply         phrase
+	isAutoReply       bool
+	oooHits, autoHits []hit
+	// departedHits say the addressee is gone for good (an auto-reply of a left employee: automated).
+	departedHits []hit
 	// scores of the person's text per human class, and the hits behind each.
 	scores   map[class]float64
 	evidence map[class][]Evidence
@@ -114,8 +121,9 @@ type judgement struct {
 const (
 	weightNegative     = 2
 	weightPositive     = 2
-	weightQuestion     = 1.25
-	weightQuestionMark = 0.75
+	weightQuestion     = 1.5
+	weightQuestionMark = 1
+	weightTime         = 1.5
 	weightNeutral      = 1
 	keywordFactor      = 1.5
 	negationWindow     = 2
@@ -163,27 +171,29 @@ func (c *judgement) humanScore() float64 {
 // decide runs the stages in order.
 func (c *judgement) decide(strong, weak []Evidence, listOnly bool) Verdict {
 	oooEvidence := c.oooEvidence()
-	if len(strong) > 0 || (len(weak) > 0 && (len(oooEvidence) > 0 || c.isAutoSubject || len(c.autoHits) > 0)) {
+	if len(strong) > 0 || (len(weak) > 0 && (len(oooEvidence) > 0 || c.isAutoReply || c.isAutoSubject || len(c.autoHits) > 0)) {
 		hdr := append(strong, weak...)
 		ooo := c.isOOOSubject || len(c.oooHits) > 0
 		if listOnly {
 			ooo = c.isOOOSubject || distinct(c.oooHits) >= 2
 		}
-		if ooo {
-			conf := 0.98
-			if len(strong) == 0 {
-				conf = 0.9
-			}
+		conf := 0.98
+		if len(strong) == 0 {
+			conf = 0.9
+		}
+		if ooo && !c.automatedText() {
 			return c.away(conf, append(hdr, oooEvidence...))
 		}
-		conf := 0.95
-		if len(strong) == 0 {
-			conf = 0.85
-		}
-		return Verdict{Intent: Automated, Confidence: conf, Evidence: append(hdr, c.autoEvidence()...)}
+		return Verdict{Intent: Automated, Confidence: conf - 0.03, Evidence: append(hdr, c.autoEvidence()...)}
 	}
 	if c.isOOOSubject {
 		return c.away(0.9, oooEvidence)
+	}
+	if c.isAutoReply {
+		if len(c.oooHits) > 0 && !c.automatedText() {
+			return c.away(0.9, oooEvidence)
+		}
+		return Verdict{Intent: Automated, Confidence: 0.85, Evidence: c.autoEvidence()}
 	}
 	if c.isAutoSubject {
 		return Verdict{Intent: Automated, Confidence: 0.85, Evidence: c.autoEvidence()}
@@ -201,11 +211,52 @@ func (c *judgement) decide(strong, weak []Evidence, listOnly bool) Verdict {
 	return c.person()
 }
 
+// automatedText says the text of an automatic message reads as an auto-responder's (or a departed
+// employee's) at least as much as an out-of-office one, unless the subject says out of office.
+func (c *judgement) automatedText() bool {
+	auto := distinct(c.autoHits) + distinct(c.departedHits)
+	return !c.isOOOSubject && auto > 0 && auto >= distinct(c.oooHits)
+}
+
+// timeOfDay is a time a person proposes: 2pm, 14:30, 11 Uhr, 10h, a las 11.
+var timeOfDay = regexp.MustCompile(`(?:^|[^\d:])(\d{1,2}(?::\d{2})?\s?(?:am|pm|uhr|h)|\d{1,2}:\d{2}|a las \d{1,2})(?:[^\pL\d]|$)`)
+
+// proposesTime counts a proposed day or time (a weekday, a time of day) in a person's text as positive: it
+// is how a person says yes to a meeting.
+func (c *judgement) proposesTime(own string) {
+	found := ""
+	for _, w := range c.words {
+		if c.r.weekdays[w] && len(w) >= 5 {
+			found = w
+			break
+		}
+		for d := range c.r.weekdays {
+			if len(d) >= 5 && len(w) > len(d) && strings.HasPrefix(w, d) {
+				found = w
+			}
+		}
+		if found != "" {
+			break
+		}
+	}
+	if found == "" {
+		if m := timeOfDay.FindStringSubmatch(fold(own)); m != nil {
+			found = m[1]
+		}
+	}
+	if found != "" {
+		c.scores[classPositive] += weightTime
+		c.evidence[classPositive] = append(c.evidence[classPositive], Evidence{Kind: "rule", Name: "proposes_time", Value: found})
+	}
+}
+
 // oooEvidence are the out-of-office subject and phrases found.
 func (c *judgement) oooEvidence() []Evidence {
 	var out []Evidence
 	if c.isOOOSubject {
 		out = append(out, Evidence{Kind: "subject", Name: "out_of_office", Value: c.oooSubject.text})
+	} else if c.isAutoReply {
+		out = append(out, Evidence{Kind: "subject", Name: "auto_reply", Value: c.autoReply.text})
 	}
 	for _, h := range c.oooHits {
 		out = append(out, evidenceOf(h))
@@ -215,10 +266,13 @@ func (c *judgement) oooEvidence() []Evidence {
 
 func (c *judgement) autoEvidence() []Evidence {
 	var out []Evidence
+	if c.isAutoReply {
+		out = append(out, Evidence{Kind: "subject", Name: "auto_reply", Value: c.autoReply.text})
+	}
 	if c.isAutoSubject {
 		out = append(out, Evidence{Kind: "subject", Name: "automated", Value: c.autoSubject.text})
 	}
-	for _, h := range c.autoHits {
+	for _, h := range append(c.autoHits, c.departedHits...) {
 		out = append(out, evidenceOf(h))
 	}
 	if len(out) == 0 {

@@ -10,16 +10,17 @@ import (
 // Rules is the built-in engine (Engine): deterministic, every verdict explained by its evidence. See the
 // package doc for its stages. Build it with NewRules; it is safe for concurrent use.
 type Rules struct {
-	human, ooo, automated   index
-	oooSubject, autoSubject index
-	triggers                map[string][]trigger
-	months                  map[string]int
-	stopwords               map[string]string
-	negations               map[string]bool
-	quoteMarkers            []string
-	quoteSeparators         []string
-	quoteFrom, quoteFields  []string
-	signoffs                []string
+	human, ooo, automated, departed    index
+	oooSubject, autoReply, autoSubject index
+	weekdays                           map[string]bool
+	triggers                           map[string][]trigger
+	months                             map[string]int
+	stopwords                          map[string]string
+	negations                          map[string]bool
+	quoteMarkers                       []string
+	quoteSeparators                    []string
+	quoteFrom, quoteFields             []string
+	signoffs                           []string
 }
 
 var (
@@ -43,7 +44,8 @@ func NewRules() (*Rules, error) {
 }
 
 func build(data map[string]list) *Rules {
-	r := &Rules{human: index{}, ooo: index{}, automated: index{}, oooSubject: index{}, autoSubject: index{},
+	r := &Rules{human: index{}, ooo: index{}, automated: index{}, departed: index{}, oooSubject: index{},
+		autoReply: index{}, autoSubject: index{}, weekdays: map[string]bool{},
 		triggers: map[string][]trigger{}, months: map[string]int{}, stopwords: map[string]string{}, negations: map[string]bool{}}
 	for _, lang := range Languages {
 		l := data[lang]
@@ -58,6 +60,15 @@ func build(data map[string]list) *Rules {
 		}
 		for _, e := range l.AutomatedBody {
 			r.automated.add(e, classAutomated, lang, false)
+		}
+		for _, e := range l.Departed {
+			r.departed.add(e, classAutomated, lang, false)
+		}
+		for _, e := range l.AutoReplySubject {
+			r.autoReply.add(e, classAutomated, lang, false)
+		}
+		for _, w := range l.Weekdays {
+			r.weekdays[fold(w)] = true
 		}
 		for _, e := range l.OOOSubject {
 			r.oooSubject.add(e, classOOO, lang, false)
@@ -132,9 +143,12 @@ func (r *Rules) Classify(m Message, extra Keywords, now time.Time) Verdict {
 	c.lang = r.language(words, subjectWords)
 	c.oooSubject, c.isOOOSubject = prefixed(subjectWords, r.oooSubject)
 	c.autoSubject, c.isAutoSubject = prefixed(subjectWords, r.autoSubject)
+	c.autoReply, c.isAutoReply = prefixed(subjectWords, r.autoReply)
 	c.oooHits = find(words, r.ooo, kw.ooo)
 	c.autoHits = find(words, r.automated)
+	c.departedHits = find(words, r.departed)
 	c.score(find(words, r.human, kw.human), strings.Count(own, "?"))
+	c.proposesTime(own)
 	strong, weak, listOnly := r.headers(m)
 	v := c.decide(strong, weak, listOnly)
 	v.Engine, v.Language = Engine, c.lang
