@@ -13,6 +13,7 @@ import (
 	"github.com/outflowhq/outflow/internal/campaigns/engine"
 	"github.com/outflowhq/outflow/internal/campaigns/unsubscribe"
 	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/eventing/notify"
 	"github.com/outflowhq/outflow/internal/inbox/classify"
 	"github.com/outflowhq/outflow/internal/inbox/replies"
 	"github.com/outflowhq/outflow/internal/mail/dsn"
@@ -61,6 +62,20 @@ func TestClassifiedRepliesMoveTheirLeadsAsTheirIntentSays(t *testing.T) {
 	r.exec(t, `UPDATE campaigns SET stop_on_reply = false, advanced = '{"reply_intent": {"enabled": true, "hold_on_out_of_office": true,
 		"out_of_office_hold_days": 7, "auto_pause_on_negative": true, "auto_suppress_on_unsubscribe_keyword": true,
 		"auto_create_crm_task": true, "crm_task_intents": ["positive"]}}' WHERE id = $1`, id)
+	r.query(t, func(ctx context.Context, tx pgx.Tx) error {
+		var owner uuid.NullUUID
+		if err := tx.QueryRow(ctx, `SELECT user_id FROM campaigns WHERE id = $1`, id).Scan(&owner); err != nil {
+			return err
+		}
+		users, err := campaign.Owners(ctx, tx, r.org, owner)
+		on := notify.Choice{Enabled: true, Channels: notify.Channels{InApp: true}}
+		for _, u := range users {
+			if _, err := notify.Save(ctx, tx, u, map[notify.Category]notify.Choice{notify.InboundReply: on, notify.InboundOutOfOffice: on}, 30); err != nil {
+				return err
+			}
+		}
+		return err
+	})
 	r.run(t)
 	r.work(t)
 	crm := &crmFake{}
@@ -116,6 +131,8 @@ func TestClassifiedRepliesMoveTheirLeadsAsTheirIntentSays(t *testing.T) {
 	require.Equal(t, []string{"positive", "negative", "negative"}, r.fields(t, events.CampaignReplyReceived, "intent"))
 	require.Equal(t, []string{"positive", "negative", "out_of_office", "automated", "negative"},
 		r.fields(t, events.InboxReplyReceived, "intent"), "every answer but the report is an inbox reply")
+	require.Equal(t, 3, r.notified(t, string(notify.InboundReply)), "a person's answers are told to the campaign's owners")
+	require.Equal(t, 1, r.notified(t, string(notify.InboundOutOfOffice)))
 	require.Len(t, crm.tasks, 1)
 	require.Equal(t, "positive", crm.tasks[0].Intent)
 }
