@@ -34,6 +34,9 @@ var areaEdges = map[string]string{
 	"mail->audience":      "sending checks suppressions before a message leaves",
 	"mail->eventing":      "mailboxes, syncs and sends raise events into the outbox",
 	"trail->identity":     "an audit entry names the acting principal (user, API key or OAuth app)",
+	"inbox->campaigns":    "a classified reply moves the lead of the campaign send it answers (engine.Answered, unsubscribe by reply)",
+	"inbox->eventing":     "replies raise inbox.reply_received and the inbound_reply and inbound_out_of_office notifications",
+	"inbox->mail":         "the reply hook is the mail sync's inbound hook and reads reports as dsn parses them",
 }
 
 // pkg is what the rules read of a package: its path (relative to the module) and its non-test imports of the

@@ -9,9 +9,12 @@ import (
 
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/campaigns/tracking"
+	"github.com/outflowhq/outflow/internal/campaigns/unsubscribe"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/notify"
 	"github.com/outflowhq/outflow/internal/eventing/realtime"
+	"github.com/outflowhq/outflow/internal/inbox/classify"
+	"github.com/outflowhq/outflow/internal/inbox/replies"
 	"github.com/outflowhq/outflow/internal/mail/mailsync"
 	"github.com/outflowhq/outflow/internal/mail/sending"
 	"github.com/outflowhq/outflow/internal/platform/config"
@@ -26,8 +29,13 @@ func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
 	// A campaign send's result moves its lead in the transaction that records it.
 	pipeline.OnSettle(campaigns.Settle)
 	syncer := mailsync.NewSyncer(p.pool, p.creds, p.dialer, p.logger)
-	// A synced reply to a campaign send moves its lead in the transaction that stores the reply.
-	syncer.OnInbound(campaigns.Replied)
+	// A synced reply is classified, and when it answers a campaign send moves its lead, in the transaction that
+	// stores the reply.
+	rules, err := classify.NewRules()
+	if err != nil {
+		return nil, fmt.Errorf("build reply classifier: %w", err)
+	}
+	syncer.OnInbound(replies.New(campaigns, unsubscribe.New(p.pool, p.signer, p.outbox), rules, nil).Inbound)
 	client, err := jobs.NewClient(jobs.Deps{
 		Pool: p.pool, Logger: p.logger, Dispatcher: events.NewDispatcher(p.pool, realtime.NewNotifier(), p.webhooks), Idempotency: p.idem,
 		Notifications: notify.NewDeliverer(p.pool, p.mail, notify.LogPusher{Logger: p.logger}, p.cfg.AppURL),

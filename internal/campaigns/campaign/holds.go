@@ -23,10 +23,12 @@ import (
 // again when the hold ends, never while it is open, so the engine takes it back then and lifts the hold; a
 // resume lifts it at once.
 
-// Sources of a hold (part 2): set by hand, or by an out-of-office reply (the inbox's hook).
+// Sources of a hold (part 2): set by hand, by an out-of-office reply, or by a negative reply when the
+// campaign pauses leads on them (auto_pause_on_negative); the last two by the inbox's hook.
 const (
-	HoldManual      = "manual"
-	HoldOutOfOffice = "out_of_office"
+	HoldManual        = "manual"
+	HoldOutOfOffice   = "out_of_office"
+	HoldNegativeReply = "negative_reply"
 )
 
 // MaxHoldReason is the longest reason a hold keeps, in characters.

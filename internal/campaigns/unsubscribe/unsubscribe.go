@@ -25,7 +25,7 @@ var queries = dbq.New()
 // deliverability record name it.
 type Source string
 
-// The sources this package records (reply and action are recorded where those happen).
+// The sources this package records.
 const (
 	// SourceOneClick is a mailbox provider's RFC 8058 request (List-Unsubscribe=One-Click).
 	SourceOneClick Source = "one_click"
@@ -33,6 +33,9 @@ const (
 	SourceLink Source = "link"
 	// SourceAction is an unsubscribe a provider or an integration reported (POST /v1/deliverability/events).
 	SourceAction Source = "action"
+	// SourceReply is a reply that asked to be unsubscribed (the inbox's classifier read the request), when
+	// the campaign's reply_intent block acts on it (auto_suppress_on_unsubscribe_keyword).
+	SourceReply Source = "reply"
 )
 
 // Recipient is who an unsubscribe link belongs to, as its page names them.
@@ -175,6 +178,15 @@ func (s *Service) apply(ctx context.Context, tx pgx.Tx, org, taskID uuid.UUID, s
 	return out, err
 }
 
+// ByReply applies an unsubscribe a reply to the campaign send taskID asked for, in the caller's transaction
+// (the one storing the reply): the same effects as the link's (contact unsubscribed, its leads stopped with
+// their queued sends cancelled, the address suppressed as the campaign's bounce_pipeline says, the
+// deliverability record), with campaign.unsubscribed saying source reply. A send whose unsubscribe is done
+// already changes nothing (Result.Repeat).
+func (s *Service) ByReply(ctx context.Context, tx pgx.Tx, org, taskID uuid.UUID) (Result, error) {
+	return s.apply(ctx, tx, org, taskID, SourceReply)
+}
+
 // Reported is an unsubscribe a provider or an integration reported about an address, in the caller's
 // transaction (which recorded the report): the contact, when there is one, is unsubscribed and its leads stop
 // with their queued sends cancelled; the address is suppressed as the named campaign's bounce_pipeline says
@@ -214,6 +226,7 @@ func (s *Service) Reported(ctx context.Context, tx pgx.Tx, org uuid.UUID, contac
 var reasons = map[Source]string{
 	SourceOneClick: "The recipient's mailbox provider sent a one-click unsubscribe request (RFC 8058).",
 	SourceLink:     "The recipient confirmed on the unsubscribe page.",
+	SourceReply:    "The recipient asked to be unsubscribed in a reply.",
 }
 
 // suppress suppresses the send's address when its campaign's bounce_pipeline says so (enabled, with
