@@ -3635,8 +3635,11 @@ type OrganizationsHandler interface {
 	// OrganizationsUpdateCurrent implements organizations_update_current operation.
 	//
 	// Session only: API keys and OAuth tokens are refused with 403. Needs the organization permission
-	// manage_settings. Only the fields sent change. Raises the settings.updated event. Errors: 400 invalid
-	// body or no organization selected, 401, 403 not a session token or missing manage_settings, 429.
+	// manage_settings. Only the fields sent change: name, and reply_undo_seconds (the undo window of
+	// instant replies and direct messages, 5 to 120 seconds). Each change is audited
+	// (organization.updated) and raises the settings.updated event naming the fields it changed. Errors:
+	// 400 invalid body (reply_undo_seconds outside 5 to 120) or no organization selected, 401, 403 not a
+	// session token or missing manage_settings, 429.
 	//
 	// PATCH /organizations/current
 	OrganizationsUpdateCurrent(ctx context.Context, req *OrganizationUpdate, params OrganizationsUpdateCurrentParams) (*Organization, error)

@@ -34,6 +34,9 @@ var areaEdges = map[string]string{
 	"mail->audience":      "sending checks suppressions before a message leaves",
 	"mail->eventing":      "mailboxes, syncs and sends raise events into the outbox",
 	"trail->identity":     "an audit entry names the acting principal (user, API key or OAuth app)",
+	"inbox->mail":         "inbox actions mark messages read through mailsync and send replies through the send pipeline",
+	"inbox->audience":     "a reply or composed message is refused for suppressed recipients (suppression.Blocked)",
+	"inbox->eventing":     "inbox actions queue their relays and sends in the request's transaction (events.Inserter)",
 }
 
 // pkg is what the rules read of a package: its path (relative to the module) and its non-test imports of the
