@@ -125,6 +125,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	register(workers, &mailsync.Worker{Syncer: deps.Syncer})
 	register(workers, &mailsync.SupervisorWorker{Syncer: deps.Syncer})
 	register(workers, &mailsync.SeenWorker{Syncer: deps.Syncer})
+	register(workers, &mailsync.MoveWorker{Syncer: deps.Syncer})
 	register(workers, &mailbox.DNSSweepWorker{Pool: deps.Pool, Resolver: deps.Resolver, TrackingHost: deps.TrackingHost})
 	register(workers, &testrun.Worker{Runner: deps.TestRuns})
 	register(workers, &segmentEnrollWorker{pool: deps.Pool})

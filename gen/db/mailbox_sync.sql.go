@@ -13,40 +13,145 @@ import (
 	"github.com/google/uuid"
 )
 
+const inboxFolderUIDs = `-- name: InboxFolderUIDs :many
+SELECT uid FROM inbox_messages
+WHERE organization_id = $1 AND mailbox_id = $2 AND folder = $3 AND uid_validity = $4
+  AND move_to = ''
+ORDER BY uid DESC
+LIMIT $5
+`
+
+type InboxFolderUIDsParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+	Folder         string    `json:"folder"`
+	UidValidity    int64     `json:"uid_validity"`
+	RowLimit       int32     `json:"row_limit"`
+}
+
+// The newest stored UIDs (at most row_limit) of one folder generation, without those being moved away (a
+// move's relay takes them out of the folder itself): what deletion detection compares with the server.
+func (q *Queries) InboxFolderUIDs(ctx context.Context, db DBTX, arg InboxFolderUIDsParams) ([]int64, error) {
+	rows, err := db.Query(ctx, inboxFolderUIDs,
+		arg.OrganizationID,
+		arg.MailboxID,
+		arg.Folder,
+		arg.UidValidity,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var uid int64
+		if err := rows.Scan(&uid); err != nil {
+			return nil, err
+		}
+		items = append(items, uid)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const inboxMessageAdopt = `-- name: InboxMessageAdopt :one
+UPDATE inbox_messages m SET folder = $1, folder_role = $2, uid_validity = $3, uid = $4,
+  move_to = '', flags = $5::text[], seen = $6, mod_seq = $7, updated_at = now()
+WHERE m.organization_id = $8 AND m.id = (
+  SELECT p.id FROM inbox_messages p
+  WHERE p.organization_id = $8 AND p.mailbox_id = $9 AND p.message_id = $10
+    AND p.message_id <> '' AND p.move_to = $1
+  ORDER BY p.received_at, p.id
+  LIMIT 1)
+RETURNING m.id, m.thread_id
+`
+
+type InboxMessageAdoptParams struct {
+	Folder         string    `json:"folder"`
+	FolderRole     string    `json:"folder_role"`
+	UidValidity    int64     `json:"uid_validity"`
+	Uid            int64     `json:"uid"`
+	Flags          []string  `json:"flags"`
+	Seen           bool      `json:"seen"`
+	ModSeq         int64     `json:"mod_seq"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+	MessageID      string    `json:"message_id"`
+}
+
+type InboxMessageAdoptRow struct {
+	ID       uuid.UUID `json:"id"`
+	ThreadID uuid.UUID `json:"thread_id"`
+}
+
+// A message fetched from a folder that a stored message of the mailbox is being moved to (same Message-ID,
+// move_to naming this folder): the move reached the server before its relay recorded where the message
+// landed, so the stored row takes the new place instead of a duplicate being stored.
+func (q *Queries) InboxMessageAdopt(ctx context.Context, db DBTX, arg InboxMessageAdoptParams) (InboxMessageAdoptRow, error) {
+	row := db.QueryRow(ctx, inboxMessageAdopt,
+		arg.Folder,
+		arg.FolderRole,
+		arg.UidValidity,
+		arg.Uid,
+		arg.Flags,
+		arg.Seen,
+		arg.ModSeq,
+		arg.OrganizationID,
+		arg.MailboxID,
+		arg.MessageID,
+	)
+	var i InboxMessageAdoptRow
+	err := row.Scan(&i.ID, &i.ThreadID)
+	return i, err
+}
+
 const inboxMessageInsert = `-- name: InboxMessageInsert :execrows
 INSERT INTO inbox_messages (organization_id, id, mailbox_id, thread_id, folder, folder_role, uid_validity, uid,
   message_id, in_reply_to, thread_references, from_email, from_name, to_list, cc_list, subject, body_text, body_html,
-  flags, seen, size, sent_at, received_at)
+  flags, seen, size, sent_at, received_at, bcc_list, reply_to_list, mod_seq, gmail_id, snippet, body_truncated,
+  auto_headers, outbound)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
   $9, $10, $11::text[], $12, $13, $14::text[], $15::text[],
-  $16, $17, $18, $19::text[], $20, $21, $22, $23)
+  $16, $17, $18, $19::text[], $20, $21, $22, $23, $24::text[],
+  $25::text[], $26, $27, $28, $29, $30, $31)
 ON CONFLICT (organization_id, mailbox_id, folder, uid_validity, uid) DO NOTHING
 `
 
 type InboxMessageInsertParams struct {
-	OrganizationID   uuid.UUID  `json:"organization_id"`
-	ID               uuid.UUID  `json:"id"`
-	MailboxID        uuid.UUID  `json:"mailbox_id"`
-	ThreadID         uuid.UUID  `json:"thread_id"`
-	Folder           string     `json:"folder"`
-	FolderRole       string     `json:"folder_role"`
-	UidValidity      int64      `json:"uid_validity"`
-	Uid              int64      `json:"uid"`
-	MessageID        string     `json:"message_id"`
-	InReplyTo        string     `json:"in_reply_to"`
-	ThreadReferences []string   `json:"thread_references"`
-	FromEmail        string     `json:"from_email"`
-	FromName         string     `json:"from_name"`
-	ToList           []string   `json:"to_list"`
-	CcList           []string   `json:"cc_list"`
-	Subject          string     `json:"subject"`
-	BodyText         string     `json:"body_text"`
-	BodyHtml         string     `json:"body_html"`
-	Flags            []string   `json:"flags"`
-	Seen             bool       `json:"seen"`
-	Size             int32      `json:"size"`
-	SentAt           *time.Time `json:"sent_at"`
-	ReceivedAt       time.Time  `json:"received_at"`
+	OrganizationID   uuid.UUID       `json:"organization_id"`
+	ID               uuid.UUID       `json:"id"`
+	MailboxID        uuid.UUID       `json:"mailbox_id"`
+	ThreadID         uuid.UUID       `json:"thread_id"`
+	Folder           string          `json:"folder"`
+	FolderRole       string          `json:"folder_role"`
+	UidValidity      int64           `json:"uid_validity"`
+	Uid              int64           `json:"uid"`
+	MessageID        string          `json:"message_id"`
+	InReplyTo        string          `json:"in_reply_to"`
+	ThreadReferences []string        `json:"thread_references"`
+	FromEmail        string          `json:"from_email"`
+	FromName         string          `json:"from_name"`
+	ToList           []string        `json:"to_list"`
+	CcList           []string        `json:"cc_list"`
+	Subject          string          `json:"subject"`
+	BodyText         string          `json:"body_text"`
+	BodyHtml         string          `json:"body_html"`
+	Flags            []string        `json:"flags"`
+	Seen             bool            `json:"seen"`
+	Size             int32           `json:"size"`
+	SentAt           *time.Time      `json:"sent_at"`
+	ReceivedAt       time.Time       `json:"received_at"`
+	BccList          []string        `json:"bcc_list"`
+	ReplyToList      []string        `json:"reply_to_list"`
+	ModSeq           int64           `json:"mod_seq"`
+	GmailID          string          `json:"gmail_id"`
+	Snippet          string          `json:"snippet"`
+	BodyTruncated    bool            `json:"body_truncated"`
+	AutoHeaders      json.RawMessage `json:"auto_headers"`
+	Outbound         bool            `json:"outbound"`
 }
 
 func (q *Queries) InboxMessageInsert(ctx context.Context, db DBTX, arg InboxMessageInsertParams) (int64, error) {
@@ -74,11 +179,181 @@ func (q *Queries) InboxMessageInsert(ctx context.Context, db DBTX, arg InboxMess
 		arg.Size,
 		arg.SentAt,
 		arg.ReceivedAt,
+		arg.BccList,
+		arg.ReplyToList,
+		arg.ModSeq,
+		arg.GmailID,
+		arg.Snippet,
+		arg.BodyTruncated,
+		arg.AutoHeaders,
+		arg.Outbound,
 	)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const inboxMessageMoveLost = `-- name: InboxMessageMoveLost :many
+DELETE FROM inbox_messages
+WHERE organization_id = $1 AND id = $2 AND move_to = $3 AND folder = $4 AND uid = $5
+RETURNING id, mailbox_id, thread_id, folder_role, message_id, from_email, subject, seen
+`
+
+type InboxMessageMoveLostParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	Folder         string    `json:"folder"`
+	FromFolder     string    `json:"from_folder"`
+	FromUid        int64     `json:"from_uid"`
+}
+
+type InboxMessageMoveLostRow struct {
+	ID         uuid.UUID `json:"id"`
+	MailboxID  uuid.UUID `json:"mailbox_id"`
+	ThreadID   uuid.UUID `json:"thread_id"`
+	FolderRole string    `json:"folder_role"`
+	MessageID  string    `json:"message_id"`
+	FromEmail  string    `json:"from_email"`
+	Subject    string    `json:"subject"`
+	Seen       bool      `json:"seen"`
+}
+
+// Deletes a message whose relayed move left it without a place of its own: still pending where it was, while
+// another row holds its new place, or moved without a UID reported and without a Message-ID the
+// destination's sync could adopt it by (that sync stores it anew).
+func (q *Queries) InboxMessageMoveLost(ctx context.Context, db DBTX, arg InboxMessageMoveLostParams) ([]InboxMessageMoveLostRow, error) {
+	rows, err := db.Query(ctx, inboxMessageMoveLost,
+		arg.OrganizationID,
+		arg.ID,
+		arg.Folder,
+		arg.FromFolder,
+		arg.FromUid,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InboxMessageMoveLostRow{}
+	for rows.Next() {
+		var i InboxMessageMoveLostRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.MailboxID,
+			&i.ThreadID,
+			&i.FolderRole,
+			&i.MessageID,
+			&i.FromEmail,
+			&i.Subject,
+			&i.Seen,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const inboxMessageMoved = `-- name: InboxMessageMoved :execrows
+UPDATE inbox_messages m SET folder = $1, uid_validity = $2, uid = $3, move_to = '', updated_at = now()
+WHERE m.organization_id = $4 AND m.id = $5 AND m.move_to = $1 AND m.folder = $6 AND m.uid = $7
+  AND NOT EXISTS (
+    SELECT 1 FROM inbox_messages x WHERE x.organization_id = m.organization_id AND x.mailbox_id = m.mailbox_id
+      AND x.folder = $1 AND x.uid_validity = $2 AND x.uid = $3)
+`
+
+type InboxMessageMovedParams struct {
+	Folder         string    `json:"folder"`
+	UidValidity    int64     `json:"uid_validity"`
+	Uid            int64     `json:"uid"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	FromFolder     string    `json:"from_folder"`
+	FromUid        int64     `json:"from_uid"`
+}
+
+// Records where a relayed move put a message (the destination's UIDVALIDITY and UID from COPYUID), in place
+// so it keeps its id; nothing when the destination's sync took it in first (adopted) or a row already holds
+// that place.
+func (q *Queries) InboxMessageMoved(ctx context.Context, db DBTX, arg InboxMessageMovedParams) (int64, error) {
+	result, err := db.Exec(ctx, inboxMessageMoved,
+		arg.Folder,
+		arg.UidValidity,
+		arg.Uid,
+		arg.OrganizationID,
+		arg.ID,
+		arg.FromFolder,
+		arg.FromUid,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const inboxMessagesDeleteUIDs = `-- name: InboxMessagesDeleteUIDs :many
+DELETE FROM inbox_messages
+WHERE organization_id = $1 AND mailbox_id = $2 AND folder = $3 AND uid_validity = $4
+  AND uid = ANY ($5::bigint[]) AND move_to = ''
+RETURNING id, mailbox_id, thread_id, folder_role, message_id, from_email, subject, seen
+`
+
+type InboxMessagesDeleteUIDsParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+	Folder         string    `json:"folder"`
+	UidValidity    int64     `json:"uid_validity"`
+	Uids           []int64   `json:"uids"`
+}
+
+type InboxMessagesDeleteUIDsRow struct {
+	ID         uuid.UUID `json:"id"`
+	MailboxID  uuid.UUID `json:"mailbox_id"`
+	ThreadID   uuid.UUID `json:"thread_id"`
+	FolderRole string    `json:"folder_role"`
+	MessageID  string    `json:"message_id"`
+	FromEmail  string    `json:"from_email"`
+	Subject    string    `json:"subject"`
+	Seen       bool      `json:"seen"`
+}
+
+// Messages the server no longer has (expunged there): deleted, unless a move was requested meanwhile.
+func (q *Queries) InboxMessagesDeleteUIDs(ctx context.Context, db DBTX, arg InboxMessagesDeleteUIDsParams) ([]InboxMessagesDeleteUIDsRow, error) {
+	rows, err := db.Query(ctx, inboxMessagesDeleteUIDs,
+		arg.OrganizationID,
+		arg.MailboxID,
+		arg.Folder,
+		arg.UidValidity,
+		arg.Uids,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InboxMessagesDeleteUIDsRow{}
+	for rows.Next() {
+		var i InboxMessagesDeleteUIDsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.MailboxID,
+			&i.ThreadID,
+			&i.FolderRole,
+			&i.MessageID,
+			&i.FromEmail,
+			&i.Subject,
+			&i.Seen,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const inboxMessagesLocate = `-- name: InboxMessagesLocate :many
@@ -128,9 +403,10 @@ func (q *Queries) InboxMessagesLocate(ctx context.Context, db DBTX, arg InboxMes
 
 const inboxMessagesMarkSeen = `-- name: InboxMessagesMarkSeen :many
 UPDATE inbox_messages SET seen = $1,
-  flags = CASE WHEN $1::boolean THEN array_append(array_remove(flags, '\Seen'), '\Seen') ELSE array_remove(flags, '\Seen') END
-WHERE organization_id = $2 AND mailbox_id = $3 AND id = ANY ($4::uuid[])
-RETURNING id, folder, uid_validity, uid
+  flags = CASE WHEN $1::boolean THEN array_append(array_remove(flags, '\Seen'), '\Seen') ELSE array_remove(flags, '\Seen') END,
+  updated_at = now()
+WHERE organization_id = $2 AND mailbox_id = $3 AND id = ANY ($4::uuid[]) AND seen <> $1
+RETURNING id, mailbox_id, thread_id, folder_role, message_id, from_email, subject, seen
 `
 
 type InboxMessagesMarkSeenParams struct {
@@ -141,10 +417,14 @@ type InboxMessagesMarkSeenParams struct {
 }
 
 type InboxMessagesMarkSeenRow struct {
-	ID          uuid.UUID `json:"id"`
-	Folder      string    `json:"folder"`
-	UidValidity int64     `json:"uid_validity"`
-	Uid         int64     `json:"uid"`
+	ID         uuid.UUID `json:"id"`
+	MailboxID  uuid.UUID `json:"mailbox_id"`
+	ThreadID   uuid.UUID `json:"thread_id"`
+	FolderRole string    `json:"folder_role"`
+	MessageID  string    `json:"message_id"`
+	FromEmail  string    `json:"from_email"`
+	Subject    string    `json:"subject"`
+	Seen       bool      `json:"seen"`
 }
 
 // Records a read or unread change on stored messages of one mailbox; answers where each lives on the
@@ -165,9 +445,13 @@ func (q *Queries) InboxMessagesMarkSeen(ctx context.Context, db DBTX, arg InboxM
 		var i InboxMessagesMarkSeenRow
 		if err := rows.Scan(
 			&i.ID,
-			&i.Folder,
-			&i.UidValidity,
-			&i.Uid,
+			&i.MailboxID,
+			&i.ThreadID,
+			&i.FolderRole,
+			&i.MessageID,
+			&i.FromEmail,
+			&i.Subject,
+			&i.Seen,
 		); err != nil {
 			return nil, err
 		}
@@ -179,14 +463,80 @@ func (q *Queries) InboxMessagesMarkSeen(ctx context.Context, db DBTX, arg InboxM
 	return items, nil
 }
 
-const inboxMessagesSetFlags = `-- name: InboxMessagesSetFlags :execrows
-UPDATE inbox_messages m SET flags = c.flags, seen = '\Seen' = ANY (c.flags)
+const inboxMessagesMove = `-- name: InboxMessagesMove :many
+WITH dest AS (
+  SELECT DISTINCT ON (f.mailbox_id) f.mailbox_id, f.name FROM mailbox_folders f
+  WHERE f.organization_id = $2 AND f.role = $1
+  ORDER BY f.mailbox_id, f.name
+)
+UPDATE inbox_messages m SET folder_role = $1, move_to = CASE WHEN d.name = m.folder THEN '' ELSE d.name END,
+  updated_at = now()
+FROM dest d
+WHERE m.organization_id = $2 AND m.id = ANY ($3::uuid[]) AND d.mailbox_id = m.mailbox_id
+  AND m.folder_role <> $1
+RETURNING m.id, m.mailbox_id, m.thread_id, m.folder_role, m.message_id, m.from_email, m.subject, m.seen
+`
+
+type InboxMessagesMoveParams struct {
+	Role           string      `json:"role"`
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+}
+
+type InboxMessagesMoveRow struct {
+	ID         uuid.UUID `json:"id"`
+	MailboxID  uuid.UUID `json:"mailbox_id"`
+	ThreadID   uuid.UUID `json:"thread_id"`
+	FolderRole string    `json:"folder_role"`
+	MessageID  string    `json:"message_id"`
+	FromEmail  string    `json:"from_email"`
+	Subject    string    `json:"subject"`
+	Seen       bool      `json:"seen"`
+}
+
+// Moves messages to their mailbox's folder of a role, here at once: folder_role is the destination's, and
+// move_to names the destination folder until the relay has moved the message on the server (empty when the
+// message is back where it physically is). Answers the messages whose folder changed.
+func (q *Queries) InboxMessagesMove(ctx context.Context, db DBTX, arg InboxMessagesMoveParams) ([]InboxMessagesMoveRow, error) {
+	rows, err := db.Query(ctx, inboxMessagesMove, arg.Role, arg.OrganizationID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InboxMessagesMoveRow{}
+	for rows.Next() {
+		var i InboxMessagesMoveRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.MailboxID,
+			&i.ThreadID,
+			&i.FolderRole,
+			&i.MessageID,
+			&i.FromEmail,
+			&i.Subject,
+			&i.Seen,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const inboxMessagesSetFlags = `-- name: InboxMessagesSetFlags :many
+UPDATE inbox_messages m SET flags = c.flags, seen = '\Seen' = ANY (c.flags), mod_seq = greatest(m.mod_seq, c.mod_seq),
+  updated_at = now()
 FROM (
-  SELECT (e->>'uid')::bigint AS uid, ARRAY(SELECT jsonb_array_elements_text(e->'flags')) AS flags
+  SELECT (e->>'uid')::bigint AS uid, ARRAY(SELECT jsonb_array_elements_text(e->'flags')) AS flags,
+    coalesce((e->>'mod_seq')::bigint, 0) AS mod_seq
   FROM jsonb_array_elements($5::jsonb) AS e
 ) c
 WHERE m.organization_id = $1 AND m.mailbox_id = $2 AND m.folder = $3
   AND m.uid_validity = $4 AND m.uid = c.uid AND m.flags IS DISTINCT FROM c.flags
+RETURNING m.id, m.mailbox_id, m.thread_id, m.folder_role, m.message_id, m.from_email, m.subject, m.seen
 `
 
 type InboxMessagesSetFlagsParams struct {
@@ -197,10 +547,21 @@ type InboxMessagesSetFlagsParams struct {
 	Changes        json.RawMessage `json:"changes"`
 }
 
-// Brings stored flags up to date from a FETCH FLAGS answer, given as [{uid, flags}] of one folder generation;
-// rows whose flags did not change are left alone.
-func (q *Queries) InboxMessagesSetFlags(ctx context.Context, db DBTX, arg InboxMessagesSetFlagsParams) (int64, error) {
-	result, err := db.Exec(ctx, inboxMessagesSetFlags,
+type InboxMessagesSetFlagsRow struct {
+	ID         uuid.UUID `json:"id"`
+	MailboxID  uuid.UUID `json:"mailbox_id"`
+	ThreadID   uuid.UUID `json:"thread_id"`
+	FolderRole string    `json:"folder_role"`
+	MessageID  string    `json:"message_id"`
+	FromEmail  string    `json:"from_email"`
+	Subject    string    `json:"subject"`
+	Seen       bool      `json:"seen"`
+}
+
+// Brings stored flags up to date from a FETCH FLAGS answer, given as [{uid, flags, mod_seq}] of one folder
+// generation; rows whose flags did not change are left alone. Answers the changed messages, for their events.
+func (q *Queries) InboxMessagesSetFlags(ctx context.Context, db DBTX, arg InboxMessagesSetFlagsParams) ([]InboxMessagesSetFlagsRow, error) {
+	rows, err := db.Query(ctx, inboxMessagesSetFlags,
 		arg.OrganizationID,
 		arg.MailboxID,
 		arg.Folder,
@@ -208,9 +569,30 @@ func (q *Queries) InboxMessagesSetFlags(ctx context.Context, db DBTX, arg InboxM
 		arg.Changes,
 	)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []InboxMessagesSetFlagsRow{}
+	for rows.Next() {
+		var i InboxMessagesSetFlagsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.MailboxID,
+			&i.ThreadID,
+			&i.FolderRole,
+			&i.MessageID,
+			&i.FromEmail,
+			&i.Subject,
+			&i.Seen,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const inboxMessagesStored = `-- name: InboxMessagesStored :one
@@ -229,19 +611,94 @@ func (q *Queries) InboxMessagesStored(ctx context.Context, db DBTX, arg InboxMes
 	return count, err
 }
 
-const inboxThreadDrop = `-- name: InboxThreadDrop :exec
-DELETE FROM inbox_threads WHERE organization_id = $1 AND id = $2 AND message_count = 0
+const inboxMoveUnavailable = `-- name: InboxMoveUnavailable :many
+SELECT DISTINCT b.id, b.email FROM inbox_messages m
+JOIN mailboxes b ON b.organization_id = m.organization_id AND b.id = m.mailbox_id
+WHERE m.organization_id = $1 AND m.id = ANY ($2::uuid[])
+  AND NOT EXISTS (SELECT 1 FROM mailbox_folders f WHERE f.organization_id = m.organization_id AND f.mailbox_id = m.mailbox_id AND f.role = $3)
+ORDER BY b.email
 `
 
-type InboxThreadDropParams struct {
-	OrganizationID uuid.UUID `json:"organization_id"`
-	ID             uuid.UUID `json:"id"`
+type InboxMoveUnavailableParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+	Role           string      `json:"role"`
 }
 
-// A thread made for a message that turned out to be stored already.
-func (q *Queries) InboxThreadDrop(ctx context.Context, db DBTX, arg InboxThreadDropParams) error {
-	_, err := db.Exec(ctx, inboxThreadDrop, arg.OrganizationID, arg.ID)
-	return err
+type InboxMoveUnavailableRow struct {
+	ID    uuid.UUID `json:"id"`
+	Email string    `json:"email"`
+}
+
+// The mailboxes of the given messages that have no synced folder of the role a move asks for.
+func (q *Queries) InboxMoveUnavailable(ctx context.Context, db DBTX, arg InboxMoveUnavailableParams) ([]InboxMoveUnavailableRow, error) {
+	rows, err := db.Query(ctx, inboxMoveUnavailable, arg.OrganizationID, arg.Ids, arg.Role)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InboxMoveUnavailableRow{}
+	for rows.Next() {
+		var i InboxMoveUnavailableRow
+		if err := rows.Scan(&i.ID, &i.Email); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const inboxMovesPending = `-- name: InboxMovesPending :many
+SELECT id, folder, uid_validity, uid, move_to, message_id FROM inbox_messages
+WHERE organization_id = $1 AND mailbox_id = $2 AND move_to <> ''
+ORDER BY folder, move_to, uid
+LIMIT $3
+`
+
+type InboxMovesPendingParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+	RowLimit       int32     `json:"row_limit"`
+}
+
+type InboxMovesPendingRow struct {
+	ID          uuid.UUID `json:"id"`
+	Folder      string    `json:"folder"`
+	UidValidity int64     `json:"uid_validity"`
+	Uid         int64     `json:"uid"`
+	MoveTo      string    `json:"move_to"`
+	MessageID   string    `json:"message_id"`
+}
+
+// A mailbox's messages whose move the relay has still to make on the server, where they still are.
+func (q *Queries) InboxMovesPending(ctx context.Context, db DBTX, arg InboxMovesPendingParams) ([]InboxMovesPendingRow, error) {
+	rows, err := db.Query(ctx, inboxMovesPending, arg.OrganizationID, arg.MailboxID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InboxMovesPendingRow{}
+	for rows.Next() {
+		var i InboxMovesPendingRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Folder,
+			&i.UidValidity,
+			&i.Uid,
+			&i.MoveTo,
+			&i.MessageID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const inboxThreadFor = `-- name: InboxThreadFor :one
@@ -275,8 +732,8 @@ func (q *Queries) InboxThreadFor(ctx context.Context, db DBTX, arg InboxThreadFo
 }
 
 const inboxThreadInsert = `-- name: InboxThreadInsert :exec
-INSERT INTO inbox_threads (organization_id, id, mailbox_id, subject, provider_thread_id, message_count, last_message_at)
-VALUES ($1, $2, $3, $4, $5, 0, $6)
+INSERT INTO inbox_threads (organization_id, id, mailbox_id, subject, provider_thread_id, message_count, last_message_at, conversation_key)
+VALUES ($1, $2, $3, $4, $5, 0, $6, $7)
 `
 
 type InboxThreadInsertParams struct {
@@ -286,6 +743,7 @@ type InboxThreadInsertParams struct {
 	Subject          string    `json:"subject"`
 	ProviderThreadID string    `json:"provider_thread_id"`
 	LastMessageAt    time.Time `json:"last_message_at"`
+	ConversationKey  string    `json:"conversation_key"`
 }
 
 func (q *Queries) InboxThreadInsert(ctx context.Context, db DBTX, arg InboxThreadInsertParams) error {
@@ -296,7 +754,24 @@ func (q *Queries) InboxThreadInsert(ctx context.Context, db DBTX, arg InboxThrea
 		arg.Subject,
 		arg.ProviderThreadID,
 		arg.LastMessageAt,
+		arg.ConversationKey,
 	)
+	return err
+}
+
+const inboxThreadRefresh = `-- name: InboxThreadRefresh :exec
+SELECT inbox_thread_refresh($1::uuid, $2::uuid[])
+`
+
+type InboxThreadRefreshParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+}
+
+// Recomputes the given threads' summaries (inbox_thread_folders and the thread counters) from their messages;
+// every path that adds, flags, moves or deletes messages calls it once per batch, in its transaction.
+func (q *Queries) InboxThreadRefresh(ctx context.Context, db DBTX, arg InboxThreadRefreshParams) error {
+	_, err := db.Exec(ctx, inboxThreadRefresh, arg.OrganizationID, arg.Ids)
 	return err
 }
 
@@ -340,33 +815,19 @@ func (q *Queries) InboxThreadReplyTarget(ctx context.Context, db DBTX, arg Inbox
 	return i, err
 }
 
-const inboxThreadTouch = `-- name: InboxThreadTouch :exec
-UPDATE inbox_threads SET message_count = message_count + 1, last_message_at = greatest(last_message_at, $1)
-WHERE organization_id = $2 AND id = $3
-`
-
-type InboxThreadTouchParams struct {
-	At             time.Time `json:"at"`
-	OrganizationID uuid.UUID `json:"organization_id"`
-	ID             uuid.UUID `json:"id"`
-}
-
-func (q *Queries) InboxThreadTouch(ctx context.Context, db DBTX, arg InboxThreadTouchParams) error {
-	_, err := db.Exec(ctx, inboxThreadTouch, arg.At, arg.OrganizationID, arg.ID)
-	return err
-}
-
 const inboxThreadsDropEmpty = `-- name: InboxThreadsDropEmpty :exec
-DELETE FROM inbox_threads WHERE organization_id = $1 AND mailbox_id = $2 AND message_count = 0
+DELETE FROM inbox_threads t WHERE t.organization_id = $1 AND t.id = ANY ($2::uuid[])
+  AND NOT EXISTS (SELECT 1 FROM inbox_messages m WHERE m.organization_id = $1 AND m.thread_id = t.id)
 `
 
 type InboxThreadsDropEmptyParams struct {
-	OrganizationID uuid.UUID `json:"organization_id"`
-	MailboxID      uuid.UUID `json:"mailbox_id"`
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
 }
 
+// Threads of the given ones that no message is in any more (their summaries refreshed first).
 func (q *Queries) InboxThreadsDropEmpty(ctx context.Context, db DBTX, arg InboxThreadsDropEmptyParams) error {
-	_, err := db.Exec(ctx, inboxThreadsDropEmpty, arg.OrganizationID, arg.MailboxID)
+	_, err := db.Exec(ctx, inboxThreadsDropEmpty, arg.OrganizationID, arg.Ids)
 	return err
 }
 
@@ -467,16 +928,10 @@ func (q *Queries) SyncError(ctx context.Context, db DBTX, arg SyncErrorParams) e
 	return err
 }
 
-const syncFolderForget = `-- name: SyncFolderForget :exec
-WITH gone AS (
-  DELETE FROM inbox_messages m WHERE m.organization_id = $1 AND m.mailbox_id = $2
-    AND m.folder = $3 AND m.uid_validity <> $4
-  RETURNING m.thread_id
-), counts AS (
-  SELECT thread_id, count(*) AS n FROM gone GROUP BY thread_id
-)
-UPDATE inbox_threads t SET message_count = t.message_count - counts.n
-FROM counts WHERE t.organization_id = $1 AND t.id = counts.thread_id
+const syncFolderForget = `-- name: SyncFolderForget :many
+DELETE FROM inbox_messages m WHERE m.organization_id = $1 AND m.mailbox_id = $2
+  AND m.folder = $3 AND m.uid_validity <> $4
+RETURNING m.thread_id
 `
 
 type SyncFolderForgetParams struct {
@@ -486,16 +941,31 @@ type SyncFolderForgetParams struct {
 	UidValidity    int64     `json:"uid_validity"`
 }
 
-// A new UIDVALIDITY: the folder's stored messages belong to a generation that no longer exists. Their threads
-// count them no more; threads left empty go with them.
-func (q *Queries) SyncFolderForget(ctx context.Context, db DBTX, arg SyncFolderForgetParams) error {
-	_, err := db.Exec(ctx, syncFolderForget,
+// A new UIDVALIDITY: the folder's stored messages belong to a generation that no longer exists. Answers the
+// threads they were in, whose summaries the caller refreshes (and drops those left empty).
+func (q *Queries) SyncFolderForget(ctx context.Context, db DBTX, arg SyncFolderForgetParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, syncFolderForget,
 		arg.OrganizationID,
 		arg.MailboxID,
 		arg.Folder,
 		arg.UidValidity,
 	)
-	return err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var thread_id uuid.UUID
+		if err := rows.Scan(&thread_id); err != nil {
+			return nil, err
+		}
+		items = append(items, thread_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const syncFolderGet = `-- name: SyncFolderGet :one

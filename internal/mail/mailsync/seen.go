@@ -2,7 +2,6 @@ package mailsync
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/eventing/events"
-	"github.com/outflowhq/outflow/internal/mail/mailbox"
 )
 
 // MaxSeenBatch bounds the messages one read/unread change names.
@@ -34,9 +32,10 @@ func (SeenArgs) Kind() string { return "mailbox_seen" }
 // next sync.
 func (SeenArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }
 
-// MarkSeen records, in tx, that messages of one mailbox were read (seen) or marked unread, and queues the
-// relay of the change to the mailbox's server in the same transaction. It answers how many stored messages
-// it changed.
+// MarkSeen records, in tx, that messages of one mailbox were read (seen) or marked unread, refreshes their
+// threads' summaries, emits inbox.email_updated for each message it changed, and queues the relay of the
+// change to the mailbox's server in the same transaction. It answers how many stored messages it changed
+// (a message already in that state is not changed).
 func MarkSeen(ctx context.Context, tx pgx.Tx, jobs events.Inserter, org, mailboxID uuid.UUID, ids []uuid.UUID, seen bool) (int, error) {
 	if len(ids) > MaxSeenBatch {
 		return 0, fmt.Errorf("mailsync: at most %d messages per change", MaxSeenBatch)
@@ -45,11 +44,15 @@ func MarkSeen(ctx context.Context, tx pgx.Tx, jobs events.Inserter, org, mailbox
 	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
-	changed := make([]uuid.UUID, len(rows))
+	ids = make([]uuid.UUID, len(rows))
+	msgs := make([]changed, len(rows))
 	for i, r := range rows {
-		changed[i] = r.ID
+		ids[i], msgs[i] = r.ID, changed(r)
 	}
-	_, err = jobs.InsertTx(ctx, tx, SeenArgs{OrganizationID: org, MailboxID: mailboxID, MessageIDs: changed, Seen: seen}, nil)
+	if err := settle(ctx, tx, events.NewOutbox(jobs), org, events.InboxEmailUpdated, msgs, false); err != nil {
+		return 0, err
+	}
+	_, err = jobs.InsertTx(ctx, tx, SeenArgs{OrganizationID: org, MailboxID: mailboxID, MessageIDs: ids, Seen: seen}, nil)
 	return len(rows), err
 }
 
@@ -67,35 +70,17 @@ func (w *SeenWorker) Timeout(*river.Job[SeenArgs]) time.Duration { return time.M
 // nothing to relay to.
 func (w *SeenWorker) Work(ctx context.Context, job *river.Job[SeenArgs]) error {
 	s, a := w.Syncer, job.Args
-	var m dbq.Mailbox
 	var located []dbq.InboxMessagesLocateRow
-	err := s.tx(ctx, a.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
+	c, err := s.relaySession(ctx, a.OrganizationID, a.MailboxID, func(ctx context.Context, tx pgx.Tx) (bool, error) {
 		var err error
-		if m, err = queries.MailboxGet(ctx, tx, dbq.MailboxGetParams{OrganizationID: a.OrganizationID, ID: a.MailboxID}); err != nil {
-			return err
-		}
 		located, err = queries.InboxMessagesLocate(ctx, tx, dbq.InboxMessagesLocateParams{OrganizationID: a.OrganizationID,
 			MailboxID: a.MailboxID, Ids: a.MessageIDs})
-		return err
+		return len(located) > 0, err
 	})
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && (m.Status != "active" || len(located) == 0) {
-		return nil
-	}
-	if err != nil {
+	if err != nil || c == nil {
 		return err
 	}
-	_, srv, err := s.Credentials.Servers(ctx, events.NewOutbox(river.ClientFromContext[pgx.Tx](ctx)), m)
-	if errors.Is(err, mailbox.ErrNeedsConsent) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	c, err := s.Dialer.IMAP(ctx, srv, nil)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	type place struct {
 		folder      string
 		uidValidity int64

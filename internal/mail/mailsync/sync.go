@@ -171,6 +171,7 @@ func (s *Syncer) run(ctx context.Context, outbox *events.Outbox, org, id uuid.UU
 			_, _ = msg.Collect()
 			signal()
 		},
+		Expunge: func(uint32) { signal() },
 	}})
 	var ce *mailbox.CheckError
 	if errors.As(err, &ce) && ce.Kind == mailbox.KindAuth {
@@ -206,7 +207,7 @@ func (s *Syncer) run(ctx context.Context, outbox *events.Outbox, org, id uuid.UU
 	}
 	stored := 0
 	for _, f := range folders {
-		n, err := s.syncFolder(ctx, c, outbox, org, id, f, since)
+		n, err := s.syncFolder(ctx, c, outbox, m, f, since)
 		if err != nil {
 			return err
 		}
@@ -233,7 +234,7 @@ func (s *Syncer) follow(ctx context.Context, c *imapclient.Client, outbox *event
 	wake := true
 	for {
 		if wake {
-			n, err := s.syncFolder(ctx, c, outbox, m.OrganizationID, m.ID, inbox, since)
+			n, err := s.syncFolder(ctx, c, outbox, m, inbox, since)
 			if err != nil {
 				return err
 			}
@@ -318,7 +319,7 @@ func discover(c *imapclient.Client) ([]folder, error) {
 func roleOf(l *imap.ListData, byAttr bool) string {
 	if byAttr {
 		for attr, role := range map[imap.MailboxAttr]string{imap.MailboxAttrSent: "sent", imap.MailboxAttrJunk: "spam",
-			imap.MailboxAttrTrash: "trash", imap.MailboxAttrArchive: "archive"} {
+			imap.MailboxAttrTrash: "trash", imap.MailboxAttrArchive: "archive", imap.MailboxAttrDrafts: "drafts"} {
 			if slices.Contains(l.Attrs, attr) {
 				return role
 			}
@@ -338,14 +339,18 @@ func roleOf(l *imap.ListData, byAttr bool) string {
 		return "trash"
 	case "archive", "archives":
 		return "archive"
+	case "drafts", "draft":
+		return "drafts"
 	}
 	return ""
 }
 
 // syncFolder fetches what the folder has beyond its last stored UID (on the first sync: what arrived within
 // the backfill window, the newest BackfillMessages at most), in batches each stored in one transaction, then
-// brings the flags of the messages stored before up to date (see refreshFlags).
-func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, outbox *events.Outbox, org, id uuid.UUID, f folder, since time.Time) (int, error) {
+// brings the flags of the messages stored before up to date (see refreshFlags) and deletes those the server
+// no longer has (see expunged).
+func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, outbox *events.Outbox, m dbq.Mailbox, f folder, since time.Time) (int, error) {
+	org, id := m.OrganizationID, m.ID
 	condstore := c.Caps().Has(imap.CapCondStore)
 	sel, err := c.Select(f.name, &imap.SelectOptions{CondStore: condstore}).Wait()
 	if err != nil {
@@ -363,12 +368,14 @@ func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, outbox *e
 		case prev.UidValidity == int64(sel.UIDValidity):
 			lastUID, prevModSeq = prev.LastUid, uint64(prev.HighestModseq)
 		default:
-			// The server renumbered the folder: the stored generation is gone; start over.
-			if err := queries.SyncFolderForget(ctx, tx, dbq.SyncFolderForgetParams{OrganizationID: org, MailboxID: id,
-				Folder: f.name, UidValidity: int64(sel.UIDValidity)}); err != nil {
+			// The server renumbered the folder: the stored generation is gone; start over (no inbox.email_deleted:
+			// the folder is stored again).
+			threads, err := queries.SyncFolderForget(ctx, tx, dbq.SyncFolderForgetParams{OrganizationID: org, MailboxID: id,
+				Folder: f.name, UidValidity: int64(sel.UIDValidity)})
+			if err != nil {
 				return err
 			}
-			return queries.InboxThreadsDropEmpty(ctx, tx, dbq.InboxThreadsDropEmptyParams{OrganizationID: org, MailboxID: id})
+			return refresh(ctx, tx, org, threads, true)
 		}
 		return nil
 	})
@@ -383,9 +390,10 @@ func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, outbox *e
 		return 0, err
 	}
 	total := 0
+	mb := owner{id: id, own: ownAddresses(m)}
 	for start := 0; start < len(uids); start += fetchBatch {
 		batch := uids[start:min(start+fetchBatch, len(uids))]
-		msgs, err := fetch(c, batch)
+		msgs, err := fetch(c, batch, condstore)
 		if err != nil {
 			return total, err
 		}
@@ -396,7 +404,7 @@ func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, outbox *e
 		var n int
 		err = s.tx(ctx, org, func(ctx context.Context, tx pgx.Tx) error {
 			var err error
-			if n, err = store(ctx, tx, org, id, f, msgs, s.inbound, outbox); err != nil {
+			if n, err = store(ctx, tx, org, mb, f, msgs, s.inbound, outbox); err != nil {
 				return err
 			}
 			if err := queries.SyncFolderSave(ctx, tx, dbq.SyncFolderSaveParams{OrganizationID: org, MailboxID: id, Name: f.name,
@@ -411,7 +419,10 @@ func (s *Syncer) syncFolder(ctx context.Context, c *imapclient.Client, outbox *e
 		total += n
 		lastUID = high
 	}
-	if err := s.refreshFlags(ctx, c, org, id, f, sel, storedUID, prevModSeq); err != nil {
+	if err := s.refreshFlags(ctx, c, outbox, org, id, f, sel, storedUID, prevModSeq); err != nil {
+		return total, err
+	}
+	if err := s.expunged(ctx, c, outbox, org, id, f, sel, storedUID); err != nil {
 		return total, err
 	}
 	return total, s.tx(ctx, org, func(ctx context.Context, tx pgx.Tx) error {
@@ -426,11 +437,12 @@ const flagWindow = 1000
 
 // refreshFlags brings the flags of messages stored before this pass up to date (read elsewhere, flagged,
 // answered): with CONDSTORE only those changed since the stored MODSEQ, without it the newest flagWindow.
-func (s *Syncer) refreshFlags(ctx context.Context, c *imapclient.Client, org, id uuid.UUID, f folder, sel *imap.SelectData, lastUID int64, prevModSeq uint64) error {
+// Changed messages get inbox.email_updated and their threads' summaries are refreshed.
+func (s *Syncer) refreshFlags(ctx context.Context, c *imapclient.Client, outbox *events.Outbox, org, id uuid.UUID, f folder, sel *imap.SelectData, lastUID int64, prevModSeq uint64) error {
 	if lastUID == 0 || sel.NumMessages == 0 {
 		return nil
 	}
-	opts := &imap.FetchOptions{UID: true, Flags: true}
+	opts := &imap.FetchOptions{UID: true, Flags: true, ModSeq: c.Caps().Has(imap.CapCondStore)}
 	var set imap.NumSet
 	if c.Caps().Has(imap.CapCondStore) && prevModSeq > 0 {
 		if sel.HighestModSeq <= prevModSeq {
@@ -449,8 +461,9 @@ func (s *Syncer) refreshFlags(ctx context.Context, c *imapclient.Client, org, id
 		return fmt.Errorf("mailsync: fetch flags of %s: %w", f.name, err)
 	}
 	type change struct {
-		UID   int64    `json:"uid"`
-		Flags []string `json:"flags"`
+		UID    int64    `json:"uid"`
+		Flags  []string `json:"flags"`
+		ModSeq uint64   `json:"mod_seq"`
 	}
 	changes := make([]change, 0, len(msgs))
 	for _, m := range msgs {
@@ -461,7 +474,7 @@ func (s *Syncer) refreshFlags(ctx context.Context, c *imapclient.Client, org, id
 		for i, fl := range m.Flags {
 			flags[i] = string(fl)
 		}
-		changes = append(changes, change{UID: int64(m.UID), Flags: flags})
+		changes = append(changes, change{UID: int64(m.UID), Flags: flags, ModSeq: m.ModSeq})
 	}
 	if len(changes) == 0 {
 		return nil
@@ -471,10 +484,78 @@ func (s *Syncer) refreshFlags(ctx context.Context, c *imapclient.Client, org, id
 		return err
 	}
 	return s.tx(ctx, org, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := queries.InboxMessagesSetFlags(ctx, tx, dbq.InboxMessagesSetFlagsParams{OrganizationID: org, MailboxID: id,
+		rows, err := queries.InboxMessagesSetFlags(ctx, tx, dbq.InboxMessagesSetFlagsParams{OrganizationID: org, MailboxID: id,
 			Folder: f.name, UidValidity: int64(f.uidValidity), Changes: raw})
-		return err
+		if err != nil {
+			return err
+		}
+		msgs := make([]changed, len(rows))
+		for i, r := range rows {
+			msgs[i] = changed(r)
+		}
+		return settle(ctx, tx, outbox, org, events.InboxEmailUpdated, msgs, false)
 	})
+}
+
+// expunged deletes the stored messages the server no longer has (expunged by another client, or moved away
+// by one), among the newest flagWindow stored before this pass: it asks the server which UIDs of that range
+// it still has (UID SEARCH), and deletes the others with inbox.email_deleted, refreshing (and dropping, when
+// left empty) their threads. A message with a pending move is left to the move's relay.
+func (s *Syncer) expunged(ctx context.Context, c *imapclient.Client, outbox *events.Outbox, org, id uuid.UUID, f folder, sel *imap.SelectData, lastUID int64) error {
+	if lastUID == 0 {
+		return nil
+	}
+	var stored []int64
+	if err := s.tx(ctx, org, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		stored, err = queries.InboxFolderUIDs(ctx, tx, dbq.InboxFolderUIDsParams{OrganizationID: org, MailboxID: id, Folder: f.name,
+			UidValidity: int64(sel.UIDValidity), RowLimit: flagWindow})
+		return err
+	}); err != nil || len(stored) == 0 {
+		return err
+	}
+	present := map[imap.UID]bool{}
+	if sel.NumMessages > 0 {
+		var set imap.UIDSet
+		set.AddRange(imap.UID(stored[len(stored)-1]), imap.UID(lastUID))
+		data, err := c.UIDSearch(&imap.SearchCriteria{UID: []imap.UIDSet{set}}, nil).Wait()
+		if err != nil {
+			return fmt.Errorf("mailsync: search %s: %w", f.name, err)
+		}
+		for _, u := range data.AllUIDs() {
+			present[u] = true
+		}
+	}
+	var gone []int64
+	for _, u := range stored {
+		if u <= lastUID && !present[imap.UID(u)] {
+			gone = append(gone, u)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	return s.tx(ctx, org, func(ctx context.Context, tx pgx.Tx) error {
+		rows, err := queries.InboxMessagesDeleteUIDs(ctx, tx, dbq.InboxMessagesDeleteUIDsParams{OrganizationID: org, MailboxID: id,
+			Folder: f.name, UidValidity: int64(sel.UIDValidity), Uids: gone})
+		if err != nil {
+			return err
+		}
+		msgs := make([]changed, len(rows))
+		for i, r := range rows {
+			msgs[i] = changed(r)
+		}
+		return settle(ctx, tx, outbox, org, events.InboxEmailDeleted, msgs, true)
+	})
+}
+
+// ownAddresses are the addresses the mailbox sends from, lower-cased.
+func ownAddresses(m dbq.Mailbox) []string {
+	own := []string{strings.ToLower(m.Email)}
+	if m.SendAsEmail != "" {
+		own = append(own, strings.ToLower(m.SendAsEmail))
+	}
+	return own
 }
 
 // pending lists the UIDs to fetch, oldest first.
@@ -507,11 +588,12 @@ func (s *Syncer) pending(c *imapclient.Client, sel *imap.SelectData, lastUID int
 	return uids, nil
 }
 
-// fetch reads whole messages (without setting \Seen) with their flags, arrival time and size.
-func fetch(c *imapclient.Client, uids []imap.UID) ([]fetched, error) {
+// fetch reads whole messages (without setting \Seen) with their flags, arrival time and size, and their
+// MODSEQ when the server has CONDSTORE (modSeq).
+func fetch(c *imapclient.Client, uids []imap.UID, modSeq bool) ([]fetched, error) {
 	section := &imap.FetchItemBodySection{Peek: true}
 	bufs, err := c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{UID: true, Flags: true, InternalDate: true,
-		RFC822Size: true, BodySection: []*imap.FetchItemBodySection{section}}).Collect()
+		RFC822Size: true, ModSeq: modSeq, BodySection: []*imap.FetchItemBodySection{section}}).Collect()
 	if err != nil {
 		return nil, err
 	}
@@ -522,7 +604,7 @@ func fetch(c *imapclient.Client, uids []imap.UID) ([]fetched, error) {
 			flags[i] = string(f)
 		}
 		out = append(out, fetched{uid: uint32(b.UID), flags: flags, received: b.InternalDate, size: b.RFC822Size,
-			raw: b.FindBodySection(section)})
+			modSeq: b.ModSeq, raw: b.FindBodySection(section)})
 	}
 	return out, nil
 }

@@ -42,9 +42,9 @@ type rig struct {
 	outbox *events.Outbox
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T, opts ...mailtest.Option) *rig {
 	t.Helper()
-	srv := mailtest.NewIMAPServer(t, user, pass)
+	srv := mailtest.NewIMAPServer(t, user, pass, opts...)
 	return newRigAt(t, srv, service(t, srv.Addr))
 }
 
@@ -197,6 +197,7 @@ func TestSyncBackfillsAThousandMessagesIntoThreadsThenIdles(t *testing.T) {
 	}, 20*time.Second, 20*time.Millisecond, "inbox %d, current %d, threads %d", r.count(t, `SELECT count(*) FROM inbox_messages WHERE folder = 'INBOX'`),
 		r.count(t, `SELECT count(*) FROM inbox_messages WHERE folder = 'INBOX' AND uid_validity = (SELECT uid_validity FROM mailbox_folders WHERE name = 'INBOX')`),
 		r.count(t, `SELECT count(*) FROM inbox_threads`))
+	r.summariesAgree(t)
 }
 
 func TestOneProcessSyncsAMailboxAndADeadOnesLeaseIsTakenOver(t *testing.T) {

@@ -18,7 +18,8 @@ import (
 // with the proxy's HIGHESTMODSEQ, and UID FETCH ... (CHANGEDSINCE n) returns only the messages whose flags
 // the test said changed after n (Change). The modification sequences are the proxy's own: a flag change made
 // on the server without Change is one CONDSTORE does not report, which lets a test tell the CONDSTORE path
-// from a full re-read. It speaks plain text on loopback and records the commands it relays.
+// from a full re-read. A FETCH that asks for MODSEQ gets each message's: the one Change gave it, else the
+// proxy's starting HIGHESTMODSEQ. It speaks plain text on loopback and records the commands it relays.
 type CondStoreProxy struct {
 	// Addr is host:port to dial.
 	Addr string
@@ -26,6 +27,7 @@ type CondStoreProxy struct {
 	target string
 
 	mu       sync.Mutex
+	start    uint64
 	modSeq   uint64
 	changed  map[imap.UID]uint64
 	commands []string
@@ -39,7 +41,7 @@ func NewCondStoreProxy(t testing.TB, target string, start uint64) *CondStoreProx
 	if err != nil {
 		t.Fatalf("mailtest: listen: %v", err)
 	}
-	p := &CondStoreProxy{Addr: ln.Addr().String(), target: target, modSeq: start, changed: map[imap.UID]uint64{}}
+	p := &CondStoreProxy{Addr: ln.Addr().String(), target: target, start: start, modSeq: start, changed: map[imap.UID]uint64{}}
 	var conns sync.WaitGroup
 	t.Cleanup(func() {
 		_ = ln.Close()
@@ -76,6 +78,8 @@ func (p *CondStoreProxy) Commands() []string {
 var (
 	condStoreSelect = regexp.MustCompile(`(?i)^(\S+) (SELECT|EXAMINE) (.*) \(CONDSTORE\)\r\n$`)
 	changedSince    = regexp.MustCompile(`(?i)^(\S+) (UID FETCH .*) \(CHANGEDSINCE (\d+)\)\r\n$`)
+	modSeqItem      = regexp.MustCompile(`(?i)^(\S+) (?:UID )?FETCH .*\bMODSEQ\b`)
+	fetchStart      = regexp.MustCompile(`(?i)^(\* \d+ FETCH \()`)
 	fetchUID        = regexp.MustCompile(`(?i)^\* \d+ FETCH \(.*\bUID (\d+)`)
 	literalTail     = regexp.MustCompile(`\{(\d+)\+?\}\r\n$`)
 )
@@ -83,9 +87,11 @@ var (
 // proxySession is one client's connection: what the client sent that changes the server's answers.
 type proxySession struct {
 	mu sync.Mutex
-	// selects are tags of SELECTs that asked for CONDSTORE; fetches map tags of CHANGEDSINCE fetches to n.
+	// selects are tags of SELECTs that asked for CONDSTORE; fetches map tags of CHANGEDSINCE fetches to n;
+	// modSeqs are tags of fetches that asked for MODSEQ.
 	selects map[string]bool
 	fetches map[string]uint64
+	modSeqs map[string]bool
 }
 
 func (p *CondStoreProxy) serve(client net.Conn) {
@@ -95,7 +101,7 @@ func (p *CondStoreProxy) serve(client net.Conn) {
 		return
 	}
 	defer func() { _ = server.Close() }()
-	s := &proxySession{selects: map[string]bool{}, fetches: map[string]uint64{}}
+	s := &proxySession{selects: map[string]bool{}, fetches: map[string]uint64{}, modSeqs: map[string]bool{}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -135,8 +141,8 @@ func (p *CondStoreProxy) relay(src, dst net.Conn, rewrite func(line string) stri
 	}
 }
 
-// command rewrites a client's command: the CONDSTORE parameter and the CHANGEDSINCE modifier come off (the
-// server behind does not know them) and are remembered for the answer.
+// command rewrites a client's command: the CONDSTORE parameter, the MODSEQ fetch item and the CHANGEDSINCE
+// modifier come off (the server behind does not know them) and are remembered for the answer.
 func (p *CondStoreProxy) command(s *proxySession) func(string) string {
 	return func(line string) string {
 		p.mu.Lock()
@@ -144,6 +150,10 @@ func (p *CondStoreProxy) command(s *proxySession) func(string) string {
 		p.mu.Unlock()
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if m := modSeqItem.FindStringSubmatch(line); m != nil {
+			s.modSeqs[m[1]] = true
+			line = strings.Replace(line, " MODSEQ", "", 1)
+		}
 		if m := condStoreSelect.FindStringSubmatch(line); m != nil {
 			s.selects[m[1]] = true
 			return m[1] + " " + m[2] + " " + m[3] + "\r\n"
@@ -158,7 +168,8 @@ func (p *CondStoreProxy) command(s *proxySession) func(string) string {
 }
 
 // response rewrites the server's answers: CONDSTORE joins the capabilities, a CONDSTORE SELECT gets the
-// HIGHESTMODSEQ, and a CHANGEDSINCE fetch keeps only the messages changed since its n.
+// HIGHESTMODSEQ, a CHANGEDSINCE fetch keeps only the messages changed since its n, and a fetch that asked for
+// MODSEQ gets each message's.
 func (p *CondStoreProxy) response(s *proxySession) func(string) string {
 	return func(line string) string {
 		if i := strings.Index(strings.ToUpper(line), "CAPABILITY "); i >= 0 && !strings.Contains(strings.ToUpper(line), "CONDSTORE") {
@@ -174,17 +185,28 @@ func (p *CondStoreProxy) response(s *proxySession) func(string) string {
 			delete(s.selects, tag)
 			return "* OK [HIGHESTMODSEQ " + strconv.FormatUint(p.modSeq, 10) + "] Highest\r\n" + line
 		}
-		if _, ok := s.fetches[tag]; ok {
+		_, since := s.fetches[tag]
+		if since || s.modSeqs[tag] {
 			delete(s.fetches, tag)
+			delete(s.modSeqs, tag)
 			return line
 		}
+		m := fetchUID.FindStringSubmatch(line)
+		if m == nil {
+			return line
+		}
+		uid, _ := strconv.ParseUint(m[1], 10, 32)
 		for _, since := range s.fetches {
-			if m := fetchUID.FindStringSubmatch(line); m != nil {
-				uid, _ := strconv.ParseUint(m[1], 10, 32)
-				if p.changed[imap.UID(uid)] <= since {
-					return ""
-				}
+			if p.changed[imap.UID(uid)] <= since {
+				return ""
 			}
+		}
+		if len(s.modSeqs) > 0 {
+			mod, ok := p.changed[imap.UID(uid)]
+			if !ok {
+				mod = p.start
+			}
+			line = fetchStart.ReplaceAllString(line, "${1}MODSEQ ("+strconv.FormatUint(mod, 10)+") ")
 		}
 		return line
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"io"
 	"log"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -38,14 +39,15 @@ func (s *IMAPServer) AcceptToken(token string) {
 	s.token = token
 }
 
-// NewIMAPServer starts a server for one user (user/pass) with IMAPFolders, requiring TLS (STARTTLS unless
-// opts say otherwise) before LOGIN, and offering IDLE; it stops when t ends.
+// NewIMAPServer starts a server for one user (user/pass) with IMAPFolders (and the Folders option's),
+// requiring TLS (STARTTLS unless opts say otherwise) before LOGIN, and offering IDLE and UIDPLUS, and MOVE
+// unless NoMove; it stops when t ends.
 func NewIMAPServer(t testing.TB, user, pass string, opts ...Option) *IMAPServer {
 	t.Helper()
 	o := optionsOf(opts)
 	mem := imapmemserver.New()
 	u := imapmemserver.NewUser(user, pass)
-	for _, name := range IMAPFolders {
+	for _, name := range append(slices.Clone(IMAPFolders), o.folders...) {
 		if err := u.Create(name, nil); err != nil {
 			t.Fatalf("mailtest: create %s: %v", name, err)
 		}
@@ -62,6 +64,9 @@ func NewIMAPServer(t testing.TB, user, pass string, opts ...Option) *IMAPServer 
 		},
 		Caps:   imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}, imap.CapIdle: {}, imap.CapUIDPlus: {}},
 		Logger: log.New(io.Discard, "", 0),
+	}
+	if o.noMove {
+		srvOpts.Caps = imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIdle: {}, imap.CapUIDPlus: {}}
 	}
 	switch {
 	case o.noTLS:

@@ -25,13 +25,25 @@ import (
 	"github.com/emersion/go-smtp"
 )
 
-// Option changes how a server protects its connections (or, for SMTP, how long it waits for a client).
+// Option changes how a server protects its connections (or, for SMTP, how long it waits for a client; for
+// IMAP, which folders it has and whether it offers MOVE).
 type Option func(*options)
 
 type options struct {
 	implicitTLS bool
 	noTLS       bool
 	idle        time.Duration
+	noMove      bool
+	folders     []string
+}
+
+// NoMove makes the IMAP server speak IMAP4rev1 with IDLE and UIDPLUS but without MOVE (IMAP4rev2, offered
+// otherwise, includes MOVE), so a client moves messages by COPY, STORE \Deleted and UID EXPUNGE.
+func NoMove() Option { return func(o *options) { o.noMove = true } }
+
+// Folders gives the IMAP server's user these folders besides IMAPFolders (Drafts, Archive, ...).
+func Folders(names ...string) Option {
+	return func(o *options) { o.folders = append(o.folders, names...) }
 }
 
 // ImplicitTLS makes the server speak TLS from the first byte (ports 465 and 993 in production).
