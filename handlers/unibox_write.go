@@ -79,6 +79,24 @@ func (h *UniboxActions) UniboxMarkSeen(ctx context.Context, req *api.UniboxMarkS
 	return req, nil
 }
 
+// UniboxMoveFolder moves the listed messages (1 to 500) to the inbox, archive or trash folder of their
+// mailbox; each keeps its id, shows in its new folder at once, and is moved on its server after the response
+// (see actions.Move). Ids of messages a mailbox-scoped key may not touch are ignored, like ids of no message.
+// The request is echoed.
+func (h *UniboxActions) UniboxMoveFolder(ctx context.Context, req *api.UniboxMoveFolderRequest, _ api.UniboxMoveFolderParams) (*api.UniboxMoveFolderRequest, error) {
+	if len(req.EmailIds) == 0 || len(req.EmailIds) > actions.MaxMoveIDs {
+		return nil, apierror.BadRequest("invalid_email_ids", fmt.Sprintf("email_ids takes 1 to %d message ids.", actions.MaxMoveIDs))
+	}
+	err := h.inInbox(ctx, func(ctx context.Context, tx pgx.Tx, _ *auth.Principal, s actions.Scope) error {
+		_, err := actions.Move(ctx, tx, h.jobs, s, req.EmailIds, string(req.Folder))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
 // UniboxSetThreadLabels makes the thread's categories exactly category_ids (empty clears them) and answers
 // the labels now on it; ids that are not this organization's categories are dropped.
 func (h *UniboxActions) UniboxSetThreadLabels(ctx context.Context, req *api.UniboxSetThreadLabelsRequest, _ api.UniboxSetThreadLabelsParams) (*api.UniboxLabelList, error) {

@@ -35,7 +35,16 @@ type inboxRig struct {
 
 func newInboxRig(t *testing.T, opts ...apitest.Option) *inboxRig {
 	t.Helper()
+	return newInboxRigServing(t, nil, opts...)
+}
+
+// newInboxRigServing is newInboxRig whose IMAP server is started with imapOpts.
+func newInboxRigServing(t *testing.T, imapOpts []mailtest.Option, opts ...apitest.Option) *inboxRig {
+	t.Helper()
 	r := &inboxRig{mailRig: newMailRig(t, opts...)}
+	if imapOpts != nil {
+		r.imap = mailtest.NewIMAPServer(t, rigUser, rigIMAPPass, imapOpts...)
+	}
 	r.box = r.connect(t, rigUser)
 	r.session = r.env.Client(t, r.env.SignIn(t, "owner@acme.example", apitest.Password).AccessToken)
 	return r
@@ -421,6 +430,8 @@ func TestUniboxWritesNeedTheUnifiedInboxFeature(t *testing.T) {
 	calls := map[string]error{}
 	_, calls["seen"] = r.c.UniboxMarkSeen(ctx, &api.UniboxMarkSeenRequest{Folder: api.NewOptUniboxMarkSeenRequestFolder(api.UniboxMarkSeenRequestFolderInbox),
 		Seen: api.NewOptBool(true)}, api.UniboxMarkSeenParams{})
+	_, calls["move"] = r.c.UniboxMoveFolder(ctx, &api.UniboxMoveFolderRequest{EmailIds: []uuid.UUID{uuid.New()}, Folder: api.UniboxMoveFolderRequestFolderTrash},
+		api.UniboxMoveFolderParams{})
 	_, calls["labels"] = r.c.UniboxSetThreadLabels(ctx, &api.UniboxSetThreadLabelsRequest{ThreadID: thread.String()}, api.UniboxSetThreadLabelsParams{})
 	_, calls["snooze"] = r.c.UniboxSnooze(ctx, &api.UniboxSnoozeRequest{ThreadID: thread.String(), SnoozedUntil: time.Now().Add(time.Hour)}, api.UniboxSnoozeParams{})
 	calls["unsnooze"] = r.c.UniboxUnsnooze(ctx, api.UniboxUnsnoozeParams{ThreadID: thread.String()})

@@ -83,3 +83,9 @@ LIMIT @row_limit;
 UPDATE send_tasks SET status = 'canceled', error_code = 'canceled', error_message = 'Canceled before it was sent.'
 WHERE organization_id = @organization_id AND id = @id AND status = 'queued' AND kind IN ('reply', 'direct')
   AND (sqlc.narg(mailbox_ids)::uuid[] IS NULL OR mailbox_id = ANY (sqlc.narg(mailbox_ids)::uuid[]));
+
+-- name: InboxActionMessagesInScope :many
+-- Those of the listed messages that belong to the given mailboxes (a mailbox-scoped key's).
+SELECT id FROM inbox_messages
+WHERE organization_id = @organization_id AND id = ANY (@ids::uuid[]) AND mailbox_id = ANY (@mailbox_ids::uuid[])
+ORDER BY id;

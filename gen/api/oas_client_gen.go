@@ -4231,8 +4231,15 @@ type UniboxInvoker interface {
 	// Moves the listed messages (email_ids, at most 500) to the inbox, archive or trash folder and echoes
 	// the request. Needs the unified-inbox feature and WRITE_UNIBOX or access_unibox.
 	//
-	// Errors: 400 invalid folder, more than 500 ids or invalid body, 401, 403 missing scope or permission
-	// or no unified-inbox feature, 429.
+	// Each message takes its new folder in the inbox at once and keeps its id; the move is relayed to the
+	// mailbox's IMAP server after the response (UID MOVE where the server offers MOVE, else COPY and
+	// EXPUNGE of that message). Ids that name no message of the organization, and messages already in that
+	// folder, are ignored; so are messages of mailboxes outside a mailbox-scoped API key's
+	// allowed_email_accounts.
+	//
+	// Errors: 400 invalid folder, no ids or more than 500 (invalid_email_ids) or invalid body, 401, 403
+	// missing scope or permission or no unified-inbox feature, 409 folder_unavailable (a mailbox of the
+	// listed messages has no folder of that kind synced; nothing moves), 429.
 	//
 	// PATCH /unibox/folder
 	UniboxMoveFolder(ctx context.Context, request *UniboxMoveFolderRequest, params UniboxMoveFolderParams, options ...RequestOption) (*UniboxMoveFolderRequest, error)
@@ -60219,8 +60226,15 @@ func (c *Client) sendUniboxMarkSeen(ctx context.Context, request *UniboxMarkSeen
 // Moves the listed messages (email_ids, at most 500) to the inbox, archive or trash folder and echoes
 // the request. Needs the unified-inbox feature and WRITE_UNIBOX or access_unibox.
 //
-// Errors: 400 invalid folder, more than 500 ids or invalid body, 401, 403 missing scope or permission
-// or no unified-inbox feature, 429.
+// Each message takes its new folder in the inbox at once and keeps its id; the move is relayed to the
+// mailbox's IMAP server after the response (UID MOVE where the server offers MOVE, else COPY and
+// EXPUNGE of that message). Ids that name no message of the organization, and messages already in that
+// folder, are ignored; so are messages of mailboxes outside a mailbox-scoped API key's
+// allowed_email_accounts.
+//
+// Errors: 400 invalid folder, no ids or more than 500 (invalid_email_ids) or invalid body, 401, 403
+// missing scope or permission or no unified-inbox feature, 409 folder_unavailable (a mailbox of the
+// listed messages has no folder of that kind synced; nothing moves), 429.
 //
 // PATCH /unibox/folder
 func (c *Client) UniboxMoveFolder(ctx context.Context, request *UniboxMoveFolderRequest, params UniboxMoveFolderParams, options ...RequestOption) (*UniboxMoveFolderRequest, error) {

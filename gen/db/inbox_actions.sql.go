@@ -34,6 +34,39 @@ func (q *Queries) InboxActionCancelScheduled(ctx context.Context, db DBTX, arg I
 	return result.RowsAffected(), nil
 }
 
+const inboxActionMessagesInScope = `-- name: InboxActionMessagesInScope :many
+SELECT id FROM inbox_messages
+WHERE organization_id = $1 AND id = ANY ($2::uuid[]) AND mailbox_id = ANY ($3::uuid[])
+ORDER BY id
+`
+
+type InboxActionMessagesInScopeParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+	MailboxIds     []uuid.UUID `json:"mailbox_ids"`
+}
+
+// Those of the listed messages that belong to the given mailboxes (a mailbox-scoped key's).
+func (q *Queries) InboxActionMessagesInScope(ctx context.Context, db DBTX, arg InboxActionMessagesInScopeParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, inboxActionMessagesInScope, arg.OrganizationID, arg.Ids, arg.MailboxIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const inboxActionPendingSends = `-- name: InboxActionPendingSends :one
 SELECT count(*)::int AS pending, coalesce(min(not_before), now())::timestamptz AS first_at FROM send_tasks
 WHERE organization_id = $1 AND status = 'queued' AND kind IN ('reply', 'direct')
