@@ -12,8 +12,9 @@ import (
 	"github.com/outflowhq/outflow/internal/mail/dsn"
 )
 
-// Inbound is a newly stored message that came in (from any folder but Sent), as the inbound hook is told it:
-// what matching it to the mail it answers needs.
+// Inbound is a newly stored message that came in (from any folder but Sent and Drafts, and not From the
+// mailbox's own address), as the inbound hook is told it: what matching it to the mail it answers, and
+// classifying it, need.
 type Inbound struct {
 	OrganizationID, MailboxID uuid.UUID
 	// ID is the stored message's id (inbox_messages), which a verdict about it names as its evidence.

@@ -246,6 +246,15 @@ type owner struct {
 	own []string
 }
 
+// ownAddresses are the addresses the mailbox sends from, lower-cased.
+func ownAddresses(m dbq.Mailbox) []string {
+	own := []string{strings.ToLower(m.Email)}
+	if m.SendAsEmail != "" {
+		own = append(own, strings.ToLower(m.SendAsEmail))
+	}
+	return own
+}
+
 // store saves a batch of fetched messages of one folder in tx, threading each, and answers how many were new.
 // A message a pending move is taking to this folder is adopted by the moved row instead of stored twice. The
 // touched threads' summaries are refreshed once, and inbox.email_received is emitted for each new message.
