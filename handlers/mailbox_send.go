@@ -12,8 +12,8 @@ import (
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
-	"github.com/outflowhq/outflow/internal/audience/suppression"
-	"github.com/outflowhq/outflow/internal/mail/mailsync"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/inbox/actions"
 	"github.com/outflowhq/outflow/internal/mail/sending"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
@@ -28,14 +28,12 @@ const (
 	maxSendHTML       = 2 << 20
 	maxInReplyTo      = 100
 	maxScheduleAhead  = 365 * 24 * time.Hour
-	// directSendUndo is how long an instant send waits before it leaves, so it can still be canceled.
-	directSendUndo = 30 * time.Second
 )
 
-// MailboxesSend queues a one-off message from the mailbox through the send pipeline: instant (after the undo
-// window), smart (in the mailbox's next sending gap) or scheduled; with a thread_id it replies within a
-// thread synced from the mailbox. The pipeline's caps, gap and suppression checks apply when it is sent;
-// suppressed recipients are refused here already.
+// MailboxesSend queues a one-off message from the mailbox through the send pipeline: instant (after the
+// organization's undo window), smart (in the mailbox's next sending gap) or scheduled; with a thread_id it
+// replies within a thread synced from the mailbox. The pipeline's caps, gap and suppression checks apply when
+// it is sent; suppressed recipients are refused here already (see actions.Send, shared with the inbox).
 func (h *Mailboxes) MailboxesSend(ctx context.Context, req *api.MailboxSendRequest, params api.MailboxesSendParams) (api.MailboxesSendRes, error) {
 	org, err := tenantCaller(ctx)
 	if err != nil {
@@ -45,50 +43,14 @@ func (h *Mailboxes) MailboxesSend(ctx context.Context, req *api.MailboxSendReque
 	if err != nil {
 		return nil, err
 	}
-	now := h.now()
 	var task dbq.SendTask
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		m, err := h.queries.MailboxGetForUpdate(ctx, tx, dbq.MailboxGetForUpdateParams{OrganizationID: org, ID: params.ID})
-		if err != nil {
-			return db.Classify(err, "Mailbox")
-		}
-		if m.Status != "active" {
-			return apierror.Conflict("mailbox_inactive", "The mailbox is "+m.Status+"; it sends nothing until it is active again.").
-				WithFix("Set its status to active with PATCH /emails/{id}.")
-		}
-		if req.ThreadID.Set {
-			reply, err := mailsync.ReplyIn(ctx, tx, org, m.ID, req.ThreadID.Value)
-			if err != nil {
-				return err
-			}
-			msg.InReplyTo, msg.References = reply.Headers(msg.References)
-		}
-		all := append(append(append([]string{}, msg.To...), msg.Cc...), msg.Bcc...)
-		blocked, err := suppression.Blocked(ctx, tx, org, all)
-		if err != nil {
-			return err
-		}
-		var suppressed []string
-		for _, r := range all {
-			if _, ok := blocked[r]; ok {
-				suppressed = append(suppressed, r)
-			}
-		}
-		if len(suppressed) > 0 {
-			return apierror.BadRequest("recipient_suppressed", "Suppressed recipients: "+strings.Join(suppressed, ", ")+".").
-				WithFix("Remove them from the message, or lift their suppression with DELETE /suppressions.")
-		}
-		switch msg.Mode {
-		case "instant":
-			msg.NotBefore = now.Add(directSendUndo)
-		case "smart":
-			msg.NotBefore = sending.NextSlot(m, now)
-		}
-		if task, err = sending.Enqueue(ctx, tx, h.jobs, m, msg); err != nil {
+		scope := actions.Scope{Org: org, Mailboxes: auth.PrincipalFrom(ctx).AllowedMailboxes}
+		if task, err = actions.Send(ctx, tx, h.jobs, scope, actions.Draft{Mailbox: params.ID, Message: msg, Thread: req.ThreadID.Value}, h.now()); err != nil {
 			return err
 		}
 		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionSend, Event: "mailbox.direct_send", EntityType: audit.EntityEmail, EntityID: task.ID.String(),
-			Metadata: map[string]any{"mailbox_id": m.ID, "from": task.FromEmail, "to": msg.To, "cc": msg.Cc,
+			Metadata: map[string]any{"mailbox_id": params.ID, "from": task.FromEmail, "to": msg.To, "cc": msg.Cc,
 				"bcc_count": len(msg.Bcc), "subject": msg.Subject, "send_mode": msg.Mode}})
 	})
 	if err != nil {

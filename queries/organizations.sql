@@ -16,7 +16,7 @@ LIMIT @row_limit::int;
 SELECT o.id AS organization_id, o.name, m.role, m.custom_role_id, r.permissions AS custom_role_permissions,
        m.created_at AS joined_at,
        (SELECT count(*) FROM memberships c WHERE c.organization_id = o.id) AS member_count,
-       o.created_at, o.updated_at
+       o.created_at, o.updated_at, o.reply_undo_seconds
 FROM organizations o
 JOIN memberships m ON m.organization_id = o.id AND m.user_id = @user_id::uuid
 LEFT JOIN custom_roles r ON r.organization_id = m.organization_id AND r.id = m.custom_role_id
@@ -24,6 +24,13 @@ WHERE o.id = @organization_id::uuid;
 
 -- name: OrganizationRename :exec
 UPDATE organizations SET name = @name::text, updated_at = now() WHERE id = @organization_id::uuid;
+
+-- name: OrganizationSetReplyUndo :exec
+UPDATE organizations SET reply_undo_seconds = @seconds::int, updated_at = now() WHERE id = @organization_id::uuid;
+
+-- name: OrganizationReplyUndo :one
+-- Seconds an instant reply or direct message waits before it leaves (the undo window).
+SELECT reply_undo_seconds FROM organizations WHERE id = @organization_id::uuid;
 
 -- name: OrganizationLockMembers :exec
 -- Serializes membership changes of one organization, so two concurrent demotions cannot both see another

@@ -2,11 +2,11 @@
 -- One round trip for any number of tasks (a campaign step enqueues its sends together).
 INSERT INTO send_tasks (organization_id, id, kind, mailbox_id, from_email, from_name, contact_id, to_email, to_list,
   cc, bcc, reply_to, in_reply_to, thread_references, campaign_id, step_id, step_name, subject, body_text, body_html,
-  message_id, send_mode, not_before, attachment_ids, signed, variant_id, unsubscribe_url)
+  message_id, send_mode, not_before, attachment_ids, signed, variant_id, unsubscribe_url, thread_id)
 VALUES (@organization_id, @id, @kind, @mailbox_id, @from_email, @from_name, sqlc.narg(contact_id), @to_email,
   @to_list::text[], @cc::text[], @bcc::text[], @reply_to, @in_reply_to, @thread_references::text[],
   sqlc.narg(campaign_id), sqlc.narg(step_id), @step_name, @subject, @body_text, @body_html, @message_id, @send_mode,
-  @not_before, @attachment_ids::uuid[], @signed, sqlc.narg(variant_id), @unsubscribe_url)
+  @not_before, @attachment_ids::uuid[], @signed, sqlc.narg(variant_id), @unsubscribe_url, sqlc.narg(thread_id))
 RETURNING *;
 
 -- name: SendTaskAttachments :many

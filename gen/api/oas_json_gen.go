@@ -81473,9 +81473,13 @@ func (s *Organization) encodeFields(e *jx.Encoder) {
 		e.FieldStart("updated_at")
 		json.EncodeDateTime(e, s.UpdatedAt)
 	}
+	{
+		e.FieldStart("reply_undo_seconds")
+		e.Int(s.ReplyUndoSeconds)
+	}
 }
 
-var jsonFieldsNameOfOrganization = [9]string{
+var jsonFieldsNameOfOrganization = [10]string{
 	0: "id",
 	1: "name",
 	2: "role",
@@ -81485,6 +81489,7 @@ var jsonFieldsNameOfOrganization = [9]string{
 	6: "member_count",
 	7: "created_at",
 	8: "updated_at",
+	9: "reply_undo_seconds",
 }
 
 // Decode decodes Organization from json.
@@ -81606,6 +81611,18 @@ func (s *Organization) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"updated_at\"")
 			}
+		case "reply_undo_seconds":
+			requiredBitSet[1] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int()
+				s.ReplyUndoSeconds = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reply_undo_seconds\"")
+			}
 		default:
 			return d.Skip()
 		}
@@ -81617,7 +81634,7 @@ func (s *Organization) Decode(d *jx.Decoder) error {
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
 		0b11111111,
-		0b00000001,
+		0b00000011,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -83159,10 +83176,17 @@ func (s *OrganizationUpdate) encodeFields(e *jx.Encoder) {
 			s.Name.Encode(e)
 		}
 	}
+	{
+		if s.ReplyUndoSeconds.Set {
+			e.FieldStart("reply_undo_seconds")
+			s.ReplyUndoSeconds.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfOrganizationUpdate = [1]string{
+var jsonFieldsNameOfOrganizationUpdate = [2]string{
 	0: "name",
+	1: "reply_undo_seconds",
 }
 
 // Decode decodes OrganizationUpdate from json.
@@ -83182,6 +83206,16 @@ func (s *OrganizationUpdate) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "reply_undo_seconds":
+			if err := func() error {
+				s.ReplyUndoSeconds.Reset()
+				if err := s.ReplyUndoSeconds.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reply_undo_seconds\"")
 			}
 		default:
 			return d.Skip()

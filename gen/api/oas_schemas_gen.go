@@ -46693,6 +46693,10 @@ type Organization struct {
 	MemberCount int       `json:"member_count"`
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
+	// The undo window, in seconds, of instant sends (POST /unibox/reply, POST /unibox/compose, POST
+	// /emails/{id}/send): an instant message waits this long before it leaves and can be cancelled through
+	// DELETE /unibox/scheduled/{task_id} until then. 5 to 120, default 30.
+	ReplyUndoSeconds int `json:"reply_undo_seconds"`
 }
 
 // GetID returns the value of ID.
@@ -46740,6 +46744,11 @@ func (s *Organization) GetUpdatedAt() time.Time {
 	return s.UpdatedAt
 }
 
+// GetReplyUndoSeconds returns the value of ReplyUndoSeconds.
+func (s *Organization) GetReplyUndoSeconds() int {
+	return s.ReplyUndoSeconds
+}
+
 // SetID sets the value of ID.
 func (s *Organization) SetID(val uuid.UUID) {
 	s.ID = val
@@ -46783,6 +46792,11 @@ func (s *Organization) SetCreatedAt(val time.Time) {
 // SetUpdatedAt sets the value of UpdatedAt.
 func (s *Organization) SetUpdatedAt(val time.Time) {
 	s.UpdatedAt = val
+}
+
+// SetReplyUndoSeconds sets the value of ReplyUndoSeconds.
+func (s *Organization) SetReplyUndoSeconds(val int) {
+	s.ReplyUndoSeconds = val
 }
 
 // Ref: #/components/schemas/OrganizationInvitation
@@ -47386,6 +47400,8 @@ func (s *OrganizationSwitchRequest) SetOrganizationID(val uuid.UUID) {
 // Ref: #/components/schemas/OrganizationUpdate
 type OrganizationUpdate struct {
 	Name OptString `json:"name"`
+	// The undo window of instant sends, in seconds (5 to 120; default 30).
+	ReplyUndoSeconds OptInt `json:"reply_undo_seconds"`
 }
 
 // GetName returns the value of Name.
@@ -47393,9 +47409,19 @@ func (s *OrganizationUpdate) GetName() OptString {
 	return s.Name
 }
 
+// GetReplyUndoSeconds returns the value of ReplyUndoSeconds.
+func (s *OrganizationUpdate) GetReplyUndoSeconds() OptInt {
+	return s.ReplyUndoSeconds
+}
+
 // SetName sets the value of Name.
 func (s *OrganizationUpdate) SetName(val OptString) {
 	s.Name = val
+}
+
+// SetReplyUndoSeconds sets the value of ReplyUndoSeconds.
+func (s *OrganizationUpdate) SetReplyUndoSeconds(val OptInt) {
+	s.ReplyUndoSeconds = val
 }
 
 // OrganizationsDeleteRoleNoContent is response for OrganizationsDeleteRole operation.

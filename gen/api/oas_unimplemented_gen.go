@@ -4380,8 +4380,11 @@ func (UnimplementedHandler) OrganizationsSwitch(ctx context.Context, req *Organi
 // OrganizationsUpdateCurrent implements organizations_update_current operation.
 //
 // Session only: API keys and OAuth tokens are refused with 403. Needs the organization permission
-// manage_settings. Only the fields sent change. Raises the settings.updated event. Errors: 400 invalid
-// body or no organization selected, 401, 403 not a session token or missing manage_settings, 429.
+// manage_settings. Only the fields sent change: name, and reply_undo_seconds (the undo window of
+// instant replies and direct messages, 5 to 120 seconds). Each change is audited
+// (organization.updated) and raises the settings.updated event naming the fields it changed. Errors:
+// 400 invalid body (reply_undo_seconds outside 5 to 120) or no organization selected, 401, 403 not a
+// session token or missing manage_settings, 429.
 //
 // PATCH /organizations/current
 func (UnimplementedHandler) OrganizationsUpdateCurrent(ctx context.Context, req *OrganizationUpdate, params OrganizationsUpdateCurrentParams) (r *Organization, _ error) {
@@ -4797,7 +4800,9 @@ func (UnimplementedHandler) TrackingUnsubscribePage(ctx context.Context, params 
 // time comes. Answers 204. Needs the unified-inbox feature and WRITE_UNIBOX or access_unibox.
 //
 // Errors: 400 missing organization, 401, 403 missing scope or permission or no unified-inbox feature,
-// 404 unknown or malformed task id, 429.
+// 404 scheduled_send_not_found for a task that is unknown, another organization's, of a mailbox
+// outside the key's allowed_email_accounts, already sent or cancelled, or a campaign or warmup send
+// (malformed ids are 404 not_found), 429.
 //
 // DELETE /unibox/scheduled/{task_id}
 func (UnimplementedHandler) UniboxCancelScheduled(ctx context.Context, params UniboxCancelScheduledParams) error {
@@ -4824,10 +4829,19 @@ func (UnimplementedHandler) UniboxCancelScheduled(ctx context.Context, params Un
 // until a human approves. Suppressions, organization limits, mailbox holds, mailbox authentication and
 // health, and deliverability rules apply whatever the policy says.
 //
+// Agent policies are not enforced yet: until they are, API-key and OAuth sends are executed as a
+// session's are. The message goes out as a direct send (it counts against the mailbox's daily cap and
+// gap); the answer's thread_id is carried by the queued send, so GET /unibox/scheduled?thread_id=
+// finds it.
+//
 // Errors: 400 invalid body (no recipient, missing subject, scheduled without a future scheduled_at, no
-// active organization), 401, 403 missing scope SEND_DIRECT_EMAIL or permission access_unibox, unified
-// inbox not in the plan, mailbox outside the key's allowed_email_accounts, denied by the agent policy,
-// 404 unknown email_account_id, 409 mailbox on hold or disconnected, 429.
+// active organization; recipient_suppressed naming the suppressed addresses), 401, 403 missing scope
+// SEND_DIRECT_EMAIL or permission access_unibox, unified inbox not in the plan
+// (unified_inbox_unavailable), denied by the agent policy, 404 unknown email_account_id or a mailbox
+// outside the key's allowed_email_accounts (mailbox_not_found), 409 mailbox on hold (mailbox_inactive)
+// or disconnected (mailbox_disconnected), 429 scheduled_limit_reached (the organization already has
+// 1000 replies and direct messages waiting to be sent; Retry-After says when the next one leaves) or
+// rate limited.
 //
 // POST /unibox/compose
 func (UnimplementedHandler) UniboxCompose(ctx context.Context, req *UniboxComposeRequest, params UniboxComposeParams) (r UniboxComposeRes, _ error) {
@@ -4912,7 +4926,11 @@ func (UnimplementedHandler) UniboxList(ctx context.Context, params UniboxListPar
 //
 // Outbound messages queued but not yet sent, optionally for one thread: task id, scheduled time,
 // sending mailbox, recipients, subject and snippet. Needs the unified-inbox feature and READ_UNIBOX or
-// access_unibox.
+// access_unibox. They are the replies and direct messages (POST /unibox/reply, POST /unibox/compose,
+// POST /emails/{id}/send) still waiting, instant ones in their undo window included, next to leave
+// first; campaign and warmup sends are not listed. An organization has at most 1000 of them, so the
+// list is whole. A thread_id that is not an id matches nothing. A mailbox-scoped API key sees its
+// mailboxes' sends only.
 //
 // Errors: 400 missing organization, 401, 403 missing scope or permission or no unified-inbox feature,
 // 429.
@@ -4926,10 +4944,11 @@ func (UnimplementedHandler) UniboxListScheduled(ctx context.Context, params Unib
 //
 // Every snooze of the calling user (thread and snooze-until time) in one list, without paging. Snoozes
 // belong to the user, not the organization. Needs the unified-inbox feature and READ_UNIBOX or
-// access_unibox.
+// access_unibox. Only snoozes still hiding their thread are listed, soonest first: one whose time came
+// is gone, its thread is back in the list.
 //
-// Errors: 400 missing organization, 401, 403 missing scope or permission or no unified-inbox feature,
-// 429.
+// Errors: 400 missing organization, or a credential without a user (user_required, see POST
+// /unibox/snooze), 401, 403 missing scope or permission or no unified-inbox feature, 429.
 //
 // GET /unibox/snoozes
 func (UnimplementedHandler) UniboxListSnoozes(ctx context.Context) (r *UniboxSnoozeList, _ error) {
@@ -4943,8 +4962,12 @@ func (UnimplementedHandler) UniboxListSnoozes(ctx context.Context) (r *UniboxSno
 // providers, best effort and only for messages whose state changed. Needs the unified-inbox feature
 // and WRITE_UNIBOX or access_unibox.
 //
-// Errors: 400 both or neither of email_ids and folder, more than 500 ids or invalid body, 401, 403
-// missing scope or permission or no unified-inbox feature, 429.
+// Ids that name no message of the organization are ignored; so are messages of mailboxes outside a
+// mailbox-scoped API key's allowed_email_accounts (and marking a folder marks only those mailboxes').
+//
+// Errors: 400 both or neither of email_ids and folder (invalid_selection), an empty email_ids
+// (invalid_email_ids), no seen (seen_required), more than 500 ids or invalid body, 401, 403 missing
+// scope or permission or no unified-inbox feature, 429.
 //
 // PATCH /unibox/seen
 func (UnimplementedHandler) UniboxMarkSeen(ctx context.Context, req *UniboxMarkSeenRequest, params UniboxMarkSeenParams) (r *UniboxMarkSeenRequest, _ error) {
@@ -4956,8 +4979,15 @@ func (UnimplementedHandler) UniboxMarkSeen(ctx context.Context, req *UniboxMarkS
 // Moves the listed messages (email_ids, at most 500) to the inbox, archive or trash folder and echoes
 // the request. Needs the unified-inbox feature and WRITE_UNIBOX or access_unibox.
 //
-// Errors: 400 invalid folder, more than 500 ids or invalid body, 401, 403 missing scope or permission
-// or no unified-inbox feature, 429.
+// Each message takes its new folder in the inbox at once and keeps its id; the move is relayed to the
+// mailbox's IMAP server after the response (UID MOVE where the server offers MOVE, else COPY and
+// EXPUNGE of that message). Ids that name no message of the organization, and messages already in that
+// folder, are ignored; so are messages of mailboxes outside a mailbox-scoped API key's
+// allowed_email_accounts.
+//
+// Errors: 400 invalid folder, no ids or more than 500 (invalid_email_ids) or invalid body, 401, 403
+// missing scope or permission or no unified-inbox feature, 409 folder_unavailable (a mailbox of the
+// listed messages has no folder of that kind synced; nothing moves), 429.
 //
 // PATCH /unibox/folder
 func (UnimplementedHandler) UniboxMoveFolder(ctx context.Context, req *UniboxMoveFolderRequest, params UniboxMoveFolderParams) (r *UniboxMoveFolderRequest, _ error) {
@@ -4996,8 +5026,19 @@ func (UnimplementedHandler) UniboxOverview(ctx context.Context) (r *UniboxOvervi
 // approves. Suppressions, organization limits, mailbox holds, mailbox authentication and health, and
 // deliverability rules apply whatever the policy says.
 //
+// The reply carries In-Reply-To and References: with thread_id, the thread's newest message and its
+// chain, then the in_reply_to Message-IDs; without it, in_reply_to alone. It goes out uncapped (a
+// reply is not cold mail). Agent policies are not enforced yet: until they are, API-key and OAuth
+// replies are executed as a session's are.
+//
 // Errors: 400 invalid body, no recipient, missing subject, scheduled_at missing or past, or no active
-// organization, 401, 403 missing scope or permission or no unified-inbox feature, 429.
+// organization; recipient_suppressed naming the suppressed addresses; thread_of_another_mailbox when
+// thread_id is a thread of another mailbox (a reply leaves from the mailbox the conversation is in),
+// 401, 403 missing scope or permission or no unified-inbox feature (unified_inbox_unavailable), 404
+// unknown email_account_id or a mailbox outside the key's allowed_email_accounts (mailbox_not_found),
+// unknown thread_id (thread_not_found), 409 mailbox on hold (mailbox_inactive) or disconnected
+// (mailbox_disconnected), 429 scheduled_limit_reached (the organization already has 1000 replies and
+// direct messages waiting to be sent; Retry-After says when the next one leaves) or rate limited.
 //
 // POST /unibox/reply
 func (UnimplementedHandler) UniboxReply(ctx context.Context, req *UniboxReplyRequest, params UniboxReplyParams) (r UniboxReplyRes, _ error) {
@@ -5008,10 +5049,13 @@ func (UnimplementedHandler) UniboxReply(ctx context.Context, req *UniboxReplyReq
 //
 // Replaces the labels of a thread with category_ids, the full desired set (empty clears them), and
 // returns the labels now on it. Idempotent; ids of other organizations are dropped. Needs the
-// unified-inbox feature and WRITE_UNIBOX or access_unibox.
+// unified-inbox feature and WRITE_UNIBOX or access_unibox. Ids that name no label, and labels that are
+// not categories (folders, tags), are dropped the same way. The answer lists the labels in their
+// position order.
 //
-// Errors: 400 missing thread_id or invalid body, 401, 403 missing scope or permission or no
-// unified-inbox feature, 429.
+// Errors: 400 missing thread_id (thread_id_required) or invalid body, 401, 403 missing scope or
+// permission or no unified-inbox feature, 404 thread_not_found (unknown, another organization's, or of
+// a mailbox outside the key's allowed_email_accounts), 429.
 //
 // PUT /unibox/thread/labels
 func (UnimplementedHandler) UniboxSetThreadLabels(ctx context.Context, req *UniboxSetThreadLabelsRequest, params UniboxSetThreadLabelsParams) (r *UniboxLabelList, _ error) {
@@ -5024,8 +5068,15 @@ func (UnimplementedHandler) UniboxSetThreadLabels(ctx context.Context, req *Unib
 // snoozing the same thread again updates its time. Other members are not affected. Needs the
 // unified-inbox feature and WRITE_UNIBOX or access_unibox.
 //
-// Errors: 400 missing thread_id or bad snoozed_until, 401, 403 missing scope or permission or no
-// unified-inbox feature, 429.
+// Snoozes belong to the person behind the credential: a session's user, the user who created an API
+// key, the user who granted an OAuth token. An API key created without a user has no snoozes (400
+// user_required). The thread leaves that user's inbox list until snoozed_until, then comes back by
+// itself.
+//
+// Errors: 400 missing thread_id (thread_id_required), snoozed_until not in the future or more than a
+// year ahead (invalid_snoozed_until), user_required, 401, 403 missing scope or permission or no
+// unified-inbox feature, 404 thread_not_found (unknown, another organization's, or of a mailbox
+// outside the key's allowed_email_accounts), 429.
 //
 // POST /unibox/snooze
 func (UnimplementedHandler) UniboxSnooze(ctx context.Context, req *UniboxSnoozeRequest, params UniboxSnoozeParams) (r *UniboxSnooze, _ error) {
@@ -5038,8 +5089,10 @@ func (UnimplementedHandler) UniboxSnooze(ctx context.Context, req *UniboxSnoozeR
 // answers 204. Idempotent: it also succeeds when the thread was not snoozed. Needs the unified-inbox
 // feature and WRITE_UNIBOX or access_unibox.
 //
-// Errors: 400 missing thread_id, 401, 403 missing scope or permission or no unified-inbox feature,
-// 429.
+// A thread_id that is not an id names nothing to unsnooze, and is answered 204 too.
+//
+// Errors: 400 missing thread_id (thread_id_required) or a credential without a user (user_required,
+// see POST /unibox/snooze), 401, 403 missing scope or permission or no unified-inbox feature, 429.
 //
 // DELETE /unibox/snooze
 func (UnimplementedHandler) UniboxUnsnooze(ctx context.Context, params UniboxUnsnoozeParams) error {

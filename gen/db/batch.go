@@ -21,11 +21,11 @@ var (
 const sendTaskInsert = `-- name: SendTaskInsert :batchone
 INSERT INTO send_tasks (organization_id, id, kind, mailbox_id, from_email, from_name, contact_id, to_email, to_list,
   cc, bcc, reply_to, in_reply_to, thread_references, campaign_id, step_id, step_name, subject, body_text, body_html,
-  message_id, send_mode, not_before, attachment_ids, signed, variant_id, unsubscribe_url)
+  message_id, send_mode, not_before, attachment_ids, signed, variant_id, unsubscribe_url, thread_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
   $9::text[], $10::text[], $11::text[], $12, $13, $14::text[],
   $15, $16, $17, $18, $19, $20, $21, $22,
-  $23, $24::uuid[], $25, $26, $27)
+  $23, $24::uuid[], $25, $26, $27, $28)
 RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id
 `
 
@@ -63,6 +63,7 @@ type SendTaskInsertParams struct {
 	Signed           bool          `json:"signed"`
 	VariantID        uuid.NullUUID `json:"variant_id"`
 	UnsubscribeUrl   string        `json:"unsubscribe_url"`
+	ThreadID         uuid.NullUUID `json:"thread_id"`
 }
 
 // One round trip for any number of tasks (a campaign step enqueues its sends together).
@@ -97,6 +98,7 @@ func (q *Queries) SendTaskInsert(ctx context.Context, db DBTX, arg []SendTaskIns
 			a.Signed,
 			a.VariantID,
 			a.UnsubscribeUrl,
+			a.ThreadID,
 		}
 		batch.Queue(sendTaskInsert, vals...)
 	}

@@ -690,7 +690,7 @@ const organizationForMember = `-- name: OrganizationForMember :one
 SELECT o.id AS organization_id, o.name, m.role, m.custom_role_id, r.permissions AS custom_role_permissions,
        m.created_at AS joined_at,
        (SELECT count(*) FROM memberships c WHERE c.organization_id = o.id) AS member_count,
-       o.created_at, o.updated_at
+       o.created_at, o.updated_at, o.reply_undo_seconds
 FROM organizations o
 JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1::uuid
 LEFT JOIN custom_roles r ON r.organization_id = m.organization_id AND r.id = m.custom_role_id
@@ -712,6 +712,7 @@ type OrganizationForMemberRow struct {
 	MemberCount           int64         `json:"member_count"`
 	CreatedAt             time.Time     `json:"created_at"`
 	UpdatedAt             time.Time     `json:"updated_at"`
+	ReplyUndoSeconds      int32         `json:"reply_undo_seconds"`
 }
 
 func (q *Queries) OrganizationForMember(ctx context.Context, db DBTX, arg OrganizationForMemberParams) (OrganizationForMemberRow, error) {
@@ -727,6 +728,7 @@ func (q *Queries) OrganizationForMember(ctx context.Context, db DBTX, arg Organi
 		&i.MemberCount,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ReplyUndoSeconds,
 	)
 	return i, err
 }
@@ -753,6 +755,32 @@ type OrganizationRenameParams struct {
 
 func (q *Queries) OrganizationRename(ctx context.Context, db DBTX, arg OrganizationRenameParams) error {
 	_, err := db.Exec(ctx, organizationRename, arg.Name, arg.OrganizationID)
+	return err
+}
+
+const organizationReplyUndo = `-- name: OrganizationReplyUndo :one
+SELECT reply_undo_seconds FROM organizations WHERE id = $1::uuid
+`
+
+// Seconds an instant reply or direct message waits before it leaves (the undo window).
+func (q *Queries) OrganizationReplyUndo(ctx context.Context, db DBTX, organizationID uuid.UUID) (int32, error) {
+	row := db.QueryRow(ctx, organizationReplyUndo, organizationID)
+	var reply_undo_seconds int32
+	err := row.Scan(&reply_undo_seconds)
+	return reply_undo_seconds, err
+}
+
+const organizationSetReplyUndo = `-- name: OrganizationSetReplyUndo :exec
+UPDATE organizations SET reply_undo_seconds = $1::int, updated_at = now() WHERE id = $2::uuid
+`
+
+type OrganizationSetReplyUndoParams struct {
+	Seconds        int32     `json:"seconds"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+}
+
+func (q *Queries) OrganizationSetReplyUndo(ctx context.Context, db DBTX, arg OrganizationSetReplyUndoParams) error {
+	_, err := db.Exec(ctx, organizationSetReplyUndo, arg.Seconds, arg.OrganizationID)
 	return err
 }
 

@@ -34,9 +34,10 @@ var areaEdges = map[string]string{
 	"mail->audience":      "sending checks suppressions before a message leaves",
 	"mail->eventing":      "mailboxes, syncs and sends raise events into the outbox",
 	"trail->identity":     "an audit entry names the acting principal (user, API key or OAuth app)",
+	"inbox->audience":     "a reply or composed message is refused for suppressed recipients (suppression.Blocked)",
 	"inbox->campaigns":    "a classified reply moves the lead of the campaign send it answers (engine.Answered, unsubscribe by reply)",
-	"inbox->eventing":     "replies raise inbox.reply_received and the inbound_reply and inbound_out_of_office notifications",
-	"inbox->mail":         "the reply hook is the mail sync's inbound hook and reads reports as dsn parses them",
+	"inbox->eventing":     "replies raise inbox.reply_received and notifications; inbox actions queue their relays and sends in the request's transaction",
+	"inbox->mail":         "the reply hook is the mail sync's inbound hook; inbox actions mark read and move through mailsync and send through the send pipeline",
 }
 
 // pkg is what the rules read of a package: its path (relative to the module) and its non-test imports of the

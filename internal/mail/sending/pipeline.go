@@ -72,6 +72,9 @@ type Message struct {
 	// unsubscribe_header is on): the message carries it in List-Unsubscribe with List-Unsubscribe-Post (see
 	// build). Empty: no List-Unsubscribe header.
 	UnsubscribeURL string
+	// ThreadID is the inbox thread a reply or composed message belongs to (invalid: none), so the inbox's
+	// scheduled list can show and filter it.
+	ThreadID uuid.NullUUID
 }
 
 // Args is the River job that works one send task.
@@ -143,7 +146,7 @@ func EnqueueMany(ctx context.Context, tx pgx.Tx, jobs events.Inserter, out []Out
 			CampaignID: msg.CampaignID, StepID: msg.StepID, StepName: msg.StepName, Subject: msg.Subject,
 			BodyText: msg.Text, BodyHtml: msg.HTML, MessageID: "<" + MessageID(id, from) + ">",
 			SendMode: cmpMode(msg.Mode), NotBefore: notBefore, AttachmentIds: nonNil(msg.Attachments), Signed: msg.Signed,
-			VariantID: msg.VariantID, UnsubscribeUrl: msg.UnsubscribeURL,
+			VariantID: msg.VariantID, UnsubscribeUrl: msg.UnsubscribeURL, ThreadID: msg.ThreadID,
 		}
 		inserts[i] = river.InsertManyParams{Args: Args{OrganizationID: m.OrganizationID, TaskID: id, MailboxID: m.ID}}
 		if notBefore.After(now) {
