@@ -11,7 +11,7 @@ import (
 // BenchmarkClassify compares parsing a corpus message as the mail sync does (baseline) with parsing and
 // classifying it (outflow); ns/op is per message.
 func BenchmarkClassify(b *testing.B) {
-	corpus := readCorpus(b)
+	corpus := readCorpus(b, "corpus")
 	raws := make([][]byte, 0, len(corpus))
 	for _, l := range corpus {
 		raw, err := os.ReadFile(filepath.Join("testdata", "corpus", filepath.FromSlash(l.file)))
