@@ -46,6 +46,7 @@ type Handler struct {
 	*Tracking
 	*Unsubscribe
 	*Deliverability
+	*Unibox
 	notYet
 
 	mcp    *MCP
@@ -114,6 +115,9 @@ type Deps struct {
 	Deliverability *Deliverability
 	// MCP serves /v1/mcp beside the generated server (see MCP()); nil leaves the path to the generated stubs.
 	MCP *MCP
+	// Unibox serves the unified inbox's reads: the thread list, counts, overview, conversations, one message
+	// and a thread's categories.
+	Unibox *Unibox
 }
 
 // New assembles the API handler.
@@ -128,6 +132,7 @@ func New(d Deps) *Handler {
 		Tracking:          d.Tracking,
 		Unsubscribe:       d.Unsubscribe,
 		Deliverability:    d.Deliverability,
+		Unibox:            d.Unibox,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

@@ -29,6 +29,7 @@ import (
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/identity/avatar"
 	"github.com/outflowhq/outflow/internal/identity/oidc"
+	"github.com/outflowhq/outflow/internal/identity/orgs"
 	"github.com/outflowhq/outflow/internal/mail/mailbox"
 	"github.com/outflowhq/outflow/internal/mail/mailoauth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
@@ -139,6 +140,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		Unsubscribe: handlers.NewUnsubscribe(unsubscribes),
 		Deliverability: handlers.NewDeliverability(ingest.New(ingest.Deps{Pool: p.pool, Outbox: outbox, Engine: p.campaigns,
 			Unsubscribe: unsubscribes, Tracking: events, Hasher: hasher, Networks: p.networks})),
+		Unibox: handlers.NewUnibox(p.pool, cfg.SecretKey, inserter, orgs.Edition(cfg.Edition), p.now),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
