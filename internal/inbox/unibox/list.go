@@ -233,16 +233,25 @@ func ListSQL(org uuid.UUID, f Filter, now time.Time, after *Position, rowLimit i
 		w = append(w, "("+strings.Join(labelled, " OR ")+")")
 	}
 	if f.subject != "" {
-		w = append(w, "m.subject ILIKE "+b.arg("%"+likeEscape(f.subject)+"%"))
+		w = append(w, "EXISTS (SELECT 1 FROM inbox_messages n WHERE n.organization_id = $1 AND n.id = f.last_message_id AND n.subject ILIKE "+
+			b.arg("%"+likeEscape(f.subject)+"%")+")")
 	}
 	if f.from != "" {
 		p := b.arg("%" + likeEscape(f.from) + "%")
 		w = append(w, fmt.Sprintf("EXISTS (SELECT 1 FROM inbox_messages s WHERE s.organization_id = $1 AND s.thread_id = f.thread_id AND %s AND (s.from_email ILIKE %s OR s.from_name ILIKE %s))", scope, p, p))
 	}
+	// The page is cut from the summaries alone (the inner query, over the list's indexes), and only its rows
+	// read their newest message, categories and verdict.
 	sql := `SELECT f.last_message_id, f.mailbox_id, f.thread_id, f.last_message_at, f.total, f.unread,
   m.from_email, m.from_name, m.to_list, m.subject, m.snippet, m.seen, coalesce(lb.labels, '[]'),
   v.intent, v.intent_confidence, v.intent_evidence, v.unsubscribe_request, v.return_date
-FROM inbox_thread_folders f
+FROM (
+  SELECT f.organization_id, f.thread_id, f.mailbox_id, f.last_message_at, f.last_message_id, f.total, f.unread
+  FROM inbox_thread_folders f
+  WHERE ` + strings.Join(w, "\n    AND ") + `
+  ORDER BY f.last_message_at DESC, f.thread_id DESC
+  LIMIT ` + b.arg(rowLimit) + `
+) f
 JOIN inbox_messages m ON m.organization_id = f.organization_id AND m.id = f.last_message_id
 LEFT JOIN LATERAL (
   SELECT jsonb_agg(jsonb_build_object('id', l.id, 'title', l.title, 'color', l.color) ORDER BY l.position, l.id) AS labels
@@ -254,9 +263,7 @@ LEFT JOIN LATERAL (
   WHERE c.organization_id = f.organization_id AND c.thread_id = f.thread_id AND c.intent <> '' AND NOT c.outbound
   ORDER BY c.received_at DESC, c.id DESC LIMIT 1
 ) v ON true
-WHERE ` + strings.Join(w, "\n  AND ") + `
-ORDER BY f.last_message_at DESC, f.thread_id DESC
-LIMIT ` + b.arg(rowLimit)
+ORDER BY f.last_message_at DESC, f.thread_id DESC`
 	return sql, append([]any{pgx.QueryExecModeCacheDescribe}, b.args...)
 }
 
