@@ -72,6 +72,39 @@ func (q *Queries) UniboxCategoryCounts(ctx context.Context, db DBTX, arg UniboxC
 	return items, nil
 }
 
+const uniboxCategoryThreads = `-- name: UniboxCategoryThreads :many
+SELECT DISTINCT tl.thread_id FROM inbox_thread_labels tl
+WHERE tl.organization_id = $1 AND tl.label_id = ANY ($2::uuid[])
+LIMIT $3
+`
+
+type UniboxCategoryThreadsParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	LabelIds       []uuid.UUID `json:"label_ids"`
+	RowLimit       int32       `json:"row_limit"`
+}
+
+// Up to row_limit threads carrying any of the categories (the list's candidates for a category filter).
+func (q *Queries) UniboxCategoryThreads(ctx context.Context, db DBTX, arg UniboxCategoryThreadsParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, uniboxCategoryThreads, arg.OrganizationID, arg.LabelIds, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var thread_id uuid.UUID
+		if err := rows.Scan(&thread_id); err != nil {
+			return nil, err
+		}
+		items = append(items, thread_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const uniboxConversationThreads = `-- name: UniboxConversationThreads :many
 SELECT t.id FROM inbox_threads t
 WHERE t.organization_id = $1

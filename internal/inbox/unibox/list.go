@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 )
 
@@ -179,11 +180,29 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
+// maxCandidates is how many threads a category filter may select before the list stops naming them: past it
+// the categories are common, and a scan in the list's own order, which stops at the page's last row, beats
+// reading every labelled thread first.
+const maxCandidates = 10000
+
+// candidates are the threads carrying any of the categories, when at most maxCandidates do (ok false
+// otherwise). Naming them lets Postgres read a rare category's threads by key instead of probing the labels of
+// every thread the list's order passes until the page is full.
+func candidates(ctx context.Context, q Querier, org uuid.UUID, categories []uuid.UUID) (ids []uuid.UUID, ok bool, err error) {
+	ids, err = queries.UniboxCategoryThreads(ctx, q, dbq.UniboxCategoryThreadsParams{OrganizationID: org, LabelIds: categories,
+		RowLimit: maxCandidates + 1})
+	if err != nil {
+		return nil, false, fmt.Errorf("unibox category candidates: %w", err)
+	}
+	return ids, len(ids) <= maxCandidates, nil
+}
+
 // ListSQL compiles f into the list's statement: rowLimit rows after the position (nil: the first page) in
 // the list's order, with each row's newest message, categories and verdict. now decides which snoozes are
-// still running. The statement is sent per call (pgx.QueryExecModeCacheDescribe leads args): Postgres plans it
-// with the actual values, so a selective substring never gets a generic plan.
-func ListSQL(org uuid.UUID, f Filter, now time.Time, after *Position, rowLimit int) (string, []any) {
+// still running. A category filter alone first reads its threads when they are few (see candidates). The
+// statement is sent per call (pgx.QueryExecModeCacheDescribe leads args): Postgres plans it with the actual
+// values, so a selective filter never gets a generic plan.
+func ListSQL(ctx context.Context, q Querier, org uuid.UUID, f Filter, now time.Time, after *Position, rowLimit int) (string, []any, error) {
 	b := &builder{}
 	b.arg(org)
 	w := []string{"f.organization_id = $1", "f.folder_role = " + b.arg(f.role)}
@@ -223,7 +242,18 @@ func ListSQL(org uuid.UUID, f Filter, now time.Time, after *Position, rowLimit i
 		w = append(w, cond)
 	}
 	var labelled []string
-	if f.byCategory {
+	switch {
+	case f.byCategory && !f.uncategorized && len(f.categories) > 0:
+		ids, few, err := candidates(ctx, q, org, f.categories)
+		if err != nil {
+			return "", nil, err
+		}
+		if few {
+			labelled = append(labelled, "f.thread_id = ANY ("+b.arg(ids)+"::uuid[])")
+			break
+		}
+		fallthrough
+	case f.byCategory:
 		labelled = append(labelled, "EXISTS (SELECT 1 FROM inbox_thread_labels tl WHERE tl.organization_id = $1 AND tl.thread_id = f.thread_id AND tl.label_id = ANY ("+b.arg(f.categories)+"::uuid[]))")
 	}
 	if f.uncategorized {
@@ -264,12 +294,15 @@ LEFT JOIN LATERAL (
   ORDER BY c.received_at DESC, c.id DESC LIMIT 1
 ) v ON true
 ORDER BY f.last_message_at DESC, f.thread_id DESC`
-	return sql, append([]any{pgx.QueryExecModeCacheDescribe}, b.args...)
+	return sql, append([]any{pgx.QueryExecModeCacheDescribe}, b.args...), nil
 }
 
 // List reads rowLimit rows of the list after the position (nil: the first page).
 func List(ctx context.Context, q Querier, org uuid.UUID, f Filter, now time.Time, after *Position, rowLimit int) ([]Row, error) {
-	sql, args := ListSQL(org, f, now, after, rowLimit)
+	sql, args, err := ListSQL(ctx, q, org, f, now, after, rowLimit)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("unibox list: %w", err)
