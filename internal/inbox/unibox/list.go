@@ -215,9 +215,13 @@ func ListSQL(ctx context.Context, q Querier, org uuid.UUID, f Filter, now time.T
 		w = append(w, fmt.Sprintf("(f.last_message_at, f.thread_id) < (%s, %s)", b.arg(after.At), b.arg(after.Thread)))
 	}
 	if f.mailboxes != nil {
-		if len(f.mailboxes) == 0 {
+		switch len(f.mailboxes) {
+		case 0:
 			w = append(w, "false")
-		} else {
+		case 1:
+			// Equality, so the mailbox index (organization_id, mailbox_id, folder_role, ...) gives the order.
+			w = append(w, "f.mailbox_id = "+b.arg(f.mailboxes[0]))
+		default:
 			w = append(w, "f.mailbox_id = ANY ("+b.arg(f.mailboxes)+"::uuid[])")
 		}
 	}
