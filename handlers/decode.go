@@ -15,6 +15,8 @@ import (
 	"github.com/ogen-go/ogen/openapi"
 	"github.com/ogen-go/ogen/validate"
 
+	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/internal/inbox/unibox"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 )
 
@@ -50,6 +52,9 @@ func DecodeError(err error) error {
 	var e *apierror.Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if refused := ownRefusal(err); refused != nil {
+		return refused
 	}
 	var (
 		param *ogenerrors.DecodeParamError
@@ -92,6 +97,30 @@ func DecodeError(err error) error {
 		return apierror.New(code, codeInvalidRequest, "The request cannot be read: "+innermost(err)+".").WithCause(err)
 	}
 	return apierror.Internal(err)
+}
+
+// paramRefusals give some parameters' refusals a code (and words) of their own, where the operation's clients
+// branch on it, by operation name and parameter name; each gets the value the decoder refused.
+var paramRefusals = map[string]func(value string) error{
+	api.UniboxListOperation + ".folder": unibox.InvalidFolder,
+}
+
+// ownRefusal is the refusal paramRefusals gives a parameter the generated decoder rejected as not one of its
+// values, or nil.
+func ownRefusal(err error) error {
+	var (
+		op    *ogenerrors.DecodeParamsError
+		param *ogenerrors.DecodeParamError
+	)
+	if !errors.As(err, &op) || !errors.As(err, &param) {
+		return nil
+	}
+	refuse, ok := paramRefusals[op.OperationName()+"."+param.Name]
+	msg := innermost(param.Err)
+	if !ok || !strings.HasPrefix(msg, "invalid value: ") {
+		return nil
+	}
+	return refuse(strings.TrimPrefix(msg, "invalid value: "))
 }
 
 // badToken matches the JSON decoder's syntax error, which carries the byte offset of the offending value.

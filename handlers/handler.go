@@ -47,6 +47,7 @@ type Handler struct {
 	*Unsubscribe
 	*Deliverability
 	*UniboxActions
+	*Unibox
 	notYet
 
 	mcp    *MCP
@@ -118,6 +119,9 @@ type Deps struct {
 	// UniboxActions serves the unified inbox's writes: read/unread, moves, snoozes, thread labels, replies,
 	// composed messages and the scheduled sends.
 	UniboxActions *UniboxActions
+	// Unibox serves the unified inbox's reads: the thread list, counts, overview, conversations, one message
+	// and a thread's categories.
+	Unibox *Unibox
 }
 
 // New assembles the API handler.
@@ -133,6 +137,7 @@ func New(d Deps) *Handler {
 		Unsubscribe:       d.Unsubscribe,
 		Deliverability:    d.Deliverability,
 		UniboxActions:     d.UniboxActions,
+		Unibox:            d.Unibox,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

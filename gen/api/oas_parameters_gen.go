@@ -32354,13 +32354,14 @@ type UniboxListParams struct {
 	From OptString `json:",omitempty,omitzero"`
 	// Subject substring.
 	Subject OptString `json:",omitempty,omitzero"`
-	// One folder; omitted = every folder but spam and trash; an unknown value is 400.
+	// One folder; omitted = every folder but spam and trash; an unknown value is 400 invalid_folder.
 	Folder OptUniboxListFolder `json:",omitempty,omitzero"`
 	// Only threads with unread messages.
 	Unseen OptBool `json:",omitempty,omitzero"`
 	// Only threads whose latest message was sent by you.
 	AwaitingReply OptBool `json:",omitempty,omitzero"`
-	// `true` lists only snoozed threads; omitted, snoozed threads are left out.
+	// `true` lists only the threads the caller snoozed (snoozed_until still ahead); omitted or `false`
+	// leaves them out; any other value is 400.
 	Snoozed OptString `json:",omitempty,omitzero"`
 	// YYYY-MM-DD.
 	Since OptDate `json:",omitempty,omitzero"`

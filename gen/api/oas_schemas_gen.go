@@ -32805,6 +32805,51 @@ func (o NilCampaignLeadHold) Or(d CampaignLeadHold) CampaignLeadHold {
 	return d
 }
 
+// NewNilDate returns new NilDate with value set to v.
+func NewNilDate(v time.Time) NilDate {
+	return NilDate{
+		Value: v,
+	}
+}
+
+// NilDate is nullable time.Time.
+type NilDate struct {
+	Value time.Time
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilDate) SetTo(v time.Time) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilDate) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilDate) SetToNull() {
+	o.Null = true
+	var v time.Time
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilDate) Get() (v time.Time, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilDate) Or(d time.Time) time.Time {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewNilDateTime returns new NilDateTime with value set to v.
 func NewNilDateTime(v time.Time) NilDateTime {
 	return NilDateTime{
@@ -43346,6 +43391,74 @@ func (o OptNilIntegrationCatalogEntryCapability) Or(d IntegrationCatalogEntryCap
 	return d
 }
 
+// NewOptNilReplyClassification returns new OptNilReplyClassification with value set to v.
+func NewOptNilReplyClassification(v ReplyClassification) OptNilReplyClassification {
+	return OptNilReplyClassification{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNilReplyClassification is optional nullable ReplyClassification.
+type OptNilReplyClassification struct {
+	Value ReplyClassification
+	Set   bool
+	Null  bool
+}
+
+// IsSet returns true if OptNilReplyClassification was set.
+func (o OptNilReplyClassification) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNilReplyClassification) Reset() {
+	var v ReplyClassification
+	o.Value = v
+	o.Set = false
+	o.Null = false
+}
+
+// SetTo sets value to v.
+func (o *OptNilReplyClassification) SetTo(v ReplyClassification) {
+	o.Set = true
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o OptNilReplyClassification) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *OptNilReplyClassification) SetToNull() {
+	o.Set = true
+	o.Null = true
+	var v ReplyClassification
+	o.Value = v
+}
+
+// IsEmpty returns true if the field was omitted from the payload (not Set and not Null).
+func (o OptNilReplyClassification) IsEmpty() bool {
+	return !o.Set && !o.Null
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNilReplyClassification) Get() (v ReplyClassification, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNilReplyClassification) Or(d ReplyClassification) ReplyClassification {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptNilString returns new OptNilString with value set to v.
 func NewOptNilString(v string) OptNilString {
 	return OptNilString{
@@ -50336,6 +50449,251 @@ func (s *RefreshRequest) SetRefreshToken(val string) {
 	s.RefreshToken = val
 }
 
+// How the reply classifier read an inbound message, and why. `intent` is positive, negative, question,
+// neutral, out_of_office or automated (auto-replies, ticket acknowledgements, newsletters, bounces and
+// other reports: never a reply of a person). `confidence` is 0 to 1. `evidence` lists what decided it,
+// strongest first: a header (name and value, such as Auto-Submitted: auto-replied), a delivery report,
+// a subject prefix, a phrase of the built-in lists, a keyword of the campaign's reply_intent, or a
+// rule. `unsubscribe_request` is true when the text asks to be taken off the list; `return_date` is
+// the out-of-office return date the message states (null when none or not an out-of-office).
+// Ref: #/components/schemas/ReplyClassification
+type ReplyClassification struct {
+	Intent             ReplyClassificationIntent `json:"intent"`
+	Confidence         float64                   `json:"confidence"`
+	Evidence           []ReplyEvidence           `json:"evidence"`
+	UnsubscribeRequest bool                      `json:"unsubscribe_request"`
+	ReturnDate         NilDate                   `json:"return_date"`
+}
+
+// GetIntent returns the value of Intent.
+func (s *ReplyClassification) GetIntent() ReplyClassificationIntent {
+	return s.Intent
+}
+
+// GetConfidence returns the value of Confidence.
+func (s *ReplyClassification) GetConfidence() float64 {
+	return s.Confidence
+}
+
+// GetEvidence returns the value of Evidence.
+func (s *ReplyClassification) GetEvidence() []ReplyEvidence {
+	return s.Evidence
+}
+
+// GetUnsubscribeRequest returns the value of UnsubscribeRequest.
+func (s *ReplyClassification) GetUnsubscribeRequest() bool {
+	return s.UnsubscribeRequest
+}
+
+// GetReturnDate returns the value of ReturnDate.
+func (s *ReplyClassification) GetReturnDate() NilDate {
+	return s.ReturnDate
+}
+
+// SetIntent sets the value of Intent.
+func (s *ReplyClassification) SetIntent(val ReplyClassificationIntent) {
+	s.Intent = val
+}
+
+// SetConfidence sets the value of Confidence.
+func (s *ReplyClassification) SetConfidence(val float64) {
+	s.Confidence = val
+}
+
+// SetEvidence sets the value of Evidence.
+func (s *ReplyClassification) SetEvidence(val []ReplyEvidence) {
+	s.Evidence = val
+}
+
+// SetUnsubscribeRequest sets the value of UnsubscribeRequest.
+func (s *ReplyClassification) SetUnsubscribeRequest(val bool) {
+	s.UnsubscribeRequest = val
+}
+
+// SetReturnDate sets the value of ReturnDate.
+func (s *ReplyClassification) SetReturnDate(val NilDate) {
+	s.ReturnDate = val
+}
+
+type ReplyClassificationIntent string
+
+const (
+	ReplyClassificationIntentPositive    ReplyClassificationIntent = "positive"
+	ReplyClassificationIntentNegative    ReplyClassificationIntent = "negative"
+	ReplyClassificationIntentQuestion    ReplyClassificationIntent = "question"
+	ReplyClassificationIntentNeutral     ReplyClassificationIntent = "neutral"
+	ReplyClassificationIntentOutOfOffice ReplyClassificationIntent = "out_of_office"
+	ReplyClassificationIntentAutomated   ReplyClassificationIntent = "automated"
+)
+
+// AllValues returns all ReplyClassificationIntent values.
+func (ReplyClassificationIntent) AllValues() []ReplyClassificationIntent {
+	return []ReplyClassificationIntent{
+		ReplyClassificationIntentPositive,
+		ReplyClassificationIntentNegative,
+		ReplyClassificationIntentQuestion,
+		ReplyClassificationIntentNeutral,
+		ReplyClassificationIntentOutOfOffice,
+		ReplyClassificationIntentAutomated,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ReplyClassificationIntent) MarshalText() ([]byte, error) {
+	switch s {
+	case ReplyClassificationIntentPositive:
+		return []byte(s), nil
+	case ReplyClassificationIntentNegative:
+		return []byte(s), nil
+	case ReplyClassificationIntentQuestion:
+		return []byte(s), nil
+	case ReplyClassificationIntentNeutral:
+		return []byte(s), nil
+	case ReplyClassificationIntentOutOfOffice:
+		return []byte(s), nil
+	case ReplyClassificationIntentAutomated:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ReplyClassificationIntent) UnmarshalText(data []byte) error {
+	switch ReplyClassificationIntent(data) {
+	case ReplyClassificationIntentPositive:
+		*s = ReplyClassificationIntentPositive
+		return nil
+	case ReplyClassificationIntentNegative:
+		*s = ReplyClassificationIntentNegative
+		return nil
+	case ReplyClassificationIntentQuestion:
+		*s = ReplyClassificationIntentQuestion
+		return nil
+	case ReplyClassificationIntentNeutral:
+		*s = ReplyClassificationIntentNeutral
+		return nil
+	case ReplyClassificationIntentOutOfOffice:
+		*s = ReplyClassificationIntentOutOfOffice
+		return nil
+	case ReplyClassificationIntentAutomated:
+		*s = ReplyClassificationIntentAutomated
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// One thing that decided a classification. kind header (name = the header, value = its value), report
+// (name = bounce, delay or complaint), subject (value = the matched prefix), phrase (value = the
+// matched phrase of the built-in lists, name = its list), keyword (value = the campaign's reply_intent
+// keyword, name = its intent) or rule (name = the rule, such as no_signal).
+// Ref: #/components/schemas/ReplyEvidence
+type ReplyEvidence struct {
+	Kind  ReplyEvidenceKind `json:"kind"`
+	Name  string            `json:"name"`
+	Value string            `json:"value"`
+}
+
+// GetKind returns the value of Kind.
+func (s *ReplyEvidence) GetKind() ReplyEvidenceKind {
+	return s.Kind
+}
+
+// GetName returns the value of Name.
+func (s *ReplyEvidence) GetName() string {
+	return s.Name
+}
+
+// GetValue returns the value of Value.
+func (s *ReplyEvidence) GetValue() string {
+	return s.Value
+}
+
+// SetKind sets the value of Kind.
+func (s *ReplyEvidence) SetKind(val ReplyEvidenceKind) {
+	s.Kind = val
+}
+
+// SetName sets the value of Name.
+func (s *ReplyEvidence) SetName(val string) {
+	s.Name = val
+}
+
+// SetValue sets the value of Value.
+func (s *ReplyEvidence) SetValue(val string) {
+	s.Value = val
+}
+
+type ReplyEvidenceKind string
+
+const (
+	ReplyEvidenceKindHeader  ReplyEvidenceKind = "header"
+	ReplyEvidenceKindReport  ReplyEvidenceKind = "report"
+	ReplyEvidenceKindSubject ReplyEvidenceKind = "subject"
+	ReplyEvidenceKindPhrase  ReplyEvidenceKind = "phrase"
+	ReplyEvidenceKindKeyword ReplyEvidenceKind = "keyword"
+	ReplyEvidenceKindRule    ReplyEvidenceKind = "rule"
+)
+
+// AllValues returns all ReplyEvidenceKind values.
+func (ReplyEvidenceKind) AllValues() []ReplyEvidenceKind {
+	return []ReplyEvidenceKind{
+		ReplyEvidenceKindHeader,
+		ReplyEvidenceKindReport,
+		ReplyEvidenceKindSubject,
+		ReplyEvidenceKindPhrase,
+		ReplyEvidenceKindKeyword,
+		ReplyEvidenceKindRule,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ReplyEvidenceKind) MarshalText() ([]byte, error) {
+	switch s {
+	case ReplyEvidenceKindHeader:
+		return []byte(s), nil
+	case ReplyEvidenceKindReport:
+		return []byte(s), nil
+	case ReplyEvidenceKindSubject:
+		return []byte(s), nil
+	case ReplyEvidenceKindPhrase:
+		return []byte(s), nil
+	case ReplyEvidenceKindKeyword:
+		return []byte(s), nil
+	case ReplyEvidenceKindRule:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ReplyEvidenceKind) UnmarshalText(data []byte) error {
+	switch ReplyEvidenceKind(data) {
+	case ReplyEvidenceKindHeader:
+		*s = ReplyEvidenceKindHeader
+		return nil
+	case ReplyEvidenceKindReport:
+		*s = ReplyEvidenceKindReport
+		return nil
+	case ReplyEvidenceKindSubject:
+		*s = ReplyEvidenceKindSubject
+		return nil
+	case ReplyEvidenceKindPhrase:
+		*s = ReplyEvidenceKindPhrase
+		return nil
+	case ReplyEvidenceKindKeyword:
+		*s = ReplyEvidenceKindKeyword
+		return nil
+	case ReplyEvidenceKindRule:
+		*s = ReplyEvidenceKindRule
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/ReplyTemplate
 type ReplyTemplate struct {
 	ID             uuid.UUID `json:"id"`
@@ -54630,6 +54988,9 @@ type UniboxEmail struct {
 	BodyTruncated OptBool     `json:"body_truncated"`
 	UpdatedAt     OptDateTime `json:"updated_at"`
 	CreatedAt     OptDateTime `json:"created_at"`
+	// The reply classifier's verdict on this message; null when it was not classified (messages the
+	// mailbox sent, drafts, messages outside campaign conversations before classification).
+	Classification OptNilReplyClassification `json:"classification"`
 }
 
 // GetID returns the value of ID.
@@ -54767,6 +55128,11 @@ func (s *UniboxEmail) GetCreatedAt() OptDateTime {
 	return s.CreatedAt
 }
 
+// GetClassification returns the value of Classification.
+func (s *UniboxEmail) GetClassification() OptNilReplyClassification {
+	return s.Classification
+}
+
 // SetID sets the value of ID.
 func (s *UniboxEmail) SetID(val uuid.UUID) {
 	s.ID = val
@@ -54900,6 +55266,11 @@ func (s *UniboxEmail) SetUpdatedAt(val OptDateTime) {
 // SetCreatedAt sets the value of CreatedAt.
 func (s *UniboxEmail) SetCreatedAt(val OptDateTime) {
 	s.CreatedAt = val
+}
+
+// SetClassification sets the value of Classification.
+func (s *UniboxEmail) SetClassification(val OptNilReplyClassification) {
+	s.Classification = val
 }
 
 // Ref: #/components/schemas/UniboxLabel
@@ -55159,6 +55530,8 @@ type UniboxMessage struct {
 	BodyHTML     OptString   `json:"body_html"`
 	UpdatedAt    OptDateTime `json:"updated_at"`
 	CreatedAt    OptDateTime `json:"created_at"`
+	// The reply classifier's verdict on this message; null when it was not classified.
+	Classification OptNilReplyClassification `json:"classification"`
 }
 
 // GetID returns the value of ID.
@@ -55291,6 +55664,11 @@ func (s *UniboxMessage) GetCreatedAt() OptDateTime {
 	return s.CreatedAt
 }
 
+// GetClassification returns the value of Classification.
+func (s *UniboxMessage) GetClassification() OptNilReplyClassification {
+	return s.Classification
+}
+
 // SetID sets the value of ID.
 func (s *UniboxMessage) SetID(val uuid.UUID) {
 	s.ID = val
@@ -55419,6 +55797,11 @@ func (s *UniboxMessage) SetUpdatedAt(val OptDateTime) {
 // SetCreatedAt sets the value of CreatedAt.
 func (s *UniboxMessage) SetCreatedAt(val OptDateTime) {
 	s.CreatedAt = val
+}
+
+// SetClassification sets the value of Classification.
+func (s *UniboxMessage) SetClassification(val OptNilReplyClassification) {
+	s.Classification = val
 }
 
 // Ref: #/components/schemas/UniboxMessageList
@@ -56564,6 +56947,9 @@ type UniboxThread struct {
 	MessageCount int           `json:"message_count"`
 	HasUnread    bool          `json:"has_unread"`
 	Labels       []UniboxLabel `json:"labels"`
+	// The verdict on the thread's newest classified inbound message (what the prospect last said); null
+	// when none of its messages was classified.
+	Classification OptNilReplyClassification `json:"classification"`
 }
 
 // GetID returns the value of ID.
@@ -56626,6 +57012,11 @@ func (s *UniboxThread) GetLabels() []UniboxLabel {
 	return s.Labels
 }
 
+// GetClassification returns the value of Classification.
+func (s *UniboxThread) GetClassification() OptNilReplyClassification {
+	return s.Classification
+}
+
 // SetID sets the value of ID.
 func (s *UniboxThread) SetID(val uuid.UUID) {
 	s.ID = val
@@ -56684,6 +57075,11 @@ func (s *UniboxThread) SetHasUnread(val bool) {
 // SetLabels sets the value of Labels.
 func (s *UniboxThread) SetLabels(val []UniboxLabel) {
 	s.Labels = val
+}
+
+// SetClassification sets the value of Classification.
+func (s *UniboxThread) SetClassification(val OptNilReplyClassification) {
+	s.Classification = val
 }
 
 // Ref: #/components/schemas/UniboxThreadList

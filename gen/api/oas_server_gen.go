@@ -4054,8 +4054,9 @@ type UniboxHandler interface {
 	UniboxCompose(ctx context.Context, req *UniboxComposeRequest, params UniboxComposeParams) (UniboxComposeRes, error)
 	// UniboxCount implements unibox_count operation.
 	//
-	// Number of unread messages across the organization, or in one mailbox when email_id is given; every
-	// member sees the same count. Needs the unified-inbox feature and READ_UNIBOX or access_unibox.
+	// Number of unread messages across the organization outside spam and trash, or in one mailbox when
+	// email_id is given (a mailbox-scoped API key counts its own mailboxes); every member sees the same
+	// count. Needs the unified-inbox feature and READ_UNIBOX or access_unibox.
 	//
 	// Errors: 400 malformed email_id or missing organization, 401, 403 missing scope or permission or no
 	// unified-inbox feature, 429.
@@ -4066,8 +4067,9 @@ type UniboxHandler interface {
 	//
 	// One message with its headers and both bodies; reading it marks it read. The keys differ from a
 	// thread read: date, from, to and ReplyTo stand for sent_date, from_addr, to_addr and reply_to, and
-	// body_truncated flags a shortened body. Needs the unified-inbox feature and READ_UNIBOX or
-	// access_unibox.
+	// body_truncated flags a shortened body. An unread message is marked read, and the change is relayed
+	// to its mailbox's server after the response. A mailbox-scoped API key reads only its own mailboxes'
+	// messages (others answer 404). Needs the unified-inbox feature and READ_UNIBOX or access_unibox.
 	//
 	// Errors: 400 missing organization, 401, 403 missing scope or permission or no unified-inbox feature,
 	// 404 unknown or malformed message id, 429.
@@ -4077,12 +4079,17 @@ type UniboxHandler interface {
 	// UniboxGetThread implements unibox_get_thread operation.
 	//
 	// Messages of one thread (thread_id, also accepted as `id`) with headers and both bodies, paged by
-	// cursor and limit (1 to 100, default 50; out of range is 400). Without email_id (alias `email`) the
-	// thread is read across every mailbox of the organization. Needs the unified-inbox feature and
-	// READ_UNIBOX or access_unibox.
+	// cursor and limit (1 to 100, default 50; out of range is 400), oldest first. With email_id (alias
+	// `email`) the thread must be that mailbox's and only its messages are read. Without it the
+	// conversation is read across every mailbox the caller may use: the messages of every thread sharing
+	// the thread's conversation (its root Message-ID), one copy of each Message-ID. Each message carries
+	// the reply classifier's verdict (`classification`, null when not classified). Needs the unified-inbox
+	// feature and READ_UNIBOX or access_unibox.
 	//
-	// Errors: 400 missing thread_id (neither thread_id nor id), limit out of range or bad cursor, 401, 403
-	// missing scope or permission or no unified-inbox feature, 429.
+	// Errors: 400 missing thread_id (thread_id_required: neither thread_id nor id), limit out of range or
+	// bad cursor, 401, 403 missing scope or permission or no unified-inbox feature, 404 thread_not_found
+	// (an id that is malformed, unknown, another organization's, of a mailbox the caller may not use, or
+	// not of the email_id mailbox), 429.
 	//
 	// GET /unibox/thread
 	UniboxGetThread(ctx context.Context, params UniboxGetThreadParams) (*UniboxMessageList, error)
@@ -4092,22 +4099,40 @@ type UniboxHandler interface {
 	// `{data: [{id, title, color}]}`. Labels are shared by every member of the organization. Needs the
 	// unified-inbox feature and READ_UNIBOX or access_unibox.
 	//
-	// Errors: 400 missing thread_id (neither thread_id nor id), 401, 403 missing scope or permission or no
-	// unified-inbox feature, 429.
+	// Errors: 400 missing thread_id (thread_id_required: neither thread_id nor id), 401, 403 missing scope
+	// or permission or no unified-inbox feature, 404 thread_not_found (malformed, unknown, another
+	// organization's, or of a mailbox the caller may not use), 429.
 	//
 	// GET /unibox/thread/labels
 	UniboxGetThreadLabels(ctx context.Context, params UniboxGetThreadLabelsParams) (*UniboxLabelList, error)
 	// UniboxList implements unibox_list operation.
 	//
-	// One row per thread across the organization's mailboxes, shown by its newest message with unread
-	// state, message count and conversation labels. Filters: folder (omitted = all but spam and trash),
-	// sender and subject substrings, unseen, awaiting_reply (latest message sent by you), snoozed (true =
-	// only snoozed; omitted hides snoozed threads), since and until dates, one or several mailboxes
-	// (invalid ids in email_ids are dropped), category_ids (any match) and uncategorized. Needs the
-	// unified-inbox feature (active trial or paid plan) and READ_UNIBOX or access_unibox.
+	// One row per thread across the organization's mailboxes, newest activity first (by the time of the
+	// thread's newest message in the listed folder, then by thread id), shown by that message: `id` is its
+	// id, `email_id` its mailbox, `from_addr` its sender as `Name <address>` (the bare address when no
+	// name is known), `to_addr` its recipients, `subject`, `snippet`, `internal_date` and `seen` its own;
+	// `message_count` and `has_unread` count the thread's messages in the listed folder; `labels` are the
+	// thread's categories; `classification` is the verdict on its newest classified inbound message.
 	//
-	// Errors: 400 unknown folder, bad cursor or limit, 401, 403 missing scope or permission or no
-	// unified-inbox feature, 429.
+	// Filters (all combine with AND): `folder` one folder, omitted = every folder but spam and trash (an
+	// unknown folder is 400 invalid_folder); `from` a case-insensitive substring of the address or display
+	// name of any sender of the thread in that folder; `subject` a case-insensitive substring of the shown
+	// subject; `unseen=true` only threads with an unread message in that folder (false: no filter);
+	// `awaiting_reply=true` only threads whose newest message outside spam and trash the mailbox sent
+	// (false: no filter); `snoozed`: omitted or `false` leaves out the threads the caller snoozed until a
+	// time still ahead, `true` lists only those (a snooze is the calling user's: an API key's is its
+	// creator's, an OAuth token's the granting user's; a credential with no user gets 400 user_required
+	// for `true`), any other value is 400 invalid_snoozed; `since` and `until` days (YYYY-MM-DD, UTC, both
+	// inclusive) of that newest message; `email_id` and `email_ids` (comma-separated; invalid ids dropped)
+	// together name the mailboxes to list, and when every id given is invalid the list is empty;
+	// `category_ids` (comma-separated, invalid ids dropped) threads with any of those categories,
+	// `uncategorized=true` threads with none (both given: either). A mailbox-scoped API key lists only its
+	// own mailboxes. Pages of 1 to 100 rows (default 50) by cursor. Needs the unified-inbox feature
+	// (active trial or paid plan) and READ_UNIBOX or access_unibox.
+	//
+	// Errors: 400 unknown folder (invalid_folder), bad snoozed value, bad cursor or limit (invalid_limit),
+	// 401, 403 missing scope or permission or no unified-inbox feature (unified_inbox_unavailable), 404 an
+	// email_id the key may not use, 429.
 	//
 	// GET /unibox
 	UniboxList(ctx context.Context, params UniboxListParams) (*UniboxThreadList, error)
@@ -4173,10 +4198,17 @@ type UniboxHandler interface {
 	UniboxMoveFolder(ctx context.Context, req *UniboxMoveFolderRequest, params UniboxMoveFolderParams) (*UniboxMoveFolderRequest, error)
 	// UniboxOverview implements unibox_overview operation.
 	//
-	// Thread counts for the inbox sidebar: total, unread, today, this week, snoozed, awaiting reply and
-	// pending scheduled sends, then per folder (all six in sidebar order, zero-filled), per mailbox, per
-	// tag and per category, with the start of the today and week windows. Headline counts leave out spam
-	// and trash. Needs the unified-inbox feature and READ_UNIBOX or access_unibox.
+	// Thread counts for the inbox sidebar. Headline counts leave out spam and trash: `total` threads,
+	// `unread` threads with an unread message, `today` and `week` threads whose newest message arrived
+	// since `window_today_start` (midnight UTC) and `window_week_start` (Monday 00:00 UTC, ISO weeks),
+	// `snoozed` threads the caller snoozed until a time still ahead, `awaiting_reply` threads whose newest
+	// message the mailbox sent. `scheduled_pending` counts replies and composed messages queued and not
+	// yet sent; `scheduled_pending_max` is the most an organization may have pending (1000). `folders` has
+	// all six folders in sidebar order (inbox, sent, drafts, archive, spam, trash), `mailboxes` every
+	// mailbox of the organization (ordered by address), `tags` every mailbox tag (threads of mailboxes
+	// carrying it) and `categories` every category (threads carrying it), in their label order; all
+	// zero-filled, each with `total` and `unread` threads. A mailbox-scoped API key counts and lists only
+	// its own mailboxes. Needs the unified-inbox feature and READ_UNIBOX or access_unibox.
 	//
 	// Errors: 400 missing organization, 401, 403 missing scope or permission or no unified-inbox feature,
 	// 429.

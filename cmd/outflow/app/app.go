@@ -48,8 +48,9 @@ type Options struct {
 	Mail sysmail.Sender
 	// Captcha replaces the verifier the configuration implies.
 	Captcha captcha.Verifier
-	// Now replaces the clock the tracking endpoints stamp opens and clicks with (nil: time.Now); tests of the
-	// classification windows set it to the millisecond.
+	// Now replaces the clock the tracking endpoints stamp opens and clicks with, which the unified inbox's reads
+	// also judge snoozes, trials and the overview's windows by (nil: time.Now); tests of the classification
+	// windows set it to the millisecond.
 	Now func() time.Time
 	// Networks replaces the scanner, probable-scanner and privacy-proxy lists (nil: the embedded ones); tests
 	// name loopback networks in them.
@@ -105,7 +106,7 @@ type parts struct {
 	// windows judge tracked opens and clicks (OUTFLOW_*_WINDOW, validated before anything starts).
 	windows tracking.Windows
 	// networks are the scanner and privacy-proxy lists the tracking endpoints look addresses up in; now is
-	// their clock.
+	// their clock (and the unified inbox's reads').
 	networks *tracking.Networks
 	now      func() time.Time
 	// campaigns is the sequence engine: the workers plan and settle with it, and the API applies posted
