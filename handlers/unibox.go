@@ -244,9 +244,6 @@ func (h *Unibox) UniboxGet(ctx context.Context, params api.UniboxGetParams) (*ap
 		if _, err := mailsync.MarkSeen(ctx, tx, h.jobs, s.Org, m.MailboxID, []uuid.UUID{m.ID}, true); err != nil {
 			return err
 		}
-		if err := unibox.Refresh(ctx, tx, s.Org, m.ThreadID); err != nil {
-			return err
-		}
 		m, err = unibox.ReadMessage(ctx, tx, s, params.ID)
 		return err
 	})

@@ -108,10 +108,6 @@ SELECT m.id, m.mailbox_id, m.thread_id, m.message_id, m.gmail_id, m.uid, m.mod_s
 FROM inbox_messages m
 WHERE m.organization_id = @organization_id AND m.id = @id;
 
--- name: UniboxThreadRefresh :exec
--- Recomputes the threads' summaries after a change to their messages (see inbox_thread_refresh).
-SELECT inbox_thread_refresh(@organization_id::uuid, @thread_ids::uuid[]);
-
 -- name: UniboxCategoryThreads :many
 -- Up to row_limit threads carrying any of the categories (the list's candidates for a category filter).
 SELECT DISTINCT tl.thread_id FROM inbox_thread_labels tl

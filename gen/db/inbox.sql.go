@@ -613,21 +613,6 @@ func (q *Queries) UniboxThreadMessages(ctx context.Context, db DBTX, arg UniboxT
 	return items, nil
 }
 
-const uniboxThreadRefresh = `-- name: UniboxThreadRefresh :exec
-SELECT inbox_thread_refresh($1::uuid, $2::uuid[])
-`
-
-type UniboxThreadRefreshParams struct {
-	OrganizationID uuid.UUID   `json:"organization_id"`
-	ThreadIds      []uuid.UUID `json:"thread_ids"`
-}
-
-// Recomputes the threads' summaries after a change to their messages (see inbox_thread_refresh).
-func (q *Queries) UniboxThreadRefresh(ctx context.Context, db DBTX, arg UniboxThreadRefreshParams) error {
-	_, err := db.Exec(ctx, uniboxThreadRefresh, arg.OrganizationID, arg.ThreadIds)
-	return err
-}
-
 const uniboxUnreadCount = `-- name: UniboxUnreadCount :one
 
 SELECT coalesce(sum(f.unread), 0)::bigint FROM inbox_thread_folders f

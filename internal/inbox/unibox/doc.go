@@ -10,8 +10,8 @@
 //     folder but spam and trash), by keyset (last_message_at DESC, thread_id DESC) over the indexes that start
 //     with (organization_id, folder_role) or (organization_id, mailbox_id, folder_role); it never scans
 //     messages for the page's order and never uses OFFSET. inbox_thread_refresh keeps those rows true to the
-//     messages; whoever changes messages (here: the read mark of GET /unibox/{id}) calls Refresh in the same
-//     transaction.
+//     messages; whoever changes messages (the read mark of GET /unibox/{id} goes through mailsync.MarkSeen) refreshes
+//     them in the same transaction.
 //   - Snoozes are the calling user's (Scope.User): they hide a thread from that user's list only while
 //     snoozed_until is ahead of now, so a due snooze needs no sweep to return the thread.
 //   - Counts are of threads, except Count (unread messages); headline counts leave out spam and trash.

@@ -262,12 +262,3 @@ func ThreadLabels(ctx context.Context, q Querier, s Scope, t Thread) ([]Label, e
 	}
 	return out, nil
 }
-
-// Refresh recomputes the summaries of threads after their messages changed (inbox_thread_refresh), in the
-// transaction that changed them.
-func Refresh(ctx context.Context, q Querier, org uuid.UUID, threads ...uuid.UUID) error {
-	if err := queries.UniboxThreadRefresh(ctx, q, dbq.UniboxThreadRefreshParams{OrganizationID: org, ThreadIds: threads}); err != nil {
-		return fmt.Errorf("refresh inbox threads: %w", err)
-	}
-	return nil
-}
