@@ -3797,6 +3797,12 @@ CREATE INDEX send_tasks_mailbox ON public.send_tasks USING btree (organization_i
 CREATE INDEX send_tasks_message_id ON public.send_tasks USING btree (organization_id, message_id) WHERE (campaign_id IS NOT NULL);
 
 --
+-- Name: send_tasks_thread_message; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX send_tasks_thread_message ON public.send_tasks USING btree (organization_id, mailbox_id, message_id) WHERE (thread_id IS NOT NULL);
+
+--
 -- Name: session_refresh_tokens_session_id; Type: INDEX; Schema: public; Owner: -
 --
 

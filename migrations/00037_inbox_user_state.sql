@@ -38,11 +38,14 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON inbox_snoozes, inbox_thread_labels TO ou
 ALTER TABLE organizations ADD COLUMN reply_undo_seconds integer NOT NULL DEFAULT 30 CHECK (reply_undo_seconds BETWEEN 5 AND 120);
 
 ALTER TABLE send_tasks ADD COLUMN thread_id uuid;
+-- The mail sync finds the thread of a reply or composed message by its Message-ID when its copy or an answer arrives.
+CREATE INDEX send_tasks_thread_message ON send_tasks (organization_id, mailbox_id, message_id) WHERE thread_id IS NOT NULL;
 CREATE INDEX send_tasks_inbox_pending ON send_tasks (organization_id, not_before)
   WHERE status = 'queued' AND kind IN ('reply', 'direct');
 
 -- +goose Down
 DROP INDEX send_tasks_inbox_pending;
+DROP INDEX send_tasks_thread_message;
 ALTER TABLE send_tasks DROP COLUMN thread_id;
 ALTER TABLE organizations DROP COLUMN reply_undo_seconds;
 DROP TABLE inbox_thread_labels;

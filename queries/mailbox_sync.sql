@@ -70,6 +70,18 @@ WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id
 ORDER BY received_at
 LIMIT 1;
 
+-- name: InboxThreadOfSend :one
+-- The thread a reply or composed message sent from this mailbox was given (send_tasks.thread_id), for its own
+-- copy in Sent or an answer to it that no stored message joins to a thread yet (a plain SMTP server keeps no
+-- copy in Sent), so the thread id the API answered on sending is the thread the conversation lands in.
+SELECT thread_id::uuid AS thread_id,
+       EXISTS (SELECT 1 FROM inbox_threads t WHERE t.organization_id = s.organization_id AND t.id = s.thread_id) AS stored
+FROM send_tasks s
+WHERE s.organization_id = @organization_id AND s.mailbox_id = @mailbox_id AND s.thread_id IS NOT NULL
+  AND s.message_id = ANY(@message_ids::text[])
+ORDER BY s.created_at
+LIMIT 1;
+
 -- name: InboxThreadInsert :exec
 INSERT INTO inbox_threads (organization_id, id, mailbox_id, subject, provider_thread_id, message_count, last_message_at, conversation_key)
 VALUES (@organization_id, @id, @mailbox_id, @subject, @provider_thread_id, 0, @last_message_at, @conversation_key);

@@ -759,6 +759,37 @@ func (q *Queries) InboxThreadInsert(ctx context.Context, db DBTX, arg InboxThrea
 	return err
 }
 
+const inboxThreadOfSend = `-- name: InboxThreadOfSend :one
+SELECT thread_id::uuid AS thread_id,
+       EXISTS (SELECT 1 FROM inbox_threads t WHERE t.organization_id = s.organization_id AND t.id = s.thread_id) AS stored
+FROM send_tasks s
+WHERE s.organization_id = $1 AND s.mailbox_id = $2 AND s.thread_id IS NOT NULL
+  AND s.message_id = ANY($3::text[])
+ORDER BY s.created_at
+LIMIT 1
+`
+
+type InboxThreadOfSendParams struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	MailboxID      uuid.NullUUID `json:"mailbox_id"`
+	MessageIds     []string      `json:"message_ids"`
+}
+
+type InboxThreadOfSendRow struct {
+	ThreadID uuid.UUID `json:"thread_id"`
+	Stored   bool      `json:"stored"`
+}
+
+// The thread a reply or composed message sent from this mailbox was given (send_tasks.thread_id), for its own
+// copy in Sent or an answer to it that no stored message joins to a thread yet (a plain SMTP server keeps no
+// copy in Sent), so the thread id the API answered on sending is the thread the conversation lands in.
+func (q *Queries) InboxThreadOfSend(ctx context.Context, db DBTX, arg InboxThreadOfSendParams) (InboxThreadOfSendRow, error) {
+	row := db.QueryRow(ctx, inboxThreadOfSend, arg.OrganizationID, arg.MailboxID, arg.MessageIds)
+	var i InboxThreadOfSendRow
+	err := row.Scan(&i.ThreadID, &i.Stored)
+	return i, err
+}
+
 const inboxThreadRefresh = `-- name: InboxThreadRefresh :exec
 SELECT inbox_thread_refresh($1::uuid, $2::uuid[])
 `

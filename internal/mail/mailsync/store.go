@@ -287,10 +287,9 @@ func store(ctx context.Context, tx pgx.Tx, org uuid.UUID, mb owner, f folder, ba
 			Parents: parents, MessageID: p.messageID})
 		created := false
 		if errors.Is(err, pgx.ErrNoRows) {
-			if thread, err = uuid.NewV7(); err != nil {
-				return len(added), err
-			}
-			created = true
+			thread, created, err = threadOfSend(ctx, tx, org, mb.id, append(slices.Clone(parents), p.messageID))
+		}
+		if err == nil && created {
 			err = queries.InboxThreadInsert(ctx, tx, dbq.InboxThreadInsertParams{OrganizationID: org, ID: thread, MailboxID: mb.id,
 				Subject: p.subject, LastMessageAt: m.received, ConversationKey: clip(p.conversation(), maxHeader)})
 		}
@@ -357,4 +356,22 @@ func hasFlag(flags []string, f string) bool {
 		}
 	}
 	return false
+}
+
+// threadOfSend names the thread a message joins when no stored message links it to one: the thread a reply or
+// composed message of the mailbox was sent in (send_tasks.thread_id), whose Message-ID is the message's own or
+// one it answers; else a new thread. created says the thread has no row yet.
+func threadOfSend(ctx context.Context, tx pgx.Tx, org, mailbox uuid.UUID, ids []string) (uuid.UUID, bool, error) {
+	ids = slices.DeleteFunc(ids, func(id string) bool { return id == "" })
+	if len(ids) > 0 {
+		sent, err := queries.InboxThreadOfSend(ctx, tx, dbq.InboxThreadOfSendParams{OrganizationID: org, MailboxID: uuid.NullUUID{UUID: mailbox, Valid: true}, MessageIds: ids})
+		if err == nil {
+			return sent.ThreadID, !sent.Stored, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return uuid.Nil, false, err
+		}
+	}
+	thread, err := uuid.NewV7()
+	return thread, true, err
 }

@@ -301,3 +301,32 @@ func TestAMessageWithoutTheFolderOfItsMoveIsRefused(t *testing.T) {
 	require.ErrorContains(t, err, fmt.Sprintf("Mailbox %s has no archive folder", user))
 	require.Equal(t, 1, r.count(t, `SELECT count(*) FROM inbox_messages WHERE id = $1 AND folder_role = 'inbox' AND move_to = ''`, id))
 }
+
+func TestAComposedMessageAndItsAnswerLandInTheThreadItsSendWasGiven(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	thread, err := uuid.NewV7()
+	require.NoError(t, err)
+	task, err := uuid.NewV7()
+	require.NoError(t, err)
+	require.NoError(t, db.WithOrgTx(context.Background(), r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO send_tasks (organization_id, id, kind, status, mailbox_id, to_email, message_id, thread_id)
+			VALUES ($1, $2, 'direct', 'sent', $3, 'bob@client.example', '<composed@example.com>', $4)`, r.org, task, r.box, thread)
+		return err
+	}))
+	// A plain SMTP server keeps no copy in Sent: the answer is the first the mailbox stores of the conversation.
+	r.imap.Append(t, "INBOX", message("<answer@client.example>", "<composed@example.com>", "<composed@example.com>", "Re: Hello", "Sure."))
+	r.imap.Append(t, "INBOX", message("<unrelated@client.example>", "", "", "Other", "x"))
+	r.start(t, r.syncer(t, 30*time.Second))
+	r.backfilled(t)
+	var got, other uuid.UUID
+	require.NoError(t, db.WithOrgTx(context.Background(), r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT thread_id FROM inbox_messages WHERE message_id = '<answer@client.example>'`).Scan(&got); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT thread_id FROM inbox_messages WHERE message_id = '<unrelated@client.example>'`).Scan(&other)
+	}))
+	require.Equal(t, thread, got, "the answer joins the thread the composed message was given")
+	require.NotEqual(t, thread, other, "an unrelated message starts its own thread")
+	r.summariesAgree(t)
+}
