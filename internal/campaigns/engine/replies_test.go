@@ -13,7 +13,10 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/internal/campaigns/engine"
+	"github.com/outflowhq/outflow/internal/campaigns/unsubscribe"
 	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/inbox/classify"
+	"github.com/outflowhq/outflow/internal/inbox/replies"
 	"github.com/outflowhq/outflow/internal/mail/mailbox"
 	"github.com/outflowhq/outflow/internal/mail/mailsync"
 	"github.com/outflowhq/outflow/internal/platform/seal"
@@ -234,23 +237,28 @@ func TestRepliesSyncedFromTheMailboxStopOrHoldTheirLeads(t *testing.T) {
 	id := r.campaign(t, twoSteps(), "a@example.net", "b@example.net", "c@example.net")
 	r.run(t)
 	r.work(t)
-	answer := func(from, id, extra string) []byte {
+	answer := func(from, id, extra, body string) []byte {
 		return []byte("From: Lead <" + from + ">\r\nTo: " + user + "\r\nSubject: Re: Hello Lead\r\n" + extra +
-			"Message-ID: <" + uuid.NewString() + "@example.net>\r\nIn-Reply-To: " + id + "\r\nReferences: " + id +
-			"\r\nDate: " + time.Now().Format(time.RFC1123Z) + "\r\nContent-Type: text/plain\r\n\r\nThanks.\r\n")
+			"Message-ID: <" + from + ">\r\nIn-Reply-To: " + id + "\r\nReferences: " + id +
+			"\r\nDate: " + time.Now().Format(time.RFC1123Z) + "\r\nContent-Type: text/plain\r\n\r\n" + body + "\r\n")
 	}
-	r.imap.Append(t, "INBOX", answer("a@example.net", r.sentID(t, id, "a@example.net"), ""))
-	r.imap.Append(t, "INBOX", answer("b@example.net", r.sentID(t, id, "b@example.net"), "Auto-Submitted: auto-replied\r\n"))
-	r.imap.Append(t, "INBOX", answer("c@example.net", "<not-ours@example.net>", ""))
+	r.imap.Append(t, "INBOX", answer("a@example.net", r.sentID(t, id, "a@example.net"), "", "Sounds good, let's talk next week."))
+	r.imap.Append(t, "INBOX", answer("b@example.net", r.sentID(t, id, "b@example.net"), "Auto-Submitted: auto-replied\r\n",
+		"I am out of the office with limited access to email."))
+	r.imap.Append(t, "INBOX", answer("c@example.net", "<not-ours@example.net>", "", "Sounds good."))
 
 	keyring, err := seal.NewKeyring(r.env.Config.SecretKey)
 	require.NoError(t, err)
 	s := mailsync.NewSyncer(r.env.DB.Pool, &mailbox.Credentials{Keyring: keyring, Pool: r.env.DB.Pool},
 		mailbox.Dialer{TLS: mailtest.ClientTLS(), AllowInsecure: true, Timeout: 5 * time.Second}, slog.New(slog.DiscardHandler))
-	s.OnInbound(r.eng.Replied)
+	// The hook the composition root installs: the inbox's reply understanding in front of the engine.
+	rules, err := classify.NewRules()
+	require.NoError(t, err)
+	outbox := events.NewOutbox(r.jobs)
+	s.OnInbound(replies.New(r.eng, unsubscribe.New(r.env.DB.Pool, nil, outbox), rules, nil).Inbound)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, events.NewOutbox(r.jobs), r.org, r.box.ID) }()
+	go func() { done <- s.Run(ctx, outbox, r.org, r.box.ID) }()
 	require.Eventually(t, func() bool {
 		var stored int
 		r.query(t, func(ctx context.Context, tx pgx.Tx) error {
@@ -266,6 +274,35 @@ func TestRepliesSyncedFromTheMailboxStopOrHoldTheirLeads(t *testing.T) {
 	require.Equal(t, engine.ReasonOutOfOffice, r.lead(t, id, "b@example.net").WaitReason)
 	require.Equal(t, engine.ReasonFollowUp, r.lead(t, id, "c@example.net").WaitReason)
 	require.Equal(t, 1, r.eventCount(t, events.CampaignReplyReceived))
+	// Each stored message carries its verdict, and the match to the campaign send it answers.
+	type verdict struct {
+		Intent, Classifier string
+		Evidence           bool
+		Campaign           *uuid.UUID
+	}
+	stored := map[string]verdict{}
+	r.query(t, func(ctx context.Context, tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT message_id, intent, classifier, jsonb_array_length(intent_evidence) > 0, campaign_id
+			FROM inbox_messages WHERE folder = 'INBOX'`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var key string
+			var v verdict
+			if err := rows.Scan(&key, &v.Intent, &v.Classifier, &v.Evidence, &v.Campaign); err != nil {
+				return err
+			}
+			stored[key] = v
+		}
+		return rows.Err()
+	})
+	require.Equal(t, map[string]verdict{
+		"<a@example.net>": {Intent: "positive", Classifier: "rules/v1", Evidence: true, Campaign: &id},
+		"<b@example.net>": {Intent: "out_of_office", Classifier: "rules/v1", Evidence: true, Campaign: &id},
+		"<c@example.net>": {Intent: "positive", Classifier: "rules/v1", Evidence: true},
+	}, stored)
 	r.advance(24*time.Hour + time.Minute)
 	require.Equal(t, 1, r.run(t).Sends, "only the lead that neither replied nor is away gets its follow-up")
 	require.Equal(t, 1, r.work(t))
