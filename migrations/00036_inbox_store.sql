@@ -96,9 +96,14 @@ $$;
 -- +goose StatementEnd
 GRANT EXECUTE ON FUNCTION inbox_thread_refresh(uuid, uuid[]) TO outflow_app;
 
--- Existing messages: their threads' summaries from what is stored.
-SELECT inbox_thread_refresh(o.organization_id, o.threads)
-FROM (SELECT organization_id, array_agg(id) AS threads FROM inbox_threads GROUP BY organization_id) o;
+-- Existing messages: their threads' summaries from what is stored, 500 threads at a time (the function is
+-- made for a sync batch's few threads; one call over a large inbox's every thread would plan it badly).
+SELECT inbox_thread_refresh(c.organization_id, c.threads)
+FROM (
+  SELECT organization_id, array_agg(id) AS threads
+  FROM (SELECT organization_id, id, (row_number() OVER (PARTITION BY organization_id ORDER BY id) - 1) / 500 AS chunk FROM inbox_threads) t
+  GROUP BY organization_id, chunk
+) c;
 
 -- +goose Down
 DROP FUNCTION inbox_thread_refresh(uuid, uuid[]);
