@@ -23,7 +23,7 @@ func (r *rig) pass(t *testing.T) {
 	stop := r.start(t, r.syncer(t, 30*time.Second))
 	require.Eventually(t, func() bool {
 		return r.count(t, `SELECT count(*) FROM event_outbox WHERE event_type = 'email_account.synced'`) > before
-	}, 10*time.Second, 20*time.Millisecond)
+	}, 30*time.Second, 20*time.Millisecond)
 	require.NoError(t, stop())
 }
 
@@ -83,7 +83,7 @@ func TestAMoveIsRelayedOverMoveOrCopyAndExpungeAndTheMessageKeepsItsID(t *testin
 			stop := r.start(t, r.syncer(t, 30*time.Second))
 			require.Eventually(t, func() bool {
 				return r.count(t, `SELECT count(*) FROM event_outbox WHERE event_type = 'email_account.synced'`) > before
-			}, 10*time.Second, 20*time.Millisecond)
+			}, 30*time.Second, 20*time.Millisecond)
 			r.env.StartWorkers(t)
 			require.Eventually(t, func() bool {
 				return r.count(t, `SELECT count(*) FROM inbox_messages WHERE id = $1 AND folder = 'Archive' AND move_to = ''

@@ -234,7 +234,7 @@ func TestMessagesExpungedOnTheServerAreDeletedWithTheirEvent(t *testing.T) {
 	require.NoError(t, peer.UIDExpunge(imap.UIDSetNum(gone)).Close())
 	require.Eventually(t, func() bool {
 		return r.count(t, `SELECT count(*) FROM inbox_messages WHERE id = $1`, goneID) == 0
-	}, 5*time.Second, 20*time.Millisecond)
+	}, 30*time.Second, 20*time.Millisecond)
 	require.Equal(t, 2, r.count(t, `SELECT count(*) FROM inbox_messages`), "only the expunged message goes")
 	require.Zero(t, r.count(t, `SELECT count(*) FROM inbox_threads WHERE id = $1`, goneThread), "its thread, left empty, goes with it")
 	deleted := r.events(t, events.InboxEmailDeleted)
@@ -259,7 +259,7 @@ func TestFlagChangesAndReadMarksRefreshSummariesAndRaiseUpdates(t *testing.T) {
 	require.NoError(t, peer.Store(imap.UIDSetNum(first), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close())
 	require.Eventually(t, func() bool {
 		return r.count(t, `SELECT count(*) FROM inbox_threads WHERE unread_count = 1`) == 1
-	}, 5*time.Second, 20*time.Millisecond)
+	}, 30*time.Second, 20*time.Millisecond)
 	r.summariesAgree(t)
 	a := r.messageID(t, "<a@client.example>")
 	updated := r.events(t, events.InboxEmailUpdated)
