@@ -131,7 +131,7 @@ var Catalog = []Info{
 	{DeliverabilityBounce, CategoryDeliverability, "A bounce was recorded.", false, auth.ReadCampaigns},
 	{DeliverabilityComplaint, CategoryDeliverability, "A spam complaint was recorded.", false, auth.ReadCampaigns},
 	{InboxEmailReceived, CategoryInbox, "A message arrived in a synced mailbox (any folder); data {email_id, email_account_id, thread_id, folder, message_id, from, subject, seen}.", true, auth.ReadUnibox},
-	{InboxEmailUpdated, CategoryInbox, "An inbox message changed (read state, labels, folder); data {email_id, email_account_id, thread_id, folder, message_id, from, subject, seen} as it is now.", true, auth.ReadUnibox},
+	{InboxEmailUpdated, CategoryInbox, "An inbox message changed on the server or through the API (read state, flags, folder; thread categories are the thread's and raise nothing); data {email_id, email_account_id, thread_id, folder, message_id, from, subject, seen} as it is now.", true, auth.ReadUnibox},
 	{InboxEmailDeleted, CategoryInbox, "An inbox message was deleted (expunged on the server); data {email_id, email_account_id, thread_id, folder, message_id, from, subject, seen} as it was.", true, auth.ReadUnibox},
 	{InboxReplyReceived, CategoryInbox, "An answer arrived in a conversation the organization took part in (distinct from campaign.reply_received, and raised for out-of-office and automated answers too); data {email_id, email_account_id, thread_id, from, subject, intent}, plus campaign_id and contact_id when it answers a campaign send.", false, auth.ReadUnibox},
 	{MailboxConnected, CategoryMailbox, "A mailbox was connected.", false, auth.ReadEmails},
