@@ -936,6 +936,52 @@ CREATE FUNCTION public.webhook_limits_sweep(p_windows_before timestamp with time
 $$;
 
 --
+-- Name: agent_policies; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.agent_policies (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    name text NOT NULL,
+    enabled boolean DEFAULT true NOT NULL,
+    api_key_id uuid,
+    oauth_grant_id uuid,
+    capabilities text[] NOT NULL,
+    mailbox_ids uuid[] NOT NULL,
+    max_recipients_per_run integer NOT NULL,
+    max_recipients_per_day integer NOT NULL,
+    max_actions_per_day integer NOT NULL,
+    max_monthly_mailbox_spend_cents bigint,
+    expires_at timestamp with time zone NOT NULL,
+    created_by uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT agent_policies_capabilities_check CHECK ((((cardinality(capabilities) >= 1) AND (cardinality(capabilities) <= 4)) AND (capabilities <@ ARRAY['campaign.launch'::text, 'email.compose'::text, 'inbox.reply'::text, 'mailbox.provision'::text]))),
+    CONSTRAINT agent_policies_check CHECK (((api_key_id IS NULL) <> (oauth_grant_id IS NULL))),
+    CONSTRAINT agent_policies_check1 CHECK (((NOT ('mailbox.provision'::text = ANY (capabilities))) OR (max_monthly_mailbox_spend_cents IS NOT NULL))),
+    CONSTRAINT agent_policies_mailbox_ids_check CHECK (((cardinality(mailbox_ids) >= 1) AND (cardinality(mailbox_ids) <= 1000))),
+    CONSTRAINT agent_policies_max_actions_per_day_check CHECK ((max_actions_per_day >= 1)),
+    CONSTRAINT agent_policies_max_monthly_mailbox_spend_cents_check CHECK ((max_monthly_mailbox_spend_cents >= 0)),
+    CONSTRAINT agent_policies_max_recipients_per_day_check CHECK ((max_recipients_per_day >= 1)),
+    CONSTRAINT agent_policies_max_recipients_per_run_check CHECK ((max_recipients_per_run >= 1)),
+    CONSTRAINT agent_policies_name_check CHECK (((length(name) >= 1) AND (length(name) <= 255)))
+);
+
+--
+-- Name: agent_policy_usage; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.agent_policy_usage (
+    organization_id uuid NOT NULL,
+    policy_id uuid NOT NULL,
+    day date NOT NULL,
+    recipients integer DEFAULT 0 NOT NULL,
+    actions integer DEFAULT 0 NOT NULL,
+    CONSTRAINT agent_policy_usage_actions_check CHECK ((actions >= 0)),
+    CONSTRAINT agent_policy_usage_recipients_check CHECK ((recipients >= 0))
+);
+
+--
 -- Name: api_key_usage_logs; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -952,6 +998,53 @@ CREATE TABLE public.api_key_usage_logs (
     created_at timestamp with time zone NOT NULL,
     CONSTRAINT api_key_usage_logs_endpoint_check CHECK ((length(endpoint) <= 300)),
     CONSTRAINT api_key_usage_logs_method_check CHECK ((length(method) <= 10))
+);
+
+--
+-- Name: app_connections; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.app_connections (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    name text NOT NULL,
+    base_url text NOT NULL,
+    secret_sealed bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT app_connections_base_url_check CHECK (((length(base_url) >= 9) AND (length(base_url) <= 2048))),
+    CONSTRAINT app_connections_name_check CHECK (((length(name) >= 1) AND (length(name) <= 100)))
+);
+
+--
+-- Name: approvals; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.approvals (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    run_id uuid,
+    action_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    payload jsonb NOT NULL,
+    reasons text[] DEFAULT '{}'::text[] NOT NULL,
+    policy_id uuid,
+    credential_kind text NOT NULL,
+    credential_id uuid NOT NULL,
+    requested_by_user_id uuid,
+    decided_by uuid,
+    decision_reason text DEFAULT ''::text NOT NULL,
+    decided_at timestamp with time zone,
+    executed_at timestamp with time zone,
+    result jsonb,
+    expires_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT approvals_action_type_check CHECK ((action_type = ANY (ARRAY['campaign.launch'::text, 'email.compose'::text, 'inbox.reply'::text, 'mailbox.provision'::text]))),
+    CONSTRAINT approvals_credential_kind_check CHECK ((credential_kind = ANY (ARRAY['api_key'::text, 'oauth'::text, 'session'::text]))),
+    CONSTRAINT approvals_decision_reason_check CHECK ((length(decision_reason) <= 1000)),
+    CONSTRAINT approvals_payload_check CHECK ((jsonb_typeof(payload) = 'object'::text)),
+    CONSTRAINT approvals_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'approved'::text, 'denied'::text, 'expired'::text, 'executed'::text])))
 );
 
 --
@@ -1073,6 +1166,8 @@ CREATE TABLE public.campaign_leads (
     attempts smallint DEFAULT 0 NOT NULL,
     thread_refs text[] DEFAULT '{}'::text[] NOT NULL,
     last_step_at timestamp with time zone,
+    app jsonb DEFAULT '{}'::jsonb NOT NULL,
+    CONSTRAINT campaign_leads_app_check CHECK ((jsonb_typeof(app) = 'object'::text)),
     CONSTRAINT campaign_leads_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT campaign_leads_hold_reason CHECK ((length(hold_reason) <= 200)),
     CONSTRAINT campaign_leads_hold_source_check CHECK ((hold_source = ANY (ARRAY['manual'::text, 'out_of_office'::text, 'negative_reply'::text]))),
@@ -1157,6 +1252,33 @@ CREATE TABLE public.campaign_send_days (
     new_leads integer DEFAULT 0 NOT NULL,
     CONSTRAINT campaign_send_days_new_leads_check CHECK ((new_leads >= 0)),
     CONSTRAINT campaign_send_days_sent_check CHECK ((sent >= 0))
+);
+
+--
+-- Name: campaign_step_runs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.campaign_step_runs (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    step_id uuid NOT NULL,
+    contact_id uuid NOT NULL,
+    kind text NOT NULL,
+    status text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    error jsonb,
+    output jsonb,
+    wait_event_name text DEFAULT ''::text NOT NULL,
+    wait_until timestamp with time zone,
+    resumed_by_event uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT campaign_step_runs_attempts_check CHECK ((attempts >= 0)),
+    CONSTRAINT campaign_step_runs_kind_check CHECK ((kind = ANY (ARRAY['app_action'::text, 'wait_for_event'::text]))),
+    CONSTRAINT campaign_step_runs_output_check CHECK (((output IS NULL) OR ((jsonb_typeof(output) = 'object'::text) AND (octet_length((output)::text) <= 65536)))),
+    CONSTRAINT campaign_step_runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'succeeded'::text, 'failed'::text, 'blocked'::text, 'waiting'::text, 'resumed'::text, 'timed_out'::text]))),
+    CONSTRAINT campaign_step_runs_wait_event_name_check CHECK ((length(wait_event_name) <= 255))
 );
 
 --
@@ -2094,6 +2216,24 @@ CREATE TABLE public.passkey_credentials (
 );
 
 --
+-- Name: product_events; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.product_events (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    contact_id uuid NOT NULL,
+    name text NOT NULL,
+    data jsonb DEFAULT '{}'::jsonb NOT NULL,
+    occurred_at timestamp with time zone NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    idempotency_key text NOT NULL,
+    CONSTRAINT product_events_data_check CHECK (((jsonb_typeof(data) = 'object'::text) AND (octet_length((data)::text) <= 65536))),
+    CONSTRAINT product_events_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 255))),
+    CONSTRAINT product_events_name_check CHECK ((((length(name) >= 1) AND (length(name) <= 255)) AND (name ~ '^[a-z0-9_-]+(\.[a-z0-9_-]+)*$'::text)))
+);
+
+--
 -- Name: rate_limit_counters; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2224,6 +2364,60 @@ CREATE TABLE public.river_queue (
     metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
     paused_at timestamp with time zone,
     updated_at timestamp with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL
+);
+
+--
+-- Name: run_events; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.run_events (
+    organization_id uuid NOT NULL,
+    run_id uuid NOT NULL,
+    seq integer NOT NULL,
+    id uuid NOT NULL,
+    type text NOT NULL,
+    state text NOT NULL,
+    message text DEFAULT ''::text NOT NULL,
+    data jsonb DEFAULT '{}'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT run_events_data_check CHECK ((jsonb_typeof(data) = 'object'::text)),
+    CONSTRAINT run_events_message_check CHECK ((length(message) <= 2000)),
+    CONSTRAINT run_events_seq_check CHECK ((seq >= 1)),
+    CONSTRAINT run_events_type_check CHECK (((length(type) >= 1) AND (length(type) <= 100)))
+);
+
+--
+-- Name: runs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.runs (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    state text DEFAULT 'queued'::text NOT NULL,
+    intent text NOT NULL,
+    input jsonb NOT NULL,
+    campaign_id uuid,
+    frozen_sender_ids uuid[] DEFAULT '{}'::uuid[] NOT NULL,
+    recipient_count integer DEFAULT 0 NOT NULL,
+    action_count integer DEFAULT 0 NOT NULL,
+    policy_decision jsonb DEFAULT '{}'::jsonb NOT NULL,
+    preflight_report jsonb,
+    error_details jsonb,
+    approval_id uuid,
+    credential_kind text NOT NULL,
+    credential_id uuid NOT NULL,
+    user_id uuid,
+    idempotency_key text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT runs_action_count_check CHECK ((action_count >= 0)),
+    CONSTRAINT runs_credential_kind_check CHECK ((credential_kind = ANY (ARRAY['api_key'::text, 'oauth'::text, 'session'::text]))),
+    CONSTRAINT runs_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 255))),
+    CONSTRAINT runs_input_check CHECK ((jsonb_typeof(input) = 'object'::text)),
+    CONSTRAINT runs_intent_check CHECK ((intent = ANY (ARRAY['draft'::text, 'launch'::text]))),
+    CONSTRAINT runs_policy_decision_check CHECK ((jsonb_typeof(policy_decision) = 'object'::text)),
+    CONSTRAINT runs_recipient_count_check CHECK ((recipient_count >= 0)),
+    CONSTRAINT runs_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'preflighting'::text, 'awaiting_approval'::text, 'launching'::text, 'active'::text, 'failed'::text, 'denied'::text, 'paused'::text, 'completed'::text, 'cancelled'::text])))
 );
 
 --
@@ -2636,6 +2830,20 @@ ALTER TABLE ONLY public.river_job ALTER COLUMN id SET DEFAULT nextval('public.ri
 ALTER TABLE ONLY public.river_notification ALTER COLUMN id SET DEFAULT nextval('public.river_notification_id_seq'::regclass);
 
 --
+-- Name: agent_policies agent_policies_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.agent_policies
+    ADD CONSTRAINT agent_policies_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: agent_policy_usage agent_policy_usage_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.agent_policy_usage
+    ADD CONSTRAINT agent_policy_usage_pkey PRIMARY KEY (organization_id, policy_id, day);
+
+--
 -- Name: api_key_usage_logs api_key_usage_logs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2648,6 +2856,20 @@ ALTER TABLE ONLY public.api_key_usage_logs
 
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: app_connections app_connections_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.app_connections
+    ADD CONSTRAINT app_connections_pkey PRIMARY KEY (organization_id, id);
+
+--
+-- Name: approvals approvals_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.approvals
+    ADD CONSTRAINT approvals_pkey PRIMARY KEY (organization_id, id);
 
 --
 -- Name: audit_log audit_log_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2725,6 +2947,20 @@ ALTER TABLE ONLY public.campaign_segments
 
 ALTER TABLE ONLY public.campaign_send_days
     ADD CONSTRAINT campaign_send_days_pkey PRIMARY KEY (organization_id, campaign_id, day);
+
+--
+-- Name: campaign_step_runs campaign_step_runs_organization_id_campaign_id_contact_id_s_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_step_runs
+    ADD CONSTRAINT campaign_step_runs_organization_id_campaign_id_contact_id_s_key UNIQUE (organization_id, campaign_id, contact_id, step_id);
+
+--
+-- Name: campaign_step_runs campaign_step_runs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_step_runs
+    ADD CONSTRAINT campaign_step_runs_pkey PRIMARY KEY (organization_id, id);
 
 --
 -- Name: campaign_steps campaign_steps_organization_id_campaign_id_position_key; Type: CONSTRAINT; Schema: public; Owner: -
@@ -3035,6 +3271,20 @@ ALTER TABLE ONLY public.passkey_credentials
     ADD CONSTRAINT passkey_credentials_pkey PRIMARY KEY (id);
 
 --
+-- Name: product_events product_events_organization_id_idempotency_key_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.product_events
+    ADD CONSTRAINT product_events_organization_id_idempotency_key_key UNIQUE (organization_id, idempotency_key);
+
+--
+-- Name: product_events product_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.product_events
+    ADD CONSTRAINT product_events_pkey PRIMARY KEY (organization_id, id);
+
+--
 -- Name: rate_limit_counters rate_limit_counters_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3082,6 +3332,27 @@ ALTER TABLE ONLY public.river_notification
 
 ALTER TABLE ONLY public.river_queue
     ADD CONSTRAINT river_queue_pkey PRIMARY KEY (name);
+
+--
+-- Name: run_events run_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.run_events
+    ADD CONSTRAINT run_events_pkey PRIMARY KEY (organization_id, run_id, seq);
+
+--
+-- Name: runs runs_organization_id_credential_id_idempotency_key_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.runs
+    ADD CONSTRAINT runs_organization_id_credential_id_idempotency_key_key UNIQUE (organization_id, credential_id, idempotency_key);
+
+--
+-- Name: runs runs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.runs
+    ADD CONSTRAINT runs_pkey PRIMARY KEY (organization_id, id);
 
 --
 -- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -3245,6 +3516,18 @@ ALTER TABLE ONLY public.webhook_throttle_drops
     ADD CONSTRAINT webhook_throttle_drops_pkey PRIMARY KEY (organization_id, id);
 
 --
+-- Name: agent_policies_api_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX agent_policies_api_key ON public.agent_policies USING btree (organization_id, api_key_id) WHERE (enabled AND (api_key_id IS NOT NULL));
+
+--
+-- Name: agent_policies_oauth_grant; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX agent_policies_oauth_grant ON public.agent_policies USING btree (organization_id, oauth_grant_id) WHERE (enabled AND (oauth_grant_id IS NOT NULL));
+
+--
 -- Name: api_key_usage_logs_key; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -3267,6 +3550,24 @@ CREATE UNIQUE INDEX api_keys_key_hash ON public.api_keys USING btree (key_hash);
 --
 
 CREATE INDEX api_keys_newest ON public.api_keys USING btree (organization_id, created_at DESC, id DESC);
+
+--
+-- Name: app_connections_name; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX app_connections_name ON public.app_connections USING btree (organization_id, lower(name));
+
+--
+-- Name: approvals_pending_expiry; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX approvals_pending_expiry ON public.approvals USING btree (expires_at) WHERE (status = 'pending'::text);
+
+--
+-- Name: approvals_recent; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX approvals_recent ON public.approvals USING btree (organization_id, created_at DESC, id DESC);
 
 --
 -- Name: audit_log_created; Type: INDEX; Schema: public; Owner: -
@@ -3333,6 +3634,18 @@ CREATE INDEX campaign_segments_enrolled ON public.campaign_segments USING btree 
 --
 
 CREATE INDEX campaign_segments_segment ON public.campaign_segments USING btree (organization_id, segment_id);
+
+--
+-- Name: campaign_step_runs_campaign; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_step_runs_campaign ON public.campaign_step_runs USING btree (organization_id, campaign_id, status);
+
+--
+-- Name: campaign_step_runs_waiting; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX campaign_step_runs_waiting ON public.campaign_step_runs USING btree (organization_id, contact_id, wait_event_name) WHERE (status = 'waiting'::text);
 
 --
 -- Name: campaign_test_runs_campaign; Type: INDEX; Schema: public; Owner: -
@@ -3701,6 +4014,24 @@ CREATE UNIQUE INDEX passkey_credentials_credential_id ON public.passkey_credenti
 CREATE INDEX passkey_credentials_user_id ON public.passkey_credentials USING btree (user_id, rp_id);
 
 --
+-- Name: product_events_contact; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX product_events_contact ON public.product_events USING btree (organization_id, contact_id, received_at DESC);
+
+--
+-- Name: product_events_name; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX product_events_name ON public.product_events USING btree (organization_id, name, received_at DESC);
+
+--
+-- Name: product_events_recent; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX product_events_recent ON public.product_events USING btree (organization_id, received_at DESC, id DESC);
+
+--
 -- Name: rate_limit_counters_window_start; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -3753,6 +4084,18 @@ CREATE INDEX river_notification_created_at_idx ON public.river_notification USIN
 --
 
 CREATE INDEX river_notification_topic_id_idx ON public.river_notification USING btree (topic, id);
+
+--
+-- Name: runs_active_campaign; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX runs_active_campaign ON public.runs USING btree (organization_id, campaign_id) WHERE (state = ANY (ARRAY['active'::text, 'paused'::text]));
+
+--
+-- Name: runs_recent; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX runs_recent ON public.runs USING btree (organization_id, created_at DESC, id DESC);
 
 --
 -- Name: segment_pins_contact; Type: INDEX; Schema: public; Owner: -
@@ -4001,6 +4344,41 @@ CREATE TRIGGER contact_stats_update AFTER UPDATE ON public.contacts REFERENCING 
 CREATE TRIGGER organizations_delete_contacts AFTER DELETE ON public.organizations REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.organizations_delete_contacts();
 
 --
+-- Name: agent_policies agent_policies_created_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.agent_policies
+    ADD CONSTRAINT agent_policies_created_by_fkey FOREIGN KEY (created_by) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: agent_policies agent_policies_organization_id_api_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.agent_policies
+    ADD CONSTRAINT agent_policies_organization_id_api_key_id_fkey FOREIGN KEY (organization_id, api_key_id) REFERENCES public.api_keys(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: agent_policies agent_policies_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.agent_policies
+    ADD CONSTRAINT agent_policies_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: agent_policies agent_policies_organization_id_oauth_grant_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.agent_policies
+    ADD CONSTRAINT agent_policies_organization_id_oauth_grant_id_fkey FOREIGN KEY (organization_id, oauth_grant_id) REFERENCES public.oauth_grants(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: agent_policy_usage agent_policy_usage_organization_id_policy_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.agent_policy_usage
+    ADD CONSTRAINT agent_policy_usage_organization_id_policy_id_fkey FOREIGN KEY (organization_id, policy_id) REFERENCES public.agent_policies(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: api_key_usage_logs api_key_usage_logs_organization_id_api_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4020,6 +4398,34 @@ ALTER TABLE ONLY public.api_keys
 
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: app_connections app_connections_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.app_connections
+    ADD CONSTRAINT app_connections_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: approvals approvals_decided_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.approvals
+    ADD CONSTRAINT approvals_decided_by_fkey FOREIGN KEY (decided_by) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: approvals approvals_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.approvals
+    ADD CONSTRAINT approvals_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: approvals approvals_organization_id_run_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.approvals
+    ADD CONSTRAINT approvals_organization_id_run_id_fkey FOREIGN KEY (organization_id, run_id) REFERENCES public.runs(organization_id, id) ON DELETE CASCADE;
 
 --
 -- Name: audit_log audit_log_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -4132,6 +4538,13 @@ ALTER TABLE ONLY public.campaign_segments
 
 ALTER TABLE ONLY public.campaign_send_days
     ADD CONSTRAINT campaign_send_days_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: campaign_step_runs campaign_step_runs_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.campaign_step_runs
+    ADD CONSTRAINT campaign_step_runs_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
 
 --
 -- Name: campaign_steps campaign_steps_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -4512,6 +4925,34 @@ ALTER TABLE ONLY public.passkey_credentials
     ADD CONSTRAINT passkey_credentials_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
+-- Name: product_events product_events_organization_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.product_events
+    ADD CONSTRAINT product_events_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: product_events product_events_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.product_events
+    ADD CONSTRAINT product_events_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: run_events run_events_organization_id_run_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.run_events
+    ADD CONSTRAINT run_events_organization_id_run_id_fkey FOREIGN KEY (organization_id, run_id) REFERENCES public.runs(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: runs runs_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.runs
+    ADD CONSTRAINT runs_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
 -- Name: segment_pins segment_pins_organization_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4687,6 +5128,18 @@ ALTER TABLE ONLY public.webhook_throttle_drops
     ADD CONSTRAINT webhook_throttle_drops_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 --
+-- Name: agent_policies; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.agent_policies ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: agent_policy_usage; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.agent_policy_usage ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: api_key_usage_logs; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -4697,6 +5150,18 @@ ALTER TABLE public.api_key_usage_logs ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE public.api_keys ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: app_connections; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.app_connections ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: approvals; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.approvals ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: audit_log; Type: ROW SECURITY; Schema: public; Owner: -
@@ -4757,6 +5222,12 @@ ALTER TABLE public.campaign_segments ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE public.campaign_send_days ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: campaign_step_runs; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.campaign_step_runs ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: campaign_steps; Type: ROW SECURITY; Schema: public; Owner: -
@@ -4975,6 +5446,24 @@ ALTER TABLE public.organization_invitations ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.organizations ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: product_events; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.product_events ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: run_events; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.run_events ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: runs; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.runs ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: segment_pins; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -5017,6 +5506,18 @@ ALTER TABLE public.team_members ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.teams ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: agent_policies tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.agent_policies USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: agent_policy_usage tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.agent_policy_usage USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
 -- Name: api_key_usage_logs tenant_isolation; Type: POLICY; Schema: public; Owner: -
 --
 
@@ -5027,6 +5528,18 @@ CREATE POLICY tenant_isolation ON public.api_key_usage_logs USING ((organization
 --
 
 CREATE POLICY tenant_isolation ON public.api_keys USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: app_connections tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.app_connections USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: approvals tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.approvals USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: audit_log tenant_isolation; Type: POLICY; Schema: public; Owner: -
@@ -5087,6 +5600,12 @@ CREATE POLICY tenant_isolation ON public.campaign_segments USING ((organization_
 --
 
 CREATE POLICY tenant_isolation ON public.campaign_send_days USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: campaign_step_runs tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.campaign_step_runs USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: campaign_steps tenant_isolation; Type: POLICY; Schema: public; Owner: -
@@ -5303,6 +5822,24 @@ CREATE POLICY tenant_isolation ON public.organization_invitations USING ((organi
 --
 
 CREATE POLICY tenant_isolation ON public.organizations USING ((id = public.current_org())) WITH CHECK ((id = public.current_org()));
+
+--
+-- Name: product_events tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.product_events USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: run_events tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.run_events USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: runs tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.runs USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: segment_pins tenant_isolation; Type: POLICY; Schema: public; Owner: -

@@ -92,13 +92,14 @@ var Routes = map[string]auth.Requirement{
 
 	// OAuth 2.1 endpoints and discovery documents: public; the consent page authenticates by the dashboard session
 	// itself.
-	api.OAuthGetAuthorizationServerMetadataOperation: public,
-	api.OAuthGetProtectedResourceMetadataOperation:   public,
-	api.OAuthAuthorizeShowConsentOperation:           public,
-	api.OAuthAuthorizeSubmitConsentOperation:         public,
-	api.OAuthRegisterClientOperation:                 public,
-	api.OAuthIssueTokenOperation:                     public,
-	api.OAuthRevokeTokenOperation:                    public,
+	api.OAuthGetAuthorizationServerMetadataOperation:  public,
+	api.OAuthGetProtectedResourceMetadataOperation:    public,
+	api.OAuthGetProtectedResourceMetadataMcpOperation: public,
+	api.OAuthAuthorizeShowConsentOperation:            public,
+	api.OAuthAuthorizeSubmitConsentOperation:          public,
+	api.OAuthRegisterClientOperation:                  public,
+	api.OAuthIssueTokenOperation:                      public,
+	api.OAuthRevokeTokenOperation:                     public,
 
 	// OAuth applications: managed by people holding manage_api_keys; sessions only.
 	api.OAuthApplicationsListOperation:   sessionOnly(auth.ManageAPIKeys),

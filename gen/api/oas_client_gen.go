@@ -3450,6 +3450,16 @@ type OAuthInvoker interface {
 	//
 	// GET /.well-known/oauth-protected-resource
 	OAuthGetProtectedResourceMetadata(ctx context.Context, options ...RequestOption) (*OAuthProtectedResourceMetadata, error)
+	// OAuthGetProtectedResourceMetadataMcp invokes oauth_get_protected_resource_metadata_mcp operation.
+	//
+	// The same document as /.well-known/oauth-protected-resource, at the address RFC 9728 derives from the
+	// resource URL `<root>/v1/mcp` by inserting the well-known segment before its path; MCP clients (the
+	// official inspector among them) look here first. `/v1/mcp`'s 401 challenge names this URL.
+	//
+	// Errors: 429.
+	//
+	// GET /.well-known/oauth-protected-resource/v1/mcp
+	OAuthGetProtectedResourceMetadataMcp(ctx context.Context, options ...RequestOption) (*OAuthProtectedResourceMetadata, error)
 	// OAuthIssueToken invokes oauth_issue_token operation.
 	//
 	// OAuth 2.0 token endpoint (RFC 6749 §3.2, PKCE per RFC 7636). Two grants are accepted:
@@ -49994,6 +50004,108 @@ func (c *Client) sendOAuthGetProtectedResourceMetadata(ctx context.Context, requ
 
 	stage = "DecodeResponse"
 	result, err := decodeOAuthGetProtectedResourceMetadataResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// OAuthGetProtectedResourceMetadataMcp invokes oauth_get_protected_resource_metadata_mcp operation.
+//
+// The same document as /.well-known/oauth-protected-resource, at the address RFC 9728 derives from the
+// resource URL `<root>/v1/mcp` by inserting the well-known segment before its path; MCP clients (the
+// official inspector among them) look here first. `/v1/mcp`'s 401 challenge names this URL.
+//
+// Errors: 429.
+//
+// GET /.well-known/oauth-protected-resource/v1/mcp
+func (c *Client) OAuthGetProtectedResourceMetadataMcp(ctx context.Context, options ...RequestOption) (*OAuthProtectedResourceMetadata, error) {
+	res, err := c.sendOAuthGetProtectedResourceMetadataMcp(ctx, options...)
+	return res, err
+}
+
+func (c *Client) sendOAuthGetProtectedResourceMetadataMcp(ctx context.Context, requestOptions ...RequestOption) (res *OAuthProtectedResourceMetadata, err error) {
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("oauth_get_protected_resource_metadata_mcp"),
+		semconv.HTTPRequestMethodKey.String("GET"),
+		semconv.URLTemplateKey.String("/.well-known/oauth-protected-resource/v1/mcp"),
+	}
+	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		elapsedDuration := time.Since(startTime)
+		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
+	}()
+
+	// Increment request counter.
+	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+
+	// Start a span for this request.
+	ctx, span := c.cfg.Tracer.Start(ctx, OAuthGetProtectedResourceMetadataMcpOperation,
+		trace.WithAttributes(otelAttrs...),
+		clientSpanKind,
+	)
+	// Track stage for error reporting.
+	var stage string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, stage)
+			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+		}
+		span.End()
+	}()
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	stage = "BuildURL"
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/.well-known/oauth-protected-resource/v1/mcp"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	stage = "EncodeRequest"
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	stage = "SendRequest"
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	stage = "DecodeResponse"
+	result, err := decodeOAuthGetProtectedResourceMetadataMcpResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

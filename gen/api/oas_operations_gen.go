@@ -286,6 +286,7 @@ const (
 	OAuthAuthorizeSubmitConsentOperation            OperationName = "OAuthAuthorizeSubmitConsent"
 	OAuthGetAuthorizationServerMetadataOperation    OperationName = "OAuthGetAuthorizationServerMetadata"
 	OAuthGetProtectedResourceMetadataOperation      OperationName = "OAuthGetProtectedResourceMetadata"
+	OAuthGetProtectedResourceMetadataMcpOperation   OperationName = "OAuthGetProtectedResourceMetadataMcp"
 	OAuthIssueTokenOperation                        OperationName = "OAuthIssueToken"
 	OAuthRegisterClientOperation                    OperationName = "OAuthRegisterClient"
 	OAuthRevokeTokenOperation                       OperationName = "OAuthRevokeToken"

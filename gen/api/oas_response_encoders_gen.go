@@ -3586,6 +3586,19 @@ func encodeOAuthGetProtectedResourceMetadataResponse(response *OAuthProtectedRes
 	return nil
 }
 
+func encodeOAuthGetProtectedResourceMetadataMcpResponse(response *OAuthProtectedResourceMetadata, w http.ResponseWriter, span trace.Span) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeOAuthIssueTokenResponse(response *OAuthTokenResponseHeaders, w http.ResponseWriter, span trace.Span) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	// Encoding response headers.

@@ -45227,6 +45227,52 @@ func (o OptSegmentUpdateKind) Or(d SegmentUpdateKind) SegmentUpdateKind {
 	return d
 }
 
+// NewOptSendApprovalActionType returns new OptSendApprovalActionType with value set to v.
+func NewOptSendApprovalActionType(v SendApprovalActionType) OptSendApprovalActionType {
+	return OptSendApprovalActionType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSendApprovalActionType is optional SendApprovalActionType.
+type OptSendApprovalActionType struct {
+	Value SendApprovalActionType
+	Set   bool
+}
+
+// IsSet returns true if OptSendApprovalActionType was set.
+func (o OptSendApprovalActionType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSendApprovalActionType) Reset() {
+	var v SendApprovalActionType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSendApprovalActionType) SetTo(v SendApprovalActionType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSendApprovalActionType) Get() (v SendApprovalActionType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSendApprovalActionType) Or(d SendApprovalActionType) SendApprovalActionType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptSendApprovalPayload returns new OptSendApprovalPayload with value set to v.
 func NewOptSendApprovalPayload(v SendApprovalPayload) OptSendApprovalPayload {
 	return OptSendApprovalPayload{
@@ -45267,6 +45313,98 @@ func (o OptSendApprovalPayload) Get() (v SendApprovalPayload, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptSendApprovalPayload) Or(d SendApprovalPayload) SendApprovalPayload {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSendApprovalRequestedBy returns new OptSendApprovalRequestedBy with value set to v.
+func NewOptSendApprovalRequestedBy(v SendApprovalRequestedBy) OptSendApprovalRequestedBy {
+	return OptSendApprovalRequestedBy{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSendApprovalRequestedBy is optional SendApprovalRequestedBy.
+type OptSendApprovalRequestedBy struct {
+	Value SendApprovalRequestedBy
+	Set   bool
+}
+
+// IsSet returns true if OptSendApprovalRequestedBy was set.
+func (o OptSendApprovalRequestedBy) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSendApprovalRequestedBy) Reset() {
+	var v SendApprovalRequestedBy
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSendApprovalRequestedBy) SetTo(v SendApprovalRequestedBy) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSendApprovalRequestedBy) Get() (v SendApprovalRequestedBy, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSendApprovalRequestedBy) Or(d SendApprovalRequestedBy) SendApprovalRequestedBy {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSendApprovalResult returns new OptSendApprovalResult with value set to v.
+func NewOptSendApprovalResult(v SendApprovalResult) OptSendApprovalResult {
+	return OptSendApprovalResult{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSendApprovalResult is optional SendApprovalResult.
+type OptSendApprovalResult struct {
+	Value SendApprovalResult
+	Set   bool
+}
+
+// IsSet returns true if OptSendApprovalResult was set.
+func (o OptSendApprovalResult) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSendApprovalResult) Reset() {
+	var v SendApprovalResult
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSendApprovalResult) SetTo(v SendApprovalResult) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSendApprovalResult) Get() (v SendApprovalResult, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSendApprovalResult) Or(d SendApprovalResult) SendApprovalResult {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -52722,14 +52860,29 @@ func (s *SegmentUpdateKind) UnmarshalText(data []byte) error {
 // SegmentsDeleteNoContent is response for SegmentsDelete operation.
 type SegmentsDeleteNoContent struct{}
 
+// An action an API key or OAuth token asked for outside its agent policy, held for a person. `payload`
+// is what approving runs (the request and, for a run, the plan the person reviews); approving re-runs
+// every hard gate first, and `result` records what acting produced or which gate refused it.
 // Ref: #/components/schemas/SendApproval
 type SendApproval struct {
-	ID         OptUUID                `json:"id"`
-	RunID      OptUUID                `json:"run_id"`
-	ActionType OptString              `json:"action_type"`
-	Status     OptSendApprovalStatus  `json:"status"`
-	Payload    OptSendApprovalPayload `json:"payload"`
-	ExpiresAt  OptDateTime            `json:"expires_at"`
+	ID         OptUUID                   `json:"id"`
+	RunID      OptUUID                   `json:"run_id"`
+	ActionType OptSendApprovalActionType `json:"action_type"`
+	// Why the caller's policy did not permit the action autonomously.
+	Reasons []string `json:"reasons"`
+	// The credential that asked (an API key or OAuth grant) and the person behind it.
+	RequestedBy    OptSendApprovalRequestedBy `json:"requested_by"`
+	DecidedBy      OptUUID                    `json:"decided_by"`
+	DecisionReason OptString                  `json:"decision_reason"`
+	DecidedAt      OptDateTime                `json:"decided_at"`
+	ExecutedAt     OptDateTime                `json:"executed_at"`
+	// What acting produced (for example the send's task_id) or, when a hard gate refused it, the error.
+	Result      OptSendApprovalResult  `json:"result"`
+	ApprovalURL OptURI                 `json:"approval_url"`
+	CreatedAt   OptDateTime            `json:"created_at"`
+	Status      OptSendApprovalStatus  `json:"status"`
+	Payload     OptSendApprovalPayload `json:"payload"`
+	ExpiresAt   OptDateTime            `json:"expires_at"`
 }
 
 // GetID returns the value of ID.
@@ -52743,8 +52896,53 @@ func (s *SendApproval) GetRunID() OptUUID {
 }
 
 // GetActionType returns the value of ActionType.
-func (s *SendApproval) GetActionType() OptString {
+func (s *SendApproval) GetActionType() OptSendApprovalActionType {
 	return s.ActionType
+}
+
+// GetReasons returns the value of Reasons.
+func (s *SendApproval) GetReasons() []string {
+	return s.Reasons
+}
+
+// GetRequestedBy returns the value of RequestedBy.
+func (s *SendApproval) GetRequestedBy() OptSendApprovalRequestedBy {
+	return s.RequestedBy
+}
+
+// GetDecidedBy returns the value of DecidedBy.
+func (s *SendApproval) GetDecidedBy() OptUUID {
+	return s.DecidedBy
+}
+
+// GetDecisionReason returns the value of DecisionReason.
+func (s *SendApproval) GetDecisionReason() OptString {
+	return s.DecisionReason
+}
+
+// GetDecidedAt returns the value of DecidedAt.
+func (s *SendApproval) GetDecidedAt() OptDateTime {
+	return s.DecidedAt
+}
+
+// GetExecutedAt returns the value of ExecutedAt.
+func (s *SendApproval) GetExecutedAt() OptDateTime {
+	return s.ExecutedAt
+}
+
+// GetResult returns the value of Result.
+func (s *SendApproval) GetResult() OptSendApprovalResult {
+	return s.Result
+}
+
+// GetApprovalURL returns the value of ApprovalURL.
+func (s *SendApproval) GetApprovalURL() OptURI {
+	return s.ApprovalURL
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *SendApproval) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
 }
 
 // GetStatus returns the value of Status.
@@ -52773,8 +52971,53 @@ func (s *SendApproval) SetRunID(val OptUUID) {
 }
 
 // SetActionType sets the value of ActionType.
-func (s *SendApproval) SetActionType(val OptString) {
+func (s *SendApproval) SetActionType(val OptSendApprovalActionType) {
 	s.ActionType = val
+}
+
+// SetReasons sets the value of Reasons.
+func (s *SendApproval) SetReasons(val []string) {
+	s.Reasons = val
+}
+
+// SetRequestedBy sets the value of RequestedBy.
+func (s *SendApproval) SetRequestedBy(val OptSendApprovalRequestedBy) {
+	s.RequestedBy = val
+}
+
+// SetDecidedBy sets the value of DecidedBy.
+func (s *SendApproval) SetDecidedBy(val OptUUID) {
+	s.DecidedBy = val
+}
+
+// SetDecisionReason sets the value of DecisionReason.
+func (s *SendApproval) SetDecisionReason(val OptString) {
+	s.DecisionReason = val
+}
+
+// SetDecidedAt sets the value of DecidedAt.
+func (s *SendApproval) SetDecidedAt(val OptDateTime) {
+	s.DecidedAt = val
+}
+
+// SetExecutedAt sets the value of ExecutedAt.
+func (s *SendApproval) SetExecutedAt(val OptDateTime) {
+	s.ExecutedAt = val
+}
+
+// SetResult sets the value of Result.
+func (s *SendApproval) SetResult(val OptSendApprovalResult) {
+	s.Result = val
+}
+
+// SetApprovalURL sets the value of ApprovalURL.
+func (s *SendApproval) SetApprovalURL(val OptURI) {
+	s.ApprovalURL = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *SendApproval) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
 }
 
 // SetStatus sets the value of Status.
@@ -52792,9 +53035,161 @@ func (s *SendApproval) SetExpiresAt(val OptDateTime) {
 	s.ExpiresAt = val
 }
 
+type SendApprovalActionType string
+
+const (
+	SendApprovalActionTypeCampaignLaunch   SendApprovalActionType = "campaign.launch"
+	SendApprovalActionTypeEmailCompose     SendApprovalActionType = "email.compose"
+	SendApprovalActionTypeInboxReply       SendApprovalActionType = "inbox.reply"
+	SendApprovalActionTypeMailboxProvision SendApprovalActionType = "mailbox.provision"
+)
+
+// AllValues returns all SendApprovalActionType values.
+func (SendApprovalActionType) AllValues() []SendApprovalActionType {
+	return []SendApprovalActionType{
+		SendApprovalActionTypeCampaignLaunch,
+		SendApprovalActionTypeEmailCompose,
+		SendApprovalActionTypeInboxReply,
+		SendApprovalActionTypeMailboxProvision,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SendApprovalActionType) MarshalText() ([]byte, error) {
+	switch s {
+	case SendApprovalActionTypeCampaignLaunch:
+		return []byte(s), nil
+	case SendApprovalActionTypeEmailCompose:
+		return []byte(s), nil
+	case SendApprovalActionTypeInboxReply:
+		return []byte(s), nil
+	case SendApprovalActionTypeMailboxProvision:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SendApprovalActionType) UnmarshalText(data []byte) error {
+	switch SendApprovalActionType(data) {
+	case SendApprovalActionTypeCampaignLaunch:
+		*s = SendApprovalActionTypeCampaignLaunch
+		return nil
+	case SendApprovalActionTypeEmailCompose:
+		*s = SendApprovalActionTypeEmailCompose
+		return nil
+	case SendApprovalActionTypeInboxReply:
+		*s = SendApprovalActionTypeInboxReply
+		return nil
+	case SendApprovalActionTypeMailboxProvision:
+		*s = SendApprovalActionTypeMailboxProvision
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 type SendApprovalPayload map[string]jx.Raw
 
 func (s *SendApprovalPayload) init() SendApprovalPayload {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// The credential that asked (an API key or OAuth grant) and the person behind it.
+type SendApprovalRequestedBy struct {
+	Kind         SendApprovalRequestedByKind `json:"kind"`
+	CredentialID uuid.UUID                   `json:"credential_id"`
+	UserID       OptUUID                     `json:"user_id"`
+}
+
+// GetKind returns the value of Kind.
+func (s *SendApprovalRequestedBy) GetKind() SendApprovalRequestedByKind {
+	return s.Kind
+}
+
+// GetCredentialID returns the value of CredentialID.
+func (s *SendApprovalRequestedBy) GetCredentialID() uuid.UUID {
+	return s.CredentialID
+}
+
+// GetUserID returns the value of UserID.
+func (s *SendApprovalRequestedBy) GetUserID() OptUUID {
+	return s.UserID
+}
+
+// SetKind sets the value of Kind.
+func (s *SendApprovalRequestedBy) SetKind(val SendApprovalRequestedByKind) {
+	s.Kind = val
+}
+
+// SetCredentialID sets the value of CredentialID.
+func (s *SendApprovalRequestedBy) SetCredentialID(val uuid.UUID) {
+	s.CredentialID = val
+}
+
+// SetUserID sets the value of UserID.
+func (s *SendApprovalRequestedBy) SetUserID(val OptUUID) {
+	s.UserID = val
+}
+
+type SendApprovalRequestedByKind string
+
+const (
+	SendApprovalRequestedByKindAPIKey  SendApprovalRequestedByKind = "api_key"
+	SendApprovalRequestedByKindOAuth   SendApprovalRequestedByKind = "oauth"
+	SendApprovalRequestedByKindSession SendApprovalRequestedByKind = "session"
+)
+
+// AllValues returns all SendApprovalRequestedByKind values.
+func (SendApprovalRequestedByKind) AllValues() []SendApprovalRequestedByKind {
+	return []SendApprovalRequestedByKind{
+		SendApprovalRequestedByKindAPIKey,
+		SendApprovalRequestedByKindOAuth,
+		SendApprovalRequestedByKindSession,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SendApprovalRequestedByKind) MarshalText() ([]byte, error) {
+	switch s {
+	case SendApprovalRequestedByKindAPIKey:
+		return []byte(s), nil
+	case SendApprovalRequestedByKindOAuth:
+		return []byte(s), nil
+	case SendApprovalRequestedByKindSession:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SendApprovalRequestedByKind) UnmarshalText(data []byte) error {
+	switch SendApprovalRequestedByKind(data) {
+	case SendApprovalRequestedByKindAPIKey:
+		*s = SendApprovalRequestedByKindAPIKey
+		return nil
+	case SendApprovalRequestedByKindOAuth:
+		*s = SendApprovalRequestedByKindOAuth
+		return nil
+	case SendApprovalRequestedByKindSession:
+		*s = SendApprovalRequestedByKindSession
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// What acting produced (for example the send's task_id) or, when a hard gate refused it, the error.
+type SendApprovalResult map[string]jx.Raw
+
+func (s *SendApprovalResult) init() SendApprovalResult {
 	m := *s
 	if m == nil {
 		m = map[string]jx.Raw{}

@@ -3378,6 +3378,16 @@ type OAuthHandler interface {
 	//
 	// GET /.well-known/oauth-protected-resource
 	OAuthGetProtectedResourceMetadata(ctx context.Context) (*OAuthProtectedResourceMetadata, error)
+	// OAuthGetProtectedResourceMetadataMcp implements oauth_get_protected_resource_metadata_mcp operation.
+	//
+	// The same document as /.well-known/oauth-protected-resource, at the address RFC 9728 derives from the
+	// resource URL `<root>/v1/mcp` by inserting the well-known segment before its path; MCP clients (the
+	// official inspector among them) look here first. `/v1/mcp`'s 401 challenge names this URL.
+	//
+	// Errors: 429.
+	//
+	// GET /.well-known/oauth-protected-resource/v1/mcp
+	OAuthGetProtectedResourceMetadataMcp(ctx context.Context) (*OAuthProtectedResourceMetadata, error)
 	// OAuthIssueToken implements oauth_issue_token operation.
 	//
 	// OAuth 2.0 token endpoint (RFC 6749 §3.2, PKCE per RFC 7636). Two grants are accepted:

@@ -62,6 +62,33 @@ func (ns NullRiverJobState) Value() (driver.Value, error) {
 	return string(ns.RiverJobState), nil
 }
 
+type AgentPolicy struct {
+	OrganizationID              uuid.UUID     `json:"organization_id"`
+	ID                          uuid.UUID     `json:"id"`
+	Name                        string        `json:"name"`
+	Enabled                     bool          `json:"enabled"`
+	ApiKeyID                    uuid.NullUUID `json:"api_key_id"`
+	OauthGrantID                uuid.NullUUID `json:"oauth_grant_id"`
+	Capabilities                []string      `json:"capabilities"`
+	MailboxIds                  []uuid.UUID   `json:"mailbox_ids"`
+	MaxRecipientsPerRun         int32         `json:"max_recipients_per_run"`
+	MaxRecipientsPerDay         int32         `json:"max_recipients_per_day"`
+	MaxActionsPerDay            int32         `json:"max_actions_per_day"`
+	MaxMonthlyMailboxSpendCents pgtype.Int8   `json:"max_monthly_mailbox_spend_cents"`
+	ExpiresAt                   time.Time     `json:"expires_at"`
+	CreatedBy                   uuid.NullUUID `json:"created_by"`
+	CreatedAt                   time.Time     `json:"created_at"`
+	UpdatedAt                   time.Time     `json:"updated_at"`
+}
+
+type AgentPolicyUsage struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	PolicyID       uuid.UUID `json:"policy_id"`
+	Day            time.Time `json:"day"`
+	Recipients     int32     `json:"recipients"`
+	Actions        int32     `json:"actions"`
+}
+
 type ApiKey struct {
 	OrganizationID       uuid.UUID     `json:"organization_id"`
 	ID                   uuid.UUID     `json:"id"`
@@ -96,6 +123,38 @@ type ApiKeyUsageLog struct {
 	ResponseCode   int32     `json:"response_code"`
 	ResponseTimeMs int32     `json:"response_time_ms"`
 	CreatedAt      time.Time `json:"created_at"`
+}
+
+type AppConnection struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	Name           string    `json:"name"`
+	BaseUrl        string    `json:"base_url"`
+	SecretSealed   []byte    `json:"secret_sealed"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+type Approval struct {
+	OrganizationID    uuid.UUID       `json:"organization_id"`
+	ID                uuid.UUID       `json:"id"`
+	RunID             uuid.NullUUID   `json:"run_id"`
+	ActionType        string          `json:"action_type"`
+	Status            string          `json:"status"`
+	Payload           json.RawMessage `json:"payload"`
+	Reasons           []string        `json:"reasons"`
+	PolicyID          uuid.NullUUID   `json:"policy_id"`
+	CredentialKind    string          `json:"credential_kind"`
+	CredentialID      uuid.UUID       `json:"credential_id"`
+	RequestedByUserID uuid.NullUUID   `json:"requested_by_user_id"`
+	DecidedBy         uuid.NullUUID   `json:"decided_by"`
+	DecisionReason    string          `json:"decision_reason"`
+	DecidedAt         *time.Time      `json:"decided_at"`
+	ExecutedAt        *time.Time      `json:"executed_at"`
+	Result            []byte          `json:"result"`
+	ExpiresAt         time.Time       `json:"expires_at"`
+	CreatedAt         time.Time       `json:"created_at"`
+	UpdatedAt         time.Time       `json:"updated_at"`
 }
 
 type AuditLog struct {
@@ -219,36 +278,37 @@ type CampaignLabel struct {
 }
 
 type CampaignLead struct {
-	OrganizationID uuid.UUID     `json:"organization_id"`
-	CampaignID     uuid.UUID     `json:"campaign_id"`
-	ContactID      uuid.UUID     `json:"contact_id"`
-	State          string        `json:"state"`
-	Sent           int32         `json:"sent"`
-	Opened         int32         `json:"opened"`
-	MachineOpened  int32         `json:"machine_opened"`
-	Clicked        int32         `json:"clicked"`
-	Replied        int32         `json:"replied"`
-	Bounced        int32         `json:"bounced"`
-	CurrentStep    string        `json:"current_step"`
-	Sender         string        `json:"sender"`
-	FailureReason  string        `json:"failure_reason"`
-	HoldSince      *time.Time    `json:"hold_since"`
-	HoldUntil      *time.Time    `json:"hold_until"`
-	HoldReason     string        `json:"hold_reason"`
-	HoldSource     *string       `json:"hold_source"`
-	LastActivityAt *time.Time    `json:"last_activity_at"`
-	CreatedAt      time.Time     `json:"created_at"`
-	EnteredAt      *time.Time    `json:"entered_at"`
-	StepPosition   int32         `json:"step_position"`
-	DueAt          *time.Time    `json:"due_at"`
-	WaitReason     string        `json:"wait_reason"`
-	MailboxID      uuid.NullUUID `json:"mailbox_id"`
-	VariantID      uuid.NullUUID `json:"variant_id"`
-	UpdatedAt      time.Time     `json:"updated_at"`
-	TaskID         uuid.NullUUID `json:"task_id"`
-	Attempts       int16         `json:"attempts"`
-	ThreadRefs     []string      `json:"thread_refs"`
-	LastStepAt     *time.Time    `json:"last_step_at"`
+	OrganizationID uuid.UUID       `json:"organization_id"`
+	CampaignID     uuid.UUID       `json:"campaign_id"`
+	ContactID      uuid.UUID       `json:"contact_id"`
+	State          string          `json:"state"`
+	Sent           int32           `json:"sent"`
+	Opened         int32           `json:"opened"`
+	MachineOpened  int32           `json:"machine_opened"`
+	Clicked        int32           `json:"clicked"`
+	Replied        int32           `json:"replied"`
+	Bounced        int32           `json:"bounced"`
+	CurrentStep    string          `json:"current_step"`
+	Sender         string          `json:"sender"`
+	FailureReason  string          `json:"failure_reason"`
+	HoldSince      *time.Time      `json:"hold_since"`
+	HoldUntil      *time.Time      `json:"hold_until"`
+	HoldReason     string          `json:"hold_reason"`
+	HoldSource     *string         `json:"hold_source"`
+	LastActivityAt *time.Time      `json:"last_activity_at"`
+	CreatedAt      time.Time       `json:"created_at"`
+	EnteredAt      *time.Time      `json:"entered_at"`
+	StepPosition   int32           `json:"step_position"`
+	DueAt          *time.Time      `json:"due_at"`
+	WaitReason     string          `json:"wait_reason"`
+	MailboxID      uuid.NullUUID   `json:"mailbox_id"`
+	VariantID      uuid.NullUUID   `json:"variant_id"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+	TaskID         uuid.NullUUID   `json:"task_id"`
+	Attempts       int16           `json:"attempts"`
+	ThreadRefs     []string        `json:"thread_refs"`
+	LastStepAt     *time.Time      `json:"last_step_at"`
+	App            json.RawMessage `json:"app"`
 }
 
 type CampaignLog struct {
@@ -318,6 +378,24 @@ type CampaignStep struct {
 	OnTimeout      string    `json:"on_timeout"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+type CampaignStepRun struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ID             uuid.UUID     `json:"id"`
+	CampaignID     uuid.UUID     `json:"campaign_id"`
+	StepID         uuid.UUID     `json:"step_id"`
+	ContactID      uuid.UUID     `json:"contact_id"`
+	Kind           string        `json:"kind"`
+	Status         string        `json:"status"`
+	Attempts       int32         `json:"attempts"`
+	Error          []byte        `json:"error"`
+	Output         []byte        `json:"output"`
+	WaitEventName  string        `json:"wait_event_name"`
+	WaitUntil      *time.Time    `json:"wait_until"`
+	ResumedByEvent uuid.NullUUID `json:"resumed_by_event"`
+	CreatedAt      time.Time     `json:"created_at"`
+	UpdatedAt      time.Time     `json:"updated_at"`
 }
 
 type CampaignTestRun struct {
@@ -934,6 +1012,17 @@ type PasskeyCredential struct {
 	LastUsedAt        *time.Time      `json:"last_used_at"`
 }
 
+type ProductEvent struct {
+	OrganizationID uuid.UUID       `json:"organization_id"`
+	ID             uuid.UUID       `json:"id"`
+	ContactID      uuid.UUID       `json:"contact_id"`
+	Name           string          `json:"name"`
+	Data           json.RawMessage `json:"data"`
+	OccurredAt     time.Time       `json:"occurred_at"`
+	ReceivedAt     time.Time       `json:"received_at"`
+	IdempotencyKey string          `json:"idempotency_key"`
+}
+
 type RateLimitCounter struct {
 	Key         string    `json:"key"`
 	WindowStart time.Time `json:"window_start"`
@@ -993,6 +1082,40 @@ type RiverQueue struct {
 	Metadata  json.RawMessage `json:"metadata"`
 	PausedAt  *time.Time      `json:"paused_at"`
 	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+type Run struct {
+	OrganizationID  uuid.UUID       `json:"organization_id"`
+	ID              uuid.UUID       `json:"id"`
+	State           string          `json:"state"`
+	Intent          string          `json:"intent"`
+	Input           json.RawMessage `json:"input"`
+	CampaignID      uuid.NullUUID   `json:"campaign_id"`
+	FrozenSenderIds []uuid.UUID     `json:"frozen_sender_ids"`
+	RecipientCount  int32           `json:"recipient_count"`
+	ActionCount     int32           `json:"action_count"`
+	PolicyDecision  json.RawMessage `json:"policy_decision"`
+	PreflightReport []byte          `json:"preflight_report"`
+	ErrorDetails    []byte          `json:"error_details"`
+	ApprovalID      uuid.NullUUID   `json:"approval_id"`
+	CredentialKind  string          `json:"credential_kind"`
+	CredentialID    uuid.UUID       `json:"credential_id"`
+	UserID          uuid.NullUUID   `json:"user_id"`
+	IdempotencyKey  string          `json:"idempotency_key"`
+	CreatedAt       time.Time       `json:"created_at"`
+	UpdatedAt       time.Time       `json:"updated_at"`
+}
+
+type RunEvent struct {
+	OrganizationID uuid.UUID       `json:"organization_id"`
+	RunID          uuid.UUID       `json:"run_id"`
+	Seq            int32           `json:"seq"`
+	ID             uuid.UUID       `json:"id"`
+	Type           string          `json:"type"`
+	State          string          `json:"state"`
+	Message        string          `json:"message"`
+	Data           json.RawMessage `json:"data"`
+	CreatedAt      time.Time       `json:"created_at"`
 }
 
 type SchemaMigration struct {
