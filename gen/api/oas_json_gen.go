@@ -112219,6 +112219,8 @@ func (s *WebhookEventCategory) Decode(d *jx.Decoder) error {
 		*s = WebhookEventCategoryDeveloper
 	case WebhookEventCategoryTest:
 		*s = WebhookEventCategoryTest
+	case WebhookEventCategoryAgents:
+		*s = WebhookEventCategoryAgents
 	default:
 		*s = WebhookEventCategory(v)
 	}
@@ -112381,6 +112383,12 @@ func (s *WebhookEventType) Decode(d *jx.Decoder) error {
 		*s = WebhookEventTypeCustomEvent
 	case WebhookEventTypeWebhookTest:
 		*s = WebhookEventTypeWebhookTest
+	case WebhookEventTypeApprovalRequested:
+		*s = WebhookEventTypeApprovalRequested
+	case WebhookEventTypeApprovalDecided:
+		*s = WebhookEventTypeApprovalDecided
+	case WebhookEventTypeRunStateChanged:
+		*s = WebhookEventTypeRunStateChanged
 	default:
 		*s = WebhookEventType(v)
 	}

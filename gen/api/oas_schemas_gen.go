@@ -60663,7 +60663,8 @@ func (s *WebhookEndpointWithSecret) SetSecret(val string) {
 
 // Catalog category: team_and_access covers team.* and role.; bulk_operations covers bulk_operation.;
 // workspace covers lead_sync_source.updated, settings.updated and subscription.updated; developer is
-// custom.event; test is webhook.test; contact includes form.submitted; mailbox is email_account.*.
+// custom.event; test is webhook.test; contact includes form.submitted; mailbox is email_account.;
+// agents covers approval. and run.*.
 // Ref: #/components/schemas/WebhookEventCategory
 type WebhookEventCategory string
 
@@ -60682,6 +60683,7 @@ const (
 	WebhookEventCategoryWorkspace      WebhookEventCategory = "workspace"
 	WebhookEventCategoryDeveloper      WebhookEventCategory = "developer"
 	WebhookEventCategoryTest           WebhookEventCategory = "test"
+	WebhookEventCategoryAgents         WebhookEventCategory = "agents"
 )
 
 // AllValues returns all WebhookEventCategory values.
@@ -60701,6 +60703,7 @@ func (WebhookEventCategory) AllValues() []WebhookEventCategory {
 		WebhookEventCategoryWorkspace,
 		WebhookEventCategoryDeveloper,
 		WebhookEventCategoryTest,
+		WebhookEventCategoryAgents,
 	}
 }
 
@@ -60734,6 +60737,8 @@ func (s WebhookEventCategory) MarshalText() ([]byte, error) {
 	case WebhookEventCategoryDeveloper:
 		return []byte(s), nil
 	case WebhookEventCategoryTest:
+		return []byte(s), nil
+	case WebhookEventCategoryAgents:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -60784,6 +60789,9 @@ func (s *WebhookEventCategory) UnmarshalText(data []byte) error {
 		return nil
 	case WebhookEventCategoryTest:
 		*s = WebhookEventCategoryTest
+		return nil
+	case WebhookEventCategoryAgents:
+		*s = WebhookEventCategoryAgents
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -60861,6 +60869,9 @@ const (
 	WebhookEventTypeSubscriptionUpdated           WebhookEventType = "subscription.updated"
 	WebhookEventTypeCustomEvent                   WebhookEventType = "custom.event"
 	WebhookEventTypeWebhookTest                   WebhookEventType = "webhook.test"
+	WebhookEventTypeApprovalRequested             WebhookEventType = "approval.requested"
+	WebhookEventTypeApprovalDecided               WebhookEventType = "approval.decided"
+	WebhookEventTypeRunStateChanged               WebhookEventType = "run.state_changed"
 )
 
 // AllValues returns all WebhookEventType values.
@@ -60929,6 +60940,9 @@ func (WebhookEventType) AllValues() []WebhookEventType {
 		WebhookEventTypeSubscriptionUpdated,
 		WebhookEventTypeCustomEvent,
 		WebhookEventTypeWebhookTest,
+		WebhookEventTypeApprovalRequested,
+		WebhookEventTypeApprovalDecided,
+		WebhookEventTypeRunStateChanged,
 	}
 }
 
@@ -61060,6 +61074,12 @@ func (s WebhookEventType) MarshalText() ([]byte, error) {
 	case WebhookEventTypeCustomEvent:
 		return []byte(s), nil
 	case WebhookEventTypeWebhookTest:
+		return []byte(s), nil
+	case WebhookEventTypeApprovalRequested:
+		return []byte(s), nil
+	case WebhookEventTypeApprovalDecided:
+		return []byte(s), nil
+	case WebhookEventTypeRunStateChanged:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -61257,6 +61277,15 @@ func (s *WebhookEventType) UnmarshalText(data []byte) error {
 		return nil
 	case WebhookEventTypeWebhookTest:
 		*s = WebhookEventTypeWebhookTest
+		return nil
+	case WebhookEventTypeApprovalRequested:
+		*s = WebhookEventTypeApprovalRequested
+		return nil
+	case WebhookEventTypeApprovalDecided:
+		*s = WebhookEventTypeApprovalDecided
+		return nil
+	case WebhookEventTypeRunStateChanged:
+		*s = WebhookEventTypeRunStateChanged
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)

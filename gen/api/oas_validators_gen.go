@@ -22701,6 +22701,8 @@ func (s WebhookEventCategory) Validate() error {
 		return nil
 	case "test":
 		return nil
+	case "agents":
+		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
 	}
@@ -22833,6 +22835,12 @@ func (s WebhookEventType) Validate() error {
 	case "custom.event":
 		return nil
 	case "webhook.test":
+		return nil
+	case "approval.requested":
+		return nil
+	case "approval.decided":
+		return nil
+	case "run.state_changed":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)

@@ -25,9 +25,10 @@ const (
 	CategoryWorkspace      Category = "workspace"
 	CategoryDeveloper      Category = "developer"
 	CategoryTest           Category = "test"
+	CategoryAgents         Category = "agents"
 )
 
-// Every event type of part 1's catalog.
+// Every event type of part 1's catalog, then the agents family (approvals and runs) this service adds.
 const (
 	CampaignStarted               Type = "campaign.started"
 	CampaignPaused                Type = "campaign.paused"
@@ -92,6 +93,9 @@ const (
 	SubscriptionUpdated           Type = "subscription.updated"
 	CustomEvent                   Type = "custom.event"
 	WebhookTest                   Type = "webhook.test"
+	ApprovalRequested             Type = "approval.requested"
+	ApprovalDecided               Type = "approval.decided"
+	RunStateChanged               Type = "run.state_changed"
 )
 
 // Info describes one event type as the catalog publishes it.
@@ -106,7 +110,7 @@ type Info struct {
 	Scope auth.Permission
 }
 
-// Catalog is every event type, in the order part 1 lists them.
+// Catalog is every event type, in the order part 1 lists them, the agents family last.
 var Catalog = []Info{
 	{CampaignStarted, CategoryCampaign, "A campaign started sending.", false, auth.ReadCampaigns},
 	{CampaignPaused, CategoryCampaign, "A campaign was paused, by a person or automatically.", false, auth.ReadCampaigns},
@@ -171,6 +175,9 @@ var Catalog = []Info{
 	{SubscriptionUpdated, CategoryWorkspace, "The organization's subscription changed.", false, auth.ReadAuditLogs},
 	{CustomEvent, CategoryDeveloper, "An event an integrator published.", false, auth.RealtimeSubscribe},
 	{WebhookTest, CategoryTest, "The signed verification challenge; sent only by POST /webhooks/{id}/verify.", false, 0},
+	{ApprovalRequested, CategoryAgents, "An API key or OAuth token asked for an action outside its agent policy and it waits for a person; data {approval_id, action_type, run_id, reasons, expires_at, approval_url}.", false, auth.ReadRuns},
+	{ApprovalDecided, CategoryAgents, "A held action was approved, denied or expired; data {approval_id, action_type, run_id, status, reason, result}.", false, auth.ReadRuns},
+	{RunStateChanged, CategoryAgents, "A run moved to another state; data {run_id, state, previous_state, campaign_id, approval_id}.", false, auth.ReadRuns},
 }
 
 var byType = func() map[Type]Info {

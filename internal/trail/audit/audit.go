@@ -46,6 +46,9 @@ const (
 	ActionVerify       = "verify"
 	ActionAccept       = "accept"
 	ActionRotateSecret = "rotate_secret"
+	ActionApprove      = "approve"
+	ActionDeny         = "deny"
+	ActionCancel       = "cancel"
 )
 
 // The entity types of part 3's audit vocabulary: what GET /audit-logs?entity_type= filters on.
@@ -67,6 +70,11 @@ const (
 	EntitySuppression      = "suppression"
 	EntityTeam             = "team"
 	EntityWebhook          = "webhook"
+	EntityAgentPolicy      = "agent_policy"
+	EntityApproval         = "approval"
+	EntityRun              = "run"
+	EntityAppConnection    = "app_connection"
+	EntityProductEvent     = "product_event"
 )
 
 // Redacted replaces the value of every metadata key that names a secret.
