@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/outflowhq/outflow/internal/agents/approvals"
+	"github.com/outflowhq/outflow/internal/agents/runs"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
@@ -59,6 +60,9 @@ type Deps struct {
 	Clicks *tracking.Clicks
 	// Approvals expires approvals nobody decided in time (nil on insert-only clients).
 	Approvals *approvals.Service
+	// Runs carries agent runs through preflight and keeps launched ones in step with their campaigns (nil on
+	// insert-only clients).
+	Runs *runs.Runner
 }
 
 // Options choose what this process does with jobs.
@@ -135,6 +139,8 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	register(workers, &engine.Worker{Engine: deps.Engine})
 	register(workers, &tracking.ClickWorker{Clicks: deps.Clicks})
 	register(workers, &approvals.ExpireWorker{Service: deps.Approvals})
+	register(workers, &runs.AdvanceWorker{Runner: deps.Runs})
+	register(workers, &runs.SyncWorker{Runner: deps.Runs})
 	if workers.err != nil {
 		return nil, workers.err
 	}

@@ -17,7 +17,9 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/outflowhq/outflow/internal/agents/approvals"
+	"github.com/outflowhq/outflow/internal/agents/runs"
 	"github.com/outflowhq/outflow/internal/audience/verify"
+	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/engine"
 	"github.com/outflowhq/outflow/internal/campaigns/testrun"
 	"github.com/outflowhq/outflow/internal/campaigns/tracking"
@@ -116,6 +118,9 @@ type parts struct {
 	// approvals holds actions the agent policy gate refused for a person (API), acts on approved ones through
 	// the executors registered per action type, and expires the undecided (workers).
 	approvals *approvals.Service
+	// runs carries agent runs: the API creates and cancels them, the workers move them on, and approving a held
+	// launch runs its executor (registered with approvals when it is built).
+	runs *runs.Runner
 }
 
 // New builds the process opts ask for. On error, whatever was built is released.
@@ -164,6 +169,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Optio
 	}
 	p.outbox = events.NewOutbox(p.jobs)
 	p.approvals = approvals.New(p.pool, p.outbox, cfg.AppURL)
+	p.runs = runs.NewRunner(runs.Deps{Pool: p.pool, Store: campaign.NewStore(p.outbox, cfg.DailyCampaigns, nil), Outbox: p.outbox,
+		Approvals: p.approvals, AuthGrace: cfg.DomainAuthGrace, AppURL: cfg.AppURL})
 	p.webhooks, p.deliver = webhookDelivery(cfg, p.pool, logger, p.keyring, p.jobs)
 	p.idem = idempotency.NewStore(p.pool, logger)
 	p.testRuns = testrun.NewRunner(p.pool, cfg.TestRunWait)

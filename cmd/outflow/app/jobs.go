@@ -49,6 +49,7 @@ func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
 		TrackingHost:  p.cfg.TrackingHost,
 		Clicks:        tracking.NewClicks(p.pool, p.outbox, p.signer),
 		Approvals:     p.approvals,
+		Runs:          p.runs,
 	}, jobs.Options{Work: true, MaxWorkers: p.cfg.JobWorkers, SoftStopTimeout: p.cfg.ShutdownTimeout / 2})
 	if err != nil {
 		return nil, fmt.Errorf("build job client: %w", err)
