@@ -56,6 +56,9 @@ func DecodeError(err error) error {
 	if refused := ownRefusal(err); refused != nil {
 		return refused
 	}
+	if missingIdempotencyKey(err) {
+		return errIdempotencyKeyRequired
+	}
 	var (
 		param *ogenerrors.DecodeParamError
 		body  *ogenerrors.DecodeBodyError
@@ -97,6 +100,31 @@ func DecodeError(err error) error {
 		return apierror.New(code, codeInvalidRequest, "The request cannot be read: "+innermost(err)+".").WithCause(err)
 	}
 	return apierror.Internal(err)
+}
+
+// errIdempotencyKeyRequired answers an operation whose contract requires an Idempotency-Key (a run, a product
+// event) sent without one, or with an empty one: a retry of such a request must never do the work twice.
+var errIdempotencyKeyRequired = apierror.BadRequest("idempotency_key_required",
+	"This operation needs an Idempotency-Key header (1 to 255 characters), so a retry never does its work twice.").
+	WithFix("Send a fresh unique value, such as a UUID, with each new request, and the same value when retrying it.")
+
+// missingIdempotencyKey reports whether err is the generated decoder's refusal of a request that lacks a
+// required Idempotency-Key header.
+func missingIdempotencyKey(err error) bool {
+	var (
+		param *ogenerrors.DecodeParamError
+		check *validate.Error
+	)
+	if !errors.As(err, &param) || param.In != openapi.LocationHeader || !strings.EqualFold(param.Name, "Idempotency-Key") ||
+		!errors.As(param.Err, &check) {
+		return false
+	}
+	for _, f := range check.Fields {
+		if errors.Is(f.Error, validate.ErrFieldRequired) {
+			return true
+		}
+	}
+	return false
 }
 
 // paramRefusals give some parameters' refusals a code (and words) of their own, where the operation's clients

@@ -48,6 +48,7 @@ type Handler struct {
 	*Deliverability
 	*UniboxActions
 	*Unibox
+	*Runs
 	notYet
 
 	mcp    *MCP
@@ -122,6 +123,8 @@ type Deps struct {
 	// Unibox serves the unified inbox's reads: the thread list, counts, overview, conversations, one message
 	// and a thread's categories.
 	Unibox *Unibox
+	// Runs serves agent runs: create, list, get with the event stream, cancel.
+	Runs *Runs
 }
 
 // New assembles the API handler.
@@ -138,6 +141,7 @@ func New(d Deps) *Handler {
 		Deliverability:    d.Deliverability,
 		UniboxActions:     d.UniboxActions,
 		Unibox:            d.Unibox,
+		Runs:              d.Runs,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

@@ -142,6 +142,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 			Unsubscribe: unsubscribes, Tracking: events, Hasher: hasher, Networks: p.networks})),
 		UniboxActions: handlers.NewUniboxActions(p.pool, inserter, orgs.Edition(cfg.Edition)),
 		Unibox:        handlers.NewUnibox(p.pool, cfg.SecretKey, inserter, orgs.Edition(cfg.Edition), p.now),
+		Runs:          handlers.NewRuns(p.pool, p.runs),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
