@@ -156,6 +156,11 @@ func (s *Service) Create(ctx context.Context, tx pgx.Tx, p *auth.Principal, r Re
 	return a, nil
 }
 
+// List is org's newest approvals, at most limit, newest first.
+func List(ctx context.Context, tx pgx.Tx, org uuid.UUID, limit int) ([]dbq.Approval, error) {
+	return queries.ApprovalList(ctx, tx, dbq.ApprovalListParams{OrganizationID: org, RowLimit: int32(limit)})
+}
+
 // StatusAt is a's status as of now: a pending approval whose time ran out reads expired even before the
 // expiry job has marked it.
 func StatusAt(a dbq.Approval, now time.Time) string {
