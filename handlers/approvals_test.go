@@ -100,7 +100,9 @@ func TestAnAPIKeyWithoutAPolicyWaitsForApprovalOnEverySendAndNothingIsQueued(t *
 	thread, _ := r.thread(t, r.box.ID, "Pricing", stored{messageID: "<root@client.example>"})
 	start := time.Now()
 	noPolicy := []string{"The API key has no agent policy."}
-	link := func(id uuid.UUID) string { return strings.TrimRight(r.env.Config.AppURL, "/") + "/approvals/" + id.String() }
+	link := func(id uuid.UUID) string {
+		return strings.TrimRight(r.env.Config.AppURL, "/") + "/approvals/" + id.String()
+	}
 
 	direct := held(t, r.directSend(t, r.agent, "Hello Carol", "carol@client.example", "dan@client.example"))
 	require.Equal(t, noPolicy, direct.Reasons)
