@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -111,12 +110,4 @@ func approvalLink(raw string) api.OptURI {
 		return api.OptURI{}
 	}
 	return api.NewOptURI(*u)
-}
-
-// approvalID is a held action's approval id for a 202 answer.
-func approvalID(a dbq.Approval) api.OptUUID {
-	if a.ID == uuid.Nil {
-		return api.OptUUID{}
-	}
-	return api.NewOptUUID(a.ID)
 }

@@ -324,3 +324,35 @@ func TestAnApprovedSendActsWithTheRequestersMailboxScopeNotTheApprovers(t *testi
 	require.Equal(t, "mailbox_not_found", refusal.Code)
 	require.Zero(t, r.count(t, `SELECT count(*) FROM send_tasks`))
 }
+
+func TestApprovedRepliesAndComposedMessagesGoOutAsTheyWereAsked(t *testing.T) {
+	t.Parallel()
+	r := newAgentRig(t)
+	ctx := context.Background()
+	thread, _ := r.thread(t, r.box.ID, "Pricing", stored{messageID: "<root@client.example>"})
+	res, err := r.agent.UniboxReply(ctx, &api.UniboxReplyRequest{EmailAccountID: r.box.ID, To: []string{"bob@client.example"}, Subject: "Re: Pricing",
+		BodyPlain: api.NewOptString("Tuesday works."), ThreadID: api.NewOptString(thread.String())}, api.UniboxReplyParams{})
+	require.NoError(t, err)
+	reply, err := r.decide(t, res.(*api.UniboxReplyAccepted).ApprovalID.Value, api.ApprovalsDecideReqDecisionApproved, "")
+	require.NoError(t, err)
+	require.Equal(t, api.SendApprovalStatusExecuted, reply.Status.Value)
+	var task uuid.UUID
+	resultField(t, reply, "task_id", &task)
+	require.Equal(t, int64(1), r.count(t, `SELECT count(*) FROM send_tasks WHERE id = $1 AND kind = 'reply' AND thread_id = $2`, task, thread))
+	require.Equal(t, int64(1), r.count(t, `SELECT count(*) FROM audit_log WHERE event = 'unibox.reply' AND target_id = $1`, task.String()))
+	r.due(t, task)
+	require.Zero(t, r.attempt(t, task))
+	require.Equal(t, "<root@client.example>", r.delivered(t, 1).Header.Get("In-Reply-To"), "the reply answers its thread")
+
+	cres, err := r.agent.UniboxCompose(ctx, &api.UniboxComposeRequest{EmailAccountID: r.box.ID, To: []string{"erin@client.example"}, Subject: "Hi Erin",
+		BodyPlain: api.NewOptString("Hi."), SendMode: api.NewOptUniboxComposeRequestSendMode(api.UniboxComposeRequestSendModeScheduled),
+		ScheduledAt: api.NewOptDateTime(time.Now().Add(2 * time.Hour).Truncate(time.Second))}, api.UniboxComposeParams{})
+	require.NoError(t, err)
+	composed, err := r.decide(t, cres.(*api.UniboxComposeAccepted).ApprovalID.Value, api.ApprovalsDecideReqDecisionApproved, "")
+	require.NoError(t, err)
+	var newThread string
+	resultField(t, composed, "thread_id", &newThread)
+	resultField(t, composed, "task_id", &task)
+	require.Equal(t, int64(1), r.count(t, `SELECT count(*) FROM send_tasks WHERE id = $1 AND kind = 'direct' AND thread_id = $2::uuid
+		AND send_mode = 'scheduled' AND not_before > now() + interval '1 hour'`, task, newThread), "a new conversation, at the time asked")
+}
