@@ -48,6 +48,8 @@ type Handler struct {
 	*Deliverability
 	*UniboxActions
 	*Unibox
+	*AgentPolicies
+	*Approvals
 	*Runs
 	notYet
 
@@ -123,6 +125,10 @@ type Deps struct {
 	// Unibox serves the unified inbox's reads: the thread list, counts, overview, conversations, one message
 	// and a thread's categories.
 	Unibox *Unibox
+	// AgentPolicies serves the agent policies: list, create, replace, delete and the caller's effective one.
+	AgentPolicies *AgentPolicies
+	// Approvals serves the actions held for a person: the list and the decision.
+	Approvals *Approvals
 	// Runs serves agent runs: create, list, get with the event stream, cancel.
 	Runs *Runs
 }
@@ -141,6 +147,8 @@ func New(d Deps) *Handler {
 		Deliverability:    d.Deliverability,
 		UniboxActions:     d.UniboxActions,
 		Unibox:            d.Unibox,
+		AgentPolicies:     d.AgentPolicies,
+		Approvals:         d.Approvals,
 		Runs:              d.Runs,
 	}
 	if d.OAuth != nil {

@@ -1,28 +1,38 @@
--- name: AgentPolicyFor :one
--- The gate's read: the credential's one enabled policy (the partial unique indexes agent_policies_api_key and
--- agent_policies_oauth_grant) with what it used today (the usage row's primary key). Exactly one of api_key_id
--- and oauth_grant_id is set.
+-- name: AgentPolicyCheck :one
+-- The gate in one statement. p is the credential's one enabled policy (the partial unique indexes
+-- agent_policies_api_key and agent_policies_oauth_grant); fits keeps it only when the action breaks none of its
+-- rules; counted adds the action to the policy's day, only while both daily limits hold. The upsert locks the
+-- day's row, so of two concurrent actions racing for the last unit the second sees the first's count (READ
+-- COMMITTED re-checks the WHERE on the newest row version) and counts nothing; the count rolls back with the
+-- caller's transaction. The policy comes back with the day's usage as the statement found it (before this
+-- action), from which the caller explains a refusal.
+WITH p AS (
+  SELECT * FROM agent_policies
+  WHERE organization_id = @organization_id::uuid AND enabled
+    AND (api_key_id = sqlc.narg(api_key_id)::uuid OR oauth_grant_id = sqlc.narg(oauth_grant_id)::uuid)
+), fits AS (
+  SELECT p.organization_id, p.id, p.max_recipients_per_day, p.max_actions_per_day FROM p
+  WHERE p.expires_at > @now::timestamptz
+    AND @capability::text = ANY (p.capabilities)
+    AND @mailbox_ids::uuid[] <@ p.mailbox_ids
+    AND @recipients::integer <= p.max_recipients_per_run
+    AND @recipients::integer <= p.max_recipients_per_day
+    AND (@capability::text <> 'mailbox.provision' OR @monthly_spend_cents::bigint <= p.max_monthly_mailbox_spend_cents)
+), counted AS (
+  INSERT INTO agent_policy_usage AS u (organization_id, policy_id, day, recipients, actions)
+  SELECT fits.organization_id, fits.id, @day::date, @recipients::integer, 1 FROM fits
+  ON CONFLICT (organization_id, policy_id, day) DO UPDATE
+    SET recipients = u.recipients + excluded.recipients, actions = u.actions + 1
+    WHERE u.recipients + excluded.recipients <= (SELECT fits.max_recipients_per_day FROM fits)
+      AND u.actions + 1 <= (SELECT fits.max_actions_per_day FROM fits)
+  RETURNING u.policy_id
+)
 SELECT p.id, p.expires_at, p.capabilities, p.mailbox_ids, p.max_recipients_per_run, p.max_recipients_per_day,
   p.max_actions_per_day, p.max_monthly_mailbox_spend_cents,
-  coalesce(u.recipients, 0)::integer AS used_recipients, coalesce(u.actions, 0)::integer AS used_actions
-FROM agent_policies p
-LEFT JOIN agent_policy_usage u ON u.organization_id = p.organization_id AND u.policy_id = p.id AND u.day = @day::date
-WHERE p.organization_id = @organization_id::uuid AND p.enabled
-  AND (p.api_key_id = sqlc.narg(api_key_id)::uuid OR p.oauth_grant_id = sqlc.narg(oauth_grant_id)::uuid);
-
--- name: AgentPolicyUsageAdd :one
--- Counts one action of recipients against the policy's day, only while both daily limits hold: the upsert
--- locks the day's row, so of two concurrent actions racing for the last unit the second sees the first's
--- count (READ COMMITTED re-checks the WHERE on the newest row) and gets no row back. It rolls back with the
--- caller's transaction.
-INSERT INTO agent_policy_usage AS u (organization_id, policy_id, day, recipients, actions)
-SELECT @organization_id::uuid, @policy_id::uuid, @day::date, @recipients::integer, 1
-WHERE @recipients::integer <= @max_recipients_per_day::integer
-ON CONFLICT (organization_id, policy_id, day) DO UPDATE
-  SET recipients = u.recipients + excluded.recipients, actions = u.actions + 1
-  WHERE u.recipients + excluded.recipients <= @max_recipients_per_day::integer
-    AND u.actions + 1 <= @max_actions_per_day::integer
-RETURNING u.recipients, u.actions;
+  coalesce(u.recipients, 0)::integer AS used_recipients, coalesce(u.actions, 0)::integer AS used_actions,
+  EXISTS (SELECT 1 FROM counted) AS counted
+FROM p
+LEFT JOIN agent_policy_usage u ON u.organization_id = p.organization_id AND u.policy_id = p.id AND u.day = @day::date;
 
 -- name: AgentPolicyDisabledExists :one
 -- Whether the credential has a policy that is switched off (the gate's explanation when no enabled one exists).

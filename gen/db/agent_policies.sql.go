@@ -32,6 +32,98 @@ func (q *Queries) AgentPolicyAPIKeyLive(ctx context.Context, db DBTX, arg AgentP
 	return exists, err
 }
 
+const agentPolicyCheck = `-- name: AgentPolicyCheck :one
+WITH p AS (
+  SELECT organization_id, id, name, enabled, api_key_id, oauth_grant_id, capabilities, mailbox_ids, max_recipients_per_run, max_recipients_per_day, max_actions_per_day, max_monthly_mailbox_spend_cents, expires_at, created_by, created_at, updated_at FROM agent_policies
+  WHERE organization_id = $2::uuid AND enabled
+    AND (api_key_id = $3::uuid OR oauth_grant_id = $4::uuid)
+), fits AS (
+  SELECT p.organization_id, p.id, p.max_recipients_per_day, p.max_actions_per_day FROM p
+  WHERE p.expires_at > $5::timestamptz
+    AND $6::text = ANY (p.capabilities)
+    AND $7::uuid[] <@ p.mailbox_ids
+    AND $8::integer <= p.max_recipients_per_run
+    AND $8::integer <= p.max_recipients_per_day
+    AND ($6::text <> 'mailbox.provision' OR $9::bigint <= p.max_monthly_mailbox_spend_cents)
+), counted AS (
+  INSERT INTO agent_policy_usage AS u (organization_id, policy_id, day, recipients, actions)
+  SELECT fits.organization_id, fits.id, $1::date, $8::integer, 1 FROM fits
+  ON CONFLICT (organization_id, policy_id, day) DO UPDATE
+    SET recipients = u.recipients + excluded.recipients, actions = u.actions + 1
+    WHERE u.recipients + excluded.recipients <= (SELECT fits.max_recipients_per_day FROM fits)
+      AND u.actions + 1 <= (SELECT fits.max_actions_per_day FROM fits)
+  RETURNING u.policy_id
+)
+SELECT p.id, p.expires_at, p.capabilities, p.mailbox_ids, p.max_recipients_per_run, p.max_recipients_per_day,
+  p.max_actions_per_day, p.max_monthly_mailbox_spend_cents,
+  coalesce(u.recipients, 0)::integer AS used_recipients, coalesce(u.actions, 0)::integer AS used_actions,
+  EXISTS (SELECT 1 FROM counted) AS counted
+FROM p
+LEFT JOIN agent_policy_usage u ON u.organization_id = p.organization_id AND u.policy_id = p.id AND u.day = $1::date
+`
+
+type AgentPolicyCheckParams struct {
+	Day               time.Time     `json:"day"`
+	OrganizationID    uuid.UUID     `json:"organization_id"`
+	ApiKeyID          uuid.NullUUID `json:"api_key_id"`
+	OauthGrantID      uuid.NullUUID `json:"oauth_grant_id"`
+	Now               time.Time     `json:"now"`
+	Capability        string        `json:"capability"`
+	MailboxIds        []uuid.UUID   `json:"mailbox_ids"`
+	Recipients        int32         `json:"recipients"`
+	MonthlySpendCents int64         `json:"monthly_spend_cents"`
+}
+
+type AgentPolicyCheckRow struct {
+	ID                          uuid.UUID   `json:"id"`
+	ExpiresAt                   time.Time   `json:"expires_at"`
+	Capabilities                []string    `json:"capabilities"`
+	MailboxIds                  []uuid.UUID `json:"mailbox_ids"`
+	MaxRecipientsPerRun         int32       `json:"max_recipients_per_run"`
+	MaxRecipientsPerDay         int32       `json:"max_recipients_per_day"`
+	MaxActionsPerDay            int32       `json:"max_actions_per_day"`
+	MaxMonthlyMailboxSpendCents pgtype.Int8 `json:"max_monthly_mailbox_spend_cents"`
+	UsedRecipients              int32       `json:"used_recipients"`
+	UsedActions                 int32       `json:"used_actions"`
+	Counted                     bool        `json:"counted"`
+}
+
+// The gate in one statement. p is the credential's one enabled policy (the partial unique indexes
+// agent_policies_api_key and agent_policies_oauth_grant); fits keeps it only when the action breaks none of its
+// rules; counted adds the action to the policy's day, only while both daily limits hold. The upsert locks the
+// day's row, so of two concurrent actions racing for the last unit the second sees the first's count (READ
+// COMMITTED re-checks the WHERE on the newest row version) and counts nothing; the count rolls back with the
+// caller's transaction. The policy comes back with the day's usage as the statement found it (before this
+// action), from which the caller explains a refusal.
+func (q *Queries) AgentPolicyCheck(ctx context.Context, db DBTX, arg AgentPolicyCheckParams) (AgentPolicyCheckRow, error) {
+	row := db.QueryRow(ctx, agentPolicyCheck,
+		arg.Day,
+		arg.OrganizationID,
+		arg.ApiKeyID,
+		arg.OauthGrantID,
+		arg.Now,
+		arg.Capability,
+		arg.MailboxIds,
+		arg.Recipients,
+		arg.MonthlySpendCents,
+	)
+	var i AgentPolicyCheckRow
+	err := row.Scan(
+		&i.ID,
+		&i.ExpiresAt,
+		&i.Capabilities,
+		&i.MailboxIds,
+		&i.MaxRecipientsPerRun,
+		&i.MaxRecipientsPerDay,
+		&i.MaxActionsPerDay,
+		&i.MaxMonthlyMailboxSpendCents,
+		&i.UsedRecipients,
+		&i.UsedActions,
+		&i.Counted,
+	)
+	return i, err
+}
+
 const agentPolicyDelete = `-- name: AgentPolicyDelete :execrows
 DELETE FROM agent_policies WHERE organization_id = $1::uuid AND id = $2::uuid
 `
@@ -102,62 +194,6 @@ func (q *Queries) AgentPolicyEffective(ctx context.Context, db DBTX, arg AgentPo
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
-	)
-	return i, err
-}
-
-const agentPolicyFor = `-- name: AgentPolicyFor :one
-SELECT p.id, p.expires_at, p.capabilities, p.mailbox_ids, p.max_recipients_per_run, p.max_recipients_per_day,
-  p.max_actions_per_day, p.max_monthly_mailbox_spend_cents,
-  coalesce(u.recipients, 0)::integer AS used_recipients, coalesce(u.actions, 0)::integer AS used_actions
-FROM agent_policies p
-LEFT JOIN agent_policy_usage u ON u.organization_id = p.organization_id AND u.policy_id = p.id AND u.day = $1::date
-WHERE p.organization_id = $2::uuid AND p.enabled
-  AND (p.api_key_id = $3::uuid OR p.oauth_grant_id = $4::uuid)
-`
-
-type AgentPolicyForParams struct {
-	Day            time.Time     `json:"day"`
-	OrganizationID uuid.UUID     `json:"organization_id"`
-	ApiKeyID       uuid.NullUUID `json:"api_key_id"`
-	OauthGrantID   uuid.NullUUID `json:"oauth_grant_id"`
-}
-
-type AgentPolicyForRow struct {
-	ID                          uuid.UUID   `json:"id"`
-	ExpiresAt                   time.Time   `json:"expires_at"`
-	Capabilities                []string    `json:"capabilities"`
-	MailboxIds                  []uuid.UUID `json:"mailbox_ids"`
-	MaxRecipientsPerRun         int32       `json:"max_recipients_per_run"`
-	MaxRecipientsPerDay         int32       `json:"max_recipients_per_day"`
-	MaxActionsPerDay            int32       `json:"max_actions_per_day"`
-	MaxMonthlyMailboxSpendCents pgtype.Int8 `json:"max_monthly_mailbox_spend_cents"`
-	UsedRecipients              int32       `json:"used_recipients"`
-	UsedActions                 int32       `json:"used_actions"`
-}
-
-// The gate's read: the credential's one enabled policy (the partial unique indexes agent_policies_api_key and
-// agent_policies_oauth_grant) with what it used today (the usage row's primary key). Exactly one of api_key_id
-// and oauth_grant_id is set.
-func (q *Queries) AgentPolicyFor(ctx context.Context, db DBTX, arg AgentPolicyForParams) (AgentPolicyForRow, error) {
-	row := db.QueryRow(ctx, agentPolicyFor,
-		arg.Day,
-		arg.OrganizationID,
-		arg.ApiKeyID,
-		arg.OauthGrantID,
-	)
-	var i AgentPolicyForRow
-	err := row.Scan(
-		&i.ID,
-		&i.ExpiresAt,
-		&i.Capabilities,
-		&i.MailboxIds,
-		&i.MaxRecipientsPerRun,
-		&i.MaxRecipientsPerDay,
-		&i.MaxActionsPerDay,
-		&i.MaxMonthlyMailboxSpendCents,
-		&i.UsedRecipients,
-		&i.UsedActions,
 	)
 	return i, err
 }
@@ -415,47 +451,4 @@ func (q *Queries) AgentPolicyUnknownMailboxes(ctx context.Context, db DBTX, arg 
 		return nil, err
 	}
 	return items, nil
-}
-
-const agentPolicyUsageAdd = `-- name: AgentPolicyUsageAdd :one
-INSERT INTO agent_policy_usage AS u (organization_id, policy_id, day, recipients, actions)
-SELECT $1::uuid, $2::uuid, $3::date, $4::integer, 1
-WHERE $4::integer <= $5::integer
-ON CONFLICT (organization_id, policy_id, day) DO UPDATE
-  SET recipients = u.recipients + excluded.recipients, actions = u.actions + 1
-  WHERE u.recipients + excluded.recipients <= $5::integer
-    AND u.actions + 1 <= $6::integer
-RETURNING u.recipients, u.actions
-`
-
-type AgentPolicyUsageAddParams struct {
-	OrganizationID      uuid.UUID `json:"organization_id"`
-	PolicyID            uuid.UUID `json:"policy_id"`
-	Day                 time.Time `json:"day"`
-	Recipients          int32     `json:"recipients"`
-	MaxRecipientsPerDay int32     `json:"max_recipients_per_day"`
-	MaxActionsPerDay    int32     `json:"max_actions_per_day"`
-}
-
-type AgentPolicyUsageAddRow struct {
-	Recipients int32 `json:"recipients"`
-	Actions    int32 `json:"actions"`
-}
-
-// Counts one action of recipients against the policy's day, only while both daily limits hold: the upsert
-// locks the day's row, so of two concurrent actions racing for the last unit the second sees the first's
-// count (READ COMMITTED re-checks the WHERE on the newest row) and gets no row back. It rolls back with the
-// caller's transaction.
-func (q *Queries) AgentPolicyUsageAdd(ctx context.Context, db DBTX, arg AgentPolicyUsageAddParams) (AgentPolicyUsageAddRow, error) {
-	row := db.QueryRow(ctx, agentPolicyUsageAdd,
-		arg.OrganizationID,
-		arg.PolicyID,
-		arg.Day,
-		arg.Recipients,
-		arg.MaxRecipientsPerDay,
-		arg.MaxActionsPerDay,
-	)
-	var i AgentPolicyUsageAddRow
-	err := row.Scan(&i.Recipients, &i.Actions)
-	return i, err
 }

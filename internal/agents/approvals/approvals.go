@@ -66,13 +66,19 @@ type Service struct {
 
 	mu        sync.RWMutex
 	executors map[policy.Capability]Executor
+	hooks     map[policy.Capability]Hook
 }
+
+// Hook learns, in the deciding transaction, that an approval of its action type was decided: approved
+// (executed, or approved with a hard gate's refusal as result), denied or expired. A run moves to its next
+// state through it. An error fails the decision.
+type Hook func(ctx context.Context, tx pgx.Tx, a dbq.Approval, now time.Time) error
 
 // New builds the service: decisions run in transactions of pool, events and their jobs go through outbox, and
 // approval links point into the web app at appURL.
 func New(pool *pgxpool.Pool, outbox *events.Outbox, appURL string) *Service {
 	return &Service{pool: pool, outbox: outbox, notifier: notify.NewNotifier(outbox.Jobs()), appURL: appURL,
-		executors: map[policy.Capability]Executor{}}
+		executors: map[policy.Capability]Executor{}, hooks: map[policy.Capability]Hook{}}
 }
 
 // Register makes e the way approved approvals of actionType act. The composition root registers one executor
@@ -82,6 +88,21 @@ func (s *Service) Register(actionType policy.Capability, e Executor) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.executors[actionType] = e
+}
+
+// OnDecided makes h hear of every decision on approvals of actionType (after the executor, if it ran);
+// registering a type twice replaces the first.
+func (s *Service) OnDecided(actionType policy.Capability, h Hook) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hooks[actionType] = h
+}
+
+// hook is the decision hook of actionType (nil: none).
+func (s *Service) hook(actionType string) Hook {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.hooks[policy.Capability(actionType)]
 }
 
 func (s *Service) executor(actionType string) (Executor, bool) {
@@ -154,6 +175,11 @@ func (s *Service) Create(ctx context.Context, tx pgx.Tx, p *auth.Principal, r Re
 		}
 	}
 	return a, nil
+}
+
+// List is org's newest approvals, at most limit, newest first.
+func List(ctx context.Context, tx pgx.Tx, org uuid.UUID, limit int) ([]dbq.Approval, error) {
+	return queries.ApprovalList(ctx, tx, dbq.ApprovalListParams{OrganizationID: org, RowLimit: int32(limit)})
 }
 
 // StatusAt is a's status as of now: a pending approval whose time ran out reads expired even before the

@@ -57,7 +57,7 @@ func (s *Service) Decide(ctx context.Context, approver *auth.Principal, id uuid.
 				return err
 			}
 		}
-		if err := s.decided(ctx, tx, a, approver.UserID); err != nil {
+		if err := s.decided(ctx, tx, a, approver.UserID, now, false); err != nil {
 			return err
 		}
 		action := audit.ActionDeny
@@ -137,9 +137,15 @@ func (s *Service) execute(ctx context.Context, tx pgx.Tx, a dbq.Approval, approv
 	return a, nil
 }
 
-// decided raises approval.decided for a and tells the person behind the requesting credential (unless they
-// decided it themselves).
-func (s *Service) decided(ctx context.Context, tx pgx.Tx, a dbq.Approval, decider uuid.UUID) error {
+// decided lets a's action type's hook hear of the decision (unless the decision came from the action's own
+// owner, withdrawing it), raises approval.decided and tells the person behind the requesting credential
+// (unless they decided it themselves).
+func (s *Service) decided(ctx context.Context, tx pgx.Tx, a dbq.Approval, decider uuid.UUID, now time.Time, withdrawn bool) error {
+	if h := s.hook(a.ActionType); h != nil && !withdrawn {
+		if err := h(ctx, tx, a, now); err != nil {
+			return err
+		}
+	}
 	if _, err := s.outbox.Emit(ctx, tx, events.ApprovalDecided, map[string]any{"approval_id": a.ID, "action_type": a.ActionType,
 		"run_id": runID(a), "status": a.Status, "reason": a.DecisionReason, "result": json.RawMessage(resultOr(a.Result))}); err != nil {
 		return err
@@ -154,6 +160,23 @@ func (s *Service) decided(ctx context.Context, tx pgx.Tx, a dbq.Approval, decide
 	return s.notifier.NotifyTx(ctx, tx, notify.Event{UserID: a.RequestedByUserID.UUID, OrganizationID: a.OrganizationID,
 		Category: notify.TeamActivity, Title: truncate.Chars("Your agent's request to "+verb(policyOf(a))+" was "+outcome, 200),
 		Body: truncate.Chars(a.DecisionReason, 1000), Link: s.URL(a.ID)})
+}
+
+// Withdraw denies pending approval id of org in tx at now without a person (decided_by stays empty), with
+// reason: what a run's cancellation does to the approval it waits for ("The run was cancelled."). It raises
+// approval.decided (the action type's hook is not called: its caller is the one withdrawing) and reports
+// whether the approval was still pending; a decided or expired one is left alone.
+func (s *Service) Withdraw(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, reason string, now time.Time) (bool, error) {
+	now = now.UTC().Truncate(time.Microsecond)
+	a, err := queries.ApprovalDecide(ctx, tx, dbq.ApprovalDecideParams{Status: StatusDenied, DecisionReason: truncate.Chars(reason, MaxReason),
+		Now: now, OrganizationID: org, ID: id})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("approvals: withdraw: %w", err)
+	}
+	return true, s.decided(ctx, tx, a, uuid.Nil, now, true)
 }
 
 // Expire marks approval id of org expired when its time ran out at now and raises approval.decided; it
@@ -182,7 +205,7 @@ func (s *Service) expireTx(ctx context.Context, tx pgx.Tx, a dbq.Approval, now t
 	if err != nil {
 		return a, false, fmt.Errorf("approvals: expire: %w", err)
 	}
-	return done, true, s.decided(ctx, tx, done, uuid.Nil)
+	return done, true, s.decided(ctx, tx, done, uuid.Nil, now, false)
 }
 
 // ExpireArgs is the job that expires one approval, scheduled at its expiry when it is created. Being

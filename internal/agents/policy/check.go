@@ -58,9 +58,9 @@ type Decision struct {
 	Reasons []string
 }
 
-// Check decides whether p may do a now without a person (see the package documentation for the rules). An
-// allowed API key or OAuth action is counted against its policy's day in tx, so the count commits or rolls
-// back with the action itself.
+// Check decides whether p may do a now without a person (see the package documentation for the rules), in
+// one statement for an API key or OAuth grant: an allowed action is counted against its policy's day in tx,
+// so the count commits or rolls back with the action itself.
 func Check(ctx context.Context, tx pgx.Tx, p *auth.Principal, a Action, now time.Time) (Decision, error) {
 	if p == nil {
 		return Decision{Reasons: []string{"The request has no credential, so nobody can be held to a policy."}}, nil
@@ -69,9 +69,13 @@ func Check(ctx context.Context, tx pgx.Tx, p *auth.Principal, a Action, now time
 		return Decision{Allowed: true, Human: true}, nil
 	}
 	who, keys := credential(p)
-	day := Day(now)
-	pol, err := queries.AgentPolicyFor(ctx, tx, dbq.AgentPolicyForParams{Day: day, OrganizationID: p.OrganizationID,
-		ApiKeyID: keys.ApiKeyID, OauthGrantID: keys.OauthGrantID})
+	mailboxes := a.Mailboxes
+	if mailboxes == nil {
+		mailboxes = []uuid.UUID{}
+	}
+	pol, err := queries.AgentPolicyCheck(ctx, tx, dbq.AgentPolicyCheckParams{Day: Day(now), OrganizationID: p.OrganizationID,
+		ApiKeyID: keys.ApiKeyID, OauthGrantID: keys.OauthGrantID, Now: now, Capability: string(a.Capability), MailboxIds: mailboxes,
+		Recipients: int32(a.Recipients), MonthlySpendCents: a.MonthlySpendCents})
 	if errors.Is(err, pgx.ErrNoRows) {
 		disabled, err := queries.AgentPolicyDisabledExists(ctx, tx, dbq.AgentPolicyDisabledExistsParams{OrganizationID: p.OrganizationID,
 			ApiKeyID: keys.ApiKeyID, OauthGrantID: keys.OauthGrantID})
@@ -86,21 +90,15 @@ func Check(ctx context.Context, tx pgx.Tx, p *auth.Principal, a Action, now time
 	if err != nil {
 		return Decision{}, fmt.Errorf("policy: %w", err)
 	}
-	d := Decision{PolicyID: pol.ID, Reasons: refusals(pol, a, now)}
-	if len(d.Reasons) > 0 {
+	d := Decision{Allowed: pol.Counted, PolicyID: pol.ID}
+	if d.Allowed {
 		return d, nil
 	}
-	_, err = queries.AgentPolicyUsageAdd(ctx, tx, dbq.AgentPolicyUsageAddParams{OrganizationID: p.OrganizationID, PolicyID: pol.ID,
-		Day: day, Recipients: int32(a.Recipients), MaxRecipientsPerDay: pol.MaxRecipientsPerDay, MaxActionsPerDay: pol.MaxActionsPerDay})
-	if errors.Is(err, pgx.ErrNoRows) {
-		// Another action of the same policy took the day's last room between the read and the count.
+	// The statement decided; the rules below, read from the same policy and usage, say why.
+	if d.Reasons = refusals(pol, a, now); len(d.Reasons) == 0 {
+		// Another action of the same policy took the day's last room while this one waited for it.
 		d.Reasons = []string{"Actions running at the same time used up the policy's daily limits (max_recipients_per_day, max_actions_per_day) for today (UTC)."}
-		return d, nil
 	}
-	if err != nil {
-		return Decision{}, fmt.Errorf("policy: count usage: %w", err)
-	}
-	d.Allowed = true
 	return d, nil
 }
 
@@ -124,7 +122,7 @@ func credential(p *auth.Principal) (string, credentialKeys) {
 }
 
 // refusals lists every rule of pol that a, at now, breaks, as sentences for people.
-func refusals(pol dbq.AgentPolicyForRow, a Action, now time.Time) []string {
+func refusals(pol dbq.AgentPolicyCheckRow, a Action, now time.Time) []string {
 	var out []string
 	if !pol.ExpiresAt.After(now) {
 		out = append(out, fmt.Sprintf("The agent policy expired at %s.", pol.ExpiresAt.UTC().Format(time.RFC3339)))
