@@ -12,7 +12,6 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/agents/approvals"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
-	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
@@ -25,7 +24,7 @@ const cancelReason = "The run was cancelled."
 // again at once (the campaign rebuilt from the run's input with the requester's mailbox scope, every check
 // and hard gate run again; no policy is counted, a person decided) and launched. A refusal (a blocking
 // preflight, a campaign the store will not start) is answered as an API error: the approvals service rolls
-// this attempt back and keeps the refusal as the approval's result, and the run's sync job fails the run
+// this attempt back and keeps the refusal as the approval's result, and decided (the hook) fails the run
 // with it.
 func (r *Runner) executeApproved(ctx context.Context, tx pgx.Tx, a dbq.Approval, approver *auth.Principal, now time.Time) (map[string]any, error) {
 	if !a.RunID.Valid {
@@ -73,26 +72,45 @@ func (r *Runner) executeApproved(ctx context.Context, tx pgx.Tx, a dbq.Approval,
 	return map[string]any{"run_id": run.ID, "campaign_id": run.CampaignID.UUID, "recipients": plan.Recipients}, nil
 }
 
-// withdraw denies the pending approval of a run being cancelled, with the reason cancelReason, and raises
-// approval.decided as a person's denial does. An approval decided meanwhile is left as it is.
-func (r *Runner) withdraw(ctx context.Context, tx pgx.Tx, run dbq.Run) error {
-	a, err := queries.ApprovalDecide(ctx, tx, dbq.ApprovalDecideParams{Status: approvals.StatusDenied, DecisionReason: cancelReason,
-		Now: r.now(), OrganizationID: run.OrganizationID, ID: run.ApprovalID.UUID})
-	if errors.Is(err, pgx.ErrNoRows) {
+// decided is the campaign.launch approvals' decision hook, in the deciding transaction: a denial or an expiry
+// denies the waiting run; an approval a hard gate refused when acted on (still approved, its result the
+// refusal) fails it with that refusal. An executed approval already launched the run (the executor moved it).
+func (r *Runner) decided(ctx context.Context, tx pgx.Tx, a dbq.Approval, _ time.Time) error {
+	if !a.RunID.Valid {
 		return nil
 	}
-	if err != nil {
-		return err
+	run, err := lock(ctx, tx, a.OrganizationID, a.RunID.UUID)
+	if err != nil || run.State != StateAwaitingApproval || run.ApprovalID.UUID != a.ID {
+		return ignoreGone(err)
 	}
-	_, err = r.outbox.Emit(ctx, tx, events.ApprovalDecided, map[string]any{"approval_id": a.ID, "action_type": a.ActionType,
-		"run_id": run.ID, "status": a.Status, "reason": a.DecisionReason, "result": nil})
-	return err
+	data := map[string]any{"approval_id": a.ID}
+	switch a.Status {
+	case approvals.StatusDenied:
+		data["reason"] = a.DecisionReason
+		msg := "A person denied the launch."
+		if a.DecisionReason != "" {
+			msg = "A person denied the launch: " + a.DecisionReason
+		}
+		return r.move(ctx, tx, &run, change{to: StateDenied, event: EventApprovalDenied, message: msg, data: data})
+	case approvals.StatusExpired:
+		return r.move(ctx, tx, &run, change{to: StateDenied, event: EventApprovalExpired, data: data,
+			message: fmt.Sprintf("Nobody decided the launch within %s; the approval expired.", approvals.ExpiresAfter)})
+	case approvals.StatusApproved:
+		var res struct {
+			Error *Issue `json:"error"`
+		}
+		if json.Unmarshal(a.Result, &res) != nil || res.Error == nil {
+			return nil
+		}
+		res.Error.Message = "The launch was approved, but checking it again refused it: " + res.Error.Message
+		return r.fail(ctx, tx, &run, EventLaunchFailed, *res.Error)
+	}
+	return nil
 }
 
-// sync brings the run in line with what it waits on, once, and reports whether the run has ended (the job
-// stops then). While awaiting approval: a denial or an expiry denies the run; an approval a hard gate
-// refused when acted on fails it with that refusal. While launched: the campaign's status is followed
-// (active, paused, completed), and a deleted campaign fails the run.
+// sync brings a launched run in line with its campaign, once, and reports whether the run has ended (the
+// job stops then): the campaign's status is followed (active, paused, completed), and a deleted campaign
+// fails the run.
 func (r *Runner) sync(ctx context.Context, a SyncArgs) (bool, error) {
 	done := false
 	err := db.WithOrgTx(ctx, r.pool, a.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
@@ -104,45 +122,13 @@ func (r *Runner) sync(ctx context.Context, a SyncArgs) (bool, error) {
 		if err != nil {
 			return err
 		}
-		switch {
-		case run.State == StateAwaitingApproval && run.ApprovalID.Valid:
-			err = r.syncApproval(ctx, tx, &run)
-		case run.State == StateActive || run.State == StatePaused:
+		if run.State == StateActive || run.State == StatePaused {
 			err = r.syncCampaign(ctx, tx, &run)
 		}
 		done = Final(run.State)
 		return err
 	})
 	return done, err
-}
-
-func (r *Runner) syncApproval(ctx context.Context, tx pgx.Tx, run *dbq.Run) error {
-	a, err := queries.ApprovalGet(ctx, tx, dbq.ApprovalGetParams{OrganizationID: run.OrganizationID, ID: run.ApprovalID.UUID})
-	if err != nil {
-		return err
-	}
-	data := map[string]any{"approval_id": a.ID}
-	switch approvals.StatusAt(a, r.now()) {
-	case approvals.StatusDenied:
-		data["reason"] = a.DecisionReason
-		msg := "A person denied the launch."
-		if a.DecisionReason != "" {
-			msg = "A person denied the launch: " + a.DecisionReason
-		}
-		return r.move(ctx, tx, run, change{to: StateDenied, event: EventApprovalDenied, message: msg, data: data})
-	case approvals.StatusExpired:
-		return r.move(ctx, tx, run, change{to: StateDenied, event: EventApprovalExpired, data: data,
-			message: fmt.Sprintf("Nobody decided the launch within %s; the approval expired.", approvals.ExpiresAfter)})
-	case approvals.StatusApproved:
-		var res struct {
-			Error *Issue `json:"error"`
-		}
-		if json.Unmarshal(a.Result, &res) != nil || res.Error == nil {
-			return nil
-		}
-		return r.fail(ctx, tx, run, EventLaunchFailed, *res.Error)
-	}
-	return nil
 }
 
 func (r *Runner) syncCampaign(ctx context.Context, tx pgx.Tx, run *dbq.Run) error {

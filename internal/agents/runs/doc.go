@@ -40,6 +40,9 @@
 //     fails the run instead of launching it.
 //   - A launched run's campaign is started through the campaign store, so the sequence engine sends it like
 //     any other campaign; cancelling the run stops that campaign (its queued sends are cancelled).
-//   - A run waiting on its approval or its campaign has one sync job, which looks every SyncInterval and ends
-//     when the run does.
+//   - An approval's decision reaches its run in the deciding transaction: approving runs the executor (the
+//     launch), a denial, an expiry or a hard gate's refusal ends the run through the decision hook; a cancel
+//     withdraws a pending approval (denied, "The run was cancelled.").
+//   - A launched run has one sync job, which looks at its campaign every SyncInterval and ends when the run
+//     does.
 package runs

@@ -12,8 +12,7 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
-// SyncInterval is how often a run that waits on something outside it (its campaign while active or paused,
-// its approval while awaiting one) looks again.
+// SyncInterval is how often a launched run (active or paused) looks at its campaign again.
 const SyncInterval = 10 * time.Second
 
 // advanceAttempts is how many times River runs an advance job that fails on database trouble; the last
@@ -95,9 +94,9 @@ func (r *Runner) abandon(ctx context.Context, a AdvanceArgs) error {
 	})
 }
 
-// SyncArgs is the job that keeps a run in step with what it waits on: its campaign (active, paused,
-// completed, deleted) and its approval (denied, expired, refused by a hard gate when acted on). It snoozes
-// SyncInterval at a time until the run reaches a final state. One per run.
+// SyncArgs is the job that keeps a launched run in step with its campaign (active, paused, completed,
+// deleted): there is no cross-organization read of runs, so each launched run carries its own job, which
+// snoozes SyncInterval at a time until the run reaches a final state. One per run.
 type SyncArgs struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	RunID          uuid.UUID `json:"run_id"`

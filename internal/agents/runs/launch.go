@@ -150,8 +150,8 @@ func (r *Runner) launch(ctx context.Context, tx pgx.Tx, run *dbq.Run, prep prepa
 }
 
 // hold asks a person to approve a launch the gate refused: the approval (its payload the plan and the input,
-// which the approver reviews and the executor re-checks), the run awaiting it, and the sync job that notices a
-// denial or an expiry.
+// which the approver reviews and the executor re-checks) and the run awaiting it. The decision reaches the
+// run through the executor and the decision hook.
 func (r *Runner) hold(ctx context.Context, tx pgx.Tx, run *dbq.Run, p *auth.Principal, in Input, plan Plan, d policy.Decision) error {
 	a, err := r.approvals.Create(ctx, tx, p, approvals.Request{ActionType: launchCapability, RunID: run.ID,
 		Payload: map[string]any{"plan": plan, "input": in}, Decision: d,
@@ -166,11 +166,8 @@ func (r *Runner) hold(ctx context.Context, tx pgx.Tx, run *dbq.Run, p *auth.Prin
 		data:    map[string]any{"approval_id": a.ID, "approval_url": url, "expires_at": a.ExpiresAt, "reasons": d.Reasons}}); err != nil {
 		return err
 	}
-	if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "approval.requested", EntityType: audit.EntityApproval,
-		EntityID: a.ID.String(), Metadata: map[string]any{"run_id": run.ID, "action_type": string(launchCapability), "reasons": d.Reasons}}); err != nil {
-		return err
-	}
-	return r.watch(ctx, tx, run.OrganizationID, run.ID)
+	return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "approval.requested", EntityType: audit.EntityApproval,
+		EntityID: a.ID.String(), Metadata: map[string]any{"run_id": run.ID, "action_type": string(launchCapability), "reasons": d.Reasons}})
 }
 
 // requester is the principal a run acts for: the credential that created it, read again so a key revoked or

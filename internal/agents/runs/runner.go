@@ -58,8 +58,9 @@ type Deps struct {
 	Now func() time.Time
 }
 
-// NewRunner builds the runner and registers the campaign.launch executor with the approvals service, so an
-// approved run launches in the approver's transaction.
+// NewRunner builds the runner and registers with the approvals service the campaign.launch executor (an
+// approved run launches in the approver's transaction) and the decision hook (a denied, expired or refused
+// approval ends the run in the deciding transaction).
 func NewRunner(d Deps) *Runner {
 	r := &Runner{pool: d.Pool, store: d.Store, outbox: d.Outbox, jobs: d.Outbox.Jobs(), approvals: d.Approvals, authGrace: d.AuthGrace,
 		appURL: d.AppURL, now: d.Now}
@@ -68,6 +69,7 @@ func NewRunner(d Deps) *Runner {
 	}
 	if r.approvals != nil {
 		r.approvals.Register(launchCapability, r.executeApproved)
+		r.approvals.OnDecided(launchCapability, r.decided)
 	}
 	return r
 }
@@ -281,9 +283,11 @@ func (r *Runner) Cancel(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Run,
 		data["campaign_stopped"] = stopped
 	}
 	if run.State == StateAwaitingApproval && run.ApprovalID.Valid {
-		if err := r.withdraw(ctx, tx, run); err != nil {
+		withdrawn, err := r.approvals.Withdraw(ctx, tx, org, run.ApprovalID.UUID, cancelReason, r.now())
+		if err != nil {
 			return Run{}, err
 		}
+		data["approval_withdrawn"] = withdrawn
 	}
 	if err := r.move(ctx, tx, &run, change{to: StateCancelled, event: EventCancelled, message: "The run was cancelled.", data: data}); err != nil {
 		return Run{}, err
