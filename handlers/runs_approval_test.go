@@ -8,9 +8,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/internal/identity/auth"
+	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
 // heldRun creates a launch with the rig's full-access key, which has no agent policy, and waits for it to ask
@@ -140,4 +143,46 @@ func TestRunApprovalDeniedRefusedOnApprovalOrWithdrawnEndsTheRun(t *testing.T) {
 		api.ApprovalsDecideParams{ID: a.ID.Value})
 	requireAPIError(t, err, 409, "approval_already_decided")
 	require.Zero(t, r.smtp.Count())
+}
+
+func TestRunByAKeyUnderItsPolicyLaunchesWithoutAPersonWithinItsLimits(t *testing.T) {
+	t.Parallel()
+	r := newRunRig(t)
+	ctx := context.Background()
+	r.env.StartWorkers(t)
+	key := newKey(t, r.session, api.CreateAPIKey{Name: "agent", Permissions: int64(auth.ReadRuns | auth.WriteRuns | auth.ExecuteRuns)})
+	agent := r.env.Client(t, key.Secret)
+	pol, err := r.session.AgentPoliciesCreate(ctx, &api.AgentPolicy{Name: "Outreach agent", APIKeyID: api.NewOptUUID(key.ID),
+		Capabilities: []api.AgentPolicyCapabilitiesItem{api.AgentPolicyCapabilitiesItemCampaignLaunch}, MailboxIds: []uuid.UUID{r.box.ID},
+		MaxRecipientsPerRun: 2, MaxRecipientsPerDay: 10, MaxActionsPerDay: 5, ExpiresAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+
+	// Within the policy: launched by the agent alone, counted against the policy's day.
+	run := createRun(t, agent, r.launchBody(t))
+	active := awaitRun(t, r.c, run.ID, inState(api.RunStateActive, api.RunStateAwaitingApproval, api.RunStateFailed))
+	require.Equal(t, api.RunStateActive, active.State, "%+v %+v", active.PolicyDecision, active.ErrorDetails)
+	require.True(t, jsonBool(t, active.PolicyDecision["allowed"]))
+	require.False(t, jsonBool(t, active.PolicyDecision["human"]))
+	require.Contains(t, string(active.PolicyDecision["policy_id"]), pol.ID.Value.String())
+	require.Contains(t, active.Events[2].Message.Value, "agent policy")
+	used := func() (recipients, actions int) {
+		t.Helper()
+		require.NoError(t, db.WithOrgTx(ctx, r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
+			return tx.QueryRow(ctx, "SELECT recipients, actions FROM agent_policy_usage WHERE policy_id = $1", pol.ID.Value).Scan(&recipients, &actions)
+		}))
+		return recipients, actions
+	}
+	recipients, actions := used()
+	require.Equal(t, []int{2, 1}, []int{recipients, actions})
+	require.Eventually(t, func() bool { return r.smtp.Count() == 2 }, time.Minute, 100*time.Millisecond)
+
+	// Past max_recipients_per_run: the next launch waits for a person and counts nothing.
+	body := r.launchBody(t)
+	body.Leads = append(body.Leads, api.RunLead{Email: "lin@" + prospects, FirstName: api.NewOptString("Lin")})
+	held := awaitRun(t, r.c, createRun(t, agent, body).ID, inState(api.RunStateAwaitingApproval, api.RunStateActive, api.RunStateFailed))
+	require.Equal(t, api.RunStateAwaitingApproval, held.State, "%+v", held.ErrorDetails)
+	require.False(t, jsonBool(t, held.PolicyDecision["allowed"]))
+	require.Contains(t, string(held.PolicyDecision["reasons"]), "recipients")
+	recipients, actions = used()
+	require.Equal(t, []int{2, 1}, []int{recipients, actions})
 }

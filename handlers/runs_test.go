@@ -297,6 +297,33 @@ func TestRunDraftAnswersThePlanAndChangesNothing(t *testing.T) {
 	require.Zero(t, r.smtp.Count())
 }
 
+func TestRunDraftOfAnExistingCampaignPlansItWithTheRunsSettingsAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	r := newRunRig(t)
+	r.env.StartWorkers(t)
+	camp := campCreate(t, r.c, api.CampaignCreate{Name: "Existing", Steps: []api.CampaignStepCreate{{Subject: api.NewOptString("Hi {{.FirstName}}"),
+		BodyPlain: api.NewOptString("Hi {{.FirstName}}, a short note about compilers. Would a call next week help your team?")}}})
+	ada := r.verifiedProspects(t)[0]
+	body := r.runBody(api.CreateOutboundRunIntentDraft)
+	body.CampaignID, body.Name, body.Steps, body.Leads, body.ContactIds = api.NewOptUUID(camp.ID), api.OptString{}, nil, nil, []uuid.UUID{ada.ID}
+	body.DailyLimit, body.OptOutEnabled = 7, false
+
+	done := awaitRun(t, r.c, createRun(t, r.c, body).ID, inState(api.RunStateCompleted, api.RunStateFailed))
+	require.Equal(t, api.RunStateCompleted, done.State, "%+v", done.ErrorDetails)
+	require.Equal(t, "Existing", reportField[string](t, done, "campaign_name"))
+	require.Equal(t, 1, reportField[int](t, done, "recipients"))
+	require.Equal(t, 7, reportField[int](t, done, "daily_limit"), "planned with the run's settings")
+	require.Equal(t, 7, reportField[int](t, done, "daily_capacity"))
+
+	after := campGet(t, r.c, camp.ID)
+	require.Equal(t, camp.DailyLimit, after.DailyLimit)
+	require.Equal(t, camp.UnsubscribeHeader, after.UnsubscribeHeader)
+	require.Equal(t, camp.SenderStrategy, after.SenderStrategy)
+	require.Equal(t, camp.Status, after.Status)
+	require.Zero(t, orgCount(t, r.env, r.org, "campaign_leads"))
+	require.Zero(t, orgCount(t, r.env, r.org, "campaign_mailboxes"))
+}
+
 func TestRunLaunchedByASessionSendsItsCampaignAndTellsTheStory(t *testing.T) {
 	t.Parallel()
 	r := newRunRig(t)

@@ -26,7 +26,7 @@ const cancelReason = "The run was cancelled."
 // preflight, a campaign the store will not start) is answered as an API error: the approvals service rolls
 // this attempt back and keeps the refusal as the approval's result, and decided (the hook) fails the run
 // with it.
-func (r *Runner) executeApproved(ctx context.Context, tx pgx.Tx, a dbq.Approval, approver *auth.Principal, now time.Time) (map[string]any, error) {
+func (r *Runner) executeApproved(ctx context.Context, tx pgx.Tx, a dbq.Approval, approver *auth.Principal, _ time.Time) (map[string]any, error) {
 	if !a.RunID.Valid {
 		return nil, fmt.Errorf("runs: approval %s holds no run", a.ID)
 	}

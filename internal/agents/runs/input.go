@@ -197,7 +197,10 @@ func Validate(in Input, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	_, err = campaign.Normalize(patch.Apply(campaign.Defaults()), campaign.Check{Now: now})
+	// The run's own fields are checked as the campaign would take them; a named campaign keeps its name.
+	base := campaign.Defaults()
+	base.Name = "Agent run"
+	_, err = campaign.Normalize(patch.Apply(base), campaign.Check{Now: now})
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -78,8 +79,8 @@ func (r *Runner) preflight(ctx context.Context, tx pgx.Tx, run *dbq.Run) error {
 	if !d.Allowed {
 		return r.undo(ctx, sp, tx, run, *run, func() error { return r.hold(ctx, tx, run, p, in, plan, d) })
 	}
-	why := change{to: StateLaunching, event: EventLaunchAllowed, data: map[string]any{"policy_id": nullID(uuid.NullUUID{UUID: d.PolicyID, Valid: d.PolicyID != uuid.Nil})}}
-	why.message = "The credential's agent policy allows the launch."
+	why := change{to: StateLaunching, event: EventLaunchAllowed, message: "The credential's agent policy allows the launch.",
+		data: map[string]any{"policy_id": nullID(uuid.NullUUID{UUID: d.PolicyID, Valid: d.PolicyID != uuid.Nil})}}
 	if d.Human {
 		why.message = "A person started the run: a signed-in session is human-authorised."
 	}
@@ -162,7 +163,7 @@ func (r *Runner) hold(ctx context.Context, tx pgx.Tx, run *dbq.Run, p *auth.Prin
 	run.ApprovalID = uuid.NullUUID{UUID: a.ID, Valid: true}
 	url := approvals.URL(r.appURL, a.ID)
 	if err := r.move(ctx, tx, run, change{to: StateAwaitingApproval, event: EventApprovalRequested,
-		message: "The launch waits for a person's approval: " + joinReasons(d.Reasons),
+		message: "The launch waits for a person's approval: " + strings.Join(d.Reasons, " "),
 		data:    map[string]any{"approval_id": a.ID, "approval_url": url, "expires_at": a.ExpiresAt, "reasons": d.Reasons}}); err != nil {
 		return err
 	}
@@ -209,17 +210,6 @@ func nonNilStrings(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func joinReasons(reasons []string) string {
-	out := ""
-	for i, s := range reasons {
-		if i > 0 {
-			out += " "
-		}
-		out += s
-	}
-	return out
 }
 
 // blockedIssue is the error details of a launch preflight stopped.
