@@ -48,6 +48,8 @@ type Handler struct {
 	*Deliverability
 	*UniboxActions
 	*Unibox
+	*AppConnections
+	*CampaignStepRuns
 	notYet
 
 	mcp    *MCP
@@ -122,6 +124,10 @@ type Deps struct {
 	// Unibox serves the unified inbox's reads: the thread list, counts, overview, conversations, one message
 	// and a thread's categories.
 	Unibox *Unibox
+	// AppConnections serves the customer apps app_action steps call: CRUD, rotate-secret and the test.
+	AppConnections *AppConnections
+	// CampaignStepRuns serves the retry of a blocked app_action step run.
+	CampaignStepRuns *CampaignStepRuns
 }
 
 // New assembles the API handler.
@@ -138,6 +144,8 @@ func New(d Deps) *Handler {
 		Deliverability:    d.Deliverability,
 		UniboxActions:     d.UniboxActions,
 		Unibox:            d.Unibox,
+		AppConnections:    d.AppConnections,
+		CampaignStepRuns:  d.CampaignStepRuns,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

@@ -56,3 +56,36 @@ WITH resumed AS (
   RETURNING l.contact_id
 )
 SELECT id, campaign_id, step_id, contact_id FROM resumed ORDER BY campaign_id;
+
+-- name: StepRunGet :one
+SELECT * FROM campaign_step_runs WHERE organization_id = @organization_id AND id = @id;
+
+-- name: StepRunFinish :one
+-- Records an app action's outcome: succeeded with the app's answer, failed or blocked with the error. Only a
+-- running run is finished, so a duplicate job finishes nothing.
+UPDATE campaign_step_runs SET status = @status, output = sqlc.narg(output), error = sqlc.narg(error),
+  attempts = attempts + 1, updated_at = @now::timestamptz
+WHERE organization_id = @organization_id AND id = @id AND status = 'running'
+RETURNING *;
+
+-- name: StepRunLeadDue :exec
+-- An app action's outcome reaches its lead: a captured answer joins the lead's app values under output_key
+-- (an empty key captures nothing), and the lead is due now for the engine to take it on (or route the failure).
+UPDATE campaign_leads SET app = CASE WHEN @output_key::text = '' THEN app
+    ELSE app || jsonb_build_object(@output_key::text, @output::jsonb) END,
+  due_at = @now::timestamptz, wait_reason = '', updated_at = now()
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND contact_id = @contact_id
+  AND state IN ('pending', 'active') AND task_id IS NULL;
+
+-- name: StepRunRetry :one
+-- Runs a blocked app action again under the same id: blocked, or failed while its step's on_error is block (the
+-- step changed since). No row when the run is not one of those.
+UPDATE campaign_step_runs r SET status = 'running', error = NULL, updated_at = @now::timestamptz
+WHERE r.organization_id = @organization_id AND r.campaign_id = @campaign_id AND r.id = @id AND r.kind = 'app_action'
+  AND (r.status = 'blocked' OR r.status = 'failed' AND EXISTS (SELECT 1 FROM campaign_steps s
+    WHERE s.organization_id = r.organization_id AND s.id = r.step_id AND s.action ->> 'on_error' = 'block'))
+RETURNING *;
+
+-- name: StepRunOfCampaign :one
+SELECT * FROM campaign_step_runs WHERE organization_id = @organization_id AND campaign_id = @campaign_id
+  AND id = @id;

@@ -7,10 +7,59 @@ package dbq
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
 )
+
+const stepRunFinish = `-- name: StepRunFinish :one
+UPDATE campaign_step_runs SET status = $1, output = $2, error = $3,
+  attempts = attempts + 1, updated_at = $4::timestamptz
+WHERE organization_id = $5 AND id = $6 AND status = 'running'
+RETURNING organization_id, id, campaign_id, step_id, contact_id, kind, status, attempts, error, output, wait_event_name, wait_until, resumed_by_event, created_at, updated_at
+`
+
+type StepRunFinishParams struct {
+	Status         string    `json:"status"`
+	Output         []byte    `json:"output"`
+	Error          []byte    `json:"error"`
+	Now            time.Time `json:"now"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// Records an app action's outcome: succeeded with the app's answer, failed or blocked with the error. Only a
+// running run is finished, so a duplicate job finishes nothing.
+func (q *Queries) StepRunFinish(ctx context.Context, db DBTX, arg StepRunFinishParams) (CampaignStepRun, error) {
+	row := db.QueryRow(ctx, stepRunFinish,
+		arg.Status,
+		arg.Output,
+		arg.Error,
+		arg.Now,
+		arg.OrganizationID,
+		arg.ID,
+	)
+	var i CampaignStepRun
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.CampaignID,
+		&i.StepID,
+		&i.ContactID,
+		&i.Kind,
+		&i.Status,
+		&i.Attempts,
+		&i.Error,
+		&i.Output,
+		&i.WaitEventName,
+		&i.WaitUntil,
+		&i.ResumedByEvent,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
 
 const stepRunForLead = `-- name: StepRunForLead :one
 
@@ -58,6 +107,69 @@ func (q *Queries) StepRunForLead(ctx context.Context, db DBTX, arg StepRunForLea
 	return i, err
 }
 
+const stepRunGet = `-- name: StepRunGet :one
+SELECT organization_id, id, campaign_id, step_id, contact_id, kind, status, attempts, error, output, wait_event_name, wait_until, resumed_by_event, created_at, updated_at FROM campaign_step_runs WHERE organization_id = $1 AND id = $2
+`
+
+type StepRunGetParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) StepRunGet(ctx context.Context, db DBTX, arg StepRunGetParams) (CampaignStepRun, error) {
+	row := db.QueryRow(ctx, stepRunGet, arg.OrganizationID, arg.ID)
+	var i CampaignStepRun
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.CampaignID,
+		&i.StepID,
+		&i.ContactID,
+		&i.Kind,
+		&i.Status,
+		&i.Attempts,
+		&i.Error,
+		&i.Output,
+		&i.WaitEventName,
+		&i.WaitUntil,
+		&i.ResumedByEvent,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const stepRunLeadDue = `-- name: StepRunLeadDue :exec
+UPDATE campaign_leads SET app = CASE WHEN $1::text = '' THEN app
+    ELSE app || jsonb_build_object($1::text, $2::jsonb) END,
+  due_at = $3::timestamptz, wait_reason = '', updated_at = now()
+WHERE organization_id = $4 AND campaign_id = $5 AND contact_id = $6
+  AND state IN ('pending', 'active') AND task_id IS NULL
+`
+
+type StepRunLeadDueParams struct {
+	OutputKey      string          `json:"output_key"`
+	Output         json.RawMessage `json:"output"`
+	Now            time.Time       `json:"now"`
+	OrganizationID uuid.UUID       `json:"organization_id"`
+	CampaignID     uuid.UUID       `json:"campaign_id"`
+	ContactID      uuid.UUID       `json:"contact_id"`
+}
+
+// An app action's outcome reaches its lead: a captured answer joins the lead's app values under output_key
+// (an empty key captures nothing), and the lead is due now for the engine to take it on (or route the failure).
+func (q *Queries) StepRunLeadDue(ctx context.Context, db DBTX, arg StepRunLeadDueParams) error {
+	_, err := db.Exec(ctx, stepRunLeadDue,
+		arg.OutputKey,
+		arg.Output,
+		arg.Now,
+		arg.OrganizationID,
+		arg.CampaignID,
+		arg.ContactID,
+	)
+	return err
+}
+
 const stepRunLeadsLockForEvent = `-- name: StepRunLeadsLockForEvent :many
 SELECT l.campaign_id FROM campaign_leads l
 WHERE l.organization_id = $1 AND l.contact_id = $2 AND l.state IN ('pending', 'active')
@@ -94,6 +206,85 @@ func (q *Queries) StepRunLeadsLockForEvent(ctx context.Context, db DBTX, arg Ste
 		return nil, err
 	}
 	return items, nil
+}
+
+const stepRunOfCampaign = `-- name: StepRunOfCampaign :one
+SELECT organization_id, id, campaign_id, step_id, contact_id, kind, status, attempts, error, output, wait_event_name, wait_until, resumed_by_event, created_at, updated_at FROM campaign_step_runs WHERE organization_id = $1 AND campaign_id = $2
+  AND id = $3
+`
+
+type StepRunOfCampaignParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) StepRunOfCampaign(ctx context.Context, db DBTX, arg StepRunOfCampaignParams) (CampaignStepRun, error) {
+	row := db.QueryRow(ctx, stepRunOfCampaign, arg.OrganizationID, arg.CampaignID, arg.ID)
+	var i CampaignStepRun
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.CampaignID,
+		&i.StepID,
+		&i.ContactID,
+		&i.Kind,
+		&i.Status,
+		&i.Attempts,
+		&i.Error,
+		&i.Output,
+		&i.WaitEventName,
+		&i.WaitUntil,
+		&i.ResumedByEvent,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const stepRunRetry = `-- name: StepRunRetry :one
+UPDATE campaign_step_runs r SET status = 'running', error = NULL, updated_at = $1::timestamptz
+WHERE r.organization_id = $2 AND r.campaign_id = $3 AND r.id = $4 AND r.kind = 'app_action'
+  AND (r.status = 'blocked' OR r.status = 'failed' AND EXISTS (SELECT 1 FROM campaign_steps s
+    WHERE s.organization_id = r.organization_id AND s.id = r.step_id AND s.action ->> 'on_error' = 'block'))
+RETURNING organization_id, id, campaign_id, step_id, contact_id, kind, status, attempts, error, output, wait_event_name, wait_until, resumed_by_event, created_at, updated_at
+`
+
+type StepRunRetryParams struct {
+	Now            time.Time `json:"now"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// Runs a blocked app action again under the same id: blocked, or failed while its step's on_error is block (the
+// step changed since). No row when the run is not one of those.
+func (q *Queries) StepRunRetry(ctx context.Context, db DBTX, arg StepRunRetryParams) (CampaignStepRun, error) {
+	row := db.QueryRow(ctx, stepRunRetry,
+		arg.Now,
+		arg.OrganizationID,
+		arg.CampaignID,
+		arg.ID,
+	)
+	var i CampaignStepRun
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.CampaignID,
+		&i.StepID,
+		&i.ContactID,
+		&i.Kind,
+		&i.Status,
+		&i.Attempts,
+		&i.Error,
+		&i.Output,
+		&i.WaitEventName,
+		&i.WaitUntil,
+		&i.ResumedByEvent,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }
 
 const stepRunStart = `-- name: StepRunStart :one

@@ -22,7 +22,10 @@ const module = "github.com/outflowhq/outflow"
 // needs no entry). Each says why the dependency is the area's own business; a helper two areas share belongs in
 // internal/platform instead. An edge no package uses any more fails TestEveryAllowedAreaEdgeIsUsed.
 var areaEdges = map[string]string{
+	"agents->campaigns":   "app_action calls are made for campaign step runs and their outcome is recorded through the engine",
+	"agents->eventing":    "an app action's outcome raises campaign.action into the outbox",
 	"agents->identity":    "a tool is allowed by the acting principal's permissions (auth.Principal)",
+	"agents->trail":       "app connection changes are recorded in the audit log",
 	"audience->eventing":  "verification runs raise bulk_operation events into the outbox",
 	"campaigns->audience": "campaigns send to contacts: addresses are read the way contacts store them",
 	"campaigns->eventing": "campaign changes raise campaign.* events into the outbox",
