@@ -99,7 +99,7 @@ func TestCampaignValidateFindsEachKindOfProblemWithItsFix(t *testing.T) {
 		Steps: []api.CampaignStepCreate{
 			{BodyPlain: api.NewOptString(checksBody + " {{.industry}} {{.team_size}} {{.App.crm.owner}}"), ThreadReply: api.NewOptBool(true)},
 			emailStepIn("Next", "{{.FirstName"),
-			actionStepIn(map[string]string{"type": `"app_action"`, "app_connection_id": `"` + uuid.NewString() + `"`, "path": `"/lookup"`, "output_key": `"crm"`}),
+			actionStepIn(map[string]string{"type": `"app_action"`, "app_connection_id": `"` + appConnectionRow(t, env, org, "CRM").String() + `"`, "path": `"/lookup"`, "output_key": `"crm"`}),
 			emailStepIn("URGENT: act now!!!", "Click here for a FREE gift!!! {{.App.crm.owner}}"),
 			actionStepIn(map[string]string{"type": `"wait_for_event"`, "wait_event_name": `"signed_up"`, "timeout_minutes": "60"}),
 			emailStepIn("Empty", ""),

@@ -122,7 +122,12 @@ func (c *Client) Do(ctx context.Context, r Request) (x Exchange) {
 				x.Connection = true
 			}
 		},
-		GotConn: func(httptrace.GotConnInfo) { x.Connection = true },
+		GotConn: func(info httptrace.GotConnInfo) { // a kept-alive connection reports no connect or handshake
+			x.Connection = true
+			if tc, ok := info.Conn.(*tls.Conn); ok && tc.ConnectionState().HandshakeComplete {
+				x.TLS = true
+			}
+		},
 		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
 			if err == nil {
 				x.TLS = true
