@@ -48,10 +48,11 @@ FOR KEY SHARE;
 
 -- name: AppActionContext :one
 -- Everything one app_action call is made from: the step run, its step's config, the campaign's and step's
--- names, the contact's fields and what the lead's earlier app actions captured.
+-- names, the contact's fields, what the lead's earlier app actions captured and whether the lead is still in
+-- the sequence (lead_open).
 SELECT r.id, r.campaign_id, r.step_id, r.contact_id, r.status, r.attempts, s.name AS step_name, s.action,
   c.name AS campaign_name, ct.email, ct.first_name, ct.last_name, ct.company, ct.phone, ct.custom_fields,
-  coalesce(l.app, '{}'::jsonb)::jsonb AS app
+  coalesce(l.app, '{}'::jsonb)::jsonb AS app, coalesce(l.state IN ('pending', 'active'), false)::boolean AS lead_open
 FROM campaign_step_runs r
 JOIN campaign_steps s ON s.organization_id = r.organization_id AND s.id = r.step_id
 JOIN campaigns c ON c.organization_id = r.organization_id AND c.id = r.campaign_id

@@ -15,7 +15,7 @@ import (
 const appActionContext = `-- name: AppActionContext :one
 SELECT r.id, r.campaign_id, r.step_id, r.contact_id, r.status, r.attempts, s.name AS step_name, s.action,
   c.name AS campaign_name, ct.email, ct.first_name, ct.last_name, ct.company, ct.phone, ct.custom_fields,
-  coalesce(l.app, '{}'::jsonb)::jsonb AS app
+  coalesce(l.app, '{}'::jsonb)::jsonb AS app, coalesce(l.state IN ('pending', 'active'), false)::boolean AS lead_open
 FROM campaign_step_runs r
 JOIN campaign_steps s ON s.organization_id = r.organization_id AND s.id = r.step_id
 JOIN campaigns c ON c.organization_id = r.organization_id AND c.id = r.campaign_id
@@ -47,10 +47,12 @@ type AppActionContextRow struct {
 	Phone        string          `json:"phone"`
 	CustomFields json.RawMessage `json:"custom_fields"`
 	App          json.RawMessage `json:"app"`
+	LeadOpen     bool            `json:"lead_open"`
 }
 
 // Everything one app_action call is made from: the step run, its step's config, the campaign's and step's
-// names, the contact's fields and what the lead's earlier app actions captured.
+// names, the contact's fields, what the lead's earlier app actions captured and whether the lead is still in
+// the sequence (lead_open).
 func (q *Queries) AppActionContext(ctx context.Context, db DBTX, arg AppActionContextParams) (AppActionContextRow, error) {
 	row := db.QueryRow(ctx, appActionContext, arg.OrganizationID, arg.ID)
 	var i AppActionContextRow
@@ -71,6 +73,7 @@ func (q *Queries) AppActionContext(ctx context.Context, db DBTX, arg AppActionCo
 		&i.Phone,
 		&i.CustomFields,
 		&i.App,
+		&i.LeadOpen,
 	)
 	return i, err
 }

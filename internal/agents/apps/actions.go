@@ -92,6 +92,11 @@ func (a *Actions) prepare(ctx context.Context, args engine.AppActionArgs) (call,
 			return err
 		}
 		c.step = campaign.Step{Kind: campaign.StepAction, Action: run.Action}.AppAction()
+		if !run.LeadOpen { // it replied, unsubscribed or was removed meanwhile: the app is not called for it
+			c.failure = "the lead left the sequence before the call was made"
+			found = true
+			return nil
+		}
 		conn, err = queries.AppConnectionGet(ctx, tx, dbq.AppConnectionGetParams{OrganizationID: args.OrganizationID, ID: c.step.ConnectionID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			c.failure = fmt.Sprintf("app connection %s no longer exists", c.step.ConnectionID)

@@ -266,9 +266,16 @@ func TestAFailedAppActionIsAppActionFailedAndItsOnErrorRoutesIt(t *testing.T) {
 		ids[path] = r.campaign(t, r.appSteps(path, "", body), lead)
 	}
 	goOn := r.campaign(t, r.appSteps("/status", "continue", body), "continue@example.net")
+	left := r.campaign(t, r.appSteps("/left", "", body), "left@example.net")
 	r.run(t)
-	require.Equal(t, len(stopped)+1, r.work(t))
+	r.exec(t, `UPDATE campaign_leads SET state = 'completed', due_at = NULL WHERE campaign_id = $1`, left)
+	require.Equal(t, len(stopped)+2, r.work(t))
 	r.run(t)
+	for _, c := range r.app.recorded() {
+		require.NotEqual(t, "/left", c.Path, "a lead that left the sequence meanwhile is not sent to the app")
+	}
+	_, status := r.stepRun(t, left, "left@example.net", 0)
+	require.Equal(t, engine.RunFailed, status)
 
 	for path, why := range stopped {
 		lead := strings.TrimPrefix(path, "/") + "@example.net"
