@@ -122,10 +122,10 @@ func TestAppConnectionsAreCheckedStoredWithSealedSecretsAndKeptWhileAStepCallsTh
 		code   string
 	}{
 		"a name taken in another case": {api.AppConnectionsCreateReq{Name: "crm", BaseURL: mustURL(t, a.srv.URL)}, 409, "app_connection_name_taken"},
-		"a blank name":                  {api.AppConnectionsCreateReq{Name: "   ", BaseURL: mustURL(t, a.srv.URL)}, 400, "invalid_name"},
-		"plain http":                    {api.AppConnectionsCreateReq{Name: "Plain", BaseURL: mustURL(t, strings.Replace(a.srv.URL, "https:", "http:", 1))}, 400, "invalid_base_url"},
-		"credentials in the URL":        {api.AppConnectionsCreateReq{Name: "Creds", BaseURL: mustURL(t, "https://user:pw@"+strings.TrimPrefix(a.srv.URL, "https://"))}, 400, "invalid_base_url"},
-		"a cloud metadata address":      {api.AppConnectionsCreateReq{Name: "Meta", BaseURL: mustURL(t, "https://169.254.169.254/latest")}, 400, "invalid_base_url"},
+		"a blank name":                 {api.AppConnectionsCreateReq{Name: "   ", BaseURL: mustURL(t, a.srv.URL)}, 400, "invalid_name"},
+		"plain http":                   {api.AppConnectionsCreateReq{Name: "Plain", BaseURL: mustURL(t, strings.Replace(a.srv.URL, "https:", "http:", 1))}, 400, "invalid_base_url"},
+		"credentials in the URL":       {api.AppConnectionsCreateReq{Name: "Creds", BaseURL: mustURL(t, "https://user:pw@"+strings.TrimPrefix(a.srv.URL, "https://"))}, 400, "invalid_base_url"},
+		"a cloud metadata address":     {api.AppConnectionsCreateReq{Name: "Meta", BaseURL: mustURL(t, "https://169.254.169.254/latest")}, 400, "invalid_base_url"},
 	} {
 		_, err := c.AppConnectionsCreate(ctx, &tc.req)
 		requireAPIError(t, err, tc.status, tc.code)
