@@ -99,7 +99,7 @@ func TestCampaignValidateFindsEachKindOfProblemWithItsFix(t *testing.T) {
 		Steps: []api.CampaignStepCreate{
 			{BodyPlain: api.NewOptString(checksBody + " {{.industry}} {{.team_size}} {{.App.crm.owner}}"), ThreadReply: api.NewOptBool(true)},
 			emailStepIn("Next", "{{.FirstName"),
-			actionStepIn(map[string]string{"type": `"app_action"`, "app_connection_id": `"` + uuid.NewString() + `"`, "path": `"/lookup"`, "output_key": `"crm"`}),
+			actionStepIn(map[string]string{"type": `"app_action"`, "app_connection_id": `"` + appConnectionRow(t, env, org, "CRM").String() + `"`, "path": `"/lookup"`, "output_key": `"crm"`}),
 			emailStepIn("URGENT: act now!!!", "Click here for a FREE gift!!! {{.App.crm.owner}}"),
 			actionStepIn(map[string]string{"type": `"wait_for_event"`, "wait_event_name": `"signed_up"`, "timeout_minutes": "60"}),
 			emailStepIn("Empty", ""),
@@ -124,8 +124,6 @@ func TestCampaignValidateFindsEachKindOfProblemWithItsFix(t *testing.T) {
 	}
 	problemCodes(t, v)
 	require.Equal(t, []found{
-		{"step_kind_unsupported", "error", 2},
-		{"step_kind_unsupported", "error", 4},
 		{"thread_reply_first_step", "warning", 0},
 		{"step_empty_subject", "error", 0},
 		{"step_empty_body", "error", 5},
@@ -140,9 +138,9 @@ func TestCampaignValidateFindsEachKindOfProblemWithItsFix(t *testing.T) {
 		{"ab_variants_weights", "error", 3},
 		{"content_score_low", "error", 3},
 	}, got)
-	require.Contains(t, v.Problems[5].Message, "{{.team_size}}")
-	require.Contains(t, v.Problems[6].Message, "{{.App.crm.owner}}")
-	require.Contains(t, v.Problems[7].Message, "body_plain does not parse: unclosed")
+	require.Contains(t, v.Problems[3].Message, "{{.team_size}}")
+	require.Contains(t, v.Problems[4].Message, "{{.App.crm.owner}}")
+	require.Contains(t, v.Problems[5].Message, "body_plain does not parse: unclosed")
 
 	// A one_time campaign holding two emails (written past the API's own refusal), an explicit pool whose only
 	// sender is disabled, and campaign-wide variants none of which is active.

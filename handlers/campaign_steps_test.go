@@ -230,6 +230,7 @@ func TestCampaignStepKindsAndTheOneTimeRule(t *testing.T) {
 	r := newCampaignRig(t)
 	cmp := r.campaign(t, api.CampaignCreate{Name: "Kinds"})
 	raw := func(s string) jx.Raw { return jx.Raw(s) }
+	conn := `"` + appConnectionRow(t, r.env, r.org, "CRM").String() + `"`
 
 	for _, tc := range []struct {
 		name   string
@@ -241,15 +242,20 @@ func TestCampaignStepKindsAndTheOneTimeRule(t *testing.T) {
 		{"wait with no config", api.CampaignStepCreateKindWait, nil, "invalid_step"},
 		{"wait too long", api.CampaignStepCreateKindWait, api.CampaignStepCreateAction{"wait_minutes": raw(`129601`)}, "invalid_step"},
 		{"app action without output key", api.CampaignStepCreateKindAction, api.CampaignStepCreateAction{"type": raw(`"app_action"`),
-			"app_connection_id": raw(`"` + uuid.NewString() + `"`), "path": raw(`"/enrich"`)}, "invalid_step"},
+			"app_connection_id": raw(conn), "path": raw(`"/enrich"`)}, "invalid_step"},
+		{"app action naming no connection of the organization", api.CampaignStepCreateKindAction, api.CampaignStepCreateAction{
+			"type": raw(`"app_action"`), "app_connection_id": raw(`"` + uuid.NewString() + `"`), "path": raw(`"/enrich"`),
+			"output_key": raw(`"crm"`)}, "invalid_step"},
+		{"app action with an unknown on_error", api.CampaignStepCreateKindAction, api.CampaignStepCreateAction{"type": raw(`"app_action"`),
+			"app_connection_id": raw(conn), "path": raw(`"/enrich"`), "output_key": raw(`"crm"`), "on_error": raw(`"retry"`)}, "invalid_step"},
 		{"app action without a connection", api.CampaignStepCreateKindAction, api.CampaignStepCreateAction{"type": raw(`"app_action"`),
 			"path": raw(`"/enrich"`), "output_key": raw(`"crm"`)}, "invalid_step"},
 		{"app action without a path", api.CampaignStepCreateKindAction, api.CampaignStepCreateAction{"type": raw(`"app_action"`),
-			"app_connection_id": raw(`"` + uuid.NewString() + `"`), "output_key": raw(`"crm"`)}, "invalid_step"},
+			"app_connection_id": raw(conn), "output_key": raw(`"crm"`)}, "invalid_step"},
 		{"event wait without a name", api.CampaignStepCreateKindAction, api.CampaignStepCreateAction{"type": raw(`"wait_for_event"`),
 			"timeout_minutes": raw(`60`)}, "invalid_step"},
-		{"event wait without a timeout", api.CampaignStepCreateKindAction, api.CampaignStepCreateAction{"type": raw(`"wait_for_event"`),
-			"wait_event_name": raw(`"trial.started"`)}, "invalid_step"},
+		{"event wait with a negative timeout", api.CampaignStepCreateKindAction, api.CampaignStepCreateAction{"type": raw(`"wait_for_event"`),
+			"wait_event_name": raw(`"trial.started"`), "timeout_minutes": raw(`-1`)}, "invalid_step"},
 		{"email step with an action", api.CampaignStepCreateKindEmail, api.CampaignStepCreateAction{"wait_minutes": raw(`5`)}, "invalid_step"},
 	} {
 		s := api.CampaignStepCreate{Kind: api.NewOptCampaignStepCreateKind(tc.kind)}
@@ -273,7 +279,7 @@ func TestCampaignStepKindsAndTheOneTimeRule(t *testing.T) {
 
 	app, err := r.addStep(t, cmp.ID, api.CampaignStepCreate{Kind: api.NewOptCampaignStepCreateKind(api.CampaignStepCreateKindAction),
 		Action: api.NewOptCampaignStepCreateAction(api.CampaignStepCreateAction{"type": raw(`"app_action"`),
-			"app_connection_id": raw(`"` + uuid.NewString() + `"`), "path": raw(`"/enrich"`), "output_key": raw(`"crm"`),
+			"app_connection_id": raw(conn), "path": raw(`"/enrich"`), "output_key": raw(`"crm"`), "on_error": raw(`"block"`),
 			"inputs": raw(`{"email": "{{.Email}}"}`)})})
 	require.NoError(t, err)
 	require.JSONEq(t, `"crm"`, string(app.Action.Value["output_key"]))
@@ -283,6 +289,10 @@ func TestCampaignStepKindsAndTheOneTimeRule(t *testing.T) {
 			"wait_event_name": raw(`"trial.started"`), "timeout_minutes": raw(`1440`)})})
 	require.NoError(t, err)
 	require.Equal(t, api.CampaignStepOnTimeoutStop, event.OnTimeout.Value)
+	_, err = r.addStep(t, cmp.ID, api.CampaignStepCreate{Kind: api.NewOptCampaignStepCreateKind(api.CampaignStepCreateKindAction),
+		Action: api.NewOptCampaignStepCreateAction(api.CampaignStepCreateAction{"type": raw(`"wait_for_event"`),
+			"wait_event_name": raw(`"trial.started"`)})})
+	require.NoError(t, err, "an event wait without a timeout waits the longest")
 
 	// Turning the wait step into an email step drops its action config.
 	email, err := r.updateStep(t, cmp.ID, wait.ID, api.CampaignStepUpdate{Kind: api.NewOptCampaignStepUpdateKind(api.CampaignStepUpdateKindEmail),

@@ -216,15 +216,24 @@ func TestTestRunStartChecksTheCampaignTheProspectAndTheCaller(t *testing.T) {
 
 	waitsOnly := campCreate(t, r.c, api.CampaignCreate{Name: "Waits", Steps: []api.CampaignStepCreate{waitStep("10")}})
 	requireAPIError(t, start(r.c, waitsOnly.ID, prospect), 400, "campaign_invalid")
+	conn := appConnectionRow(t, r.env, r.org, "CRM")
 	agentStep := campCreate(t, r.c, api.CampaignCreate{Name: "Agent", Steps: []api.CampaignStepCreate{
 		{Subject: api.NewOptString("Hi"), BodyPlain: api.NewOptString("Hello")},
 		{Kind: api.NewOptCampaignStepCreateKind(api.CampaignStepCreateKindAction), Action: api.NewOptCampaignStepCreateAction(api.CampaignStepCreateAction{
-			"type": jx.Raw(`"wait_for_event"`), "wait_event_name": jx.Raw(`"demo.booked"`), "timeout_minutes": jx.Raw("60")})}}})
+			"type": jx.Raw(`"app_action"`), "app_connection_id": jx.Raw(`"` + conn.String() + `"`), "path": jx.Raw(`"/lookup"`),
+			"output_key": jx.Raw(`"crm"`)})}}})
 	err := start(r.c, agentStep.ID, prospect)
 	requireAPIError(t, err, 400, "campaign_invalid")
 	var se *api.ErrorStatusCode
 	require.ErrorAs(t, err, &se)
-	require.Contains(t, se.Response.Message, "step 2 (wait_for_event)")
+	require.Contains(t, se.Response.Message, "step 2 (app_action)", "a test run never calls the real app")
+	eventWait := campCreate(t, r.c, api.CampaignCreate{Name: "Event", Steps: []api.CampaignStepCreate{
+		{Subject: api.NewOptString("Hi"), BodyPlain: api.NewOptString("Hello")},
+		{Kind: api.NewOptCampaignStepCreateKind(api.CampaignStepCreateKindAction), Action: api.NewOptCampaignStepCreateAction(api.CampaignStepCreateAction{
+			"type": jx.Raw(`"wait_for_event"`), "wait_event_name": jx.Raw(`"demo.booked"`), "timeout_minutes": jx.Raw("60")})}}})
+	waiting, err := r.c.CampaignsTest(ctx, &prospect, api.CampaignsTestParams{ID: eventWait.ID})
+	require.NoError(t, err, "a wait_for_event step runs as a compressed wait")
+	require.Equal(t, "wait_for_event", waiting.Steps[1].Kind)
 	noSender := campCreate(t, r.c, api.CampaignCreate{Name: "Nobody sends", SenderStrategy: api.NewOptCampaignCreateSenderStrategy(api.CampaignCreateSenderStrategyExplicit),
 		Steps: []api.CampaignStepCreate{{Subject: api.NewOptString("Hi"), BodyPlain: api.NewOptString("Hello")}}})
 	requireAPIError(t, start(r.c, noSender.ID, prospect), 400, "campaign_invalid")
@@ -236,7 +245,8 @@ func TestTestRunStartChecksTheCampaignTheProspectAndTheCaller(t *testing.T) {
 
 	reader := r.env.Client(t, scopedKey(t, r.env, r.org, auth.ReadCampaigns))
 	requireAPIError(t, start(reader, r.camp.ID, prospect), 403, "missing_scope")
-	require.Zero(t, orgInt(t, r.env, r.org, "SELECT count(*) FROM campaign_test_runs"), "nothing refused was started")
+	require.Zero(t, orgInt(t, r.env, r.org, "SELECT count(*) FROM campaign_test_runs WHERE campaign_id <> $1", eventWait.ID),
+		"nothing refused was started")
 
 	// No workers run here: the runs stay running, newest first in the list.
 	var ids []uuid.UUID

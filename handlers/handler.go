@@ -51,6 +51,8 @@ type Handler struct {
 	*AgentPolicies
 	*Approvals
 	*Runs
+	*AppConnections
+	*CampaignStepRuns
 	notYet
 
 	mcp    *MCP
@@ -131,6 +133,10 @@ type Deps struct {
 	Approvals *Approvals
 	// Runs serves agent runs: create, list, get with the event stream, cancel.
 	Runs *Runs
+	// AppConnections serves the customer apps app_action steps call: CRUD, rotate-secret and the test.
+	AppConnections *AppConnections
+	// CampaignStepRuns serves the retry of a blocked app_action step run.
+	CampaignStepRuns *CampaignStepRuns
 }
 
 // New assembles the API handler.
@@ -150,6 +156,8 @@ func New(d Deps) *Handler {
 		AgentPolicies:     d.AgentPolicies,
 		Approvals:         d.Approvals,
 		Runs:              d.Runs,
+		AppConnections:    d.AppConnections,
+		CampaignStepRuns:  d.CampaignStepRuns,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/outflowhq/outflow/internal/agents/approvals"
+	"github.com/outflowhq/outflow/internal/agents/apps"
 	"github.com/outflowhq/outflow/internal/agents/runs"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/verify"
@@ -63,6 +64,8 @@ type Deps struct {
 	// Runs carries agent runs through preflight and keeps launched ones in step with their campaigns (nil on
 	// insert-only clients).
 	Runs *runs.Runner
+	// AppActions makes app_action steps' calls to customer apps (nil on insert-only clients).
+	AppActions *apps.Actions
 }
 
 // Options choose what this process does with jobs.
@@ -141,6 +144,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	register(workers, &approvals.ExpireWorker{Service: deps.Approvals})
 	register(workers, &runs.AdvanceWorker{Runner: deps.Runs})
 	register(workers, &runs.SyncWorker{Runner: deps.Runs})
+	register(workers, &apps.Worker{Actions: deps.AppActions})
 	if workers.err != nil {
 		return nil, workers.err
 	}

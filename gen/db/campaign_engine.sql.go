@@ -409,7 +409,7 @@ WITH picked AS (
   LIMIT $9
 )
 SELECT l.contact_id, l.state, l.step_position, l.entered_at, l.due_at, l.mailbox_id, l.thread_refs, l.attempts,
-  l.last_step_at, l.hold_since, l.hold_until, l.sent, l.opened, l.clicked, l.replied, l.bounced, l.variant_id,
+  l.last_step_at, l.hold_since, l.hold_until, l.sent, l.opened, l.clicked, l.replied, l.bounced, l.variant_id, l.app,
   c.email, c.first_name, c.last_name, c.company, c.phone, c.custom_fields, c.subscribed, c.verification_status,
   c.verification_source, c.verification_checked_at, c.verification_reason, c.esp_provider
 FROM picked p
@@ -452,6 +452,7 @@ type EngineDueLeadsRow struct {
 	Replied               int32           `json:"replied"`
 	Bounced               int32           `json:"bounced"`
 	VariantID             uuid.NullUUID   `json:"variant_id"`
+	App                   json.RawMessage `json:"app"`
 	Email                 string          `json:"email"`
 	FirstName             string          `json:"first_name"`
 	LastName              string          `json:"last_name"`
@@ -512,6 +513,7 @@ func (q *Queries) EngineDueLeads(ctx context.Context, db DBTX, arg EngineDueLead
 			&i.Replied,
 			&i.Bounced,
 			&i.VariantID,
+			&i.App,
 			&i.Email,
 			&i.FirstName,
 			&i.LastName,

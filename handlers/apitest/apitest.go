@@ -4,6 +4,7 @@ package apitest
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"log/slog"
 	"net"
@@ -55,6 +56,9 @@ type Parts struct {
 	// Networks replaces the embedded scanner, probable-scanner and privacy-proxy lists (tracking.ParseNetworks),
 	// so a test can make its own loopback addresses a scanner's.
 	Networks *tracking.Networks
+	// AppsTLS is what the calls to customer apps trust (an httptest TLS server's client configuration), so a
+	// connection test can reach the test's own HTTPS app (with AllowPrivateWebhooks for its loopback address).
+	AppsTLS *tls.Config
 }
 
 // Clock reads real time until Set stops it at a given instant.
@@ -128,7 +132,8 @@ func NewWith(t testing.TB, parts Parts, opts ...Option) *Env {
 		o(&cfg)
 	}
 	box, clock := &Mailbox{}, &Clock{}
-	a := build(t, cfg, app.Options{API: true, Pool: d.Pool, Mail: box, Now: clock.Now, Networks: parts.Networks})
+	a := build(t, cfg, app.Options{API: true, Pool: d.Pool, Mail: box, Now: clock.Now, Networks: parts.Networks,
+		AppsTLS: parts.AppsTLS})
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
 	return &Env{DB: d, Server: srv, Mail: box, Config: cfg, Usage: a.Usage, Tracking: a.Tracking, Clock: clock}

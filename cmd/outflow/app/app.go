@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/outflowhq/outflow/internal/agents/approvals"
+	"github.com/outflowhq/outflow/internal/agents/apps"
 	"github.com/outflowhq/outflow/internal/agents/runs"
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
@@ -30,6 +32,7 @@ import (
 	"github.com/outflowhq/outflow/internal/mail/mailbox"
 	"github.com/outflowhq/outflow/internal/platform/config"
 	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/egress"
 	"github.com/outflowhq/outflow/internal/platform/idempotency"
 	"github.com/outflowhq/outflow/internal/platform/seal"
 	"github.com/outflowhq/outflow/internal/platform/sysmail"
@@ -58,6 +61,9 @@ type Options struct {
 	// Networks replaces the scanner, probable-scanner and privacy-proxy lists (nil: the embedded ones); tests
 	// name loopback networks in them.
 	Networks *tracking.Networks
+	// AppsTLS is the TLS configuration of the calls to customer apps (app_action steps, connection tests); nil
+	// uses the system's roots. Tests trust their own HTTPS app server with it.
+	AppsTLS *tls.Config
 }
 
 // App is one Outflow process: every component built once from one configuration and handed to the HTTP
@@ -121,6 +127,10 @@ type parts struct {
 	// runs carries agent runs: the API creates and cancels them, the workers move them on, and approving a held
 	// launch runs its executor (registered with approvals when it is built).
 	runs *runs.Runner
+	// apps calls customer apps (the app_action job, connection tests) under the egress rules for
+	// tenant-chosen URLs (OUTFLOW_WEBHOOKS_ALLOW_PRIVATE).
+	apps       *apps.Client
+	appsEgress egress.Options
 }
 
 // New builds the process opts ask for. On error, whatever was built is released.
@@ -180,6 +190,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Optio
 	// A lead whose contact was never checked waits for the built-in checks before its first send.
 	p.campaigns = engine.New(p.pool, engine.Options{AuthGrace: cfg.DomainAuthGrace, Verifier: verify.Requests{},
 		Tracking: engine.Tracking{Signer: p.signer, Host: cfg.TrackingHost, PublicURL: cfg.PublicURL}})
+	p.appsEgress = egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}
+	p.apps = apps.NewClient(apps.Options{Egress: p.appsEgress, TLS: opts.AppsTLS})
 	if opts.Work {
 		if a.Workers, err = newWorkers(p); err != nil {
 			return nil, err

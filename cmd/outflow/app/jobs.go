@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/outflowhq/outflow/internal/agents/apps"
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/campaigns/unsubscribe"
@@ -50,6 +51,7 @@ func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
 		Clicks:        tracking.NewClicks(p.pool, p.outbox, p.signer),
 		Approvals:     p.approvals,
 		Runs:          p.runs,
+		AppActions:    apps.NewActions(p.pool, p.keyring, p.apps, nil),
 	}, jobs.Options{Work: true, MaxWorkers: p.cfg.JobWorkers, SoftStopTimeout: p.cfg.ShutdownTimeout / 2})
 	if err != nil {
 		return nil, fmt.Errorf("build job client: %w", err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers"
+	"github.com/outflowhq/outflow/internal/agents/apps"
 	"github.com/outflowhq/outflow/internal/agents/policy"
 	"github.com/outflowhq/outflow/internal/agents/tools"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
@@ -145,11 +146,13 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		Unsubscribe: handlers.NewUnsubscribe(unsubscribes),
 		Deliverability: handlers.NewDeliverability(ingest.New(ingest.Deps{Pool: p.pool, Outbox: outbox, Engine: p.campaigns,
 			Unsubscribe: unsubscribes, Tracking: events, Hasher: hasher, Networks: p.networks})),
-		UniboxActions: handlers.NewUniboxActions(p.pool, inserter, orgs.Edition(cfg.Edition), p.approvals),
-		Unibox:        handlers.NewUnibox(p.pool, cfg.SecretKey, inserter, orgs.Edition(cfg.Edition), p.now),
-		AgentPolicies: handlers.NewAgentPolicies(p.pool),
-		Approvals:     handlers.NewApprovals(p.pool, p.approvals),
-		Runs:          handlers.NewRuns(p.pool, p.runs),
+		UniboxActions:    handlers.NewUniboxActions(p.pool, inserter, orgs.Edition(cfg.Edition), p.approvals),
+		Unibox:           handlers.NewUnibox(p.pool, cfg.SecretKey, inserter, orgs.Edition(cfg.Edition), p.now),
+		AgentPolicies:    handlers.NewAgentPolicies(p.pool),
+		Approvals:        handlers.NewApprovals(p.pool, p.approvals),
+		Runs:             handlers.NewRuns(p.pool, p.runs),
+		AppConnections:   handlers.NewAppConnections(apps.NewStore(p.pool, keyring, p.appsEgress, p.apps)),
+		CampaignStepRuns: handlers.NewCampaignStepRuns(p.pool, inserter),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {

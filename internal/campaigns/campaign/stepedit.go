@@ -104,6 +104,9 @@ func (s *Store) UpdateStep(ctx context.Context, tx pgx.Tx, org, id, stepID uuid.
 	if err := CheckKind(row.Kind, order); err != nil {
 		return Step{}, err
 	}
+	if err := keepConnections(ctx, tx, org, []Step{st}); err != nil {
+		return Step{}, err
+	}
 	if err := queries.CampaignStepUpdate(ctx, tx, dbq.CampaignStepUpdateParams{
 		OrganizationID: org, CampaignID: id, ID: st.ID, Position: st.Position, Name: st.Name, Kind: st.Kind,
 		Subject: st.Subject, BodyPlain: st.BodyPlain, BodyHtml: st.BodyHTML, BodySync: st.BodySync, BodyCode: st.BodyCode,

@@ -80,6 +80,39 @@ func (s Step) ActionType() string {
 	return a.Type
 }
 
+// What an app_action step does when its call fails (action.on_error).
+const (
+	// OnErrorStop ends the lead's sequence there (failed, app_action_failed); the default.
+	OnErrorStop = "stop"
+	// OnErrorContinue goes on to the next step with nothing captured.
+	OnErrorContinue = "continue"
+	// OnErrorBlock keeps the lead at the step, its run blocked, until POST
+	// /campaigns/{id}/step-runs/{runId}/retry runs it again.
+	OnErrorBlock = "block"
+)
+
+// AppAction is an app_action step's config: the connection called, the path under its base URL, the key its
+// answer is captured under (.App.<output_key>), the inputs sent (string values are templates) and what a
+// failed call does.
+type AppAction struct {
+	ConnectionID uuid.UUID       `json:"app_connection_id"`
+	Path         string          `json:"path"`
+	OutputKey    string          `json:"output_key"`
+	Inputs       json.RawMessage `json:"inputs"`
+	OnError      string          `json:"on_error"`
+}
+
+// AppAction decodes an app_action step's config (checked when the step was written), on_error defaulting to
+// stop.
+func (s Step) AppAction() AppAction {
+	var a AppAction
+	_ = json.Unmarshal(s.Action, &a)
+	if a.OnError == "" {
+		a.OnError = OnErrorStop
+	}
+	return a
+}
+
 // threadSubject is the subject a conversation carries at a step: the last email step before it with one.
 func threadSubject(steps []Step, before int) string {
 	for i := before - 1; i >= 0; i-- {
@@ -178,7 +211,8 @@ var outputKey = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
 
 // stepAction checks a step's kind against its action config: email steps carry none; wait steps
 // {wait_minutes}; action steps an app_action {app_connection_id, path, output_key, inputs} or a
-// wait_for_event {wait_event_name, timeout_minutes}.
+// wait_for_event {wait_event_name, timeout_minutes}. An app_action's connection must be the organization's, which
+// needs the database: KeepConnections checks it where steps are written.
 func stepAction(s *Step, pos int) error {
 	switch s.Kind {
 	case StepEmail:
@@ -200,6 +234,7 @@ func stepAction(s *Step, pos int) error {
 		Path            string          `json:"path"`
 		OutputKey       string          `json:"output_key"`
 		Inputs          json.RawMessage `json:"inputs"`
+		OnError         string          `json:"on_error"`
 		WaitEventName   string          `json:"wait_event_name"`
 		TimeoutMinutes  *int64          `json:"timeout_minutes"`
 	}
@@ -229,12 +264,17 @@ func stepAction(s *Step, pos int) error {
 		if len(a.Inputs) > 0 && string(a.Inputs) != "null" && a.Inputs[0] != '{' {
 			return stepInvalid(pos, "action.inputs", "must be a JSON object.")
 		}
+		switch a.OnError {
+		case "", OnErrorStop, OnErrorContinue, OnErrorBlock:
+		default:
+			return stepInvalid(pos, "action.on_error", "must be stop (the default), continue or block.")
+		}
 	case ActionForEvent:
 		if n := utf8.RuneCountInString(strings.TrimSpace(a.WaitEventName)); n == 0 || n > 100 {
 			return stepInvalid(pos, "action.wait_event_name", "must be 1 to 100 characters.")
 		}
-		if a.TimeoutMinutes == nil || *a.TimeoutMinutes < 1 || *a.TimeoutMinutes > MaxEventTimeout {
-			return stepInvalid(pos, "action.timeout_minutes", fmt.Sprintf("must be 1 to %d minutes.", MaxEventTimeout))
+		if a.TimeoutMinutes != nil && (*a.TimeoutMinutes < 0 || *a.TimeoutMinutes > MaxEventTimeout) {
+			return stepInvalid(pos, "action.timeout_minutes", fmt.Sprintf("must be 1 to %d minutes (omitted or 0: %d).", MaxEventTimeout, MaxEventTimeout))
 		}
 	default:
 		return stepInvalid(pos, "action.type", "must be app_action or wait_for_event for an action step.")

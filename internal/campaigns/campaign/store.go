@@ -246,8 +246,11 @@ func insert(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, user uuid.NullUUI
 	return row, db.Classify(err, "Campaign")
 }
 
-// insertSteps writes a sequence.
+// insertSteps writes a sequence (its app actions' connections checked and kept, see keepConnections).
 func insertSteps(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, steps []Step) error {
+	if err := keepConnections(ctx, tx, org, steps); err != nil {
+		return err
+	}
 	for _, st := range steps {
 		if err := queries.CampaignStepInsert(ctx, tx, dbq.CampaignStepInsertParams{
 			OrganizationID: org, CampaignID: campaign, ID: st.ID, Position: st.Position, Name: st.Name, Kind: st.Kind,

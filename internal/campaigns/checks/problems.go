@@ -30,7 +30,6 @@ const (
 	CodeTemplateError            = "template_error"
 	CodeUnresolvedVariable       = "unresolved_variable"
 	CodeOneTimeMultipleEmails    = "one_time_multiple_emails"
-	CodeStepKindUnsupported      = "step_kind_unsupported"
 	CodeThreadReplyFirstStep     = "thread_reply_first_step"
 	CodeNoSenders                = "no_senders"
 	CodeScheduleNoWindow         = "schedule_no_window"
@@ -148,8 +147,8 @@ func outputKey(st campaign.Step) string {
 	return a.OutputKey
 }
 
-// checkSteps is the structure of the step graph: something to send, step kinds the engine runs, the one_time
-// rule, and a first email that has a conversation to start rather than one to reply to.
+// checkSteps is the structure of the step graph: something to send, the one_time rule, and a first email that
+// has a conversation to start rather than one to reply to.
 func checkSteps(a *analysis) []Problem {
 	s := a.s
 	if len(s.Steps) == 0 {
@@ -158,13 +157,6 @@ func checkSteps(a *analysis) []Problem {
 			Fix:     "Add an email step with a subject and a body (POST /campaigns/{id}/steps)."}}
 	}
 	var out []Problem
-	for _, st := range s.Steps {
-		if t := st.ActionType(); st.Kind == campaign.StepAction && (t == campaign.ActionApp || t == campaign.ActionForEvent) {
-			out = append(out, Problem{Code: CodeStepKindUnsupported, Severity: SeverityError, StepID: stepID(st),
-				Message: fmt.Sprintf("%s is an %s step, which runs when agent app actions ship; until then a campaign containing one cannot start.", upper(stepLabel(st)), t),
-				Fix:     fmt.Sprintf("Delete %s, or replace it with a wait step (kind wait, action {\"wait_minutes\": ...}).", stepLabel(st))})
-		}
-	}
 	emails := emailSteps(s.Steps)
 	if len(emails) == 0 {
 		return append(out, Problem{Code: CodeNoEmailStep, Severity: SeverityError,
@@ -220,8 +212,7 @@ func checkContent(a *analysis) []Problem {
 // restart) refuses a campaign with one. Quality findings (content score, tracking, unsubscribe header, limits
 // above capacity) are preflight's business and never block a start.
 var launchBlocking = []string{CodeNoSteps, CodeNoEmailStep, CodeStepEmptyBody, CodeStepEmptySubject, CodeTemplateError,
-	CodeUnresolvedVariable, CodeOneTimeMultipleEmails, CodeStepKindUnsupported, CodeNoSenders, CodeScheduleNoWindow,
-	CodeEndBeforeNow}
+	CodeUnresolvedVariable, CodeOneTimeMultipleEmails, CodeNoSenders, CodeScheduleNoWindow, CodeEndBeforeNow}
 
 // LaunchBlockers are the error-severity problems of s that stop a campaign from starting.
 func LaunchBlockers(s Snapshot) []Problem {

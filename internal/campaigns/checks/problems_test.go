@@ -89,16 +89,13 @@ func TestProblemsFindEachKindWithAFix(t *testing.T) {
 		{"an App value of a later step", func(s *checks.Snapshot) {
 			s.Steps[0].BodyPlain = cleanBody + " {{.App.crm.owner}}"
 			s.Steps = append(s.Steps, actionStep(1, `{"type": "app_action", "output_key": "crm"}`))
-		}, checks.CodeUnresolvedVariable, checks.SeverityError, 0, []string{checks.CodeStepKindUnsupported}},
+		}, checks.CodeUnresolvedVariable, checks.SeverityError, 0, nil},
 		{"an App value no step captures", func(s *checks.Snapshot) { s.Steps[0].BodyPlain = cleanBody + " {{.App.crm.owner}}" },
 			checks.CodeUnresolvedVariable, checks.SeverityError, 0, nil},
 		{"a one_time campaign with two emails", func(s *checks.Snapshot) {
 			s.Campaign.Kind = campaign.KindOneTime
 			s.Steps = append(s.Steps, emailStep(1, "Again", cleanBody))
 		}, checks.CodeOneTimeMultipleEmails, checks.SeverityError, -1, nil},
-		{"a wait_for_event step", func(s *checks.Snapshot) {
-			s.Steps = append(s.Steps, actionStep(1, `{"type": "wait_for_event", "wait_event_name": "signed_up", "timeout_minutes": 60}`))
-		}, checks.CodeStepKindUnsupported, checks.SeverityError, 1, nil},
 		{"a first email that replies in a thread", func(s *checks.Snapshot) { s.Steps[0].ThreadReply = true },
 			checks.CodeThreadReplyFirstStep, checks.SeverityWarning, 0, nil},
 		{"an explicit pool that is empty", func(s *checks.Snapshot) {
@@ -178,7 +175,7 @@ func TestUnresolvedVariablesResolveFromContactsEarlierStepsOrFallbacks(t *testin
 		emailStep(1, "About {{.Industry}} at {{.Company}}", cleanBody+" {{.App.CrmLookup.owner}} {{.region | default \"your area\"}} {{.Sender.FirstName}}"),
 	}
 	s.CustomFieldKeys = []string{"industry"}
-	require.Equal(t, []string{checks.CodeStepKindUnsupported}, codes(checks.Problems(s)),
+	require.Empty(t, codes(checks.Problems(s)),
 		"a custom key present on contacts, an earlier step's App key and a fallback all resolve, by rendering's key rule")
 
 	// One problem per variable, naming every part that uses it.

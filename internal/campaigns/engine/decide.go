@@ -120,9 +120,9 @@ func withReason(verdict, reason string) string {
 	return verdict + ": " + reason
 }
 
-// stepKind runs one kind of step for a lead that reached it. app_action and wait_for_event run through the
-// same interface once the agents work lands; until then the launch checks keep a campaign with one from
-// starting, and a lead that reaches one anyway fails with the reason.
+// stepKind runs one kind of step for a lead that reached it: email, wait, app_action and wait_for_event (the
+// last two through campaign_step_runs, see appaction.go and waitevent.go). A lead that reaches a step of a
+// kind this build does not know fails with the reason.
 type stepKind interface {
 	run(ctx context.Context, pl *planner, d *decision, step campaign.Step) error
 }
@@ -133,6 +133,10 @@ func kindOf(step campaign.Step) stepKind {
 		return emailStep{}
 	case step.ActionType() == campaign.ActionWait:
 		return waitStep{}
+	case step.ActionType() == campaign.ActionForEvent:
+		return waitEventStep{}
+	case step.ActionType() == campaign.ActionApp:
+		return appActionStep{}
 	}
 	return unsupportedStep{}
 }
@@ -165,11 +169,11 @@ func (waitStep) run(_ context.Context, pl *planner, d *decision, step campaign.S
 	return nil
 }
 
-// unsupportedStep is a step kind this build cannot run.
+// unsupportedStep is a step kind this build does not know (written by a newer one, or past the API).
 type unsupportedStep struct{}
 
 func (unsupportedStep) run(_ context.Context, pl *planner, d *decision, step campaign.Step) error {
-	pl.stop(d, stateFailed, "", fmt.Sprintf("Step %d is a %s step, which campaigns cannot run yet.", step.Position+1, step.ActionType()))
+	pl.stop(d, stateFailed, "", fmt.Sprintf("Step %d is a %q step, which this build cannot run.", step.Position+1, step.ActionType()))
 	return nil
 }
 
@@ -244,8 +248,12 @@ func (emailStep) run(ctx context.Context, pl *planner, d *decision, step campaig
 	if err != nil {
 		return err
 	}
+	app, err := appValues(l.App)
+	if err != nil {
+		return err
+	}
 	msg, err := compose.Compose(compose.Input{Campaign: &pl.row, Steps: pl.steps, Step: &step, Content: content,
-		Contact: contact, Sender: sender, Tracking: pl.tracking(sender, task), Unsubscribe: unsub})
+		Contact: contact, Sender: sender, App: app, Tracking: pl.tracking(sender, task), Unsubscribe: unsub})
 	if err == nil {
 		err = msg.Sendable()
 	}

@@ -50,6 +50,15 @@
 //     so), and campaigns_due and the due leads' read skip them until then. A lead made due later (a retry, a new
 //     lead, a follow-up) is after the park and is looked at; a place given back (a cancelled or failed send) or
 //     a changed schedule ends the park. Waiting leads are not rewritten day after day.
+//   - app_action and wait_for_event steps run through campaign_step_runs, one row per lead and step whose id
+//     stays the same across passes, job retries and manual retries. An app action's call is made by its
+//     AppActionArgs job (package apps) outside any transaction; its outcome (FinishAppAction) captures the
+//     answer in the lead's app values (the templates' .App) and makes the lead due, and the pass goes on, or
+//     routes a failure by on_error: stop fails the lead (app_action_failed), continue goes on, block keeps
+//     the lead waiting until RetryStepRun. A wait_for_event waits until its timeout; ResumeWaits (POST
+//     /events) resumes it first, or on_timeout continues or stops the sequence. Resume and timeout are each
+//     one conditional update of a waiting run, so only one wins; a lead waiting at either step keeps a due
+//     time (the look again, the timeout), so its campaign never completes under it.
 //   - A campaign whose last lead finished completes (campaign.completed), a continuous one records idle_since; a
 //     completed one that gains a lead by any path (restart_due, set by the lead trigger) restarts after the launch
 //     checks, or logs restart_refused and leaves its new leads for a person to start.

@@ -24,8 +24,9 @@
 //   - Test messages are direct sends (kind direct) tied to no campaign, step or contact, so campaign counters,
 //     reply matching and a contact's timeline never mistake a test for the real thing. Like every direct send
 //     they count toward the mailbox's daily cap and wait out its minimum gap.
-//   - Campaigns with app_action or wait_for_event steps are refused (400 campaign_invalid) until those steps
-//     run with the agents issue; a run is therefore never waiting_for_event yet.
+//   - A wait_for_event step is a compressed wait: no product event reaches a test run, so it goes on as if
+//     the event came. Campaigns with app_action steps are refused (400 campaign_invalid): an action would call
+//     the customer's real app, and actions have no test mode.
 //   - Cancelling a run cancels its step message still queued, and the jobs still scheduled find the run
 //     cancelled and do nothing.
 package testrun

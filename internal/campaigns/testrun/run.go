@@ -185,7 +185,9 @@ func (r *Runner) Start(ctx context.Context, tx pgx.Tx, jobs events.Inserter, org
 }
 
 // testable refuses (400 campaign_invalid) a sequence a test run cannot carry out: one with no email step, or
-// with app_action or wait_for_event steps, which run with the agents issue.
+// with app_action steps. An app action would call the customer's real app, which acts on its own systems (a
+// CRM record, a provisioned account) for a test address that may be no contact at all; the contract gives
+// actions no test mode, so a test run never makes one.
 func testable(steps []campaign.Step) error {
 	var email int
 	var agentSteps []string
@@ -193,7 +195,7 @@ func testable(steps []campaign.Step) error {
 		switch kindOf(s) {
 		case campaign.StepEmail:
 			email++
-		case campaign.ActionApp, campaign.ActionForEvent:
+		case campaign.ActionApp:
 			agentSteps = append(agentSteps, fmt.Sprintf("step %d (%s)", s.Position+1, kindOf(s)))
 		}
 	}
@@ -202,8 +204,8 @@ func testable(steps []campaign.Step) error {
 			WithFix("Add an email step with POST /campaigns/{id}/steps.")
 	}
 	if len(agentSteps) > 0 {
-		return apierror.BadRequest("campaign_invalid", "Test runs cannot run app_action or wait_for_event steps yet: "+
-			strings.Join(agentSteps, ", ")+".").WithFix("Test a copy of the campaign without those steps.")
+		return apierror.BadRequest("campaign_invalid", "Test runs do not run app_action steps, which would call your app for real: "+
+			strings.Join(agentSteps, ", ")+".").WithFix("Test a copy of the campaign without those steps, and test the app with POST /app-connections/{id}/test.")
 	}
 	return nil
 }
