@@ -18,6 +18,7 @@ import (
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/internal/inbox/unibox"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
+	"github.com/outflowhq/outflow/internal/platform/idempotency"
 )
 
 // The codes of requests the server cannot read, as clients branch on them:
@@ -29,7 +30,8 @@ import (
 //   - invalid_text: some text holds a NUL character or bytes that are not UTF-8 (see RefuseInvalidText);
 //   - number_out_of_range: a number lies outside the range its field accepts;
 //   - text_too_long: a text is longer than its field accepts;
-//   - request_too_large: the body exceeds the size limit (413).
+//   - request_too_large: the body exceeds the size limit (413);
+//   - idempotency_key_required: an operation that requires the Idempotency-Key header came without one.
 //
 // Every message names the field, by its body path (steps[0].subject) or parameter name, and the rule.
 const (
@@ -63,6 +65,9 @@ func DecodeError(err error) error {
 		ctype *validate.InvalidContentTypeError
 	)
 	switch {
+	case errors.As(err, &param) && param.In == openapi.LocationHeader && param.Name == idempotency.Header:
+		// The key is text of any form, so the header fails decoding only when it is absent.
+		return idempotencyKeyRequired()
 	case errors.As(err, &param) && param.In == openapi.LocationPath:
 		// A path segment that cannot be an id names nothing: 404, as an unknown id is.
 		return apierror.NotFound("not_found", fmt.Sprintf("Nothing here has that %s: it is not a valid id.", param.Name))
@@ -97,6 +102,13 @@ func DecodeError(err error) error {
 		return apierror.New(code, codeInvalidRequest, "The request cannot be read: "+innermost(err)+".").WithCause(err)
 	}
 	return apierror.Internal(err)
+}
+
+// idempotencyKeyRequired refuses a write whose operation requires an Idempotency-Key (a run, a product event)
+// and that came without one: such writes must be safe to retry.
+func idempotencyKeyRequired() error {
+	return apierror.BadRequest("idempotency_key_required",
+		"This operation requires an Idempotency-Key header: a unique key (such as a UUID) per logical write, reused on retries.")
 }
 
 // paramRefusals give some parameters' refusals a code (and words) of their own, where the operation's clients
