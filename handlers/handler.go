@@ -48,6 +48,7 @@ type Handler struct {
 	*Deliverability
 	*UniboxActions
 	*Unibox
+	*ProductEvents
 	notYet
 
 	mcp    *MCP
@@ -122,6 +123,8 @@ type Deps struct {
 	// Unibox serves the unified inbox's reads: the thread list, counts, overview, conversations, one message
 	// and a thread's categories.
 	Unibox *Unibox
+	// ProductEvents records product events (resuming the campaign steps waiting for them) and reads them back.
+	ProductEvents *ProductEvents
 }
 
 // New assembles the API handler.
@@ -138,6 +141,7 @@ func New(d Deps) *Handler {
 		Deliverability:    d.Deliverability,
 		UniboxActions:     d.UniboxActions,
 		Unibox:            d.Unibox,
+		ProductEvents:     d.ProductEvents,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

@@ -19,6 +19,7 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers"
+	"github.com/outflowhq/outflow/internal/agents/productevents"
 	"github.com/outflowhq/outflow/internal/agents/tools"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/ingest"
@@ -142,6 +143,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 			Unsubscribe: unsubscribes, Tracking: events, Hasher: hasher, Networks: p.networks})),
 		UniboxActions: handlers.NewUniboxActions(p.pool, inserter, orgs.Edition(cfg.Edition)),
 		Unibox:        handlers.NewUnibox(p.pool, cfg.SecretKey, inserter, orgs.Edition(cfg.Edition), p.now),
+		ProductEvents: handlers.NewProductEvents(p.pool, productevents.New(p.pool, p.now), cfg.SecretKey),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
