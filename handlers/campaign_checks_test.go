@@ -125,7 +125,6 @@ func TestCampaignValidateFindsEachKindOfProblemWithItsFix(t *testing.T) {
 	problemCodes(t, v)
 	require.Equal(t, []found{
 		{"step_kind_unsupported", "error", 2},
-		{"step_kind_unsupported", "error", 4},
 		{"thread_reply_first_step", "warning", 0},
 		{"step_empty_subject", "error", 0},
 		{"step_empty_body", "error", 5},
@@ -140,9 +139,9 @@ func TestCampaignValidateFindsEachKindOfProblemWithItsFix(t *testing.T) {
 		{"ab_variants_weights", "error", 3},
 		{"content_score_low", "error", 3},
 	}, got)
-	require.Contains(t, v.Problems[5].Message, "{{.team_size}}")
-	require.Contains(t, v.Problems[6].Message, "{{.App.crm.owner}}")
-	require.Contains(t, v.Problems[7].Message, "body_plain does not parse: unclosed")
+	require.Contains(t, v.Problems[4].Message, "{{.team_size}}")
+	require.Contains(t, v.Problems[5].Message, "{{.App.crm.owner}}")
+	require.Contains(t, v.Problems[6].Message, "body_plain does not parse: unclosed")
 
 	// A one_time campaign holding two emails (written past the API's own refusal), an explicit pool whose only
 	// sender is disabled, and campaign-wide variants none of which is active.

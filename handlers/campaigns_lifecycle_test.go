@@ -189,9 +189,6 @@ func TestCampaignStartNeedsLeadsUnlessContinuousAndStopPauses(t *testing.T) {
 	campMailbox(t, env, org, "sender@example.com", 50)
 	for name, steps := range map[string][]api.CampaignStepCreate{
 		"an unresolvable variable": {{Subject: api.NewOptString("Hi {{.Frist_name}}"), BodyPlain: api.NewOptString("Hello")}},
-		"an app action step": {{Subject: api.NewOptString("Hi"), BodyPlain: api.NewOptString("Hello")}, {Kind: api.NewOptCampaignStepCreateKind(api.CampaignStepCreateKindAction),
-			Action: api.NewOptCampaignStepCreateAction(api.CampaignStepCreateAction{"type": []byte(`"wait_for_event"`),
-				"wait_event_name": []byte(`"signed_up"`), "timeout_minutes": []byte(`60`)})}},
 	} {
 		bad := campCreate(t, c, api.CampaignCreate{Name: "Bad", Continuous: api.NewOptBool(true), Steps: steps})
 		_, err := c.CampaignsStart(ctx, api.CampaignsStartParams{ID: bad.ID})

@@ -8,7 +8,7 @@
 // Each check has a report key; the problems it finds have stable codes.
 //
 //   - steps (always): no_steps, no_email_step, one_time_multiple_emails, step_kind_unsupported (app_action
-//     and wait_for_event steps run when agent app actions ship; until then they stop a launch),
+//     steps run when agent app actions ship; until then they stop a launch),
 //     thread_reply_first_step (warning).
 //   - content (always): step_empty_subject (the first email step, or one that does not reply in the thread),
 //     step_empty_body (no plain body and no HTML body, or only HTML in a text_only campaign), template_error

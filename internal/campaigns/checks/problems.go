@@ -159,7 +159,7 @@ func checkSteps(a *analysis) []Problem {
 	}
 	var out []Problem
 	for _, st := range s.Steps {
-		if t := st.ActionType(); st.Kind == campaign.StepAction && (t == campaign.ActionApp || t == campaign.ActionForEvent) {
+		if t := st.ActionType(); st.Kind == campaign.StepAction && t == campaign.ActionApp {
 			out = append(out, Problem{Code: CodeStepKindUnsupported, Severity: SeverityError, StepID: stepID(st),
 				Message: fmt.Sprintf("%s is an %s step, which runs when agent app actions ship; until then a campaign containing one cannot start.", upper(stepLabel(st)), t),
 				Fix:     fmt.Sprintf("Delete %s, or replace it with a wait step (kind wait, action {\"wait_minutes\": ...}).", stepLabel(st))})

@@ -96,9 +96,6 @@ func TestProblemsFindEachKindWithAFix(t *testing.T) {
 			s.Campaign.Kind = campaign.KindOneTime
 			s.Steps = append(s.Steps, emailStep(1, "Again", cleanBody))
 		}, checks.CodeOneTimeMultipleEmails, checks.SeverityError, -1, nil},
-		{"a wait_for_event step", func(s *checks.Snapshot) {
-			s.Steps = append(s.Steps, actionStep(1, `{"type": "wait_for_event", "wait_event_name": "signed_up", "timeout_minutes": 60}`))
-		}, checks.CodeStepKindUnsupported, checks.SeverityError, 1, nil},
 		{"a first email that replies in a thread", func(s *checks.Snapshot) { s.Steps[0].ThreadReply = true },
 			checks.CodeThreadReplyFirstStep, checks.SeverityWarning, 0, nil},
 		{"an explicit pool that is empty", func(s *checks.Snapshot) {

@@ -133,6 +133,8 @@ func kindOf(step campaign.Step) stepKind {
 		return emailStep{}
 	case step.ActionType() == campaign.ActionWait:
 		return waitStep{}
+	case step.ActionType() == campaign.ActionForEvent:
+		return waitEventStep{}
 	}
 	return unsupportedStep{}
 }
