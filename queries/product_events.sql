@@ -41,22 +41,3 @@ SELECT id, campaign_id, step_id, contact_id FROM campaign_step_runs
 WHERE organization_id = @organization_id::uuid AND contact_id = @contact_id::uuid AND kind = 'wait_for_event'
   AND resumed_by_event = @event_id::uuid
 ORDER BY campaign_id, step_id;
-
--- name: ProductEventResume :many
--- Resumes every wait_for_event step run of the contact waiting for the event's name: waiting -> resumed in one
--- conditional UPDATE (a timeout or another event that got there first leaves the row alone, so nothing
--- resumes twice), and makes each resumed lead due now so the engine's next pass moves it on.
-WITH resumed AS (
-  UPDATE campaign_step_runs SET status = 'resumed', resumed_by_event = @event_id::uuid, updated_at = @now::timestamptz
-  WHERE organization_id = @organization_id::uuid AND contact_id = @contact_id::uuid AND kind = 'wait_for_event'
-    AND wait_event_name = @name::text AND status = 'waiting'
-  RETURNING id, campaign_id, step_id, contact_id
-), due AS (
-  UPDATE campaign_leads l SET due_at = @now::timestamptz
-  FROM resumed r
-  WHERE l.organization_id = @organization_id::uuid AND l.campaign_id = r.campaign_id AND l.contact_id = r.contact_id
-    AND l.state IN ('pending', 'active')
-  RETURNING l.contact_id
-)
-SELECT id, campaign_id, step_id, contact_id FROM resumed
-ORDER BY campaign_id, step_id;

@@ -25,6 +25,7 @@ var areaEdges = map[string]string{
 	"agents->identity":    "a tool is allowed by the acting principal's permissions (auth.Principal)",
 	"agents->audience":    "a product event names its contact by address, read the way contacts store it",
 	"agents->trail":       "recorded product events are in the audit log",
+	"agents->campaigns":   "a product event resumes the campaign steps waiting for it (engine.ResumeWaits)",
 	"audience->eventing":  "verification runs raise bulk_operation events into the outbox",
 	"campaigns->audience": "campaigns send to contacts: addresses are read the way contacts store them",
 	"campaigns->eventing": "campaign changes raise campaign.* events into the outbox",

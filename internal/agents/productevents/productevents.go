@@ -18,6 +18,7 @@ import (
 
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/campaigns/engine"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/trail/audit"
@@ -52,15 +53,10 @@ type Input struct {
 	IdempotencyKey string
 }
 
-// Resumed is one wait_for_event step run an event resumed: the step run's id is the run the API names.
-type Resumed struct {
-	StepRunID, CampaignID, StepID, ContactID uuid.UUID
-}
-
 // Recorded is an event as stored, with the waits it resumed (for a replayed key: those the first time resumed).
 type Recorded struct {
 	Event   dbq.ProductEvent
-	Resumed []Resumed
+	Resumed []engine.Resumed
 }
 
 // Service records and reads product events; build it with New.
@@ -108,7 +104,7 @@ func (s *Service) Record(ctx context.Context, in Input) (Recorded, error) {
 			return storedDataRefused(err)
 		}
 		out.Event = ev
-		if out.Resumed, err = s.resume(ctx, tx, ev, now); err != nil {
+		if out.Resumed, err = engine.ResumeWaits(ctx, tx, ev.OrganizationID, ev.ContactID, ev.Name, ev.ID, now); err != nil {
 			return err
 		}
 		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionCreate, Event: "product_event.recorded",
@@ -192,24 +188,9 @@ func (s *Service) replay(ctx context.Context, tx pgx.Tx, in Input, contact uuid.
 	if err != nil {
 		return Recorded{}, err
 	}
-	out := Recorded{Event: ev, Resumed: make([]Resumed, len(rows))}
+	out := Recorded{Event: ev, Resumed: make([]engine.Resumed, len(rows))}
 	for i, r := range rows {
-		out.Resumed[i] = Resumed{StepRunID: r.ID, CampaignID: r.CampaignID, StepID: r.StepID, ContactID: r.ContactID}
-	}
-	return out, nil
-}
-
-// resume moves every wait_for_event step run open for the event's contact and name to resumed and makes its
-// lead due now (see ProductEventResume).
-func (s *Service) resume(ctx context.Context, tx pgx.Tx, ev dbq.ProductEvent, now time.Time) ([]Resumed, error) {
-	rows, err := s.queries.ProductEventResume(ctx, tx, dbq.ProductEventResumeParams{OrganizationID: ev.OrganizationID,
-		EventID: ev.ID, Now: now, ContactID: ev.ContactID, Name: ev.Name})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Resumed, len(rows))
-	for i, r := range rows {
-		out[i] = Resumed{StepRunID: r.ID, CampaignID: r.CampaignID, StepID: r.StepID, ContactID: r.ContactID}
+		out.Resumed[i] = engine.Resumed{StepRunID: r.ID, CampaignID: r.CampaignID, StepID: r.StepID, ContactID: r.ContactID}
 	}
 	return out, nil
 }
