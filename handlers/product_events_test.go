@@ -97,6 +97,7 @@ func TestProductEventsCreateRefusesWhatAnEventMayNotHoldNamingTheRule(t *testing
 		{"a name with an empty word", `{"name":"signup..completed","email":"ada@example.com"}`, "invalid_request"},
 		{"data that is not an object", `{"name":"signup","email":"ada@example.com","data":[1,2]}`, "invalid_body"},
 		{"an address that is no address", `{"name":"signup","email":"not an address"}`, "invalid_request"},
+		{"data over 64 KiB as stored (jsonb writes numbers out)", `{"name":"signup","email":"ada@example.com","data":{"n":1e65600}}`, "data_too_large"},
 		{"a NUL character in data", `{"name":"signup","email":"ada@example.com","data":{"note":"a\u0000b"}}`, "invalid_text"},
 	} {
 		resp := r.raw(t, tc.body, http.Header{"Idempotency-Key": {uuid.NewString()}})

@@ -24,14 +24,12 @@ import (
 	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
-// Bounds of an event (the stored rules, checked first so a refusal names the field).
+// Bounds of an event: the stored rules (checked first, so a refusal names the field) and how far ahead of the
+// clock occurred_at may lie (the clocks of the customer's product drift a little, never by hours).
 const (
-	// MaxName is the longest event name.
-	MaxName = 255
-	// MaxData is the most JSON an event's data may hold, in bytes.
-	MaxData = 64 << 10
-	// MaxAhead is how far in the future occurred_at may lie: clocks of the customer's product drift.
-	MaxAhead = 5 * time.Minute
+	maxName  = 255
+	maxData  = 64 << 10
+	maxAhead = 5 * time.Minute
 )
 
 // namePattern is the form of an event name: lowercase words of letters, digits, '_' and '-', joined by dots.
@@ -117,14 +115,14 @@ func (s *Service) Record(ctx context.Context, in Input) (Recorded, error) {
 // check refuses what the event may not hold, naming the field, and answers its data as stored.
 func (in Input) check(now time.Time) (json.RawMessage, error) {
 	switch {
-	case len(in.Name) > MaxName:
-		return nil, apierror.BadRequest("invalid_name", fmt.Sprintf("name must be at most %d characters.", MaxName))
+	case len(in.Name) > maxName:
+		return nil, apierror.BadRequest("invalid_name", fmt.Sprintf("name must be at most %d characters.", maxName))
 	case !namePattern.MatchString(in.Name):
 		return nil, apierror.BadRequest("invalid_name",
 			"name must be lowercase words of letters, digits, '_' or '-' joined by dots (such as signup.completed).")
 	case !in.ContactID.Valid && strings.TrimSpace(in.Email) == "":
 		return nil, apierror.BadRequest("contact_required", "Name the contact by contact_id or email.")
-	case in.OccurredAt != nil && in.OccurredAt.After(now.Add(MaxAhead)):
+	case in.OccurredAt != nil && in.OccurredAt.After(now.Add(maxAhead)):
 		return nil, apierror.BadRequest("invalid_occurred_at", "occurred_at must not be more than 5 minutes in the future.")
 	}
 	if len(in.Data) == 0 {
@@ -134,7 +132,7 @@ func (in Input) check(now time.Time) (json.RawMessage, error) {
 	if err := json.Compact(&compact, in.Data); err != nil || compact.Len() == 0 || compact.Bytes()[0] != '{' {
 		return nil, apierror.BadRequest("invalid_data", "data must be a JSON object.")
 	}
-	if compact.Len() > MaxData {
+	if compact.Len() > maxData {
 		return nil, apierror.BadRequest("data_too_large", fmt.Sprintf("data must be at most 64 KiB of JSON; it is %d bytes.", compact.Len()))
 	}
 	return compact.Bytes(), nil
