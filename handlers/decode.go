@@ -29,7 +29,8 @@ import (
 //   - invalid_text: some text holds a NUL character or bytes that are not UTF-8 (see RefuseInvalidText);
 //   - number_out_of_range: a number lies outside the range its field accepts;
 //   - text_too_long: a text is longer than its field accepts;
-//   - request_too_large: the body exceeds the size limit (413).
+//   - request_too_large: the body exceeds the size limit (413);
+//   - idempotency_key_required: an operation that requires the Idempotency-Key header came without one.
 //
 // Every message names the field, by its body path (steps[0].subject) or parameter name, and the rule.
 const (

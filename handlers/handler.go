@@ -53,6 +53,7 @@ type Handler struct {
 	*Runs
 	*AppConnections
 	*CampaignStepRuns
+	*ProductEvents
 	notYet
 
 	mcp    *MCP
@@ -137,6 +138,8 @@ type Deps struct {
 	AppConnections *AppConnections
 	// CampaignStepRuns serves the retry of a blocked app_action step run.
 	CampaignStepRuns *CampaignStepRuns
+	// ProductEvents records product events (resuming the campaign steps waiting for them) and reads them back.
+	ProductEvents *ProductEvents
 }
 
 // New assembles the API handler.
@@ -158,6 +161,7 @@ func New(d Deps) *Handler {
 		Runs:              d.Runs,
 		AppConnections:    d.AppConnections,
 		CampaignStepRuns:  d.CampaignStepRuns,
+		ProductEvents:     d.ProductEvents,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

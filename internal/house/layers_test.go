@@ -24,9 +24,9 @@ const module = "github.com/outflowhq/outflow"
 var areaEdges = map[string]string{
 	"agents->identity":    "a tool is allowed by the acting principal's permissions (auth.Principal)",
 	"agents->eventing":    "approvals raise approval.requested and approval.decided and notify the members who decide; an app action's outcome raises campaign.action",
-	"agents->trail":       "approval decisions and app connection changes are recorded in the audit log",
-	"agents->campaigns":   "a run builds, preflights, starts and stops its campaign through the campaign store and checks; app_action calls are made for campaign step runs and their outcome is recorded through the engine",
-	"agents->audience":    "a run upserts its inline leads as contacts and records their activity",
+	"agents->trail":       "approval decisions, app connection changes and recorded product events are in the audit log",
+	"agents->campaigns":   "a run builds, preflights, starts and stops its campaign through the campaign store and checks; app_action calls are made for campaign step runs and their outcome is recorded through the engine; a product event resumes the steps waiting for it (engine.ResumeWaits)",
+	"agents->audience":    "a run upserts its inline leads as contacts and records their activity; a product event names its contact by address",
 	"agents->mail":        "a run's plan counts its senders' capacity as the send pipeline does (mailbox day, domain auth)",
 	"audience->eventing":  "verification runs raise bulk_operation events into the outbox",
 	"campaigns->audience": "campaigns send to contacts: addresses are read the way contacts store them",

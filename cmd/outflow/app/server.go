@@ -21,6 +21,7 @@ import (
 	"github.com/outflowhq/outflow/handlers"
 	"github.com/outflowhq/outflow/internal/agents/apps"
 	"github.com/outflowhq/outflow/internal/agents/policy"
+	"github.com/outflowhq/outflow/internal/agents/productevents"
 	"github.com/outflowhq/outflow/internal/agents/tools"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/ingest"
@@ -153,6 +154,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		Runs:             handlers.NewRuns(p.pool, p.runs),
 		AppConnections:   handlers.NewAppConnections(apps.NewStore(p.pool, keyring, p.appsEgress, p.apps)),
 		CampaignStepRuns: handlers.NewCampaignStepRuns(p.pool, inserter),
+		ProductEvents:    handlers.NewProductEvents(p.pool, productevents.New(p.pool, p.now), cfg.SecretKey),
 	})
 	// Tools run their operations through the assembled handler, so they can be registered only now.
 	if err := agentTools.RegisterTools(handler); err != nil {
