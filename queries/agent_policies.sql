@@ -4,8 +4,8 @@
 -- rules; counted adds the action to the policy's day, only while both daily limits hold. The upsert locks the
 -- day's row, so of two concurrent actions racing for the last unit the second sees the first's count (READ
 -- COMMITTED re-checks the WHERE on the newest row version) and counts nothing; the count rolls back with the
--- caller's transaction. The policy comes back with the day's usage as the statement found it (before this
--- action), from which the caller explains a refusal.
+-- caller's transaction. It answers the policy's id and whether the action was counted (no row: the credential
+-- has no enabled policy).
 WITH p AS (
   SELECT * FROM agent_policies
   WHERE organization_id = @organization_id::uuid AND enabled
@@ -27,12 +27,16 @@ WITH p AS (
       AND u.actions + 1 <= (SELECT fits.max_actions_per_day FROM fits)
   RETURNING u.policy_id
 )
+SELECT p.id, EXISTS (SELECT 1 FROM counted) AS counted FROM p;
+
+-- name: AgentPolicyExplain :one
+-- A refusal's explanation (the gate's cold path): the credential's enabled policy with what it used on day.
 SELECT p.id, p.expires_at, p.capabilities, p.mailbox_ids, p.max_recipients_per_run, p.max_recipients_per_day,
   p.max_actions_per_day, p.max_monthly_mailbox_spend_cents,
-  coalesce(u.recipients, 0)::integer AS used_recipients, coalesce(u.actions, 0)::integer AS used_actions,
-  EXISTS (SELECT 1 FROM counted) AS counted
-FROM p
-LEFT JOIN agent_policy_usage u ON u.organization_id = p.organization_id AND u.policy_id = p.id AND u.day = @day::date;
+  coalesce(u.recipients, 0)::integer AS used_recipients, coalesce(u.actions, 0)::integer AS used_actions
+FROM agent_policies p
+LEFT JOIN agent_policy_usage u ON u.organization_id = p.organization_id AND u.policy_id = p.id AND u.day = @day::date
+WHERE p.organization_id = @organization_id::uuid AND p.enabled AND p.id = @id::uuid;
 
 -- name: AgentPolicyDisabledExists :one
 -- Whether the credential has a policy that is switched off (the gate's explanation when no enabled one exists).

@@ -35,35 +35,29 @@ func (q *Queries) AgentPolicyAPIKeyLive(ctx context.Context, db DBTX, arg AgentP
 const agentPolicyCheck = `-- name: AgentPolicyCheck :one
 WITH p AS (
   SELECT organization_id, id, name, enabled, api_key_id, oauth_grant_id, capabilities, mailbox_ids, max_recipients_per_run, max_recipients_per_day, max_actions_per_day, max_monthly_mailbox_spend_cents, expires_at, created_by, created_at, updated_at FROM agent_policies
-  WHERE organization_id = $2::uuid AND enabled
-    AND (api_key_id = $3::uuid OR oauth_grant_id = $4::uuid)
+  WHERE organization_id = $1::uuid AND enabled
+    AND (api_key_id = $2::uuid OR oauth_grant_id = $3::uuid)
 ), fits AS (
   SELECT p.organization_id, p.id, p.max_recipients_per_day, p.max_actions_per_day FROM p
-  WHERE p.expires_at > $5::timestamptz
-    AND $6::text = ANY (p.capabilities)
-    AND $7::uuid[] <@ p.mailbox_ids
-    AND $8::integer <= p.max_recipients_per_run
-    AND $8::integer <= p.max_recipients_per_day
-    AND ($6::text <> 'mailbox.provision' OR $9::bigint <= p.max_monthly_mailbox_spend_cents)
+  WHERE p.expires_at > $4::timestamptz
+    AND $5::text = ANY (p.capabilities)
+    AND $6::uuid[] <@ p.mailbox_ids
+    AND $7::integer <= p.max_recipients_per_run
+    AND $7::integer <= p.max_recipients_per_day
+    AND ($5::text <> 'mailbox.provision' OR $8::bigint <= p.max_monthly_mailbox_spend_cents)
 ), counted AS (
   INSERT INTO agent_policy_usage AS u (organization_id, policy_id, day, recipients, actions)
-  SELECT fits.organization_id, fits.id, $1::date, $8::integer, 1 FROM fits
+  SELECT fits.organization_id, fits.id, $9::date, $7::integer, 1 FROM fits
   ON CONFLICT (organization_id, policy_id, day) DO UPDATE
     SET recipients = u.recipients + excluded.recipients, actions = u.actions + 1
     WHERE u.recipients + excluded.recipients <= (SELECT fits.max_recipients_per_day FROM fits)
       AND u.actions + 1 <= (SELECT fits.max_actions_per_day FROM fits)
   RETURNING u.policy_id
 )
-SELECT p.id, p.expires_at, p.capabilities, p.mailbox_ids, p.max_recipients_per_run, p.max_recipients_per_day,
-  p.max_actions_per_day, p.max_monthly_mailbox_spend_cents,
-  coalesce(u.recipients, 0)::integer AS used_recipients, coalesce(u.actions, 0)::integer AS used_actions,
-  EXISTS (SELECT 1 FROM counted) AS counted
-FROM p
-LEFT JOIN agent_policy_usage u ON u.organization_id = p.organization_id AND u.policy_id = p.id AND u.day = $1::date
+SELECT p.id, EXISTS (SELECT 1 FROM counted) AS counted FROM p
 `
 
 type AgentPolicyCheckParams struct {
-	Day               time.Time     `json:"day"`
 	OrganizationID    uuid.UUID     `json:"organization_id"`
 	ApiKeyID          uuid.NullUUID `json:"api_key_id"`
 	OauthGrantID      uuid.NullUUID `json:"oauth_grant_id"`
@@ -72,20 +66,12 @@ type AgentPolicyCheckParams struct {
 	MailboxIds        []uuid.UUID   `json:"mailbox_ids"`
 	Recipients        int32         `json:"recipients"`
 	MonthlySpendCents int64         `json:"monthly_spend_cents"`
+	Day               time.Time     `json:"day"`
 }
 
 type AgentPolicyCheckRow struct {
-	ID                          uuid.UUID   `json:"id"`
-	ExpiresAt                   time.Time   `json:"expires_at"`
-	Capabilities                []string    `json:"capabilities"`
-	MailboxIds                  []uuid.UUID `json:"mailbox_ids"`
-	MaxRecipientsPerRun         int32       `json:"max_recipients_per_run"`
-	MaxRecipientsPerDay         int32       `json:"max_recipients_per_day"`
-	MaxActionsPerDay            int32       `json:"max_actions_per_day"`
-	MaxMonthlyMailboxSpendCents pgtype.Int8 `json:"max_monthly_mailbox_spend_cents"`
-	UsedRecipients              int32       `json:"used_recipients"`
-	UsedActions                 int32       `json:"used_actions"`
-	Counted                     bool        `json:"counted"`
+	ID      uuid.UUID `json:"id"`
+	Counted bool      `json:"counted"`
 }
 
 // The gate in one statement. p is the credential's one enabled policy (the partial unique indexes
@@ -93,11 +79,10 @@ type AgentPolicyCheckRow struct {
 // rules; counted adds the action to the policy's day, only while both daily limits hold. The upsert locks the
 // day's row, so of two concurrent actions racing for the last unit the second sees the first's count (READ
 // COMMITTED re-checks the WHERE on the newest row version) and counts nothing; the count rolls back with the
-// caller's transaction. The policy comes back with the day's usage as the statement found it (before this
-// action), from which the caller explains a refusal.
+// caller's transaction. It answers the policy's id and whether the action was counted (no row: the credential
+// has no enabled policy).
 func (q *Queries) AgentPolicyCheck(ctx context.Context, db DBTX, arg AgentPolicyCheckParams) (AgentPolicyCheckRow, error) {
 	row := db.QueryRow(ctx, agentPolicyCheck,
-		arg.Day,
 		arg.OrganizationID,
 		arg.ApiKeyID,
 		arg.OauthGrantID,
@@ -106,21 +91,10 @@ func (q *Queries) AgentPolicyCheck(ctx context.Context, db DBTX, arg AgentPolicy
 		arg.MailboxIds,
 		arg.Recipients,
 		arg.MonthlySpendCents,
+		arg.Day,
 	)
 	var i AgentPolicyCheckRow
-	err := row.Scan(
-		&i.ID,
-		&i.ExpiresAt,
-		&i.Capabilities,
-		&i.MailboxIds,
-		&i.MaxRecipientsPerRun,
-		&i.MaxRecipientsPerDay,
-		&i.MaxActionsPerDay,
-		&i.MaxMonthlyMailboxSpendCents,
-		&i.UsedRecipients,
-		&i.UsedActions,
-		&i.Counted,
-	)
+	err := row.Scan(&i.ID, &i.Counted)
 	return i, err
 }
 
@@ -194,6 +168,53 @@ func (q *Queries) AgentPolicyEffective(ctx context.Context, db DBTX, arg AgentPo
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const agentPolicyExplain = `-- name: AgentPolicyExplain :one
+SELECT p.id, p.expires_at, p.capabilities, p.mailbox_ids, p.max_recipients_per_run, p.max_recipients_per_day,
+  p.max_actions_per_day, p.max_monthly_mailbox_spend_cents,
+  coalesce(u.recipients, 0)::integer AS used_recipients, coalesce(u.actions, 0)::integer AS used_actions
+FROM agent_policies p
+LEFT JOIN agent_policy_usage u ON u.organization_id = p.organization_id AND u.policy_id = p.id AND u.day = $1::date
+WHERE p.organization_id = $2::uuid AND p.enabled AND p.id = $3::uuid
+`
+
+type AgentPolicyExplainParams struct {
+	Day            time.Time `json:"day"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+type AgentPolicyExplainRow struct {
+	ID                          uuid.UUID   `json:"id"`
+	ExpiresAt                   time.Time   `json:"expires_at"`
+	Capabilities                []string    `json:"capabilities"`
+	MailboxIds                  []uuid.UUID `json:"mailbox_ids"`
+	MaxRecipientsPerRun         int32       `json:"max_recipients_per_run"`
+	MaxRecipientsPerDay         int32       `json:"max_recipients_per_day"`
+	MaxActionsPerDay            int32       `json:"max_actions_per_day"`
+	MaxMonthlyMailboxSpendCents pgtype.Int8 `json:"max_monthly_mailbox_spend_cents"`
+	UsedRecipients              int32       `json:"used_recipients"`
+	UsedActions                 int32       `json:"used_actions"`
+}
+
+// A refusal's explanation (the gate's cold path): the credential's enabled policy with what it used on day.
+func (q *Queries) AgentPolicyExplain(ctx context.Context, db DBTX, arg AgentPolicyExplainParams) (AgentPolicyExplainRow, error) {
+	row := db.QueryRow(ctx, agentPolicyExplain, arg.Day, arg.OrganizationID, arg.ID)
+	var i AgentPolicyExplainRow
+	err := row.Scan(
+		&i.ID,
+		&i.ExpiresAt,
+		&i.Capabilities,
+		&i.MailboxIds,
+		&i.MaxRecipientsPerRun,
+		&i.MaxRecipientsPerDay,
+		&i.MaxActionsPerDay,
+		&i.MaxMonthlyMailboxSpendCents,
+		&i.UsedRecipients,
+		&i.UsedActions,
 	)
 	return i, err
 }

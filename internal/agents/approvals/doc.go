@@ -13,5 +13,11 @@
 //     (suppressions, limits, holds, domain health) with the requester's scope, never the approver's. When a
 //     hard gate refuses, the approval stays approved with result {error: {code, message}} and nothing is done;
 //     otherwise it is executed with the executor's result. Human-approved actions never count against a policy.
-//   - Every decision (approve, deny, expire) raises approval.decided; approve and deny are audited.
+//   - Every decision (approve, deny, expire, withdraw) raises approval.decided; approve and deny are audited.
+//     The action type's Hook (OnDecided) hears approvals, denials and expiries in the deciding transaction,
+//     so a run moves with its approval; a withdrawal comes from the action's owner (a cancelled run) and is
+//     not echoed back to it.
+//   - Expiry needs no sweep across organizations: each approval's ExpireArgs job is scheduled at its
+//     expires_at when it is created, and reads show a pending approval past its time as expired before the
+//     job runs.
 package approvals

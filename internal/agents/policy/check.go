@@ -94,8 +94,12 @@ func Check(ctx context.Context, tx pgx.Tx, p *auth.Principal, a Action, now time
 	if d.Allowed {
 		return d, nil
 	}
-	// The statement decided; the rules below, read from the same policy and usage, say why.
-	if d.Reasons = refusals(pol, a, now); len(d.Reasons) == 0 {
+	// The statement decided; the rules below, read from the policy and the day's usage, say why.
+	why, err := queries.AgentPolicyExplain(ctx, tx, dbq.AgentPolicyExplainParams{Day: Day(now), OrganizationID: p.OrganizationID, ID: pol.ID})
+	if err != nil {
+		return Decision{}, fmt.Errorf("policy: explain: %w", err)
+	}
+	if d.Reasons = refusals(why, a, now); len(d.Reasons) == 0 {
 		// Another action of the same policy took the day's last room while this one waited for it.
 		d.Reasons = []string{"Actions running at the same time used up the policy's daily limits (max_recipients_per_day, max_actions_per_day) for today (UTC)."}
 	}
@@ -122,7 +126,7 @@ func credential(p *auth.Principal) (string, credentialKeys) {
 }
 
 // refusals lists every rule of pol that a, at now, breaks, as sentences for people.
-func refusals(pol dbq.AgentPolicyCheckRow, a Action, now time.Time) []string {
+func refusals(pol dbq.AgentPolicyExplainRow, a Action, now time.Time) []string {
 	var out []string
 	if !pol.ExpiresAt.After(now) {
 		out = append(out, fmt.Sprintf("The agent policy expired at %s.", pol.ExpiresAt.UTC().Format(time.RFC3339)))

@@ -254,8 +254,8 @@ func TestCheckRefusesTheActionThatWaitedOnAnotherForTheDaysLastUnit(t *testing.T
 	require.NoError(t, err)
 	require.True(t, d.Allowed)
 
-	// The second reads the day before the first commits (nothing used yet), so only the count can stop it: it
-	// waits on the first's row and then finds no room.
+	// The second runs while the first has not committed (its rules hold on what it can see), so only the count
+	// can stop it: it waits on the first's row and then finds no room.
 	second := make(chan policy.Decision, 1)
 	go func() { second <- r.check(t, r.key, r.send(2), r.now) }()
 	owner := r.d.OwnerPool(t)
@@ -268,7 +268,8 @@ func TestCheckRefusesTheActionThatWaitedOnAnotherForTheDaysLastUnit(t *testing.T
 	require.NoError(t, first.Commit(ctx))
 	d = <-second
 	require.False(t, d.Allowed)
-	require.Equal(t, []string{"Actions running at the same time used up the policy's daily limits (max_recipients_per_day, max_actions_per_day) for today (UTC)."}, d.Reasons)
+	require.Equal(t, []string{"The action's 2 recipients would bring today's (UTC) total to 6; the policy allows 5 a day (max_recipients_per_day)."},
+		d.Reasons, "the refusal is explained by what the first one counted")
 	rec, acts := r.usage(t, id, policy.Day(r.now))
 	require.Equal(t, 4, rec)
 	require.Equal(t, 1, acts)
