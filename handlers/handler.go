@@ -48,6 +48,8 @@ type Handler struct {
 	*Deliverability
 	*UniboxActions
 	*Unibox
+	*AgentPolicies
+	*Approvals
 	notYet
 
 	mcp    *MCP
@@ -122,6 +124,10 @@ type Deps struct {
 	// Unibox serves the unified inbox's reads: the thread list, counts, overview, conversations, one message
 	// and a thread's categories.
 	Unibox *Unibox
+	// AgentPolicies serves the agent policies: list, create, replace, delete and the caller's effective one.
+	AgentPolicies *AgentPolicies
+	// Approvals serves the actions held for a person: the list and the decision.
+	Approvals *Approvals
 }
 
 // New assembles the API handler.
@@ -138,6 +144,8 @@ func New(d Deps) *Handler {
 		Deliverability:    d.Deliverability,
 		UniboxActions:     d.UniboxActions,
 		Unibox:            d.Unibox,
+		AgentPolicies:     d.AgentPolicies,
+		Approvals:         d.Approvals,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

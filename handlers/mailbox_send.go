@@ -10,14 +10,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/outflowhq/outflow/gen/api"
-	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/agents/policy"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/inbox/actions"
 	"github.com/outflowhq/outflow/internal/mail/sending"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
-	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
 // Limits of a direct send.
@@ -33,7 +32,9 @@ const (
 // MailboxesSend queues a one-off message from the mailbox through the send pipeline: instant (after the
 // organization's undo window), smart (in the mailbox's next sending gap) or scheduled; with a thread_id it
 // replies within a thread synced from the mailbox. The pipeline's caps, gap and suppression checks apply when
-// it is sent; suppressed recipients are refused here already (see actions.Send, shared with the inbox).
+// it is sent; suppressed recipients are refused here already (see actions.Send, shared with the inbox). It
+// needs email.compose: an API key or OAuth grant outside its agent policy gets 202 awaiting_approval and
+// nothing is queued (sendThroughGate).
 func (h *Mailboxes) MailboxesSend(ctx context.Context, req *api.MailboxSendRequest, params api.MailboxesSendParams) (api.MailboxesSendRes, error) {
 	org, err := tenantCaller(ctx)
 	if err != nil {
@@ -43,19 +44,22 @@ func (h *Mailboxes) MailboxesSend(ctx context.Context, req *api.MailboxSendReque
 	if err != nil {
 		return nil, err
 	}
-	var task dbq.SendTask
+	var out sendOutcome
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		scope := actions.Scope{Org: org, Mailboxes: auth.PrincipalFrom(ctx).AllowedMailboxes}
-		if task, err = actions.Send(ctx, tx, h.jobs, scope, actions.Draft{Mailbox: params.ID, Message: msg, Thread: req.ThreadID.Value}, h.now()); err != nil {
-			return err
-		}
-		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionSend, Event: "mailbox.direct_send", EntityType: audit.EntityEmail, EntityID: task.ID.String(),
-			Metadata: map[string]any{"mailbox_id": params.ID, "from": task.FromEmail, "to": msg.To, "cc": msg.Cc,
-				"bcc_count": len(msg.Bcc), "subject": msg.Subject, "send_mode": msg.Mode}})
+		p := auth.PrincipalFrom(ctx)
+		out, err = sendThroughGate(ctx, tx, h.jobs, h.opts.Approvals, p, actions.Scope{Org: org, Mailboxes: p.AllowedMailboxes},
+			gatedSend{capability: policy.EmailCompose, event: eventDirectSend, draft: actions.Draft{Mailbox: params.ID, Message: msg, Thread: req.ThreadID.Value}}, h.now())
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	if out.held {
+		a := out.approval
+		return &api.MailboxesSendAccepted{Result: api.MailboxSendResultResultAwaitingApproval, ApprovalID: api.NewOptUUID(a.ID),
+			ApprovalURL: approvalLink(h.opts.Approvals.URL(a.ID)), ExpiresAt: api.NewOptDateTime(a.ExpiresAt), Reasons: a.Reasons}, nil
+	}
+	task := out.task
 	return &api.MailboxesSendOK{Result: api.MailboxSendResultResultExecuted, TaskID: api.NewOptUUID(task.ID),
 		ScheduledAt: api.NewOptDateTime(task.NotBefore), SendMode: api.NewOptMailboxSendResultSendMode(api.MailboxSendResultSendMode(task.SendMode))}, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/agents/approvals"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/eventing/events"
@@ -59,6 +60,8 @@ type MailboxOptions struct {
 	Credentials *mailbox.Credentials
 	// AppURL is the web app a consent callback sends the browser back to.
 	AppURL string
+	// Approvals holds the direct sends of API keys and OAuth grants that their agent policy does not allow.
+	Approvals *approvals.Service
 }
 
 // NewMailboxes builds the mailbox operations; jobs enqueues send tasks.

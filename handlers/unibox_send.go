@@ -6,11 +6,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/outflowhq/outflow/gen/api"
-	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/agents/policy"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/inbox/actions"
 	"github.com/outflowhq/outflow/internal/mail/sending"
-	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
 // UniboxReply sends a reply from one of the organization's mailboxes through the send pipeline: into the
@@ -25,10 +24,17 @@ func (h *UniboxActions) UniboxReply(ctx context.Context, req *api.UniboxReplyReq
 		return nil, err
 	}
 	msg.Kind = sending.KindReply
-	task, err := h.send(ctx, "unibox.reply", actions.Draft{Mailbox: req.EmailAccountID, Message: msg, Thread: req.ThreadID.Value})
+	out, err := h.send(ctx, gatedSend{capability: policy.InboxReply, event: eventReply,
+		draft: actions.Draft{Mailbox: req.EmailAccountID, Message: msg, Thread: req.ThreadID.Value}})
 	if err != nil {
 		return nil, err
 	}
+	if out.held {
+		a := out.approval
+		return &api.UniboxReplyAccepted{Result: api.UniboxReplyResultResultAwaitingApproval, ApprovalID: api.NewOptUUID(a.ID),
+			ApprovalURL: approvalLink(h.approvals.URL(a.ID)), ExpiresAt: api.NewOptDateTime(a.ExpiresAt), Reasons: a.Reasons}, nil
+	}
+	task := out.task
 	return &api.UniboxReplyOK{Result: api.UniboxReplyResultResultExecuted, TaskID: api.NewOptUUID(task.ID),
 		ScheduledAt: api.NewOptDateTime(task.NotBefore), SendMode: api.NewOptUniboxReplyResultSendMode(api.UniboxReplyResultSendMode(task.SendMode))}, nil
 }
@@ -42,29 +48,30 @@ func (h *UniboxActions) UniboxCompose(ctx context.Context, req *api.UniboxCompos
 	if err != nil {
 		return nil, err
 	}
-	task, err := h.send(ctx, "unibox.compose", actions.Draft{Mailbox: req.EmailAccountID, Message: msg, NewThread: true})
+	out, err := h.send(ctx, gatedSend{capability: policy.EmailCompose, event: eventCompose,
+		draft: actions.Draft{Mailbox: req.EmailAccountID, Message: msg, NewThread: true}})
 	if err != nil {
 		return nil, err
 	}
+	if out.held {
+		a := out.approval
+		return &api.UniboxComposeAccepted{Result: api.UniboxComposeResultResultAwaitingApproval, ApprovalID: api.NewOptUUID(a.ID),
+			ApprovalURL: approvalLink(h.approvals.URL(a.ID)), ExpiresAt: api.NewOptDateTime(a.ExpiresAt), Reasons: a.Reasons}, nil
+	}
+	task := out.task
 	return &api.UniboxComposeOK{Result: api.UniboxComposeResultResultExecuted, TaskID: api.NewOptUUID(task.ID),
 		ScheduledAt: api.NewOptDateTime(task.NotBefore), SendMode: api.NewOptUniboxComposeResultSendMode(api.UniboxComposeResultSendMode(task.SendMode)),
 		ThreadID: threadIDOf(task.ThreadID)}, nil
 }
 
-// send queues a draft and audits it as event. It is the one place the agent-policy gate (API keys and OAuth
-// tokens outside their policy wait for a human's approval, a 202 awaiting_approval) will sit; until that
-// gate exists every caller's send is executed, as a direct send's is.
-func (h *UniboxActions) send(ctx context.Context, event string, d actions.Draft) (dbq.SendTask, error) {
-	var task dbq.SendTask
-	err := h.inInbox(ctx, func(ctx context.Context, tx pgx.Tx, _ *auth.Principal, s actions.Scope) error {
+// send queues a draft through the agent policy gate (sendThroughGate): a session's, or an API key's or OAuth
+// grant's within its policy, is queued and audited; any other is held for a person's approval.
+func (h *UniboxActions) send(ctx context.Context, g gatedSend) (sendOutcome, error) {
+	var out sendOutcome
+	err := h.inInbox(ctx, func(ctx context.Context, tx pgx.Tx, p *auth.Principal, s actions.Scope) error {
 		var err error
-		if task, err = actions.Send(ctx, tx, h.jobs, s, d, h.now()); err != nil {
-			return err
-		}
-		msg := d.Message
-		return audit.Record(ctx, tx, audit.Entry{Action: audit.ActionSend, Event: event, EntityType: audit.EntityEmail, EntityID: task.ID.String(),
-			Metadata: map[string]any{"mailbox_id": d.Mailbox, "from": task.FromEmail, "to": msg.To, "cc": msg.Cc, "bcc_count": len(msg.Bcc),
-				"subject": msg.Subject, "send_mode": msg.Mode, "thread_id": threadIDOf(task.ThreadID).Value}})
+		out, err = sendThroughGate(ctx, tx, h.jobs, h.approvals, p, s, g, h.now())
+		return err
 	})
-	return task, err
+	return out, err
 }

@@ -76,7 +76,7 @@ func TestUniboxReplyIsDeliveredIntoItsThreadAfterTheOrganizationsUndoWindow(t *t
 	require.NoError(t, err)
 	require.Equal(t, 7, org.ReplyUndoSeconds)
 
-	res, err := r.c.UniboxReply(ctx, &api.UniboxReplyRequest{EmailAccountID: r.box.ID, To: []string{"Bob@Client.example"}, Subject: "Re: Pricing",
+	res, err := r.session.UniboxReply(ctx, &api.UniboxReplyRequest{EmailAccountID: r.box.ID, To: []string{"Bob@Client.example"}, Subject: "Re: Pricing",
 		BodyPlain: api.NewOptString("Tuesday works."), ThreadID: api.NewOptString(thread.String())}, api.UniboxReplyParams{})
 	require.NoError(t, err)
 	ok, isOK := res.(*api.UniboxReplyOK)
@@ -99,7 +99,7 @@ func TestUniboxReplyIsDeliveredIntoItsThreadAfterTheOrganizationsUndoWindow(t *t
 	require.Equal(t, []string{"bob@client.example"}, r.smtp.Messages()[0].To)
 
 	// in_reply_to names what it answers besides; without a thread it is the only threading.
-	res, err = r.c.UniboxReply(ctx, &api.UniboxReplyRequest{EmailAccountID: r.box.ID, To: []string{"bob@client.example"}, Subject: "Re: Other",
+	res, err = r.session.UniboxReply(ctx, &api.UniboxReplyRequest{EmailAccountID: r.box.ID, To: []string{"bob@client.example"}, Subject: "Re: Other",
 		BodyPlain: api.NewOptString("Yes."), InReplyTo: []string{"<other@client.example>"}}, api.UniboxReplyParams{})
 	require.NoError(t, err)
 	task = res.(*api.UniboxReplyOK).TaskID.Value
@@ -121,7 +121,7 @@ func TestUniboxComposeStartsAThreadAndEachSendModeTimesIt(t *testing.T) {
 		if !at.IsZero() {
 			req.ScheduledAt = api.NewOptDateTime(at)
 		}
-		res, err := r.c.UniboxCompose(ctx, req, api.UniboxComposeParams{})
+		res, err := r.session.UniboxCompose(ctx, req, api.UniboxComposeParams{})
 		require.NoError(t, err)
 		ok, isOK := res.(*api.UniboxComposeOK)
 		require.True(t, isOK)
@@ -168,13 +168,13 @@ func TestUniboxComposeStartsAThreadAndEachSendModeTimesIt(t *testing.T) {
 		if !tc.at.IsZero() {
 			req.ScheduledAt = api.NewOptDateTime(tc.at)
 		}
-		_, err := r.c.UniboxCompose(ctx, req, api.UniboxComposeParams{})
+		_, err := r.session.UniboxCompose(ctx, req, api.UniboxComposeParams{})
 		requireAPIError(t, err, 400, "invalid_scheduled_at")
 	}
-	_, err := r.c.UniboxCompose(ctx, &api.UniboxComposeRequest{EmailAccountID: r.box.ID, To: []string{"carol@client.example"}, Subject: "Hi"},
+	_, err := r.session.UniboxCompose(ctx, &api.UniboxComposeRequest{EmailAccountID: r.box.ID, To: []string{"carol@client.example"}, Subject: "Hi"},
 		api.UniboxComposeParams{})
 	requireAPIError(t, err, 400, "body_required")
-	_, err = r.c.UniboxReply(ctx, &api.UniboxReplyRequest{EmailAccountID: r.box.ID, To: []string{"not an address"}, Subject: "Hi",
+	_, err = r.session.UniboxReply(ctx, &api.UniboxReplyRequest{EmailAccountID: r.box.ID, To: []string{"not an address"}, Subject: "Hi",
 		BodyPlain: api.NewOptString("Hi")}, api.UniboxReplyParams{})
 	requireAPIError(t, err, 400, "invalid_to")
 }
@@ -218,12 +218,12 @@ func TestUniboxScheduledListsWaitingSendsAndCancelStopsThemBeforeTheyFire(t *tes
 	ctx := context.Background()
 	thread, _ := r.thread(t, r.box.ID, "Pricing", stored{messageID: "<root@client.example>"})
 	at := time.Now().Add(time.Hour).Truncate(time.Second)
-	res, err := r.c.UniboxReply(ctx, &api.UniboxReplyRequest{EmailAccountID: r.box.ID, To: []string{"bob@client.example"}, Subject: "Re: Pricing",
+	res, err := r.session.UniboxReply(ctx, &api.UniboxReplyRequest{EmailAccountID: r.box.ID, To: []string{"bob@client.example"}, Subject: "Re: Pricing",
 		BodyHTML: api.NewOptString("<p>See   you\n<b>Tuesday</b></p>"), ThreadID: api.NewOptString(thread.String()),
 		SendMode: api.NewOptUniboxReplyRequestSendMode(api.UniboxReplyRequestSendModeScheduled), ScheduledAt: api.NewOptDateTime(at)}, api.UniboxReplyParams{})
 	require.NoError(t, err)
 	reply := res.(*api.UniboxReplyOK).TaskID.Value
-	composed, err := r.c.UniboxCompose(ctx, &api.UniboxComposeRequest{EmailAccountID: r.box.ID, To: []string{"carol@client.example"}, Subject: "Hello",
+	composed, err := r.session.UniboxCompose(ctx, &api.UniboxComposeRequest{EmailAccountID: r.box.ID, To: []string{"carol@client.example"}, Subject: "Hello",
 		BodyPlain: api.NewOptString("Hello Carol")}, api.UniboxComposeParams{})
 	require.NoError(t, err)
 
@@ -289,7 +289,7 @@ func TestUniboxSendsAreBoundedByTheOrganizationsPendingSends(t *testing.T) {
 	orgExec(t, r.env, r.org, `INSERT INTO send_tasks (organization_id, id, kind, mailbox_id, to_email, subject, not_before)
 		SELECT $1, gen_random_uuid(), 'direct', $2, 'x@client.example', 'Later', now() + interval '10 minutes'
 		FROM generate_series(1, $3::int)`, r.org, r.box.ID, actions.MaxPendingSends)
-	_, err := r.c.UniboxCompose(ctx, &api.UniboxComposeRequest{EmailAccountID: r.box.ID, To: []string{"carol@client.example"}, Subject: "Hi",
+	_, err := r.session.UniboxCompose(ctx, &api.UniboxComposeRequest{EmailAccountID: r.box.ID, To: []string{"carol@client.example"}, Subject: "Hi",
 		BodyPlain: api.NewOptString("Hi")}, api.UniboxComposeParams{})
 	requireAPIError(t, err, 429, "scheduled_limit_reached")
 	var se *api.ErrorStatusCode
@@ -297,7 +297,7 @@ func TestUniboxSendsAreBoundedByTheOrganizationsPendingSends(t *testing.T) {
 	require.Contains(t, se.Response.Message, "1000")
 	// One fewer waiting: room for one more.
 	orgExec(t, r.env, r.org, `UPDATE send_tasks SET status = 'canceled' WHERE id = (SELECT id FROM send_tasks LIMIT 1)`)
-	_, err = r.c.UniboxCompose(ctx, &api.UniboxComposeRequest{EmailAccountID: r.box.ID, To: []string{"carol@client.example"}, Subject: "Hi",
+	_, err = r.session.UniboxCompose(ctx, &api.UniboxComposeRequest{EmailAccountID: r.box.ID, To: []string{"carol@client.example"}, Subject: "Hi",
 		BodyPlain: api.NewOptString("Hi")}, api.UniboxComposeParams{})
 	require.NoError(t, err)
 }
@@ -329,7 +329,7 @@ func TestOrganizationUndoWindowIsASessionSettingOf5To120Seconds(t *testing.T) {
 	require.Equal(t, int64(1), orgInt(t, r.env, r.org, `SELECT count(*) FROM event_outbox WHERE event_type = 'settings.updated'
 		AND data->'fields' = '["reply_undo_seconds"]'::jsonb`))
 	// The direct send reads the same window.
-	res, err := r.c.MailboxesSend(ctx, &api.MailboxSendRequest{To: []string{"carol@client.example"}, Subject: "Hi", BodyPlain: api.NewOptString("Hi")},
+	res, err := r.session.MailboxesSend(ctx, &api.MailboxSendRequest{To: []string{"carol@client.example"}, Subject: "Hi", BodyPlain: api.NewOptString("Hi")},
 		api.MailboxesSendParams{ID: r.box.ID})
 	require.NoError(t, err)
 	require.Equal(t, int64(120), r.waited(t, res.(*api.MailboxesSendOK).TaskID.Value))

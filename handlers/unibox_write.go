@@ -11,6 +11,7 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/agents/approvals"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/identity/orgs"
@@ -25,16 +26,18 @@ import (
 // API key only touches its mailboxes: messages, threads and sends of others are ignored (lists, read/unread)
 // or answered 404 (one named thread, mailbox or send), as if they did not exist.
 type UniboxActions struct {
-	pool    *pgxpool.Pool
-	jobs    events.Inserter
-	edition orgs.Edition
-	now     func() time.Time
+	pool      *pgxpool.Pool
+	jobs      events.Inserter
+	edition   orgs.Edition
+	approvals *approvals.Service
+	now       func() time.Time
 }
 
-// NewUniboxActions builds the inbox's write operations; relays and sends are queued through jobs, and edition
-// decides who has the unified inbox (config OUTFLOW_EDITION).
-func NewUniboxActions(pool *pgxpool.Pool, jobs events.Inserter, edition orgs.Edition) *UniboxActions {
-	return &UniboxActions{pool: pool, jobs: jobs, edition: edition, now: time.Now}
+// NewUniboxActions builds the inbox's write operations; relays and sends are queued through jobs, edition
+// decides who has the unified inbox (config OUTFLOW_EDITION), and held keeps the replies and composed messages
+// of API keys and OAuth grants that their agent policy does not allow for a person's approval.
+func NewUniboxActions(pool *pgxpool.Pool, jobs events.Inserter, edition orgs.Edition, held *approvals.Service) *UniboxActions {
+	return &UniboxActions{pool: pool, jobs: jobs, edition: edition, approvals: held, now: time.Now}
 }
 
 // inInbox runs fn in the caller's organization transaction once the organization has the unified inbox, with

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/outflowhq/outflow/internal/agents/approvals"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
@@ -56,6 +57,8 @@ type Deps struct {
 	TrackingHost string
 	// Clicks applies human clicks' deferred effects (nil on insert-only clients).
 	Clicks *tracking.Clicks
+	// Approvals expires approvals nobody decided in time (nil on insert-only clients).
+	Approvals *approvals.Service
 }
 
 // Options choose what this process does with jobs.
@@ -131,6 +134,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	register(workers, &segmentEnrollWorker{pool: deps.Pool})
 	register(workers, &engine.Worker{Engine: deps.Engine})
 	register(workers, &tracking.ClickWorker{Clicks: deps.Clicks})
+	register(workers, &approvals.ExpireWorker{Service: deps.Approvals})
 	if workers.err != nil {
 		return nil, workers.err
 	}

@@ -23,6 +23,8 @@ const module = "github.com/outflowhq/outflow"
 // internal/platform instead. An edge no package uses any more fails TestEveryAllowedAreaEdgeIsUsed.
 var areaEdges = map[string]string{
 	"agents->identity":    "a tool is allowed by the acting principal's permissions (auth.Principal)",
+	"agents->eventing":    "approvals raise approval.requested and approval.decided and notify the members who decide",
+	"agents->trail":       "approval decisions are recorded in the audit log",
 	"audience->eventing":  "verification runs raise bulk_operation events into the outbox",
 	"campaigns->audience": "campaigns send to contacts: addresses are read the way contacts store them",
 	"campaigns->eventing": "campaign changes raise campaign.* events into the outbox",

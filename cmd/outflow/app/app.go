@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/riverqueue/river"
 
+	"github.com/outflowhq/outflow/internal/agents/approvals"
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/campaigns/engine"
 	"github.com/outflowhq/outflow/internal/campaigns/testrun"
@@ -112,6 +113,9 @@ type parts struct {
 	// campaigns is the sequence engine: the workers plan and settle with it, and the API applies posted
 	// deliverability events (a bounce's lead, a reply) through it.
 	campaigns *engine.Engine
+	// approvals holds actions the agent policy gate refused for a person (API), acts on approved ones through
+	// the executors registered per action type, and expires the undecided (workers).
+	approvals *approvals.Service
 }
 
 // New builds the process opts ask for. On error, whatever was built is released.
@@ -159,6 +163,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Optio
 		return nil, fmt.Errorf("build job inserter: %w", err)
 	}
 	p.outbox = events.NewOutbox(p.jobs)
+	p.approvals = approvals.New(p.pool, p.outbox, cfg.AppURL)
 	p.webhooks, p.deliver = webhookDelivery(cfg, p.pool, logger, p.keyring, p.jobs)
 	p.idem = idempotency.NewStore(p.pool, logger)
 	p.testRuns = testrun.NewRunner(p.pool, cfg.TestRunWait)

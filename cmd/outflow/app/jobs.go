@@ -48,6 +48,7 @@ func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
 		Resolver:      p.resolver,
 		TrackingHost:  p.cfg.TrackingHost,
 		Clicks:        tracking.NewClicks(p.pool, p.outbox, p.signer),
+		Approvals:     p.approvals,
 	}, jobs.Options{Work: true, MaxWorkers: p.cfg.JobWorkers, SoftStopTimeout: p.cfg.ShutdownTimeout / 2})
 	if err != nil {
 		return nil, fmt.Errorf("build job client: %w", err)

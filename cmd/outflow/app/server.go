@@ -19,6 +19,7 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers"
+	"github.com/outflowhq/outflow/internal/agents/policy"
 	"github.com/outflowhq/outflow/internal/agents/tools"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/ingest"
@@ -100,6 +101,10 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		return nil, err
 	}
 	unsubscribes := unsubscribe.New(p.pool, p.signer, outbox)
+	// Approvals are decided through the API: approved direct sends, composed messages and replies go out as the
+	// requester would have sent them.
+	p.approvals.Register(policy.EmailCompose, handlers.SendApproved(inserter, orgs.Edition(cfg.Edition)))
+	p.approvals.Register(policy.InboxReply, handlers.SendApproved(inserter, orgs.Edition(cfg.Edition)))
 	handler := handlers.New(handlers.Deps{
 		Logger:              d.Logger,
 		System:              handlers.NewSystem(p.pool, d.Logger, zones),
@@ -130,7 +135,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		Mailboxes: handlers.NewMailboxes(p.pool, keyring, outbox, inserter, handlers.MailboxOptions{
 			Dialer: p.dialer, Resolver: p.resolver, MaxMailboxes: cfg.MaxMailboxes,
 			TrackingHost: cfg.TrackingHost, AuthGrace: cfg.DomainAuthGrace, Verifier: p.verifier,
-			Credentials: p.creds, AppURL: cfg.AppURL}),
+			Credentials: p.creds, AppURL: cfg.AppURL, Approvals: p.approvals}),
 		CampaignEstimates: handlers.NewCampaignEstimates(p.pool, cfg.DomainAuthGrace),
 		CampaignChecks:    handlers.NewCampaignChecks(p.pool),
 		CampaignTests:     handlers.NewCampaignTests(p.pool, campaigns, inserter, p.testRuns),
@@ -140,8 +145,10 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		Unsubscribe: handlers.NewUnsubscribe(unsubscribes),
 		Deliverability: handlers.NewDeliverability(ingest.New(ingest.Deps{Pool: p.pool, Outbox: outbox, Engine: p.campaigns,
 			Unsubscribe: unsubscribes, Tracking: events, Hasher: hasher, Networks: p.networks})),
-		UniboxActions: handlers.NewUniboxActions(p.pool, inserter, orgs.Edition(cfg.Edition)),
+		UniboxActions: handlers.NewUniboxActions(p.pool, inserter, orgs.Edition(cfg.Edition), p.approvals),
 		Unibox:        handlers.NewUnibox(p.pool, cfg.SecretKey, inserter, orgs.Edition(cfg.Edition), p.now),
+		AgentPolicies: handlers.NewAgentPolicies(p.pool),
+		Approvals:     handlers.NewApprovals(p.pool, p.approvals),
 	})
 	root, err := assemble(d, handler, handlers.NewSecurity(authn), authn, p.idem)
 	if err != nil {

@@ -42,40 +42,8 @@ type Draft struct {
 // an instant message waits the organization's undo window, a smart one the mailbox's next sending gap, a
 // scheduled one its time.
 func Send(ctx context.Context, tx pgx.Tx, jobs events.Inserter, s Scope, d Draft, now time.Time) (dbq.SendTask, error) {
-	if !s.allows(d.Mailbox) {
-		return dbq.SendTask{}, errMailboxNotFound
-	}
-	m, err := queries.MailboxGetForUpdate(ctx, tx, dbq.MailboxGetForUpdateParams{OrganizationID: s.Org, ID: d.Mailbox})
+	m, msg, err := prepare(ctx, tx, s, d, now)
 	if err != nil {
-		return dbq.SendTask{}, db.Classify(err, "Mailbox")
-	}
-	if err := sendable(m); err != nil {
-		return dbq.SendTask{}, err
-	}
-	msg := d.Message
-	if d.Thread != "" {
-		t, err := thread(ctx, tx, s, d.Thread)
-		if err != nil {
-			return dbq.SendTask{}, err
-		}
-		reply, err := mailsync.ReplyIn(ctx, tx, s.Org, m.ID, t.ID.String())
-		if err != nil {
-			return dbq.SendTask{}, err
-		}
-		msg.InReplyTo, msg.References = reply.Headers(msg.References)
-		msg.ThreadID = uuid.NullUUID{UUID: t.ID, Valid: true}
-	}
-	if d.NewThread {
-		id, err := uuid.NewV7()
-		if err != nil {
-			return dbq.SendTask{}, err
-		}
-		msg.ThreadID = uuid.NullUUID{UUID: id, Valid: true}
-	}
-	if err := unsuppressed(ctx, tx, s.Org, msg); err != nil {
-		return dbq.SendTask{}, err
-	}
-	if err := pendingRoom(ctx, tx, s.Org, now); err != nil {
 		return dbq.SendTask{}, err
 	}
 	switch msg.Mode {
@@ -89,6 +57,52 @@ func Send(ctx context.Context, tx pgx.Tx, jobs events.Inserter, s Scope, d Draft
 		msg.NotBefore = sending.NextSlot(m, now)
 	}
 	return sending.Enqueue(ctx, tx, jobs, m, msg)
+}
+
+// Check makes every check Send makes of d at now, and queues nothing: a send held for a person's approval is
+// refused at once when it could not be sent anyway (the approval runs Send, and so the checks, again).
+func Check(ctx context.Context, tx pgx.Tx, s Scope, d Draft, now time.Time) error {
+	_, _, err := prepare(ctx, tx, s, d, now)
+	return err
+}
+
+// prepare checks d (the mailbox in scope and able to send, the thread it answers, unsuppressed recipients,
+// room among the pending sends) and returns its mailbox, locked for the send, and the message threaded.
+func prepare(ctx context.Context, tx pgx.Tx, s Scope, d Draft, now time.Time) (dbq.Mailbox, sending.Message, error) {
+	msg := d.Message
+	if !s.allows(d.Mailbox) {
+		return dbq.Mailbox{}, msg, errMailboxNotFound
+	}
+	m, err := queries.MailboxGetForUpdate(ctx, tx, dbq.MailboxGetForUpdateParams{OrganizationID: s.Org, ID: d.Mailbox})
+	if err != nil {
+		return m, msg, db.Classify(err, "Mailbox")
+	}
+	if err := sendable(m); err != nil {
+		return m, msg, err
+	}
+	if d.Thread != "" {
+		t, err := thread(ctx, tx, s, d.Thread)
+		if err != nil {
+			return m, msg, err
+		}
+		reply, err := mailsync.ReplyIn(ctx, tx, s.Org, m.ID, t.ID.String())
+		if err != nil {
+			return m, msg, err
+		}
+		msg.InReplyTo, msg.References = reply.Headers(msg.References)
+		msg.ThreadID = uuid.NullUUID{UUID: t.ID, Valid: true}
+	}
+	if d.NewThread {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return m, msg, err
+		}
+		msg.ThreadID = uuid.NullUUID{UUID: id, Valid: true}
+	}
+	if err := unsuppressed(ctx, tx, s.Org, msg); err != nil {
+		return m, msg, err
+	}
+	return m, msg, pendingRoom(ctx, tx, s.Org, now)
 }
 
 // errMailboxNotFound answers a mailbox a mailbox-scoped key may not use: the same 404 as an unknown one.

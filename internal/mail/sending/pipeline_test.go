@@ -49,7 +49,9 @@ func newRig(t testing.TB) *rig {
 	t.Helper()
 	env := apitest.New(t, apitest.MailPeers(mailtest.CAFile(t)))
 	boot := env.Bootstrap(t, "acme")
-	r := &rig{env: env, org: boot.OrganizationID, c: env.Client(t, boot.APIKey),
+	// The owner's session: a person's direct sends go out at once, where an API key's wait for an approval
+	// unless an agent policy allows them.
+	r := &rig{env: env, org: boot.OrganizationID, c: env.Client(t, env.SignIn(t, "owner@acme.example", apitest.Password).AccessToken),
 		smtp: mailtest.NewSMTPServer(t, user, smtpPass)}
 	r.imap = mailtest.NewIMAPServer(t, user, imapPass)
 	box, err := r.c.MailboxesCreate(context.Background(), &api.CreateEmailAccount{
