@@ -175,12 +175,13 @@ func TestAgentToolsListFollowsScopes(t *testing.T) {
 	require.Equal(t, []string{}, full["whoami"].Scopes, "any credential may ask who it is")
 	require.Nil(t, full["whoami"].Operation)
 
+	require.Equal(t, []string{}, full["agent_policies_get_effective"].Scopes, "any credential may read its own policy")
 	narrow := restTools(t, env.Client(t, scopedKey(t, env, boot.OrganizationID, auth.ReadAuditLogs)))
-	require.Equal(t, []string{"audit_logs_list", "whoami"}, toolNames(narrow))
+	require.Equal(t, []string{"agent_policies_get_effective", "audit_logs_list", "whoami"}, toolNames(narrow))
 	hooks := restTools(t, env.Client(t, scopedKey(t, env, boot.OrganizationID, auth.Webhooks)))
 	require.Contains(t, hooks, "webhooks_create")
 	for name := range hooks {
-		require.True(t, name == "whoami" || strings.HasPrefix(name, "webhooks_"), name)
+		require.True(t, name == "whoami" || name == "agent_policies_get_effective" || strings.HasPrefix(name, "webhooks_"), name)
 	}
 
 	// A read-only key sees the reads and none of the writes.
@@ -222,7 +223,7 @@ func TestAgentToolsCallRunsTheOperations(t *testing.T) {
 	require.Equal(t, "api_key", me.Credential.Kind)
 	require.Equal(t, uint64(auth.ReadAuditLogs), *me.Permissions)
 	require.Equal(t, []string{"READ_AUDIT_LOGS"}, me.Scopes)
-	require.Equal(t, []string{"audit_logs_list", "whoami"}, me.Tools)
+	require.Equal(t, []string{"agent_policies_get_effective", "audit_logs_list", "whoami"}, me.Tools)
 
 	var entries api.AuditLogList
 	_, err = restCall(t, narrow, "audit_logs_list", `{"limit": 10, "entity_type": "team"}`, &entries)

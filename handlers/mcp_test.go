@@ -103,7 +103,7 @@ func TestMCPClientListsAndCallsTools(t *testing.T) {
 
 	narrow, err := mcpConnect(t, env, scopedKey(t, env, boot.OrganizationID, auth.ReadAuditLogs))
 	require.NoError(t, err)
-	require.Equal(t, []string{"audit_logs_list", "whoami"}, mcpToolNames(t, narrow), "a narrower key sees fewer tools")
+	require.Equal(t, []string{"agent_policies_get_effective", "audit_logs_list", "whoami"}, mcpToolNames(t, narrow), "a narrower key sees fewer tools")
 	reader, err := mcpConnect(t, env, scopedKey(t, env, boot.OrganizationID, auth.ReadOnly))
 	require.NoError(t, err)
 	readable := mcpToolNames(t, reader)
