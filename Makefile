@@ -59,9 +59,10 @@ test/race: ## Run every test with the race detector
 	 $(GO) test -count=1 -race ./...
 
 .PHONY: generate
-generate: ## Regenerate the ogen API (gen/api) and the sqlc queries (gen/db)
+generate: ## Regenerate the ogen API (gen/api), the sqlc queries (gen/db) and the agent tool definitions (gen/toolspec)
 	$(GO) tool ogen --config ogen.yml --target gen/api --package api --clean openapi/openapi.yaml
 	$(SQLC) generate
+	$(GO) run ./internal/agents/tools/toolgen openapi/openapi.yaml gen/toolspec
 
 .PHONY: schema
 schema: ## Rewrite schema.sql from what the migrations produce

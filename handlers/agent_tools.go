@@ -1,21 +1,16 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/go-faster/jx"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	ht "github.com/ogen-go/ogen/http"
 
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
@@ -31,11 +26,13 @@ type AgentTools struct {
 	pool     *pgxpool.Pool
 	registry *tools.Registry
 	queries  *dbq.Queries
+	// operations are the operations the registered tools run, by tool name (whoami runs none).
+	operations map[string]tools.Definition
 }
 
 // NewAgentTools builds the REST side of registry; the pool answers whoami.
 func NewAgentTools(pool *pgxpool.Pool, registry *tools.Registry) *AgentTools {
-	return &AgentTools{pool: pool, registry: registry, queries: dbq.New()}
+	return &AgentTools{pool: pool, registry: registry, queries: dbq.New(), operations: map[string]tools.Definition{}}
 }
 
 // toolView is how a tool is described to agents over REST.
@@ -49,6 +46,15 @@ type toolView struct {
 	Scopes      []string `json:"scopes"`
 	Sessions    bool     `json:"sessions"`
 	ReadOnly    bool     `json:"read_only"`
+	// Operation is the API operation the tool calls (absent for whoami).
+	Operation *toolOperation `json:"operation,omitempty"`
+}
+
+// toolOperation names the REST operation behind a tool, so a developer can read its reference.
+type toolOperation struct {
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
 }
 
 // AgentToolsList lists the tools the caller may call: `{tools: [...]}`, sorted by name.
@@ -64,6 +70,9 @@ func (h *AgentTools) AgentToolsList(ctx context.Context) (api.AgentToolsListOK, 
 			Permissions: uint64(t.Scope), Scopes: t.Scope.Names(), Sessions: t.Sessions, ReadOnly: t.ReadOnly}
 		if views[i].Scopes == nil {
 			views[i].Scopes = []string{}
+		}
+		if op, ok := h.operations[t.Name]; ok {
+			views[i].Operation = &toolOperation{ID: op.OperationID, Method: op.Method, Path: op.Path}
 		}
 	}
 	raw, err := json.Marshal(views)
@@ -93,179 +102,29 @@ func (h *AgentTools) AgentToolsCall(ctx context.Context, req *api.AgentToolsCall
 	return &api.AgentToolsCallOK{"tool": name, "status": jx.Raw(`"completed"`), "result": result}, nil
 }
 
-// RegisterTools registers the tools of the areas that exist. Each runs the API operation it mirrors through
-// ops (the assembled api.Handler), so a tool call gets the operation's exact behaviour; mirror adds the
-// route's own admission check in front. Later areas register theirs the same way.
-func (h *AgentTools) RegisterTools(ops api.Handler) error {
-	var errs []error
-	register := func(t tools.Tool, err error) {
-		if err == nil {
-			err = h.registry.Register(t)
-		}
-		errs = append(errs, err)
+// RegisterTools registers the tools: whoami, and one tool per operation of the contract an agent works with
+// (tools.Selected) that is implemented and open to API keys and OAuth tokens in Routes, with the input schema
+// derived from the contract (gen/toolspec) and the route's scope. Each call is served by api, the server's
+// whole request path, under prefix (where the API is mounted), so it meets every check the REST call meets.
+func (h *AgentTools) RegisterTools(api http.Handler, prefix string) error {
+	catalog, err := toolCatalog()
+	if err != nil {
+		return err
 	}
-	register(h.whoamiTool(), nil)
-
-	register(mirror(api.APIKeysListOperation, tools.Tool{
-		Name: "api_keys_list", Title: "List API keys",
-		Description: "Lists the organization's API keys, newest first, without secrets. Pass pagination.next_cursor " +
-			"back as cursor for the next page.",
-		InputSchema: toolInput(map[string]*jsonschema.Schema{
-			"cursor": {Type: "string", Description: "next_cursor of the previous page."},
-			"limit":  {Type: "integer", Description: "Page size 1 to 100 (default 50; out of range falls back to 50)."},
-		}),
-		ReadOnly: true,
-	}, func(ctx context.Context, a struct {
-		Cursor *string `json:"cursor"`
-		Limit  *int    `json:"limit"`
-	}) (any, error) {
-		return ops.APIKeysList(ctx, api.APIKeysListParams{Cursor: toolOptString(a.Cursor), Limit: toolOptInt(a.Limit)})
-	}))
-	register(mirror(api.APIKeysGetOperation, tools.Tool{
-		Name: "api_keys_get", Title: "Get an API key",
-		Description: "Returns one API key of the organization by id, without its secret.",
-		InputSchema: toolInput(map[string]*jsonschema.Schema{"id": toolUUID("The API key id.")}, "id"),
-		ReadOnly:    true,
-	}, func(ctx context.Context, a struct {
-		ID uuid.UUID `json:"id"`
-	}) (any, error) {
-		return ops.APIKeysGet(ctx, api.APIKeysGetParams{ID: a.ID})
-	}))
-	register(mirror(api.APIKeysListPermissionsOperation, tools.Tool{
-		Name: "api_keys_permissions", Title: "List API key permissions",
-		Description: "Returns the permission catalog (name, bit value, description, category) and the read_only " +
-			"and full_access presets, to choose a key's permissions bitmask.",
-		InputSchema: toolInput(nil),
-		ReadOnly:    true,
-	}, func(ctx context.Context, _ struct{}) (any, error) {
-		return ops.APIKeysListPermissions(ctx)
-	}))
-	register(mirror(api.APIKeysUsageSummaryOperation, tools.Tool{
-		Name: "api_keys_usage_summary", Title: "Summarize API key usage",
-		Description: "Counts active, revoked and expired keys and the organization's API requests, errors and " +
-			"average latency over the last 24 hours.",
-		InputSchema: toolInput(nil),
-		ReadOnly:    true,
-	}, func(ctx context.Context, _ struct{}) (any, error) {
-		return ops.APIKeysUsageSummary(ctx)
-	}))
-
-	register(mirror(api.AnalyticsAuditLogsListOperation, tools.Tool{
-		Name: "audit_logs_list", Title: "List audit log entries",
-		Description: "Lists the organization's audit trail, newest first: who did what to which resource, when and " +
-			"from where. Filter by actor_id (a user, or the API key that acted), entity_type and entity_id, action " +
-			"(a verb such as create or revoke, or a full action such as team.created), one UTC date, or " +
-			"start_date/end_date. Pass pagination.next_cursor back as cursor for the next page.",
-		InputSchema: toolInput(map[string]*jsonschema.Schema{
-			"limit":       {Type: "integer", Minimum: toolFloat(auditLimitMin), Maximum: toolFloat(auditLimitMax), Default: json.RawMessage("50"), Description: "Page size 10 to 200."},
-			"cursor":      toolUUID("next_cursor of the previous page (an entry id)."),
-			"actor_id":    toolUUID("Entries made by this user (directly or through their API keys) or by this API key."),
-			"entity_id":   toolUUID("Entries about this resource."),
-			"entity_type": {Type: "string", Description: "Entries about this kind of resource, for example team, role, api_key, organization."},
-			"action":      {Type: "string", Description: "A verb (create, update, delete, revoke, ...) or a full action (team.created)."},
-			"date":        {Type: "string", Format: "date", Description: "One UTC day, YYYY-MM-DD; start_date and end_date override it."},
-			"start_date":  {Type: "string", Description: "RFC 3339 date-time or YYYY-MM-DD (inclusive)."},
-			"end_date":    {Type: "string", Description: "RFC 3339 date-time or YYYY-MM-DD (inclusive)."},
-		}),
-		ReadOnly: true,
-	}, func(ctx context.Context, a struct {
-		Limit      *int       `json:"limit"`
-		Cursor     *uuid.UUID `json:"cursor"`
-		ActorID    *uuid.UUID `json:"actor_id"`
-		EntityID   *uuid.UUID `json:"entity_id"`
-		EntityType *string    `json:"entity_type"`
-		Action     *string    `json:"action"`
-		Date       *string    `json:"date"`
-		StartDate  *string    `json:"start_date"`
-		EndDate    *string    `json:"end_date"`
-	}) (any, error) {
-		params := api.AnalyticsAuditLogsListParams{Limit: toolOptInt(a.Limit), Cursor: toolOptUUID(a.Cursor),
-			ActorID: toolOptUUID(a.ActorID), EntityID: toolOptUUID(a.EntityID), EntityType: toolOptString(a.EntityType),
-			Action: toolOptString(a.Action), StartDate: toolOptString(a.StartDate), EndDate: toolOptString(a.EndDate)}
-		if a.Date != nil {
-			d, err := time.Parse(time.DateOnly, *a.Date)
-			if err != nil {
-				return nil, tools.InvalidArguments("date must be a YYYY-MM-DD day.")
-			}
-			params.Date = api.NewOptDate(d)
+	errs := []error{h.registry.Register(h.whoamiTool())}
+	for _, c := range catalog {
+		route := Routes[c.operation]
+		if route.Access != auth.AccessAny || !implemented(c.operation) {
+			continue
 		}
-		return ops.AnalyticsAuditLogsList(ctx, params)
-	}))
-
-	register(mirror(api.OrganizationsListTeamsOperation, tools.Tool{
-		Name: "teams_list", Title: "List teams",
-		Description: "Lists the organization's teams with their members, sorted by name.",
-		InputSchema: toolInput(nil),
-		ReadOnly:    true,
-	}, func(ctx context.Context, _ struct{}) (any, error) {
-		return ops.OrganizationsListTeams(ctx)
-	}))
-	register(mirror(api.OrganizationsGetTeamOperation, tools.Tool{
-		Name: "teams_get", Title: "Get a team",
-		Description: "Returns one team with its members.",
-		InputSchema: toolInput(map[string]*jsonschema.Schema{"id": toolUUID("The team id.")}, "id"),
-		ReadOnly:    true,
-	}, func(ctx context.Context, a struct {
-		ID uuid.UUID `json:"id"`
-	}) (any, error) {
-		return ops.OrganizationsGetTeam(ctx, api.OrganizationsGetTeamParams{ID: a.ID})
-	}))
+		h.operations[c.def.Name] = c.def
+		errs = append(errs, h.registry.Register(tools.Tool{
+			Name: c.def.Name, Title: c.def.Title, Description: c.def.Description, InputSchema: c.schema,
+			Scope: route.Scope, Sessions: true, ReadOnly: c.def.Method == http.MethodGet,
+			Run: c.def.Dispatch(api, prefix),
+		}))
+	}
 	return errors.Join(errs...)
-}
-
-// mirror completes t as the tool of operation op. Its scope and whether sessions may call it come from
-// Routes, so a tool is never laxer than its route; Run admits the caller exactly as the request path admits
-// callers of op (the handler is called directly, past that middleware), including the mailbox limit of a
-// mailbox-scoped key on the argument named like the route's mailbox parameter, then decodes the arguments
-// into A and runs run. An operation whose area has not shipped answers 501, as its route does.
-func mirror[A any](op string, t tools.Tool, run func(ctx context.Context, args A) (any, error)) (tools.Tool, error) {
-	r, ok := Routes[op]
-	if !ok || r.Access != auth.AccessAny {
-		return t, fmt.Errorf("agent tool %s: operation %s is not open to API keys and sessions in Routes", t.Name, op)
-	}
-	t.Scope, t.Sessions = r.Scope, true
-	t.Run = func(ctx context.Context, raw json.RawMessage) (any, error) {
-		p := auth.PrincipalFrom(ctx)
-		if err := admit(p, op, r); err != nil {
-			return nil, err
-		}
-		if r.MailboxParam != "" {
-			for _, id := range toolMailboxes(raw, r.MailboxParam) {
-				if !p.MayUseMailbox(id) {
-					return nil, errMailboxNotFound
-				}
-			}
-		}
-		var args A
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&args); err != nil {
-			return nil, tools.InvalidArguments(fmt.Sprintf("arguments of %s: %v", t.Name, err))
-		}
-		v, err := run(ctx, args)
-		if errors.Is(err, ht.ErrNotImplemented) {
-			return nil, apierror.New(http.StatusNotImplemented, "not_implemented",
-				fmt.Sprintf("Tool %s is not available yet: operation %s is not implemented.", t.Name, op))
-		}
-		return v, err
-	}
-	return t, nil
-}
-
-// toolMailboxes reads the mailbox ids named by argument param: a uuid, a list of them, or a comma-separated
-// string, as the route's parameter would carry them. Values that are not uuids are left to the operation.
-func toolMailboxes(raw json.RawMessage, param string) []uuid.UUID {
-	var args map[string]json.RawMessage
-	if json.Unmarshal(raw, &args) != nil {
-		return nil
-	}
-	var one string
-	if json.Unmarshal(args[param], &one) == nil {
-		return parseMailboxList(one)
-	}
-	var many []string
-	_ = json.Unmarshal(args[param], &many)
-	return parseMailboxList(strings.Join(many, ","))
 }
 
 // whoami is what the whoami tool answers.
@@ -300,7 +159,8 @@ func (h *AgentTools) whoamiTool() tools.Tool {
 		Name: "whoami", Title: "Who am I",
 		Description: "Describes the caller: the organization it acts in, its credential, the scopes it holds and " +
 			"the tools it may call. Call it first to learn what this connection can do.",
-		InputSchema: toolInput(nil),
+		// No arguments; any sent are refused.
+		InputSchema: &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}},
 		Sessions:    true,
 		ReadOnly:    true,
 		Run: func(ctx context.Context, _ json.RawMessage) (any, error) {
@@ -340,39 +200,4 @@ func (h *AgentTools) whoamiTool() tools.Tool {
 			return out, err
 		},
 	}
-}
-
-// toolInput is the input schema of a tool taking the properties props (nil: no arguments); arguments it
-// does not name are refused, so a misspelt filter fails loudly instead of being ignored.
-func toolInput(props map[string]*jsonschema.Schema, required ...string) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "object", Properties: props, Required: required,
-		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}}
-}
-
-// toolUUID is the schema of an id argument.
-func toolUUID(description string) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", Format: "uuid", Description: description}
-}
-
-func toolFloat(v float64) *float64 { return &v }
-
-func toolOptString(v *string) api.OptString {
-	if v == nil {
-		return api.OptString{}
-	}
-	return api.NewOptString(*v)
-}
-
-func toolOptInt(v *int) api.OptInt {
-	if v == nil {
-		return api.OptInt{}
-	}
-	return api.NewOptInt(*v)
-}
-
-func toolOptUUID(v *uuid.UUID) api.OptUUID {
-	if v == nil {
-		return api.OptUUID{}
-	}
-	return api.NewOptUUID(*v)
 }

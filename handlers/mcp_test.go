@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -78,22 +79,37 @@ func TestMCPClientListsAndCallsTools(t *testing.T) {
 	init := full.InitializeResult()
 	require.Equal(t, "outflow", init.ServerInfo.Name)
 	require.NotNil(t, init.Capabilities.Tools)
-	require.Equal(t, allTools, mcpToolNames(t, full))
+	names := mcpToolNames(t, full)
+	require.Subset(t, names, agentTools)
+	for _, name := range notAgentTools {
+		require.NotContains(t, names, name)
+	}
 
 	tools, err := full.ListTools(ctx, nil)
 	require.NoError(t, err)
 	for _, tool := range tools.Tools {
 		require.NotEmpty(t, tool.Description, tool.Name)
 		require.NotNil(t, tool.Annotations, tool.Name)
-		require.True(t, tool.Annotations.ReadOnlyHint, tool.Name)
 		schema, err := json.Marshal(tool.InputSchema)
 		require.NoError(t, err)
 		require.Contains(t, string(schema), `"type":"object"`, tool.Name)
+		if tool.Name == "mailboxes_list" {
+			require.True(t, tool.Annotations.ReadOnlyHint)
+		}
+		if tool.Name == "mailboxes_send" {
+			require.False(t, tool.Annotations.ReadOnlyHint)
+		}
 	}
 
 	narrow, err := mcpConnect(t, env, scopedKey(t, env, boot.OrganizationID, auth.ReadAuditLogs))
 	require.NoError(t, err)
-	require.Equal(t, []string{"audit_logs_list", "whoami"}, mcpToolNames(t, narrow), "a narrower key sees fewer tools")
+	require.Equal(t, []string{"agent_policies_get_effective", "audit_logs_list", "whoami"}, mcpToolNames(t, narrow), "a narrower key sees fewer tools")
+	reader, err := mcpConnect(t, env, scopedKey(t, env, boot.OrganizationID, auth.ReadOnly))
+	require.NoError(t, err)
+	readable := mcpToolNames(t, reader)
+	require.Contains(t, readable, "segments_list")
+	require.NotContains(t, readable, "segments_create", "a read-only key sees no write tool")
+	require.NotContains(t, readable, "mailboxes_send")
 
 	res, err := narrow.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
 	require.NoError(t, err)
@@ -118,6 +134,21 @@ func TestMCPClientListsAndCallsTools(t *testing.T) {
 	mcpResult(t, res, &teams)
 	require.Len(t, teams.Data, 1)
 
+	// A write tool runs the operation; what it made is there for the REST API to read.
+	res, err = full.CallTool(ctx, &mcp.CallToolParams{Name: "segments_create", Arguments: map[string]any{"name": "Warm leads"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	var segment api.Segment
+	mcpResult(t, res, &segment)
+	got, err := env.Client(t, boot.APIKey).SegmentsGet(ctx, api.SegmentsGetParams{ID: segment.ID})
+	require.NoError(t, err)
+	require.Equal(t, "Warm leads", got.Name)
+	res, err = reader.CallTool(ctx, &mcp.CallToolParams{Name: "segments_list", Arguments: map[string]any{"q": "warm"}})
+	require.NoError(t, err)
+	var segments api.SegmentList
+	mcpResult(t, res, &segments)
+	require.Len(t, segments.Data, 1)
+
 	// A failing tool is a result the model can read; arguments it cannot take and tools the key may not use
 	// are protocol errors.
 	res, err = full.CallTool(ctx, &mcp.CallToolParams{Name: "teams_get", Arguments: map[string]any{"id": "00000000-0000-4000-8000-000000000000"}})
@@ -134,20 +165,49 @@ func TestMCPClientListsAndCallsTools(t *testing.T) {
 	require.ErrorContains(t, err, "unknown tool")
 }
 
+func TestMCPListsTheToolsRESTLists(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	ctx := context.Background()
+	boot := env.Bootstrap(t, "acme")
+	for _, key := range []string{boot.APIKey, scopedKey(t, env, boot.OrganizationID, auth.ReadOnly|auth.SendDirectEmail)} {
+		rest := restTools(t, env.Client(t, key))
+		session, err := mcpConnect(t, env, key)
+		require.NoError(t, err)
+		listed, err := session.ListTools(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, toolNames(rest), mcpToolNames(t, session))
+		for _, tool := range listed.Tools {
+			want := rest[tool.Name]
+			require.Equal(t, want.Title, tool.Title, tool.Name)
+			require.Equal(t, want.Description, tool.Description, tool.Name)
+			schema, err := json.Marshal(tool.InputSchema)
+			require.NoError(t, err)
+			require.JSONEq(t, string(want.InputSchema), string(schema), tool.Name)
+			require.Equal(t, want.ReadOnly, tool.Annotations.ReadOnlyHint, tool.Name)
+		}
+	}
+}
+
 func TestMCPRefusesCallersWithoutAnAgentCredential(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
 	boot := env.Bootstrap(t, "acme")
-	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
 	post := func(token string) *http.Response {
-		return env.Do(t, http.MethodPost, "/v1/mcp", token, strings.NewReader(initialize), http.Header{
-			"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}})
+		return mcpPost(t, env, token, mcpInitialize, nil)
 	}
-	challenge := `Bearer resource_metadata="` + env.Config.PublicURL + `/.well-known/oauth-protected-resource"`
+	challenge := `Bearer resource_metadata="` + env.Config.PublicURL + `/.well-known/oauth-protected-resource/v1/mcp", scope="`
 
 	resp := post("")
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	require.Equal(t, challenge, resp.Header.Get("WWW-Authenticate"))
+	www := resp.Header.Get("WWW-Authenticate")
+	require.True(t, strings.HasPrefix(www, challenge), www)
+	scopes := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(www, challenge), `"`))
+	require.Contains(t, scopes, "read_emails")
+	require.Contains(t, scopes, "send_direct_email")
+	require.NotContains(t, scopes, "send_campaigns", "a self-registered client can never hold it")
+	require.NotContains(t, scopes, "api_keys")
+	require.Len(t, scopes, 23)
 	var body api.Error
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
 	require.Equal(t, "missing_credential", body.Code)
@@ -155,7 +215,7 @@ func TestMCPRefusesCallersWithoutAnAgentCredential(t *testing.T) {
 
 	resp = post("of_live_not-a-real-key")
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	require.Equal(t, challenge+`, error="invalid_token"`, resp.Header.Get("WWW-Authenticate"))
+	require.Equal(t, www+`, error="invalid_token"`, resp.Header.Get("WWW-Authenticate"))
 
 	_, err := mcpConnect(t, env, "")
 	require.Error(t, err, "the SDK client cannot initialize without a credential")
@@ -173,16 +233,132 @@ func TestMCPRefusesCallersWithoutAnAgentCredential(t *testing.T) {
 	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 	require.Equal(t, "POST", resp.Header.Get("Allow"))
 	requireEnvelope(t, resp, "method_not_allowed")
+	resp = env.Do(t, http.MethodPost, "/v1/mcp", boot.APIKey, strings.NewReader(mcpInitialize), http.Header{"Content-Type": {"text/plain"}})
+	require.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode)
+	requireEnvelope(t, resp, "unsupported_media_type")
+}
 
-	// Transport-level refusals of the SDK are answered in the error envelope too.
-	resp = env.Do(t, http.MethodPost, "/v1/mcp", boot.APIKey, strings.NewReader(initialize), http.Header{
-		"Content-Type": {"application/json"}, "Accept": {"application/json"}})
+// mcpInitialize is an initialize request as MCP clients send it first.
+const mcpInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
+
+// mcpPost posts body to /v1/mcp as JSON with token, accepting both answers an MCP client takes unless header
+// says otherwise.
+func mcpPost(t *testing.T, env *apitest.Env, token, body string, header http.Header) *http.Response {
+	t.Helper()
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	for k, v := range header {
+		h[k] = v
+	}
+	return env.Do(t, http.MethodPost, "/v1/mcp", token, strings.NewReader(body), h)
+}
+
+// rpcError is a JSON-RPC error response.
+type rpcError struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+		Data    struct {
+			RequestID string `json:"request_id"`
+		} `json:"data"`
+	} `json:"error"`
+}
+
+func TestMCPAnswersJSONRPCFailuresInJSONRPC(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	boot := env.Bootstrap(t, "acme")
+	for body, code := range map[string]int64{
+		`{"jsonrpc":"2.0","id":1,"method":`: -32700,
+		``:                                  -32700,
+		`{}`:                                -32600,
+		`{"jsonrpc":"2.0","id":1}`:          -32600,
+		`[]`:                                -32600,
+	} {
+		resp := mcpPost(t, env, boot.APIKey, body, nil)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+		require.Equal(t, "application/json", resp.Header.Get("Content-Type"), body)
+		var got rpcError
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&got), body)
+		require.Equal(t, "2.0", got.JSONRPC)
+		require.JSONEq(t, `null`, string(got.ID), body)
+		require.Equal(t, code, got.Error.Code, body)
+		require.NotEmpty(t, got.Error.Message)
+		require.Equal(t, resp.Header.Get("X-Request-Id"), got.Error.Data.RequestID)
+	}
+	// A method the server does not have is a JSON-RPC error too.
+	resp := mcpPost(t, env, boot.APIKey, `{"jsonrpc":"2.0","id":7,"method":"tools/frobnicate"}`, nil)
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	requireEnvelope(t, resp, "invalid_mcp_request")
-	resp = env.Do(t, http.MethodPost, "/v1/mcp", boot.APIKey, strings.NewReader(`{}`), http.Header{
-		"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}})
-	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	requireEnvelope(t, resp, "invalid_mcp_request")
+	var got rpcError
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+	require.Equal(t, int64(-32601), got.Error.Code)
+	require.JSONEq(t, `7`, string(got.ID), "the request's own id")
+}
+
+func TestMCPNegotiatesTheAnswersMediaType(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	boot := env.Bootstrap(t, "acme")
+	accept := func(values ...string) *http.Response {
+		h := http.Header{"Accept": values}
+		if values == nil {
+			h = http.Header{"Accept": nil}
+		}
+		return mcpPost(t, env, boot.APIKey, mcpInitialize, h)
+	}
+	for _, tc := range []struct {
+		accept []string
+		status int
+		media  string
+	}{
+		{[]string{"application/json, text/event-stream"}, http.StatusOK, "application/json"},
+		{[]string{"application/json"}, http.StatusOK, "application/json"},
+		{[]string{"*/*"}, http.StatusOK, "application/json"},
+		{nil, http.StatusOK, "application/json"},
+		{[]string{"text/event-stream"}, http.StatusOK, "text/event-stream"},
+		{[]string{"text/html"}, http.StatusNotAcceptable, "application/json"},
+		{[]string{"application/json;q=0, text/html"}, http.StatusNotAcceptable, "application/json"},
+	} {
+		resp := accept(tc.accept...)
+		require.Equal(t, tc.status, resp.StatusCode, tc.accept)
+		require.Equal(t, tc.media, strings.Split(resp.Header.Get("Content-Type"), ";")[0], tc.accept)
+		if tc.status == http.StatusNotAcceptable {
+			requireEnvelope(t, resp, "not_acceptable")
+			continue
+		}
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Contains(t, string(raw), `"serverInfo":{"name":"outflow"`, tc.accept)
+	}
+}
+
+func TestMCPRefusesBrowserPagesOfOtherOrigins(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	boot := env.Bootstrap(t, "acme")
+	for _, tc := range []struct {
+		header http.Header
+		status int
+	}{
+		{http.Header{"Origin": {"https://evil.example"}}, http.StatusForbidden},
+		{http.Header{"Origin": {"https://evil.example"}, "Sec-Fetch-Site": {"cross-site"}}, http.StatusForbidden},
+		{http.Header{"Origin": {env.Config.AppURL}, "Sec-Fetch-Site": {"cross-site"}}, http.StatusOK},
+		{http.Header{"Origin": {env.Config.PublicURL}}, http.StatusOK},
+		{http.Header{"Origin": {env.Server.URL}}, http.StatusOK},
+		{http.Header{"Sec-Fetch-Site": {"same-origin"}}, http.StatusOK},
+		{http.Header{}, http.StatusOK},
+	} {
+		resp := mcpPost(t, env, boot.APIKey, mcpInitialize, tc.header)
+		require.Equal(t, tc.status, resp.StatusCode, tc.header)
+		if tc.status == http.StatusForbidden {
+			requireEnvelope(t, resp, "origin_not_allowed")
+		}
+	}
+	// The Origin is checked before the credential: a foreign page learns nothing, not even the challenge.
+	resp := mcpPost(t, env, "", mcpInitialize, http.Header{"Origin": {"https://evil.example"}})
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	require.Empty(t, resp.Header.Get("WWW-Authenticate"))
 }
 
 // requireEnvelope checks resp carries the API's error envelope with code.

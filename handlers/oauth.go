@@ -233,9 +233,15 @@ func (h *OAuth) protocolFailure(ctx context.Context, err error) error {
 
 // --- discovery
 
-// allScopes lists every scope an app can be registered with.
-func allScopes() []api.OAuthScope {
-	names := oauth.ScopeNames(auth.FullAccess)
+// selfRegistrableScopes are the scopes a client that registers itself (RFC 7591, as MCP clients do) can be
+// granted: every scope but those oauth.SelfRegisteredForbidden keeps for apps registered by people.
+// Discovery offers exactly these (scopes_supported, the MCP challenge's scope), because a client asking for
+// a scope it cannot hold fails its registration.
+const selfRegistrableScopes = auth.FullAccess &^ oauth.SelfRegisteredForbidden
+
+// offeredScopes lists selfRegistrableScopes for the discovery documents.
+func offeredScopes() []api.OAuthScope {
+	names := oauth.ScopeNames(selfRegistrableScopes)
 	out := make([]api.OAuthScope, len(names))
 	for i, n := range names {
 		out[i] = api.OAuthScope(n)
@@ -260,7 +266,7 @@ func (h *OAuth) OAuthGetAuthorizationServerMetadata(ctx context.Context) (*api.O
 		TokenEndpoint:         mustURL(p.TokenEndpoint()),
 		RegistrationEndpoint:  mustURL(p.RegistrationEndpoint()),
 		RevocationEndpoint:    mustURL(p.RevocationEndpoint()),
-		ScopesSupported:       allScopes(),
+		ScopesSupported:       offeredScopes(),
 		ResponseTypesSupported: []api.OAuthAuthorizationServerMetadataResponseTypesSupportedItem{
 			api.OAuthAuthorizationServerMetadataResponseTypesSupportedItemCode},
 		GrantTypesSupported: []api.OAuthAuthorizationServerMetadataGrantTypesSupportedItem{
@@ -281,15 +287,26 @@ func (h *OAuth) OAuthGetAuthorizationServerMetadata(ctx context.Context) (*api.O
 
 // OAuthGetProtectedResourceMetadata answers the RFC 9728 document of the MCP endpoint.
 func (h *OAuth) OAuthGetProtectedResourceMetadata(ctx context.Context) (*api.OAuthProtectedResourceMetadata, error) {
+	return h.protectedResourceMetadata(), nil
+}
+
+// OAuthGetProtectedResourceMetadataMcp answers the same document at the address RFC 9728 derives from the
+// resource URL <root>/v1/mcp, where MCP clients look first.
+func (h *OAuth) OAuthGetProtectedResourceMetadataMcp(ctx context.Context) (*api.OAuthProtectedResourceMetadata, error) {
+	return h.protectedResourceMetadata(), nil
+}
+
+// protectedResourceMetadata is the RFC 9728 document of the MCP endpoint.
+func (h *OAuth) protectedResourceMetadata() *api.OAuthProtectedResourceMetadata {
 	p := h.provider
 	return &api.OAuthProtectedResourceMetadata{
 		Resource:             mustURL(p.MCPResource()),
 		AuthorizationServers: []url.URL{mustURL(p.Issuer())},
-		ScopesSupported:      allScopes(),
+		ScopesSupported:      offeredScopes(),
 		BearerMethodsSupported: []api.OAuthProtectedResourceMetadataBearerMethodsSupportedItem{
 			api.OAuthProtectedResourceMetadataBearerMethodsSupportedItemHeader},
 		ResourceName: api.NewOptString("Outflow MCP"),
-	}, nil
+	}
 }
 
 // --- dynamic registration, token, revocation

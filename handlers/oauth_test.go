@@ -547,8 +547,11 @@ func TestOAuthDiscoveryDocuments(t *testing.T) {
 	require.Equal(t, base+"/v1/oauth/token", as.TokenEndpoint.String())
 	require.Equal(t, base+"/v1/oauth/register", as.RegistrationEndpoint.String())
 	require.Equal(t, base+"/v1/oauth/revoke", as.RevocationEndpoint.String())
-	require.Len(t, as.ScopesSupported, 25)
-	require.Contains(t, as.ScopesSupported, api.OAuthScope("send_campaigns"), "dashboard apps can be registered with every scope")
+	// What a client registering itself can be granted: asking for more would fail its registration.
+	require.Len(t, as.ScopesSupported, 23)
+	require.Contains(t, as.ScopesSupported, api.OAuthScope("send_direct_email"))
+	require.NotContains(t, as.ScopesSupported, api.OAuthScope("send_campaigns"))
+	require.NotContains(t, as.ScopesSupported, api.OAuthScope("api_keys"))
 	require.Equal(t, []api.OAuthAuthorizationServerMetadataResponseTypesSupportedItem{"code"}, as.ResponseTypesSupported)
 	require.Equal(t, []api.OAuthAuthorizationServerMetadataGrantTypesSupportedItem{"authorization_code", "refresh_token"}, as.GrantTypesSupported)
 	require.Equal(t, []api.OAuthAuthorizationServerMetadataCodeChallengeMethodsSupportedItem{"S256"}, as.CodeChallengeMethodsSupported)
@@ -565,10 +568,18 @@ func TestOAuthDiscoveryDocuments(t *testing.T) {
 	require.Len(t, pr.AuthorizationServers, 1)
 	require.Equal(t, base, pr.AuthorizationServers[0].String())
 	require.Equal(t, []api.OAuthProtectedResourceMetadataBearerMethodsSupportedItem{"header"}, pr.BearerMethodsSupported)
+	require.Equal(t, as.ScopesSupported, pr.ScopesSupported)
 	resp = env.Do(t, http.MethodGet, "/.well-known/oauth-protected-resource", "", nil, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// RFC 9728's path-suffixed address of the resource <root>/v1/mcp serves the same document.
+	suffixed, err := public.OAuthGetProtectedResourceMetadataMcp(ctx)
+	require.NoError(t, err)
+	require.Equal(t, pr, suffixed)
+	resp = env.Do(t, http.MethodGet, "/.well-known/oauth-protected-resource/v1/mcp", "", nil, nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
 	resp = env.Do(t, http.MethodPost, "/v1/mcp", "", strings.NewReader(`{}`), http.Header{"Content-Type": {"application/json"}})
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	require.Contains(t, resp.Header.Get("WWW-Authenticate"), base+"/.well-known/oauth-protected-resource")
+	require.Contains(t, resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+base+`/.well-known/oauth-protected-resource/v1/mcp"`)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/internal/agents/tools"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 )
 
@@ -20,8 +21,10 @@ func NewSecurity(authn *auth.Authenticator) *Security {
 }
 
 // HandleBearerAuth returns ctx carrying the principal. The request's token was usually authenticated once
-// already by the HTTP middleware (idempotency needs the caller too); that outcome is reused here.
+// already by the HTTP middleware (idempotency needs the caller too); that outcome is reused here. The
+// credential itself is kept too, so an agent tool called by this request calls its operation as this caller.
 func (s *Security) HandleBearerAuth(ctx context.Context, _ api.OperationName, t api.BearerAuth) (context.Context, error) {
+	ctx = tools.WithAuthorization(ctx, "Bearer "+t.Token)
 	if _, err, ok := auth.OutcomeFrom(ctx); ok {
 		return ctx, err
 	}

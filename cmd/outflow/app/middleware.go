@@ -20,6 +20,10 @@ import (
 // request for its usage log. Only an admitted request has its multipart text fields checked (parsing one may
 // spill it to disk). It rejects nothing itself: public operations ignore credentials, and the
 // security handler answers for the protected ones.
+//
+// A request the server makes to itself (an agent tool call, tools.Definition.Dispatch) carries the admitted
+// caller of the request that made it: it is not admitted, charged against the budget or logged a second time.
+// A request from the network never carries one.
 type gate struct {
 	logger  *slog.Logger
 	authn   *auth.Authenticator
@@ -30,6 +34,10 @@ type gate struct {
 
 func (g *gate) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, err, _ := auth.OutcomeFrom(r.Context()); p != nil && err == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
 		token, ok := bearerToken(r)
 		if !ok {
 			next.ServeHTTP(w, r)

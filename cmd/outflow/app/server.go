@@ -124,7 +124,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		OAuth:               oauthHandlers,
 		Webhooks:            handlers.NewWebhooks(p.pool, keyring, egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}, p.deliver, inserter),
 		WebhookDeliveries:   handlers.NewWebhookDeliveries(p.pool, inserter, cfg.SecretKey),
-		MCP:                 handlers.NewMCP(tools, d.Logger, cfg.PublicURL),
+		MCP:                 handlers.NewMCP(tools, d.Logger, cfg.PublicURL, cfg.AppURL),
 		Contacts:            handlers.NewContacts(p.pool, cfg.SecretKey, outbox, inserter),
 		ContactImport:       handlers.NewContactImport(p.pool, inserter),
 		ContactExport:       handlers.NewContactExport(p.pool, d.Logger),
@@ -156,11 +156,16 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		CampaignStepRuns: handlers.NewCampaignStepRuns(p.pool, inserter),
 		ProductEvents:    handlers.NewProductEvents(p.pool, productevents.New(p.pool, p.now), cfg.SecretKey),
 	})
-	// Tools run their operations through the assembled handler, so they can be registered only now.
-	if err := agentTools.RegisterTools(handler); err != nil {
+	root, err := assemble(d, handler, handlers.NewSecurity(authn), authn, p.idem)
+	if err != nil {
 		return nil, err
 	}
-	return assemble(d, handler, handlers.NewSecurity(authn), authn, p.idem)
+	// A tool call is served by the whole request path, as the REST call is, so tools are registered only once
+	// it is assembled.
+	if err := agentTools.RegisterTools(root, APIPrefix); err != nil {
+		return nil, err
+	}
+	return root, nil
 }
 
 // mailDialer is how the deployment reaches mailbox servers: the system roots plus OUTFLOW_MAIL_CA_FILE's,

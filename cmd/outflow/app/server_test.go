@@ -163,7 +163,8 @@ func TestPublicPathsOutsideV1AreServed(t *testing.T) {
 	env := apitest.New(t)
 	// The discovery documents and the consent page are served at the root (an unknown client is a plain 400,
 	// never a redirect).
-	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource"} {
+	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource",
+		"/.well-known/oauth-protected-resource/v1/mcp"} {
 		resp := env.Do(t, "GET", path, "", nil, nil)
 		require.Equal(t, 200, resp.StatusCode, path)
 		require.Contains(t, resp.Header.Get("Content-Type"), "application/json")

@@ -18,7 +18,8 @@ import (
 // Tool is one thing an agent can do. Its definition (name, title, description, input schema) is what agents
 // see when they list tools; Scope and Sessions decide who sees and may call it.
 type Tool struct {
-	// Name is the snake_case identifier agents call the tool by, area first (api_keys_list); it is part of
+	// Name is the identifier agents call the tool by: the operation id of the operation it runs (lower-case
+	// words joined by _ or -, area first: unibox_reply, deliverability-ops_list_suppressions); it is part of
 	// the public surface, so never renamed.
 	Name string
 	// Title is a short human-readable label for tool pickers.
@@ -70,7 +71,7 @@ func NewRegistry() *Registry {
 	return &Registry{tools: map[string]registered{}}
 }
 
-var toolName = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+var toolName = regexp.MustCompile(`^[a-z][a-z0-9]*([_-][a-z0-9]+)*$`)
 
 // Register adds tools. A malformed or duplicate name, a missing Run, or an input schema that is not an object
 // schema or does not resolve is an error: these are wiring mistakes, and the server refuses to start on them.
@@ -78,7 +79,7 @@ var toolName = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 func (r *Registry) Register(tools ...Tool) error {
 	for _, t := range tools {
 		if !toolName.MatchString(t.Name) || len(t.Name) > 64 {
-			return fmt.Errorf("agent: tool name %q is not snake_case of at most 64 characters", t.Name)
+			return fmt.Errorf("agent: tool name %q is not lower-case words joined by _ or -, at most 64 characters", t.Name)
 		}
 		if _, dup := r.tools[t.Name]; dup {
 			return fmt.Errorf("agent: tool %q registered twice", t.Name)

@@ -65,7 +65,8 @@ func TestRegisterRefusesWiringMistakes(t *testing.T) {
 		tool tools.Tool
 	}{
 		{"camel case", tools.Tool{Name: "apiKeysList", InputSchema: noArgs(), Run: run}},
-		{"dashes", tools.Tool{Name: "api-keys-list", InputSchema: noArgs(), Run: run}},
+		{"spaces", tools.Tool{Name: "api keys list", InputSchema: noArgs(), Run: run}},
+		{"doubled separator", tools.Tool{Name: "api__keys", InputSchema: noArgs(), Run: run}},
 		{"leading underscore", tools.Tool{Name: "_list", InputSchema: noArgs(), Run: run}},
 		{"empty", tools.Tool{Name: "", InputSchema: noArgs(), Run: run}},
 		{"no run", tools.Tool{Name: "no_run", InputSchema: noArgs()}},
@@ -179,4 +180,12 @@ func TestCallMapsToolOutcomes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "{}", res.Value, "absent arguments reach the tool as an empty object")
 	require.Same(t, auth.PrincipalFrom(ctx), seen)
+}
+
+// errorOf returns err as an *apierror.Error.
+func errorOf(t *testing.T, err error) *apierror.Error {
+	t.Helper()
+	var e *apierror.Error
+	require.ErrorAs(t, err, &e)
+	return e
 }
