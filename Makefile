@@ -51,7 +51,7 @@ stop-db: ## Stop the local Postgres clusters started by `make run` and `make tes
 .PHONY: test
 test: ## Run every test against a local Postgres under .data/pgtest (fsync off)
 	@export OUTFLOW_TEST_DATABASE_URL="$(TEST_DB)"; \
-	 $(GO) test -count=1 ./...
+	 $(GO) test -count=1 -timeout 30m ./...
 
 .PHONY: test/race
 test/race: ## Run every test with the race detector
