@@ -67724,6 +67724,82 @@ func (s *McpJsonRpcMessage) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes McpPostMessageApplicationJSONOK as json.
+func (s McpPostMessageApplicationJSONOK) Encode(e *jx.Encoder) {
+	unwrapped := McpJsonRpcMessage(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes McpPostMessageApplicationJSONOK from json.
+func (s *McpPostMessageApplicationJSONOK) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode McpPostMessageApplicationJSONOK to nil")
+	}
+	var unwrapped McpJsonRpcMessage
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = McpPostMessageApplicationJSONOK(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s McpPostMessageApplicationJSONOK) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *McpPostMessageApplicationJSONOK) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes McpPostMessageBadRequest as json.
+func (s McpPostMessageBadRequest) Encode(e *jx.Encoder) {
+	unwrapped := McpJsonRpcMessage(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes McpPostMessageBadRequest from json.
+func (s *McpPostMessageBadRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode McpPostMessageBadRequest to nil")
+	}
+	var unwrapped McpJsonRpcMessage
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = McpPostMessageBadRequest(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s McpPostMessageBadRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *McpPostMessageBadRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *MeetingBooking) Encode(e *jx.Encoder) {
 	e.ObjStart()

@@ -22578,7 +22578,7 @@ func decodeMcpPostMessageResponse(resp *http.Response) (res McpPostMessageRes, _
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response McpJsonRpcMessage
+			var response McpPostMessageApplicationJSONOK
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -22611,6 +22611,41 @@ func decodeMcpPostMessageResponse(resp *http.Response) (res McpPostMessageRes, _
 	case 202:
 		// Code 202.
 		return &McpPostMessageAccepted{}, nil
+	case 400:
+		// Code 400.
+		ct, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if err != nil {
+			return res, errors.Wrap(err, "parse media type")
+		}
+		switch {
+		case ct == "application/json":
+			buf, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return res, err
+			}
+			d := jx.DecodeBytes(buf)
+
+			var response McpPostMessageBadRequest
+			if err := func() error {
+				if err := response.Decode(d); err != nil {
+					return err
+				}
+				if err := d.Skip(); err != io.EOF {
+					return errors.New("unexpected trailing data")
+				}
+				return nil
+			}(); err != nil {
+				err = &ogenerrors.DecodeBodyError{
+					ContentType: ct,
+					Body:        buf,
+					Err:         err,
+				}
+				return res, err
+			}
+			return &response, nil
+		default:
+			return res, validate.InvalidContentType(ct)
+		}
 	}
 	// Convenient error response.
 	defRes, err := func() (res *ErrorStatusCode, err error) {

@@ -3335,7 +3335,7 @@ func encodeMcpOpenStreamResponse(response McpOpenStreamOK, w http.ResponseWriter
 
 func encodeMcpPostMessageResponse(response McpPostMessageRes, w http.ResponseWriter, span trace.Span) error {
 	switch response := response.(type) {
-	case *McpJsonRpcMessage:
+	case *McpPostMessageApplicationJSONOK:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(200)
 
@@ -3363,6 +3363,18 @@ func encodeMcpPostMessageResponse(response McpPostMessageRes, w http.ResponseWri
 
 	case *McpPostMessageAccepted:
 		w.WriteHeader(202)
+
+		return nil
+
+	case *McpPostMessageBadRequest:
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(400)
+
+		e := new(jx.Encoder)
+		response.Encode(e)
+		if _, err := e.WriteTo(w); err != nil {
+			return errors.Wrap(err, "write")
+		}
 
 		return nil
 

@@ -32188,8 +32188,6 @@ func (s *McpJsonRpcMessage) init() McpJsonRpcMessage {
 	return m
 }
 
-func (*McpJsonRpcMessage) mcpPostMessageRes() {}
-
 type McpOpenStreamOK struct {
 	Data io.Reader
 }
@@ -32208,6 +32206,14 @@ func (s McpOpenStreamOK) Read(p []byte) (n int, err error) {
 type McpPostMessageAccepted struct{}
 
 func (*McpPostMessageAccepted) mcpPostMessageRes() {}
+
+type McpPostMessageApplicationJSONOK McpJsonRpcMessage
+
+func (*McpPostMessageApplicationJSONOK) mcpPostMessageRes() {}
+
+type McpPostMessageBadRequest McpJsonRpcMessage
+
+func (*McpPostMessageBadRequest) mcpPostMessageRes() {}
 
 type McpPostMessageOKTextEventStream struct {
 	Data io.Reader

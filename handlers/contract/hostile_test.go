@@ -339,6 +339,20 @@ func TestHostileInputNeverAnswers5xx(t *testing.T) {
 	require.Empty(t, failures, "\n"+strings.Join(failures, "\n"))
 }
 
+// jsonRPCFailure reports whether body is a JSON-RPC 2.0 error answer carrying its request id.
+func jsonRPCFailure(body []byte) bool {
+	var m struct {
+		JSONRPC string `json:"jsonrpc"`
+		Error   struct {
+			Code int `json:"code"`
+			Data struct {
+				RequestID string `json:"request_id"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.JSONRPC == "2.0" && m.Error.Code < 0 && m.Error.Data.RequestID != ""
+}
+
 // checkHostileAnswer asserts one answer: no 5xx but a 501 not_implemented or a 503 capability not configured,
 // and every error in the envelope.
 func checkHostileAnswer(p probe, resp *http.Response, body []byte, fail func(probe, string, ...any)) {
@@ -354,6 +368,9 @@ func checkHostileAnswer(p probe, resp *http.Response, body []byte, fail func(pro
 	if err := json.Unmarshal(body, &env); err != nil || env.Code == "" || env.Message == "" || env.RequestID == "" {
 		if oauthProtocol[p.op.id] && env.Error != "" {
 			return // RFC 6749 answers {error, error_description}
+		}
+		if p.op.id == "mcp_post_message" && resp.StatusCode == 400 && jsonRPCFailure(body) {
+			return // JSON-RPC failures are answered in JSON-RPC (the contract's 400)
 		}
 		fail(p, "%d without the envelope: %.200s", resp.StatusCode, body)
 		return
