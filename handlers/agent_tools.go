@@ -37,10 +37,10 @@ func NewAgentTools(pool *pgxpool.Pool, registry *tools.Registry) *AgentTools {
 
 // toolView is how a tool is described to agents over REST.
 type toolView struct {
-	Name        string             `json:"name"`
-	Title       string             `json:"title"`
-	Description string             `json:"description"`
-	InputSchema *jsonschema.Schema `json:"input_schema"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
 	// Permissions is the scope bitmask an API key or OAuth token needs, as keys carry theirs; Scopes names it.
 	Permissions uint64   `json:"permissions"`
 	Scopes      []string `json:"scopes"`
@@ -66,7 +66,7 @@ func (h *AgentTools) AgentToolsList(ctx context.Context) (api.AgentToolsListOK, 
 	tools := h.registry.List(p)
 	views := make([]toolView, len(tools))
 	for i, t := range tools {
-		views[i] = toolView{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+		views[i] = toolView{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.SchemaJSON(),
 			Permissions: uint64(t.Scope), Scopes: t.Scope.Names(), Sessions: t.Sessions, ReadOnly: t.ReadOnly}
 		if views[i].Scopes == nil {
 			views[i].Scopes = []string{}

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +38,8 @@ type MCP struct {
 	// origins refuses browser requests from pages of other origins than the deployment's own (the API's and
 	// the web app's); requests without an Origin (agents, CLIs) pass.
 	origins *http.CrossOriginProtection
+	mu      sync.Mutex
+	servers map[auth.Permission]*mcp.Server
 	// jsonAnswers answers each request with one JSON object, streamAnswers with an event stream, for clients
 	// that accept only that.
 	jsonAnswers, streamAnswers *mcp.StreamableHTTPHandler
@@ -51,6 +54,7 @@ func NewMCP(registry *tools.Registry, logger *slog.Logger, publicURL, appURL str
 		logger:    logger,
 		challenge: mcpChallenge(publicURL),
 		origins:   http.NewCrossOriginProtection(),
+		servers:   map[auth.Permission]*mcp.Server{},
 	}
 	for _, raw := range []string{publicURL, appURL} {
 		if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Host != "" {
@@ -126,8 +130,10 @@ func (m *MCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ctx := context.WithValue(r.Context(), mcpServerKey{}, m.server(p, reqctx.From(r.Context()), r.Header.Get("Authorization")))
-	r = r.WithContext(ctx)
+	// The SDK runs tool calls in the request's context, where the caller is: the principal, the request's
+	// facts and now its credential, with which each call re-enters the API.
+	ctx := tools.WithAuthorization(r.Context(), r.Header.Get("Authorization"))
+	r = r.WithContext(context.WithValue(ctx, mcpServerKey{}, m.serverFor(p)))
 	// The SDK insists on both media types in Accept; negotiate chose the handler that answers in one the
 	// client takes.
 	r.Header = r.Header.Clone()
@@ -340,10 +346,32 @@ func (m *MCP) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	apierror.Write(w, r, m.logger, e)
 }
 
-// server builds the MCP server of one request: the tools p may call, each bound to p, the request's facts
-// (id, client address) and its Authorization header, so a tool call runs its operation as the REST call
-// would and its audit entries and logs read the same.
-func (m *MCP) server(p *auth.Principal, info reqctx.Info, authorization string) *mcp.Server {
+// maxServers bounds the servers kept, one per distinct scope set (credentials share a handful in practice).
+const maxServers = 64
+
+// serverFor returns the server holding the tools p (an API key or OAuth token) may call, which depend on its
+// scopes alone. A server holds no caller (its tools read theirs from the request's context), so one serves
+// every credential with the same scopes: it is built on first use (registering a tool set costs the SDK far
+// more than a call) and kept; past maxServers scope sets the cache starts over.
+func (m *MCP) serverFor(p *auth.Principal) *mcp.Server {
+	m.mu.Lock()
+	s, ok := m.servers[p.Permissions]
+	m.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = m.server(p)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.servers) >= maxServers {
+		m.servers = map[auth.Permission]*mcp.Server{}
+	}
+	m.servers[p.Permissions] = s
+	return s
+}
+
+// server builds an MCP server holding the tools p may call.
+func (m *MCP) server(p *auth.Principal) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "outflow", Title: "Outflow", Version: "1.0.0"}, &mcp.ServerOptions{
 		Instructions: "Outflow outbound email platform. Call whoami first to learn the organization and what this credential may do.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
@@ -352,19 +380,20 @@ func (m *MCP) server(p *auth.Principal, info reqctx.Info, authorization string) 
 	closed := false
 	for _, t := range m.registry.List(p) {
 		s.AddTool(&mcp.Tool{
-			Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+			Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.SchemaJSON(),
 			Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.ReadOnly, IdempotentHint: t.ReadOnly, OpenWorldHint: &closed},
-		}, m.call(p, info, authorization, t.Name))
+		}, m.call(t.Name))
 	}
 	return s
 }
 
-// call runs tool name through the registry as p. Arguments the tool cannot take are a JSON-RPC invalid-params
-// error; a failure of the tool itself is a result with isError set and the error envelope as content, which
-// the model can read and act on (MCP's split between protocol and tool errors).
-func (m *MCP) call(p *auth.Principal, info reqctx.Info, authorization, name string) mcp.ToolHandler {
+// call runs tool name through the registry as the caller in ctx (the request's: its principal, facts and
+// credential), so audit entries and logs of a tool call read like those of the REST call. Arguments the
+// tool cannot take are a JSON-RPC invalid-params error; a failure of the tool itself is a result with isError
+// set and the error envelope as content, which the model can read and act on (MCP's split between protocol
+// and tool errors).
+func (m *MCP) call(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx = auth.WithPrincipal(tools.WithAuthorization(reqctx.With(ctx, info), authorization), p)
 		res, err := m.registry.Call(ctx, name, req.Params.Arguments)
 		if err != nil {
 			e := apierror.From(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
@@ -370,4 +371,30 @@ func requireEnvelope(t *testing.T, resp *http.Response, code string) {
 	require.Equal(t, code, body.Code)
 	require.NotEmpty(t, body.Message)
 	require.NotEmpty(t, body.RequestID)
+}
+
+func TestMCPToolCallsActAsTheirOwnCallerWhateverOthersShareItsScopes(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	ctx := context.Background()
+	acme, globex := env.Bootstrap(t, "acme"), env.Bootstrap(t, "globex")
+	keys := map[string]uuid.UUID{
+		scopedKey(t, env, acme.OrganizationID, auth.ReadAuditLogs):   acme.OrganizationID,
+		scopedKey(t, env, acme.OrganizationID, auth.ReadAuditLogs):   acme.OrganizationID,
+		scopedKey(t, env, globex.OrganizationID, auth.ReadAuditLogs): globex.OrganizationID,
+	}
+	seen := map[uuid.UUID]bool{}
+	for round := 0; round < 2; round++ {
+		for key, org := range keys {
+			s, err := mcpConnect(t, env, key)
+			require.NoError(t, err)
+			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
+			require.NoError(t, err)
+			var me whoamiResult
+			mcpResult(t, res, &me)
+			require.Equal(t, org, me.Organization.ID)
+			seen[me.Credential.ID] = true
+		}
+	}
+	require.Len(t, seen, 3, "each key is itself, though all three hold the same scopes")
 }

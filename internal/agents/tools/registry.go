@@ -39,6 +39,19 @@ type Tool struct {
 	ReadOnly bool
 	// Run executes the tool with arguments that passed InputSchema. The caller's principal is in ctx.
 	Run func(ctx context.Context, args json.RawMessage) (any, error)
+
+	// schemaJSON is InputSchema encoded once at registration: listing tools sends every schema, and
+	// encoding them anew for each list costs more than the call it answers.
+	schemaJSON json.RawMessage
+}
+
+// SchemaJSON is InputSchema as JSON.
+func (t Tool) SchemaJSON() json.RawMessage {
+	if t.schemaJSON != nil {
+		return t.schemaJSON
+	}
+	raw, _ := json.Marshal(t.InputSchema)
+	return raw
 }
 
 // Accepted is what Run returns when the call was taken without a final result, for example an action held
@@ -92,6 +105,9 @@ func (r *Registry) Register(tools ...Tool) error {
 		}
 		resolved, err := t.InputSchema.Resolve(nil)
 		if err != nil {
+			return fmt.Errorf("agent: tool %q: input schema: %w", t.Name, err)
+		}
+		if t.schemaJSON, err = json.Marshal(t.InputSchema); err != nil {
 			return fmt.Errorf("agent: tool %q: input schema: %w", t.Name, err)
 		}
 		r.tools[t.Name] = registered{tool: t, schema: resolved}

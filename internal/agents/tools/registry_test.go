@@ -189,3 +189,16 @@ func errorOf(t *testing.T, err error) *apierror.Error {
 	require.ErrorAs(t, err, &e)
 	return e
 }
+
+func TestListedToolsCarryTheirSchemaAsJSON(t *testing.T) {
+	t.Parallel()
+	r := tools.NewRegistry()
+	tool := echoTool("echo", 0, false)
+	require.NoError(t, r.Register(tool))
+	want, err := json.Marshal(tool.InputSchema)
+	require.NoError(t, err)
+	listed := r.List(auth.PrincipalFrom(key(0)))
+	require.Len(t, listed, 1)
+	require.JSONEq(t, string(want), string(listed[0].SchemaJSON()))
+	require.JSONEq(t, string(want), string(tool.SchemaJSON()), "an unregistered tool encodes its schema when asked")
+}
