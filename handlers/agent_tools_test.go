@@ -335,3 +335,20 @@ func TestEveryAgentToolRunsAnImplementedOperation(t *testing.T) {
 		require.NotEqual(t, http.StatusNotImplemented, resp.StatusCode, "%s (%s %s)", name, tool.Operation.Method, path)
 	}
 }
+
+// TestAToolCallCountsOnceAgainstTheRateLimit: the operation a tool runs is the caller's request already
+// admitted, not a second one charged to its budget.
+func TestAToolCallCountsOnceAgainstTheRateLimit(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	boot := env.Bootstrap(t, "acme")
+	key := newKey(t, env.Client(t, boot.APIKey), api.CreateAPIKey{Name: "slow agent", Permissions: int64(auth.ReadContacts),
+		RateLimitPerMinute: api.NewOptInt(3)})
+	agent := env.Client(t, key.Secret)
+	for range 3 {
+		_, err := restCall(t, agent, "segments_list", `{}`, nil)
+		require.NoError(t, err)
+	}
+	_, err := restCall(t, agent, "segments_list", `{}`, nil)
+	requireAPIError(t, err, http.StatusTooManyRequests, "rate_limited")
+}
