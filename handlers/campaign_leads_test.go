@@ -99,7 +99,7 @@ func TestCampaignLeadPauseHoldsTheLeadAndResumeContinuesIt(t *testing.T) {
 	res, err = r.pause(camp, bob, nil)
 	require.NoError(t, err)
 	require.True(t, res.Hold.Value.Until.Null, "until resumed")
-	_, err = r.c.CampaignsStart(ctx, api.CampaignsStartParams{ID: camp})
+	_, err = r.env.Owner(t, "acme").CampaignsStart(ctx, api.CampaignsStartParams{ID: camp})
 	require.NoError(t, err)
 	_, due, why = r.leadTiming(t, camp, bob)
 	require.Nil(t, due)

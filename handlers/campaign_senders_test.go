@@ -34,10 +34,11 @@ func (r campaignRig) status(t *testing.T, id uuid.UUID) api.CampaignStatus {
 	return c.Status
 }
 
-// activate moves a campaign to active by PATCH, which changes nothing else.
+// activate moves a campaign to active by PATCH, which changes nothing else, as the owner (a person: an API
+// key would need an agent policy to start it).
 func (r campaignRig) activate(t *testing.T, id uuid.UUID) *api.Campaign {
 	t.Helper()
-	c, err := r.c.CampaignsUpdate(context.Background(), &api.CampaignUpdate{Status: api.NewOptCampaignStatus(api.CampaignStatusActive)},
+	c, err := r.env.Owner(t, "acme").CampaignsUpdate(context.Background(), &api.CampaignUpdate{Status: api.NewOptCampaignStatus(api.CampaignStatusActive)},
 		api.CampaignsUpdateParams{ID: id})
 	require.NoError(t, err)
 	return c

@@ -152,6 +152,16 @@ func (h *Campaigns) one(ctx context.Context, op func(ctx context.Context, tx pgx
 func (h *Campaigns) CampaignsUpdate(ctx context.Context, req *api.CampaignUpdate, params api.CampaignsUpdateParams) (*api.Campaign, error) {
 	in := updateInputOf(req)
 	return h.one(ctx, func(ctx context.Context, tx pgx.Tx, org uuid.UUID) (campaign.Campaign, error) {
+		if in.Status.Set && in.Status.Value == campaign.StatusActive {
+			// Setting a campaign active starts it: an agent credential needs its policy, as for a start.
+			was, err := h.store.Get(ctx, tx, org, params.ID)
+			if err != nil {
+				return was, err
+			}
+			if err := h.agentLaunch(ctx, tx, org, params.ID, was.Status, time.Now()); err != nil {
+				return was, err
+			}
+		}
 		return h.store.Update(ctx, tx, org, params.ID, in)
 	})
 }
@@ -179,14 +189,20 @@ func (h *Campaigns) CampaignsDuplicate(ctx context.Context, req api.OptCampaignD
 }
 
 // CampaignsStart moves a campaign to active once the launch checks pass: the seed's no_leads rule, then
-// every problem that would keep it from sending (checks.LaunchBlockers), in the same transaction.
+// every problem that would keep it from sending (checks.LaunchBlockers), then, for an API key or OAuth
+// grant, its agent policy (agentLaunch), in the same transaction.
 func (h *Campaigns) CampaignsStart(ctx context.Context, params api.CampaignsStartParams) (*api.CampaignStartResult, error) {
 	if _, err := h.one(ctx, func(ctx context.Context, tx pgx.Tx, org uuid.UUID) (campaign.Campaign, error) {
+		was, err := h.store.Get(ctx, tx, org, params.ID)
+		if err != nil {
+			return was, err
+		}
 		c, err := h.store.Start(ctx, tx, org, params.ID)
 		if err != nil {
 			return c, err
 		}
-		s, err := checks.Load(ctx, tx, org, params.ID, time.Now())
+		now := time.Now()
+		s, err := checks.Load(ctx, tx, org, params.ID, now)
 		if err != nil {
 			return c, err
 		}
@@ -195,7 +211,7 @@ func (h *Campaigns) CampaignsStart(ctx context.Context, params api.CampaignsStar
 			return c, apierror.BadRequest("campaign_invalid", fmt.Sprintf("This campaign cannot start: %s (%d problem(s); POST /v1/campaigns/%s/validate lists them).",
 				first.Message, len(blockers), params.ID)).WithFix(first.Fix)
 		}
-		return c, nil
+		return c, h.agentLaunch(ctx, tx, org, params.ID, was.Status, now)
 	}); err != nil {
 		return nil, err
 	}

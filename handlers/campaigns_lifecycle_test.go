@@ -179,7 +179,7 @@ func TestCampaignStartNeedsLeadsUnlessContinuousAndStopPauses(t *testing.T) {
 	ctx := context.Background()
 	boot := env.Bootstrap(t, "acme")
 	org := boot.OrganizationID
-	c := env.Client(t, boot.APIKey)
+	c := env.Owner(t, "acme")
 	step := []api.CampaignStepCreate{{Subject: api.NewOptString("Hi"), BodyPlain: api.NewOptString("Hello")}}
 	// No mailbox yet: a campaign with leads cannot start, whatever else is right.
 	blocked := campCreate(t, c, api.CampaignCreate{Name: "Nobody sends", Continuous: api.NewOptBool(true), Steps: step})

@@ -138,7 +138,7 @@ func TestProductEventResumesAWaitingLeadWhoseNextEmailIsSent(t *testing.T) {
 	}, api.ContactsCreateParams{})
 	require.NoError(t, err)
 	ann, ben, cat := leads[0].ID, leads[1].ID, leads[2].ID
-	_, err = r.c.CampaignsStart(ctx, api.CampaignsStartParams{ID: cmp.ID})
+	_, err = r.env.Owner(t, "acme").CampaignsStart(ctx, api.CampaignsStartParams{ID: cmp.ID})
 	require.NoError(t, err)
 
 	require.Equal(t, map[string]int{"ann@client.example": 1, "ben@client.example": 1}, r.settle(t), "the first step went out")

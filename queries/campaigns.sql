@@ -168,6 +168,12 @@ SELECT count(*) FROM campaign_logs WHERE organization_id = @organization_id AND 
 SELECT EXISTS (SELECT 1 FROM campaign_leads
   WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active', 'paused'));
 
+-- name: CampaignLeadsPendingCount :one
+-- How many of the campaign's leads have something left to do: the recipients a start would mail, as the
+-- agent policy gate weighs it.
+SELECT count(*)::int FROM campaign_leads
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND state IN ('pending', 'active', 'paused');
+
 -- name: CampaignLeadsSchedule :exec
 -- Makes every waiting lead due now, so the engine re-decides its next send under the current settings. A held
 -- lead stays held: it is due when its hold ends (campaign_leads.sql). The campaign's park ends too (its leads

@@ -551,6 +551,25 @@ func (q *Queries) CampaignLeadsPending(ctx context.Context, db DBTX, arg Campaig
 	return exists, err
 }
 
+const campaignLeadsPendingCount = `-- name: CampaignLeadsPendingCount :one
+SELECT count(*)::int FROM campaign_leads
+WHERE organization_id = $1 AND campaign_id = $2 AND state IN ('pending', 'active', 'paused')
+`
+
+type CampaignLeadsPendingCountParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+}
+
+// How many of the campaign's leads have something left to do: the recipients a start would mail, as the
+// agent policy gate weighs it.
+func (q *Queries) CampaignLeadsPendingCount(ctx context.Context, db DBTX, arg CampaignLeadsPendingCountParams) (int32, error) {
+	row := db.QueryRow(ctx, campaignLeadsPendingCount, arg.OrganizationID, arg.CampaignID)
+	var column_1 int32
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const campaignLeadsSchedule = `-- name: CampaignLeadsSchedule :exec
 WITH unpark AS (
   UPDATE campaigns c SET parked_until = NULL WHERE c.organization_id = $1 AND c.id = $2

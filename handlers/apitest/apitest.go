@@ -321,6 +321,13 @@ func (e *Env) SignIn(t testing.TB, email, password string) *api.TokenPair {
 		RefreshToken: res.RefreshToken.Value, RefreshTokenExpiresAt: res.RefreshTokenExpiresAt.Value}
 }
 
+// Owner signs in the owner Bootstrap(t, org) created and returns a client of that session: a person, whom
+// the agent policy gate never holds (an API key starting a campaign needs a policy).
+func (e *Env) Owner(t testing.TB, org string) *api.Client {
+	t.Helper()
+	return e.Client(t, e.SignIn(t, "owner@"+org+".example", Password).AccessToken)
+}
+
 // logger is the log of the servers and workers a test starts: discarded, or on stderr when
 // OUTFLOW_TEST_LOG=1 (to see why a request answered 500).
 func logger() *slog.Logger {

@@ -1,6 +1,6 @@
 // Package policy is the one gate every outbound entry point asks before it acts for a caller (direct send,
-// unibox compose and reply, run launches, managed-mailbox provisioning): may this credential do this now,
-// without a person?
+// unibox compose and reply, run launches, a campaign started or set active, managed-mailbox provisioning):
+// may this credential do this now, without a person?
 //
 // Invariants:
 //   - A session (a signed-in person) is human-authorised: Check allows it and counts nothing.
@@ -14,7 +14,9 @@
 //     never both take the last unit, a refused action counts nothing, and a count rolls back with the action.
 //     The statement decides; the Go rules (refusals) only explain a refusal from what it read.
 //   - A refusal says why in sentences for people (Decision.Reasons); the caller then holds the action for a
-//     human approval (package approvals) and does nothing else. Actions a human approved never count.
+//     human approval (package approvals) and does nothing else. Actions a human approved never count. A
+//     campaign start is the one answered 403 agent_policy_required instead: its held form is POST /runs with
+//     the campaign_id, which a person approves.
 //   - The policy only decides who may act autonomously. Suppressions, organization limits, holds, domain
 //     authentication and health stay with the actions themselves and run whatever the decision.
 package policy

@@ -394,6 +394,16 @@ func (s *Store) Start(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Campai
 	return out, s.moved(ctx, tx, out, row.Status, "started")
 }
 
+// PendingLeads counts the campaign's leads with something left to do: what starting it would mail, for the
+// agent policy gate.
+func (s *Store) PendingLeads(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (int, error) {
+	n, err := queries.CampaignLeadsPendingCount(ctx, tx, dbq.CampaignLeadsPendingCountParams{OrganizationID: org, CampaignID: id})
+	if err != nil {
+		return 0, fmt.Errorf("campaign: pending leads: %w", err)
+	}
+	return int(n), nil
+}
+
 // Stop pauses an active campaign: nothing more is handed to the send pipeline and its queued tasks are
 // cancelled (the leads send them again after a start).
 func (s *Store) Stop(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Campaign, error) {
