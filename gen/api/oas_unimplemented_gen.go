@@ -1741,8 +1741,14 @@ func (UnimplementedHandler) CampaignsSendTestEmail(ctx context.Context, req *Cam
 // or an end date already past. Quality findings (content score, tracking domain, unsubscribe header)
 // are preflight's and never block a start.
 //
-// Errors: 400 `no_leads`, `no_steps` or `campaign_invalid`, 401, 403 missing scope or permission, 404
-// unknown campaign, 429.
+// An API key or OAuth grant starts a campaign only under an agent policy bound to it that allows
+// campaign.launch for every active mailbox of the sender pool, within its recipient (the leads with
+// something left to do) and daily limits; the start is counted against the policy. Without one the
+// answer is 403 `agent_policy_required` with the reasons: a person starts it, or POST /runs with
+// campaign_id holds the launch for approval. Starting an active campaign changes and counts nothing.
+//
+// Errors: 400 `no_leads`, `no_steps` or `campaign_invalid`, 401, 403 missing scope or permission, or
+// `agent_policy_required`, 404 unknown campaign, 429.
 //
 // POST /campaigns/{id}/start
 func (UnimplementedHandler) CampaignsStart(ctx context.Context, params CampaignsStartParams) (r *CampaignStartResult, _ error) {
@@ -1817,8 +1823,11 @@ func (UnimplementedHandler) CampaignsTest(ctx context.Context, req *StartCampaig
 // here only sender_strategy and rotation_mode. Raises campaign.updated; needs WRITE_CAMPAIGNS (API
 // keys, OAuth) or manage_campaigns (sessions).
 //
-// Errors: 400 invalid body or field value, 401, 403 missing scope or permission, 404 unknown or
-// malformed id, 429.
+// Setting status active starts the campaign: an API key or OAuth grant needs an agent policy allowing
+// campaign.launch, as for POST /campaigns/{id}/start (403 `agent_policy_required` otherwise).
+//
+// Errors: 400 invalid body or field value, 401, 403 missing scope or permission, or
+// `agent_policy_required`, 404 unknown or malformed id, 429.
 //
 // PATCH /campaigns/{id}
 func (UnimplementedHandler) CampaignsUpdate(ctx context.Context, req *CampaignUpdate, params CampaignsUpdateParams) (r *Campaign, _ error) {
