@@ -982,6 +982,169 @@ CREATE TABLE public.agent_policy_usage (
 );
 
 --
+-- Name: analytics_campaign_days; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.analytics_campaign_days (
+    organization_id uuid NOT NULL,
+    day date NOT NULL,
+    sent bigint DEFAULT 0 NOT NULL,
+    opens bigint DEFAULT 0 NOT NULL,
+    machine_opens bigint DEFAULT 0 NOT NULL,
+    clicks bigint DEFAULT 0 NOT NULL,
+    machine_clicks bigint DEFAULT 0 NOT NULL,
+    replies bigint DEFAULT 0 NOT NULL,
+    intent_positive bigint DEFAULT 0 NOT NULL,
+    intent_negative bigint DEFAULT 0 NOT NULL,
+    intent_question bigint DEFAULT 0 NOT NULL,
+    intent_neutral bigint DEFAULT 0 NOT NULL,
+    intent_out_of_office bigint DEFAULT 0 NOT NULL,
+    intent_automated bigint DEFAULT 0 NOT NULL,
+    bounces_hard bigint DEFAULT 0 NOT NULL,
+    bounces_soft bigint DEFAULT 0 NOT NULL,
+    complaints bigint DEFAULT 0 NOT NULL,
+    unsubscribes bigint DEFAULT 0 NOT NULL,
+    placement_inbox bigint DEFAULT 0 NOT NULL,
+    placement_spam bigint DEFAULT 0 NOT NULL,
+    campaign_id uuid NOT NULL
+);
+
+--
+-- Name: analytics_campaign_hours; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.analytics_campaign_hours (
+    organization_id uuid NOT NULL,
+    sent bigint DEFAULT 0 NOT NULL,
+    opens bigint DEFAULT 0 NOT NULL,
+    machine_opens bigint DEFAULT 0 NOT NULL,
+    clicks bigint DEFAULT 0 NOT NULL,
+    machine_clicks bigint DEFAULT 0 NOT NULL,
+    replies bigint DEFAULT 0 NOT NULL,
+    intent_positive bigint DEFAULT 0 NOT NULL,
+    intent_negative bigint DEFAULT 0 NOT NULL,
+    intent_question bigint DEFAULT 0 NOT NULL,
+    intent_neutral bigint DEFAULT 0 NOT NULL,
+    intent_out_of_office bigint DEFAULT 0 NOT NULL,
+    intent_automated bigint DEFAULT 0 NOT NULL,
+    bounces_hard bigint DEFAULT 0 NOT NULL,
+    bounces_soft bigint DEFAULT 0 NOT NULL,
+    complaints bigint DEFAULT 0 NOT NULL,
+    unsubscribes bigint DEFAULT 0 NOT NULL,
+    placement_inbox bigint DEFAULT 0 NOT NULL,
+    placement_spam bigint DEFAULT 0 NOT NULL,
+    campaign_id uuid NOT NULL,
+    hour timestamp with time zone NOT NULL,
+    CONSTRAINT analytics_campaign_hours_hour_check CHECK ((date_trunc('hour'::text, (hour AT TIME ZONE 'UTC'::text)) = (hour AT TIME ZONE 'UTC'::text)))
+);
+
+--
+-- Name: analytics_engagement; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.analytics_engagement (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    dimension text NOT NULL,
+    key text NOT NULL,
+    contact_id uuid NOT NULL,
+    clicked boolean DEFAULT false NOT NULL,
+    CONSTRAINT analytics_engagement_dimension_check CHECK ((dimension = ANY (ARRAY['country'::text, 'client'::text, 'device'::text]))),
+    CONSTRAINT analytics_engagement_key_check CHECK ((length(key) <= 64))
+);
+
+--
+-- Name: analytics_mailbox_days; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.analytics_mailbox_days (
+    organization_id uuid NOT NULL,
+    day date NOT NULL,
+    kind text NOT NULL,
+    sent bigint DEFAULT 0 NOT NULL,
+    opens bigint DEFAULT 0 NOT NULL,
+    machine_opens bigint DEFAULT 0 NOT NULL,
+    clicks bigint DEFAULT 0 NOT NULL,
+    machine_clicks bigint DEFAULT 0 NOT NULL,
+    replies bigint DEFAULT 0 NOT NULL,
+    intent_positive bigint DEFAULT 0 NOT NULL,
+    intent_negative bigint DEFAULT 0 NOT NULL,
+    intent_question bigint DEFAULT 0 NOT NULL,
+    intent_neutral bigint DEFAULT 0 NOT NULL,
+    intent_out_of_office bigint DEFAULT 0 NOT NULL,
+    intent_automated bigint DEFAULT 0 NOT NULL,
+    bounces_hard bigint DEFAULT 0 NOT NULL,
+    bounces_soft bigint DEFAULT 0 NOT NULL,
+    complaints bigint DEFAULT 0 NOT NULL,
+    unsubscribes bigint DEFAULT 0 NOT NULL,
+    placement_inbox bigint DEFAULT 0 NOT NULL,
+    placement_spam bigint DEFAULT 0 NOT NULL,
+    mailbox_id uuid NOT NULL,
+    provider text DEFAULT ''::text NOT NULL,
+    CONSTRAINT analytics_mailbox_days_provider_check CHECK ((length(provider) <= 64)),
+    CONSTRAINT analytics_org_days_kind_check CHECK ((kind = ANY (ARRAY['campaign'::text, 'direct'::text, 'warmup'::text])))
+);
+
+--
+-- Name: analytics_org_days; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.analytics_org_days (
+    organization_id uuid NOT NULL,
+    day date NOT NULL,
+    kind text NOT NULL,
+    sent bigint DEFAULT 0 NOT NULL,
+    opens bigint DEFAULT 0 NOT NULL,
+    machine_opens bigint DEFAULT 0 NOT NULL,
+    clicks bigint DEFAULT 0 NOT NULL,
+    machine_clicks bigint DEFAULT 0 NOT NULL,
+    replies bigint DEFAULT 0 NOT NULL,
+    intent_positive bigint DEFAULT 0 NOT NULL,
+    intent_negative bigint DEFAULT 0 NOT NULL,
+    intent_question bigint DEFAULT 0 NOT NULL,
+    intent_neutral bigint DEFAULT 0 NOT NULL,
+    intent_out_of_office bigint DEFAULT 0 NOT NULL,
+    intent_automated bigint DEFAULT 0 NOT NULL,
+    bounces_hard bigint DEFAULT 0 NOT NULL,
+    bounces_soft bigint DEFAULT 0 NOT NULL,
+    complaints bigint DEFAULT 0 NOT NULL,
+    unsubscribes bigint DEFAULT 0 NOT NULL,
+    placement_inbox bigint DEFAULT 0 NOT NULL,
+    placement_spam bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT analytics_org_days_kind_check CHECK ((kind = ANY (ARRAY['campaign'::text, 'direct'::text, 'warmup'::text])))
+);
+
+--
+-- Name: analytics_step_days; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.analytics_step_days (
+    organization_id uuid NOT NULL,
+    day date NOT NULL,
+    sent bigint DEFAULT 0 NOT NULL,
+    opens bigint DEFAULT 0 NOT NULL,
+    machine_opens bigint DEFAULT 0 NOT NULL,
+    clicks bigint DEFAULT 0 NOT NULL,
+    machine_clicks bigint DEFAULT 0 NOT NULL,
+    replies bigint DEFAULT 0 NOT NULL,
+    intent_positive bigint DEFAULT 0 NOT NULL,
+    intent_negative bigint DEFAULT 0 NOT NULL,
+    intent_question bigint DEFAULT 0 NOT NULL,
+    intent_neutral bigint DEFAULT 0 NOT NULL,
+    intent_out_of_office bigint DEFAULT 0 NOT NULL,
+    intent_automated bigint DEFAULT 0 NOT NULL,
+    bounces_hard bigint DEFAULT 0 NOT NULL,
+    bounces_soft bigint DEFAULT 0 NOT NULL,
+    complaints bigint DEFAULT 0 NOT NULL,
+    unsubscribes bigint DEFAULT 0 NOT NULL,
+    placement_inbox bigint DEFAULT 0 NOT NULL,
+    placement_spam bigint DEFAULT 0 NOT NULL,
+    campaign_id uuid NOT NULL,
+    step_id uuid NOT NULL,
+    variant_id uuid NOT NULL
+);
+
+--
 -- Name: api_key_usage_logs; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2665,8 +2828,10 @@ CREATE TABLE public.tracking_events (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     effects_due_at timestamp with time zone,
     effects_applied_at timestamp with time zone,
+    country text DEFAULT ''::text NOT NULL,
     CONSTRAINT tracking_events_check CHECK (((kind = 'click'::text) = ((link_index IS NOT NULL) AND (url IS NOT NULL)))),
     CONSTRAINT tracking_events_check1 CHECK (((verdict IS NULL) = (rule IS NULL))),
+    CONSTRAINT tracking_events_country_check CHECK ((length(country) <= 2)),
     CONSTRAINT tracking_events_effects_check CHECK ((((effects_due_at IS NULL) OR ((kind = 'click'::text) AND (verdict = 'human'::text))) AND ((effects_applied_at IS NULL) OR (effects_due_at IS NOT NULL)))),
     CONSTRAINT tracking_events_ip_hash_check CHECK ((length(ip_hash) <= 128)),
     CONSTRAINT tracking_events_kind_check CHECK ((kind = ANY (ARRAY['open'::text, 'click'::text]))),
@@ -2842,6 +3007,48 @@ ALTER TABLE ONLY public.agent_policies
 
 ALTER TABLE ONLY public.agent_policy_usage
     ADD CONSTRAINT agent_policy_usage_pkey PRIMARY KEY (organization_id, policy_id, day);
+
+--
+-- Name: analytics_campaign_days analytics_campaign_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_campaign_days
+    ADD CONSTRAINT analytics_campaign_days_pkey PRIMARY KEY (organization_id, campaign_id, day);
+
+--
+-- Name: analytics_campaign_hours analytics_campaign_hours_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_campaign_hours
+    ADD CONSTRAINT analytics_campaign_hours_pkey PRIMARY KEY (organization_id, campaign_id, hour);
+
+--
+-- Name: analytics_engagement analytics_engagement_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_engagement
+    ADD CONSTRAINT analytics_engagement_pkey PRIMARY KEY (organization_id, campaign_id, dimension, key, contact_id);
+
+--
+-- Name: analytics_mailbox_days analytics_mailbox_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_mailbox_days
+    ADD CONSTRAINT analytics_mailbox_days_pkey PRIMARY KEY (organization_id, mailbox_id, day, kind);
+
+--
+-- Name: analytics_org_days analytics_org_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_org_days
+    ADD CONSTRAINT analytics_org_days_pkey PRIMARY KEY (organization_id, day, kind);
+
+--
+-- Name: analytics_step_days analytics_step_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_step_days
+    ADD CONSTRAINT analytics_step_days_pkey PRIMARY KEY (organization_id, campaign_id, step_id, variant_id, day);
 
 --
 -- Name: api_key_usage_logs api_key_usage_logs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4379,6 +4586,55 @@ ALTER TABLE ONLY public.agent_policy_usage
     ADD CONSTRAINT agent_policy_usage_organization_id_policy_id_fkey FOREIGN KEY (organization_id, policy_id) REFERENCES public.agent_policies(organization_id, id) ON DELETE CASCADE;
 
 --
+-- Name: analytics_campaign_days analytics_campaign_days_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_campaign_days
+    ADD CONSTRAINT analytics_campaign_days_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: analytics_campaign_hours analytics_campaign_hours_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_campaign_hours
+    ADD CONSTRAINT analytics_campaign_hours_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: analytics_engagement analytics_engagement_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_engagement
+    ADD CONSTRAINT analytics_engagement_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: analytics_engagement analytics_engagement_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_engagement
+    ADD CONSTRAINT analytics_engagement_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: analytics_mailbox_days analytics_mailbox_days_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_mailbox_days
+    ADD CONSTRAINT analytics_mailbox_days_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: analytics_org_days analytics_org_days_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_org_days
+    ADD CONSTRAINT analytics_org_days_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: analytics_step_days analytics_step_days_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_step_days
+    ADD CONSTRAINT analytics_step_days_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: api_key_usage_logs api_key_usage_logs_organization_id_api_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -5140,6 +5396,42 @@ ALTER TABLE public.agent_policies ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.agent_policy_usage ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: analytics_campaign_days; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.analytics_campaign_days ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: analytics_campaign_hours; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.analytics_campaign_hours ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: analytics_engagement; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.analytics_engagement ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: analytics_mailbox_days; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.analytics_mailbox_days ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: analytics_org_days; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.analytics_org_days ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: analytics_step_days; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.analytics_step_days ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: api_key_usage_logs; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -5516,6 +5808,42 @@ CREATE POLICY tenant_isolation ON public.agent_policies USING ((organization_id 
 --
 
 CREATE POLICY tenant_isolation ON public.agent_policy_usage USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: analytics_campaign_days tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.analytics_campaign_days USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: analytics_campaign_hours tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.analytics_campaign_hours USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: analytics_engagement tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.analytics_engagement USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: analytics_mailbox_days tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.analytics_mailbox_days USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: analytics_org_days tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.analytics_org_days USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: analytics_step_days tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.analytics_step_days USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: api_key_usage_logs tenant_isolation; Type: POLICY; Schema: public; Owner: -

@@ -89,6 +89,139 @@ type AgentPolicyUsage struct {
 	Actions        int32     `json:"actions"`
 }
 
+type AnalyticsCampaignDay struct {
+	OrganizationID    uuid.UUID `json:"organization_id"`
+	Day               time.Time `json:"day"`
+	Sent              int64     `json:"sent"`
+	Opens             int64     `json:"opens"`
+	MachineOpens      int64     `json:"machine_opens"`
+	Clicks            int64     `json:"clicks"`
+	MachineClicks     int64     `json:"machine_clicks"`
+	Replies           int64     `json:"replies"`
+	IntentPositive    int64     `json:"intent_positive"`
+	IntentNegative    int64     `json:"intent_negative"`
+	IntentQuestion    int64     `json:"intent_question"`
+	IntentNeutral     int64     `json:"intent_neutral"`
+	IntentOutOfOffice int64     `json:"intent_out_of_office"`
+	IntentAutomated   int64     `json:"intent_automated"`
+	BouncesHard       int64     `json:"bounces_hard"`
+	BouncesSoft       int64     `json:"bounces_soft"`
+	Complaints        int64     `json:"complaints"`
+	Unsubscribes      int64     `json:"unsubscribes"`
+	PlacementInbox    int64     `json:"placement_inbox"`
+	PlacementSpam     int64     `json:"placement_spam"`
+	CampaignID        uuid.UUID `json:"campaign_id"`
+}
+
+type AnalyticsCampaignHour struct {
+	OrganizationID    uuid.UUID `json:"organization_id"`
+	Sent              int64     `json:"sent"`
+	Opens             int64     `json:"opens"`
+	MachineOpens      int64     `json:"machine_opens"`
+	Clicks            int64     `json:"clicks"`
+	MachineClicks     int64     `json:"machine_clicks"`
+	Replies           int64     `json:"replies"`
+	IntentPositive    int64     `json:"intent_positive"`
+	IntentNegative    int64     `json:"intent_negative"`
+	IntentQuestion    int64     `json:"intent_question"`
+	IntentNeutral     int64     `json:"intent_neutral"`
+	IntentOutOfOffice int64     `json:"intent_out_of_office"`
+	IntentAutomated   int64     `json:"intent_automated"`
+	BouncesHard       int64     `json:"bounces_hard"`
+	BouncesSoft       int64     `json:"bounces_soft"`
+	Complaints        int64     `json:"complaints"`
+	Unsubscribes      int64     `json:"unsubscribes"`
+	PlacementInbox    int64     `json:"placement_inbox"`
+	PlacementSpam     int64     `json:"placement_spam"`
+	CampaignID        uuid.UUID `json:"campaign_id"`
+	Hour              time.Time `json:"hour"`
+}
+
+type AnalyticsEngagement struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	Dimension      string    `json:"dimension"`
+	Key            string    `json:"key"`
+	ContactID      uuid.UUID `json:"contact_id"`
+	Clicked        bool      `json:"clicked"`
+}
+
+type AnalyticsMailboxDay struct {
+	OrganizationID    uuid.UUID `json:"organization_id"`
+	Day               time.Time `json:"day"`
+	Kind              string    `json:"kind"`
+	Sent              int64     `json:"sent"`
+	Opens             int64     `json:"opens"`
+	MachineOpens      int64     `json:"machine_opens"`
+	Clicks            int64     `json:"clicks"`
+	MachineClicks     int64     `json:"machine_clicks"`
+	Replies           int64     `json:"replies"`
+	IntentPositive    int64     `json:"intent_positive"`
+	IntentNegative    int64     `json:"intent_negative"`
+	IntentQuestion    int64     `json:"intent_question"`
+	IntentNeutral     int64     `json:"intent_neutral"`
+	IntentOutOfOffice int64     `json:"intent_out_of_office"`
+	IntentAutomated   int64     `json:"intent_automated"`
+	BouncesHard       int64     `json:"bounces_hard"`
+	BouncesSoft       int64     `json:"bounces_soft"`
+	Complaints        int64     `json:"complaints"`
+	Unsubscribes      int64     `json:"unsubscribes"`
+	PlacementInbox    int64     `json:"placement_inbox"`
+	PlacementSpam     int64     `json:"placement_spam"`
+	MailboxID         uuid.UUID `json:"mailbox_id"`
+	Provider          string    `json:"provider"`
+}
+
+type AnalyticsOrgDay struct {
+	OrganizationID    uuid.UUID `json:"organization_id"`
+	Day               time.Time `json:"day"`
+	Kind              string    `json:"kind"`
+	Sent              int64     `json:"sent"`
+	Opens             int64     `json:"opens"`
+	MachineOpens      int64     `json:"machine_opens"`
+	Clicks            int64     `json:"clicks"`
+	MachineClicks     int64     `json:"machine_clicks"`
+	Replies           int64     `json:"replies"`
+	IntentPositive    int64     `json:"intent_positive"`
+	IntentNegative    int64     `json:"intent_negative"`
+	IntentQuestion    int64     `json:"intent_question"`
+	IntentNeutral     int64     `json:"intent_neutral"`
+	IntentOutOfOffice int64     `json:"intent_out_of_office"`
+	IntentAutomated   int64     `json:"intent_automated"`
+	BouncesHard       int64     `json:"bounces_hard"`
+	BouncesSoft       int64     `json:"bounces_soft"`
+	Complaints        int64     `json:"complaints"`
+	Unsubscribes      int64     `json:"unsubscribes"`
+	PlacementInbox    int64     `json:"placement_inbox"`
+	PlacementSpam     int64     `json:"placement_spam"`
+}
+
+type AnalyticsStepDay struct {
+	OrganizationID    uuid.UUID `json:"organization_id"`
+	Day               time.Time `json:"day"`
+	Sent              int64     `json:"sent"`
+	Opens             int64     `json:"opens"`
+	MachineOpens      int64     `json:"machine_opens"`
+	Clicks            int64     `json:"clicks"`
+	MachineClicks     int64     `json:"machine_clicks"`
+	Replies           int64     `json:"replies"`
+	IntentPositive    int64     `json:"intent_positive"`
+	IntentNegative    int64     `json:"intent_negative"`
+	IntentQuestion    int64     `json:"intent_question"`
+	IntentNeutral     int64     `json:"intent_neutral"`
+	IntentOutOfOffice int64     `json:"intent_out_of_office"`
+	IntentAutomated   int64     `json:"intent_automated"`
+	BouncesHard       int64     `json:"bounces_hard"`
+	BouncesSoft       int64     `json:"bounces_soft"`
+	Complaints        int64     `json:"complaints"`
+	Unsubscribes      int64     `json:"unsubscribes"`
+	PlacementInbox    int64     `json:"placement_inbox"`
+	PlacementSpam     int64     `json:"placement_spam"`
+	CampaignID        uuid.UUID `json:"campaign_id"`
+	StepID            uuid.UUID `json:"step_id"`
+	VariantID         uuid.UUID `json:"variant_id"`
+}
+
 type ApiKey struct {
 	OrganizationID       uuid.UUID     `json:"organization_id"`
 	ID                   uuid.UUID     `json:"id"`
@@ -1275,6 +1408,7 @@ type TrackingEvent struct {
 	CreatedAt        time.Time  `json:"created_at"`
 	EffectsDueAt     *time.Time `json:"effects_due_at"`
 	EffectsAppliedAt *time.Time `json:"effects_applied_at"`
+	Country          string     `json:"country"`
 }
 
 type User struct {
