@@ -230,7 +230,7 @@ func TestKilledWorkerProcessesNeitherLoseNorDoubleACampaignsSends(t *testing.T) 
 		INSERT INTO campaign_leads (organization_id, campaign_id, contact_id) SELECT organization_id, $2, id FROM c`,
 		boot.OrganizationID, camp.ID, leadCount)
 	require.NoError(t, err)
-	_, err = c.CampaignsStart(ctx, api.CampaignsStartParams{ID: camp.ID})
+	_, err = env.Owner(t, "acme").CampaignsStart(ctx, api.CampaignsStartParams{ID: camp.ID})
 	require.NoError(t, err)
 
 	// The crashes come when the server has taken a random number of messages, one in each of `crashes` equal
