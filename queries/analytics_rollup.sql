@@ -280,7 +280,7 @@ org_days AS (
     count(*) FILTER (WHERE what = 'complaint'), count(*) FILTER (WHERE what = 'unsubscribe'),
     count(*) FILTER (WHERE false), count(*) FILTER (WHERE false)
   FROM f AS f
-  GROUP BY 1, 2
+  GROUP BY 2, 3
 ),
 campaign_days AS (
   INSERT INTO analytics_campaign_days (organization_id, campaign_id, day,
@@ -298,7 +298,7 @@ campaign_days AS (
     count(*) FILTER (WHERE what = 'complaint'), count(*) FILTER (WHERE what = 'unsubscribe'),
     count(*) FILTER (WHERE false), count(*) FILTER (WHERE false)
   FROM c AS f
-  GROUP BY 1, 2
+  GROUP BY 2, 3
 ),
 step_days AS (
   INSERT INTO analytics_step_days (organization_id, campaign_id, step_id, variant_id, day,
@@ -316,7 +316,7 @@ step_days AS (
     count(*) FILTER (WHERE what = 'complaint'), count(*) FILTER (WHERE what = 'unsubscribe'),
     count(*) FILTER (WHERE false), count(*) FILTER (WHERE false)
   FROM c AS f WHERE f.step_id IS NOT NULL
-  GROUP BY 1, 2, 3, 4
+  GROUP BY 2, 3, 4, 5
 ),
 campaign_hours AS (
   INSERT INTO analytics_campaign_hours (organization_id, campaign_id, hour,
@@ -334,7 +334,7 @@ campaign_hours AS (
     count(*) FILTER (WHERE what = 'complaint'), count(*) FILTER (WHERE what = 'unsubscribe'),
     count(*) FILTER (WHERE false), count(*) FILTER (WHERE false)
   FROM c AS f
-  GROUP BY 1, 2
+  GROUP BY 2, 3
 )
 INSERT INTO analytics_mailbox_days (organization_id, mailbox_id, day, kind, provider,
   sent, opens, machine_opens, clicks, machine_clicks, replies, intent_positive, intent_negative, intent_question,
@@ -351,4 +351,4 @@ SELECT @organization_id::uuid, f.mailbox_id, (f.at AT TIME ZONE 'UTC')::date, f.
   count(*) FILTER (WHERE what = 'complaint'), count(*) FILTER (WHERE what = 'unsubscribe'),
   count(*) FILTER (WHERE false), count(*) FILTER (WHERE false)
 FROM f AS f WHERE f.mailbox_id IS NOT NULL
-GROUP BY 1, 2, 3;
+GROUP BY 2, 3, 4;
