@@ -352,3 +352,11 @@ SELECT @organization_id::uuid, f.mailbox_id, (f.at AT TIME ZONE 'UTC')::date, f.
   count(*) FILTER (WHERE false), count(*) FILTER (WHERE false)
 FROM f AS f WHERE f.mailbox_id IS NOT NULL
 GROUP BY 2, 3, 4;
+
+-- name: RollupOrganizations :many
+-- The organizations `outflow admin rollups rebuild` recomputes: every one, or the one named (NULL: all). Run
+-- by the operator's command as the schema owner, the one cross-organization read of this file; each
+-- organization's rebuild then runs in its own organization-scoped transaction.
+SELECT o.id AS organization_id, o.name FROM organizations o
+WHERE sqlc.narg(organization_id)::uuid IS NULL OR o.id = sqlc.narg(organization_id)::uuid
+ORDER BY o.created_at, o.id;

@@ -445,6 +445,40 @@ func (q *Queries) RollupIntents(ctx context.Context, db DBTX, arg RollupIntentsP
 	return items, nil
 }
 
+const rollupOrganizations = `-- name: RollupOrganizations :many
+SELECT o.id AS organization_id, o.name FROM organizations o
+WHERE $1::uuid IS NULL OR o.id = $1::uuid
+ORDER BY o.created_at, o.id
+`
+
+type RollupOrganizationsRow struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	Name           string    `json:"name"`
+}
+
+// The organizations `outflow admin rollups rebuild` recomputes: every one, or the one named (NULL: all). Run
+// by the operator's command as the schema owner, the one cross-organization read of this file; each
+// organization's rebuild then runs in its own organization-scoped transaction.
+func (q *Queries) RollupOrganizations(ctx context.Context, db DBTX, organizationID uuid.NullUUID) ([]RollupOrganizationsRow, error) {
+	rows, err := db.Query(ctx, rollupOrganizations, organizationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RollupOrganizationsRow{}
+	for rows.Next() {
+		var i RollupOrganizationsRow
+		if err := rows.Scan(&i.OrganizationID, &i.Name); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const rollupRebuild = `-- name: RollupRebuild :exec
 WITH s AS MATERIALIZED (
   SELECT t.id, CASE t.kind WHEN 'campaign' THEN 'campaign' WHEN 'warmup' THEN 'warmup' ELSE 'direct' END AS kind,
