@@ -43,6 +43,8 @@ var areaEdges = map[string]string{
 	"inbox->campaigns":    "a classified reply moves the lead of the campaign send it answers (engine.Answered, unsubscribe by reply)",
 	"inbox->eventing":     "replies raise inbox.reply_received and notifications; inbox actions queue their relays and sends in the request's transaction",
 	"inbox->mail":         "the reply hook is the mail sync's inbound hook; inbox actions mark read and move through mailsync and send through the send pipeline",
+
+	"campaigns->analytics": "tracking records who engaged with a campaign (engagement.Record) in the transaction that judges the event",
 }
 
 // pkg is what the rules read of a package: its path (relative to the module) and its non-test imports of the

@@ -143,7 +143,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		CampaignTests:     handlers.NewCampaignTests(p.pool, campaigns, inserter, p.testRuns),
 		// Tokens are verified under the deployment secret (and the previous ones, so links in mail sent before a
 		// rotation still work); client addresses are hashed under a key derived from the current secret.
-		Tracking:    handlers.NewTracking(p.signer, p.networks, hasher, events, p.now),
+		Tracking:    handlers.NewTracking(p.signer, p.networks, hasher, events, p.now, p.geo),
 		Unsubscribe: handlers.NewUnsubscribe(unsubscribes),
 		Deliverability: handlers.NewDeliverability(ingest.New(ingest.Deps{Pool: p.pool, Outbox: outbox, Engine: p.campaigns,
 			Unsubscribe: unsubscribes, Tracking: events, Hasher: hasher, Networks: p.networks})),
