@@ -124,3 +124,6 @@ LEFT JOIN (SELECT campaign_id, sum(sent) AS sent, sum(opens) AS opens, sum(machi
            GROUP BY campaign_id) d ON d.campaign_id = c.id
 WHERE c.organization_id = @organization_id::uuid AND c.id = ANY(@ids::uuid[])
 ORDER BY array_position(@ids::uuid[], c.id);
+
+-- name: AnalyticsCampaignExists :one
+SELECT EXISTS (SELECT 1 FROM campaigns WHERE organization_id = @organization_id::uuid AND id = @id::uuid)::boolean;

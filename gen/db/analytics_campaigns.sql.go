@@ -122,6 +122,22 @@ func (q *Queries) AnalyticsCampaignEngagement(ctx context.Context, db DBTX, arg 
 	return items, nil
 }
 
+const analyticsCampaignExists = `-- name: AnalyticsCampaignExists :one
+SELECT EXISTS (SELECT 1 FROM campaigns WHERE organization_id = $1::uuid AND id = $2::uuid)::boolean
+`
+
+type AnalyticsCampaignExistsParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) AnalyticsCampaignExists(ctx context.Context, db DBTX, arg AnalyticsCampaignExistsParams) (bool, error) {
+	row := db.QueryRow(ctx, analyticsCampaignExists, arg.OrganizationID, arg.ID)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const analyticsCampaignHead = `-- name: AnalyticsCampaignHead :one
 SELECT c.id, c.name, c.status, c.created_at,
        (SELECT count(*) FROM campaign_leads l
