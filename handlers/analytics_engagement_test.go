@@ -102,3 +102,51 @@ func TestTrackingWithoutAGeoDatabaseStoresEveryCountryAsUnknown(t *testing.T) {
 	require.Len(t, r.judgements(t, task), 1)
 	require.Equal(t, []engagementRow{{"client", "Safari", false}, {"country", "", false}, {"device", "desktop", false}}, r.engagementOf(t))
 }
+
+func TestCampaignReportCountsSendsOpensAndClicksDrivenThroughTheTrackingEndpoints(t *testing.T) {
+	t.Parallel()
+	geo := geotest.Write(t, "GeoLite2-Country", map[string]string{"127.0.0.0/24": "NL", "127.0.1.0/24": "BE"})
+	r := newTrackRig(t, func(c *config.Config) { c.GeoIPDB, c.ClickBurstWindow = geo, time.Second })
+	r.env.StartWorkers(t)
+	ctx := context.Background()
+	sent := time.Date(2026, 3, 1, 23, 30, 0, 0, time.UTC)
+	first, second := r.send(t, sent), r.send(t, sent.Add(time.Minute))
+	// The sends are stored as the pipeline leaves them, without its feed: a rebuild counts them.
+	r.rebuild(t)
+
+	// The first send: a scanner's open before midnight, then the reader's after it (the send's first open stays
+	// the scanner's, on 1 March, and is a person's now). The second: the reader's click from the office on 2 March.
+	r.open(t, sent.Add(10*time.Minute), first, fromScanner, androidChromeUA)
+	r.open(t, sent.Add(40*time.Minute), first, fromReader, appleMailUA)
+	r.click(t, sent.Add(50*time.Minute), second, 0, fromOffice, androidChromeUA)
+	require.Eventually(t, func() bool { _, clicked := r.stamps(t, second); return clicked != nil }, 30*time.Second, 100*time.Millisecond)
+
+	got, err := r.c.AnalyticsCampaignGet(ctx, api.AnalyticsCampaignGetParams{ID: r.camp})
+	require.NoError(t, err)
+	require.Equal(t, api.CampaignAnalyticsSummary{TotalContacts: api.NewOptInt(1), EmailsSent: api.NewOptInt(2),
+		EmailsPending: api.NewOptInt(1), UniqueOpens: api.NewOptInt(1), MachineOpens: api.NewOptInt(0),
+		UniqueClicks: api.NewOptInt(1), MachineClicks: api.NewOptInt(0), Replies: api.NewOptInt(0), Bounces: api.NewOptInt(0),
+		Unsubscribes: api.NewOptInt(0), OpenRate: api.NewOptFloat64(50), ClickRate: api.NewOptFloat64(50),
+		ReplyRate: api.NewOptFloat64(0), BounceRate: api.NewOptFloat64(0)}, got.Summary,
+		"2 sends, 1 opened by a person (the scanner's open taken back), 1 clicked by a person")
+	require.Len(t, got.Steps, 1)
+	require.Equal(t, 2, got.Steps[0].EmailsSent.Value)
+	require.Equal(t, 50.0, got.Steps[0].OpenRate.Value)
+	require.Equal(t, 50.0, got.Steps[0].ClickRate.Value)
+	require.Equal(t, api.CampaignEngagement{
+		Countries: []api.CampaignEngagementBucket{{Key: "BE", Opens: 1, Clicks: 1}, {Key: "NL", Opens: 1}},
+		Clients:   []api.CampaignEngagementBucket{{Key: "Chrome", Opens: 1, Clicks: 1}, {Key: "Apple Mail", Opens: 1}},
+		Devices:   []api.CampaignEngagementBucket{{Key: "mobile", Opens: 1, Clicks: 1}, {Key: "desktop", Opens: 1}},
+	}, got.Engagement, "the scanner's open and country count nowhere")
+
+	daily, err := r.c.AnalyticsCampaignDaily(ctx, api.AnalyticsCampaignDailyParams{ID: r.camp, From: date("2026-03-01"), To: date("2026-03-02")})
+	require.NoError(t, err)
+	require.Equal(t, []api.CampaignDayPoint{
+		{Date: api.NewOptDate(date("2026-03-01")), Sent: api.NewOptInt(2), Opens: api.NewOptInt(1), Clicks: api.NewOptInt(0), Replies: api.NewOptInt(0)},
+		{Date: api.NewOptDate(date("2026-03-02")), Sent: api.NewOptInt(0), Opens: api.NewOptInt(0), Clicks: api.NewOptInt(1), Replies: api.NewOptInt(0)},
+	}, daily.Data, "each on the day of its first open or click, cut at UTC midnight")
+	hourly, err := r.c.AnalyticsCampaignHourly(ctx, api.AnalyticsCampaignHourlyParams{ID: r.camp, Date: api.NewOptDate(date("2026-03-02"))})
+	require.NoError(t, err)
+	require.Equal(t, 1, hourly.Data[0].Clicks.Value, "the click at 00:20")
+	require.Zero(t, hourly.Data[0].Sent.Value)
+}
