@@ -13,21 +13,13 @@ import (
 
 var queries = dbq.New()
 
-// The kinds a fact counts for (analytics_org_days.kind and analytics_mailbox_days.kind).
+// The kinds a fact counts for (analytics_org_days.kind and analytics_mailbox_days.kind). The rollup queries
+// map a send's kind to them: campaign and warmup as they are, direct and reply as direct.
 const (
 	KindCampaign = "campaign"
 	KindDirect   = "direct"
 	KindWarmup   = "warmup"
 )
-
-// KindOf is the rollup kind of a send of kind sendKind (send_tasks.kind): reply sends count as direct.
-func KindOf(sendKind string) string {
-	switch sendKind {
-	case KindCampaign, KindWarmup:
-		return sendKind
-	}
-	return KindDirect
-}
 
 // Fact is one change to the counters: what happened (the deltas) when and to what. The feeds build facts from
 // the rows they just wrote; Apply adds them to every counter table they belong to.
