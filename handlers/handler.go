@@ -54,6 +54,7 @@ type Handler struct {
 	*AppConnections
 	*CampaignStepRuns
 	*ProductEvents
+	*AnalyticsCampaigns
 	notYet
 
 	mcp    *MCP
@@ -140,6 +141,8 @@ type Deps struct {
 	CampaignStepRuns *CampaignStepRuns
 	// ProductEvents records product events (resuming the campaign steps waiting for them) and reads them back.
 	ProductEvents *ProductEvents
+	// AnalyticsCampaigns serves the campaign reports: one campaign, its days and hours, and the comparison.
+	AnalyticsCampaigns *AnalyticsCampaigns
 }
 
 // New assembles the API handler.
@@ -163,6 +166,7 @@ func New(d Deps) *Handler {
 		CampaignStepRuns:  d.CampaignStepRuns,
 		ProductEvents:     d.ProductEvents,
 	}
+	h.AnalyticsCampaigns = d.AnalyticsCampaigns
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks
 	}

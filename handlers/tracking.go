@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/internal/analytics/engagement"
 	"github.com/outflowhq/outflow/internal/campaigns/tracking"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/reqctx"
@@ -21,13 +22,15 @@ type Tracking struct {
 	hasher   *tracking.IPHasher
 	events   *tracking.Batcher
 	now      func() time.Time
+	geo      *engagement.Geo
 }
 
 // NewTracking builds the tracking endpoints from the token signer, the network lists, the address hasher,
-// the event batcher the composition root owns (and closes on shutdown) and the clock events are stamped with.
+// the event batcher the composition root owns (and closes on shutdown), the clock events are stamped with and
+// the geo database readers' countries come from (nil: every country unknown).
 func NewTracking(signer *tracking.Signer, networks *tracking.Networks, hasher *tracking.IPHasher, events *tracking.Batcher,
-	now func() time.Time) *Tracking {
-	return &Tracking{signer: signer, networks: networks, hasher: hasher, events: events, now: now}
+	now func() time.Time, geo *engagement.Geo) *Tracking {
+	return &Tracking{signer: signer, networks: networks, hasher: hasher, events: events, now: now, geo: geo}
 }
 
 // pixelGIF is the 1x1 transparent GIF every open pixel request gets, known token or not.
@@ -74,13 +77,13 @@ func (t *Tracking) TrackingClickRedirect(ctx context.Context, params api.Trackin
 }
 
 // received is the event the request makes: the token, the time, the user agent, the client address's keyed
-// hash and network (never the address), and what the network lists say about them.
+// hash, network and country (never the address), and what the network lists say about them.
 func (t *Tracking) received(ctx context.Context, tok tracking.Token) tracking.Received {
 	info := reqctx.From(ctx)
 	ip, _ := netip.ParseAddr(info.ClientIP)
 	return tracking.Received{
 		Token: tok, At: t.now(), UserAgent: info.UserAgent,
-		IPHash: t.hasher.Hash(ip), SourceNetwork: tracking.SourceNetwork(ip),
+		IPHash: t.hasher.Hash(ip), SourceNetwork: tracking.SourceNetwork(ip), Country: t.geo.Country(ip),
 		Source: t.networks.Lookup(ip, info.UserAgent),
 	}
 }

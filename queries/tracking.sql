@@ -41,10 +41,10 @@ WHERE c.organization_id = @organization_id::uuid AND c.task_id = ANY(@task_ids::
 -- click of an existing send waits for its effects.
 INSERT INTO tracking_events (organization_id, id, task_id, kind, at, user_agent, ip_hash, source_network, scanner,
                              scanner_probable, privacy_proxy, link_index, url, ticket_issued, verdict, rule,
-                             effects_due_at)
+                             effects_due_at, country)
 SELECT @organization_id::uuid, u.id, u.task_id, u.kind, u.at, u.ua, u.ip_hash, u.network, u.scanner,
        u.probable, u.proxy, CASE WHEN u.kind = 'click' THEN u.link_index END, CASE WHEN u.kind = 'click' THEN u.url END,
-       u.ticket, u.verdict, u.rule, CASE WHEN u.pending THEN u.due END
+       u.ticket, u.verdict, u.rule, CASE WHEN u.pending THEN u.due END, u.country
 FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@task_ids::uuid[]) AS task_id, unnest(@kinds::text[]) AS kind,
              unnest(@ats::timestamptz[]) AS at, unnest(@uas::text[]) AS ua, unnest(@ip_hashes::text[]) AS ip_hash,
              unnest(@networks::text[]) AS network, unnest(@scanners::text[]) AS scanner,
@@ -52,7 +52,7 @@ FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@task_ids::uuid[]) AS task_id, u
              unnest(@link_indexes::int[]) AS link_index, unnest(@urls::text[]) AS url,
              unnest(@tickets::boolean[]) AS ticket, unnest(@verdicts::text[]) AS verdict,
              unnest(@rules::text[]) AS rule, unnest(@dues::timestamptz[]) AS due,
-             unnest(@pendings::boolean[]) AS pending) AS u;
+             unnest(@pendings::boolean[]) AS pending, unnest(@countries::text[]) AS country) AS u;
 
 -- name: TrackingClicksRejudge :execrows
 -- Human clicks whose effects are still pending become machine clicks by rule (a burst a later click made);

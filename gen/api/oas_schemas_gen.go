@@ -7160,6 +7160,7 @@ func (s *CampaignAdvancedUpdate) SetSettings(val AdvancedOutreachSettings) {
 	s.Settings = val
 }
 
+// One campaign's analytics; date_range runs from the campaign's creation to now.
 // Ref: #/components/schemas/CampaignAnalytics
 type CampaignAnalytics struct {
 	CampaignID uuid.UUID                `json:"campaign_id"`
@@ -7241,24 +7242,40 @@ func (s *CampaignAnalytics) SetEngagement(val CampaignEngagement) {
 	s.Engagement = val
 }
 
-// Human opens are unique_opens minus machine_opens; human clicks are unique_clicks minus
-// machine_clicks.
+// The campaign's totals over all time, from the rollups. Open and click counts are of sends (each
+// email once however often opened); human opens are unique_opens minus machine_opens and human clicks
+// unique_clicks minus machine_clicks. Rates are percentages of emails_sent rounded to two decimals, 0
+// while nothing was sent.
 // Ref: #/components/schemas/CampaignAnalyticsSummary
 type CampaignAnalyticsSummary struct {
-	TotalContacts OptInt     `json:"total_contacts"`
-	EmailsSent    OptInt     `json:"emails_sent"`
-	EmailsPending OptInt     `json:"emails_pending"`
-	UniqueOpens   OptInt     `json:"unique_opens"`
-	MachineOpens  OptInt     `json:"machine_opens"`
-	UniqueClicks  OptInt     `json:"unique_clicks"`
-	MachineClicks OptInt     `json:"machine_clicks"`
-	Replies       OptInt     `json:"replies"`
-	Bounces       OptInt     `json:"bounces"`
-	Unsubscribes  OptInt     `json:"unsubscribes"`
-	OpenRate      OptFloat64 `json:"open_rate"`
-	ClickRate     OptFloat64 `json:"click_rate"`
-	ReplyRate     OptFloat64 `json:"reply_rate"`
-	BounceRate    OptFloat64 `json:"bounce_rate"`
+	// The campaign's leads (contacts added to it), whatever their state.
+	TotalContacts OptInt `json:"total_contacts"`
+	// Sends that reached the provider (a send that failed afterwards is taken back).
+	EmailsSent OptInt `json:"emails_sent"`
+	// Leads still in the sequence (state pending or active): contacts with a step ahead of them.
+	EmailsPending OptInt `json:"emails_pending"`
+	// Sends opened at least once, by a person or a machine.
+	UniqueOpens OptInt `json:"unique_opens"`
+	// Of unique_opens, the sends opened only by machines (scanners, privacy proxies) so far.
+	MachineOpens OptInt `json:"machine_opens"`
+	// Sends clicked at least once, by a person or a machine.
+	UniqueClicks OptInt `json:"unique_clicks"`
+	// Of unique_clicks, the sends clicked only by machines so far.
+	MachineClicks OptInt `json:"machine_clicks"`
+	// Sends answered (their first reply).
+	Replies OptInt `json:"replies"`
+	// Hard and soft bounces.
+	Bounces OptInt `json:"bounces"`
+	// Unsubscribes from the campaign's messages.
+	Unsubscribes OptInt `json:"unsubscribes"`
+	// Human opens (unique_opens minus machine_opens) / emails_sent, percent.
+	OpenRate OptFloat64 `json:"open_rate"`
+	// Human clicks (unique_clicks minus machine_clicks) / emails_sent, percent.
+	ClickRate OptFloat64 `json:"click_rate"`
+	// Replies / emails_sent, percent.
+	ReplyRate OptFloat64 `json:"reply_rate"`
+	// Bounces (hard and soft) / emails_sent, percent.
+	BounceRate OptFloat64 `json:"bounce_rate"`
 }
 
 // GetTotalContacts returns the value of TotalContacts.
@@ -7508,6 +7525,8 @@ func (s *CampaignAttachmentList) SetData(val []CampaignAttachment) {
 	s.Data = val
 }
 
+// The compared campaigns in the order asked; period runs from 00:00 UTC of from to 00:00 UTC of the
+// day after to.
 // Ref: #/components/schemas/CampaignComparison
 type CampaignComparison struct {
 	Campaigns []CampaignComparisonItem `json:"campaigns"`
@@ -7534,6 +7553,9 @@ func (s *CampaignComparison) SetPeriod(val DateRange) {
 	s.Period = val
 }
 
+// One campaign over the period - emails_sent (sends that reached the provider) and open_rate (human
+// opens / emails_sent), click_rate (human clicks / emails_sent), reply_rate (replies / emails_sent),
+// bounce_rate (hard and soft bounces / emails_sent), percent with two decimals, 0 without sends.
 // Ref: #/components/schemas/CampaignComparisonItem
 type CampaignComparisonItem struct {
 	CampaignID OptUUID    `json:"campaign_id"`
@@ -8436,6 +8458,7 @@ func (s *CampaignCreateSenderStrategy) UnmarshalText(data []byte) error {
 	}
 }
 
+// One point per UTC day of the range, both ends included, zero days too.
 // Ref: #/components/schemas/CampaignDailyStats
 type CampaignDailyStats struct {
 	Data []CampaignDayPoint `json:"data"`
@@ -8451,6 +8474,8 @@ func (s *CampaignDailyStats) SetData(val []CampaignDayPoint) {
 	s.Data = val
 }
 
+// One UTC day - sent (sends that reached the provider), opens and clicks by people (sends opened or
+// clicked, minus those only machines did), replies (sends first answered).
 // Ref: #/components/schemas/CampaignDayPoint
 type CampaignDayPoint struct {
 	Date    OptDate `json:"date"`
@@ -8568,6 +8593,8 @@ func (s *CampaignEngagement) SetDevices(val []CampaignEngagementBucket) {
 	s.Devices = val
 }
 
+// One country (ISO 3166-1 alpha-2), mail client (such as Apple Mail, Outlook, Gmail, Thunderbird, or
+// the browser a web mail was read in) or device (desktop, mobile, tablet); empty key = unknown.
 // Ref: #/components/schemas/CampaignEngagementBucket
 type CampaignEngagementBucket struct {
 	// Country, client or device; empty = unknown.
@@ -8825,6 +8852,7 @@ func (s *CampaignEstimateRequest) SetStartDate(val OptNilDateTime) {
 	s.StartDate = val
 }
 
+// One UTC hour (0 to 23) of the date, counted as a day point is.
 // Ref: #/components/schemas/CampaignHourPoint
 type CampaignHourPoint struct {
 	Hour    OptInt `json:"hour"`
@@ -8884,6 +8912,7 @@ func (s *CampaignHourPoint) SetReplies(val OptInt) {
 	s.Replies = val
 }
 
+// The 24 UTC hours of date, every hour present.
 // Ref: #/components/schemas/CampaignHourlyStats
 type CampaignHourlyStats struct {
 	Data []CampaignHourPoint `json:"data"`
@@ -10358,7 +10387,11 @@ func (s *CampaignStepRunRetryResultStatus) UnmarshalText(data []byte) error {
 	}
 }
 
-// Per-step counts; the rates are percentages of that step's sends, 0 while nothing was sent.
+// One step's counts over all its A/B variants and days, counted as in the summary (opens and clicks
+// are sends, machine_* their machine-only share). The rates are percentages of that step's
+// emails_sent, two decimals, 0 while nothing was sent - open_rate = (opens - machine_opens) /
+// emails_sent, click_rate = (clicks - machine_clicks) / emails_sent, reply_rate = replies /
+// emails_sent, bounce_rate = bounces (hard and soft) / emails_sent.
 // Ref: #/components/schemas/CampaignStepStats
 type CampaignStepStats struct {
 	StepID        OptUUID    `json:"step_id"`

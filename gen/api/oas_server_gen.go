@@ -311,44 +311,69 @@ type AnalyticsHandler interface {
 	AnalyticsAuditLogsList(ctx context.Context, params AnalyticsAuditLogsListParams) (*AuditLogList, error)
 	// AnalyticsCampaignDaily implements analytics_campaign_daily operation.
 	//
-	// Sends, opens, clicks and replies of one campaign for each day between the required `from` and `to`
-	// (YYYY-MM-DD). Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+	// One point per UTC day from `from` to `to` (YYYY-MM-DD, both required, both days included), days
+	// without activity included as zeros: sent (sends that reached the provider that day), opens (sends
+	// first opened by a person, human opens: opens minus machine opens of the day), clicks (likewise,
+	// human clicks) and replies (sends first answered that day). A range may span at most 366 days. Needs
+	// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 	//
-	// Errors: 400 malformed id or missing or bad dates, 401, 403 missing scope or permission, 404 unknown
-	// campaign, 429.
+	// Errors: 400 malformed id, missing or malformed dates (invalid date), `to` before `from`
+	// (invalid_date_range) or more than 366 days (date_range_too_long), 401, 403 missing scope or
+	// permission, 404 unknown campaign, 429.
 	//
 	// GET /analytics/campaigns/{id}/daily
 	AnalyticsCampaignDaily(ctx context.Context, params AnalyticsCampaignDailyParams) (*CampaignDailyStats, error)
 	// AnalyticsCampaignGet implements analytics_campaign_get operation.
 	//
-	// Totals and rates of one campaign (contacts, sends, pending sends, unique opens and clicks with their
-	// machine share, replies, bounces, unsubscribes), per-step counts whose rates are percentages of that
-	// step's sends (0 before any send), and engagement by country, mail client and device (the busiest
-	// eight of each, distinct contacts, a click counting as an open). Human opens are unique_opens minus
-	// machine_opens. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+	// One campaign's totals, every step, and who engaged, read from the analytics rollups (kept as events
+	// happen, so the answer costs the same at any size). Counts of opens and clicks are of sends: an email
+	// opened five times is one unique open. Rates are percentages rounded to two decimals, 0 while nothing
+	// was sent:
 	//
-	// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown campaign, 429.
+	//  - open_rate = human opens (unique_opens minus machine_opens) / emails_sent
+	//  - click_rate = human clicks (unique_clicks minus machine_clicks) / emails_sent
+	//  - reply_rate = replies / emails_sent
+	//  - bounce_rate = bounces (hard and soft) / emails_sent
+	//
+	// steps lists every step of the campaign in order, unsent ones too, with the same counts and rates
+	// over that step's own sends (all A/B variants and days). engagement names the busiest eight
+	// countries, mail clients and devices by distinct contacts (a click counts as an open; people only,
+	// never a machine's open or click). date_range runs from the campaign's creation to now. Needs
+	// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+	//
+	// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown campaign (or another
+	// organization's), 429.
 	//
 	// GET /analytics/campaigns/{id}
 	AnalyticsCampaignGet(ctx context.Context, params AnalyticsCampaignGetParams) (*CampaignAnalytics, error)
 	// AnalyticsCampaignHourly implements analytics_campaign_hourly operation.
 	//
-	// Sends, opens, clicks and replies of one campaign for each hour (0 to 23) of one `date`, today by
-	// default. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+	// The 24 UTC hours (0 to 23, every hour present, zeros included) of `date` (YYYY-MM-DD; default today,
+	// UTC): sent, opens and clicks by people (human opens and clicks, as in the daily stats) and replies,
+	// each on the hour it happened. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 	//
-	// Errors: 400 malformed id or bad date, 401, 403 missing scope or permission, 404 unknown campaign,
-	// 429.
+	// Errors: 400 malformed id or date, 401, 403 missing scope or permission, 404 unknown campaign, 429.
 	//
 	// GET /analytics/campaigns/{id}/hourly
 	AnalyticsCampaignHourly(ctx context.Context, params AnalyticsCampaignHourlyParams) (*CampaignHourlyStats, error)
 	// AnalyticsCampaignsCompare implements analytics_campaigns_compare operation.
 	//
-	// Sends and open, click, reply and bounce rates of up to 10 campaigns over the required `from` and
-	// `to` dates. `ids` is a comma-separated list of UUIDs: malformed entries are dropped, but at least
-	// one must be valid. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+	// Sends and rates of up to 10 campaigns over the UTC days `from` to `to` (YYYY-MM-DD, both required,
+	// both days included, at most 366 days), in the order given. Rates as in GET
+	// /analytics/campaigns/{id}: open_rate = human opens / emails_sent, click_rate = human clicks /
+	// emails_sent, reply_rate = replies / emails_sent, bounce_rate = bounces (hard and soft) /
+	// emails_sent, in percent with two decimals, 0 without sends.
 	//
-	// Errors: 400 no valid id, too many ids or bad dates, 401, 403 missing scope or permission, 404
-	// unknown campaign, 429.
+	// `ids` is a comma-separated list of campaign UUIDs: entries that are not UUIDs (and empty ones) are
+	// dropped and a repeated id counts once; what remains must be 1 to 10 ids (the limit counts those
+	// valid, distinct ids, not the raw entries). Every remaining id must be a campaign of the
+	// organization.
+	//
+	// Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+	//
+	// Errors: 400 no valid id (invalid_ids), more than 10 (too_many_ids), missing or malformed dates, `to`
+	// before `from` (invalid_date_range) or more than 366 days (date_range_too_long), 401, 403 missing
+	// scope or permission, 404 a campaign that is not the organization's (campaign_not_found), 429.
 	//
 	// GET /analytics/campaigns/compare
 	AnalyticsCampaignsCompare(ctx context.Context, params AnalyticsCampaignsCompareParams) (*CampaignComparison, error)

@@ -220,10 +220,10 @@ func (q *Queries) TrackingClicksRejudge(ctx context.Context, db DBTX, arg Tracki
 const trackingEventsInsert = `-- name: TrackingEventsInsert :execrows
 INSERT INTO tracking_events (organization_id, id, task_id, kind, at, user_agent, ip_hash, source_network, scanner,
                              scanner_probable, privacy_proxy, link_index, url, ticket_issued, verdict, rule,
-                             effects_due_at)
+                             effects_due_at, country)
 SELECT $1::uuid, u.id, u.task_id, u.kind, u.at, u.ua, u.ip_hash, u.network, u.scanner,
        u.probable, u.proxy, CASE WHEN u.kind = 'click' THEN u.link_index END, CASE WHEN u.kind = 'click' THEN u.url END,
-       u.ticket, u.verdict, u.rule, CASE WHEN u.pending THEN u.due END
+       u.ticket, u.verdict, u.rule, CASE WHEN u.pending THEN u.due END, u.country
 FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::uuid[]) AS task_id, unnest($4::text[]) AS kind,
              unnest($5::timestamptz[]) AS at, unnest($6::text[]) AS ua, unnest($7::text[]) AS ip_hash,
              unnest($8::text[]) AS network, unnest($9::text[]) AS scanner,
@@ -231,7 +231,7 @@ FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::uuid[]) AS task_id, unnest($4:
              unnest($12::int[]) AS link_index, unnest($13::text[]) AS url,
              unnest($14::boolean[]) AS ticket, unnest($15::text[]) AS verdict,
              unnest($16::text[]) AS rule, unnest($17::timestamptz[]) AS due,
-             unnest($18::boolean[]) AS pending) AS u
+             unnest($18::boolean[]) AS pending, unnest($19::text[]) AS country) AS u
 `
 
 type TrackingEventsInsertParams struct {
@@ -253,6 +253,7 @@ type TrackingEventsInsertParams struct {
 	Rules          []string    `json:"rules"`
 	Dues           []time.Time `json:"dues"`
 	Pendings       []bool      `json:"pendings"`
+	Countries      []string    `json:"countries"`
 }
 
 // One batch of opens and clicks of one organization, each with its verdict and the rule that decided it.
@@ -278,6 +279,7 @@ func (q *Queries) TrackingEventsInsert(ctx context.Context, db DBTX, arg Trackin
 		arg.Rules,
 		arg.Dues,
 		arg.Pendings,
+		arg.Countries,
 	)
 	if err != nil {
 		return 0, err

@@ -20,6 +20,7 @@ import (
 	"github.com/outflowhq/outflow/internal/agents/approvals"
 	"github.com/outflowhq/outflow/internal/agents/apps"
 	"github.com/outflowhq/outflow/internal/agents/runs"
+	"github.com/outflowhq/outflow/internal/analytics/engagement"
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/engine"
@@ -118,6 +119,8 @@ type parts struct {
 	// their clock (and the unified inbox's reads').
 	networks *tracking.Networks
 	now      func() time.Time
+	// geo resolves tracked readers' countries (OUTFLOW_GEOIP_DB; nil: unknown), opened once for the API.
+	geo *engagement.Geo
 	// campaigns is the sequence engine: the workers plan and settle with it, and the API applies posted
 	// deliverability events (a bounce's lead, a reply) through it.
 	campaigns *engine.Engine
@@ -209,6 +212,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Optio
 		if p.now = opts.Now; p.now == nil {
 			p.now = time.Now
 		}
+		if p.geo, err = engagement.OpenGeo(cfg.GeoIPDB); err != nil {
+			return nil, err
+		}
 		a.Tracking = tracking.NewBatcher(p.pool, logger, tracking.Options{Windows: p.windows, Outbox: p.outbox})
 		a.realtime = realtime.New(p.pool, logger, realtime.Options{})
 		if a.Handler, err = newHandler(p, a.Usage, a.Tracking, a.realtime); err != nil {
@@ -248,6 +254,9 @@ func (a *App) Close(ctx context.Context) error {
 		if err := a.Tracking.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("tracking events: %w", err))
 		}
+	}
+	if err := a.geo.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("geo database: %w", err))
 	}
 	if a.Workers != nil {
 		if err := a.Workers.Stop(ctx); err != nil {

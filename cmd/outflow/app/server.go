@@ -143,7 +143,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		CampaignTests:     handlers.NewCampaignTests(p.pool, campaigns, inserter, p.testRuns),
 		// Tokens are verified under the deployment secret (and the previous ones, so links in mail sent before a
 		// rotation still work); client addresses are hashed under a key derived from the current secret.
-		Tracking:    handlers.NewTracking(p.signer, p.networks, hasher, events, p.now),
+		Tracking:    handlers.NewTracking(p.signer, p.networks, hasher, events, p.now, p.geo),
 		Unsubscribe: handlers.NewUnsubscribe(unsubscribes),
 		Deliverability: handlers.NewDeliverability(ingest.New(ingest.Deps{Pool: p.pool, Outbox: outbox, Engine: p.campaigns,
 			Unsubscribe: unsubscribes, Tracking: events, Hasher: hasher, Networks: p.networks})),
@@ -155,6 +155,9 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		AppConnections:   handlers.NewAppConnections(apps.NewStore(p.pool, keyring, p.appsEgress, p.apps)),
 		CampaignStepRuns: handlers.NewCampaignStepRuns(p.pool, inserter),
 		ProductEvents:    handlers.NewProductEvents(p.pool, productevents.New(p.pool, p.now), cfg.SecretKey),
+
+		// The campaign reports read rollups; "today" is the process clock's.
+		AnalyticsCampaigns: handlers.NewAnalyticsCampaigns(p.pool, p.now),
 	})
 	root, err := assemble(d, handler, handlers.NewSecurity(authn), authn, p.idem)
 	if err != nil {

@@ -33,6 +33,9 @@ type Received struct {
 	IPHash string
 	// SourceNetwork is the client address's network (SourceNetwork).
 	SourceNetwork string
+	// Country is the client address's country (ISO 3166-1 alpha-2, "" unknown), resolved while the address
+	// is known (engagement.Geo).
+	Country string
 	// Source is what the network lists said about the address and user agent.
 	Source Source
 	// TicketIssued is true when the click redirect carried the click identification ticket.

@@ -22,8 +22,10 @@
 //   - Only a human click has effects, and only after the burst window plus one second (EffectsAt), through a
 //     job enqueued with the click; a later click that makes a burst first re-judges it and its effects never
 //     apply. The click identification ticket is never issued to a recognised or probable scanner network.
-//   - A tracking event stores a keyed hash of the client address (IPHasher) and its network, never the
-//     address; the Batcher never makes a handler wait on the database.
+//   - A tracking event stores a keyed hash of the client address (IPHasher), its network and its country
+//     (resolved on receipt), never the address; the Batcher never makes a handler wait on the database.
+//   - People's opens, and people's clicks once their effects apply, record who engaged with the campaign
+//     (engagement.Record) in the transaction that stores or applies them; machines' never do.
 //   - The network lists are data files embedded at build time and parsed once at start; a malformed line
 //     fails start rather than silently narrowing a list.
 package tracking

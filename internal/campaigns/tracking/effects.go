@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/analytics/engagement"
 	"github.com/outflowhq/outflow/internal/audience/activity"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/platform/db"
@@ -76,6 +77,9 @@ func (c *Clicks) Apply(ctx context.Context, org, id uuid.UUID, now time.Time) (t
 			return nil
 		}
 		if err := q.TrackingClickApplied(ctx, tx, dbq.TrackingClickAppliedParams{OrganizationID: org, ID: id, At: now}); err != nil {
+			return err
+		}
+		if err := engagement.RecordClickTx(ctx, tx, org, id); err != nil {
 			return err
 		}
 		tasks, err := q.TrackingTasks(ctx, tx, dbq.TrackingTasksParams{OrganizationID: org, Ids: []uuid.UUID{ev.TaskID}})

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/analytics/engagement"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 )
 
@@ -83,6 +84,7 @@ func (b *Batcher) record(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Re
 		_, exists := tasks[e.Token.TaskID]
 		pending := kind == "click" && d.Verdict == VerdictHuman && exists
 		p.Dues, p.Pendings = append(p.Dues, due), append(p.Pendings, pending)
+		p.Countries = append(p.Countries, e.Country)
 		if pending {
 			clicks = append(clicks, river.InsertManyParams{Args: ClickArgs{OrganizationID: org, EventID: id},
 				InsertOpts: &river.InsertOpts{ScheduledAt: due}})
@@ -101,6 +103,9 @@ func (b *Batcher) record(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Re
 		if _, err := b.opts.Outbox.Jobs().InsertManyTx(ctx, tx, clicks); err != nil {
 			return err
 		}
+	}
+	if err := engagement.Record(ctx, tx, org, humanOpens(evs, decisions, tasks)); err != nil {
+		return err
 	}
 	return b.opens(ctx, tx, org, evs, decisions, tasks)
 }

@@ -109,6 +109,10 @@ type Config struct {
 	// TrackingHost is the deployment's tracking host name, the CNAME target of mailboxes' custom tracking
 	// domains; empty means none can verify. Env: OUTFLOW_TRACKING_HOST.
 	TrackingHost string
+	// GeoIPDB names the MaxMind DB file (GeoLite2 or GeoIP2 Country or City) the tracking endpoints resolve
+	// readers' countries with; empty means every country is unknown. A file that does not open, or holds no
+	// countries, fails start. Env: OUTFLOW_GEOIP_DB.
+	GeoIPDB string
 	// Edition is how features are granted: "self_hosted" (every organization has every feature; the default)
 	// or "hosted" (the unified inbox needs an active trial or a paid plan: an organization whose trial ended
 	// gets 403). Env: OUTFLOW_EDITION.
@@ -322,6 +326,7 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	c.MailCAFile = strings.TrimSpace(getenv("OUTFLOW_MAIL_CA_FILE"))
+	c.GeoIPDB = strings.TrimSpace(getenv("OUTFLOW_GEOIP_DB"))
 	c.TrackingHost = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(getenv("OUTFLOW_TRACKING_HOST"))), ".")
 	if strings.ContainsAny(c.TrackingHost, " /:@") {
 		errs = append(errs, fmt.Errorf("OUTFLOW_TRACKING_HOST %q must be a host name (for example t.outflow.example)", c.TrackingHost))

@@ -1,0 +1,15 @@
+// Package campaignstats reads the campaign reports: one campaign's summary, steps and engagement, its days,
+// its hours, and a comparison of campaigns over a date range.
+//
+// Invariants:
+//   - Reports read the rollups (analytics_campaign_days, analytics_step_days, analytics_campaign_hours,
+//     analytics_engagement) and small current-state rows of the campaigns named (the campaign, its steps, the
+//     count of its leads by primary key prefix); they never scan send_tasks or tracking_events, so a report
+//     costs the same whatever the campaign's size.
+//   - Every count of opens and clicks is of sends (each email counted once however often it was opened), as
+//     the rollups keep them; every rate comes from package metrics over those counts, so a campaign's rates
+//     here, in the comparison and on the dashboard are one definition. Engagement counts distinct contacts.
+//   - Days and hours are UTC; a range's every day (or the date's every hour) is present, zero when nothing
+//     happened. A range is at most MaxSpanDays days and never ends before it starts.
+//   - A campaign of another organization is as unknown as one that never existed: 404 campaign_not_found.
+package campaignstats
