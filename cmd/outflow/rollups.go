@@ -11,13 +11,15 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/analytics/engagement"
 	"github.com/outflowhq/outflow/internal/analytics/rollup"
 	"github.com/outflowhq/outflow/internal/platform/config"
 	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
-// rollupsRebuild recomputes the analytics rollups of every organization (or the one --org names) from the
-// source rows, each organization in its own transaction, and prints one line per organization rebuilt.
+// rollupsRebuild recomputes the analytics rollups (the counter tables and the engagement rows) of every
+// organization (or the one --org names) from the source rows, each organization in its own transaction, and
+// prints one line per organization rebuilt.
 func rollupsRebuild(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("admin rollups rebuild", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -47,7 +49,10 @@ func rollupsRebuild(ctx context.Context, cfg config.Config, args []string, stdou
 	defer pool.Close()
 	for _, o := range orgs {
 		if err := db.WithOrgTx(ctx, pool, o.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
-			return rollup.Rebuild(ctx, tx, o.OrganizationID)
+			if err := rollup.Rebuild(ctx, tx, o.OrganizationID); err != nil {
+				return err
+			}
+			return engagement.Rebuild(ctx, tx, o.OrganizationID)
 		}); err != nil {
 			return fmt.Errorf("admin rollups rebuild: organization %s: %w", o.OrganizationID, err)
 		}
