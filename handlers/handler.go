@@ -54,6 +54,8 @@ type Handler struct {
 	*AppConnections
 	*CampaignStepRuns
 	*ProductEvents
+	*AnalyticsOrg
+	*AnalyticsAccounts
 	notYet
 
 	mcp    *MCP
@@ -140,6 +142,10 @@ type Deps struct {
 	CampaignStepRuns *CampaignStepRuns
 	// ProductEvents records product events (resuming the campaign steps waiting for them) and reads them back.
 	ProductEvents *ProductEvents
+	// AnalyticsOrg serves the dashboard and the usage overview.
+	AnalyticsOrg *AnalyticsOrg
+	// AnalyticsAccounts serves the account analytics: every mailbox's status and one mailbox's.
+	AnalyticsAccounts *AnalyticsAccounts
 }
 
 // New assembles the API handler.
@@ -162,6 +168,8 @@ func New(d Deps) *Handler {
 		AppConnections:    d.AppConnections,
 		CampaignStepRuns:  d.CampaignStepRuns,
 		ProductEvents:     d.ProductEvents,
+		AnalyticsOrg:      d.AnalyticsOrg,
+		AnalyticsAccounts: d.AnalyticsAccounts,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks
