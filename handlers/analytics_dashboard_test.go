@@ -48,10 +48,10 @@ func dashMailboxDay(t *testing.T, env *apitest.Env, org, mailbox uuid.UUID, day 
 		VALUES ($1, $2, $3, $22, `+dashValues+`)`, append(append([]any{org, mailbox, day}, dashCounterArgs(c)...), kind)...)
 }
 
-// dashMailbox seeds an active mailbox and returns its id.
+// dashMailbox seeds an active mailbox and returns its id (a UUIDv7, as the API's: later is newer).
 func dashMailbox(t *testing.T, env *apitest.Env, org uuid.UUID, email string) uuid.UUID {
 	t.Helper()
-	id := uuid.New()
+	id := uuid.Must(uuid.NewV7())
 	orgExec(t, env, org, `INSERT INTO mailboxes (organization_id, id, email, provider) VALUES ($1, $2, $3, 'smtp_imap')`, org, id, email)
 	return id
 }
