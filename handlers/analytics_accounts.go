@@ -74,8 +74,11 @@ func (h *AnalyticsAccounts) AnalyticsAccountGet(ctx context.Context, params api.
 			MaxVolume: api.NewOptInt(w.MaxVolume), ReplyRate: api.NewOptFloat64(w.ReplyRate), DaysActive: api.NewOptInt(w.DaysActive)})
 	}
 	if wh := s.WarmupHealth; wh != nil {
-		out.WarmupHealth = api.NewOptWarmupHealth(api.WarmupHealth{State: api.NewOptWarmupHealthState(api.WarmupHealthState(wh.State)),
-			Score: api.NewOptInt(wh.Score), SpamScore: api.NewOptInt(wh.SpamScore), EvaluatedAt: api.NewOptDateTime(wh.EvaluatedAt)})
+		health := api.WarmupHealth{State: api.NewOptWarmupHealthState(api.WarmupHealthState(wh.State)), Score: api.NewOptInt(wh.Score),
+			EvaluatedAt: api.NewOptDateTime(wh.EvaluatedAt)}
+		//lint:ignore SA1019 spam_score stays filled for clients of the reference that still read it
+		health.SpamScore = api.NewOptInt(wh.SpamScore)
+		out.WarmupHealth = api.NewOptWarmupHealth(health)
 	}
 	return out, nil
 }

@@ -76,6 +76,7 @@ func TestAccountStatusShowsHealthErrorsUsageAndWarmup(t *testing.T) {
 	wh := d.WarmupHealth.Value
 	require.Equal(t, api.WarmupHealthStateThrottled, wh.State.Value)
 	require.Equal(t, 60, wh.Score.Value, "last 7 days: 5 bounces of 100 sends cost 20 points, 20 percent spam placement 20 more")
+	//lint:ignore SA1019 the deprecated spam_score is still filled
 	require.Equal(t, 20, wh.SpamScore.Value)
 	require.True(t, wh.EvaluatedAt.Value.Equal(now))
 

@@ -51,10 +51,8 @@ func (h *AnalyticsOrg) AnalyticsDashboard(ctx context.Context, params api.Analyt
 			BounceRate: api.NewOptFloat64(t.BounceRate()), ActiveCampaigns: api.NewOptInt(d.ActiveCampaigns),
 			ActiveAccounts: api.NewOptInt(d.ActiveAccounts)},
 		RecentActivity: make([]api.RecentActivity, len(d.Recent)), TopCampaigns: make([]api.TopCampaign, len(d.Top)),
-		AccountHealth: api.AccountHealthSummary{Total: d.Health.Total, Healthy: d.Health.Healthy, Warning: d.Health.Warning, Error: d.Health.Error,
-			TotalAccounts: api.NewOptInt(d.Health.Total), HealthyAccounts: api.NewOptInt(d.Health.Healthy),
-			WarningAccounts: api.NewOptInt(d.Health.Warning), ErrorAccounts: api.NewOptInt(d.Health.Error)},
-		DailyTrend: make([]api.DailyTrendPoint, len(d.Trend)),
+		AccountHealth: healthSummaryOf(d.Health),
+		DailyTrend:    make([]api.DailyTrendPoint, len(d.Trend)),
 	}
 	for i, a := range d.Recent {
 		r := api.RecentActivity{Type: api.NewOptString(a.EventType), CampaignID: api.NewOptUUID(a.CampaignID),
@@ -108,6 +106,14 @@ func (h *AnalyticsOrg) AnalyticsUsage(ctx context.Context, params api.AnalyticsU
 		out.UserID = api.NewOptUUID(p.UserID)
 	}
 	return out, nil
+}
+
+// healthSummaryOf maps the health buckets, repeated under the earlier *_accounts names.
+func healthSummaryOf(b dashboard.Buckets) api.AccountHealthSummary {
+	out := api.AccountHealthSummary{Total: b.Total, Healthy: b.Healthy, Warning: b.Warning, Error: b.Error}
+	//lint:ignore SA1019 the earlier names stay filled for clients of the reference that still read them
+	out.TotalAccounts, out.HealthyAccounts, out.WarningAccounts, out.ErrorAccounts = api.NewOptInt(b.Total), api.NewOptInt(b.Healthy), api.NewOptInt(b.Warning), api.NewOptInt(b.Error)
+	return out
 }
 
 // optCount is a counter as the API's integer.
