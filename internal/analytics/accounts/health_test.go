@@ -16,7 +16,9 @@ func TestHealthIsTheMostSevereIssueAndTheScoreStopsAtZero(t *testing.T) {
 	box := func(status string) dbq.Mailbox {
 		return dbq.Mailbox{ID: uuid.New(), Status: status, WarmupHealth: "healthy", AuthState: "unknown"}
 	}
-	open := func(severity string) dbq.MailboxError { return dbq.MailboxError{Code: "EMAIL_X", Title: severity + " entry", Severity: severity} }
+	open := func(severity string) dbq.MailboxError {
+		return dbq.MailboxError{Code: "EMAIL_X", Title: severity + " entry", Severity: severity}
+	}
 
 	h, err := accounts.HealthOf(accounts.Input{Mailbox: box("active"), OpenErrors: []dbq.MailboxError{open("info")}}, time.Hour, now)
 	require.NoError(t, err)
