@@ -37,7 +37,7 @@ func (h *AnalyticsAccounts) AnalyticsAccountsList(ctx context.Context) (*api.Acc
 	}
 	var rows []accounts.Status
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err = accounts.List(ctx, tx, org, allowedMailboxes(ctx), h.grace, h.now())
+		rows, err = accounts.List(ctx, tx, org, callerMailboxScope(ctx), h.grace, h.now())
 		return err
 	})
 	if err != nil {
@@ -83,9 +83,9 @@ func (h *AnalyticsAccounts) AnalyticsAccountGet(ctx context.Context, params api.
 	return out, nil
 }
 
-// allowedMailboxes is the mailbox scope of the caller: nil for every mailbox of the organization, else a
+// callerMailboxScope is the mailbox scope of the caller: nil for every mailbox of the organization, else a
 // mailbox-scoped key's own mailboxes.
-func allowedMailboxes(ctx context.Context) []uuid.UUID {
+func callerMailboxScope(ctx context.Context) []uuid.UUID {
 	if p := auth.PrincipalFrom(ctx); p != nil && p.AllowedMailboxes != nil {
 		return append([]uuid.UUID{}, p.AllowedMailboxes...)
 	}

@@ -36,7 +36,7 @@ func (h *AnalyticsOrg) AnalyticsDashboard(ctx context.Context, params api.Analyt
 	}
 	var d dashboard.Dashboard
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		d, err = dashboard.Build(ctx, tx, org, params.Period.Value, allowedMailboxes(ctx), h.grace, h.now())
+		d, err = dashboard.Build(ctx, tx, org, params.Period.Value, callerMailboxScope(ctx), h.grace, h.now())
 		return err
 	})
 	if err != nil {
@@ -44,9 +44,9 @@ func (h *AnalyticsOrg) AnalyticsDashboard(ctx context.Context, params api.Analyt
 	}
 	t := d.Totals
 	out := &api.DashboardAnalytics{Period: api.DashboardAnalyticsPeriod(d.Period),
-		OverallStats: api.OverallStats{TotalEmailsSent: optCount(t.Sent), TotalOpens: optCount(t.Opens), MachineOpens: optCount(t.MachineOpens),
-			TotalClicks: optCount(t.Clicks), MachineClicks: optCount(t.MachineClicks), TotalReplies: optCount(t.Replies),
-			PositiveReplies: optCount(t.IntentPositive), TotalBounces: optCount(t.Bounces()), TotalDelivered: optCount(t.Delivered()),
+		OverallStats: api.OverallStats{TotalEmailsSent: analyticsCount(t.Sent), TotalOpens: analyticsCount(t.Opens), MachineOpens: analyticsCount(t.MachineOpens),
+			TotalClicks: analyticsCount(t.Clicks), MachineClicks: analyticsCount(t.MachineClicks), TotalReplies: analyticsCount(t.Replies),
+			PositiveReplies: analyticsCount(t.IntentPositive), TotalBounces: analyticsCount(t.Bounces()), TotalDelivered: analyticsCount(t.Delivered()),
 			OpenRate: api.NewOptFloat64(t.OpenRate()), ClickRate: api.NewOptFloat64(t.ClickRate()), ReplyRate: api.NewOptFloat64(t.ReplyRate()),
 			BounceRate: api.NewOptFloat64(t.BounceRate()), ActiveCampaigns: api.NewOptInt(d.ActiveCampaigns),
 			ActiveAccounts: api.NewOptInt(d.ActiveAccounts)},
@@ -65,12 +65,12 @@ func (h *AnalyticsOrg) AnalyticsDashboard(ctx context.Context, params api.Analyt
 	}
 	for i, c := range d.Top {
 		out.TopCampaigns[i] = api.TopCampaign{CampaignID: api.NewOptUUID(c.ID), Name: api.NewOptString(c.Name), Status: api.NewOptString(c.Status),
-			EmailsSent: optCount(c.Sent), OpenRate: api.NewOptFloat64(c.OpenRate()), ClickRate: api.NewOptFloat64(c.ClickRate()),
+			EmailsSent: analyticsCount(c.Sent), OpenRate: api.NewOptFloat64(c.OpenRate()), ClickRate: api.NewOptFloat64(c.ClickRate()),
 			ReplyRate: api.NewOptFloat64(c.ReplyRate())}
 	}
 	for i, p := range d.Trend {
-		out.DailyTrend[i] = api.DailyTrendPoint{Date: api.NewOptDate(p.Date), Sent: optCount(p.Sent), Opens: optCount(p.Opens),
-			Clicks: optCount(p.Clicks), Replies: optCount(p.Replies)}
+		out.DailyTrend[i] = api.DailyTrendPoint{Date: api.NewOptDate(p.Date), Sent: analyticsCount(p.Sent), Opens: analyticsCount(p.Opens),
+			Clicks: analyticsCount(p.Clicks), Replies: analyticsCount(p.Replies)}
 	}
 	return out, nil
 }
@@ -84,7 +84,7 @@ func (h *AnalyticsOrg) AnalyticsUsage(ctx context.Context, params api.AnalyticsU
 	}
 	var u dashboard.Usage
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		u, err = dashboard.BuildUsage(ctx, tx, org, params.Period.Value, allowedMailboxes(ctx), h.grace, h.now())
+		u, err = dashboard.BuildUsage(ctx, tx, org, params.Period.Value, callerMailboxScope(ctx), h.grace, h.now())
 		return err
 	})
 	if err != nil {
@@ -93,11 +93,11 @@ func (h *AnalyticsOrg) AnalyticsUsage(ctx context.Context, params api.AnalyticsU
 	out := &api.UsageOverview{Period: api.UsageOverviewPeriod(u.Period),
 		EmailAccounts: api.NewOptUsageOverviewEmailAccounts(api.UsageOverviewEmailAccounts{Total: api.NewOptInt(u.Mailboxes.Total),
 			Active: api.NewOptInt(u.Mailboxes.Active), InWarmup: api.NewOptInt(u.Mailboxes.InWarmup), WithErrors: api.NewOptInt(u.Mailboxes.WithErrors)}),
-		Campaigns: api.NewOptUsageOverviewCampaigns(api.UsageOverviewCampaigns{Total: optCount(u.Campaigns.Total),
-			Active: optCount(u.Campaigns.Active), Paused: optCount(u.Campaigns.Paused), Draft: optCount(u.Campaigns.Draft),
-			EmailsSent: optCount(u.EmailsSent)}),
-		Contacts: api.NewOptUsageOverviewContacts(api.UsageOverviewContacts{Total: optCount(u.Contacts.Total),
-			Subscribed: optCount(u.Contacts.Subscribed), AddedToday: optCount(u.Contacts.Added)}),
+		Campaigns: api.NewOptUsageOverviewCampaigns(api.UsageOverviewCampaigns{Total: analyticsCount(u.Campaigns.Total),
+			Active: analyticsCount(u.Campaigns.Active), Paused: analyticsCount(u.Campaigns.Paused), Draft: analyticsCount(u.Campaigns.Draft),
+			EmailsSent: analyticsCount(u.EmailsSent)}),
+		Contacts: api.NewOptUsageOverviewContacts(api.UsageOverviewContacts{Total: analyticsCount(u.Contacts.Total),
+			Subscribed: analyticsCount(u.Contacts.Subscribed), AddedToday: analyticsCount(u.Contacts.Added)}),
 		API: api.NewOptUsageOverviewAPI(api.UsageOverviewAPI{TotalCalls: api.NewOptInt(0), DailyLimit: api.NewOptInt(0),
 			TopEndpoints: []api.UsageOverviewAPITopEndpointsItem{}}),
 	}
@@ -116,5 +116,5 @@ func healthSummaryOf(b dashboard.Buckets) api.AccountHealthSummary {
 	return out
 }
 
-// optCount is a counter as the API's integer.
-func optCount(n int64) api.OptInt { return api.NewOptInt(int(n)) }
+// analyticsCount is a counter as the API's integer.
+func analyticsCount(n int64) api.OptInt { return api.NewOptInt(int(n)) }

@@ -73,8 +73,8 @@ func dashBuckets(t *testing.T, h api.AccountHealthSummary) [4]int {
 	return out
 }
 
-// v7At is a UUIDv7 stamped with instant at, as ids created then are.
-func v7At(at time.Time) uuid.UUID {
+// dashV7At is a UUIDv7 stamped with instant at, as ids created then are.
+func dashV7At(at time.Time) uuid.UUID {
 	id := uuid.New()
 	var ms [8]byte
 	binary.BigEndian.PutUint64(ms[:], uint64(at.UnixMilli()))
@@ -207,7 +207,7 @@ func TestDashboardListsTopCampaignsRecentActivityAndActiveCampaigns(t *testing.T
 	contact := uuid.New()
 	orgExec(t, env, org, `INSERT INTO contacts (organization_id, id, email) VALUES ($1, $2, 'grace@example.com')`, org, contact)
 	for i := range 12 {
-		id := v7At(dashNow.Add(time.Duration(i-12) * time.Minute))
+		id := dashV7At(dashNow.Add(time.Duration(i-12) * time.Minute))
 		var who any
 		if i%2 == 0 {
 			who = contact

@@ -45,7 +45,7 @@ func TestUsageCountsMailboxesCampaignsAndContactsOverItsPeriod(t *testing.T) {
 	midnight := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
 	for _, at := range []time.Time{midnight, midnight.Add(-time.Millisecond), midnight.Add(-48 * time.Hour)} {
 		orgExec(t, env, org, `INSERT INTO contacts (organization_id, id, email, created_at) VALUES ($1, $2, $3, $4)`,
-			org, v7At(at), uuid.NewString()+"@example.com", at)
+			org, dashV7At(at), uuid.NewString()+"@example.com", at)
 	}
 	orgExec(t, env, org, `UPDATE contacts SET subscribed = false WHERE created_at < $1`, midnight.Add(-time.Hour))
 

@@ -92,8 +92,11 @@ func Get(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, grace time.Duration,
 func load(ctx context.Context, tx pgx.Tx, args dbq.AnalyticsMailboxStatesParams, grace time.Duration, now time.Time) ([]Status, error) {
 	org := args.OrganizationID
 	rows, err := queries.AnalyticsMailboxStates(ctx, tx, args)
-	if err != nil || len(rows) == 0 {
-		return []Status{}, err
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return []Status{}, nil
 	}
 	ids, days := make([]uuid.UUID, len(rows)), make([]time.Time, len(rows))
 	for i, r := range rows {

@@ -13,8 +13,8 @@
 //     and clicks count as the totals do.
 //   - top_campaigns are the TopCampaigns campaigns with a send in the period, most replies first, then most
 //     sends, then the newest; their rates are metrics' over the campaign's sums in the period.
-//   - recent_activity is the newest RecentActivity entries of the campaign activity logs (sends scheduled,
-//     replies, bounces, unsubscribes, failures...), newest first: the log's primary key read backwards.
+//   - recent_activity is the newest RecentActivity entries of the campaign activity logs (what GET
+//     /campaigns/{id}/logs lists), newest first: the log's primary key read backwards.
 //   - Mailbox numbers (account_health, active_accounts, usage's email_accounts) come from package accounts'
 //     statuses and follow the caller's mailbox scope; the buckets are exclusive by accounts.HealthOf's level.
 //
