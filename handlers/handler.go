@@ -55,6 +55,8 @@ type Handler struct {
 	*CampaignStepRuns
 	*ProductEvents
 	*AnalyticsCampaigns
+	*AnalyticsOrg
+	*AnalyticsAccounts
 	notYet
 
 	mcp    *MCP
@@ -143,6 +145,10 @@ type Deps struct {
 	ProductEvents *ProductEvents
 	// AnalyticsCampaigns serves the campaign reports: one campaign, its days and hours, and the comparison.
 	AnalyticsCampaigns *AnalyticsCampaigns
+	// AnalyticsOrg serves the dashboard and the usage overview.
+	AnalyticsOrg *AnalyticsOrg
+	// AnalyticsAccounts serves the account analytics: every mailbox's status and one mailbox's.
+	AnalyticsAccounts *AnalyticsAccounts
 }
 
 // New assembles the API handler.
@@ -165,6 +171,8 @@ func New(d Deps) *Handler {
 		AppConnections:    d.AppConnections,
 		CampaignStepRuns:  d.CampaignStepRuns,
 		ProductEvents:     d.ProductEvents,
+		AnalyticsOrg:      d.AnalyticsOrg,
+		AnalyticsAccounts: d.AnalyticsAccounts,
 	}
 	h.AnalyticsCampaigns = d.AnalyticsCampaigns
 	if d.OAuth != nil {

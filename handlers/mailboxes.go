@@ -130,18 +130,6 @@ func mailboxOf(r dbq.Mailbox) api.Mailbox {
 	return out
 }
 
-// rampOf is the warmup ramp a mailbox row describes.
-func rampOf(r dbq.Mailbox) mailbox.Ramp {
-	ramp := mailbox.Ramp{Base: int(r.WarmupBase), Max: int(r.WarmupMax), Increase: int(r.WarmupIncrease), Days: int(r.WarmupDays)}
-	if r.Warmup != nil {
-		ramp.Anchor = *r.Warmup
-	}
-	if r.WarmupPausedAt != nil {
-		ramp.PausedAt = *r.WarmupPausedAt
-	}
-	return ramp
-}
-
 // warmupStatus is the warmup object's status: stopped (never enabled or stopped), paused, blocked (the
 // warmup network blocked the mailbox, or its domain failed authentication past the grace period) or warming.
 func (h *Mailboxes) warmupStatus(r dbq.Mailbox, now time.Time) api.WarmupStandingStatus {
@@ -160,7 +148,7 @@ func (h *Mailboxes) warmupStatus(r dbq.Mailbox, now time.Time) api.WarmupStandin
 func (h *Mailboxes) warmupOf(r dbq.Mailbox, now time.Time) api.WarmupStanding {
 	out := api.WarmupStanding{
 		EmailAccountID: r.ID, Enabled: r.Warmup != nil, Status: h.warmupStatus(r, now), Pool: api.NewOptString(r.WarmupPoolType),
-		DailyTarget: rampOf(r).DailyTarget(now), Base: api.NewOptInt(int(r.WarmupBase)), Max: api.NewOptInt(int(r.WarmupMax)),
+		DailyTarget: mailbox.RampOf(r).DailyTarget(now), Base: api.NewOptInt(int(r.WarmupBase)), Max: api.NewOptInt(int(r.WarmupMax)),
 		Increase: api.NewOptInt(int(r.WarmupIncrease)), ReplyRate: api.NewOptInt(int(r.WarmupReplyRate)),
 		HealthState: api.NewOptString(r.WarmupHealth),
 	}

@@ -3922,12 +3922,15 @@ func (s *Server) handleAgentToolsListRequest(args [0]string, argsEscaped bool, w
 
 // handleAnalyticsAccountGetRequest handles analytics_account_get operation.
 //
-// One mailbox's provider, status, last sync, health (status, score, issues), recent errors with
-// severity and today's campaign and warmup usage against limits. `warmup_status` is present only if
-// warmup was ever enabled, `warmup_health` only if the mailbox is in a warmup pool. Needs
-// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// One mailbox's provider, status, last sync, health (status, score, issues: the rules of GET
+// /analytics/accounts), open errors with severity, today's campaign and warmup usage against limits,
+// and whether an active campaign sends from it. `warmup_status` is present only if warmup was ever
+// enabled (it is enabled now, or the warmup rollup has days of it), `warmup_health` only while the
+// mailbox is in a warmup pool (warmup enabled, paused or not). A mailbox-scoped key reads only its own
+// mailboxes. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 //
-// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown mailbox, 429.
+// Errors: 400 malformed id, 401, 403 missing scope or permission, 404 unknown mailbox, 429, 500 when
+// the status cannot be computed.
 //
 // GET /analytics/accounts/{id}
 func (s *Server) handleAnalyticsAccountGetRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -4127,12 +4130,28 @@ func (s *Server) handleAnalyticsAccountGetRequest(args [1]string, argsEscaped bo
 
 // handleAnalyticsAccountsListRequest handles analytics_accounts_list operation.
 //
-// Status of every mailbox of the organization: provider, health, recent errors, today's campaign and
-// warmup usage against limits, and whether it is in a campaign. The whole call fails if the status of
-// any one mailbox cannot be computed. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics
-// (sessions).
+// Status of every mailbox of the organization (a mailbox-scoped key: its own mailboxes), newest first:
+// provider, status, last sync, health, open errors, today's usage against limits, and whether an
+// active campaign sends from it. The whole call fails (500, no partial list) if the status of any one
+// mailbox cannot be computed.
 //
-// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
+// Health is computed from what the mailbox records hold; each rule adds one issue, the status is the
+// most severe level (error over warning over healthy) and the score is 100 minus 40 per error-level
+// issue and 10 per warning-level issue (never below 0):
+//
+//   - status revoked: error; status inactive: warning;
+//   - each open (unresolved) error-log entry: error when its severity is error or critical, warning
+//     when warning, listed without changing the status when info;
+//   - domain authentication (SPF, DKIM, DMARC) failing: warning within the deployment's grace period,
+//     error past it (cold mail and warmup then stop);
+//   - the last mailbox sync failed: warning;
+//   - warmup enabled and rated watch or throttled by the warmup network: warning; quarantined or
+//     blocked: error.
+//
+// Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 no organization, 401, 403 missing scope or permission, 429, 500 when a status cannot be
+// computed.
 //
 // GET /analytics/accounts
 func (s *Server) handleAnalyticsAccountsListRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -5421,14 +5440,30 @@ func (s *Server) handleAnalyticsCampaignsCompareRequest(args [0]string, argsEsca
 
 // handleAnalyticsDashboardRequest handles analytics_dashboard operation.
 //
-// Organization totals and rates over `period` 7d, 30d or 90d (UTC calendar days including today;
-// default 7d, and an unknown value falls back to 7d rather than being refused): sends, delivered,
-// opens and clicks with their machine share, replies and positive replies, bounces, active campaigns
-// and mailboxes, plus recent activity, top campaigns, mailbox health (total, healthy, warning, error)
-// and a daily trend. Totals count email steps only, and each mailbox sits in exactly one health
-// bucket, its most severe. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// Organization totals and rates over `period` 7d, 30d or 90d: UTC calendar days including today (7d is
+// today and the 6 days before; default 7d, and an absent or unknown value falls back to 7d rather than
+// being refused).
 //
-// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
+// Totals count email steps only: they sum the campaign-step rollup (sends reported by the send
+// pipeline, opens, clicks, replies, intents and bounces of campaign sends) over the period's days;
+// direct sends and warmup are left out. `total_opens` and `total_clicks` count sends opened or clicked
+// by anyone, machines included; `machine_opens` and `machine_clicks` are the machine-only share.
+// `total_delivered` = sends minus bounces. Rates are percentages with two decimals, 0 when nothing was
+// sent: open_rate = (total_opens - machine_opens) / total_emails_sent, click_rate = (total_clicks -
+// machine_clicks) / total_emails_sent, reply_rate = total_replies (sends answered) /
+// total_emails_sent, bounce_rate = total_bounces (hard and soft) / total_emails_sent.
+// `active_campaigns` counts campaigns in status active, `active_accounts` mailboxes in status active.
+//
+// `recent_activity` is the 10 newest entries of the campaigns' activity logs (the entries GET
+// /campaigns/{id}/logs lists), newest first. `top_campaigns` are the 5 campaigns with the most replies
+// in the period (ties: more sends, then the newest campaign) among those that sent in it, each with
+// its own rates over the period. `account_health` puts each mailbox in exactly one bucket, its most
+// severe health (the health of GET /analytics/accounts). `daily_trend` has one point per day of the
+// period, oldest first, zeros included. Mailbox numbers follow a mailbox-scoped key's mailboxes. Needs
+// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 no organization, 401, 403 missing scope or permission, 429, 500 when a mailbox's health
+// cannot be computed.
 //
 // GET /analytics/dashboard
 func (s *Server) handleAnalyticsDashboardRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -5841,13 +5876,22 @@ func (s *Server) handleAnalyticsDeliverabilityRequest(args [0]string, argsEscape
 
 // handleAnalyticsUsageRequest handles analytics_usage operation.
 //
-// Counts of mailboxes (total, active, in warmup, with errors), campaigns by status with emails sent,
-// and contacts (total, subscribed, added today) for `period` day (since 00:00 UTC, the default), week
-// (rolling 7 days) or month (rolling month); an unknown period falls back to day rather than being
-// refused. The `api` block is a placeholder; read the API key usage endpoints instead. Needs
-// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+// Counts for `period` day (today since 00:00 UTC, the default), week (the last 7 UTC days, today
+// included) or month (the last 30 UTC days, today included); an unknown period falls back to day
+// rather than being refused.
 //
-// Errors: 400 no organization, 401, 403 missing scope or permission, 429.
+// `email_accounts`: total, active (status active), in_warmup (warmup enabled and not paused),
+// with_errors (at least one open entry in the mailbox's error log); they follow a mailbox-scoped key's
+// mailboxes. `campaigns`: total, active, paused (every paused status), draft, and emails_sent =
+// campaign-step sends of the period's days (the rollup the dashboard sums). `contacts`: total and
+// subscribed (the organization's contact counters), added_today = contacts created since 00:00 UTC
+// today, whatever the period. `user_id` is the signed-in person (sessions and OAuth tokens); it is
+// absent for an API key. The `api` block is a placeholder of zeros and an empty list: read GET
+// /api-keys/usage/summary and /api-keys/usage/analytics (and /api-keys/{id}/analytics) for calls,
+// limits and endpoints. Needs READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+//
+// Errors: 400 no organization, 401, 403 missing scope or permission, 429, 500 when a mailbox's status
+// cannot be computed.
 //
 // GET /analytics/usage
 func (s *Server) handleAnalyticsUsageRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

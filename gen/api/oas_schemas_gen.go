@@ -1566,6 +1566,10 @@ func (s *APIPermissionCategory) UnmarshalText(data []byte) error {
 	}
 }
 
+// Today's sending against limits. `date` is the mailbox's own day (its time zone, UTC without one),
+// the day its daily cap counts: campaign_sent is that day's capped sends (campaign and direct sends,
+// as the send pipeline charges them) against campaign_limit. warmup_sent is today's (UTC) warmup sends
+// against warmup_limit, the warmup ramp's target today (0 with warmup off).
 // Ref: #/components/schemas/AccountDailyUsage
 type AccountDailyUsage struct {
 	Date          OptDate `json:"date"`
@@ -1695,6 +1699,9 @@ func (s *AccountError) SetCreatedAt(val OptDateTime) {
 	s.CreatedAt = val
 }
 
+// Healthy, warning or error: the most severe level of the issues (the rules of GET
+// /analytics/accounts). score is 100 minus 40 per error-level issue and 10 per warning-level issue,
+// never below 0.
 // Ref: #/components/schemas/AccountHealth
 type AccountHealth struct {
 	Status OptString `json:"status"`
@@ -1839,6 +1846,8 @@ func (s *AccountHealthSummary) SetErrorAccounts(val OptInt) {
 	s.ErrorAccounts = val
 }
 
+// A mailbox's status. `in_campaign` is true while at least one active campaign sends from it; `errors`
+// are the open (unresolved) entries of its error log, newest first.
 // Ref: #/components/schemas/AccountStatus
 type AccountStatus struct {
 	ID           uuid.UUID         `json:"id"`
@@ -19694,6 +19703,8 @@ func (s *CustomRoleUpdate) SetPermissions(val []OrganizationPermission) {
 	s.Permissions = val
 }
 
+// One UTC day of the campaign-step rollup: sends, opens and clicks by anyone (machines included, as
+// the totals), and sends answered; zeros on a day without any.
 // Ref: #/components/schemas/DailyTrendPoint
 type DailyTrendPoint struct {
 	Date    OptDate `json:"date"`
@@ -48103,9 +48114,10 @@ func (s *OutboundRunPreflightReport) init() OutboundRunPreflightReport {
 	return m
 }
 
-// Organization totals over the period. Totals count email steps only. Opens and clicks include
-// automated ones; machine_opens and machine_clicks are the automated share (human = total minus
-// machine).
+// Organization totals over the period. Totals count email steps only (the campaign-step rollup). Opens
+// and clicks include automated ones; machine_opens and machine_clicks are the automated share (human =
+// total minus machine). Rates are percent with two decimals, 0 without sends; each is over
+// total_emails_sent.
 // Ref: #/components/schemas/OverallStats
 type OverallStats struct {
 	TotalEmailsSent OptInt `json:"total_emails_sent"`
@@ -48116,14 +48128,21 @@ type OverallStats struct {
 	// Clicks classified as automated (scanners, missing user agent, clicks right after send or in a
 	// burst).
 	MachineClicks OptInt `json:"machine_clicks"`
-	TotalReplies  OptInt `json:"total_replies"`
+	// Sends answered (the first reply to each).
+	TotalReplies OptInt `json:"total_replies"`
 	// Replies classified with a positive intent.
-	PositiveReplies OptInt     `json:"positive_replies"`
-	TotalBounces    OptInt     `json:"total_bounces"`
-	TotalDelivered  OptInt     `json:"total_delivered"`
-	OpenRate        OptFloat64 `json:"open_rate"`
-	ClickRate       OptFloat64 `json:"click_rate"`
-	ReplyRate       OptFloat64 `json:"reply_rate"`
+	PositiveReplies OptInt `json:"positive_replies"`
+	// Hard and soft bounces.
+	TotalBounces OptInt `json:"total_bounces"`
+	// Sends minus bounces (hard and soft), never below 0.
+	TotalDelivered OptInt `json:"total_delivered"`
+	// Human opens (total_opens - machine_opens) over total_emails_sent, percent.
+	OpenRate OptFloat64 `json:"open_rate"`
+	// Human clicks (total_clicks - machine_clicks) over total_emails_sent, percent.
+	ClickRate OptFloat64 `json:"click_rate"`
+	// Sends answered (total_replies) over total_emails_sent, percent.
+	ReplyRate OptFloat64 `json:"reply_rate"`
+	// Bounces, hard and soft (total_bounces), over total_emails_sent, percent.
 	BounceRate      OptFloat64 `json:"bounce_rate"`
 	ActiveCampaigns OptInt     `json:"active_campaigns"`
 	ActiveAccounts  OptInt     `json:"active_accounts"`
@@ -50541,6 +50560,8 @@ func (s *ReadinessCheck) SetInformational(val OptBool) {
 	s.Informational = val
 }
 
+// One entry of a campaign's activity log (GET /campaigns/{id}/logs): `type` is its event type; the
+// contact fields are absent when the entry names no contact.
 // Ref: #/components/schemas/RecentActivity
 type RecentActivity struct {
 	Type         OptString   `json:"type"`
@@ -54473,6 +54494,8 @@ func (s *TokenPair) SetRefreshTokenExpiresAt(val time.Time) {
 	s.RefreshTokenExpiresAt = val
 }
 
+// A campaign's sends over the period with its rates: open_rate = human opens / emails_sent, click_rate
+// = human clicks / emails_sent, reply_rate = sends answered / emails_sent (percent, two decimals).
 // Ref: #/components/schemas/TopCampaign
 type TopCampaign struct {
 	CampaignID OptUUID    `json:"campaign_id"`
@@ -58219,6 +58242,8 @@ func (s *UpdateReplyTemplate) SetBodyPlain(val OptString) {
 	s.BodyPlain = val
 }
 
+// Usage counts (GET /analytics/usage states each). `api` is a placeholder of zeros: the API key usage
+// endpoints report calls.
 // Ref: #/components/schemas/UsageOverview
 type UsageOverview struct {
 	UserID        OptUUID                       `json:"user_id"`
@@ -59007,6 +59032,11 @@ func (s *WarmupDayPoint) SetTargetVolume(val OptInt) {
 	s.TargetVolume = val
 }
 
+// State is the warmup network's verdict on the mailbox (what rotation and warmup follow). score is the
+// deliverability score (100 minus the bounce, complaint and spam placement penalties of GET
+// /analytics/deliverability) of the mailbox's warmup traffic over the last 7 UTC days, rounded;
+// spam_score that traffic's spam placement rate (percent, 0 without seed samples); evaluated_at when
+// they were computed (the request's time).
 // Ref: #/components/schemas/WarmupHealth
 type WarmupHealth struct {
 	State       OptWarmupHealthState `json:"state"`
@@ -59830,6 +59860,10 @@ func (s *WarmupStandingStatus) UnmarshalText(data []byte) error {
 	}
 }
 
+// The warmup ramp: started_at its anchor (moved forward by time spent paused; null when warmup is
+// off), current_volume today's (UTC) warmup sends, target_volume the ramp's target today, max_volume
+// its ceiling, reply_rate the configured share of warmup mail the pool answers (percent), days_active
+// the active warmup days the ramp has climbed.
 // Ref: #/components/schemas/WarmupStatus
 type WarmupStatus struct {
 	Enabled       OptBool        `json:"enabled"`

@@ -158,6 +158,9 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 
 		// The campaign reports read rollups; "today" is the process clock's.
 		AnalyticsCampaigns: handlers.NewAnalyticsCampaigns(p.pool, p.now),
+		// The organization reports and account analytics read rollups at the process clock (the tests' Clock).
+		AnalyticsOrg:      handlers.NewAnalyticsOrg(p.pool, cfg.DomainAuthGrace, p.now),
+		AnalyticsAccounts: handlers.NewAnalyticsAccounts(p.pool, cfg.DomainAuthGrace, p.now),
 	})
 	root, err := assemble(d, handler, handlers.NewSecurity(authn), authn, p.idem)
 	if err != nil {

@@ -1,6 +1,10 @@
 package mailbox
 
-import "time"
+import (
+	"time"
+
+	dbq "github.com/outflowhq/outflow/gen/db"
+)
 
 // Ramp is a mailbox's warmup settings, the input of the daily target the warmup scheduler sends.
 type Ramp struct {
@@ -38,4 +42,17 @@ func (r Ramp) DailyTarget(now time.Time) int {
 		return 0
 	}
 	return min(r.Base+r.Increase*r.ActiveDays(now), r.Max)
+}
+
+// RampOf is the warmup ramp a mailbox row describes: the one the warmup scheduler follows, the mailbox API
+// shows and the account analytics report.
+func RampOf(m dbq.Mailbox) Ramp {
+	ramp := Ramp{Base: int(m.WarmupBase), Max: int(m.WarmupMax), Increase: int(m.WarmupIncrease), Days: int(m.WarmupDays)}
+	if m.Warmup != nil {
+		ramp.Anchor = *m.Warmup
+	}
+	if m.WarmupPausedAt != nil {
+		ramp.PausedAt = *m.WarmupPausedAt
+	}
+	return ramp
 }
