@@ -54,6 +54,7 @@ type Handler struct {
 	*AppConnections
 	*CampaignStepRuns
 	*ProductEvents
+	*PostureReports
 	notYet
 
 	mcp    *MCP
@@ -140,6 +141,8 @@ type Deps struct {
 	CampaignStepRuns *CampaignStepRuns
 	// ProductEvents records product events (resuming the campaign steps waiting for them) and reads them back.
 	ProductEvents *ProductEvents
+	// PostureReports serves the deliverability and warmup reports.
+	PostureReports *PostureReports
 }
 
 // New assembles the API handler.
@@ -162,6 +165,7 @@ func New(d Deps) *Handler {
 		AppConnections:    d.AppConnections,
 		CampaignStepRuns:  d.CampaignStepRuns,
 		ProductEvents:     d.ProductEvents,
+		PostureReports:    d.PostureReports,
 	}
 	if d.OAuth != nil {
 		d.OAuth.webhooks = d.Webhooks

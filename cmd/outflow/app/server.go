@@ -155,6 +155,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		AppConnections:   handlers.NewAppConnections(apps.NewStore(p.pool, keyring, p.appsEgress, p.apps)),
 		CampaignStepRuns: handlers.NewCampaignStepRuns(p.pool, inserter),
 		ProductEvents:    handlers.NewProductEvents(p.pool, productevents.New(p.pool, p.now), cfg.SecretKey),
+		PostureReports:   handlers.NewPostureReports(p.pool, p.now),
 	})
 	root, err := assemble(d, handler, handlers.NewSecurity(authn), authn, p.idem)
 	if err != nil {
