@@ -17,6 +17,7 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/handlers/apitest"
+	"github.com/outflowhq/outflow/internal/identity/auth"
 )
 
 // rollup are the counters of one seeded rollup row, by column name (migrations/00040_analytics.sql).
@@ -318,4 +319,17 @@ func TestDeliverabilityWindowDefaultsEdgesAndRefusals(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Equal(t, "invalid_date_range", code)
 	require.Contains(t, msg, "from must be at or before to")
+}
+
+func TestAnalyticsReportsNeedTheAnalyticsScope(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	boot := env.Bootstrap(t, "acme")
+	ctx := context.Background()
+
+	contactsOnly := env.Client(t, scopedKey(t, env, boot.OrganizationID, auth.ReadContacts))
+	_, err := contactsOnly.AnalyticsDeliverability(ctx, api.AnalyticsDeliverabilityParams{})
+	requireAPIError(t, err, 403, "missing_scope")
+	_, err = contactsOnly.AnalyticsWarmup(ctx, api.AnalyticsWarmupParams{From: mustDate(t, "2026-11-01"), To: mustDate(t, "2026-11-02")})
+	requireAPIError(t, err, 403, "missing_scope")
 }
