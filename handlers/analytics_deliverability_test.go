@@ -20,12 +20,12 @@ import (
 	"github.com/outflowhq/outflow/internal/identity/auth"
 )
 
-// rollup are the counters of one seeded rollup row, by column name (migrations/00040_analytics.sql).
-type rollup map[string]int64
+// rollupCounts are the counters of one seeded rollup row, by column name (migrations/00040_analytics.sql).
+type rollupCounts map[string]int64
 
 // seedRollup writes one rollup row into table for org with the key columns keys (column -> value) and the
 // counters c, as the rollup feeds will once they land (branch ana-rollup); reports read nothing else.
-func seedRollup(t testing.TB, env *apitest.Env, org uuid.UUID, table string, keys map[string]any, c rollup) {
+func seedRollup(t testing.TB, env *apitest.Env, org uuid.UUID, table string, keys map[string]any, c rollupCounts) {
 	t.Helper()
 	cols, marks, args := []string{"organization_id"}, []string{"$1"}, []any{org}
 	add := func(col string, v any) {
@@ -42,48 +42,48 @@ func seedRollup(t testing.TB, env *apitest.Env, org uuid.UUID, table string, key
 }
 
 // seedOrgDay writes the organization's counters of one day and kind.
-func seedOrgDay(t testing.TB, env *apitest.Env, org uuid.UUID, day, kind string, c rollup) {
+func seedOrgDay(t testing.TB, env *apitest.Env, org uuid.UUID, day, kind string, c rollupCounts) {
 	t.Helper()
 	seedRollup(t, env, org, "analytics_org_days", map[string]any{"day": day, "kind": kind}, c)
 }
 
 // seedMailboxDay writes one mailbox's counters of one day and kind, sent as provider.
-func seedMailboxDay(t testing.TB, env *apitest.Env, org, mailbox uuid.UUID, provider, day, kind string, c rollup) {
+func seedMailboxDay(t testing.TB, env *apitest.Env, org, mailbox uuid.UUID, provider, day, kind string, c rollupCounts) {
 	t.Helper()
 	seedRollup(t, env, org, "analytics_mailbox_days", map[string]any{"mailbox_id": mailbox, "provider": provider, "day": day, "kind": kind}, c)
 }
 
 // seedCampaignDay writes one campaign's counters of one day.
-func seedCampaignDay(t testing.TB, env *apitest.Env, org, campaign uuid.UUID, day string, c rollup) {
+func seedCampaignDay(t testing.TB, env *apitest.Env, org, campaign uuid.UUID, day string, c rollupCounts) {
 	t.Helper()
 	seedRollup(t, env, org, "analytics_campaign_days", map[string]any{"campaign_id": campaign, "day": day}, c)
 }
 
-// deliverability asks for the report from from to to ("" leaves a parameter out).
-func deliverability(t *testing.T, c *api.Client, from, to string) *api.DeliverabilityDashboard {
+// deliverabilityReport asks for the report from from to to ("" leaves a parameter out).
+func deliverabilityReport(t *testing.T, c *api.Client, from, to string) *api.DeliverabilityDashboard {
 	t.Helper()
 	var p api.AnalyticsDeliverabilityParams
 	if from != "" {
-		p.From = api.NewOptDateTime(mustTime(t, from))
+		p.From = api.NewOptDateTime(postureTime(t, from))
 	}
 	if to != "" {
-		p.To = api.NewOptDateTime(mustTime(t, to))
+		p.To = api.NewOptDateTime(postureTime(t, to))
 	}
 	out, err := c.AnalyticsDeliverability(context.Background(), p)
 	require.NoError(t, err)
 	return out
 }
 
-func mustTime(t testing.TB, s string) time.Time {
+func postureTime(t testing.TB, s string) time.Time {
 	t.Helper()
 	at, err := time.Parse(time.RFC3339, s)
 	require.NoError(t, err)
 	return at
 }
 
-// rawError sends GET path with query q (which the SDK would refuse to build) and returns the status, code and
+// postureRawError sends GET path with query q (which the SDK would refuse to build) and returns the status, code and
 // message of the envelope.
-func rawError(t *testing.T, env *apitest.Env, token, path string, q url.Values) (int, string, string) {
+func postureRawError(t *testing.T, env *apitest.Env, token, path string, q url.Values) (int, string, string) {
 	t.Helper()
 	resp := env.Do(t, http.MethodGet, path+"?"+q.Encode(), token, nil, nil)
 	defer resp.Body.Close()
@@ -95,17 +95,17 @@ func rawError(t *testing.T, env *apitest.Env, token, path string, q url.Values) 
 	return resp.StatusCode, body.Code, body.Message
 }
 
-// dayPoint is a timeseries point as a comparable value: date, sent, bounces, complaints, opens, clicks,
+// deliverabilityDay is a timeseries point as a comparable value: date, sent, bounces, complaints, opens, clicks,
 // replies, unsubscribes.
-type dayPoint struct {
+type deliverabilityDay struct {
 	Date                                                            string
 	Sent, Bounces, Complaints, Opens, Clicks, Replies, Unsubscribes int
 }
 
-func dayPoints(r *api.DeliverabilityDashboard) []dayPoint {
-	out := []dayPoint{}
+func deliverabilityDays(r *api.DeliverabilityDashboard) []deliverabilityDay {
+	out := []deliverabilityDay{}
 	for _, p := range r.Timeseries {
-		out = append(out, dayPoint{p.Date.Value.Format(time.DateOnly), p.Sent.Value, p.Bounces.Value, p.Complaints.Value,
+		out = append(out, deliverabilityDay{p.Date.Value.Format(time.DateOnly), p.Sent.Value, p.Bounces.Value, p.Complaints.Value,
 			p.Opens.Value, p.Clicks.Value, p.Replies.Value, p.Unsubscribes.Value})
 	}
 	return out
@@ -117,44 +117,44 @@ func TestDeliverabilityReportCountsCampaignAndDirectTrafficByHand(t *testing.T) 
 	boot := env.Bootstrap(t, "acme")
 	org := boot.OrganizationID
 	c := env.Client(t, boot.APIKey)
-	env.Clock.Set(mustTime(t, "2026-11-20T15:00:00Z"))
+	env.Clock.Set(postureTime(t, "2026-11-20T15:00:00Z"))
 
 	// Days 10 to 12 (to at midnight of the 13th ends the window with the 12th).
-	seedOrgDay(t, env, org, "2026-11-10", "campaign", rollup{"sent": 600, "opens": 200, "machine_opens": 50, "clicks": 40,
+	seedOrgDay(t, env, org, "2026-11-10", "campaign", rollupCounts{"sent": 600, "opens": 200, "machine_opens": 50, "clicks": 40,
 		"machine_clicks": 10, "replies": 12, "intent_positive": 5, "intent_negative": 2, "intent_question": 1, "intent_neutral": 3,
 		"intent_out_of_office": 4, "intent_automated": 6, "bounces_hard": 20, "bounces_soft": 10, "complaints": 1, "unsubscribes": 3})
-	seedOrgDay(t, env, org, "2026-11-10", "direct", rollup{"sent": 400, "opens": 100, "replies": 8, "bounces_hard": 10, "complaints": 1})
-	seedOrgDay(t, env, org, "2026-11-12", "campaign", rollup{"unsubscribes": 2})
+	seedOrgDay(t, env, org, "2026-11-10", "direct", rollupCounts{"sent": 400, "opens": 100, "replies": 8, "bounces_hard": 10, "complaints": 1})
+	seedOrgDay(t, env, org, "2026-11-12", "campaign", rollupCounts{"unsubscribes": 2})
 	// Warmup traffic is not the organization's outreach: only its seed placements count.
-	seedOrgDay(t, env, org, "2026-11-10", "warmup", rollup{"sent": 999, "replies": 500, "bounces_hard": 77, "placement_inbox": 30, "placement_spam": 10})
+	seedOrgDay(t, env, org, "2026-11-10", "warmup", rollupCounts{"sent": 999, "replies": 500, "bounces_hard": 77, "placement_inbox": 30, "placement_spam": 10})
 	// Outside the window on either side.
-	seedOrgDay(t, env, org, "2026-11-09", "campaign", rollup{"sent": 7000})
-	seedOrgDay(t, env, org, "2026-11-13", "campaign", rollup{"sent": 5000, "bounces_hard": 5000})
+	seedOrgDay(t, env, org, "2026-11-09", "campaign", rollupCounts{"sent": 7000})
+	seedOrgDay(t, env, org, "2026-11-13", "campaign", rollupCounts{"sent": 5000, "bounces_hard": 5000})
 
 	m1 := campMailbox(t, env, org, "a@acme.example", 50)
 	m2 := campMailbox(t, env, org, "b@acme.example", 50)
-	seedMailboxDay(t, env, org, m1, "smtp_imap", "2026-11-10", "campaign", rollup{"sent": 600, "bounces_hard": 20, "bounces_soft": 10, "complaints": 1})
-	seedMailboxDay(t, env, org, m1, "smtp_imap", "2026-11-10", "warmup", rollup{"sent": 999, "bounces_hard": 77, "placement_inbox": 30, "placement_spam": 10})
-	seedMailboxDay(t, env, org, m1, "smtp_imap", "2026-11-13", "campaign", rollup{"sent": 100, "bounces_hard": 100})
-	seedMailboxDay(t, env, org, m2, "gmail", "2026-11-11", "direct", rollup{"sent": 400, "bounces_hard": 10, "complaints": 1})
+	seedMailboxDay(t, env, org, m1, "smtp_imap", "2026-11-10", "campaign", rollupCounts{"sent": 600, "bounces_hard": 20, "bounces_soft": 10, "complaints": 1})
+	seedMailboxDay(t, env, org, m1, "smtp_imap", "2026-11-10", "warmup", rollupCounts{"sent": 999, "bounces_hard": 77, "placement_inbox": 30, "placement_spam": 10})
+	seedMailboxDay(t, env, org, m1, "smtp_imap", "2026-11-13", "campaign", rollupCounts{"sent": 100, "bounces_hard": 100})
+	seedMailboxDay(t, env, org, m2, "gmail", "2026-11-11", "direct", rollupCounts{"sent": 400, "bounces_hard": 10, "complaints": 1})
 	camp := campCreate(t, c, api.CampaignCreate{Name: "Launch"})
-	seedCampaignDay(t, env, org, camp.ID, "2026-11-10", rollup{"sent": 600, "bounces_hard": 20, "bounces_soft": 10, "complaints": 1})
-	seedCampaignDay(t, env, org, camp.ID, "2026-11-13", rollup{"sent": 900})
+	seedCampaignDay(t, env, org, camp.ID, "2026-11-10", rollupCounts{"sent": 600, "bounces_hard": 20, "bounces_soft": 10, "complaints": 1})
+	seedCampaignDay(t, env, org, camp.ID, "2026-11-13", rollupCounts{"sent": 900})
 
 	// Current state: two suppressions in force (one expiring later), one expired; one dead-lettered delivery.
 	orgExec(t, env, org, `INSERT INTO suppressions (organization_id, id, kind, value, source, expires_at) VALUES
 		($1, $2, 'email', 'x@y.example', 'bounce', NULL), ($1, $3, 'domain', 'z.example', 'manual', $5),
 		($1, $4, 'email', 'old@y.example', 'manual', $6)`, org, uuid.New(), uuid.New(), uuid.New(),
-		mustTime(t, "2026-12-01T00:00:00Z"), mustTime(t, "2026-11-20T14:00:00Z"))
+		postureTime(t, "2026-12-01T00:00:00Z"), postureTime(t, "2026-11-20T14:00:00Z"))
 	endpoint := uuid.New()
 	orgExec(t, env, org, `INSERT INTO webhook_endpoints (organization_id, id, url, secret_sealed) VALUES ($1, $2, 'https://hooks.example/x', '\x00')`, org, endpoint)
 	orgExec(t, env, org, `INSERT INTO webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, status) VALUES
 		($1, $3, $2, $5, 'email.bounced', 'abandoned'), ($1, $4, $2, $6, 'email.bounced', 'failed')`,
 		org, endpoint, uuid.New(), uuid.New(), uuid.New(), uuid.New())
 
-	r := deliverability(t, c, "2026-11-10T00:00:00Z", "2026-11-13T00:00:00Z")
-	require.Equal(t, mustTime(t, "2026-11-10T00:00:00Z"), r.From.UTC())
-	require.Equal(t, mustTime(t, "2026-11-13T00:00:00Z"), r.To.UTC(), "the window as applied ends with the 12th")
+	r := deliverabilityReport(t, c, "2026-11-10T00:00:00Z", "2026-11-13T00:00:00Z")
+	require.Equal(t, postureTime(t, "2026-11-10T00:00:00Z"), r.From.UTC())
+	require.Equal(t, postureTime(t, "2026-11-13T00:00:00Z"), r.To.UTC(), "the window as applied ends with the 12th")
 	require.Equal(t, 1000, r.EmailsSent.Value)
 	require.Equal(t, 40, r.BounceCount.Value, "hard and soft, campaign and direct; warmup's left out")
 	require.Equal(t, 2, r.ComplaintCount.Value)
@@ -178,11 +178,11 @@ func TestDeliverabilityReportCountsCampaignAndDirectTrafficByHand(t *testing.T) 
 	require.Equal(t, api.DeliverabilityDashboardBandQuarantined, r.Band)
 	require.Equal(t, 2, r.SuppressedRecipients.Value, "entries in force now; the expired one is not")
 	require.Equal(t, 1, r.DlqPending.Value, "the abandoned delivery; the failed one is still being retried")
-	require.Equal(t, []dayPoint{
+	require.Equal(t, []deliverabilityDay{
 		{"2026-11-10", 1000, 40, 2, 250, 30, 20, 3},
 		{"2026-11-11", 0, 0, 0, 0, 0, 0, 0},
 		{"2026-11-12", 0, 0, 0, 0, 0, 0, 2},
-	}, dayPoints(r))
+	}, deliverabilityDays(r))
 
 	warm := r.WarmupPlacement.Value
 	require.Equal(t, 40, warm.Samples.Value)
@@ -211,7 +211,7 @@ func TestDeliverabilityReportCountsCampaignAndDirectTrafficByHand(t *testing.T) 
 
 	// Another organization sees none of it.
 	other := env.Bootstrap(t, "globex")
-	theirs := deliverability(t, env.Client(t, other.APIKey), "2026-11-10T00:00:00Z", "2026-11-13T00:00:00Z")
+	theirs := deliverabilityReport(t, env.Client(t, other.APIKey), "2026-11-10T00:00:00Z", "2026-11-13T00:00:00Z")
 	require.Zero(t, theirs.EmailsSent.Value)
 	require.Zero(t, theirs.SuppressedRecipients.Value)
 	require.Zero(t, theirs.DlqPending.Value)
@@ -230,35 +230,35 @@ func TestDeliverabilityScoreSaturatesAndBandsFollowIt(t *testing.T) {
 	cases := []struct {
 		day     string
 		kind    string
-		c       rollup
+		c       rollupCounts
 		score   float64
 		band    api.DeliverabilityDashboardBand
 		samples bool
 	}{
-		{"2026-10-01", "campaign", rollup{"sent": 1000, "bounces_hard": 100}, 60, "throttled", false},                  // 10 percent: all 40 points
-		{"2026-10-02", "campaign", rollup{"sent": 1000, "bounces_soft": 500}, 60, "throttled", false},                  // beyond: still 40
-		{"2026-10-03", "direct", rollup{"sent": 10000, "complaints": 30}, 70, "throttled", false},                      // 0.30 percent: all 30
-		{"2026-10-04", "direct", rollup{"sent": 10000, "complaints": 300}, 70, "throttled", false},                     // beyond: still 30
-		{"2026-10-05", "warmup", rollup{"placement_inbox": 60, "placement_spam": 40}, 60, "throttled", true},           // 40 percent spam: all 40
-		{"2026-10-06", "warmup", rollup{"placement_inbox": 0, "placement_spam": 90}, 60, "throttled", true},            // beyond: still 40
-		{"2026-10-07", "campaign", rollup{"sent": 1000, "bounces_hard": 50}, 80, "watch", false},                       // 5 percent: half of 40
-		{"2026-10-08", "campaign", rollup{"sent": 10000, "complaints": 3}, 97, "healthy", false},                       // 0.03 percent: 3 points
-		{"2026-10-09", "campaign", rollup{"sent": 1000, "bounces_hard": 25}, 90, "healthy", false},                     // exactly 90: healthy
-		{"2026-10-10", "campaign", rollup{"sent": 10000, "bounces_hard": 625}, 75, "watch", false},                     // 6.25 percent: 25 points, exactly 75
-		{"2026-10-11", "campaign", rollup{"sent": 1000, "bounces_hard": 100, "complaints": 1}, 50, "throttled", false}, // 40 + 10: exactly 50
-		{"2026-10-12", "campaign", rollup{"sent": 10000, "bounces_hard": 1000, "complaints": 20}, 40, "quarantined", false},
-		{"2026-10-13", "campaign", rollup{"sent": 10000, "bounces_hard": 1000, "complaints": 25}, 35, "quarantined", false},
-		{"2026-10-14", "campaign", rollup{"sent": 1000, "bounces_hard": 100, "complaints": 3}, 30, "quarantined", false},
-		{"2026-10-15", "campaign", rollup{"sent": 10000, "bounces_hard": 1000, "complaints": 30, "placement_spam": 10, "placement_inbox": 190}, 25, "quarantined", true}, // 40 + 30 + 5: exactly 25
-		{"2026-10-16", "campaign", rollup{"sent": 100, "bounces_hard": 100, "complaints": 100, "placement_spam": 10}, 0, "blocked", true},                                // 110 points of penalty: floors at 0
-		{"2026-10-17", "campaign", rollup{}, 100, "healthy", false},                                                                                                      // nothing sent, nothing wrong
+		{"2026-10-01", "campaign", rollupCounts{"sent": 1000, "bounces_hard": 100}, 60, "throttled", false},                  // 10 percent: all 40 points
+		{"2026-10-02", "campaign", rollupCounts{"sent": 1000, "bounces_soft": 500}, 60, "throttled", false},                  // beyond: still 40
+		{"2026-10-03", "direct", rollupCounts{"sent": 10000, "complaints": 30}, 70, "throttled", false},                      // 0.30 percent: all 30
+		{"2026-10-04", "direct", rollupCounts{"sent": 10000, "complaints": 300}, 70, "throttled", false},                     // beyond: still 30
+		{"2026-10-05", "warmup", rollupCounts{"placement_inbox": 60, "placement_spam": 40}, 60, "throttled", true},           // 40 percent spam: all 40
+		{"2026-10-06", "warmup", rollupCounts{"placement_inbox": 0, "placement_spam": 90}, 60, "throttled", true},            // beyond: still 40
+		{"2026-10-07", "campaign", rollupCounts{"sent": 1000, "bounces_hard": 50}, 80, "watch", false},                       // 5 percent: half of 40
+		{"2026-10-08", "campaign", rollupCounts{"sent": 10000, "complaints": 3}, 97, "healthy", false},                       // 0.03 percent: 3 points
+		{"2026-10-09", "campaign", rollupCounts{"sent": 1000, "bounces_hard": 25}, 90, "healthy", false},                     // exactly 90: healthy
+		{"2026-10-10", "campaign", rollupCounts{"sent": 10000, "bounces_hard": 625}, 75, "watch", false},                     // 6.25 percent: 25 points, exactly 75
+		{"2026-10-11", "campaign", rollupCounts{"sent": 1000, "bounces_hard": 100, "complaints": 1}, 50, "throttled", false}, // 40 + 10: exactly 50
+		{"2026-10-12", "campaign", rollupCounts{"sent": 10000, "bounces_hard": 1000, "complaints": 20}, 40, "quarantined", false},
+		{"2026-10-13", "campaign", rollupCounts{"sent": 10000, "bounces_hard": 1000, "complaints": 25}, 35, "quarantined", false},
+		{"2026-10-14", "campaign", rollupCounts{"sent": 1000, "bounces_hard": 100, "complaints": 3}, 30, "quarantined", false},
+		{"2026-10-15", "campaign", rollupCounts{"sent": 10000, "bounces_hard": 1000, "complaints": 30, "placement_spam": 10, "placement_inbox": 190}, 25, "quarantined", true}, // 40 + 30 + 5: exactly 25
+		{"2026-10-16", "campaign", rollupCounts{"sent": 100, "bounces_hard": 100, "complaints": 100, "placement_spam": 10}, 0, "blocked", true},                                // 110 points of penalty: floors at 0
+		{"2026-10-17", "campaign", rollupCounts{}, 100, "healthy", false},                                                                                                      // nothing sent, nothing wrong
 	}
 	for _, k := range cases {
 		seedOrgDay(t, env, org, k.day, k.kind, k.c)
 	}
 	for _, k := range cases {
 		from := k.day + "T00:00:00Z"
-		r := deliverability(t, c, from, from)
+		r := deliverabilityReport(t, c, from, from)
 		require.Equal(t, k.score, r.Score, k.day)
 		require.Equal(t, k.band, r.Band, k.day)
 		require.Equal(t, k.samples, r.SpamPlacementRate.Set, "%s: placement rates only with seed samples", k.day)
@@ -274,48 +274,48 @@ func TestDeliverabilityWindowDefaultsEdgesAndRefusals(t *testing.T) {
 	boot := env.Bootstrap(t, "acme")
 	org := boot.OrganizationID
 	c := env.Client(t, boot.APIKey)
-	env.Clock.Set(mustTime(t, "2026-11-20T15:00:00Z"))
+	env.Clock.Set(postureTime(t, "2026-11-20T15:00:00Z"))
 	for day, sent := range map[string]int64{"2026-11-12": 100, "2026-11-13": 1, "2026-11-20": 10, "2026-11-10": 1000, "2026-11-11": 20000} {
-		seedOrgDay(t, env, org, day, "campaign", rollup{"sent": sent})
+		seedOrgDay(t, env, org, day, "campaign", rollupCounts{"sent": sent})
 	}
 
 	// Defaults: to now, from 7 days before it: the UTC days the span touches (the 13th to the 20th).
-	r := deliverability(t, c, "", "")
-	require.Equal(t, mustTime(t, "2026-11-13T00:00:00Z"), r.From.UTC())
-	require.Equal(t, mustTime(t, "2026-11-21T00:00:00Z"), r.To.UTC())
+	r := deliverabilityReport(t, c, "", "")
+	require.Equal(t, postureTime(t, "2026-11-13T00:00:00Z"), r.From.UTC())
+	require.Equal(t, postureTime(t, "2026-11-21T00:00:00Z"), r.To.UTC())
 	require.Len(t, r.Timeseries, 8)
 	require.Equal(t, 11, r.EmailsSent.Value)
 	// Only to: from is 7 days before it.
-	r = deliverability(t, c, "", "2026-11-17T12:00:00Z")
-	require.Equal(t, mustTime(t, "2026-11-10T00:00:00Z"), r.From.UTC())
+	r = deliverabilityReport(t, c, "", "2026-11-17T12:00:00Z")
+	require.Equal(t, postureTime(t, "2026-11-10T00:00:00Z"), r.From.UTC())
 	require.Equal(t, 1000+20000+100+1, r.EmailsSent.Value)
 
 	// Edges at UTC midnight: a to at midnight ends the window with the day before; an instant after it
 	// takes that day in; a from late in a day takes the whole day; offsets are read as the instants they are.
-	require.Equal(t, 1000, deliverability(t, c, "2026-11-10T23:59:59Z", "2026-11-11T00:00:00Z").EmailsSent.Value)
-	require.Equal(t, 21000, deliverability(t, c, "2026-11-10T23:59:59Z", "2026-11-11T00:00:01Z").EmailsSent.Value)
-	require.Equal(t, 1000, deliverability(t, c, "2026-11-11T01:00:00+02:00", "2026-11-11T01:00:00+02:00").EmailsSent.Value,
+	require.Equal(t, 1000, deliverabilityReport(t, c, "2026-11-10T23:59:59Z", "2026-11-11T00:00:00Z").EmailsSent.Value)
+	require.Equal(t, 21000, deliverabilityReport(t, c, "2026-11-10T23:59:59Z", "2026-11-11T00:00:01Z").EmailsSent.Value)
+	require.Equal(t, 1000, deliverabilityReport(t, c, "2026-11-11T01:00:00+02:00", "2026-11-11T01:00:00+02:00").EmailsSent.Value,
 		"23:00 UTC on the 10th")
-	require.Equal(t, 20000, deliverability(t, c, "2026-11-11T00:00:00Z", "2026-11-11T00:00:00Z").EmailsSent.Value, "from equal to to is that day")
+	require.Equal(t, 20000, deliverabilityReport(t, c, "2026-11-11T00:00:00Z", "2026-11-11T00:00:00Z").EmailsSent.Value, "from equal to to is that day")
 
 	// A year (366 days) is the most one report covers.
-	r = deliverability(t, c, "2025-01-01T00:00:00Z", "2026-01-02T00:00:00Z")
+	r = deliverabilityReport(t, c, "2025-01-01T00:00:00Z", "2026-01-02T00:00:00Z")
 	require.Len(t, r.Timeseries, 366)
 	_, err := c.AnalyticsDeliverability(context.Background(), api.AnalyticsDeliverabilityParams{
-		From: api.NewOptDateTime(mustTime(t, "2025-01-01T00:00:00Z")), To: api.NewOptDateTime(mustTime(t, "2026-01-02T00:00:01Z"))})
+		From: api.NewOptDateTime(postureTime(t, "2025-01-01T00:00:00Z")), To: api.NewOptDateTime(postureTime(t, "2026-01-02T00:00:01Z"))})
 	requireAPIError(t, err, 400, "date_range_too_long")
 	_, err = c.AnalyticsDeliverability(context.Background(), api.AnalyticsDeliverabilityParams{
-		From: api.NewOptDateTime(mustTime(t, "2026-11-12T00:00:00Z")), To: api.NewOptDateTime(mustTime(t, "2026-11-11T00:00:00Z"))})
+		From: api.NewOptDateTime(postureTime(t, "2026-11-12T00:00:00Z")), To: api.NewOptDateTime(postureTime(t, "2026-11-11T00:00:00Z"))})
 	requireAPIError(t, err, 400, "invalid_date_range")
 	_, err = c.AnalyticsDeliverability(context.Background(), api.AnalyticsDeliverabilityParams{
-		From: api.NewOptDateTime(mustTime(t, "2026-11-21T00:00:00Z"))})
+		From: api.NewOptDateTime(postureTime(t, "2026-11-21T00:00:00Z"))})
 	requireAPIError(t, err, 400, "invalid_date_range")
 
-	status, code, msg := rawError(t, env, boot.APIKey, "/v1/analytics/deliverability", url.Values{"from": {"yesterday"}})
+	status, code, msg := postureRawError(t, env, boot.APIKey, "/v1/analytics/deliverability", url.Values{"from": {"yesterday"}})
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Equal(t, "invalid_parameter", code)
 	require.Equal(t, "The query parameter from must be a date-time such as 2025-01-31T09:00:00Z (RFC 3339).", msg)
-	status, code, msg = rawError(t, env, boot.APIKey, "/v1/analytics/deliverability", url.Values{"from": {"2026-11-12T00:00:00Z"}, "to": {"2026-11-11T00:00:00Z"}})
+	status, code, msg = postureRawError(t, env, boot.APIKey, "/v1/analytics/deliverability", url.Values{"from": {"2026-11-12T00:00:00Z"}, "to": {"2026-11-11T00:00:00Z"}})
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Equal(t, "invalid_date_range", code)
 	require.Contains(t, msg, "from must be at or before to")
@@ -330,6 +330,6 @@ func TestAnalyticsReportsNeedTheAnalyticsScope(t *testing.T) {
 	contactsOnly := env.Client(t, scopedKey(t, env, boot.OrganizationID, auth.ReadContacts))
 	_, err := contactsOnly.AnalyticsDeliverability(ctx, api.AnalyticsDeliverabilityParams{})
 	requireAPIError(t, err, 403, "missing_scope")
-	_, err = contactsOnly.AnalyticsWarmup(ctx, api.AnalyticsWarmupParams{From: mustDate(t, "2026-11-01"), To: mustDate(t, "2026-11-02")})
+	_, err = contactsOnly.AnalyticsWarmup(ctx, api.AnalyticsWarmupParams{From: postureDate(t, "2026-11-01"), To: postureDate(t, "2026-11-02")})
 	requireAPIError(t, err, 403, "missing_scope")
 }
