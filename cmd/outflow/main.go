@@ -1,5 +1,6 @@
 // Command outflow is the whole Outflow deployment in one binary: the API server and background workers
-// (`serve`), the schema migrations (`migrate`), and administrative commands (`admin bootstrap`).
+// (`serve`), the schema migrations (`migrate`), and administrative commands (`admin bootstrap`,
+// `admin rollups rebuild`).
 package main
 
 import (
@@ -30,6 +31,7 @@ Usage:
   outflow migrate                          apply application and job-queue migrations
   outflow admin bootstrap --email E --password P --org NAME
                                            create an owner, an organization and a full-access API key
+  outflow admin rollups rebuild [--org ID] recompute the analytics rollups of every organization (or one)
   outflow version                          print the version
 
 Configuration comes from the environment; see README.md.
@@ -85,10 +87,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "migrate":
 		return db.Migrate(ctx, cfg.DatabaseURL, logger)
 	case "admin":
-		if len(rest) == 0 || rest[0] != "bootstrap" {
-			return errors.New("usage: outflow admin bootstrap --email E --password P --org NAME")
+		switch {
+		case len(rest) > 0 && rest[0] == "bootstrap":
+			return bootstrap(ctx, cfg, logger, rest[1:], stdout, stderr)
+		case len(rest) > 1 && rest[0] == "rollups" && rest[1] == "rebuild":
+			return rollupsRebuild(ctx, cfg, rest[2:], stdout, stderr)
 		}
-		return bootstrap(ctx, cfg, logger, rest[1:], stdout, stderr)
+		return errors.New("usage: outflow admin bootstrap --email E --password P --org NAME | outflow admin rollups rebuild [--org ID]")
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)

@@ -155,3 +155,54 @@ func TestGracefulShutdown(t *testing.T) {
 	_, err = net.DialTimeout("tcp", addr.String(), time.Second)
 	require.Error(t, err, "the listener is closed")
 }
+
+func TestAdminRollupsRebuildRecomputesEveryOrganizationOrTheOneNamed(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	ctx := context.Background()
+	env := envOf(map[string]string{"DATABASE_URL": d.URL, "OUTFLOW_LOG_LEVEL": "error"})
+	orgOf := func(name string) string {
+		var out bytes.Buffer
+		require.NoError(t, run(ctx, []string{"admin", "bootstrap", "--email", "ops@" + name + ".example", "--password",
+			"correct horse battery staple", "--org", name}, env, &out, io.Discard))
+		var res map[string]string
+		require.NoError(t, json.NewDecoder(&out).Decode(&res))
+		return res["organization_id"]
+	}
+	acme, globex := orgOf("Acme"), orgOf("Globex")
+	owner := d.OwnerPool(t)
+	exec := func(sql string, args ...any) {
+		_, err := owner.Exec(ctx, sql, args...)
+		require.NoError(t, err)
+	}
+	// Acme sent one direct message; Globex's counters are stale (nothing it sent explains them).
+	exec(`INSERT INTO send_tasks (organization_id, id, kind, status, to_email, sent_at)
+		VALUES ($1, gen_random_uuid(), 'direct', 'sent', 'bob@example.net', '2026-03-01T10:00:00Z')`, acme)
+	exec(`INSERT INTO analytics_org_days (organization_id, day, kind, sent) VALUES ($1, '2026-03-01', 'direct', 99)`, globex)
+	sent := func(org string) (days []string) {
+		rows, err := owner.Query(ctx, `SELECT day::text || ' ' || kind || ' ' || sent FROM analytics_org_days
+			WHERE organization_id = $1 ORDER BY day, kind`, org)
+		require.NoError(t, err)
+		days, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return days
+	}
+
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, []string{"admin", "rollups", "rebuild", "--org", acme}, env, &out, io.Discard))
+	require.Equal(t, "rebuilt the rollups of organization "+acme+" (Acme)\n1 organization(s) rebuilt\n", out.String())
+	require.Equal(t, []string{"2026-03-01 direct 1"}, sent(acme))
+	require.Equal(t, []string{"2026-03-01 direct 99"}, sent(globex), "only the organization named")
+
+	out.Reset()
+	require.NoError(t, run(ctx, []string{"admin", "rollups", "rebuild"}, env, &out, io.Discard))
+	require.Contains(t, out.String(), "(Globex)\n")
+	require.Contains(t, out.String(), "2 organization(s) rebuilt\n")
+	require.Equal(t, []string{"2026-03-01 direct 1"}, sent(acme))
+	require.Empty(t, sent(globex), "the stale counters are gone")
+
+	require.ErrorContains(t, run(ctx, []string{"admin", "rollups", "rebuild", "--org", "acme"}, env, io.Discard, io.Discard),
+		`--org must be an organization id (a UUID), not "acme"`)
+	require.ErrorContains(t, run(ctx, []string{"admin", "rollups", "rebuild", "--org", "00000000-0000-0000-0000-000000000001"}, env,
+		io.Discard, io.Discard), "no organization has the id 00000000-0000-0000-0000-000000000001")
+}

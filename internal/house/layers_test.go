@@ -44,6 +44,11 @@ var areaEdges = map[string]string{
 	"inbox->campaigns":    "a classified reply moves the lead of the campaign send it answers (engine.Answered, unsubscribe by reply)",
 	"inbox->eventing":     "replies raise inbox.reply_received and notifications; inbox actions queue their relays and sends in the request's transaction",
 	"inbox->mail":         "the reply hook is the mail sync's inbound hook; inbox actions mark read and move through mailsync and send through the send pipeline",
+
+	// The analytics rollups are fed where what they count is recorded (internal/analytics/rollup).
+	"campaigns->analytics": "sends' engagement, replies, bounces, complaints and unsubscribes feed the analytics rollups in the transaction that records them",
+	"mail->analytics":      "a send recorded as sent feeds the analytics rollups in the transaction that records it",
+	"inbox->analytics":     "a classified reply's intent feeds the analytics rollups in the transaction that stores it",
 }
 
 // pkg is what the rules read of a package: its path (relative to the module) and its non-test imports of the

@@ -26,6 +26,7 @@
 //     and SMTP codes, diagnostic text, reason class, feedback type, how it was matched, the report's shape or
 //     the provider, and the synced message it came in. Events about a send are keyed by the send (one row per
 //     send and kind) unless the caller brings its own idempotency key; a key recorded before records nothing.
+//     Each bounce, complaint and unsubscribe row counts in the analytics rollups (rollup.Events) as it is written.
 //   - Effects apply once per send and kind: only the first hard bounce, soft bounce or complaint recorded about a
 //     send moves its lead, raises events, notifies and is judged; a later one (another path's report of the same
 //     send) is kept as evidence only. A rate counts distinct sends.

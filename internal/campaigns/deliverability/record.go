@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/analytics/rollup"
 	"github.com/outflowhq/outflow/internal/audience/suppression"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/eventing/events"
@@ -150,7 +151,11 @@ func insert(ctx context.Context, tx pgx.Tx, id uuid.UUID, m Match, ev Event) (in
 	if ev.IdempotencyKey != "" {
 		p.IdempotencyKey = &ev.IdempotencyKey
 	}
-	return queries.DeliverabilityEventInsert(ctx, tx, p)
+	n, err := queries.DeliverabilityEventInsert(ctx, tx, p)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	return n, rollup.Events(ctx, tx, ev.OrganizationID, id)
 }
 
 // first reports whether the event just recorded is the first of its kind about its send (always, about none).

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/analytics/rollup"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/mail/mailsync"
@@ -175,6 +176,9 @@ func (a *answer) replied(ctx context.Context) error {
 	}
 	n, err := queries.EngineTaskReplied(ctx, a.tx, dbq.EngineTaskRepliedParams{OrganizationID: a.row.OrganizationID, ID: a.task.ID, At: at})
 	if err != nil || n == 0 {
+		return err
+	}
+	if err := rollup.Replied(ctx, a.tx, a.row.OrganizationID, a.task.ID); err != nil {
 		return err
 	}
 	stop := a.row.StopOnReply

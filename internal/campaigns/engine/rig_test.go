@@ -195,6 +195,7 @@ func (r *rig) addLeads(t testing.TB, id uuid.UUID, emails ...string) {
 
 func (r *rig) start(t testing.TB, id uuid.UUID) {
 	t.Helper()
-	_, err := r.c.CampaignsStart(context.Background(), api.CampaignsStartParams{ID: id})
+	// A person starts it: an API key would need an agent policy allowing campaign.launch.
+	_, err := r.env.Owner(t, "acme").CampaignsStart(context.Background(), api.CampaignsStartParams{ID: id})
 	require.NoError(t, err)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/analytics/rollup"
 	"github.com/outflowhq/outflow/internal/audience/suppression"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/engine"
@@ -168,6 +169,9 @@ func (s *Service) apply(ctx context.Context, tx pgx.Tx, org, taskID uuid.UUID, s
 	if err := queries.UnsubscribeEventInsert(ctx, tx, dbq.UnsubscribeEventInsertParams{OrganizationID: org, ID: id,
 		Source: string(source), At: at, RecipientEmail: t.ToEmail, ContactID: contact, CampaignID: t.CampaignID,
 		TaskID: uuid.NullUUID{UUID: t.ID, Valid: true}, MailboxID: t.MailboxID, Reason: reasons[source]}); err != nil {
+		return out, err
+	}
+	if err := rollup.Events(ctx, tx, org, id); err != nil {
 		return out, err
 	}
 	data := map[string]any{"campaign_id": t.CampaignID.UUID, "contact_email": t.ToEmail, "source": source}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/analytics/rollup"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/engine"
 	"github.com/outflowhq/outflow/internal/campaigns/unsubscribe"
@@ -104,7 +105,10 @@ func store(ctx context.Context, tx pgx.Tx, m mailsync.Inbound, v engine.Verdict,
 		p.SendTaskID = uuid.NullUUID{UUID: match.Task.ID, Valid: true}
 		p.CampaignID, p.ContactID = match.Task.CampaignID, match.Task.ContactID
 	}
-	return queries.InboxMessageVerdictSet(ctx, tx, p)
+	if err := queries.InboxMessageVerdictSet(ctx, tx, p); err != nil {
+		return err
+	}
+	return rollup.Intents(ctx, tx, m.OrganizationID, m.ID)
 }
 
 // effects applies what the campaign's reply_intent block asks beyond the lead's flow: an unsubscribe by reply

@@ -23,7 +23,8 @@
 //   - A mailbox that is not active, a suppressed recipient, or (for campaign and warmup mail) a domain that has
 //     failed authentication for longer than the grace period fails the task before anything is sent.
 //   - Every result (sent, failed, ambiguous; not a requeue) is told to the settle hook (OnSettle) inside the
-//     transaction that records it, so the campaign engine's view of the send commits with the result.
+//     transaction that records it, so the campaign engine's view of the send commits with the result; a sent
+//     result counts in the analytics rollups (rollup.Sent) in that transaction too.
 //   - A task with an unsubscribe URL (campaign sends whose unsubscribe_header is on; the engine signs it) goes
 //     out with `List-Unsubscribe: <https URL>, <mailto:FROM?subject=unsubscribe>` and, when the URL is https,
 //     `List-Unsubscribe-Post: List-Unsubscribe=One-Click` (RFC 8058, RFC 2369). The mailto target is the

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/analytics/rollup"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 )
 
@@ -36,8 +37,13 @@ type SettleHook func(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, s Se
 // set once, before the pipeline works any task.
 func (p *Pipeline) OnSettle(h SettleHook) { p.settle = h }
 
-// settled tells the hook a result, when one is set.
+// settled counts a sent task in the analytics rollups and tells the hook a result, when one is set.
 func (p *Pipeline) settled(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, s Settled) error {
+	if s.Status == StatusSent {
+		if err := rollup.Sent(ctx, tx, s.Task.OrganizationID, s.Task.ID); err != nil {
+			return err
+		}
+	}
 	if p.settle == nil {
 		return nil
 	}
