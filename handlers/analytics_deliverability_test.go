@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/outflowhq/outflow/gen/api"
@@ -332,4 +333,58 @@ func TestAnalyticsReportsNeedTheAnalyticsScope(t *testing.T) {
 	requireAPIError(t, err, 403, "missing_scope")
 	_, err = contactsOnly.AnalyticsWarmup(ctx, api.AnalyticsWarmupParams{From: postureDate(t, "2026-11-01"), To: postureDate(t, "2026-11-02")})
 	requireAPIError(t, err, 403, "missing_scope")
+}
+
+func TestRealCampaignSendsAndAnIngestedBounceShowInTheDeliverabilityReport(t *testing.T) {
+	t.Parallel()
+	r := newEngineRig(t)
+	ctx := context.Background()
+	camp, err := r.c.CampaignsCreate(ctx, &api.CampaignCreate{Name: "Spring", Timezone: api.NewOptString("UTC"), Days: api.NewOptInt(127),
+		StartTime: api.NewOptString("00:00"), EndTime: api.NewOptString("24:00"), DailyLimit: api.NewOptInt(1000),
+		Steps: []api.CampaignStepCreate{{Subject: api.NewOptString("Hello {{.FirstName}}"), BodyPlain: api.NewOptString("A short note.")}}},
+		api.CampaignsCreateParams{})
+	require.NoError(t, err)
+	_, err = r.c.ContactsCreate(ctx, []api.ContactCreate{{Email: "ann@client.example", FirstName: api.NewOptString("Ann"), Campaigns: []uuid.UUID{camp.ID}},
+		{Email: "ben@client.example", FirstName: api.NewOptString("Ben"), Campaigns: []uuid.UUID{camp.ID}}}, api.ContactsCreateParams{})
+	require.NoError(t, err)
+	_, err = r.env.Owner(t, "acme").CampaignsStart(ctx, api.CampaignsStartParams{ID: camp.ID})
+	require.NoError(t, err)
+	// The engine and the send pipeline send both emails to the SMTP server.
+	require.Equal(t, map[string]int{"ann@client.example": 1, "ben@client.example": 1}, r.settle(t))
+	var task, box uuid.UUID
+	r.query(t, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT id, mailbox_id FROM send_tasks WHERE organization_id = $1 AND to_email = 'ann@client.example'
+			AND status = 'sent'`, r.org).Scan(&task, &box)
+	})
+	from, to := r.clock.Add(-24*time.Hour).Format(time.RFC3339), r.clock.Add(24*time.Hour).Format(time.RFC3339)
+	before := deliverabilityReport(t, r.c, from, to)
+	require.Equal(t, 2, before.EmailsSent.Value)
+	require.Zero(t, before.BounceCount.Value)
+	require.Equal(t, 100.0, before.Score)
+
+	// The provider reports that Ann's email bounced.
+	require.NoError(t, r.c.DeliverabilityOpsIngestEvent(ctx, &api.IngestDeliverabilityEventRequest{
+		EventType: api.IngestDeliverabilityEventRequestEventTypeBounce, RecipientEmail: "ann@client.example", TaskID: api.NewOptUUID(task),
+		Reason: api.NewOptString("smtp; 550 5.1.1 <ann@client.example>: Recipient address rejected: User unknown")},
+		api.DeliverabilityOpsIngestEventParams{}))
+
+	after := deliverabilityReport(t, r.c, from, to)
+	require.Equal(t, 2, after.EmailsSent.Value)
+	require.Equal(t, 1, after.BounceCount.Value)
+	require.Equal(t, 50.0, after.BounceRate.Value, "1 bounce of 2 sends")
+	require.Equal(t, 60.0, after.Score, "a bounce rate past 10 percent costs the full 40 points")
+	require.Equal(t, api.DeliverabilityDashboardBandThrottled, after.Band)
+	require.Equal(t, 1, after.SuppressedRecipients.Value, "the hard bounce suppressed the address")
+	require.Equal(t, []api.DeliverabilityCampaign{{CampaignID: api.NewOptUUID(camp.ID), Name: api.NewOptString("Spring"),
+		Sent: api.NewOptInt(2), Bounces: api.NewOptInt(1), Complaints: api.NewOptInt(0), BounceRate: api.NewOptFloat64(50),
+		ComplaintRate: api.NewOptFloat64(0), Band: api.NewOptString("throttled")}}, after.ByCampaign)
+	require.Equal(t, []api.DeliverabilityMailbox{{EmailAccountID: api.NewOptUUID(box), Email: api.NewOptString(rigUser),
+		Sent: api.NewOptInt(2), Bounces: api.NewOptInt(1), Complaints: api.NewOptInt(0), BounceRate: api.NewOptFloat64(50),
+		ComplaintRate: api.NewOptFloat64(0), Band: api.NewOptString("throttled")}}, after.ByMailbox)
+	require.Len(t, after.ByProvider, 1)
+	var sent, bounces int
+	for _, d := range deliverabilityDays(after) {
+		sent, bounces = sent+d.Sent, bounces+d.Bounces
+	}
+	require.Equal(t, []int{2, 1}, []int{sent, bounces}, "the timeseries holds the sends and the bounce")
 }
