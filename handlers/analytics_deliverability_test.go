@@ -388,3 +388,22 @@ func TestRealCampaignSendsAndAnIngestedBounceShowInTheDeliverabilityReport(t *te
 	}
 	require.Equal(t, []int{2, 1}, []int{sent, bounces}, "the timeseries holds the sends and the bounce")
 }
+
+func TestARealDirectSendCountsInTheDeliverabilityReportOutsideAnyCampaign(t *testing.T) {
+	t.Parallel()
+	r := newInboxRig(t)
+	res, err := r.session.MailboxesSend(context.Background(), &api.MailboxSendRequest{To: []string{"carol@client.example"}, Subject: "Hi",
+		BodyPlain: api.NewOptString("Hello there.")}, api.MailboxesSendParams{ID: r.box.ID})
+	require.NoError(t, err)
+	task := res.(*api.MailboxesSendOK).TaskID.Value
+	r.due(t, task)
+	require.Zero(t, r.attempt(t, task))
+	r.delivered(t, 1)
+
+	report := deliverabilityReport(t, r.c, "", "")
+	require.Equal(t, 1, report.EmailsSent.Value)
+	require.Empty(t, report.ByCampaign)
+	require.Len(t, report.ByMailbox, 1)
+	require.Equal(t, r.box.ID, report.ByMailbox[0].EmailAccountID.Value)
+	require.Equal(t, 1, report.ByMailbox[0].Sent.Value)
+}
