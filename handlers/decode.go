@@ -299,7 +299,7 @@ func ruleOf(err error, list bool, code string) (string, string) {
 		return code, fmt.Sprintf("must be at least %d characters long", tooShort.MinLength)
 	case errors.As(err, &pattern):
 		return code, fmt.Sprintf("does not have the expected form (pattern %s)", pattern.Pattern.String())
-	case errors.Is(err, validate.ErrFieldRequired):
+	case errors.Is(err, validate.ErrFieldRequired), strings.HasSuffix(msg, " not set") && strings.Contains(msg, "parameter "):
 		return code, "is required"
 	case lessThan.MatchString(msg):
 		m := lessThan.FindStringSubmatch(msg)
@@ -309,6 +309,8 @@ func ruleOf(err error, list bool, code string) (string, string) {
 		return rangeCode(m[1], code), "must be at most " + m[2]
 	case strings.HasPrefix(msg, "invalid value: "):
 		return code, fmt.Sprintf("must be one of the allowed values, and %q is not", strings.TrimPrefix(msg, "invalid value: "))
+	case errors.As(err, &when) && when.Layout == time.DateOnly:
+		return code, "must be a date such as 2025-01-31 (YYYY-MM-DD)"
 	case errors.As(err, &when):
 		return code, "must be a date-time such as 2025-01-31T09:00:00Z (RFC 3339)"
 	case uuid.IsInvalidLengthError(err) || strings.Contains(msg, "invalid UUID"):

@@ -57,6 +57,7 @@ type Handler struct {
 	*AnalyticsCampaigns
 	*AnalyticsOrg
 	*AnalyticsAccounts
+	*PostureReports
 	notYet
 
 	mcp    *MCP
@@ -149,6 +150,8 @@ type Deps struct {
 	AnalyticsOrg *AnalyticsOrg
 	// AnalyticsAccounts serves the account analytics: every mailbox's status and one mailbox's.
 	AnalyticsAccounts *AnalyticsAccounts
+	// PostureReports serves the deliverability and warmup reports.
+	PostureReports *PostureReports
 }
 
 // New assembles the API handler.
@@ -173,6 +176,7 @@ func New(d Deps) *Handler {
 		ProductEvents:     d.ProductEvents,
 		AnalyticsOrg:      d.AnalyticsOrg,
 		AnalyticsAccounts: d.AnalyticsAccounts,
+		PostureReports:    d.PostureReports,
 	}
 	h.AnalyticsCampaigns = d.AnalyticsCampaigns
 	if d.OAuth != nil {

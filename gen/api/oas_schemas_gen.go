@@ -20545,16 +20545,24 @@ func (s *DealsSummary) SetMixedCurrency(val bool) {
 	s.MixedCurrency = val
 }
 
+// One campaign's email steps over the window; its band is that of the score of its bounce and
+// complaint rates.
 // Ref: #/components/schemas/DeliverabilityCampaign
 type DeliverabilityCampaign struct {
-	CampaignID    OptUUID    `json:"campaign_id"`
-	Name          OptString  `json:"name"`
-	Sent          OptInt     `json:"sent"`
-	Bounces       OptInt     `json:"bounces"`
-	Complaints    OptInt     `json:"complaints"`
-	BounceRate    OptFloat64 `json:"bounce_rate"`
+	CampaignID OptUUID   `json:"campaign_id"`
+	Name       OptString `json:"name"`
+	// Sends that reached the provider.
+	Sent OptInt `json:"sent"`
+	// Bounces, hard and soft.
+	Bounces OptInt `json:"bounces"`
+	// Spam complaints.
+	Complaints OptInt `json:"complaints"`
+	// Bounces / sent, percent.
+	BounceRate OptFloat64 `json:"bounce_rate"`
+	// Complaints / sent, percent.
 	ComplaintRate OptFloat64 `json:"complaint_rate"`
-	Band          OptString  `json:"band"`
+	// Healthy, watch, throttled, quarantined or blocked (thresholds as for the report's band).
+	Band OptString `json:"band"`
 }
 
 // GetCampaignID returns the value of CampaignID.
@@ -20637,49 +20645,94 @@ func (s *DeliverabilityCampaign) SetBand(val OptString) {
 	s.Band = val
 }
 
-// Deliverability posture of the organization between from and to. The intent_* counters (one per
-// classified reply, machine replies included) are not additive with reply_count (reply events reported
-// by providers or integrations). spam_placement_rate and inbox_placement_rate are omitted when there
-// are no seed samples.
+// Deliverability posture of the organization over the UTC days of a window. Counts are of campaign and
+// direct traffic (warmup exchange traffic is left out), except seed placements, which only warmup
+// traffic carries. Rates are percents with two decimals and 0 while their denominator (emails_sent, or
+// placement_samples for the placement rates) is 0. The intent_* counters (one per classified reply,
+// machine replies included) are not additive with reply_count (sends answered). spam_placement_rate
+// and inbox_placement_rate are omitted when there are no seed samples. Bands of a score (this report's
+// and each breakdown row's): healthy from 90, watch from 75, throttled from 50, quarantined from 25,
+// blocked below 25.
 // Ref: #/components/schemas/DeliverabilityDashboard
 type DeliverabilityDashboard struct {
-	From                 time.Time  `json:"from"`
-	To                   time.Time  `json:"to"`
-	EventsTotal          OptInt     `json:"events_total"`
-	BounceCount          OptInt     `json:"bounce_count"`
-	ComplaintCount       OptInt     `json:"complaint_count"`
-	UnsubscribeCount     OptInt     `json:"unsubscribe_count"`
-	ReplyCount           OptInt     `json:"reply_count"`
-	OpenCount            OptInt     `json:"open_count"`
-	ClickCount           OptInt     `json:"click_count"`
-	SuppressedRecipients OptInt     `json:"suppressed_recipients"`
-	DlqPending           OptInt     `json:"dlq_pending"`
-	IntentPositive       OptInt     `json:"intent_positive"`
-	IntentNegative       OptInt     `json:"intent_negative"`
-	IntentOutOfOffice    OptInt     `json:"intent_out_of_office"`
-	IntentQuestion       OptInt     `json:"intent_question"`
-	IntentNeutral        OptInt     `json:"intent_neutral"`
-	IntentAutomated      OptInt     `json:"intent_automated"`
-	EmailsSent           OptInt     `json:"emails_sent"`
-	BounceRate           OptFloat64 `json:"bounce_rate"`
-	ComplaintRate        OptFloat64 `json:"complaint_rate"`
-	OpenRate             OptFloat64 `json:"open_rate"`
-	ClickRate            OptFloat64 `json:"click_rate"`
-	ReplyRate            OptFloat64 `json:"reply_rate"`
-	// Omitted when there are no seed samples.
+	// Start of the window as applied: 00:00 UTC of its first day.
+	From time.Time `json:"from"`
+	// End of the window as applied: 00:00 UTC after its last day (exclusive).
+	To time.Time `json:"to"`
+	// The recipient events counted: bounce_count + complaint_count + unsubscribe_count + reply_count +
+	// open_count + click_count. Sends and intents are not events here.
+	EventsTotal OptInt `json:"events_total"`
+	// Bounces, hard and soft.
+	BounceCount OptInt `json:"bounce_count"`
+	// Spam complaints.
+	ComplaintCount OptInt `json:"complaint_count"`
+	// Unsubscribes.
+	UnsubscribeCount OptInt `json:"unsubscribe_count"`
+	// Sends answered: a send counts once, on the day of its first reply.
+	ReplyCount OptInt `json:"reply_count"`
+	// Human opens: sends opened at least once by a person (sends opened only by machines are left out).
+	OpenCount OptInt `json:"open_count"`
+	// Human clicks: sends clicked at least once by a person (sends clicked only by machines are left out).
+	ClickCount OptInt `json:"click_count"`
+	// Suppression entries (addresses and whole domains) in force now: current state, not limited to the
+	// window.
+	SuppressedRecipients OptInt `json:"suppressed_recipients"`
+	// Dead letters now: webhook deliveries abandoned (their attempts exhausted, or their endpoint
+	// disabled) and not redelivered since (POST /webhooks/deliveries/{deliveryId}/redeliver). Current
+	// state, not limited to the window.
+	DlqPending OptInt `json:"dlq_pending"`
+	// Inbound replies classified positive, one per message, machine replies included; not additive with
+	// reply_count.
+	IntentPositive OptInt `json:"intent_positive"`
+	// Inbound replies classified negative, one per message, machine replies included; not additive with
+	// reply_count.
+	IntentNegative OptInt `json:"intent_negative"`
+	// Inbound replies classified out-of-office, one per message, machine replies included; not additive
+	// with reply_count.
+	IntentOutOfOffice OptInt `json:"intent_out_of_office"`
+	// Inbound replies classified question, one per message, machine replies included; not additive with
+	// reply_count.
+	IntentQuestion OptInt `json:"intent_question"`
+	// Inbound replies classified neutral, one per message, machine replies included; not additive with
+	// reply_count.
+	IntentNeutral OptInt `json:"intent_neutral"`
+	// Inbound replies classified automated, one per message, machine replies included; not additive with
+	// reply_count.
+	IntentAutomated OptInt `json:"intent_automated"`
+	// Sends that reached the provider (a failure reported afterwards takes one back).
+	EmailsSent OptInt `json:"emails_sent"`
+	// Bounce_count / emails_sent, percent.
+	BounceRate OptFloat64 `json:"bounce_rate"`
+	// Complaint_count / emails_sent, percent.
+	ComplaintRate OptFloat64 `json:"complaint_rate"`
+	// Open_count (human opens) / emails_sent, percent.
+	OpenRate OptFloat64 `json:"open_rate"`
+	// Click_count (human clicks) / emails_sent, percent.
+	ClickRate OptFloat64 `json:"click_rate"`
+	// Reply_count / emails_sent, percent.
+	ReplyRate OptFloat64 `json:"reply_rate"`
+	// Seed placements in spam / placement_samples, percent. Omitted when there are no seed samples.
 	SpamPlacementRate OptFloat64 `json:"spam_placement_rate"`
-	// Omitted when there are no seed samples.
-	InboxPlacementRate OptFloat64                  `json:"inbox_placement_rate"`
-	PlacementSamples   OptInt                      `json:"placement_samples"`
-	Band               DeliverabilityDashboardBand `json:"band"`
-	// 0 to 100: starts at 100 minus saturating penalties: bounce rate up to 40 points (reached at 10
-	// percent), complaint rate up to 30 (reached at 0.30 percent), spam placement up to 40 (reached at 40
-	// percent).
-	Score      float64                  `json:"score"`
+	// Seed placements in the inbox / placement_samples, percent. Omitted when there are no seed samples.
+	InboxPlacementRate OptFloat64 `json:"inbox_placement_rate"`
+	// Seed placements observed (inbox plus spam) in the window, of any traffic (only warmup traffic
+	// carries seeds today).
+	PlacementSamples OptInt `json:"placement_samples"`
+	// The band of score: healthy from 90, watch from 75, throttled from 50, quarantined from 25, blocked
+	// below 25.
+	Band DeliverabilityDashboardBand `json:"band"`
+	// 0 to 100, two decimals: 100 minus saturating penalties, each growing linearly with its rate up to
+	// its cap: bounce rate up to 40 points (reached at 10 percent), complaint rate up to 30 (reached at
+	// 0.30 percent), spam placement rate up to 40 (reached at 40 percent; no penalty without seed
+	// samples). Never below 0.
+	Score float64 `json:"score"`
+	// One point per UTC day of the window, oldest first; days without activity are zeros.
 	Timeseries []DeliverabilityDayPoint `json:"timeseries"`
-	ByMailbox  []DeliverabilityMailbox  `json:"by_mailbox"`
+	// Each mailbox with campaign or direct traffic in the window, most sends first.
+	ByMailbox []DeliverabilityMailbox `json:"by_mailbox"`
+	// Each campaign with rollup rows in the window (email steps), most sends first.
 	ByCampaign []DeliverabilityCampaign `json:"by_campaign"`
-	// The same counters grouped by mailbox provider.
+	// The mailbox counters grouped by the provider the mailbox had when it sent, most sends first.
 	ByProvider      []DeliverabilityProvider         `json:"by_provider"`
 	WarmupPlacement OptDeliverabilityWarmupPlacement `json:"warmup_placement"`
 }
@@ -21014,6 +21067,8 @@ func (s *DeliverabilityDashboard) SetWarmupPlacement(val OptDeliverabilityWarmup
 	s.WarmupPlacement = val
 }
 
+// The band of score: healthy from 90, watch from 75, throttled from 50, quarantined from 25, blocked
+// below 25.
 type DeliverabilityDashboardBand string
 
 const (
@@ -21076,16 +21131,24 @@ func (s *DeliverabilityDashboardBand) UnmarshalText(data []byte) error {
 	}
 }
 
+// One UTC day of the deliverability window (campaign and direct traffic).
 // Ref: #/components/schemas/DeliverabilityDayPoint
 type DeliverabilityDayPoint struct {
-	Date         OptDate `json:"date"`
-	Sent         OptInt  `json:"sent"`
-	Bounces      OptInt  `json:"bounces"`
-	Complaints   OptInt  `json:"complaints"`
-	Opens        OptInt  `json:"opens"`
-	Clicks       OptInt  `json:"clicks"`
-	Replies      OptInt  `json:"replies"`
-	Unsubscribes OptInt  `json:"unsubscribes"`
+	Date OptDate `json:"date"`
+	// Sends that reached the provider.
+	Sent OptInt `json:"sent"`
+	// Bounces, hard and soft.
+	Bounces OptInt `json:"bounces"`
+	// Spam complaints.
+	Complaints OptInt `json:"complaints"`
+	// Human opens: sends opened by a person, on the day of their first open.
+	Opens OptInt `json:"opens"`
+	// Human clicks: sends clicked by a person, on the day of their first click.
+	Clicks OptInt `json:"clicks"`
+	// Sends answered, on the day of their first reply.
+	Replies OptInt `json:"replies"`
+	// Unsubscribes.
+	Unsubscribes OptInt `json:"unsubscribes"`
 }
 
 // GetDate returns the value of Date.
@@ -21168,16 +21231,25 @@ func (s *DeliverabilityDayPoint) SetUnsubscribes(val OptInt) {
 	s.Unsubscribes = val
 }
 
+// One mailbox's campaign and direct traffic over the window; its band is that of the score of its own
+// counters (bounce rate, complaint rate and its seed placements).
 // Ref: #/components/schemas/DeliverabilityMailbox
 type DeliverabilityMailbox struct {
-	EmailAccountID OptUUID    `json:"email_account_id"`
-	Email          OptString  `json:"email"`
-	Sent           OptInt     `json:"sent"`
-	Bounces        OptInt     `json:"bounces"`
-	Complaints     OptInt     `json:"complaints"`
-	BounceRate     OptFloat64 `json:"bounce_rate"`
-	ComplaintRate  OptFloat64 `json:"complaint_rate"`
-	Band           OptString  `json:"band"`
+	EmailAccountID OptUUID `json:"email_account_id"`
+	// The mailbox's address; empty once the mailbox is deleted.
+	Email OptString `json:"email"`
+	// Sends that reached the provider.
+	Sent OptInt `json:"sent"`
+	// Bounces, hard and soft.
+	Bounces OptInt `json:"bounces"`
+	// Spam complaints.
+	Complaints OptInt `json:"complaints"`
+	// Bounces / sent, percent.
+	BounceRate OptFloat64 `json:"bounce_rate"`
+	// Complaints / sent, percent.
+	ComplaintRate OptFloat64 `json:"complaint_rate"`
+	// Healthy, watch, throttled, quarantined or blocked (thresholds as for the report's band).
+	Band OptString `json:"band"`
 }
 
 // GetEmailAccountID returns the value of EmailAccountID.
@@ -21269,16 +21341,23 @@ type DeliverabilityOpsIngestEventAccepted struct{}
 // DeliverabilityOpsRemoveSuppressionNoContent is response for DeliverabilityOpsRemoveSuppression operation.
 type DeliverabilityOpsRemoveSuppressionNoContent struct{}
 
-// Deliverability counters of the mailboxes of one provider.
+// Deliverability counters of the mailboxes of one provider (the provider a mailbox had when it sent);
+// the band is that of the score of these counters, seed placements included.
 // Ref: #/components/schemas/DeliverabilityProvider
 type DeliverabilityProvider struct {
-	Provider      OptString  `json:"provider"`
-	Sent          OptInt     `json:"sent"`
-	Bounces       OptInt     `json:"bounces"`
-	Complaints    OptInt     `json:"complaints"`
-	BounceRate    OptFloat64 `json:"bounce_rate"`
+	Provider OptString `json:"provider"`
+	// Sends that reached the provider.
+	Sent OptInt `json:"sent"`
+	// Bounces, hard and soft.
+	Bounces OptInt `json:"bounces"`
+	// Spam complaints.
+	Complaints OptInt `json:"complaints"`
+	// Bounces / sent, percent.
+	BounceRate OptFloat64 `json:"bounce_rate"`
+	// Complaints / sent, percent.
 	ComplaintRate OptFloat64 `json:"complaint_rate"`
-	Band          OptString  `json:"band"`
+	// Healthy, watch, throttled, quarantined or blocked (thresholds as for the report's band).
+	Band OptString `json:"band"`
 }
 
 // GetProvider returns the value of Provider.
@@ -21354,10 +21433,12 @@ func (s *DeliverabilityProvider) SetBand(val OptString) {
 // Inbox versus spam placement observed on warmup traffic over the same window.
 // Ref: #/components/schemas/DeliverabilityWarmupPlacement
 type DeliverabilityWarmupPlacement struct {
-	// Number of warmup placements observed.
-	Samples            OptInt     `json:"samples"`
+	// Seed placements observed on warmup traffic (inbox plus spam); 0 when none.
+	Samples OptInt `json:"samples"`
+	// Placements in the inbox / samples, percent; omitted when samples is 0.
 	InboxPlacementRate OptFloat64 `json:"inbox_placement_rate"`
-	SpamPlacementRate  OptFloat64 `json:"spam_placement_rate"`
+	// Placements in spam / samples, percent; omitted when samples is 0.
+	SpamPlacementRate OptFloat64 `json:"spam_placement_rate"`
 }
 
 // GetSamples returns the value of Samples.
@@ -58924,14 +59005,19 @@ func (s *UserNotificationFeed) SetUnread(val int) {
 	s.Unread = val
 }
 
+// Warmup exchange activity of one mailbox, or of every mailbox the caller may see, over whole UTC
+// days. date_range.from is 00:00 UTC of the first day and date_range.to 00:00 UTC after the last
+// (exclusive).
 // Ref: #/components/schemas/WarmupAnalytics
 type WarmupAnalytics struct {
 	// The mailbox reported on; the all-zero UUID when unfiltered.
-	EmailAccountID uuid.UUID        `json:"email_account_id"`
-	Email          OptString        `json:"email"`
-	DateRange      DateRange        `json:"date_range"`
-	Summary        WarmupSummary    `json:"summary"`
-	DailyStats     []WarmupDayPoint `json:"daily_stats"`
+	EmailAccountID uuid.UUID `json:"email_account_id"`
+	// The mailbox's address; omitted when unfiltered.
+	Email     OptString     `json:"email"`
+	DateRange DateRange     `json:"date_range"`
+	Summary   WarmupSummary `json:"summary"`
+	// One entry per UTC day from `from` to `to`, oldest first; days without warmup are zeros.
+	DailyStats []WarmupDayPoint `json:"daily_stats"`
 }
 
 // GetEmailAccountID returns the value of EmailAccountID.
@@ -58986,10 +59072,15 @@ func (s *WarmupAnalytics) SetDailyStats(val []WarmupDayPoint) {
 
 // Ref: #/components/schemas/WarmupDayPoint
 type WarmupDayPoint struct {
-	Date          OptDate `json:"date"`
-	EmailsSent    OptInt  `json:"emails_sent"`
-	EmailsReplied OptInt  `json:"emails_replied"`
-	TargetVolume  OptInt  `json:"target_volume"`
+	Date OptDate `json:"date"`
+	// Warmup sends that day.
+	EmailsSent OptInt `json:"emails_sent"`
+	// Warmup sends answered that day.
+	EmailsReplied OptInt `json:"emails_replied"`
+	// Warmup sends the ramp planned that day (summed over the mailboxes when unfiltered): warmup_base on
+	// the day warmup started plus warmup_increase per active warmup day since, never above warmup_max; 0
+	// before warmup started, from the day after a pause began, and while warmup is off.
+	TargetVolume OptInt `json:"target_volume"`
 }
 
 // GetDate returns the value of Date.
@@ -59958,14 +60049,18 @@ func (s *WarmupStatus) SetDaysActive(val OptInt) {
 
 // Ref: #/components/schemas/WarmupSummary
 type WarmupSummary struct {
-	TotalSent    OptInt `json:"total_sent"`
+	// Warmup sends over the window.
+	TotalSent OptInt `json:"total_sent"`
+	// Warmup sends answered over the window.
 	TotalReplied OptInt `json:"total_replied"`
-	// Average sends per active day.
+	// Total_sent / days_active, two decimals; 0 without an active day.
 	AverageDaily OptFloat64 `json:"average_daily"`
-	ReplyRate    OptFloat64 `json:"reply_rate"`
-	// Sends over the planned target, in percent; may exceed 100.
+	// Total_replied / total_sent, percent; 0 without sends.
+	ReplyRate OptFloat64 `json:"reply_rate"`
+	// Total_sent / the sum of target_volume over the window, percent; may exceed 100; 0 without a target.
 	TargetProgress OptFloat64 `json:"target_progress"`
-	DaysActive     OptInt     `json:"days_active"`
+	// Days of the window with at least one warmup send.
+	DaysActive OptInt `json:"days_active"`
 }
 
 // GetTotalSent returns the value of TotalSent.

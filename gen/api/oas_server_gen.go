@@ -427,16 +427,25 @@ type AnalyticsHandler interface {
 	AnalyticsDashboard(ctx context.Context, params AnalyticsDashboardParams) (*DashboardAnalytics, error)
 	// AnalyticsDeliverability implements analytics_deliverability operation.
 	//
-	// Deliverability of the organization between `from` and `to` (RFC 3339; default the last 7 days):
-	// bounce, complaint, unsubscribe, reply, open and click counts and rates, reply-intent counters, a
-	// band, a score from 0 to 100 (100 minus saturating penalties: bounce rate up to 40 points, full at 10
-	// percent; complaint rate up to 30, full at 0.30 percent; spam placement up to 40, full at 40
-	// percent), and breakdowns by day, mailbox, campaign and provider plus warmup placement; the placement
-	// rates are left out when there are no seed samples. The intent_* counters (one per classified reply)
-	// do not add up with reply_count. Needs an organization and READ_ANALYTICS (API keys, OAuth) or
-	// view_analytics (sessions).
+	// Deliverability of the organization over the window from `from` to `to` (RFC 3339 instants; `to`
+	// defaults to now and `from` to 7 days before `to`). The window is applied on whole UTC days of the
+	// rollups: it covers the UTC days the span from `from` up to (not including) `to` touches, so a `to`
+	// at 00:00 UTC ends the window with the day before it, and `from` equal to `to` is that one day; at
+	// most 366 days. The answer's `from` and `to` are the window as applied (the start of its first UTC
+	// day and the end of its last). Sends, opens, clicks, replies, intents, bounces, complaints and
+	// unsubscribes count campaign and direct traffic (warmup exchange traffic is left out); seed
+	// placements are only observed on warmup traffic and are read from it. Every rate is a percent with
+	// two decimals, 0 while its denominator is 0 (the schema names each numerator and denominator). The
+	// score is 100 minus saturating penalties: bounce rate up to 40 points, full at 10 percent; complaint
+	// rate up to 30, full at 0.30 percent; spam placement up to 40, full at 40 percent (only with seed
+	// samples); never below 0. Bands: healthy from 90, watch from 75, throttled from 50, quarantined from
+	// 25, blocked below 25. The intent_* counters (one per classified reply) do not add up with
+	// reply_count. Needs an organization and READ_ANALYTICS (API keys, OAuth) or view_analytics
+	// (sessions).
 	//
-	// Errors: 400 bad from or to, or no organization, 401, 403 missing scope or permission, 429.
+	// Errors: 400 invalid_parameter (from or to is not an RFC 3339 date-time), invalid_date_range (from
+	// after to), date_range_too_long (over 366 UTC days) or organization_required; 401; 403 missing scope
+	// or permission; 429.
 	//
 	// GET /analytics/deliverability
 	AnalyticsDeliverability(ctx context.Context, params AnalyticsDeliverabilityParams) (*DeliverabilityDashboard, error)
@@ -463,13 +472,22 @@ type AnalyticsHandler interface {
 	AnalyticsUsage(ctx context.Context, params AnalyticsUsageParams) (*UsageOverview, error)
 	// AnalyticsWarmup implements analytics_warmup operation.
 	//
-	// Daily warmup sends, replies and target volume between the required `from` and `to` dates, with
-	// totals, reply rate, average daily volume over active days and progress against the planned target
-	// (may exceed 100). The optional `email_id` narrows it to one mailbox; a malformed email_id is ignored
-	// (the answer is then unfiltered), and unfiltered, `email_account_id` is the zero UUID. Needs
-	// READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
+	// Daily warmup sends, replies and target volume from the required `from` to `to` dates (UTC days, both
+	// included; at most 366 days), with totals, the reply rate, the average daily volume over active days
+	// and the progress against the planned target. Sends and replies are those of the warmup exchange
+	// (rollup kind warmup). A day's target volume is what the mailbox's warmup ramp plans for it under its
+	// current settings: warmup_base on the day warmup started, plus warmup_increase per active warmup day
+	// since (warmup_days a week), never above warmup_max; 0 on days before warmup started, from the day
+	// after a pause began, and while warmup is off. Unfiltered, the targets of the mailboxes add up. The
+	// optional `email_id` narrows the report to one mailbox; a malformed email_id is ignored (the answer
+	// is then unfiltered), and unfiltered, `email_account_id` is the zero UUID and `email` is omitted. A
+	// mailbox-scoped API key only ever sees its own mailboxes: unfiltered, the report sums them; naming
+	// another mailbox answers 404, as a mailbox the organization does not have does. Needs an organization
+	// and READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 	//
-	// Errors: 400 missing or bad dates, 401, 403 missing scope or permission, 429.
+	// Errors: 400 invalid_parameter (from or to missing or not a YYYY-MM-DD date), invalid_date_range (to
+	// before from), date_range_too_long (over 366 days) or organization_required; 401; 403 missing scope
+	// or permission; 404 mailbox_not_found; 429.
 	//
 	// GET /analytics/warmup
 	AnalyticsWarmup(ctx context.Context, params AnalyticsWarmupParams) (*WarmupAnalytics, error)

@@ -28,7 +28,7 @@ var areaEdges = map[string]string{
 	"agents->campaigns":   "a run builds, preflights, starts and stops its campaign through the campaign store and checks; app_action calls are made for campaign step runs and their outcome is recorded through the engine; a product event resumes the steps waiting for it (engine.ResumeWaits)",
 	"agents->audience":    "a run upserts its inline leads as contacts and records their activity; a product event names its contact by address",
 	"agents->mail":        "a run's plan counts its senders' capacity as the send pipeline does (mailbox day, domain auth)",
-	"analytics->mail":     "a mailbox's account status follows the mail area's own rules: the domain-auth grace (mailbox.AuthBlocked), the warmup ramp (mailbox.RampOf) and the local day its cap counts (sending.MailboxDay)",
+	"analytics->mail":     "a mailbox's account status follows the mail area's own rules: the domain-auth grace (mailbox.AuthBlocked), the warmup ramp (mailbox.RampOf, mailbox.Ramp) and the local day its cap counts (sending.MailboxDay); the warmup report plans each day's target with the same ramp",
 	"audience->eventing":  "verification runs raise bulk_operation events into the outbox",
 	"campaigns->audience": "campaigns send to contacts: addresses are read the way contacts store them",
 	"campaigns->eventing": "campaign changes raise campaign.* events into the outbox",

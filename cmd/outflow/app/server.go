@@ -161,6 +161,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		// The organization reports and account analytics read rollups at the process clock (the tests' Clock).
 		AnalyticsOrg:      handlers.NewAnalyticsOrg(p.pool, cfg.DomainAuthGrace, p.now),
 		AnalyticsAccounts: handlers.NewAnalyticsAccounts(p.pool, cfg.DomainAuthGrace, p.now),
+		PostureReports:    handlers.NewPostureReports(p.pool, p.now),
 	})
 	root, err := assemble(d, handler, handlers.NewSecurity(authn), authn, p.idem)
 	if err != nil {
