@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,7 +27,8 @@ func NewPostureReports(pool *pgxpool.Pool, now func() time.Time) *PostureReports
 	return &PostureReports{pool: pool, now: now}
 }
 
-// AnalyticsDeliverability reports the organization's deliverability over the UTC days from/to touch.
+// AnalyticsDeliverability reports the organization's deliverability over the UTC days from/to touch; a
+// mailbox-scoped key's by_mailbox lists only its mailboxes.
 func (h *PostureReports) AnalyticsDeliverability(ctx context.Context, params api.AnalyticsDeliverabilityParams) (*api.DeliverabilityDashboard, error) {
 	org, err := tenantCaller(ctx)
 	if err != nil {
@@ -51,6 +53,10 @@ func (h *PostureReports) AnalyticsDeliverability(ctx context.Context, params api
 	})
 	if err != nil {
 		return nil, err
+	}
+	if scope := callerMailboxScope(ctx); scope != nil {
+		// A mailbox-scoped key sees its own mailboxes in the breakdown, never another's.
+		r.Mailboxes = slices.DeleteFunc(r.Mailboxes, func(m posture.Mailbox) bool { return !slices.Contains(scope, m.ID) })
 	}
 	return deliverabilityOf(r), nil
 }

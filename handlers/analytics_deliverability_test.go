@@ -407,3 +407,24 @@ func TestARealDirectSendCountsInTheDeliverabilityReportOutsideAnyCampaign(t *tes
 	require.Equal(t, r.box.ID, report.ByMailbox[0].EmailAccountID.Value)
 	require.Equal(t, 1, report.ByMailbox[0].Sent.Value)
 }
+
+// TestAMailboxScopedKeySeesOnlyItsOwnMailboxesInTheDeliverabilityBreakdown: by_mailbox names no mailbox the
+// key may not use.
+func TestAMailboxScopedKeySeesOnlyItsOwnMailboxesInTheDeliverabilityBreakdown(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	boot := env.Bootstrap(t, "acme")
+	org := boot.OrganizationID
+	c := env.Client(t, boot.APIKey)
+	mine := campMailbox(t, env, org, "mine@acme.example", 50)
+	theirs := campMailbox(t, env, org, "theirs@acme.example", 50)
+	day := time.Now().UTC().Format(time.DateOnly)
+	seedMailboxDay(t, env, org, mine, "smtp_imap", day, "campaign", rollupCounts{"sent": 10})
+	seedMailboxDay(t, env, org, theirs, "smtp_imap", day, "campaign", rollupCounts{"sent": 20})
+	require.Len(t, deliverabilityReport(t, c, "", "").ByMailbox, 2, "an unscoped key sees both")
+	scoped := newKey(t, c, api.CreateAPIKey{Name: "one box", Permissions: int64(auth.ReadAnalytics), AllowedEmailAccounts: []uuid.UUID{mine}})
+	got := deliverabilityReport(t, env.Client(t, scoped.Secret), "", "").ByMailbox
+	require.Len(t, got, 1)
+	require.Equal(t, mine, got[0].EmailAccountID.Value)
+	require.Equal(t, 10, got[0].Sent.Value)
+}

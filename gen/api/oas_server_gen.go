@@ -440,8 +440,8 @@ type AnalyticsHandler interface {
 	// rate up to 30, full at 0.30 percent; spam placement up to 40, full at 40 percent (only with seed
 	// samples); never below 0. Bands: healthy from 90, watch from 75, throttled from 50, quarantined from
 	// 25, blocked below 25. The intent_* counters (one per classified reply) do not add up with
-	// reply_count. Needs an organization and READ_ANALYTICS (API keys, OAuth) or view_analytics
-	// (sessions).
+	// reply_count. A mailbox-scoped key's by_mailbox lists only its own mailboxes. Needs an organization
+	// and READ_ANALYTICS (API keys, OAuth) or view_analytics (sessions).
 	//
 	// Errors: 400 invalid_parameter (from or to is not an RFC 3339 date-time), invalid_date_range (from
 	// after to), date_range_too_long (over 366 UTC days) or organization_required; 401; 403 missing scope
