@@ -4586,27 +4586,6 @@ ALTER TABLE ONLY public.agent_policy_usage
     ADD CONSTRAINT agent_policy_usage_organization_id_policy_id_fkey FOREIGN KEY (organization_id, policy_id) REFERENCES public.agent_policies(organization_id, id) ON DELETE CASCADE;
 
 --
--- Name: analytics_campaign_days analytics_campaign_days_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.analytics_campaign_days
-    ADD CONSTRAINT analytics_campaign_days_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
-
---
--- Name: analytics_campaign_hours analytics_campaign_hours_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.analytics_campaign_hours
-    ADD CONSTRAINT analytics_campaign_hours_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
-
---
--- Name: analytics_engagement analytics_engagement_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.analytics_engagement
-    ADD CONSTRAINT analytics_engagement_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
-
---
 -- Name: analytics_engagement analytics_engagement_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4626,13 +4605,6 @@ ALTER TABLE ONLY public.analytics_mailbox_days
 
 ALTER TABLE ONLY public.analytics_org_days
     ADD CONSTRAINT analytics_org_days_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
-
---
--- Name: analytics_step_days analytics_step_days_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.analytics_step_days
-    ADD CONSTRAINT analytics_step_days_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
 
 --
 -- Name: api_key_usage_logs api_key_usage_logs_organization_id_api_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

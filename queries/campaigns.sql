@@ -44,6 +44,17 @@ WHERE organization_id = @organization_id AND id = @id
 RETURNING *;
 
 -- name: CampaignDelete :execrows
+-- Deletes the campaign and its analytics (its rollup and engagement rows carry no foreign key: see
+-- migrations/00040_analytics.sql); the organization's and mailboxes' days keep its sends.
+WITH days AS (
+  DELETE FROM analytics_campaign_days WHERE organization_id = @organization_id AND campaign_id = @id
+), steps AS (
+  DELETE FROM analytics_step_days WHERE organization_id = @organization_id AND campaign_id = @id
+), hours AS (
+  DELETE FROM analytics_campaign_hours WHERE organization_id = @organization_id AND campaign_id = @id
+), engaged AS (
+  DELETE FROM analytics_engagement WHERE organization_id = @organization_id AND campaign_id = @id
+)
 DELETE FROM campaigns WHERE organization_id = @organization_id AND id = @id;
 
 -- name: CampaignTasksCancel :many

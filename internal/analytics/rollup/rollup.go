@@ -1,7 +1,10 @@
 package rollup
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,6 +56,13 @@ type key struct {
 	campaign, step, variant, mailboxID uuid.UUID
 }
 
+// compareKeys orders rows by table, then by every key column, so batches lock shared rows in one order.
+func compareKeys(a, b key) int {
+	return cmp.Or(cmp.Compare(a.table, b.table), a.day.Compare(b.day), a.hour.Compare(b.hour), cmp.Compare(a.kind, b.kind),
+		bytes.Compare(a.campaign[:], b.campaign[:]), bytes.Compare(a.step[:], b.step[:]), bytes.Compare(a.variant[:], b.variant[:]),
+		bytes.Compare(a.mailboxID[:], b.mailboxID[:]))
+}
+
 // Apply adds facts to every counter table of org in tx, in one statement: the facts are summed per table row
 // first, rows whose deltas sum to zero are left out, and nothing is sent when none remains. Campaign rows are
 // written only while the campaign exists (see the package doc).
@@ -90,6 +100,9 @@ func Apply(ctx context.Context, tx pgx.Tx, org uuid.UUID, facts []Fact) error {
 			add(key{table: tableMailboxDays, day: day, kind: f.Kind, mailboxID: f.Mailbox}, f)
 		}
 	}
+	// Every transaction locks the rows it adds to in one order (by table, then key), so two batches sharing
+	// rows wait for each other instead of deadlocking.
+	slices.SortFunc(order, compareKeys)
 	p := dbq.RollupApplyParams{OrganizationID: org}
 	for _, k := range order {
 		c := *sums[k]

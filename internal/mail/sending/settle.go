@@ -37,17 +37,19 @@ type SettleHook func(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, s Se
 // set once, before the pipeline works any task.
 func (p *Pipeline) OnSettle(h SettleHook) { p.settle = h }
 
-// settled counts a sent task in the analytics rollups and tells the hook a result, when one is set.
+// settled tells the hook a result, when one is set, then counts a sent task in the analytics rollups: last,
+// so the transaction takes the rollup rows' locks (shared by every send of the organization's day) only once
+// it holds everything else it needs, and never waits for another lock while holding them.
 func (p *Pipeline) settled(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, s Settled) error {
-	if s.Status == StatusSent {
-		if err := rollup.Sent(ctx, tx, s.Task.OrganizationID, s.Task.ID); err != nil {
+	if p.settle != nil {
+		if err := p.settle(ctx, tx, outbox, s); err != nil {
 			return err
 		}
 	}
-	if p.settle == nil {
+	if s.Status != StatusSent {
 		return nil
 	}
-	return p.settle(ctx, tx, outbox, s)
+	return rollup.Sent(ctx, tx, s.Task.OrganizationID, s.Task.ID)
 }
 
 // WithClock makes the pipeline read now from clock (simulations run the engine and the pipeline on one
