@@ -72,7 +72,7 @@ func (r *Recorder) Record(ctx context.Context, tx pgx.Tx, outbox *events.Outbox,
 	}
 	out := Outcome{ID: id}
 	if out.Applied, err = first(ctx, tx, m, ev); err != nil || !out.Applied {
-		return out, err
+		return counted(ctx, tx, ev.OrganizationID, id, out, err)
 	}
 	var row *dbq.Campaign
 	if m.CampaignID.Valid {
@@ -99,7 +99,7 @@ func (r *Recorder) Record(ctx context.Context, tx pgx.Tx, outbox *events.Outbox,
 	} else {
 		out.Suppressed, err = e.complaint(ctx)
 	}
-	return out, err
+	return counted(ctx, tx, ev.OrganizationID, id, out, err)
 }
 
 // Note records an ingested event of a kind whose effects belong to another path (KindUnsubscribe, KindOpen,
@@ -121,7 +121,7 @@ func (r *Recorder) Note(ctx context.Context, tx pgx.Tx, m Match, ev Event) (Outc
 	if err != nil || n == 0 {
 		return Outcome{Duplicate: n == 0 && err == nil}, err
 	}
-	return Outcome{ID: id, Applied: true}, nil
+	return counted(ctx, tx, ev.OrganizationID, id, Outcome{ID: id, Applied: true}, nil)
 }
 
 // insert writes the event's row; 0 when its idempotency key was recorded before.
@@ -151,11 +151,17 @@ func insert(ctx context.Context, tx pgx.Tx, id uuid.UUID, m Match, ev Event) (in
 	if ev.IdempotencyKey != "" {
 		p.IdempotencyKey = &ev.IdempotencyKey
 	}
-	n, err := queries.DeliverabilityEventInsert(ctx, tx, p)
-	if err != nil || n == 0 {
-		return n, err
+	return queries.DeliverabilityEventInsert(ctx, tx, p)
+}
+
+// counted adds a recorded event to the analytics rollups: the last write of its transaction, once its effects
+// hold the leads and campaigns they lock (as the send pipeline orders them), so the rollup rows shared by the
+// organization's day are never held while waiting for those.
+func counted(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, out Outcome, err error) (Outcome, error) {
+	if err != nil {
+		return out, err
 	}
-	return n, rollup.Events(ctx, tx, ev.OrganizationID, id)
+	return out, rollup.Events(ctx, tx, org, id)
 }
 
 // first reports whether the event just recorded is the first of its kind about its send (always, about none).

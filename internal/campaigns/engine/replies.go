@@ -178,9 +178,6 @@ func (a *answer) replied(ctx context.Context) error {
 	if err != nil || n == 0 {
 		return err
 	}
-	if err := rollup.Replied(ctx, a.tx, a.row.OrganizationID, a.task.ID); err != nil {
-		return err
-	}
 	stop := a.row.StopOnReply
 	found, err := a.lock(ctx, stop, "contact_replied", "The contact replied before this message was sent.")
 	if err != nil {
@@ -214,9 +211,13 @@ func (a *answer) replied(ctx context.Context) error {
 		return err
 	}
 	if stopped {
-		return completeIfDone(ctx, a.store, a.tx, a.row.OrganizationID, a.row.ID, a.now)
+		if err := completeIfDone(ctx, a.store, a.tx, a.row.OrganizationID, a.row.ID, a.now); err != nil {
+			return err
+		}
 	}
-	return nil
+	// Counted last: the rollup rows (shared by the organization's day) are locked once the campaign and the
+	// lead are, as the send pipeline does, so the two never wait for each other in opposite orders.
+	return rollup.Replied(ctx, a.tx, a.row.OrganizationID, a.task.ID)
 }
 
 // away applies an out-of-office reply; see Replied.

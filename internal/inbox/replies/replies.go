@@ -86,10 +86,14 @@ func (h *Hook) Inbound(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m 
 			return err
 		}
 	}
-	if m.Report != nil {
-		return nil
+	if m.Report == nil {
+		if err := h.announce(ctx, tx, outbox, m, final, match); err != nil {
+			return err
+		}
 	}
-	return h.announce(ctx, tx, outbox, m, final, match)
+	// The intent is counted last, once the leads and campaigns its effects touch are locked (as the send
+	// pipeline orders them), so the rollup rows are never held while waiting for those.
+	return rollup.Intents(ctx, tx, m.OrganizationID, m.ID)
 }
 
 // store writes the verdict and the match onto the message's row.
@@ -105,10 +109,7 @@ func store(ctx context.Context, tx pgx.Tx, m mailsync.Inbound, v engine.Verdict,
 		p.SendTaskID = uuid.NullUUID{UUID: match.Task.ID, Valid: true}
 		p.CampaignID, p.ContactID = match.Task.CampaignID, match.Task.ContactID
 	}
-	if err := queries.InboxMessageVerdictSet(ctx, tx, p); err != nil {
-		return err
-	}
-	return rollup.Intents(ctx, tx, m.OrganizationID, m.ID)
+	return queries.InboxMessageVerdictSet(ctx, tx, p)
 }
 
 // effects applies what the campaign's reply_intent block asks beyond the lead's flow: an unsubscribe by reply
