@@ -47,15 +47,15 @@ RETURNING *;
 -- Deletes the campaign and its analytics (its rollup and engagement rows carry no foreign key: see
 -- migrations/00040_analytics.sql); the organization's and mailboxes' days keep its sends.
 WITH days AS (
-  DELETE FROM analytics_campaign_days WHERE organization_id = @organization_id AND campaign_id = @id
+  DELETE FROM analytics_campaign_days d WHERE d.organization_id = @organization_id::uuid AND d.campaign_id = @id::uuid
 ), steps AS (
-  DELETE FROM analytics_step_days WHERE organization_id = @organization_id AND campaign_id = @id
+  DELETE FROM analytics_step_days s WHERE s.organization_id = @organization_id::uuid AND s.campaign_id = @id::uuid
 ), hours AS (
-  DELETE FROM analytics_campaign_hours WHERE organization_id = @organization_id AND campaign_id = @id
+  DELETE FROM analytics_campaign_hours h WHERE h.organization_id = @organization_id::uuid AND h.campaign_id = @id::uuid
 ), engaged AS (
-  DELETE FROM analytics_engagement WHERE organization_id = @organization_id AND campaign_id = @id
+  DELETE FROM analytics_engagement e WHERE e.organization_id = @organization_id::uuid AND e.campaign_id = @id::uuid
 )
-DELETE FROM campaigns WHERE organization_id = @organization_id AND id = @id;
+DELETE FROM campaigns c WHERE c.organization_id = @organization_id::uuid AND c.id = @id::uuid;
 
 -- name: CampaignTasksCancel :many
 -- A deleted or stopped campaign's sends (or, with contact_id, one held lead's) that no attempt has claimed yet;

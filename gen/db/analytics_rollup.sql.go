@@ -36,7 +36,6 @@ WITH u AS MATERIALIZED (
 live AS (
   SELECT c.id FROM campaigns c
   WHERE c.organization_id = $1::uuid AND c.id IN (SELECT u.campaign_id FROM u WHERE u.tbl BETWEEN 1 AND 3)
-  FOR KEY SHARE
 ),
 org_days AS (
   INSERT INTO analytics_org_days AS t (organization_id, day, kind,
@@ -200,9 +199,9 @@ type RollupApplyParams struct {
 // sending mailbox and that mailbox's provider.
 // Adds one batch of deltas to every counter table in one statement: the rows (u) are already summed per table
 // (tbl 0 organization days, 1 campaign days, 2 step days, 3 campaign hours, 4 mailbox days) and key, and none
-// is all zeros. A campaign's rows are written only while the campaign exists (live, key-share locked so a
-// concurrent delete waits for this transaction or has already won), so a campaign deleted meanwhile never
-// aborts the caller's transaction on the foreign key.
+// is all zeros. A campaign's rows are written only while the campaign exists (live). It takes no lock on the
+// campaign (see migrations/00040_analytics.sql): a row a transaction racing the campaign's delete writes is an
+// orphan no report reads.
 func (q *Queries) RollupApply(ctx context.Context, db DBTX, arg RollupApplyParams) error {
 	_, err := db.Exec(ctx, rollupApply,
 		arg.OrganizationID,

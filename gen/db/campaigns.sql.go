@@ -75,7 +75,16 @@ func (q *Queries) CampaignDealsUnlink(ctx context.Context, db DBTX, arg Campaign
 }
 
 const campaignDelete = `-- name: CampaignDelete :execrows
-DELETE FROM campaigns WHERE organization_id = $1 AND id = $2
+WITH days AS (
+  DELETE FROM analytics_campaign_days d WHERE d.organization_id = $1::uuid AND d.campaign_id = $2::uuid
+), steps AS (
+  DELETE FROM analytics_step_days s WHERE s.organization_id = $1::uuid AND s.campaign_id = $2::uuid
+), hours AS (
+  DELETE FROM analytics_campaign_hours h WHERE h.organization_id = $1::uuid AND h.campaign_id = $2::uuid
+), engaged AS (
+  DELETE FROM analytics_engagement e WHERE e.organization_id = $1::uuid AND e.campaign_id = $2::uuid
+)
+DELETE FROM campaigns c WHERE c.organization_id = $1::uuid AND c.id = $2::uuid
 `
 
 type CampaignDeleteParams struct {
@@ -83,6 +92,8 @@ type CampaignDeleteParams struct {
 	ID             uuid.UUID `json:"id"`
 }
 
+// Deletes the campaign and its analytics (its rollup and engagement rows carry no foreign key: see
+// migrations/00040_analytics.sql); the organization's and mailboxes' days keep its sends.
 func (q *Queries) CampaignDelete(ctx context.Context, db DBTX, arg CampaignDeleteParams) (int64, error) {
 	result, err := db.Exec(ctx, campaignDelete, arg.OrganizationID, arg.ID)
 	if err != nil {
