@@ -42,10 +42,10 @@ func (h *AnalyticsCampaigns) AnalyticsCampaignGet(ctx context.Context, params ap
 	t := r.Totals
 	out := &api.CampaignAnalytics{CampaignID: r.ID, Name: r.Name, Status: r.Status,
 		DateRange: api.NewOptDateRange(api.DateRange{From: api.NewOptDateTime(r.CreatedAt.UTC()), To: api.NewOptDateTime(h.now().UTC())}),
-		Summary: api.CampaignAnalyticsSummary{TotalContacts: campaignStatInt(r.TotalContacts), EmailsSent: campaignStatInt(t.Sent),
-			EmailsPending: campaignStatInt(r.PendingContacts), UniqueOpens: campaignStatInt(t.Opens), MachineOpens: campaignStatInt(t.MachineOpens),
-			UniqueClicks: campaignStatInt(t.Clicks), MachineClicks: campaignStatInt(t.MachineClicks), Replies: campaignStatInt(t.Replies),
-			Bounces: campaignStatInt(t.Bounces()), Unsubscribes: campaignStatInt(t.Unsubscribes), OpenRate: api.NewOptFloat64(t.OpenRate()),
+		Summary: api.CampaignAnalyticsSummary{TotalContacts: analyticsCount(r.TotalContacts), EmailsSent: analyticsCount(t.Sent),
+			EmailsPending: analyticsCount(r.PendingContacts), UniqueOpens: analyticsCount(t.Opens), MachineOpens: analyticsCount(t.MachineOpens),
+			UniqueClicks: analyticsCount(t.Clicks), MachineClicks: analyticsCount(t.MachineClicks), Replies: analyticsCount(t.Replies),
+			Bounces: analyticsCount(t.Bounces()), Unsubscribes: analyticsCount(t.Unsubscribes), OpenRate: api.NewOptFloat64(t.OpenRate()),
 			ClickRate: api.NewOptFloat64(t.ClickRate()), ReplyRate: api.NewOptFloat64(t.ReplyRate()),
 			BounceRate: api.NewOptFloat64(t.BounceRate())},
 		Steps: make([]api.CampaignStepStats, len(r.Steps)),
@@ -53,9 +53,9 @@ func (h *AnalyticsCampaigns) AnalyticsCampaignGet(ctx context.Context, params ap
 			Devices: bucketsAPI(r.Devices)}}
 	for i, s := range r.Steps {
 		out.Steps[i] = api.CampaignStepStats{StepID: api.NewOptUUID(s.ID), Name: api.NewOptString(s.Name),
-			Position: api.NewOptInt(s.Position), EmailsSent: campaignStatInt(s.Sent), Opens: campaignStatInt(s.Opens),
-			MachineOpens: campaignStatInt(s.MachineOpens), Clicks: campaignStatInt(s.Clicks), MachineClicks: campaignStatInt(s.MachineClicks),
-			Replies: campaignStatInt(s.Replies), Bounces: campaignStatInt(s.Bounces()), OpenRate: api.NewOptFloat64(s.OpenRate()),
+			Position: api.NewOptInt(s.Position), EmailsSent: analyticsCount(s.Sent), Opens: analyticsCount(s.Opens),
+			MachineOpens: analyticsCount(s.MachineOpens), Clicks: analyticsCount(s.Clicks), MachineClicks: analyticsCount(s.MachineClicks),
+			Replies: analyticsCount(s.Replies), Bounces: analyticsCount(s.Bounces()), OpenRate: api.NewOptFloat64(s.OpenRate()),
 			ClickRate: api.NewOptFloat64(s.ClickRate()), ReplyRate: api.NewOptFloat64(s.ReplyRate()),
 			BounceRate: api.NewOptFloat64(s.BounceRate())}
 	}
@@ -82,8 +82,8 @@ func (h *AnalyticsCampaigns) AnalyticsCampaignDaily(ctx context.Context, params 
 	}
 	out := &api.CampaignDailyStats{Data: make([]api.CampaignDayPoint, len(points))}
 	for i, p := range points {
-		out.Data[i] = api.CampaignDayPoint{Date: api.NewOptDate(p.At), Sent: campaignStatInt(p.Sent), Opens: campaignStatInt(p.HumanOpens()),
-			Clicks: campaignStatInt(p.HumanClicks()), Replies: campaignStatInt(p.Replies)}
+		out.Data[i] = api.CampaignDayPoint{Date: api.NewOptDate(p.At), Sent: analyticsCount(p.Sent), Opens: analyticsCount(p.HumanOpens()),
+			Clicks: analyticsCount(p.HumanClicks()), Replies: analyticsCount(p.Replies)}
 	}
 	return out, nil
 }
@@ -105,8 +105,8 @@ func (h *AnalyticsCampaigns) AnalyticsCampaignHourly(ctx context.Context, params
 	}
 	out := &api.CampaignHourlyStats{Data: make([]api.CampaignHourPoint, len(points))}
 	for i, p := range points {
-		out.Data[i] = api.CampaignHourPoint{Hour: api.NewOptInt(p.At.Hour()), Sent: campaignStatInt(p.Sent), Opens: campaignStatInt(p.HumanOpens()),
-			Clicks: campaignStatInt(p.HumanClicks()), Replies: campaignStatInt(p.Replies)}
+		out.Data[i] = api.CampaignHourPoint{Hour: api.NewOptInt(p.At.Hour()), Sent: analyticsCount(p.Sent), Opens: analyticsCount(p.HumanOpens()),
+			Clicks: analyticsCount(p.HumanClicks()), Replies: analyticsCount(p.Replies)}
 	}
 	if len(points) > 0 {
 		out.Date = points[0].At
@@ -140,7 +140,7 @@ func (h *AnalyticsCampaigns) AnalyticsCampaignsCompare(ctx context.Context, para
 		Period: api.DateRange{From: api.NewOptDateTime(first), To: api.NewOptDateTime(last.AddDate(0, 0, 1))}}
 	for i, r := range rows {
 		out.Campaigns[i] = api.CampaignComparisonItem{CampaignID: api.NewOptUUID(r.ID), Name: api.NewOptString(r.Name),
-			Status: api.NewOptString(r.Status), EmailsSent: campaignStatInt(r.Sent), OpenRate: api.NewOptFloat64(r.OpenRate()),
+			Status: api.NewOptString(r.Status), EmailsSent: analyticsCount(r.Sent), OpenRate: api.NewOptFloat64(r.OpenRate()),
 			ClickRate: api.NewOptFloat64(r.ClickRate()), ReplyRate: api.NewOptFloat64(r.ReplyRate()),
 			BounceRate: api.NewOptFloat64(r.BounceRate())}
 	}
@@ -155,6 +155,3 @@ func bucketsAPI(in []campaignstats.Bucket) []api.CampaignEngagementBucket {
 	}
 	return out
 }
-
-// campaignStatInt is a count as the API's optional integer.
-func campaignStatInt(n int64) api.OptInt { return api.NewOptInt(int(n)) }

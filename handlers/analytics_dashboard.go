@@ -116,5 +116,5 @@ func healthSummaryOf(b dashboard.Buckets) api.AccountHealthSummary {
 	return out
 }
 
-// analyticsCount is a counter as the API's integer.
+// analyticsCount is a rollup count as the contract's optional integer, for every analytics report.
 func analyticsCount(n int64) api.OptInt { return api.NewOptInt(int(n)) }

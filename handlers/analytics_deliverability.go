@@ -68,15 +68,15 @@ func deliverabilityOf(r posture.Deliverability) *api.DeliverabilityDashboard {
 	score := c.Score()
 	out := &api.DeliverabilityDashboard{
 		From: r.Window.First, To: r.Window.End(),
-		EventsTotal: postureCount(r.EventsTotal()), BounceCount: postureCount(c.Bounces()), ComplaintCount: postureCount(c.Complaints),
-		UnsubscribeCount: postureCount(c.Unsubscribes), ReplyCount: postureCount(c.Replies), OpenCount: postureCount(c.HumanOpens()),
-		ClickCount: postureCount(c.HumanClicks()), SuppressedRecipients: postureCount(r.Suppressed), DlqPending: postureCount(r.DeadLetters),
-		IntentPositive: postureCount(c.IntentPositive), IntentNegative: postureCount(c.IntentNegative),
-		IntentOutOfOffice: postureCount(c.IntentOutOfOffice), IntentQuestion: postureCount(c.IntentQuestion),
-		IntentNeutral: postureCount(c.IntentNeutral), IntentAutomated: postureCount(c.IntentAutomated), EmailsSent: postureCount(c.Sent),
+		EventsTotal: analyticsCount(r.EventsTotal()), BounceCount: analyticsCount(c.Bounces()), ComplaintCount: analyticsCount(c.Complaints),
+		UnsubscribeCount: analyticsCount(c.Unsubscribes), ReplyCount: analyticsCount(c.Replies), OpenCount: analyticsCount(c.HumanOpens()),
+		ClickCount: analyticsCount(c.HumanClicks()), SuppressedRecipients: analyticsCount(r.Suppressed), DlqPending: analyticsCount(r.DeadLetters),
+		IntentPositive: analyticsCount(c.IntentPositive), IntentNegative: analyticsCount(c.IntentNegative),
+		IntentOutOfOffice: analyticsCount(c.IntentOutOfOffice), IntentQuestion: analyticsCount(c.IntentQuestion),
+		IntentNeutral: analyticsCount(c.IntentNeutral), IntentAutomated: analyticsCount(c.IntentAutomated), EmailsSent: analyticsCount(c.Sent),
 		BounceRate: api.NewOptFloat64(c.BounceRate()), ComplaintRate: api.NewOptFloat64(c.ComplaintRate()),
 		OpenRate: api.NewOptFloat64(c.OpenRate()), ClickRate: api.NewOptFloat64(c.ClickRate()),
-		ReplyRate: api.NewOptFloat64(c.ReplyRate()), PlacementSamples: postureCount(c.PlacementSamples()),
+		ReplyRate: api.NewOptFloat64(c.ReplyRate()), PlacementSamples: analyticsCount(c.PlacementSamples()),
 		Band: api.DeliverabilityDashboardBand(metrics.Band(score)), Score: score,
 		Timeseries: make([]api.DeliverabilityDayPoint, len(r.Days)), ByMailbox: make([]api.DeliverabilityMailbox, len(r.Mailboxes)),
 		ByCampaign: make([]api.DeliverabilityCampaign, len(r.Campaigns)), ByProvider: make([]api.DeliverabilityProvider, len(r.Providers)),
@@ -88,28 +88,28 @@ func deliverabilityOf(r posture.Deliverability) *api.DeliverabilityDashboard {
 		out.InboxPlacementRate = api.NewOptFloat64(rate)
 	}
 	for i, d := range r.Days {
-		out.Timeseries[i] = api.DeliverabilityDayPoint{Date: api.NewOptDate(d.Day), Sent: postureCount(d.Sent),
-			Bounces: postureCount(d.Bounces()), Complaints: postureCount(d.Complaints), Opens: postureCount(d.HumanOpens()),
-			Clicks: postureCount(d.HumanClicks()), Replies: postureCount(d.Replies), Unsubscribes: postureCount(d.Unsubscribes)}
+		out.Timeseries[i] = api.DeliverabilityDayPoint{Date: api.NewOptDate(d.Day), Sent: analyticsCount(d.Sent),
+			Bounces: analyticsCount(d.Bounces()), Complaints: analyticsCount(d.Complaints), Opens: analyticsCount(d.HumanOpens()),
+			Clicks: analyticsCount(d.HumanClicks()), Replies: analyticsCount(d.Replies), Unsubscribes: analyticsCount(d.Unsubscribes)}
 	}
 	for i, m := range r.Mailboxes {
 		out.ByMailbox[i] = api.DeliverabilityMailbox{EmailAccountID: api.NewOptUUID(m.ID), Email: api.NewOptString(m.Email),
-			Sent: postureCount(m.Sent), Bounces: postureCount(m.Bounces()), Complaints: postureCount(m.Complaints),
+			Sent: analyticsCount(m.Sent), Bounces: analyticsCount(m.Bounces()), Complaints: analyticsCount(m.Complaints),
 			BounceRate: api.NewOptFloat64(m.BounceRate()), ComplaintRate: api.NewOptFloat64(m.ComplaintRate()),
 			Band: api.NewOptString(metrics.Band(m.Score()))}
 	}
 	for i, cp := range r.Campaigns {
 		out.ByCampaign[i] = api.DeliverabilityCampaign{CampaignID: api.NewOptUUID(cp.ID), Name: api.NewOptString(cp.Name),
-			Sent: postureCount(cp.Sent), Bounces: postureCount(cp.Bounces()), Complaints: postureCount(cp.Complaints),
+			Sent: analyticsCount(cp.Sent), Bounces: analyticsCount(cp.Bounces()), Complaints: analyticsCount(cp.Complaints),
 			BounceRate: api.NewOptFloat64(cp.BounceRate()), ComplaintRate: api.NewOptFloat64(cp.ComplaintRate()),
 			Band: api.NewOptString(metrics.Band(cp.Score()))}
 	}
 	for i, p := range r.Providers {
-		out.ByProvider[i] = api.DeliverabilityProvider{Provider: api.NewOptString(p.Name), Sent: postureCount(p.Sent),
-			Bounces: postureCount(p.Bounces()), Complaints: postureCount(p.Complaints), BounceRate: api.NewOptFloat64(p.BounceRate()),
+		out.ByProvider[i] = api.DeliverabilityProvider{Provider: api.NewOptString(p.Name), Sent: analyticsCount(p.Sent),
+			Bounces: analyticsCount(p.Bounces()), Complaints: analyticsCount(p.Complaints), BounceRate: api.NewOptFloat64(p.BounceRate()),
 			ComplaintRate: api.NewOptFloat64(p.ComplaintRate()), Band: api.NewOptString(metrics.Band(p.Score()))}
 	}
-	warmup := api.DeliverabilityWarmupPlacement{Samples: postureCount(r.WarmupPlacement.PlacementSamples())}
+	warmup := api.DeliverabilityWarmupPlacement{Samples: analyticsCount(r.WarmupPlacement.PlacementSamples())}
 	if rate, ok := r.WarmupPlacement.InboxPlacementRate(); ok {
 		warmup.InboxPlacementRate = api.NewOptFloat64(rate)
 	}
@@ -119,6 +119,3 @@ func deliverabilityOf(r posture.Deliverability) *api.DeliverabilityDashboard {
 	out.WarmupPlacement = api.NewOptDeliverabilityWarmupPlacement(warmup)
 	return out
 }
-
-// postureCount is a counter as the contract's optional integer (always present in these reports).
-func postureCount(n int64) api.OptInt { return api.NewOptInt(int(n)) }

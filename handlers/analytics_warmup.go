@@ -47,7 +47,7 @@ func warmupOf(r posture.Warmup) *api.WarmupAnalytics {
 	out := &api.WarmupAnalytics{
 		EmailAccountID: r.Mailbox,
 		DateRange:      api.DateRange{From: api.NewOptDateTime(r.Window.First), To: api.NewOptDateTime(r.Window.End())},
-		Summary: api.WarmupSummary{TotalSent: postureCount(r.TotalSent), TotalReplied: postureCount(r.TotalReplied),
+		Summary: api.WarmupSummary{TotalSent: analyticsCount(r.TotalSent), TotalReplied: analyticsCount(r.TotalReplied),
 			AverageDaily: api.NewOptFloat64(r.AverageDaily()), ReplyRate: api.NewOptFloat64(r.ReplyRate()),
 			TargetProgress: api.NewOptFloat64(r.TargetProgress()), DaysActive: api.NewOptInt(r.DaysActive)},
 		DailyStats: make([]api.WarmupDayPoint, len(r.Days)),
@@ -56,8 +56,8 @@ func warmupOf(r posture.Warmup) *api.WarmupAnalytics {
 		out.Email = api.NewOptString(r.Email)
 	}
 	for i, d := range r.Days {
-		out.DailyStats[i] = api.WarmupDayPoint{Date: api.NewOptDate(d.Day), EmailsSent: postureCount(d.Sent),
-			EmailsReplied: postureCount(d.Replied), TargetVolume: postureCount(d.Target)}
+		out.DailyStats[i] = api.WarmupDayPoint{Date: api.NewOptDate(d.Day), EmailsSent: analyticsCount(d.Sent),
+			EmailsReplied: analyticsCount(d.Replied), TargetVolume: analyticsCount(d.Target)}
 	}
 	return out
 }
