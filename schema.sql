@@ -982,6 +982,20 @@ CREATE TABLE public.agent_policy_usage (
 );
 
 --
+-- Name: analytics_campaign_contacts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.analytics_campaign_contacts (
+    organization_id uuid NOT NULL,
+    campaign_id uuid NOT NULL,
+    contact_id uuid NOT NULL,
+    opens integer DEFAULT 0 NOT NULL,
+    machine_opens integer DEFAULT 0 NOT NULL,
+    clicks integer DEFAULT 0 NOT NULL,
+    machine_clicks integer DEFAULT 0 NOT NULL
+);
+
+--
 -- Name: analytics_campaign_days; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -3009,6 +3023,13 @@ ALTER TABLE ONLY public.agent_policy_usage
     ADD CONSTRAINT agent_policy_usage_pkey PRIMARY KEY (organization_id, policy_id, day);
 
 --
+-- Name: analytics_campaign_contacts analytics_campaign_contacts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_campaign_contacts
+    ADD CONSTRAINT analytics_campaign_contacts_pkey PRIMARY KEY (organization_id, campaign_id, contact_id);
+
+--
 -- Name: analytics_campaign_days analytics_campaign_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4586,6 +4607,13 @@ ALTER TABLE ONLY public.agent_policy_usage
     ADD CONSTRAINT agent_policy_usage_organization_id_policy_id_fkey FOREIGN KEY (organization_id, policy_id) REFERENCES public.agent_policies(organization_id, id) ON DELETE CASCADE;
 
 --
+-- Name: analytics_campaign_contacts analytics_campaign_contacts_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.analytics_campaign_contacts
+    ADD CONSTRAINT analytics_campaign_contacts_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
 -- Name: analytics_engagement analytics_engagement_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -5368,6 +5396,12 @@ ALTER TABLE public.agent_policies ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.agent_policy_usage ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: analytics_campaign_contacts; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.analytics_campaign_contacts ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: analytics_campaign_days; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -5780,6 +5814,12 @@ CREATE POLICY tenant_isolation ON public.agent_policies USING ((organization_id 
 --
 
 CREATE POLICY tenant_isolation ON public.agent_policy_usage USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: analytics_campaign_contacts tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.analytics_campaign_contacts USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: analytics_campaign_days tenant_isolation; Type: POLICY; Schema: public; Owner: -

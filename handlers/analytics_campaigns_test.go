@@ -54,6 +54,22 @@ func engagementRows(t *testing.T, env *apitest.Env, org, camp uuid.UUID, dimensi
 	}))
 }
 
+// peopleRows writes n campaign contacts' rows (analytics_campaign_contacts) with the same counters: sends
+// opened, of those opened only by machines, clicked, of those clicked only by machines.
+func peopleRows(t *testing.T, env *apitest.Env, org, camp uuid.UUID, n, opens, machineOpens, clicks, machineClicks int) {
+	t.Helper()
+	require.NoError(t, db.WithOrgTx(context.Background(), env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		for range n {
+			if _, err := tx.Exec(ctx, `INSERT INTO analytics_campaign_contacts (organization_id, campaign_id, contact_id, opens,
+				machine_opens, clicks, machine_clicks) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+				org, camp, uuid.New(), opens, machineOpens, clicks, machineClicks); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
 func date(s string) time.Time {
 	d, err := time.Parse(time.DateOnly, s)
 	if err != nil {
@@ -123,6 +139,14 @@ func TestCampaignAnalyticsSumsTheRollupsAndRatesThemByHand(t *testing.T) {
 	}
 	engagementRows(t, env, org, camp, "device", "desktop", 2, 1)
 	engagementRows(t, env, org, camp, "device", "mobile", 1, 0)
+	// The people behind the opens and clicks: 20 opened two sends each, a person one of them; 4 had their two
+	// opened sends opened only by machines; 3 had one send opened and clicked by a person and another opened and
+	// clicked only by machines; 2 clicked only through machines (one send each); 1 row all taken back.
+	peopleRows(t, env, org, camp, 20, 2, 1, 0, 0)
+	peopleRows(t, env, org, camp, 4, 2, 2, 0, 0)
+	peopleRows(t, env, org, camp, 3, 2, 1, 2, 1)
+	peopleRows(t, env, org, camp, 2, 1, 1, 1, 1)
+	peopleRows(t, env, org, camp, 1, 0, 0, 0, 0)
 
 	got, err := r.c.AnalyticsCampaignGet(ctx, api.AnalyticsCampaignGetParams{ID: camp})
 	require.NoError(t, err)
@@ -131,13 +155,16 @@ func TestCampaignAnalyticsSumsTheRollupsAndRatesThemByHand(t *testing.T) {
 	require.Equal(t, "draft", got.Status)
 	s := got.Summary
 	require.Equal(t, api.CampaignAnalyticsSummary{TotalContacts: api.NewOptInt(3), EmailsSent: api.NewOptInt(150),
-		EmailsPending: api.NewOptInt(2), UniqueOpens: api.NewOptInt(50), MachineOpens: api.NewOptInt(10),
-		UniqueClicks: api.NewOptInt(15), MachineClicks: api.NewOptInt(2), Replies: api.NewOptInt(6), Bounces: api.NewOptInt(5),
-		Unsubscribes: api.NewOptInt(2),
-		OpenRate:     api.NewOptFloat64(26.67), // (50 - 10) human opens / 150 sends
-		ClickRate:    api.NewOptFloat64(8.67),  // (15 - 2) / 150
-		ReplyRate:    api.NewOptFloat64(4),     // 6 / 150
-		BounceRate:   api.NewOptFloat64(3.33),  // (3 + 1 + 1) / 150
+		EmailsPending: api.NewOptInt(2),
+		UniqueOpens:   api.NewOptInt(29), // 20 + 4 + 3 + 2 contacts with an opened send
+		MachineOpens:  api.NewOptInt(6),  // 4 + 2 whose opened sends machines alone opened
+		UniqueClicks:  api.NewOptInt(5),  // 3 + 2
+		MachineClicks: api.NewOptInt(2),  // the 2 whose one clicked send machines alone clicked
+		Replies:       api.NewOptInt(6), Bounces: api.NewOptInt(5), Unsubscribes: api.NewOptInt(2),
+		OpenRate:   api.NewOptFloat64(26.67), // (50 - 10) sends opened by a person / 150 sends
+		ClickRate:  api.NewOptFloat64(8.67),  // (15 - 2) / 150
+		ReplyRate:  api.NewOptFloat64(4),     // 6 / 150
+		BounceRate: api.NewOptFloat64(3.33),  // (3 + 1 + 1) / 150
 	}, s)
 
 	require.Len(t, got.Steps, 3, "every step, the unsent one too")

@@ -60,6 +60,13 @@ func TestDashboardCountsARealCampaignSendAndItsOpens(t *testing.T) {
 	open(tasks[1], tasks[1].at.Add(10*time.Second))
 	later := tasks[0].at.Add(time.Hour)
 	open(tasks[0], later)
+	// The second prospect then clicks a link in a browser two hours after the send: a person's click.
+	tok, err := signer.Sign(tracking.Token{Kind: tracking.KindClick, OrganizationID: r.org, TaskID: tasks[1].id,
+		URL: "https://shop.example.com/spring"})
+	require.NoError(t, err)
+	r.env.Clock.Set(tasks[1].at.Add(2 * time.Hour))
+	resp, _ := trackingGet(t, r.env, "/t/c/"+tok, browserUA)
+	require.Equal(t, http.StatusFound, resp.StatusCode)
 	require.NoError(t, r.env.Tracking.Flush(ctx))
 
 	d, err := r.c.AnalyticsDashboard(ctx, api.AnalyticsDashboardParams{})
@@ -81,6 +88,19 @@ func TestDashboardCountsARealCampaignSendAndItsOpens(t *testing.T) {
 	}
 	require.Equal(t, 2, sentOnTrend)
 	require.NotEmpty(t, d.RecentActivity, "the campaign's log tells what it did")
+
+	// The campaign report counts people: both prospects' mail was opened, the second's only by a machine, and
+	// the second clicked (a click is not an open of the send).
+	c, err := r.c.AnalyticsCampaignGet(ctx, api.AnalyticsCampaignGetParams{ID: active.CampaignID.Value})
+	require.NoError(t, err)
+	require.Equal(t, 2, c.Summary.TotalContacts.Value)
+	require.Equal(t, 2, c.Summary.EmailsSent.Value)
+	require.Equal(t, 2, c.Summary.UniqueOpens.Value)
+	require.Equal(t, 1, c.Summary.MachineOpens.Value, "the second prospect's mail was opened by a machine only")
+	require.Equal(t, 1, c.Summary.UniqueClicks.Value)
+	require.Zero(t, c.Summary.MachineClicks.Value, "a person clicked")
+	require.Equal(t, 50.0, c.Summary.OpenRate.Value, "one send opened by a person over two sends")
+	require.Equal(t, 50.0, c.Summary.ClickRate.Value, "one send clicked by a person over two sends")
 
 	u, err := r.c.AnalyticsUsage(ctx, api.AnalyticsUsageParams{Period: api.NewOptString("week")})
 	require.NoError(t, err)

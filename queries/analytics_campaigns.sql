@@ -127,3 +127,14 @@ ORDER BY array_position(@ids::uuid[], c.id);
 
 -- name: AnalyticsCampaignExists :one
 SELECT EXISTS (SELECT 1 FROM campaigns WHERE organization_id = @organization_id::uuid AND id = @id::uuid)::boolean;
+
+-- name: AnalyticsCampaignPeople :one
+-- The distinct contacts behind one campaign's opens and clicks (analytics_campaign_contacts, one row per
+-- contact who engaged): who opened, who opened only through machines, who clicked, who clicked only through
+-- machines.
+SELECT count(*) FILTER (WHERE opens > 0)::bigint AS opened,
+       count(*) FILTER (WHERE opens > 0 AND opens = machine_opens)::bigint AS machine_opened,
+       count(*) FILTER (WHERE clicks > 0)::bigint AS clicked,
+       count(*) FILTER (WHERE clicks > 0 AND clicks = machine_clicks)::bigint AS machine_clicked
+FROM analytics_campaign_contacts
+WHERE organization_id = @organization_id::uuid AND campaign_id = @campaign_id::uuid;

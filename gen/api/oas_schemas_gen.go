@@ -7251,10 +7251,11 @@ func (s *CampaignAnalytics) SetEngagement(val CampaignEngagement) {
 	s.Engagement = val
 }
 
-// The campaign's totals over all time, from the rollups. Open and click counts are of sends (each
-// email once however often opened); human opens are unique_opens minus machine_opens and human clicks
-// unique_clicks minus machine_clicks. Rates are percentages of emails_sent rounded to two decimals, 0
-// while nothing was sent.
+// The campaign's totals over all time, from the rollups. unique_opens, machine_opens, unique_clicks
+// and machine_clicks count distinct contacts: human opens (the people who opened) are unique_opens
+// minus machine_opens, human clicks unique_clicks minus machine_clicks. The rates count sends, as the
+// steps and the dashboard do: percentages of emails_sent rounded to two decimals, 0 while nothing was
+// sent.
 // Ref: #/components/schemas/CampaignAnalyticsSummary
 type CampaignAnalyticsSummary struct {
 	// The campaign's leads (contacts added to it), whatever their state.
@@ -7263,13 +7264,14 @@ type CampaignAnalyticsSummary struct {
 	EmailsSent OptInt `json:"emails_sent"`
 	// Leads still in the sequence (state pending or active): contacts with a step ahead of them.
 	EmailsPending OptInt `json:"emails_pending"`
-	// Sends opened at least once, by a person or a machine.
+	// Contacts with at least one of their sends opened, by a person or a machine.
 	UniqueOpens OptInt `json:"unique_opens"`
-	// Of unique_opens, the sends opened only by machines (scanners, privacy proxies) so far.
+	// Of unique_opens, the contacts whose opened sends were all opened only by machines (scanners, privacy
+	// proxies) so far.
 	MachineOpens OptInt `json:"machine_opens"`
-	// Sends clicked at least once, by a person or a machine.
+	// Contacts with at least one of their sends clicked, by a person or a machine.
 	UniqueClicks OptInt `json:"unique_clicks"`
-	// Of unique_clicks, the sends clicked only by machines so far.
+	// Of unique_clicks, the contacts whose clicked sends were all clicked only by machines so far.
 	MachineClicks OptInt `json:"machine_clicks"`
 	// Sends answered (their first reply).
 	Replies OptInt `json:"replies"`
@@ -7277,9 +7279,9 @@ type CampaignAnalyticsSummary struct {
 	Bounces OptInt `json:"bounces"`
 	// Unsubscribes from the campaign's messages.
 	Unsubscribes OptInt `json:"unsubscribes"`
-	// Human opens (unique_opens minus machine_opens) / emails_sent, percent.
+	// Sends opened by a person (at least one human open) / emails_sent, percent.
 	OpenRate OptFloat64 `json:"open_rate"`
-	// Human clicks (unique_clicks minus machine_clicks) / emails_sent, percent.
+	// Sends clicked by a person (at least one human click) / emails_sent, percent.
 	ClickRate OptFloat64 `json:"click_rate"`
 	// Replies / emails_sent, percent.
 	ReplyRate OptFloat64 `json:"reply_rate"`

@@ -237,6 +237,42 @@ func (q *Queries) AnalyticsCampaignHours(ctx context.Context, db DBTX, arg Analy
 	return items, nil
 }
 
+const analyticsCampaignPeople = `-- name: AnalyticsCampaignPeople :one
+SELECT count(*) FILTER (WHERE opens > 0)::bigint AS opened,
+       count(*) FILTER (WHERE opens > 0 AND opens = machine_opens)::bigint AS machine_opened,
+       count(*) FILTER (WHERE clicks > 0)::bigint AS clicked,
+       count(*) FILTER (WHERE clicks > 0 AND clicks = machine_clicks)::bigint AS machine_clicked
+FROM analytics_campaign_contacts
+WHERE organization_id = $1::uuid AND campaign_id = $2::uuid
+`
+
+type AnalyticsCampaignPeopleParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+}
+
+type AnalyticsCampaignPeopleRow struct {
+	Opened         int64 `json:"opened"`
+	MachineOpened  int64 `json:"machine_opened"`
+	Clicked        int64 `json:"clicked"`
+	MachineClicked int64 `json:"machine_clicked"`
+}
+
+// The distinct contacts behind one campaign's opens and clicks (analytics_campaign_contacts, one row per
+// contact who engaged): who opened, who opened only through machines, who clicked, who clicked only through
+// machines.
+func (q *Queries) AnalyticsCampaignPeople(ctx context.Context, db DBTX, arg AnalyticsCampaignPeopleParams) (AnalyticsCampaignPeopleRow, error) {
+	row := db.QueryRow(ctx, analyticsCampaignPeople, arg.OrganizationID, arg.CampaignID)
+	var i AnalyticsCampaignPeopleRow
+	err := row.Scan(
+		&i.Opened,
+		&i.MachineOpened,
+		&i.Clicked,
+		&i.MachineClicked,
+	)
+	return i, err
+}
+
 const analyticsCampaignSteps = `-- name: AnalyticsCampaignSteps :many
 SELECT s.id, s.name, s.position,
        coalesce(d.sent, 0)::bigint AS sent, coalesce(d.opens, 0)::bigint AS opens,

@@ -89,6 +89,16 @@ type AgentPolicyUsage struct {
 	Actions        int32     `json:"actions"`
 }
 
+type AnalyticsCampaignContact struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	ContactID      uuid.UUID `json:"contact_id"`
+	Opens          int32     `json:"opens"`
+	MachineOpens   int32     `json:"machine_opens"`
+	Clicks         int32     `json:"clicks"`
+	MachineClicks  int32     `json:"machine_clicks"`
+}
+
 type AnalyticsCampaignDay struct {
 	OrganizationID    uuid.UUID `json:"organization_id"`
 	Day               time.Time `json:"day"`

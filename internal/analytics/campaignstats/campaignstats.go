@@ -45,11 +45,20 @@ type Bucket struct {
 // EngagementTop is how many keys of each dimension the report shows: the busiest, by opens then clicks.
 const EngagementTop = 8
 
+// People are the distinct contacts behind a campaign's opens and clicks (the seed's unique counts): those
+// whose sends were opened (by anyone), those whose opened sends were all opened by machines only, and the same
+// for clicks. Opened minus MachineOpened are the people who opened.
+type People struct {
+	Opened, MachineOpened, Clicked, MachineClicked int64
+}
+
 // Report is one campaign's analytics.
 type Report struct {
 	Head
 	// Totals are the campaign's counters over every day.
 	Totals metrics.Counters
+	// People are the distinct contacts behind Totals' opens and clicks.
+	People People
 	// Steps are every step of the campaign in order, sent or not.
 	Steps []Step
 	// Countries, Clients and Devices are the busiest EngagementTop keys of each dimension.
@@ -79,6 +88,11 @@ func Get(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Report, error) {
 	r.Totals = metrics.Counters{Sent: t.Sent, Opens: t.Opens, MachineOpens: t.MachineOpens, Clicks: t.Clicks,
 		MachineClicks: t.MachineClicks, Replies: t.Replies, BouncesHard: t.BouncesHard, BouncesSoft: t.BouncesSoft,
 		Complaints: t.Complaints, Unsubscribes: t.Unsubscribes}
+	p, err := queries.AnalyticsCampaignPeople(ctx, tx, dbq.AnalyticsCampaignPeopleParams{OrganizationID: org, CampaignID: id})
+	if err != nil {
+		return Report{}, err
+	}
+	r.People = People{Opened: p.Opened, MachineOpened: p.MachineOpened, Clicked: p.Clicked, MachineClicked: p.MachineClicked}
 	steps, err := queries.AnalyticsCampaignSteps(ctx, tx, dbq.AnalyticsCampaignStepsParams{OrganizationID: org, CampaignID: id})
 	if err != nil {
 		return Report{}, err

@@ -96,24 +96,31 @@ func Engaged(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids []uuid.UUID) (*E
 }
 
 // Settle reads the sends again and counts the difference: a first open or click, a machine-only send a
-// person's open or click takes back (or a re-judged click gives back), a first time moved earlier.
+// person's open or click takes back (or a re-judged click gives back), a first time moved earlier; on the
+// counter rows and on the campaign contacts' rows alike.
 func (e *Engagement) Settle(ctx context.Context, tx pgx.Tx) error {
 	rows, err := queries.RollupEngagement(ctx, tx, dbq.RollupEngagementParams{OrganizationID: e.org, Ids: e.ids})
 	if err != nil {
 		return err
 	}
 	var facts []Fact
+	var people contactDeltas
 	for _, after := range rows {
 		before, ok := e.before[after.ID]
 		if ok && before == after {
 			continue
 		}
 		facts = append(facts, engaged(after, 1)...)
+		people.add(after, 1)
 		if ok {
 			facts = append(facts, engaged(before, -1)...)
+			people.add(before, -1)
 		}
 	}
-	return Apply(ctx, tx, e.org, facts)
+	if err := Apply(ctx, tx, e.org, facts); err != nil {
+		return err
+	}
+	return people.apply(ctx, tx, e.org)
 }
 
 // engaged is what a send's opens and clicks count, times sign.

@@ -36,8 +36,11 @@ func TestSettleCountsWhatABatchChangedAndARebuildAgrees(t *testing.T) {
 	camp, box, task := r.campaign(t, "Launch"), uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())
 	r.exec(t, `INSERT INTO mailboxes (organization_id, id, email, provider) VALUES ($1, $2, 'ada@acme.example', 'outlook')`, r.org, box)
 	sent := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	r.exec(t, `INSERT INTO send_tasks (organization_id, id, kind, status, mailbox_id, to_email, campaign_id, step_id, sent_at)
-		VALUES ($1, $2, 'campaign', 'sent', $3, 'bob@example.net', $4, gen_random_uuid(), $5)`, r.org, task, box, camp, sent)
+	bob := uuid.Must(uuid.NewV7())
+	r.exec(t, `INSERT INTO contacts (organization_id, id, email) VALUES ($1, $2, 'bob@example.net')`, r.org, bob)
+	r.exec(t, `INSERT INTO send_tasks (organization_id, id, kind, status, mailbox_id, to_email, campaign_id, step_id, sent_at,
+		contact_id) VALUES ($1, $2, 'campaign', 'sent', $3, 'bob@example.net', $4, gen_random_uuid(), $5, $6)`,
+		r.org, task, box, camp, sent, bob)
 	r.tx(t, func(ctx context.Context, tx pgx.Tx) error { return rollup.Sent(ctx, tx, r.org, task) })
 	batch := func(f func()) {
 		var e *rollup.Engagement
@@ -49,24 +52,29 @@ func TestSettleCountsWhatABatchChangedAndARebuildAgrees(t *testing.T) {
 		r.tx(t, func(ctx context.Context, tx pgx.Tx) error { return e.Settle(ctx, tx) })
 	}
 	org := func() string { return r.snapshot(t)["analytics_org_days 2026-03-03 campaign"] }
+	person := func() string { return r.snapshot(t)["analytics_campaign_contacts "+camp.String()+" "+bob.String()] }
 
 	// A machine's open on the 3rd, then a person's click the same day: one machine-only open, one click.
 	batch(func() { r.event(t, task, "open", "machine", sent.Add(48*time.Hour)) })
 	require.Equal(t, "[0 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0]", org())
+	require.Equal(t, "[1 1 0 0]", person(), "bob's one send is opened by machines only")
 	click := uuid.Nil
 	batch(func() { click = r.event(t, task, "click", "human", sent.Add(49*time.Hour)) })
 	require.Equal(t, "[0 1 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0]", org())
+	require.Equal(t, "[1 1 1 0]", person())
 	// A burst re-judges the click a machine's: the send is clicked by machines only.
 	batch(func() {
 		r.exec(t, `UPDATE tracking_events SET verdict = 'machine', rule = 'burst' WHERE id = $1`, click)
 	})
 	require.Equal(t, "[0 1 1 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0]", org())
+	require.Equal(t, "[1 1 1 1]", person())
 	// A person's open reported late with an earlier time (the 2nd): the open moves to the 2nd, now a person's.
 	batch(func() { r.event(t, task, "open", "human", sent.Add(24*time.Hour)) })
 	snap := r.snapshot(t)
 	require.Equal(t, "[0 0 0 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0]", snap["analytics_org_days 2026-03-03 campaign"])
 	require.Equal(t, "[0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0]", snap["analytics_org_days 2026-03-02 campaign"])
 	require.Equal(t, "[1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0]", snap["analytics_mailbox_days "+box.String()+" 2026-03-01 campaign outlook"])
+	require.Equal(t, "[1 0 1 1]", person(), "a person opened bob's send; only machines clicked it")
 
 	// A complaint naming only the campaign, a reply and its intent.
 	ev := uuid.Must(uuid.NewV7())

@@ -142,5 +142,8 @@ func Rebuild(ctx context.Context, tx pgx.Tx, org uuid.UUID) error {
 	if err := queries.RollupClear(ctx, tx, org); err != nil {
 		return err
 	}
-	return queries.RollupRebuild(ctx, tx, org)
+	if err := queries.RollupRebuild(ctx, tx, org); err != nil {
+		return err
+	}
+	return queries.RollupRebuildContacts(ctx, tx, org)
 }
