@@ -158,7 +158,7 @@ func BenchmarkTrackingIngest(b *testing.B) {
 				p.Scanners, p.Probables, p.Proxies = append(p.Scanners, ""), append(p.Probables, false), append(p.Proxies, e.Source.PrivacyProxy != "")
 				p.LinkIndexes, p.Urls, p.Tickets = append(p.LinkIndexes, int32(e.Token.LinkIndex)), append(p.Urls, e.Token.URL), append(p.Tickets, false)
 				p.Verdicts, p.Rules = append(p.Verdicts, "human"), append(p.Rules, "human")
-				p.Dues, p.Pendings = append(p.Dues, e.At), append(p.Pendings, false)
+				p.Dues, p.Pendings, p.Countries = append(p.Dues, e.At), append(p.Pendings, false), append(p.Countries, "")
 			}
 			if err := db.WithOrgTx(ctx, env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
 				_, err := q.TrackingEventsInsert(ctx, tx, p)

@@ -294,17 +294,23 @@ func (q *Queries) RollupContactsApply(ctx context.Context, db DBTX, arg RollupCo
 }
 
 const rollupEngagement = `-- name: RollupEngagement :many
+WITH e AS (
+  SELECT x.task_id, min(x.at) FILTER (WHERE x.kind = 'open') AS first_open,
+         bool_or(x.verdict = 'human') FILTER (WHERE x.kind = 'open') AS human_open,
+         min(x.at) FILTER (WHERE x.kind = 'click') AS first_click,
+         bool_or(x.verdict = 'human') FILTER (WHERE x.kind = 'click') AS human_click
+  FROM tracking_events x
+  WHERE x.organization_id = $1::uuid AND x.task_id = ANY($2::uuid[])
+  GROUP BY x.task_id
+)
 SELECT t.id, CASE t.kind WHEN 'campaign' THEN 'campaign' WHEN 'warmup' THEN 'warmup' ELSE 'direct' END::text AS kind,
        t.campaign_id, t.step_id, t.variant_id, t.mailbox_id, coalesce(m.provider, '')::text AS provider, t.contact_id,
-       (o.first_at IS NOT NULL)::boolean AS opened, coalesce(o.first_at, 'epoch')::timestamptz AS first_open,
-       coalesce(o.human, false)::boolean AS human_open, (c.first_at IS NOT NULL)::boolean AS clicked,
-       coalesce(c.first_at, 'epoch')::timestamptz AS first_click, coalesce(c.human, false)::boolean AS human_click
+       (e.first_open IS NOT NULL)::boolean AS opened, coalesce(e.first_open, 'epoch')::timestamptz AS first_open,
+       coalesce(e.human_open, false)::boolean AS human_open, (e.first_click IS NOT NULL)::boolean AS clicked,
+       coalesce(e.first_click, 'epoch')::timestamptz AS first_click, coalesce(e.human_click, false)::boolean AS human_click
 FROM send_tasks t
 LEFT JOIN mailboxes m ON m.organization_id = t.organization_id AND m.id = t.mailbox_id
-LEFT JOIN LATERAL (SELECT min(e.at) AS first_at, bool_or(e.verdict = 'human') AS human FROM tracking_events e
-                   WHERE e.organization_id = t.organization_id AND e.task_id = t.id AND e.kind = 'open') AS o ON true
-LEFT JOIN LATERAL (SELECT min(e.at) AS first_at, bool_or(e.verdict = 'human') AS human FROM tracking_events e
-                   WHERE e.organization_id = t.organization_id AND e.task_id = t.id AND e.kind = 'click') AS c ON true
+LEFT JOIN e ON e.task_id = t.id
 WHERE t.organization_id = $1::uuid AND t.id = ANY($2::uuid[])
 `
 
@@ -331,8 +337,9 @@ type RollupEngagementRow struct {
 }
 
 // The sends ids name with their attribution and what their opens and clicks count so far: the first open's and
-// first click's times (opened, clicked: whether there is one) and whether a person opened or clicked (verdict human). The tracking feed
-// reads it before and after a batch and counts the difference. tracking_events_task answers each send.
+// first click's times (opened, clicked: whether there is one) and whether a person opened or clicked (verdict
+// human). The tracking feed reads it before and after a batch and counts the difference. The events are
+// grouped first in one pass over tracking_events_task for every send named, not probed send by send.
 func (q *Queries) RollupEngagement(ctx context.Context, db DBTX, arg RollupEngagementParams) ([]RollupEngagementRow, error) {
 	rows, err := db.Query(ctx, rollupEngagement, arg.OrganizationID, arg.Ids)
 	if err != nil {
