@@ -166,30 +166,6 @@ FROM send_tasks t
 LEFT JOIN mailboxes m ON m.organization_id = t.organization_id AND m.id = t.mailbox_id
 WHERE t.organization_id = @organization_id::uuid AND t.id = ANY(@ids::uuid[]);
 
--- name: RollupEngagement :many
--- The sends ids name with their attribution and what their opens and clicks count so far: the first open's and
--- first click's times (opened, clicked: whether there is one) and whether a person opened or clicked (verdict
--- human). The tracking feed reads it before and after a batch and counts the difference. The events are
--- grouped first in one pass over tracking_events_task for every send named, not probed send by send.
-WITH e AS (
-  SELECT x.task_id, min(x.at) FILTER (WHERE x.kind = 'open') AS first_open,
-         bool_or(x.verdict = 'human') FILTER (WHERE x.kind = 'open') AS human_open,
-         min(x.at) FILTER (WHERE x.kind = 'click') AS first_click,
-         bool_or(x.verdict = 'human') FILTER (WHERE x.kind = 'click') AS human_click
-  FROM tracking_events x
-  WHERE x.organization_id = @organization_id::uuid AND x.task_id = ANY(@ids::uuid[])
-  GROUP BY x.task_id
-)
-SELECT t.id, CASE t.kind WHEN 'campaign' THEN 'campaign' WHEN 'warmup' THEN 'warmup' ELSE 'direct' END::text AS kind,
-       t.campaign_id, t.step_id, t.variant_id, t.mailbox_id, coalesce(m.provider, '')::text AS provider, t.contact_id,
-       (e.first_open IS NOT NULL)::boolean AS opened, coalesce(e.first_open, 'epoch')::timestamptz AS first_open,
-       coalesce(e.human_open, false)::boolean AS human_open, (e.first_click IS NOT NULL)::boolean AS clicked,
-       coalesce(e.first_click, 'epoch')::timestamptz AS first_click, coalesce(e.human_click, false)::boolean AS human_click
-FROM send_tasks t
-LEFT JOIN mailboxes m ON m.organization_id = t.organization_id AND m.id = t.mailbox_id
-LEFT JOIN e ON e.task_id = t.id
-WHERE t.organization_id = @organization_id::uuid AND t.id = ANY(@ids::uuid[]);
-
 -- name: RollupEvents :many
 -- The bounces, complaints and unsubscribes ids name, attributed to the send each names (else to the campaign and
 -- mailbox the event names, kind campaign with a campaign and direct without), with what each counts.

@@ -6,15 +6,33 @@ SELECT pg_advisory_xact_lock(hashtextextended('tracking:' || (@organization_id::
 
 -- name: TrackingTasks :many
 -- The sends a batch of opens and clicks names, with what classification reads (the dispatch time), what the
--- effects stamp and count, the data of their campaign events, and whether a machine open was already counted
--- for the send (a human open then upgrades it).
+-- effects stamp and count, the data of their campaign events, whether a machine open was already counted for
+-- the send (a human open then upgrades it), and what its opens and clicks count in the analytics rollups so
+-- far (package internal/analytics/rollup: the first open's and click's times, whether a person opened, how
+-- many of its clicks are a person's) with the attribution the rollups read (kind, the mailbox's provider). The
+-- stored events are grouped in one pass over tracking_events_task for every send named.
+WITH e AS (
+  SELECT x.task_id, min(x.at) FILTER (WHERE x.kind = 'open') AS first_open,
+         bool_or(x.verdict = 'human') FILTER (WHERE x.kind = 'open') AS human_open,
+         bool_or(x.verdict = 'machine') FILTER (WHERE x.kind = 'open') AS machine_open,
+         min(x.at) FILTER (WHERE x.kind = 'click') AS first_click,
+         count(*) FILTER (WHERE x.kind = 'click' AND x.verdict = 'human') AS human_clicks
+  FROM tracking_events x
+  WHERE x.organization_id = @organization_id::uuid AND x.task_id = ANY(@ids::uuid[])
+  GROUP BY x.task_id
+)
 SELECT t.id, t.sent_at, t.opened_at, t.campaign_id, t.contact_id, t.step_id, t.step_name, t.to_email, t.subject,
        t.message_id, t.mailbox_id, t.from_email, t.from_name, t.variant_id, coalesce(c.name, '')::text AS campaign_name,
-       EXISTS (SELECT 1 FROM tracking_events e
-               WHERE e.organization_id = t.organization_id AND e.task_id = t.id AND e.kind = 'open'
-                 AND e.verdict = 'machine') AS machine_opened
+       coalesce(e.machine_open, false)::boolean AS machine_opened,
+       CASE t.kind WHEN 'campaign' THEN 'campaign' WHEN 'warmup' THEN 'warmup' ELSE 'direct' END::text AS rollup_kind,
+       coalesce(m.provider, '')::text AS provider,
+       (e.first_open IS NOT NULL)::boolean AS opened, coalesce(e.first_open, 'epoch')::timestamptz AS first_open,
+       coalesce(e.human_open, false)::boolean AS human_open, (e.first_click IS NOT NULL)::boolean AS clicked,
+       coalesce(e.first_click, 'epoch')::timestamptz AS first_click, coalesce(e.human_clicks, 0)::int AS human_clicks
 FROM send_tasks t
 LEFT JOIN campaigns c ON c.organization_id = t.organization_id AND c.id = t.campaign_id
+LEFT JOIN mailboxes m ON m.organization_id = t.organization_id AND m.id = t.mailbox_id
+LEFT JOIN e ON e.task_id = t.id
 WHERE t.organization_id = @organization_id::uuid AND t.id = ANY(@ids::uuid[]);
 
 -- name: TrackingClicksNear :many

@@ -13,26 +13,26 @@ import (
 // (analytics_campaign_contacts), applied in one statement.
 type contactDeltas dbq.RollupContactsApplyParams
 
-// add counts what the send r's opens and clicks count for its contact, times sign; a send outside a campaign,
+// add counts what the send e's opens and clicks count for its contact, times sign; a send outside a campaign,
 // or without a contact, counts for none.
-func (d *contactDeltas) add(r dbq.RollupEngagementRow, sign int32) {
-	if !r.CampaignID.Valid || !r.ContactID.Valid || !r.Opened && !r.Clicked {
+func (d *contactDeltas) add(e Engagement, sign int32) {
+	if e.Campaign == uuid.Nil || e.Contact == uuid.Nil || !e.Opened && !e.Clicked {
 		return
 	}
 	var opens, machineOpens, clicks, machineClicks int32
-	if r.Opened {
+	if e.Opened {
 		opens = sign
-		if !r.HumanOpen {
+		if !e.HumanOpen {
 			machineOpens = sign
 		}
 	}
-	if r.Clicked {
+	if e.Clicked {
 		clicks = sign
-		if !r.HumanClick {
+		if e.HumanClicks == 0 {
 			machineClicks = sign
 		}
 	}
-	d.CampaignIds, d.ContactIds = append(d.CampaignIds, r.CampaignID.UUID), append(d.ContactIds, r.ContactID.UUID)
+	d.CampaignIds, d.ContactIds = append(d.CampaignIds, e.Campaign), append(d.ContactIds, e.Contact)
 	d.Opens, d.MachineOpens = append(d.Opens, opens), append(d.MachineOpens, machineOpens)
 	d.Clicks, d.MachineClicks = append(d.Clicks, clicks), append(d.MachineClicks, machineClicks)
 }

@@ -2,6 +2,7 @@ package rollup
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -74,72 +75,103 @@ func Intents(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids ...uuid.UUID) er
 	return Apply(ctx, tx, org, facts)
 }
 
-// Engagement is what sends' opens and clicks counted before a tracking batch; Settle counts what the batch
-// changed. Read it with Engaged under the organization's tracking lock, before the batch is stored.
+// Engagement is what one send's opens and clicks count in the rollups, with the send's attribution: the
+// tracking writer reads it with the sends a batch names (under the organization's tracking lock), derives
+// what the batch leaves (Open, Click, Rejudge) and hands both to Count.
 type Engagement struct {
-	org    uuid.UUID
-	ids    []uuid.UUID
-	before map[uuid.UUID]dbq.RollupEngagementRow
+	// Kind, Campaign, Step, Variant, Mailbox, Provider attribute the send (KindCampaign, ...; uuid.Nil none).
+	Kind                             string
+	Campaign, Step, Variant, Mailbox uuid.UUID
+	Provider                         string
+	// Contact is the send's contact (uuid.Nil: none), whose campaign contact row the send counts on.
+	Contact uuid.UUID
+	// Opened says whether the send has an open, FirstOpen is the earliest, HumanOpen whether one is a person's.
+	Opened, HumanOpen bool
+	FirstOpen         time.Time
+	// Clicked says whether the send has a click, FirstClick is the earliest, HumanClicks how many are a person's.
+	Clicked     bool
+	FirstClick  time.Time
+	HumanClicks int
 }
 
-// Engaged reads what the opens and clicks of the sends ids count now.
-func Engaged(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids []uuid.UUID) (*Engagement, error) {
-	rows, err := queries.RollupEngagement(ctx, tx, dbq.RollupEngagementParams{OrganizationID: org, Ids: ids})
-	if err != nil {
-		return nil, err
+// Open is e with one more open at at, a person's when human.
+func (e Engagement) Open(at time.Time, human bool) Engagement {
+	if !e.Opened || at.Before(e.FirstOpen) {
+		e.FirstOpen = at
 	}
-	e := &Engagement{org: org, ids: ids, before: make(map[uuid.UUID]dbq.RollupEngagementRow, len(rows))}
-	for _, r := range rows {
-		e.before[r.ID] = r
-	}
-	return e, nil
+	e.Opened, e.HumanOpen = true, e.HumanOpen || human
+	return e
 }
 
-// Settle reads the sends again and counts the difference: a first open or click, a machine-only send a
-// person's open or click takes back (or a re-judged click gives back), a first time moved earlier; on the
-// counter rows and on the campaign contacts' rows alike.
-func (e *Engagement) Settle(ctx context.Context, tx pgx.Tx) error {
-	rows, err := queries.RollupEngagement(ctx, tx, dbq.RollupEngagementParams{OrganizationID: e.org, Ids: e.ids})
-	if err != nil {
-		return err
+// Click is e with one more click at at, a person's when human.
+func (e Engagement) Click(at time.Time, human bool) Engagement {
+	if !e.Clicked || at.Before(e.FirstClick) {
+		e.FirstClick = at
 	}
+	e.Clicked = true
+	if human {
+		e.HumanClicks++
+	}
+	return e
+}
+
+// Rejudge is e with one of its person's clicks re-judged a machine's (a burst a later click made).
+func (e Engagement) Rejudge() Engagement {
+	e.HumanClicks = max(e.HumanClicks-1, 0)
+	return e
+}
+
+// Change is one send's engagement before and after a tracking batch.
+type Change struct{ Before, After Engagement }
+
+// Count counts what changes changed, on the counter rows and the campaign contact rows: a first open or
+// click, a machine-only send a person's open or click takes back (or a re-judged click gives back), a first
+// time moved earlier. A change that changed nothing counts nothing.
+func Count(ctx context.Context, tx pgx.Tx, org uuid.UUID, changes []Change) error {
 	var facts []Fact
 	var people contactDeltas
-	for _, after := range rows {
-		before, ok := e.before[after.ID]
-		if ok && before == after {
+	for _, c := range changes {
+		if c.Before.counts() == c.After.counts() {
 			continue
 		}
-		facts = append(facts, engaged(after, 1)...)
-		people.add(after, 1)
-		if ok {
-			facts = append(facts, engaged(before, -1)...)
-			people.add(before, -1)
-		}
+		facts = append(facts, c.After.facts(1)...)
+		facts = append(facts, c.Before.facts(-1)...)
+		people.add(c.After, 1)
+		people.add(c.Before, -1)
 	}
-	if err := Apply(ctx, tx, e.org, facts); err != nil {
+	if err := Apply(ctx, tx, org, facts); err != nil {
 		return err
 	}
-	return people.apply(ctx, tx, e.org)
+	return people.apply(ctx, tx, org)
 }
 
-// engaged is what a send's opens and clicks count, times sign.
-func engaged(r dbq.RollupEngagementRow, sign int64) []Fact {
-	base := Fact{Kind: r.Kind, Campaign: r.CampaignID.UUID, Step: r.StepID.UUID, Variant: r.VariantID.UUID,
-		Mailbox: r.MailboxID.UUID, Provider: r.Provider}
+// counted is what of an Engagement the rollups count: a send clicked by people twice counts as once.
+type counted struct {
+	opened, humanOpen, clicked, humanClick bool
+	firstOpen, firstClick                  time.Time
+}
+
+func (e Engagement) counts() counted {
+	return counted{opened: e.Opened, humanOpen: e.HumanOpen, clicked: e.Clicked, humanClick: e.HumanClicks > 0,
+		firstOpen: e.FirstOpen, firstClick: e.FirstClick}
+}
+
+// facts are what the send's opens and clicks count, times sign.
+func (e Engagement) facts(sign int64) []Fact {
+	base := Fact{Kind: e.Kind, Campaign: e.Campaign, Step: e.Step, Variant: e.Variant, Mailbox: e.Mailbox, Provider: e.Provider}
 	var out []Fact
-	if r.Opened {
+	if e.Opened {
 		f := base
-		f.At, f.Opens = r.FirstOpen, sign
-		if !r.HumanOpen {
+		f.At, f.Opens = e.FirstOpen, sign
+		if !e.HumanOpen {
 			f.MachineOpens = sign
 		}
 		out = append(out, f)
 	}
-	if r.Clicked {
+	if e.Clicked {
 		f := base
-		f.At, f.Clicks = r.FirstClick, sign
-		if !r.HumanClick {
+		f.At, f.Clicks = e.FirstClick, sign
+		if e.HumanClicks == 0 {
 			f.MachineClicks = sign
 		}
 		out = append(out, f)

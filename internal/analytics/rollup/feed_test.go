@@ -30,7 +30,7 @@ func (r *rig) event(t testing.TB, task uuid.UUID, kind, verdict string, at time.
 	return id
 }
 
-func TestSettleCountsWhatABatchChangedAndARebuildAgrees(t *testing.T) {
+func TestCountCountsWhatABatchChangedAndARebuildAgrees(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	camp, box, task := r.campaign(t, "Launch"), uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())
@@ -42,34 +42,46 @@ func TestSettleCountsWhatABatchChangedAndARebuildAgrees(t *testing.T) {
 		contact_id) VALUES ($1, $2, 'campaign', 'sent', $3, 'bob@example.net', $4, gen_random_uuid(), $5, $6)`,
 		r.org, task, box, camp, sent, bob)
 	r.tx(t, func(ctx context.Context, tx pgx.Tx) error { return rollup.Sent(ctx, tx, r.org, task) })
-	batch := func(f func()) {
-		var e *rollup.Engagement
-		r.tx(t, func(ctx context.Context, tx pgx.Tx) (err error) {
-			e, err = rollup.Engaged(ctx, tx, r.org, []uuid.UUID{task})
-			return err
-		})
+	// Each batch stores its events as the tracking writer would and counts the send's engagement before and
+	// after it.
+	st := rollup.Engagement{Kind: rollup.KindCampaign, Campaign: camp, Mailbox: box, Provider: "outlook", Contact: bob}
+	require.NoError(t, r.owner.QueryRow(context.Background(), `SELECT step_id FROM send_tasks WHERE id = $1`, task).Scan(&st.Step))
+	batch := func(f func(), next func(rollup.Engagement) rollup.Engagement) {
 		f()
-		r.tx(t, func(ctx context.Context, tx pgx.Tx) error { return e.Settle(ctx, tx) })
+		after := next(st)
+		r.tx(t, func(ctx context.Context, tx pgx.Tx) error {
+			return rollup.Count(ctx, tx, r.org, []rollup.Change{{Before: st, After: after}})
+		})
+		st = after
 	}
 	org := func() string { return r.snapshot(t)["analytics_org_days 2026-03-03 campaign"] }
 	person := func() string { return r.snapshot(t)["analytics_campaign_contacts "+camp.String()+" "+bob.String()] }
 
 	// A machine's open on the 3rd, then a person's click the same day: one machine-only open, one click.
-	batch(func() { r.event(t, task, "open", "machine", sent.Add(48*time.Hour)) })
+	machineOpen, clickAt := sent.Add(48*time.Hour), sent.Add(49*time.Hour)
+	batch(func() { r.event(t, task, "open", "machine", machineOpen) },
+		func(e rollup.Engagement) rollup.Engagement { return e.Open(machineOpen, false) })
 	require.Equal(t, "[0 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0]", org())
 	require.Equal(t, "[1 1 0 0]", person(), "bob's one send is opened by machines only")
 	click := uuid.Nil
-	batch(func() { click = r.event(t, task, "click", "human", sent.Add(49*time.Hour)) })
+	batch(func() { click = r.event(t, task, "click", "human", clickAt) },
+		func(e rollup.Engagement) rollup.Engagement { return e.Click(clickAt, true) })
 	require.Equal(t, "[0 1 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0]", org())
 	require.Equal(t, "[1 1 1 0]", person())
+	// A second open by the machine changes nothing.
+	batch(func() { r.event(t, task, "open", "machine", machineOpen.Add(time.Hour)) },
+		func(e rollup.Engagement) rollup.Engagement { return e.Open(machineOpen.Add(time.Hour), false) })
+	require.Equal(t, "[0 1 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0]", org())
 	// A burst re-judges the click a machine's: the send is clicked by machines only.
 	batch(func() {
 		r.exec(t, `UPDATE tracking_events SET verdict = 'machine', rule = 'burst' WHERE id = $1`, click)
-	})
+	}, rollup.Engagement.Rejudge)
 	require.Equal(t, "[0 1 1 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0]", org())
 	require.Equal(t, "[1 1 1 1]", person())
 	// A person's open reported late with an earlier time (the 2nd): the open moves to the 2nd, now a person's.
-	batch(func() { r.event(t, task, "open", "human", sent.Add(24*time.Hour)) })
+	early := sent.Add(24 * time.Hour)
+	batch(func() { r.event(t, task, "open", "human", early) },
+		func(e rollup.Engagement) rollup.Engagement { return e.Open(early, true) })
 	snap := r.snapshot(t)
 	require.Equal(t, "[0 0 0 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0]", snap["analytics_org_days 2026-03-03 campaign"])
 	require.Equal(t, "[0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0]", snap["analytics_org_days 2026-03-02 campaign"])

@@ -158,7 +158,7 @@ func (b *Batcher) write(events []Received) error {
 		var err error
 		for range attempts {
 			err = db.WithOrgTx(ctx, b.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-				return b.recordCounted(ctx, tx, org, group)
+				return b.record(ctx, tx, org, group)
 			})
 			if !transient(err) {
 				break
@@ -193,5 +193,5 @@ func storedUserAgent(ua string) string {
 // exactly as a batch from the endpoints is (an open or click a provider reported, which must commit or roll
 // back with the report).
 func (b *Batcher) RecordTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Received) error {
-	return b.recordCounted(ctx, tx, org, evs)
+	return b.record(ctx, tx, org, evs)
 }

@@ -29,7 +29,8 @@ type Options struct {
 // stamps opened_at, counts on its lead (upgrading a machine open counted before) and raises
 // campaign.email_opened; a send opened only by machines so far counts as machine_opened once; a human
 // click's effects are enqueued for EffectsAt (ClickArgs); a human click still waiting for its effects that
-// a click of this batch turns into a burst is re-judged a machine's. The organization's tracking lock makes
+// a click of this batch turns into a burst is re-judged a machine's; and, last, the analytics rollups count
+// what the batch changed (countRollups). The organization's tracking lock makes
 // every batch see the clicks and counts of the batches before it. Each step is one statement over the whole
 // batch.
 func (b *Batcher) record(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Received) error {
@@ -107,7 +108,10 @@ func (b *Batcher) record(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Re
 	if err := engagement.Record(ctx, tx, org, humanOpens(evs, decisions, tasks)); err != nil {
 		return err
 	}
-	return b.opens(ctx, tx, org, evs, decisions, tasks)
+	if err := b.opens(ctx, tx, org, evs, decisions, tasks); err != nil {
+		return err
+	}
+	return countRollups(ctx, tx, org, evs, decisions, tasks, near, rejudged)
 }
 
 // tasks reads the sends evs name, by id; a send deleted since is missing.
