@@ -982,20 +982,6 @@ CREATE TABLE public.agent_policy_usage (
 );
 
 --
--- Name: analytics_campaign_contacts; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.analytics_campaign_contacts (
-    organization_id uuid NOT NULL,
-    campaign_id uuid NOT NULL,
-    contact_id uuid NOT NULL,
-    opens integer DEFAULT 0 NOT NULL,
-    machine_opens integer DEFAULT 0 NOT NULL,
-    clicks integer DEFAULT 0 NOT NULL,
-    machine_clicks integer DEFAULT 0 NOT NULL
-);
-
---
 -- Name: analytics_campaign_days; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1344,6 +1330,7 @@ CREATE TABLE public.campaign_leads (
     thread_refs text[] DEFAULT '{}'::text[] NOT NULL,
     last_step_at timestamp with time zone,
     app jsonb DEFAULT '{}'::jsonb NOT NULL,
+    machine_clicked integer DEFAULT 0 NOT NULL,
     CONSTRAINT campaign_leads_app_check CHECK ((jsonb_typeof(app) = 'object'::text)),
     CONSTRAINT campaign_leads_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT campaign_leads_hold_reason CHECK ((length(hold_reason) <= 200)),
@@ -3023,13 +3010,6 @@ ALTER TABLE ONLY public.agent_policy_usage
     ADD CONSTRAINT agent_policy_usage_pkey PRIMARY KEY (organization_id, policy_id, day);
 
 --
--- Name: analytics_campaign_contacts analytics_campaign_contacts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.analytics_campaign_contacts
-    ADD CONSTRAINT analytics_campaign_contacts_pkey PRIMARY KEY (organization_id, campaign_id, contact_id);
-
---
 -- Name: analytics_campaign_days analytics_campaign_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4607,13 +4587,6 @@ ALTER TABLE ONLY public.agent_policy_usage
     ADD CONSTRAINT agent_policy_usage_organization_id_policy_id_fkey FOREIGN KEY (organization_id, policy_id) REFERENCES public.agent_policies(organization_id, id) ON DELETE CASCADE;
 
 --
--- Name: analytics_campaign_contacts analytics_campaign_contacts_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.analytics_campaign_contacts
-    ADD CONSTRAINT analytics_campaign_contacts_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
-
---
 -- Name: analytics_engagement analytics_engagement_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -5396,12 +5369,6 @@ ALTER TABLE public.agent_policies ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.agent_policy_usage ENABLE ROW LEVEL SECURITY;
 
 --
--- Name: analytics_campaign_contacts; Type: ROW SECURITY; Schema: public; Owner: -
---
-
-ALTER TABLE public.analytics_campaign_contacts ENABLE ROW LEVEL SECURITY;
-
---
 -- Name: analytics_campaign_days; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -5814,12 +5781,6 @@ CREATE POLICY tenant_isolation ON public.agent_policies USING ((organization_id 
 --
 
 CREATE POLICY tenant_isolation ON public.agent_policy_usage USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
-
---
--- Name: analytics_campaign_contacts tenant_isolation; Type: POLICY; Schema: public; Owner: -
---
-
-CREATE POLICY tenant_isolation ON public.analytics_campaign_contacts USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: analytics_campaign_days tenant_isolation; Type: POLICY; Schema: public; Owner: -

@@ -129,12 +129,13 @@ ORDER BY array_position(@ids::uuid[], c.id);
 SELECT EXISTS (SELECT 1 FROM campaigns WHERE organization_id = @organization_id::uuid AND id = @id::uuid)::boolean;
 
 -- name: AnalyticsCampaignPeople :one
--- The distinct contacts behind one campaign's opens and clicks (analytics_campaign_contacts, one row per
--- contact who engaged): who opened, who opened only through machines, who clicked, who clicked only through
--- machines.
-SELECT count(*) FILTER (WHERE opens > 0)::bigint AS opened,
-       count(*) FILTER (WHERE opens > 0 AND opens = machine_opens)::bigint AS machine_opened,
-       count(*) FILTER (WHERE clicks > 0)::bigint AS clicked,
-       count(*) FILTER (WHERE clicks > 0 AND clicks = machine_clicks)::bigint AS machine_clicked
-FROM analytics_campaign_contacts
+-- The distinct contacts behind one campaign's opens and clicks, from its leads' engagement counts (kept by the
+-- tracking writer): leads with a send opened (by a person: opened; only by machines so far: machine_opened),
+-- those opened only by machines, leads with a send clicked (a person's click once its effects applied:
+-- clicked; only machines' so far: machine_clicked), those clicked only by machines.
+SELECT count(*) FILTER (WHERE opened > 0 OR machine_opened > 0)::bigint AS opened,
+       count(*) FILTER (WHERE opened = 0 AND machine_opened > 0)::bigint AS machine_opened,
+       count(*) FILTER (WHERE clicked > 0 OR machine_clicked > 0)::bigint AS clicked,
+       count(*) FILTER (WHERE clicked = 0 AND machine_clicked > 0)::bigint AS machine_clicked
+FROM campaign_leads
 WHERE organization_id = @organization_id::uuid AND campaign_id = @campaign_id::uuid;

@@ -196,12 +196,11 @@ WHERE i.organization_id = @organization_id::uuid AND i.id = ANY(@ids::uuid[]) AN
   AND i.send_task_id IS NOT NULL;
 
 -- name: RollupClear :exec
--- Deletes the organization's counter rows, before RollupRebuild and RollupRebuildContacts write them again.
+-- Deletes the organization's counter rows, before RollupRebuild writes them again.
 WITH org_days AS (DELETE FROM analytics_org_days WHERE organization_id = @organization_id::uuid),
 campaign_days AS (DELETE FROM analytics_campaign_days WHERE organization_id = @organization_id::uuid),
 step_days AS (DELETE FROM analytics_step_days WHERE organization_id = @organization_id::uuid),
-campaign_hours AS (DELETE FROM analytics_campaign_hours WHERE organization_id = @organization_id::uuid),
-campaign_contacts AS (DELETE FROM analytics_campaign_contacts WHERE organization_id = @organization_id::uuid)
+campaign_hours AS (DELETE FROM analytics_campaign_hours WHERE organization_id = @organization_id::uuid)
 DELETE FROM analytics_mailbox_days WHERE organization_id = @organization_id::uuid;
 
 -- name: RollupRebuild :exec
@@ -343,38 +342,3 @@ GROUP BY 2, 3, 4;
 SELECT o.id AS organization_id, o.name FROM organizations o
 WHERE sqlc.narg(organization_id)::uuid IS NULL OR o.id = sqlc.narg(organization_id)::uuid
 ORDER BY o.created_at, o.id;
-
--- name: RollupContactsApply :exec
--- Moves the campaign contacts' counters (analytics_campaign_contacts) by the deltas given, grouped first so one
--- statement may name a contact twice, in key order so concurrent writers lock alike. A campaign deleted
--- meanwhile gets no row.
-INSERT INTO analytics_campaign_contacts AS a (organization_id, campaign_id, contact_id, opens, machine_opens, clicks,
-  machine_clicks)
-SELECT @organization_id::uuid, u.campaign_id, u.contact_id, sum(u.opens), sum(u.machine_opens), sum(u.clicks),
-       sum(u.machine_clicks)
-FROM (SELECT unnest(@campaign_ids::uuid[]) AS campaign_id, unnest(@contact_ids::uuid[]) AS contact_id,
-             unnest(@opens::int[]) AS opens, unnest(@machine_opens::int[]) AS machine_opens,
-             unnest(@clicks::int[]) AS clicks, unnest(@machine_clicks::int[]) AS machine_clicks) AS u
-WHERE EXISTS (SELECT 1 FROM campaigns c WHERE c.organization_id = @organization_id::uuid AND c.id = u.campaign_id)
-GROUP BY u.campaign_id, u.contact_id
-ORDER BY u.campaign_id, u.contact_id
-ON CONFLICT (organization_id, campaign_id, contact_id) DO UPDATE
-SET opens = a.opens + excluded.opens, machine_opens = a.machine_opens + excluded.machine_opens,
-    clicks = a.clicks + excluded.clicks, machine_clicks = a.machine_clicks + excluded.machine_clicks;
-
--- name: RollupRebuildContacts :exec
--- Recomputes the organization's campaign contact rows from the sends and their tracking events (after
--- RollupClear), as the tracking feed counts them: per send, opened (clicked) when it has an open (click) and
--- machine-only when none of those is a person's.
-INSERT INTO analytics_campaign_contacts (organization_id, campaign_id, contact_id, opens, machine_opens, clicks,
-  machine_clicks)
-SELECT @organization_id::uuid, t.campaign_id, t.contact_id,
-       count(*) FILTER (WHERE e.kind = 'open'), count(*) FILTER (WHERE e.kind = 'open' AND NOT e.human),
-       count(*) FILTER (WHERE e.kind = 'click'), count(*) FILTER (WHERE e.kind = 'click' AND NOT e.human)
-FROM (SELECT x.task_id, x.kind, coalesce(bool_or(x.verdict = 'human'), false) AS human
-      FROM tracking_events x WHERE x.organization_id = @organization_id::uuid
-      GROUP BY x.task_id, x.kind) AS e
-JOIN send_tasks t ON t.organization_id = @organization_id::uuid AND t.id = e.task_id
-JOIN campaigns c ON c.organization_id = t.organization_id AND c.id = t.campaign_id
-WHERE t.contact_id IS NOT NULL
-GROUP BY t.campaign_id, t.contact_id;

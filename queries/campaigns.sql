@@ -44,7 +44,7 @@ WHERE organization_id = @organization_id AND id = @id
 RETURNING *;
 
 -- name: CampaignDelete :execrows
--- Deletes the campaign and its analytics (its rollup, engagement and contact rows carry no foreign key: see
+-- Deletes the campaign and its analytics (its rollup and engagement rows carry no foreign key: see
 -- migrations/00040_analytics.sql); the organization's and mailboxes' days keep its sends.
 WITH days AS (
   DELETE FROM analytics_campaign_days d WHERE d.organization_id = @organization_id::uuid AND d.campaign_id = @id::uuid
@@ -54,8 +54,6 @@ WITH days AS (
   DELETE FROM analytics_campaign_hours h WHERE h.organization_id = @organization_id::uuid AND h.campaign_id = @id::uuid
 ), engaged AS (
   DELETE FROM analytics_engagement e WHERE e.organization_id = @organization_id::uuid AND e.campaign_id = @id::uuid
-), contacts AS (
-  DELETE FROM analytics_campaign_contacts k WHERE k.organization_id = @organization_id::uuid AND k.campaign_id = @id::uuid
 )
 DELETE FROM campaigns c WHERE c.organization_id = @organization_id::uuid AND c.id = @id::uuid;
 

@@ -7,7 +7,8 @@ SELECT pg_advisory_xact_lock(hashtextextended('tracking:' || (@organization_id::
 -- name: TrackingTasks :many
 -- The sends a batch of opens and clicks names, with what classification reads (the dispatch time), what the
 -- effects stamp and count, the data of their campaign events, whether a machine open was already counted for
--- the send (a human open then upgrades it), and what its opens and clicks count in the analytics rollups so
+-- the send (a human open then upgrades it) and whether a machine clicked it (counted on the lead while no
+-- person's click applied, clicked_at), and what its opens and clicks count in the analytics rollups so
 -- far (package internal/analytics/rollup: the first open's and click's times, whether a person opened, how
 -- many of its clicks are a person's) with the attribution the rollups read (kind, the mailbox's provider). The
 -- stored events are grouped in one pass over tracking_events_task for every send named.
@@ -16,6 +17,7 @@ WITH e AS (
          bool_or(x.verdict = 'human') FILTER (WHERE x.kind = 'open') AS human_open,
          bool_or(x.verdict = 'machine') FILTER (WHERE x.kind = 'open') AS machine_open,
          min(x.at) FILTER (WHERE x.kind = 'click') AS first_click,
+         bool_or(x.verdict = 'machine') FILTER (WHERE x.kind = 'click') AS machine_click,
          count(*) FILTER (WHERE x.kind = 'click' AND x.verdict = 'human') AS human_clicks
   FROM tracking_events x
   WHERE x.organization_id = @organization_id::uuid AND x.task_id = ANY(@ids::uuid[])
@@ -23,7 +25,8 @@ WITH e AS (
 )
 SELECT t.id, t.sent_at, t.opened_at, t.campaign_id, t.contact_id, t.step_id, t.step_name, t.to_email, t.subject,
        t.message_id, t.mailbox_id, t.from_email, t.from_name, t.variant_id, coalesce(c.name, '')::text AS campaign_name,
-       coalesce(e.machine_open, false)::boolean AS machine_opened,
+       coalesce(e.machine_open, false)::boolean AS machine_opened, t.clicked_at,
+       coalesce(e.machine_click, false)::boolean AS machine_clicked,
        CASE t.kind WHEN 'campaign' THEN 'campaign' WHEN 'warmup' THEN 'warmup' ELSE 'direct' END::text AS rollup_kind,
        coalesce(m.provider, '')::text AS provider,
        (e.first_open IS NOT NULL)::boolean AS opened, coalesce(e.first_open, 'epoch')::timestamptz AS first_open,
@@ -89,15 +92,19 @@ RETURNING t.id;
 -- name: TrackingLeadCount :exec
 -- Moves campaign leads' engagement counts by the deltas given per send (summed per lead, since one batch may
 -- hold two sends of one lead): opened and clicked count human opens and clicks, machine_opened the sends
--- opened only by machines so far. last_activity_at follows the newest human open or click.
+-- opened only by machines so far, machine_clicked the sends clicked only by machines so far (until a person's
+-- click applies). last_activity_at follows the newest human open or click.
 UPDATE campaign_leads l
 SET opened = l.opened + d.opened, machine_opened = greatest(l.machine_opened + d.machine_opened, 0),
-    clicked = l.clicked + d.clicked, last_activity_at = greatest(l.last_activity_at, d.activity_at)
+    clicked = l.clicked + d.clicked, machine_clicked = greatest(l.machine_clicked + d.machine_clicked, 0),
+    last_activity_at = greatest(l.last_activity_at, d.activity_at)
 FROM (SELECT u.campaign_id, u.contact_id, sum(u.opened)::int AS opened, sum(u.machine_opened)::int AS machine_opened,
-             sum(u.clicked)::int AS clicked, max(u.at) FILTER (WHERE u.opened > 0 OR u.clicked > 0) AS activity_at
+             sum(u.clicked)::int AS clicked, sum(u.machine_clicked)::int AS machine_clicked,
+             max(u.at) FILTER (WHERE u.opened > 0 OR u.clicked > 0) AS activity_at
       FROM (SELECT unnest(@campaign_ids::uuid[]) AS campaign_id, unnest(@contact_ids::uuid[]) AS contact_id,
                    unnest(@opened::int[]) AS opened, unnest(@machine_opened::int[]) AS machine_opened,
-                   unnest(@clicked::int[]) AS clicked, unnest(@ats::timestamptz[]) AS at) AS u
+                   unnest(@clicked::int[]) AS clicked, unnest(@machine_clicked::int[]) AS machine_clicked,
+                   unnest(@ats::timestamptz[]) AS at) AS u
       GROUP BY u.campaign_id, u.contact_id) AS d
 WHERE l.organization_id = @organization_id::uuid AND l.campaign_id = d.campaign_id AND l.contact_id = d.contact_id;
 

@@ -4116,12 +4116,13 @@ type TrackingInvoker interface {
 	// click stamps clicked_at and counts once on the lead, and each human click emits
 	// campaign.email_clicked (with url, link_label as the link's text in the HTML body, and clicked_at)
 	// and a contact email_clicked activity. A later click that makes a burst before then turns the earlier
-	// click into a machine click (`burst`) and its effects never apply. The redirect carries the click
-	// identification ticket used for website-visit attribution, a signed opaque value added as the
-	// `ofclid` query parameter after the link's own query (kept as it was) and before its fragment, except
-	// for recognised and probable scanner networks, so a probable-scanner click later judged human has no
-	// visit attribution. UTM parameters are added to links at send time, not here. Errors: 404 unknown
-	// token.
+	// click into a machine click (`burst`) and its effects never apply. An email clicked only by machines
+	// so far counts once as machine_clicked on the lead (the campaign summary's machine_clicks), until a
+	// human click's effects apply to it. The redirect carries the click identification ticket used for
+	// website-visit attribution, a signed opaque value added as the `ofclid` query parameter after the
+	// link's own query (kept as it was) and before its fragment, except for recognised and probable
+	// scanner networks, so a probable-scanner click later judged human has no visit attribution. UTM
+	// parameters are added to links at send time, not here. Errors: 404 unknown token.
 	//
 	// GET /t/c/{token}
 	TrackingClickRedirect(ctx context.Context, params TrackingClickRedirectParams, options ...RequestOption) (*TrackingClickRedirectFound, error)
@@ -58104,12 +58105,13 @@ func (c *Client) sendTemplatesUpdate(ctx context.Context, request *UpdateReplyTe
 // click stamps clicked_at and counts once on the lead, and each human click emits
 // campaign.email_clicked (with url, link_label as the link's text in the HTML body, and clicked_at)
 // and a contact email_clicked activity. A later click that makes a burst before then turns the earlier
-// click into a machine click (`burst`) and its effects never apply. The redirect carries the click
-// identification ticket used for website-visit attribution, a signed opaque value added as the
-// `ofclid` query parameter after the link's own query (kept as it was) and before its fragment, except
-// for recognised and probable scanner networks, so a probable-scanner click later judged human has no
-// visit attribution. UTM parameters are added to links at send time, not here. Errors: 404 unknown
-// token.
+// click into a machine click (`burst`) and its effects never apply. An email clicked only by machines
+// so far counts once as machine_clicked on the lead (the campaign summary's machine_clicks), until a
+// human click's effects apply to it. The redirect carries the click identification ticket used for
+// website-visit attribution, a signed opaque value added as the `ofclid` query parameter after the
+// link's own query (kept as it was) and before its fragment, except for recognised and probable
+// scanner networks, so a probable-scanner click later judged human has no visit attribution. UTM
+// parameters are added to links at send time, not here. Errors: 404 unknown token.
 //
 // GET /t/c/{token}
 func (c *Client) TrackingClickRedirect(ctx context.Context, params TrackingClickRedirectParams, options ...RequestOption) (*TrackingClickRedirectFound, error) {

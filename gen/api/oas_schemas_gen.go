@@ -7266,12 +7266,13 @@ type CampaignAnalyticsSummary struct {
 	EmailsPending OptInt `json:"emails_pending"`
 	// Contacts with at least one of their sends opened, by a person or a machine.
 	UniqueOpens OptInt `json:"unique_opens"`
-	// Of unique_opens, the contacts whose opened sends were all opened only by machines (scanners, privacy
-	// proxies) so far.
+	// Of unique_opens, the contacts whose sends were opened only by machines (scanners, privacy proxies)
+	// so far.
 	MachineOpens OptInt `json:"machine_opens"`
-	// Contacts with at least one of their sends clicked, by a person or a machine.
+	// Contacts with at least one of their sends clicked, by a machine or by a person (a person's click
+	// counts once its burst window has passed).
 	UniqueClicks OptInt `json:"unique_clicks"`
-	// Of unique_clicks, the contacts whose clicked sends were all clicked only by machines so far.
+	// Of unique_clicks, the contacts whose sends were clicked only by machines so far.
 	MachineClicks OptInt `json:"machine_clicks"`
 	// Sends answered (their first reply).
 	Replies OptInt `json:"replies"`

@@ -238,11 +238,11 @@ func (q *Queries) AnalyticsCampaignHours(ctx context.Context, db DBTX, arg Analy
 }
 
 const analyticsCampaignPeople = `-- name: AnalyticsCampaignPeople :one
-SELECT count(*) FILTER (WHERE opens > 0)::bigint AS opened,
-       count(*) FILTER (WHERE opens > 0 AND opens = machine_opens)::bigint AS machine_opened,
-       count(*) FILTER (WHERE clicks > 0)::bigint AS clicked,
-       count(*) FILTER (WHERE clicks > 0 AND clicks = machine_clicks)::bigint AS machine_clicked
-FROM analytics_campaign_contacts
+SELECT count(*) FILTER (WHERE opened > 0 OR machine_opened > 0)::bigint AS opened,
+       count(*) FILTER (WHERE opened = 0 AND machine_opened > 0)::bigint AS machine_opened,
+       count(*) FILTER (WHERE clicked > 0 OR machine_clicked > 0)::bigint AS clicked,
+       count(*) FILTER (WHERE clicked = 0 AND machine_clicked > 0)::bigint AS machine_clicked
+FROM campaign_leads
 WHERE organization_id = $1::uuid AND campaign_id = $2::uuid
 `
 
@@ -258,9 +258,10 @@ type AnalyticsCampaignPeopleRow struct {
 	MachineClicked int64 `json:"machine_clicked"`
 }
 
-// The distinct contacts behind one campaign's opens and clicks (analytics_campaign_contacts, one row per
-// contact who engaged): who opened, who opened only through machines, who clicked, who clicked only through
-// machines.
+// The distinct contacts behind one campaign's opens and clicks, from its leads' engagement counts (kept by the
+// tracking writer): leads with a send opened (by a person: opened; only by machines so far: machine_opened),
+// those opened only by machines, leads with a send clicked (a person's click once its effects applied:
+// clicked; only machines' so far: machine_clicked), those clicked only by machines.
 func (q *Queries) AnalyticsCampaignPeople(ctx context.Context, db DBTX, arg AnalyticsCampaignPeopleParams) (AnalyticsCampaignPeopleRow, error) {
 	row := db.QueryRow(ctx, analyticsCampaignPeople, arg.OrganizationID, arg.CampaignID)
 	var i AnalyticsCampaignPeopleRow

@@ -240,56 +240,13 @@ const rollupClear = `-- name: RollupClear :exec
 WITH org_days AS (DELETE FROM analytics_org_days WHERE organization_id = $1::uuid),
 campaign_days AS (DELETE FROM analytics_campaign_days WHERE organization_id = $1::uuid),
 step_days AS (DELETE FROM analytics_step_days WHERE organization_id = $1::uuid),
-campaign_hours AS (DELETE FROM analytics_campaign_hours WHERE organization_id = $1::uuid),
-campaign_contacts AS (DELETE FROM analytics_campaign_contacts WHERE organization_id = $1::uuid)
+campaign_hours AS (DELETE FROM analytics_campaign_hours WHERE organization_id = $1::uuid)
 DELETE FROM analytics_mailbox_days WHERE organization_id = $1::uuid
 `
 
-// Deletes the organization's counter rows, before RollupRebuild and RollupRebuildContacts write them again.
+// Deletes the organization's counter rows, before RollupRebuild writes them again.
 func (q *Queries) RollupClear(ctx context.Context, db DBTX, organizationID uuid.UUID) error {
 	_, err := db.Exec(ctx, rollupClear, organizationID)
-	return err
-}
-
-const rollupContactsApply = `-- name: RollupContactsApply :exec
-INSERT INTO analytics_campaign_contacts AS a (organization_id, campaign_id, contact_id, opens, machine_opens, clicks,
-  machine_clicks)
-SELECT $1::uuid, u.campaign_id, u.contact_id, sum(u.opens), sum(u.machine_opens), sum(u.clicks),
-       sum(u.machine_clicks)
-FROM (SELECT unnest($2::uuid[]) AS campaign_id, unnest($3::uuid[]) AS contact_id,
-             unnest($4::int[]) AS opens, unnest($5::int[]) AS machine_opens,
-             unnest($6::int[]) AS clicks, unnest($7::int[]) AS machine_clicks) AS u
-WHERE EXISTS (SELECT 1 FROM campaigns c WHERE c.organization_id = $1::uuid AND c.id = u.campaign_id)
-GROUP BY u.campaign_id, u.contact_id
-ORDER BY u.campaign_id, u.contact_id
-ON CONFLICT (organization_id, campaign_id, contact_id) DO UPDATE
-SET opens = a.opens + excluded.opens, machine_opens = a.machine_opens + excluded.machine_opens,
-    clicks = a.clicks + excluded.clicks, machine_clicks = a.machine_clicks + excluded.machine_clicks
-`
-
-type RollupContactsApplyParams struct {
-	OrganizationID uuid.UUID   `json:"organization_id"`
-	CampaignIds    []uuid.UUID `json:"campaign_ids"`
-	ContactIds     []uuid.UUID `json:"contact_ids"`
-	Opens          []int32     `json:"opens"`
-	MachineOpens   []int32     `json:"machine_opens"`
-	Clicks         []int32     `json:"clicks"`
-	MachineClicks  []int32     `json:"machine_clicks"`
-}
-
-// Moves the campaign contacts' counters (analytics_campaign_contacts) by the deltas given, grouped first so one
-// statement may name a contact twice, in key order so concurrent writers lock alike. A campaign deleted
-// meanwhile gets no row.
-func (q *Queries) RollupContactsApply(ctx context.Context, db DBTX, arg RollupContactsApplyParams) error {
-	_, err := db.Exec(ctx, rollupContactsApply,
-		arg.OrganizationID,
-		arg.CampaignIds,
-		arg.ContactIds,
-		arg.Opens,
-		arg.MachineOpens,
-		arg.Clicks,
-		arg.MachineClicks,
-	)
 	return err
 }
 
@@ -583,29 +540,6 @@ GROUP BY 2, 3, 4
 // thing with its time, its attribution (the send's, else what an event names) and what it counts.
 func (q *Queries) RollupRebuild(ctx context.Context, db DBTX, organizationID uuid.UUID) error {
 	_, err := db.Exec(ctx, rollupRebuild, organizationID)
-	return err
-}
-
-const rollupRebuildContacts = `-- name: RollupRebuildContacts :exec
-INSERT INTO analytics_campaign_contacts (organization_id, campaign_id, contact_id, opens, machine_opens, clicks,
-  machine_clicks)
-SELECT $1::uuid, t.campaign_id, t.contact_id,
-       count(*) FILTER (WHERE e.kind = 'open'), count(*) FILTER (WHERE e.kind = 'open' AND NOT e.human),
-       count(*) FILTER (WHERE e.kind = 'click'), count(*) FILTER (WHERE e.kind = 'click' AND NOT e.human)
-FROM (SELECT x.task_id, x.kind, coalesce(bool_or(x.verdict = 'human'), false) AS human
-      FROM tracking_events x WHERE x.organization_id = $1::uuid
-      GROUP BY x.task_id, x.kind) AS e
-JOIN send_tasks t ON t.organization_id = $1::uuid AND t.id = e.task_id
-JOIN campaigns c ON c.organization_id = t.organization_id AND c.id = t.campaign_id
-WHERE t.contact_id IS NOT NULL
-GROUP BY t.campaign_id, t.contact_id
-`
-
-// Recomputes the organization's campaign contact rows from the sends and their tracking events (after
-// RollupClear), as the tracking feed counts them: per send, opened (clicked) when it has an open (click) and
-// machine-only when none of those is a person's.
-func (q *Queries) RollupRebuildContacts(ctx context.Context, db DBTX, organizationID uuid.UUID) error {
-	_, err := db.Exec(ctx, rollupRebuildContacts, organizationID)
 	return err
 }
 

@@ -612,7 +612,7 @@ func (q *Queries) EngineLeadAnswered(ctx context.Context, db DBTX, arg EngineLea
 }
 
 const engineLeadForTask = `-- name: EngineLeadForTask :one
-SELECT organization_id, campaign_id, contact_id, state, sent, opened, machine_opened, clicked, replied, bounced, current_step, sender, failure_reason, hold_since, hold_until, hold_reason, hold_source, last_activity_at, created_at, entered_at, step_position, due_at, wait_reason, mailbox_id, variant_id, updated_at, task_id, attempts, thread_refs, last_step_at, app FROM campaign_leads
+SELECT organization_id, campaign_id, contact_id, state, sent, opened, machine_opened, clicked, replied, bounced, current_step, sender, failure_reason, hold_since, hold_until, hold_reason, hold_source, last_activity_at, created_at, entered_at, step_position, due_at, wait_reason, mailbox_id, variant_id, updated_at, task_id, attempts, thread_refs, last_step_at, app, machine_clicked FROM campaign_leads
 WHERE organization_id = $1 AND campaign_id = $2 AND contact_id = $3
   AND task_id = $4
 FOR UPDATE
@@ -666,12 +666,13 @@ func (q *Queries) EngineLeadForTask(ctx context.Context, db DBTX, arg EngineLead
 		&i.ThreadRefs,
 		&i.LastStepAt,
 		&i.App,
+		&i.MachineClicked,
 	)
 	return i, err
 }
 
 const engineLeadLock = `-- name: EngineLeadLock :one
-SELECT organization_id, campaign_id, contact_id, state, sent, opened, machine_opened, clicked, replied, bounced, current_step, sender, failure_reason, hold_since, hold_until, hold_reason, hold_source, last_activity_at, created_at, entered_at, step_position, due_at, wait_reason, mailbox_id, variant_id, updated_at, task_id, attempts, thread_refs, last_step_at, app FROM campaign_leads
+SELECT organization_id, campaign_id, contact_id, state, sent, opened, machine_opened, clicked, replied, bounced, current_step, sender, failure_reason, hold_since, hold_until, hold_reason, hold_source, last_activity_at, created_at, entered_at, step_position, due_at, wait_reason, mailbox_id, variant_id, updated_at, task_id, attempts, thread_refs, last_step_at, app, machine_clicked FROM campaign_leads
 WHERE organization_id = $1 AND campaign_id = $2 AND contact_id = $3
 FOR UPDATE
 `
@@ -717,6 +718,7 @@ func (q *Queries) EngineLeadLock(ctx context.Context, db DBTX, arg EngineLeadLoc
 		&i.ThreadRefs,
 		&i.LastStepAt,
 		&i.App,
+		&i.MachineClicked,
 	)
 	return i, err
 }

@@ -83,8 +83,6 @@ WITH days AS (
   DELETE FROM analytics_campaign_hours h WHERE h.organization_id = $1::uuid AND h.campaign_id = $2::uuid
 ), engaged AS (
   DELETE FROM analytics_engagement e WHERE e.organization_id = $1::uuid AND e.campaign_id = $2::uuid
-), contacts AS (
-  DELETE FROM analytics_campaign_contacts k WHERE k.organization_id = $1::uuid AND k.campaign_id = $2::uuid
 )
 DELETE FROM campaigns c WHERE c.organization_id = $1::uuid AND c.id = $2::uuid
 `
@@ -94,7 +92,7 @@ type CampaignDeleteParams struct {
 	ID             uuid.UUID `json:"id"`
 }
 
-// Deletes the campaign and its analytics (its rollup, engagement and contact rows carry no foreign key: see
+// Deletes the campaign and its analytics (its rollup and engagement rows carry no foreign key: see
 // migrations/00040_analytics.sql); the organization's and mailboxes' days keep its sends.
 func (q *Queries) CampaignDelete(ctx context.Context, db DBTX, arg CampaignDeleteParams) (int64, error) {
 	result, err := db.Exec(ctx, campaignDelete, arg.OrganizationID, arg.ID)

@@ -89,16 +89,6 @@ type AgentPolicyUsage struct {
 	Actions        int32     `json:"actions"`
 }
 
-type AnalyticsCampaignContact struct {
-	OrganizationID uuid.UUID `json:"organization_id"`
-	CampaignID     uuid.UUID `json:"campaign_id"`
-	ContactID      uuid.UUID `json:"contact_id"`
-	Opens          int32     `json:"opens"`
-	MachineOpens   int32     `json:"machine_opens"`
-	Clicks         int32     `json:"clicks"`
-	MachineClicks  int32     `json:"machine_clicks"`
-}
-
 type AnalyticsCampaignDay struct {
 	OrganizationID    uuid.UUID `json:"organization_id"`
 	Day               time.Time `json:"day"`
@@ -452,6 +442,7 @@ type CampaignLead struct {
 	ThreadRefs     []string        `json:"thread_refs"`
 	LastStepAt     *time.Time      `json:"last_step_at"`
 	App            json.RawMessage `json:"app"`
+	MachineClicked int32           `json:"machine_clicked"`
 }
 
 type CampaignLog struct {

@@ -45,9 +45,10 @@ type Bucket struct {
 // EngagementTop is how many keys of each dimension the report shows: the busiest, by opens then clicks.
 const EngagementTop = 8
 
-// People are the distinct contacts behind a campaign's opens and clicks (the seed's unique counts): those
-// whose sends were opened (by anyone), those whose opened sends were all opened by machines only, and the same
-// for clicks. Opened minus MachineOpened are the people who opened.
+// People are the distinct contacts behind a campaign's opens and clicks (the seed's unique counts), from its
+// leads: those with a send opened (by anyone), those whose sends were opened only by machines so far, and the
+// same for clicks (a person's click counts once its effects applied). Opened minus MachineOpened are the
+// people who opened.
 type People struct {
 	Opened, MachineOpened, Clicked, MachineClicked int64
 }

@@ -21,13 +21,12 @@ var errUndo = errors.New("undo")
 // BenchmarkRollupMaintenance measures what keeping the rollups costs per 1,000 tracking events (one op is
 // 1,000 events), as the tracking writer keeps them: baseline stores the events alone (TrackingEventsInsert, in
 // one organization transaction); outflow stores the same events and counts what they changed on every counter
-// table and the campaign contact rows (rollup.Count, from each send's engagement before and after the batch),
-// in the same transaction. (The writer reads the engagement before with the sends it reads anyway,
+// table (rollup.Count, from each send's engagement before and after the batch), in the same transaction. (The writer reads the engagement before with the sends it reads anyway,
 // TrackingTasks, and derives the after in memory; BenchmarkTrackingIngest measures the whole writer.) Each op's
 // transaction is rolled back, so every op meets its sends unopened. The 1,000 events are what 250 sends'
 // readers leave within one minute, as BenchmarkTrackingIngest cycles them: an open through a privacy proxy (a
 // machine's), the reader's open, and two clicks; so each op counts 250 first opens a person took back from
-// machine-only, 250 first clicks, on 250 contacts' rows. The sends are of 10 campaigns with 5 steps and 2
+// machine-only and 250 first clicks. The sends are of 10 campaigns with 5 steps and 2
 // variants, from 20 mailboxes. Target: outflow at most 1.5x baseline. (BENCH_FIRST_OPENS=1 makes every event
 // a distinct send's first open instead: the most one batch can change.)
 func BenchmarkRollupMaintenance(b *testing.B) {
@@ -103,8 +102,7 @@ func BenchmarkRollupMaintenance(b *testing.B) {
 	changes := make([]rollup.Change, len(tasks))
 	for i := range changes {
 		changes[i].Before = rollup.Engagement{Kind: rollup.KindCampaign, Campaign: campaigns[i%len(campaigns)],
-			Step: steps[i%len(steps)], Variant: variants[i%len(variants)], Mailbox: boxes[i%len(boxes)], Provider: "gmail",
-			Contact: contacts[i]}
+			Step: steps[i%len(steps)], Variant: variants[i%len(variants)], Mailbox: boxes[i%len(boxes)], Provider: "gmail"}
 		changes[i].After = changes[i].Before
 	}
 	for i := range events {

@@ -21,11 +21,6 @@
 //     row), on the event's time.
 //   - placement_inbox, placement_spam: seed placements, fed by the warmup exchange when it lands (0 today).
 //
-// The campaign contact rows (analytics_campaign_contacts, migrations/00041_analytics_campaign_contacts.sql)
-// count the same opens and clicks per campaign and contact (sends opened, machine-only, clicked,
-// machine-only), so a report counts the distinct people behind them; the tracking feed moves them with the
-// counters in one Settle, and Rebuild recomputes them too.
-//
 // Attribution: a thing about a send (opens, clicks, replies, intents, and events that name a task) counts for
 // the send's kind (campaign; direct and reply count as direct; warmup), campaign, step, A/B variant (the nil
 // uuid without one), sending mailbox and that mailbox's provider. An event that names no send counts for the

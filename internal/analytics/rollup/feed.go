@@ -83,8 +83,6 @@ type Engagement struct {
 	Kind                             string
 	Campaign, Step, Variant, Mailbox uuid.UUID
 	Provider                         string
-	// Contact is the send's contact (uuid.Nil: none), whose campaign contact row the send counts on.
-	Contact uuid.UUID
 	// Opened says whether the send has an open, FirstOpen is the earliest, HumanOpen whether one is a person's.
 	Opened, HumanOpen bool
 	FirstOpen         time.Time
@@ -124,25 +122,18 @@ func (e Engagement) Rejudge() Engagement {
 // Change is one send's engagement before and after a tracking batch.
 type Change struct{ Before, After Engagement }
 
-// Count counts what changes changed, on the counter rows and the campaign contact rows: a first open or
-// click, a machine-only send a person's open or click takes back (or a re-judged click gives back), a first
-// time moved earlier. A change that changed nothing counts nothing.
+// Count counts what changes changed: a first open or click, a machine-only send a person's open or click
+// takes back (or a re-judged click gives back), a first time moved earlier. A change that changed nothing
+// counts nothing.
 func Count(ctx context.Context, tx pgx.Tx, org uuid.UUID, changes []Change) error {
 	var facts []Fact
-	var people contactDeltas
 	for _, c := range changes {
-		if c.Before.counts() == c.After.counts() {
-			continue
+		if c.Before.counts() != c.After.counts() {
+			facts = append(facts, c.After.facts(1)...)
+			facts = append(facts, c.Before.facts(-1)...)
 		}
-		facts = append(facts, c.After.facts(1)...)
-		facts = append(facts, c.Before.facts(-1)...)
-		people.add(c.After, 1)
-		people.add(c.Before, -1)
 	}
-	if err := Apply(ctx, tx, org, facts); err != nil {
-		return err
-	}
-	return people.apply(ctx, tx, org)
+	return Apply(ctx, tx, org, facts)
 }
 
 // counted is what of an Engagement the rollups count: a send clicked by people twice counts as once.

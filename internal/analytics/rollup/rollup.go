@@ -142,8 +142,5 @@ func Rebuild(ctx context.Context, tx pgx.Tx, org uuid.UUID) error {
 	if err := queries.RollupClear(ctx, tx, org); err != nil {
 		return err
 	}
-	if err := queries.RollupRebuild(ctx, tx, org); err != nil {
-		return err
-	}
-	return queries.RollupRebuildContacts(ctx, tx, org)
+	return queries.RollupRebuild(ctx, tx, org)
 }

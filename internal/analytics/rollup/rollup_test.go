@@ -54,8 +54,7 @@ func (r *rig) apply(t testing.TB, facts ...rollup.Fact) {
 	}))
 }
 
-// snapshot is every non-zero counter row of the organization (campaign contact rows included), one line
-// each, keyed by table and key.
+// snapshot is every non-zero counter row of the organization, one line each, keyed by table and key.
 func (r *rig) snapshot(t testing.TB) map[string]string {
 	t.Helper()
 	const counters = `sent, opens, machine_opens, clicks, machine_clicks, replies, intent_positive, intent_negative,
@@ -81,17 +80,6 @@ func (r *rig) snapshot(t testing.TB) map[string]string {
 		}
 		require.NoError(t, rows.Err())
 	}
-	rows, err := r.owner.Query(context.Background(), `SELECT campaign_id::text || ' ' || contact_id::text,
-		ARRAY[opens, machine_opens, clicks, machine_clicks]::bigint[] FROM analytics_campaign_contacts
-		WHERE organization_id = $1 AND (opens, machine_opens, clicks, machine_clicks) <> (0, 0, 0, 0)`, r.org)
-	require.NoError(t, err)
-	for rows.Next() {
-		var k string
-		var c []int64
-		require.NoError(t, rows.Scan(&k, &c))
-		out["analytics_campaign_contacts "+k] = fmt.Sprint(c)
-	}
-	require.NoError(t, rows.Err())
 	return out
 }
 

@@ -54,7 +54,8 @@ func NewClicks(pool *pgxpool.Pool, outbox *events.Outbox, signer *Signer) *Click
 }
 
 // Apply applies the effects of the human click id once they are due at now: the send's first human click
-// stamps clicked_at and counts on its lead (once per send), and every human click raises
+// stamps clicked_at and counts on its lead (once per send; a send machines clicked before stops counting as
+// clicked only by machines), and every human click raises
 // campaign.email_clicked (url, link_label, clicked_at) and the contact's email_clicked activity. A click
 // re-judged a burst, or one applied before, changes nothing. When the effects are not due yet, it returns
 // how long to wait.
@@ -92,8 +93,9 @@ func (c *Clicks) Apply(ctx context.Context, org, id uuid.UUID, now time.Time) (t
 			return err
 		}
 		if first > 0 {
+			// The send's first person's click: counted on its lead, and no longer clicked only by machines.
 			counts := leadCounts{OrganizationID: org}
-			counts.add(t, 0, 0, 1, ev.At)
+			counts.add(t, 0, 0, 1, -boolInt(t.MachineClicked), ev.At)
 			if err := counts.apply(ctx, tx, q); err != nil {
 				return err
 			}
@@ -154,8 +156,9 @@ func payload(t dbq.TrackingTasksRow, extra map[string]any) map[string]any {
 // leadCounts gathers engagement deltas for campaign leads, applied in one statement.
 type leadCounts dbq.TrackingLeadCountParams
 
-// add counts opened, machineOpened and clicked (at at) for t's lead; a send outside a campaign has none.
-func (c *leadCounts) add(t dbq.TrackingTasksRow, opened, machineOpened, clicked int32, at time.Time) {
+// add counts opened, machineOpened, clicked and machineClicked (at at) for t's lead; a send outside a campaign
+// has none.
+func (c *leadCounts) add(t dbq.TrackingTasksRow, opened, machineOpened, clicked, machineClicked int32, at time.Time) {
 	if !t.CampaignID.Valid || !t.ContactID.Valid {
 		return
 	}
@@ -164,6 +167,7 @@ func (c *leadCounts) add(t dbq.TrackingTasksRow, opened, machineOpened, clicked 
 	c.Opened = append(c.Opened, opened)
 	c.MachineOpened = append(c.MachineOpened, machineOpened)
 	c.Clicked = append(c.Clicked, clicked)
+	c.MachineClicked = append(c.MachineClicked, machineClicked)
 	c.Ats = append(c.Ats, at)
 }
 
@@ -204,4 +208,12 @@ func (a *activities) apply(ctx context.Context, tx pgx.Tx, q *dbq.Queries) error
 		return nil
 	}
 	return q.TrackingActivityInsert(ctx, tx, dbq.TrackingActivityInsertParams(*a))
+}
+
+// boolInt is 1 for true, 0 for false: a lead count's delta.
+func boolInt(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
 }

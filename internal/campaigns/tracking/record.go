@@ -111,7 +111,35 @@ func (b *Batcher) record(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Re
 	if err := b.opens(ctx, tx, org, evs, decisions, tasks); err != nil {
 		return err
 	}
+	if err := b.machineClicks(ctx, tx, org, evs, decisions, tasks, near, rejudged); err != nil {
+		return err
+	}
 	return countRollups(ctx, tx, org, evs, decisions, tasks, near, rejudged)
+}
+
+// machineClicks counts on their leads the sends the batch leaves clicked by a machine (a machine's click, or a
+// person's pending click re-judged a burst) that were not before, while no person's click has applied to them
+// (clicked_at): the lead's machine_clicked is its sends clicked only by machines so far.
+func (b *Batcher) machineClicks(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Received, decisions []Decision,
+	tasks map[uuid.UUID]dbq.TrackingTasksRow, near []dbq.TrackingClicksNearRow, rejudged []uuid.UUID) error {
+	clicked := map[uuid.UUID]bool{}
+	for i, e := range evs {
+		if e.Token.Kind == KindClick && decisions[i].Verdict == VerdictMachine {
+			clicked[e.Token.TaskID] = true
+		}
+	}
+	for _, c := range near {
+		if slices.Contains(rejudged, c.ID) {
+			clicked[c.TaskID] = true
+		}
+	}
+	counts := leadCounts{OrganizationID: org}
+	for id := range clicked {
+		if t, ok := tasks[id]; ok && !t.MachineClicked && t.ClickedAt == nil {
+			counts.add(t, 0, 0, 0, 1, time.Time{})
+		}
+	}
+	return counts.apply(ctx, tx, b.queries)
 }
 
 // tasks reads the sends evs name, by id; a send deleted since is missing.
@@ -271,7 +299,7 @@ func (b *Batcher) opens(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Rec
 		case o.human:
 			stamp.Ids, stamp.Ats = append(stamp.Ids, id), append(stamp.Ats, o.at)
 		case o.machine && !t.MachineOpened:
-			counts.add(t, 0, 1, 0, o.at)
+			counts.add(t, 0, 1, 0, 0, o.at)
 		}
 	}
 	var data []any
@@ -290,7 +318,7 @@ func (b *Batcher) opens(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Rec
 			if t.MachineOpened {
 				upgrade = -1
 			}
-			counts.add(t, 1, upgrade, 0, o.at)
+			counts.add(t, 1, upgrade, 0, 0, o.at)
 			data = append(data, payload(t, map[string]any{"opened_at": o.at.UTC()}))
 			if err := acts.add(t, o.at, nil); err != nil {
 				return err

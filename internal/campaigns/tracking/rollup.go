@@ -60,6 +60,6 @@ func countRollups(ctx context.Context, tx pgx.Tx, org uuid.UUID, evs []Received,
 // engagementOf is what the send t's stored opens and clicks count in the rollups.
 func engagementOf(t dbq.TrackingTasksRow) rollup.Engagement {
 	return rollup.Engagement{Kind: t.RollupKind, Campaign: t.CampaignID.UUID, Step: t.StepID.UUID, Variant: t.VariantID.UUID,
-		Mailbox: t.MailboxID.UUID, Provider: t.Provider, Contact: t.ContactID.UUID, Opened: t.Opened, HumanOpen: t.HumanOpen,
+		Mailbox: t.MailboxID.UUID, Provider: t.Provider, Opened: t.Opened, HumanOpen: t.HumanOpen,
 		FirstOpen: t.FirstOpen, Clicked: t.Clicked, FirstClick: t.FirstClick, HumanClicks: int(t.HumanClicks)}
 }
