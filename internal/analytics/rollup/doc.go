@@ -35,6 +35,8 @@
 //     with it and never aborts the caller's transaction.
 //   - Rebuild computes exactly what the feeds add up to, from send_tasks, tracking_events,
 //     deliverability_events and inbox_messages, in set-based SQL; the feeds read the same source rows back
-//     (RollupSends, RollupEngagement, RollupEvents, RollupIntents) so both attribute alike. What a rebuild
-//     cannot see (a send or mailbox deleted since) it cannot count.
+//     (RollupSends, RollupEvents, RollupIntents) so both attribute alike. The tracking writer reads each send's
+//     Engagement with the sends a batch names (TrackingTasks, the same grouping of its stored events) and
+//     derives what the batch leaves from its judged events, so it reads nothing back after writing (Count).
+//     What a rebuild cannot see (a send or mailbox deleted since) it cannot count.
 package rollup
