@@ -3028,7 +3028,7 @@ ALTER TABLE ONLY public.analytics_campaign_hours
 --
 
 ALTER TABLE ONLY public.analytics_engagement
-    ADD CONSTRAINT analytics_engagement_pkey PRIMARY KEY (organization_id, campaign_id, dimension, key, contact_id);
+    ADD CONSTRAINT analytics_engagement_pkey PRIMARY KEY (organization_id, campaign_id, dimension, key, contact_id) INCLUDE (clicked);
 
 --
 -- Name: analytics_mailbox_days analytics_mailbox_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -3734,6 +3734,18 @@ CREATE UNIQUE INDEX agent_policies_api_key ON public.agent_policies USING btree 
 --
 
 CREATE UNIQUE INDEX agent_policies_oauth_grant ON public.agent_policies USING btree (organization_id, oauth_grant_id) WHERE (enabled AND (oauth_grant_id IS NOT NULL));
+
+--
+-- Name: analytics_campaign_days_period; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX analytics_campaign_days_period ON public.analytics_campaign_days USING btree (organization_id, day) INCLUDE (campaign_id, sent, opens, machine_opens, clicks, machine_clicks, replies);
+
+--
+-- Name: analytics_mailbox_days_warmup; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX analytics_mailbox_days_warmup ON public.analytics_mailbox_days USING btree (organization_id, mailbox_id, day) WHERE (kind = 'warmup'::text);
 
 --
 -- Name: api_key_usage_logs_key; Type: INDEX; Schema: public; Owner: -
