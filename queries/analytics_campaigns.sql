@@ -41,14 +41,24 @@ WHERE e.organization_id = @organization_id::uuid AND e.id = @id::uuid
   AND t.campaign_id IS NOT NULL AND t.contact_id IS NOT NULL;
 
 -- name: AnalyticsCampaignHead :one
--- One campaign with its lead counts: every lead, and the leads still in the sequence (pending or active).
-SELECT c.id, c.name, c.status, c.created_at,
-       (SELECT count(*) FROM campaign_leads l
-        WHERE l.organization_id = c.organization_id AND l.campaign_id = c.id)::bigint AS total_contacts,
-       (SELECT count(*) FROM campaign_leads l
-        WHERE l.organization_id = c.organization_id AND l.campaign_id = c.id
-          AND l.state IN ('pending', 'active'))::bigint AS pending_contacts
+-- One campaign with its lead counts, in one pass over its leads: every lead, the leads still in the sequence
+-- (pending or active), and the distinct contacts behind its opens and clicks from the leads' engagement counts
+-- (kept by the tracking writer): leads with a send opened (by a person: opened; only by machines so far:
+-- machine_opened), those opened only by machines, leads with a send clicked (a person's click once its effects
+-- applied: clicked; only machines' so far: machine_clicked), those clicked only by machines.
+SELECT c.id, c.name, c.status, c.created_at, l.total_contacts, l.pending_contacts, l.opened, l.machine_opened,
+       l.clicked, l.machine_clicked
 FROM campaigns c
+CROSS JOIN LATERAL (
+  SELECT count(*)::bigint AS total_contacts,
+         count(*) FILTER (WHERE x.state IN ('pending', 'active'))::bigint AS pending_contacts,
+         count(*) FILTER (WHERE x.opened > 0 OR x.machine_opened > 0)::bigint AS opened,
+         count(*) FILTER (WHERE x.opened = 0 AND x.machine_opened > 0)::bigint AS machine_opened,
+         count(*) FILTER (WHERE x.clicked > 0 OR x.machine_clicked > 0)::bigint AS clicked,
+         count(*) FILTER (WHERE x.clicked = 0 AND x.machine_clicked > 0)::bigint AS machine_clicked
+  FROM campaign_leads x
+  WHERE x.organization_id = c.organization_id AND x.campaign_id = c.id
+) AS l
 WHERE c.organization_id = @organization_id::uuid AND c.id = @id::uuid;
 
 -- name: AnalyticsCampaignTotals :one
@@ -127,15 +137,3 @@ ORDER BY array_position(@ids::uuid[], c.id);
 
 -- name: AnalyticsCampaignExists :one
 SELECT EXISTS (SELECT 1 FROM campaigns WHERE organization_id = @organization_id::uuid AND id = @id::uuid)::boolean;
-
--- name: AnalyticsCampaignPeople :one
--- The distinct contacts behind one campaign's opens and clicks, from its leads' engagement counts (kept by the
--- tracking writer): leads with a send opened (by a person: opened; only by machines so far: machine_opened),
--- those opened only by machines, leads with a send clicked (a person's click once its effects applied:
--- clicked; only machines' so far: machine_clicked), those clicked only by machines.
-SELECT count(*) FILTER (WHERE opened > 0 OR machine_opened > 0)::bigint AS opened,
-       count(*) FILTER (WHERE opened = 0 AND machine_opened > 0)::bigint AS machine_opened,
-       count(*) FILTER (WHERE clicked > 0 OR machine_clicked > 0)::bigint AS clicked,
-       count(*) FILTER (WHERE clicked = 0 AND machine_clicked > 0)::bigint AS machine_clicked
-FROM campaign_leads
-WHERE organization_id = @organization_id::uuid AND campaign_id = @campaign_id::uuid;

@@ -139,13 +139,19 @@ func (q *Queries) AnalyticsCampaignExists(ctx context.Context, db DBTX, arg Anal
 }
 
 const analyticsCampaignHead = `-- name: AnalyticsCampaignHead :one
-SELECT c.id, c.name, c.status, c.created_at,
-       (SELECT count(*) FROM campaign_leads l
-        WHERE l.organization_id = c.organization_id AND l.campaign_id = c.id)::bigint AS total_contacts,
-       (SELECT count(*) FROM campaign_leads l
-        WHERE l.organization_id = c.organization_id AND l.campaign_id = c.id
-          AND l.state IN ('pending', 'active'))::bigint AS pending_contacts
+SELECT c.id, c.name, c.status, c.created_at, l.total_contacts, l.pending_contacts, l.opened, l.machine_opened,
+       l.clicked, l.machine_clicked
 FROM campaigns c
+CROSS JOIN LATERAL (
+  SELECT count(*)::bigint AS total_contacts,
+         count(*) FILTER (WHERE x.state IN ('pending', 'active'))::bigint AS pending_contacts,
+         count(*) FILTER (WHERE x.opened > 0 OR x.machine_opened > 0)::bigint AS opened,
+         count(*) FILTER (WHERE x.opened = 0 AND x.machine_opened > 0)::bigint AS machine_opened,
+         count(*) FILTER (WHERE x.clicked > 0 OR x.machine_clicked > 0)::bigint AS clicked,
+         count(*) FILTER (WHERE x.clicked = 0 AND x.machine_clicked > 0)::bigint AS machine_clicked
+  FROM campaign_leads x
+  WHERE x.organization_id = c.organization_id AND x.campaign_id = c.id
+) AS l
 WHERE c.organization_id = $1::uuid AND c.id = $2::uuid
 `
 
@@ -161,9 +167,17 @@ type AnalyticsCampaignHeadRow struct {
 	CreatedAt       time.Time `json:"created_at"`
 	TotalContacts   int64     `json:"total_contacts"`
 	PendingContacts int64     `json:"pending_contacts"`
+	Opened          int64     `json:"opened"`
+	MachineOpened   int64     `json:"machine_opened"`
+	Clicked         int64     `json:"clicked"`
+	MachineClicked  int64     `json:"machine_clicked"`
 }
 
-// One campaign with its lead counts: every lead, and the leads still in the sequence (pending or active).
+// One campaign with its lead counts, in one pass over its leads: every lead, the leads still in the sequence
+// (pending or active), and the distinct contacts behind its opens and clicks from the leads' engagement counts
+// (kept by the tracking writer): leads with a send opened (by a person: opened; only by machines so far:
+// machine_opened), those opened only by machines, leads with a send clicked (a person's click once its effects
+// applied: clicked; only machines' so far: machine_clicked), those clicked only by machines.
 func (q *Queries) AnalyticsCampaignHead(ctx context.Context, db DBTX, arg AnalyticsCampaignHeadParams) (AnalyticsCampaignHeadRow, error) {
 	row := db.QueryRow(ctx, analyticsCampaignHead, arg.OrganizationID, arg.ID)
 	var i AnalyticsCampaignHeadRow
@@ -174,6 +188,10 @@ func (q *Queries) AnalyticsCampaignHead(ctx context.Context, db DBTX, arg Analyt
 		&i.CreatedAt,
 		&i.TotalContacts,
 		&i.PendingContacts,
+		&i.Opened,
+		&i.MachineOpened,
+		&i.Clicked,
+		&i.MachineClicked,
 	)
 	return i, err
 }
@@ -235,43 +253,6 @@ func (q *Queries) AnalyticsCampaignHours(ctx context.Context, db DBTX, arg Analy
 		return nil, err
 	}
 	return items, nil
-}
-
-const analyticsCampaignPeople = `-- name: AnalyticsCampaignPeople :one
-SELECT count(*) FILTER (WHERE opened > 0 OR machine_opened > 0)::bigint AS opened,
-       count(*) FILTER (WHERE opened = 0 AND machine_opened > 0)::bigint AS machine_opened,
-       count(*) FILTER (WHERE clicked > 0 OR machine_clicked > 0)::bigint AS clicked,
-       count(*) FILTER (WHERE clicked = 0 AND machine_clicked > 0)::bigint AS machine_clicked
-FROM campaign_leads
-WHERE organization_id = $1::uuid AND campaign_id = $2::uuid
-`
-
-type AnalyticsCampaignPeopleParams struct {
-	OrganizationID uuid.UUID `json:"organization_id"`
-	CampaignID     uuid.UUID `json:"campaign_id"`
-}
-
-type AnalyticsCampaignPeopleRow struct {
-	Opened         int64 `json:"opened"`
-	MachineOpened  int64 `json:"machine_opened"`
-	Clicked        int64 `json:"clicked"`
-	MachineClicked int64 `json:"machine_clicked"`
-}
-
-// The distinct contacts behind one campaign's opens and clicks, from its leads' engagement counts (kept by the
-// tracking writer): leads with a send opened (by a person: opened; only by machines so far: machine_opened),
-// those opened only by machines, leads with a send clicked (a person's click once its effects applied:
-// clicked; only machines' so far: machine_clicked), those clicked only by machines.
-func (q *Queries) AnalyticsCampaignPeople(ctx context.Context, db DBTX, arg AnalyticsCampaignPeopleParams) (AnalyticsCampaignPeopleRow, error) {
-	row := db.QueryRow(ctx, analyticsCampaignPeople, arg.OrganizationID, arg.CampaignID)
-	var i AnalyticsCampaignPeopleRow
-	err := row.Scan(
-		&i.Opened,
-		&i.MachineOpened,
-		&i.Clicked,
-		&i.MachineClicked,
-	)
-	return i, err
 }
 
 const analyticsCampaignSteps = `-- name: AnalyticsCampaignSteps :many

@@ -81,7 +81,9 @@ func Get(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Report, error) {
 		return Report{}, err
 	}
 	r := Report{Head: Head{ID: head.ID, Name: head.Name, Status: head.Status, CreatedAt: head.CreatedAt,
-		TotalContacts: head.TotalContacts, PendingContacts: head.PendingContacts}}
+		TotalContacts: head.TotalContacts, PendingContacts: head.PendingContacts},
+		People: People{Opened: head.Opened, MachineOpened: head.MachineOpened, Clicked: head.Clicked,
+			MachineClicked: head.MachineClicked}}
 	t, err := queries.AnalyticsCampaignTotals(ctx, tx, dbq.AnalyticsCampaignTotalsParams{OrganizationID: org, CampaignID: id})
 	if err != nil {
 		return Report{}, err
@@ -89,11 +91,6 @@ func Get(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Report, error) {
 	r.Totals = metrics.Counters{Sent: t.Sent, Opens: t.Opens, MachineOpens: t.MachineOpens, Clicks: t.Clicks,
 		MachineClicks: t.MachineClicks, Replies: t.Replies, BouncesHard: t.BouncesHard, BouncesSoft: t.BouncesSoft,
 		Complaints: t.Complaints, Unsubscribes: t.Unsubscribes}
-	p, err := queries.AnalyticsCampaignPeople(ctx, tx, dbq.AnalyticsCampaignPeopleParams{OrganizationID: org, CampaignID: id})
-	if err != nil {
-		return Report{}, err
-	}
-	r.People = People{Opened: p.Opened, MachineOpened: p.MachineOpened, Clicked: p.Clicked, MachineClicked: p.MachineClicked}
 	steps, err := queries.AnalyticsCampaignSteps(ctx, tx, dbq.AnalyticsCampaignStepsParams{OrganizationID: org, CampaignID: id})
 	if err != nil {
 		return Report{}, err
