@@ -52,12 +52,7 @@ func Events(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids ...uuid.UUID) err
 	if err != nil {
 		return err
 	}
-	facts := make([]Fact, 0, len(rows))
-	for _, r := range rows {
-		facts = append(facts, fact(r.What, Fact{At: r.At, Kind: r.Kind, Campaign: r.CampaignID.UUID, Step: r.StepID.UUID,
-			Variant: r.VariantID.UUID, Mailbox: r.MailboxID.UUID, Provider: r.Provider}))
-	}
-	return Apply(ctx, tx, org, facts)
+	return Apply(ctx, tx, org, attributed(rows))
 }
 
 // Intents counts the inbound messages ids just classified: one intent each for those that answer a send, on
@@ -67,12 +62,21 @@ func Intents(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids ...uuid.UUID) er
 	if err != nil {
 		return err
 	}
+	events := make([]dbq.RollupEventsRow, len(rows))
+	for i, r := range rows {
+		events[i] = dbq.RollupEventsRow(r) // the same attributed row, read from inbox_messages
+	}
+	return Apply(ctx, tx, org, attributed(events))
+}
+
+// attributed is the facts of rows that each count one of what, attributed as the row says.
+func attributed(rows []dbq.RollupEventsRow) []Fact {
 	facts := make([]Fact, 0, len(rows))
 	for _, r := range rows {
 		facts = append(facts, fact(r.What, Fact{At: r.At, Kind: r.Kind, Campaign: r.CampaignID.UUID, Step: r.StepID.UUID,
 			Variant: r.VariantID.UUID, Mailbox: r.MailboxID.UUID, Provider: r.Provider}))
 	}
-	return Apply(ctx, tx, org, facts)
+	return facts
 }
 
 // Engagement is what one send's opens and clicks count in the rollups, with the send's attribution: the
