@@ -3,6 +3,8 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,41 +14,25 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	"github.com/outflowhq/outflow/internal/analytics/rollup"
+	"github.com/outflowhq/outflow/internal/testkit/rolluptest"
 )
 
 // rollupRows is every counter row of the organization whose counters are not all zero, one line each
-// ("table key: counters" in the migration's column order).
+// ("table key: counters" as Postgres writes the array of them, in the migration's column order).
 func (r *trackRig) rollupRows(t *testing.T) map[string]string {
 	t.Helper()
-	const counters = `sent, opens, machine_opens, clicks, machine_clicks, replies, intent_positive, intent_negative,
-	  intent_question, intent_neutral, intent_out_of_office, intent_automated, bounces_hard, bounces_soft, complaints,
-	  unsubscribes, placement_inbox, placement_spam`
 	out := map[string]string{}
 	r.query(t, func(ctx context.Context, tx pgx.Tx) error {
-		for table, keys := range map[string]string{
-			"analytics_org_days":       "day::text || ' ' || kind",
-			"analytics_campaign_days":  "campaign_id::text || ' ' || day::text",
-			"analytics_step_days":      "campaign_id::text || ' ' || step_id::text || ' ' || variant_id::text || ' ' || day::text",
-			"analytics_campaign_hours": "campaign_id::text || ' ' || (hour AT TIME ZONE 'UTC')::text",
-			"analytics_mailbox_days":   "mailbox_id::text || ' ' || day::text || ' ' || kind || ' ' || provider",
-		} {
-			rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT %s, ARRAY[%s]::bigint[]::text FROM %s
-				WHERE (%s) <> (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0)`, keys, counters, table, counters))
-			if err != nil {
-				return err
+		rows, err := rolluptest.Rows(ctx, tx, r.org)
+		for k, c := range rows {
+			v := rolluptest.Values(c)
+			s := make([]string, len(v))
+			for i, n := range v {
+				s[i] = strconv.FormatInt(n, 10)
 			}
-			for rows.Next() {
-				var k, c string
-				if err := rows.Scan(&k, &c); err != nil {
-					return err
-				}
-				out[table+" "+k] = c
-			}
-			if err := rows.Err(); err != nil {
-				return err
-			}
+			out[k] = "{" + strings.Join(s, ",") + "}"
 		}
-		return nil
+		return err
 	})
 	return out
 }

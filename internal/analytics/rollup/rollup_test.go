@@ -16,6 +16,7 @@ import (
 	"github.com/outflowhq/outflow/internal/identity/accounts"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/testkit/dbtest"
+	"github.com/outflowhq/outflow/internal/testkit/rolluptest"
 )
 
 // rig is one organization in its own database, with an owner pool to seed and read rows past row-level
@@ -57,28 +58,11 @@ func (r *rig) apply(t testing.TB, facts ...rollup.Fact) {
 // snapshot is every non-zero counter row of the organization, one line each, keyed by table and key.
 func (r *rig) snapshot(t testing.TB) map[string]string {
 	t.Helper()
-	const counters = `sent, opens, machine_opens, clicks, machine_clicks, replies, intent_positive, intent_negative,
-	  intent_question, intent_neutral, intent_out_of_office, intent_automated, bounces_hard, bounces_soft, complaints,
-	  unsubscribes, placement_inbox, placement_spam`
-	out := map[string]string{}
-	for table, keys := range map[string]string{
-		"analytics_org_days":       "day::text || ' ' || kind",
-		"analytics_campaign_days":  "campaign_id::text || ' ' || day::text",
-		"analytics_step_days":      "campaign_id::text || ' ' || step_id::text || ' ' || variant_id::text || ' ' || day::text",
-		"analytics_campaign_hours": "campaign_id::text || ' ' || (hour AT TIME ZONE 'UTC')::text",
-		"analytics_mailbox_days":   "mailbox_id::text || ' ' || day::text || ' ' || kind || ' ' || provider",
-	} {
-		rows, err := r.owner.Query(context.Background(), fmt.Sprintf(`SELECT %s, ARRAY[%s]::bigint[] FROM %s
-			WHERE organization_id = $1 AND (%s) <> (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0)`, keys, counters, table,
-			counters), r.org)
-		require.NoError(t, err)
-		for rows.Next() {
-			var k string
-			var c []int64
-			require.NoError(t, rows.Scan(&k, &c))
-			out[table+" "+k] = fmt.Sprint(c)
-		}
-		require.NoError(t, rows.Err())
+	rows, err := rolluptest.Rows(context.Background(), r.owner, r.org)
+	require.NoError(t, err)
+	out := make(map[string]string, len(rows))
+	for k, c := range rows {
+		out[k] = fmt.Sprint(rolluptest.Values(c))
 	}
 	return out
 }

@@ -22,46 +22,16 @@ import (
 	"github.com/outflowhq/outflow/internal/mail/mailsync"
 	"github.com/outflowhq/outflow/internal/platform/seal"
 	"github.com/outflowhq/outflow/internal/testkit/mailtest"
+	"github.com/outflowhq/outflow/internal/testkit/rolluptest"
 )
-
-// rollupCounters are the counter columns, in metrics.Counters' order.
-const rollupCounters = `sent, opens, machine_opens, clicks, machine_clicks, replies, intent_positive, intent_negative,
-  intent_question, intent_neutral, intent_out_of_office, intent_automated, bounces_hard, bounces_soft, complaints,
-  unsubscribes, placement_inbox, placement_spam`
 
 // rollups is every counter row of the organization whose counters are not all zero, keyed by table and key.
 func (r *rig) rollups(t testing.TB) map[string]metrics.Counters {
 	t.Helper()
-	out := map[string]metrics.Counters{}
-	r.query(t, func(ctx context.Context, tx pgx.Tx) error {
-		for table, keys := range map[string]string{
-			"analytics_org_days":       "day::text || ' ' || kind",
-			"analytics_campaign_days":  "campaign_id::text || ' ' || day::text",
-			"analytics_step_days":      "campaign_id::text || ' ' || step_id::text || ' ' || variant_id::text || ' ' || day::text",
-			"analytics_campaign_hours": "campaign_id::text || ' ' || (hour AT TIME ZONE 'UTC')::text",
-			"analytics_mailbox_days":   "mailbox_id::text || ' ' || day::text || ' ' || kind || ' ' || provider",
-		} {
-			rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT %s, %s FROM %s WHERE (%s) <> (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0)`,
-				keys, rollupCounters, table, rollupCounters))
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				var k string
-				var c metrics.Counters
-				if err := rows.Scan(&k, &c.Sent, &c.Opens, &c.MachineOpens, &c.Clicks, &c.MachineClicks, &c.Replies,
-					&c.IntentPositive, &c.IntentNegative, &c.IntentQuestion, &c.IntentNeutral, &c.IntentOutOfOffice,
-					&c.IntentAutomated, &c.BouncesHard, &c.BouncesSoft, &c.Complaints, &c.Unsubscribes, &c.PlacementInbox,
-					&c.PlacementSpam); err != nil {
-					return err
-				}
-				out[table+" "+k] = c
-			}
-			if err := rows.Err(); err != nil {
-				return err
-			}
-		}
-		return nil
+	var out map[string]metrics.Counters
+	r.query(t, func(ctx context.Context, tx pgx.Tx) (err error) {
+		out, err = rolluptest.Rows(ctx, tx, r.org)
+		return err
 	})
 	return out
 }
