@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"encoding/binary"
 	"time"
 
 	"github.com/google/uuid"
@@ -10,6 +9,7 @@ import (
 
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/analytics/accounts"
+	"github.com/outflowhq/outflow/internal/platform/uuidv7"
 )
 
 // usagePeriods are the usage overview's periods and how many UTC days (today included) each covers;
@@ -55,7 +55,7 @@ func BuildUsage(ctx context.Context, tx pgx.Tx, org uuid.UUID, period string, on
 	if out.Campaigns, err = queries.AnalyticsCampaignCounts(ctx, tx, org); err != nil {
 		return Usage{}, err
 	}
-	if out.Contacts, err = queries.AnalyticsContactCounts(ctx, tx, dbq.AnalyticsContactCountsParams{OrganizationID: org, SinceID: idFloor(today)}); err != nil {
+	if out.Contacts, err = queries.AnalyticsContactCounts(ctx, tx, dbq.AnalyticsContactCountsParams{OrganizationID: org, SinceID: uuidv7.Floor(today)}); err != nil {
 		return Usage{}, err
 	}
 	statuses, err := accounts.List(ctx, tx, org, only, grace, now)
@@ -76,14 +76,4 @@ func BuildUsage(ctx context.Context, tx pgx.Tx, org uuid.UUID, period string, on
 		}
 	}
 	return out, nil
-}
-
-// idFloor is the smallest UUIDv7 of instant t: every id generated at or after t (to the millisecond) is at
-// least this, every earlier one below it.
-func idFloor(t time.Time) uuid.UUID {
-	var id uuid.UUID
-	var ms [8]byte
-	binary.BigEndian.PutUint64(ms[:], uint64(t.UnixMilli()))
-	copy(id[:6], ms[2:])
-	return id
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/platform/uuidv7"
 )
 
 // Querier is what the query functions need from a transaction (a pgx.Tx from db.WithOrgTx).
@@ -294,10 +295,10 @@ func conditions(ctx context.Context, q Querier, b *builder, f Filter, depth int)
 	}
 	// created_at is the id's timestamp, so a created range is also a primary-key range.
 	if f.CreatedAfter != nil {
-		w = append(w, "c.created_at > "+b.arg(*f.CreatedAfter), "c.id >= "+b.arg(idFloor(*f.CreatedAfter)))
+		w = append(w, "c.created_at > "+b.arg(*f.CreatedAfter), "c.id >= "+b.arg(uuidv7.Floor(*f.CreatedAfter)))
 	}
 	if f.CreatedBefore != nil {
-		w = append(w, "c.created_at < "+b.arg(*f.CreatedBefore), "c.id < "+b.arg(idFloor(f.CreatedBefore.Add(time.Millisecond))))
+		w = append(w, "c.created_at < "+b.arg(*f.CreatedBefore), "c.id < "+b.arg(uuidv7.Floor(f.CreatedBefore.Add(time.Millisecond))))
 	}
 	if f.UpdatedAfter != nil {
 		w = append(w, "c.updated_at > "+b.arg(*f.UpdatedAfter))
@@ -331,20 +332,6 @@ func segmentCondition(ctx context.Context, q Querier, b *builder, defs map[uuid.
 		return "", err
 	}
 	return fmt.Sprintf("(%s OR ((%s) AND NOT %s))", pin(true), inner, pin(false)), nil
-}
-
-// idFloor is the smallest UUIDv7 of t's millisecond.
-func idFloor(t time.Time) uuid.UUID {
-	var u uuid.UUID
-	ms := t.UnixMilli()
-	if ms < 0 {
-		ms = 0
-	}
-	for i := 5; i >= 0; i-- {
-		u[i] = byte(ms)
-		ms >>= 8
-	}
-	return u
 }
 
 // orderOf returns the ORDER BY columns of a sort, the keyset comparison against a position, and the

@@ -2,7 +2,6 @@ package realtime
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -22,6 +21,7 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/reqctx"
+	"github.com/outflowhq/outflow/internal/platform/uuidv7"
 )
 
 // seenGrace is how long a resumed connection keeps the ids it replayed, so the live notice of an event the
@@ -394,7 +394,7 @@ func unionOf[K comparable](have map[K]struct{}, add []K) map[K]struct{} {
 func (c *conn) resume(cursor uuid.UUID, ack ackFrame) {
 	defer c.finishReplay()
 	opts := c.gw.opts
-	if time.Since(v7Time(cursor)) > opts.ReplayWindow {
+	if time.Since(uuidv7.Time(cursor)) > opts.ReplayWindow {
 		c.send(encode(ack))
 		c.sendError(ack.RequestID, codeResyncRequired,
 			"last_event_id is older than the replay window: reload state through the API, then subscribe without it.")
@@ -471,22 +471,4 @@ func (c *conn) finishReplay() {
 			return
 		}
 	}
-}
-
-// v7Time is the creation time a uuid v7 carries in its first 48 bits (Unix milliseconds).
-func v7Time(id uuid.UUID) time.Time {
-	var b [8]byte
-	copy(b[2:], id[:6])
-	return time.UnixMilli(int64(binary.BigEndian.Uint64(b[:])))
-}
-
-// v7Floor is the smallest uuid v7 of time t: every event created at or after t has a greater id.
-func v7Floor(t time.Time) uuid.UUID {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(t.UnixMilli()))
-	var id uuid.UUID
-	copy(id[:6], b[2:])
-	id[6] = 0x70
-	id[8] = 0x80
-	return id
 }

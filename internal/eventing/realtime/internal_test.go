@@ -114,17 +114,6 @@ func TestBulkOperationEventsArePublishedOnTheirBulkTopic(t *testing.T) {
 	require.Equal(t, []string{"org:" + org.String(), "bulk:" + op.String()}, e.topicList)
 }
 
-func TestV7Bounds(t *testing.T) {
-	t.Parallel()
-	id, err := uuid.NewV7()
-	require.NoError(t, err)
-	require.WithinDuration(t, time.Now(), v7Time(id), time.Second)
-	floor := v7Floor(time.Now().Add(-time.Second))
-	require.Equal(t, 7, int(floor.Version()))
-	require.Negative(t, strings.Compare(floor.String(), id.String()))
-	require.Positive(t, strings.Compare(v7Floor(time.Now().Add(time.Second)).String(), id.String()))
-}
-
 // harness serves a gateway over a test database, every connection authenticated as principal (the API's
 // credential layer is tested through apitest in gateway_test.go).
 type harness struct {

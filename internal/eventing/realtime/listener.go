@@ -17,6 +17,7 @@ import (
 
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/platform/db"
+	"github.com/outflowhq/outflow/internal/platform/uuidv7"
 )
 
 // Catch-up after the listener's connection dropped: events dispatched from a little before the last moment
@@ -190,7 +191,7 @@ func (l *listener) handle(ctx context.Context, payload string) {
 // catchUp routes the events dispatched while the listener was not listening.
 func (l *listener) catchUp(ctx context.Context, lost time.Time) {
 	since := lost.Add(-catchUpSlack)
-	floor := v7Floor(since.Add(-catchUpHorizon))
+	floor := uuidv7.Floor(since.Add(-catchUpHorizon))
 	for _, org := range l.gw.hub.orgs() {
 		var rows []dbq.EventListDispatchedSinceRow
 		qctx, cancel := context.WithTimeout(ctx, 15*time.Second)
