@@ -2217,6 +2217,7 @@ CREATE TABLE public.mailboxes (
     warmup_blocked_at timestamp with time zone,
     warmup_blocked_until timestamp with time zone,
     warmup_block_reason text DEFAULT ''::text NOT NULL,
+    sent_copies text DEFAULT 'unknown'::text NOT NULL,
     CONSTRAINT mailboxes_auth_state_check CHECK ((auth_state = ANY (ARRAY['passing'::text, 'failing'::text, 'unknown'::text]))),
     CONSTRAINT mailboxes_campaign_limit_check CHECK (((campaign_limit >= 0) AND (campaign_limit <= 5000))),
     CONSTRAINT mailboxes_check CHECK ((warmup_base <= warmup_max)),
@@ -2233,6 +2234,7 @@ CREATE TABLE public.mailboxes (
     CONSTRAINT mailboxes_rotation_reason_check CHECK ((length(rotation_reason) <= 500)),
     CONSTRAINT mailboxes_rotation_state_check CHECK ((rotation_state = ANY (ARRAY['reserve'::text, 'active'::text, 'resting'::text]))),
     CONSTRAINT mailboxes_send_as_email_check CHECK ((length(send_as_email) <= 254)),
+    CONSTRAINT mailboxes_sent_copies_check CHECK ((sent_copies = ANY (ARRAY['unknown'::text, 'server'::text, 'append'::text]))),
     CONSTRAINT mailboxes_signature_html_check CHECK ((length(signature_html) <= 10000)),
     CONSTRAINT mailboxes_signature_plain_check CHECK ((length(signature_plain) <= 10000)),
     CONSTRAINT mailboxes_signature_source_check CHECK ((signature_source = ANY (ARRAY['manual'::text, 'provider'::text]))),
@@ -2685,6 +2687,11 @@ CREATE TABLE public.send_tasks (
     variant_id uuid,
     unsubscribe_url text DEFAULT ''::text NOT NULL,
     thread_id uuid,
+    handed_over_at timestamp with time zone,
+    outcome_check text DEFAULT ''::text NOT NULL,
+    decided_by uuid,
+    decided_at timestamp with time zone,
+    sent_copy text DEFAULT ''::text NOT NULL,
     CONSTRAINT send_tasks_attachment_ids_check CHECK ((cardinality(attachment_ids) <= 20)),
     CONSTRAINT send_tasks_attempts_check CHECK (((attempts >= 0) AND (attempts <= 100))),
     CONSTRAINT send_tasks_bcc_check CHECK ((cardinality(bcc) <= 50)),
@@ -2693,8 +2700,10 @@ CREATE TABLE public.send_tasks (
     CONSTRAINT send_tasks_cc_check CHECK ((cardinality(cc) <= 50)),
     CONSTRAINT send_tasks_in_reply_to_check CHECK ((length(in_reply_to) <= 998)),
     CONSTRAINT send_tasks_kind_check CHECK ((kind = ANY (ARRAY['campaign'::text, 'direct'::text, 'reply'::text, 'warmup'::text]))),
+    CONSTRAINT send_tasks_outcome_check_check CHECK ((outcome_check = ANY (ARRAY[''::text, 'checking'::text, 'needs_decision'::text, 'found_in_sent'::text, 'resent'::text, 'skipped'::text]))),
     CONSTRAINT send_tasks_reply_to_check CHECK ((length(reply_to) <= 320)),
     CONSTRAINT send_tasks_send_mode_check CHECK ((send_mode = ANY (ARRAY['instant'::text, 'smart'::text, 'scheduled'::text]))),
+    CONSTRAINT send_tasks_sent_copy_check CHECK ((sent_copy = ANY (ARRAY[''::text, 'pending'::text, 'filed'::text]))),
     CONSTRAINT send_tasks_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'sending'::text, 'sent'::text, 'failed'::text, 'ambiguous'::text, 'canceled'::text]))),
     CONSTRAINT send_tasks_subject_check CHECK ((length(subject) <= 998)),
     CONSTRAINT send_tasks_thread_references_check CHECK ((cardinality(thread_references) <= 100)),
@@ -4358,6 +4367,12 @@ CREATE INDEX send_tasks_mailbox ON public.send_tasks USING btree (organization_i
 --
 
 CREATE INDEX send_tasks_message_id ON public.send_tasks USING btree (organization_id, message_id) WHERE (campaign_id IS NOT NULL);
+
+--
+-- Name: send_tasks_needs_decision; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX send_tasks_needs_decision ON public.send_tasks USING btree (organization_id, mailbox_id, created_at) WHERE (outcome_check = 'needs_decision'::text);
 
 --
 -- Name: send_tasks_thread_message; Type: INDEX; Schema: public; Owner: -

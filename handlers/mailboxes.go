@@ -21,6 +21,7 @@ import (
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/mail/dnscheck"
 	"github.com/outflowhq/outflow/internal/mail/mailbox"
+	"github.com/outflowhq/outflow/internal/mail/sending"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/seal"
@@ -62,6 +63,8 @@ type MailboxOptions struct {
 	AppURL string
 	// Approvals holds the direct sends of API keys and OAuth grants that their agent policy does not allow.
 	Approvals *approvals.Service
+	// Sending applies a person's decision on an ambiguous send.
+	Sending *sending.Pipeline
 }
 
 // NewMailboxes builds the mailbox operations; jobs enqueues send tasks.

@@ -132,6 +132,8 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	register(workers, &verify.RunWorker{Pool: deps.Pool, Verifier: deps.Verifier})
 	register(workers, &verify.CheckWorker{Pool: deps.Pool, Verifier: deps.Verifier})
 	register(workers, &sending.Worker{Pipeline: deps.Sending})
+	register(workers, &sending.CheckWorker{Pipeline: deps.Sending})
+	register(workers, &sending.CopyWorker{Pipeline: deps.Sending})
 	register(workers, &mailsync.Worker{Syncer: deps.Syncer})
 	register(workers, &mailsync.SupervisorWorker{Syncer: deps.Syncer})
 	register(workers, &mailsync.SeenWorker{Syncer: deps.Syncer})

@@ -292,3 +292,10 @@ UPDATE campaign_leads SET state = @state, step_position = @step_position, due_at
   hold_source = sqlc.narg(hold_source),
   last_step_at = CASE WHEN @undo::boolean THEN NULL ELSE last_step_at END, updated_at = now()
 WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND contact_id = @contact_id;
+
+-- name: EngineLeadAwaitOutcome :exec
+-- The lead's in-flight send may or may not have gone out: the lead keeps waiting on it, saying why, until its
+-- outcome is settled (found in the Sent folder, sent again, or decided by a person).
+UPDATE campaign_leads SET wait_reason = @wait_reason
+WHERE organization_id = @organization_id AND campaign_id = @campaign_id AND contact_id = @contact_id
+  AND task_id = @task_id;

@@ -15,6 +15,9 @@ SELECT filename, mime_type, content FROM campaign_attachments
 WHERE organization_id = @organization_id AND id = ANY(@ids::uuid[])
 ORDER BY created_at, id;
 
+-- name: SendTaskGet :one
+SELECT * FROM send_tasks WHERE organization_id = $1 AND id = $2;
+
 -- name: SendTaskGetForUpdate :one
 SELECT * FROM send_tasks WHERE organization_id = $1 AND id = $2 FOR UPDATE;
 
@@ -52,12 +55,14 @@ WITH want AS (
   UPDATE mailboxes SET last_capped_send_at = @at
   WHERE organization_id = @organization_id AND id = @mailbox_id AND EXISTS (SELECT 1 FROM fits WHERE fits.capped > 0)
 )
-UPDATE send_tasks SET status = 'sending', attempts = attempts + 1, claimed_at = @at, counted_day = @day
+UPDATE send_tasks SET status = 'sending', attempts = attempts + 1, claimed_at = @at, counted_day = @day,
+  handed_over_at = NULL
 WHERE send_tasks.organization_id = @organization_id AND send_tasks.id = ANY(ARRAY(SELECT fits.id FROM fits))
 RETURNING *;
 
 -- name: SendTaskSent :execrows
-UPDATE send_tasks SET status = 'sent', sent_at = now(), error_code = '', error_message = ''
+-- sent_copy says whether the message is owed a copy in the Sent folder ('pending') or not ('').
+UPDATE send_tasks SET status = 'sent', sent_at = now(), error_code = '', error_message = '', sent_copy = @sent_copy
 WHERE organization_id = @organization_id AND id = @id AND status = 'sending' AND attempts = @attempts;
 
 -- name: SendTaskFailed :execrows
@@ -66,8 +71,63 @@ UPDATE send_tasks SET status = 'failed', failed_at = now(), error_code = @error_
 WHERE organization_id = @organization_id AND id = @id AND status = @from_status AND attempts = @attempts;
 
 -- name: SendTaskAmbiguous :execrows
-UPDATE send_tasks SET status = 'ambiguous', error_code = @error_code, error_message = @error_message
+-- The message was handed over and no answer came: its Sent folder check is queued with it.
+UPDATE send_tasks SET status = 'ambiguous', error_code = @error_code, error_message = @error_message,
+  outcome_check = 'checking'
 WHERE organization_id = @organization_id AND id = @id AND status = 'sending' AND attempts = @attempts;
+
+-- name: SendTaskHandOver :execrows
+-- The claiming attempt is about to start the message's SMTP transaction: from here a crash leaves it ambiguous.
+UPDATE send_tasks SET handed_over_at = now()
+WHERE organization_id = @organization_id AND id = @id AND status = 'sending' AND attempts = @attempts;
+
+-- name: SendTaskRelease :execrows
+-- A task a dead attempt claimed but never handed over goes back to the queue: nothing of it left.
+UPDATE send_tasks SET status = 'queued', counted_day = NULL
+WHERE organization_id = @organization_id AND id = @id AND status = 'sending' AND attempts = @attempts
+  AND handed_over_at IS NULL;
+
+-- name: SendTaskOutcomeFound :execrows
+-- The Sent folder holds the ambiguous message: it went out.
+UPDATE send_tasks SET status = 'sent', sent_at = coalesce(handed_over_at, now()), outcome_check = 'found_in_sent',
+  sent_copy = 'filed', error_code = '', error_message = ''
+WHERE organization_id = @organization_id AND id = @id AND status = 'ambiguous' AND outcome_check = 'checking';
+
+-- name: SendTaskOutcomeResend :execrows
+-- The ambiguous message is sent again (it did not leave, or a person chose to): back to the queue, due now.
+UPDATE send_tasks SET status = 'queued', outcome_check = 'resent', not_before = now(), counted_day = NULL,
+  handed_over_at = NULL, decided_by = sqlc.narg(decided_by), decided_at = CASE WHEN sqlc.narg(decided_by)::uuid IS NULL THEN NULL ELSE now() END
+WHERE organization_id = @organization_id AND id = @id AND status = 'ambiguous' AND outcome_check = @from_check;
+
+-- name: SendTaskOutcomeUndecided :execrows
+-- The Sent folder cannot settle the ambiguous message: a person decides.
+UPDATE send_tasks SET outcome_check = 'needs_decision'
+WHERE organization_id = @organization_id AND id = @id AND status = 'ambiguous' AND outcome_check = 'checking';
+
+-- name: SendTaskOutcomeSkip :execrows
+-- A person decided not to send the ambiguous message again.
+UPDATE send_tasks SET outcome_check = 'skipped', decided_by = @decided_by, decided_at = now()
+WHERE organization_id = @organization_id AND id = @id AND status = 'ambiguous' AND outcome_check = 'needs_decision';
+
+-- name: SendTasksUndecided :many
+-- The mailbox's ambiguous sends waiting for a person, oldest first (ids are UUIDv7), after a cursor.
+SELECT * FROM send_tasks
+WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND outcome_check = 'needs_decision'
+  AND id > @after_id
+ORDER BY id
+LIMIT @max_rows;
+
+-- name: SendTaskForMailbox :one
+SELECT * FROM send_tasks WHERE organization_id = @organization_id AND id = @id AND mailbox_id = @mailbox_id FOR UPDATE;
+
+-- name: SendTaskCopyFiled :execrows
+UPDATE send_tasks SET sent_copy = 'filed'
+WHERE organization_id = @organization_id AND id = @id AND sent_copy = 'pending';
+
+-- name: MailboxSentCopiesLearned :exec
+-- What the first message looked for in the Sent folder taught about the server; learned once.
+UPDATE mailboxes SET sent_copies = @sent_copies
+WHERE organization_id = @organization_id AND id = @id AND sent_copies = 'unknown';
 
 -- name: SendTaskRequeue :execrows
 -- Back to the queue until not_before: a transient failure (after the attempt that claimed it), or a cap or gap

@@ -2965,6 +2965,19 @@ type MailboxesInvoker interface {
 	//
 	// POST /emails
 	MailboxesCreate(ctx context.Context, request *CreateEmailAccount, params MailboxesCreateParams, options ...RequestOption) (*Mailbox, error)
+	// MailboxesDecideUnsettledSend invokes mailboxes_decide_unsettled_send operation.
+	//
+	// `resend` puts the send back in the mailbox's queue (the mailbox's caps, gaps, suppressions and holds
+	// apply again; the recipient may get the message twice if the first one did arrive); `skip` ends it
+	// unsent for good, and a campaign lead waiting on it moves to its next step without counting it.
+	// Recorded in the audit log (send_task.resent or send_task.skipped). Session only (JWT), for members
+	// who manage mailboxes: a send that may already have reached a person is not re-sent by a credential.
+	//
+	// Errors: 400 invalid body, 401, 403, 404 unknown mailbox or send, 409 send_already_settled (the send
+	// is not waiting for a decision).
+	//
+	// POST /emails/{id}/unsettled-sends/{sendId}/decision
+	MailboxesDecideUnsettledSend(ctx context.Context, request *MailboxesDecideUnsettledSendReq, params MailboxesDecideUnsettledSendParams, options ...RequestOption) (*UnsettledSend, error)
 	// MailboxesDelete invokes mailboxes_delete operation.
 	//
 	// Removes the mailbox from the organization and answers 204 with no body. Needs WRITE_EMAILS; accepts
@@ -3020,6 +3033,20 @@ type MailboxesInvoker interface {
 	//
 	// GET /emails
 	MailboxesList(ctx context.Context, params MailboxesListParams, options ...RequestOption) (*MailboxList, error)
+	// MailboxesListUnsettledSends invokes mailboxes_list_unsettled_sends operation.
+	//
+	// A send is ambiguous when the connection broke after its message was handed to the mail server and
+	// before the server answered (or the sending process died then). Outflow settles each one by looking
+	// for its Message-ID in the mailbox's Sent folder: found, it was sent; absent from a server that files
+	// what it sends (Gmail, Microsoft 365), it is sent again. The rest (a server that files nothing, or a
+	// Sent folder that could not be read) are listed here, oldest first, until a person decides with POST
+	// .../decision; a campaign lead waits on its send meanwhile. limit 1 to 100 (default 50); cursor is
+	// the next_cursor of the previous page. Needs READ_EMAILS (API keys) or view_campaigns (sessions).
+	//
+	// Errors: 400 bad cursor or limit, 401, 403, 404 unknown mailbox.
+	//
+	// GET /emails/{id}/unsettled-sends
+	MailboxesListUnsettledSends(ctx context.Context, params MailboxesListUnsettledSendsParams, options ...RequestOption) (*MailboxesListUnsettledSendsOK, error)
 	// MailboxesOAuthCallback invokes mailboxes_oauth_callback operation.
 	//
 	// Public redirect URI of mailbox consent (`{api_public_url}/v1/emails/onboarding/oauth/callback`,
@@ -42206,6 +42233,194 @@ func (c *Client) sendMailboxesCreate(ctx context.Context, request *CreateEmailAc
 	return result, nil
 }
 
+// MailboxesDecideUnsettledSend invokes mailboxes_decide_unsettled_send operation.
+//
+// `resend` puts the send back in the mailbox's queue (the mailbox's caps, gaps, suppressions and holds
+// apply again; the recipient may get the message twice if the first one did arrive); `skip` ends it
+// unsent for good, and a campaign lead waiting on it moves to its next step without counting it.
+// Recorded in the audit log (send_task.resent or send_task.skipped). Session only (JWT), for members
+// who manage mailboxes: a send that may already have reached a person is not re-sent by a credential.
+//
+// Errors: 400 invalid body, 401, 403, 404 unknown mailbox or send, 409 send_already_settled (the send
+// is not waiting for a decision).
+//
+// POST /emails/{id}/unsettled-sends/{sendId}/decision
+func (c *Client) MailboxesDecideUnsettledSend(ctx context.Context, request *MailboxesDecideUnsettledSendReq, params MailboxesDecideUnsettledSendParams, options ...RequestOption) (*UnsettledSend, error) {
+	res, err := c.sendMailboxesDecideUnsettledSend(ctx, request, params, options...)
+	return res, err
+}
+
+func (c *Client) sendMailboxesDecideUnsettledSend(ctx context.Context, request *MailboxesDecideUnsettledSendReq, params MailboxesDecideUnsettledSendParams, requestOptions ...RequestOption) (res *UnsettledSend, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("mailboxes_decide_unsettled_send"),
+		semconv.HTTPRequestMethodKey.String("POST"),
+		semconv.URLTemplateKey.String("/emails/{id}/unsettled-sends/{sendId}/decision"),
+	}
+	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		elapsedDuration := time.Since(startTime)
+		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
+	}()
+
+	// Increment request counter.
+	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+
+	// Start a span for this request.
+	ctx, span := c.cfg.Tracer.Start(ctx, MailboxesDecideUnsettledSendOperation,
+		trace.WithAttributes(otelAttrs...),
+		clientSpanKind,
+	)
+	// Track stage for error reporting.
+	var stage string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, stage)
+			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+		}
+		span.End()
+	}()
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	stage = "BuildURL"
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [5]string
+	pathParts[0] = "/emails/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.UUIDToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/unsettled-sends/"
+	{
+		// Encode "sendId" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "sendId",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.UUIDToString(params.SendId))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	pathParts[4] = "/decision"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	stage = "EncodeRequest"
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeMailboxesDecideUnsettledSendRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			stage = "Security:BearerAuth"
+			switch err := c.securityBearerAuth(ctx, MailboxesDecideUnsettledSendOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	stage = "SendRequest"
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	stage = "DecodeResponse"
+	result, err := decodeMailboxesDecideUnsettledSendResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // MailboxesDelete invokes mailboxes_delete operation.
 //
 // Removes the mailbox from the organization and answers 204 with no body. Needs WRITE_EMAILS; accepts
@@ -43217,6 +43432,202 @@ func (c *Client) sendMailboxesList(ctx context.Context, params MailboxesListPara
 
 	stage = "DecodeResponse"
 	result, err := decodeMailboxesListResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// MailboxesListUnsettledSends invokes mailboxes_list_unsettled_sends operation.
+//
+// A send is ambiguous when the connection broke after its message was handed to the mail server and
+// before the server answered (or the sending process died then). Outflow settles each one by looking
+// for its Message-ID in the mailbox's Sent folder: found, it was sent; absent from a server that files
+// what it sends (Gmail, Microsoft 365), it is sent again. The rest (a server that files nothing, or a
+// Sent folder that could not be read) are listed here, oldest first, until a person decides with POST
+// .../decision; a campaign lead waits on its send meanwhile. limit 1 to 100 (default 50); cursor is
+// the next_cursor of the previous page. Needs READ_EMAILS (API keys) or view_campaigns (sessions).
+//
+// Errors: 400 bad cursor or limit, 401, 403, 404 unknown mailbox.
+//
+// GET /emails/{id}/unsettled-sends
+func (c *Client) MailboxesListUnsettledSends(ctx context.Context, params MailboxesListUnsettledSendsParams, options ...RequestOption) (*MailboxesListUnsettledSendsOK, error) {
+	res, err := c.sendMailboxesListUnsettledSends(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendMailboxesListUnsettledSends(ctx context.Context, params MailboxesListUnsettledSendsParams, requestOptions ...RequestOption) (res *MailboxesListUnsettledSendsOK, err error) {
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("mailboxes_list_unsettled_sends"),
+		semconv.HTTPRequestMethodKey.String("GET"),
+		semconv.URLTemplateKey.String("/emails/{id}/unsettled-sends"),
+	}
+	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		elapsedDuration := time.Since(startTime)
+		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
+	}()
+
+	// Increment request counter.
+	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+
+	// Start a span for this request.
+	ctx, span := c.cfg.Tracer.Start(ctx, MailboxesListUnsettledSendsOperation,
+		trace.WithAttributes(otelAttrs...),
+		clientSpanKind,
+	)
+	// Track stage for error reporting.
+	var stage string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, stage)
+			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+		}
+		span.End()
+	}()
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	stage = "BuildURL"
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [3]string
+	pathParts[0] = "/emails/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.UUIDToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/unsettled-sends"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	stage = "EncodeQueryParams"
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "limit" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "limit",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Limit.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "cursor" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "cursor",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Cursor.Get(); ok {
+				return e.EncodeValue(conv.UUIDToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	stage = "EncodeRequest"
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			stage = "Security:BearerAuth"
+			switch err := c.securityBearerAuth(ctx, MailboxesListUnsettledSendsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	stage = "SendRequest"
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	stage = "DecodeResponse"
+	result, err := decodeMailboxesListUnsettledSendsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -1616,6 +1616,20 @@ func encodeMailboxesCreateRequest(
 	return nil
 }
 
+func encodeMailboxesDecideUnsettledSendRequest(
+	req *MailboxesDecideUnsettledSendReq,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeMailboxesOAuthCliStartRequest(
 	req *MailboxesOAuthCliStartReq,
 	r *http.Request,

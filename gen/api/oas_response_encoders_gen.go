@@ -2881,6 +2881,19 @@ func encodeMailboxesCreateResponse(response *Mailbox, w http.ResponseWriter, spa
 	return nil
 }
 
+func encodeMailboxesDecideUnsettledSendResponse(response *UnsettledSend, w http.ResponseWriter, span trace.Span) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeMailboxesDeleteResponse(response *MailboxesDeleteNoContent, w http.ResponseWriter, span trace.Span) error {
 	w.WriteHeader(204)
 
@@ -2940,6 +2953,19 @@ func encodeMailboxesHoldResponse(response *MailboxRotationState, w http.Response
 }
 
 func encodeMailboxesListResponse(response *MailboxList, w http.ResponseWriter, span trace.Span) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeMailboxesListUnsettledSendsResponse(response *MailboxesListUnsettledSendsOK, w http.ResponseWriter, span trace.Span) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -31974,8 +31974,88 @@ func (s *MailboxWarmupPoolType) UnmarshalText(data []byte) error {
 	}
 }
 
+type MailboxesDecideUnsettledSendReq struct {
+	Decision MailboxesDecideUnsettledSendReqDecision `json:"decision"`
+}
+
+// GetDecision returns the value of Decision.
+func (s *MailboxesDecideUnsettledSendReq) GetDecision() MailboxesDecideUnsettledSendReqDecision {
+	return s.Decision
+}
+
+// SetDecision sets the value of Decision.
+func (s *MailboxesDecideUnsettledSendReq) SetDecision(val MailboxesDecideUnsettledSendReqDecision) {
+	s.Decision = val
+}
+
+type MailboxesDecideUnsettledSendReqDecision string
+
+const (
+	MailboxesDecideUnsettledSendReqDecisionResend MailboxesDecideUnsettledSendReqDecision = "resend"
+	MailboxesDecideUnsettledSendReqDecisionSkip   MailboxesDecideUnsettledSendReqDecision = "skip"
+)
+
+// AllValues returns all MailboxesDecideUnsettledSendReqDecision values.
+func (MailboxesDecideUnsettledSendReqDecision) AllValues() []MailboxesDecideUnsettledSendReqDecision {
+	return []MailboxesDecideUnsettledSendReqDecision{
+		MailboxesDecideUnsettledSendReqDecisionResend,
+		MailboxesDecideUnsettledSendReqDecisionSkip,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MailboxesDecideUnsettledSendReqDecision) MarshalText() ([]byte, error) {
+	switch s {
+	case MailboxesDecideUnsettledSendReqDecisionResend:
+		return []byte(s), nil
+	case MailboxesDecideUnsettledSendReqDecisionSkip:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MailboxesDecideUnsettledSendReqDecision) UnmarshalText(data []byte) error {
+	switch MailboxesDecideUnsettledSendReqDecision(data) {
+	case MailboxesDecideUnsettledSendReqDecisionResend:
+		*s = MailboxesDecideUnsettledSendReqDecisionResend
+		return nil
+	case MailboxesDecideUnsettledSendReqDecisionSkip:
+		*s = MailboxesDecideUnsettledSendReqDecisionSkip
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // MailboxesDeleteNoContent is response for MailboxesDelete operation.
 type MailboxesDeleteNoContent struct{}
+
+type MailboxesListUnsettledSendsOK struct {
+	Data       []UnsettledSend `json:"data"`
+	Pagination Pagination      `json:"pagination"`
+}
+
+// GetData returns the value of Data.
+func (s *MailboxesListUnsettledSendsOK) GetData() []UnsettledSend {
+	return s.Data
+}
+
+// GetPagination returns the value of Pagination.
+func (s *MailboxesListUnsettledSendsOK) GetPagination() Pagination {
+	return s.Pagination
+}
+
+// SetData sets the value of Data.
+func (s *MailboxesListUnsettledSendsOK) SetData(val []UnsettledSend) {
+	s.Data = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *MailboxesListUnsettledSendsOK) SetPagination(val Pagination) {
+	s.Pagination = val
+}
 
 // MailboxesOAuthCallbackFound is response for MailboxesOAuthCallback operation.
 type MailboxesOAuthCallbackFound struct {
@@ -57651,6 +57731,343 @@ func (s *UniboxThreadList) SetPagination(val Pagination) {
 
 // UniboxUnsnoozeNoContent is response for UniboxUnsnooze operation.
 type UniboxUnsnoozeNoContent struct{}
+
+// A send whose outcome the Sent folder could not settle, or that a person has decided.
+// Ref: #/components/schemas/UnsettledSend
+type UnsettledSend struct {
+	ID      uuid.UUID         `json:"id"`
+	Kind    UnsettledSendKind `json:"kind"`
+	ToEmail string            `json:"to_email"`
+	Subject string            `json:"subject"`
+	// The Message-ID the message carries (look for it in the recipient's or the Sent folder).
+	MessageID  OptString  `json:"message_id"`
+	CampaignID OptNilUUID `json:"campaign_id"`
+	StepName   OptString  `json:"step_name"`
+	// Ambiguous while undecided or skipped; queued once it is to be sent again.
+	Status UnsettledSendStatus `json:"status"`
+	// Needs_decision (waiting for a person), resent or skipped (decided).
+	OutcomeCheck UnsettledSendOutcomeCheck `json:"outcome_check"`
+	ErrorCode    string                    `json:"error_code"`
+	ErrorMessage string                    `json:"error_message"`
+	// When the message was handed to the mail server.
+	HandedOverAt OptNilDateTime `json:"handed_over_at"`
+	DecidedAt    OptNilDateTime `json:"decided_at"`
+	CreatedAt    time.Time      `json:"created_at"`
+}
+
+// GetID returns the value of ID.
+func (s *UnsettledSend) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetKind returns the value of Kind.
+func (s *UnsettledSend) GetKind() UnsettledSendKind {
+	return s.Kind
+}
+
+// GetToEmail returns the value of ToEmail.
+func (s *UnsettledSend) GetToEmail() string {
+	return s.ToEmail
+}
+
+// GetSubject returns the value of Subject.
+func (s *UnsettledSend) GetSubject() string {
+	return s.Subject
+}
+
+// GetMessageID returns the value of MessageID.
+func (s *UnsettledSend) GetMessageID() OptString {
+	return s.MessageID
+}
+
+// GetCampaignID returns the value of CampaignID.
+func (s *UnsettledSend) GetCampaignID() OptNilUUID {
+	return s.CampaignID
+}
+
+// GetStepName returns the value of StepName.
+func (s *UnsettledSend) GetStepName() OptString {
+	return s.StepName
+}
+
+// GetStatus returns the value of Status.
+func (s *UnsettledSend) GetStatus() UnsettledSendStatus {
+	return s.Status
+}
+
+// GetOutcomeCheck returns the value of OutcomeCheck.
+func (s *UnsettledSend) GetOutcomeCheck() UnsettledSendOutcomeCheck {
+	return s.OutcomeCheck
+}
+
+// GetErrorCode returns the value of ErrorCode.
+func (s *UnsettledSend) GetErrorCode() string {
+	return s.ErrorCode
+}
+
+// GetErrorMessage returns the value of ErrorMessage.
+func (s *UnsettledSend) GetErrorMessage() string {
+	return s.ErrorMessage
+}
+
+// GetHandedOverAt returns the value of HandedOverAt.
+func (s *UnsettledSend) GetHandedOverAt() OptNilDateTime {
+	return s.HandedOverAt
+}
+
+// GetDecidedAt returns the value of DecidedAt.
+func (s *UnsettledSend) GetDecidedAt() OptNilDateTime {
+	return s.DecidedAt
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *UnsettledSend) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// SetID sets the value of ID.
+func (s *UnsettledSend) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetKind sets the value of Kind.
+func (s *UnsettledSend) SetKind(val UnsettledSendKind) {
+	s.Kind = val
+}
+
+// SetToEmail sets the value of ToEmail.
+func (s *UnsettledSend) SetToEmail(val string) {
+	s.ToEmail = val
+}
+
+// SetSubject sets the value of Subject.
+func (s *UnsettledSend) SetSubject(val string) {
+	s.Subject = val
+}
+
+// SetMessageID sets the value of MessageID.
+func (s *UnsettledSend) SetMessageID(val OptString) {
+	s.MessageID = val
+}
+
+// SetCampaignID sets the value of CampaignID.
+func (s *UnsettledSend) SetCampaignID(val OptNilUUID) {
+	s.CampaignID = val
+}
+
+// SetStepName sets the value of StepName.
+func (s *UnsettledSend) SetStepName(val OptString) {
+	s.StepName = val
+}
+
+// SetStatus sets the value of Status.
+func (s *UnsettledSend) SetStatus(val UnsettledSendStatus) {
+	s.Status = val
+}
+
+// SetOutcomeCheck sets the value of OutcomeCheck.
+func (s *UnsettledSend) SetOutcomeCheck(val UnsettledSendOutcomeCheck) {
+	s.OutcomeCheck = val
+}
+
+// SetErrorCode sets the value of ErrorCode.
+func (s *UnsettledSend) SetErrorCode(val string) {
+	s.ErrorCode = val
+}
+
+// SetErrorMessage sets the value of ErrorMessage.
+func (s *UnsettledSend) SetErrorMessage(val string) {
+	s.ErrorMessage = val
+}
+
+// SetHandedOverAt sets the value of HandedOverAt.
+func (s *UnsettledSend) SetHandedOverAt(val OptNilDateTime) {
+	s.HandedOverAt = val
+}
+
+// SetDecidedAt sets the value of DecidedAt.
+func (s *UnsettledSend) SetDecidedAt(val OptNilDateTime) {
+	s.DecidedAt = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *UnsettledSend) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+type UnsettledSendKind string
+
+const (
+	UnsettledSendKindCampaign UnsettledSendKind = "campaign"
+	UnsettledSendKindDirect   UnsettledSendKind = "direct"
+	UnsettledSendKindReply    UnsettledSendKind = "reply"
+	UnsettledSendKindWarmup   UnsettledSendKind = "warmup"
+)
+
+// AllValues returns all UnsettledSendKind values.
+func (UnsettledSendKind) AllValues() []UnsettledSendKind {
+	return []UnsettledSendKind{
+		UnsettledSendKindCampaign,
+		UnsettledSendKindDirect,
+		UnsettledSendKindReply,
+		UnsettledSendKindWarmup,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UnsettledSendKind) MarshalText() ([]byte, error) {
+	switch s {
+	case UnsettledSendKindCampaign:
+		return []byte(s), nil
+	case UnsettledSendKindDirect:
+		return []byte(s), nil
+	case UnsettledSendKindReply:
+		return []byte(s), nil
+	case UnsettledSendKindWarmup:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UnsettledSendKind) UnmarshalText(data []byte) error {
+	switch UnsettledSendKind(data) {
+	case UnsettledSendKindCampaign:
+		*s = UnsettledSendKindCampaign
+		return nil
+	case UnsettledSendKindDirect:
+		*s = UnsettledSendKindDirect
+		return nil
+	case UnsettledSendKindReply:
+		*s = UnsettledSendKindReply
+		return nil
+	case UnsettledSendKindWarmup:
+		*s = UnsettledSendKindWarmup
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Needs_decision (waiting for a person), resent or skipped (decided).
+type UnsettledSendOutcomeCheck string
+
+const (
+	UnsettledSendOutcomeCheckNeedsDecision UnsettledSendOutcomeCheck = "needs_decision"
+	UnsettledSendOutcomeCheckResent        UnsettledSendOutcomeCheck = "resent"
+	UnsettledSendOutcomeCheckSkipped       UnsettledSendOutcomeCheck = "skipped"
+)
+
+// AllValues returns all UnsettledSendOutcomeCheck values.
+func (UnsettledSendOutcomeCheck) AllValues() []UnsettledSendOutcomeCheck {
+	return []UnsettledSendOutcomeCheck{
+		UnsettledSendOutcomeCheckNeedsDecision,
+		UnsettledSendOutcomeCheckResent,
+		UnsettledSendOutcomeCheckSkipped,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UnsettledSendOutcomeCheck) MarshalText() ([]byte, error) {
+	switch s {
+	case UnsettledSendOutcomeCheckNeedsDecision:
+		return []byte(s), nil
+	case UnsettledSendOutcomeCheckResent:
+		return []byte(s), nil
+	case UnsettledSendOutcomeCheckSkipped:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UnsettledSendOutcomeCheck) UnmarshalText(data []byte) error {
+	switch UnsettledSendOutcomeCheck(data) {
+	case UnsettledSendOutcomeCheckNeedsDecision:
+		*s = UnsettledSendOutcomeCheckNeedsDecision
+		return nil
+	case UnsettledSendOutcomeCheckResent:
+		*s = UnsettledSendOutcomeCheckResent
+		return nil
+	case UnsettledSendOutcomeCheckSkipped:
+		*s = UnsettledSendOutcomeCheckSkipped
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ambiguous while undecided or skipped; queued once it is to be sent again.
+type UnsettledSendStatus string
+
+const (
+	UnsettledSendStatusQueued    UnsettledSendStatus = "queued"
+	UnsettledSendStatusSending   UnsettledSendStatus = "sending"
+	UnsettledSendStatusSent      UnsettledSendStatus = "sent"
+	UnsettledSendStatusFailed    UnsettledSendStatus = "failed"
+	UnsettledSendStatusAmbiguous UnsettledSendStatus = "ambiguous"
+	UnsettledSendStatusCanceled  UnsettledSendStatus = "canceled"
+)
+
+// AllValues returns all UnsettledSendStatus values.
+func (UnsettledSendStatus) AllValues() []UnsettledSendStatus {
+	return []UnsettledSendStatus{
+		UnsettledSendStatusQueued,
+		UnsettledSendStatusSending,
+		UnsettledSendStatusSent,
+		UnsettledSendStatusFailed,
+		UnsettledSendStatusAmbiguous,
+		UnsettledSendStatusCanceled,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UnsettledSendStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case UnsettledSendStatusQueued:
+		return []byte(s), nil
+	case UnsettledSendStatusSending:
+		return []byte(s), nil
+	case UnsettledSendStatusSent:
+		return []byte(s), nil
+	case UnsettledSendStatusFailed:
+		return []byte(s), nil
+	case UnsettledSendStatusAmbiguous:
+		return []byte(s), nil
+	case UnsettledSendStatusCanceled:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UnsettledSendStatus) UnmarshalText(data []byte) error {
+	switch UnsettledSendStatus(data) {
+	case UnsettledSendStatusQueued:
+		*s = UnsettledSendStatusQueued
+		return nil
+	case UnsettledSendStatusSending:
+		*s = UnsettledSendStatusSending
+		return nil
+	case UnsettledSendStatusSent:
+		*s = UnsettledSendStatusSent
+		return nil
+	case UnsettledSendStatusFailed:
+		*s = UnsettledSendStatusFailed
+		return nil
+	case UnsettledSendStatusAmbiguous:
+		*s = UnsettledSendStatusAmbiguous
+		return nil
+	case UnsettledSendStatusCanceled:
+		*s = UnsettledSendStatusCanceled
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
 
 // Form body of POST /u/{token}.
 // Ref: #/components/schemas/UnsubscribeForm

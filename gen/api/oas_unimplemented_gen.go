@@ -3413,6 +3413,22 @@ func (UnimplementedHandler) MailboxesCreate(ctx context.Context, req *CreateEmai
 	return r, ht.ErrNotImplemented
 }
 
+// MailboxesDecideUnsettledSend implements mailboxes_decide_unsettled_send operation.
+//
+// `resend` puts the send back in the mailbox's queue (the mailbox's caps, gaps, suppressions and holds
+// apply again; the recipient may get the message twice if the first one did arrive); `skip` ends it
+// unsent for good, and a campaign lead waiting on it moves to its next step without counting it.
+// Recorded in the audit log (send_task.resent or send_task.skipped). Session only (JWT), for members
+// who manage mailboxes: a send that may already have reached a person is not re-sent by a credential.
+//
+// Errors: 400 invalid body, 401, 403, 404 unknown mailbox or send, 409 send_already_settled (the send
+// is not waiting for a decision).
+//
+// POST /emails/{id}/unsettled-sends/{sendId}/decision
+func (UnimplementedHandler) MailboxesDecideUnsettledSend(ctx context.Context, req *MailboxesDecideUnsettledSendReq, params MailboxesDecideUnsettledSendParams) (r *UnsettledSend, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // MailboxesDelete implements mailboxes_delete operation.
 //
 // Removes the mailbox from the organization and answers 204 with no body. Needs WRITE_EMAILS; accepts
@@ -3495,6 +3511,23 @@ func (UnimplementedHandler) MailboxesHold(ctx context.Context, params MailboxesH
 //
 // GET /emails
 func (UnimplementedHandler) MailboxesList(ctx context.Context, params MailboxesListParams) (r *MailboxList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// MailboxesListUnsettledSends implements mailboxes_list_unsettled_sends operation.
+//
+// A send is ambiguous when the connection broke after its message was handed to the mail server and
+// before the server answered (or the sending process died then). Outflow settles each one by looking
+// for its Message-ID in the mailbox's Sent folder: found, it was sent; absent from a server that files
+// what it sends (Gmail, Microsoft 365), it is sent again. The rest (a server that files nothing, or a
+// Sent folder that could not be read) are listed here, oldest first, until a person decides with POST
+// .../decision; a campaign lead waits on its send meanwhile. limit 1 to 100 (default 50); cursor is
+// the next_cursor of the previous page. Needs READ_EMAILS (API keys) or view_campaigns (sessions).
+//
+// Errors: 400 bad cursor or limit, 401, 403, 404 unknown mailbox.
+//
+// GET /emails/{id}/unsettled-sends
+func (UnimplementedHandler) MailboxesListUnsettledSends(ctx context.Context, params MailboxesListUnsettledSendsParams) (r *MailboxesListUnsettledSendsOK, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

@@ -151,7 +151,7 @@ func (q *Queries) AnalyticsMailboxOpenErrors(ctx context.Context, db DBTX, arg A
 }
 
 const analyticsMailboxStates = `-- name: AnalyticsMailboxStates :many
-SELECT m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason, coalesce(s.last_error, '')::text AS sync_error,
+SELECT m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason, m.sent_copies, coalesce(s.last_error, '')::text AS sync_error,
   EXISTS (SELECT 1 FROM campaign_mailboxes cm
     JOIN campaigns c ON c.organization_id = cm.organization_id AND c.id = cm.campaign_id
     WHERE cm.organization_id = m.organization_id AND cm.mailbox_id = m.id AND c.status = 'active') AS in_campaign
@@ -259,6 +259,7 @@ func (q *Queries) AnalyticsMailboxStates(ctx context.Context, db DBTX, arg Analy
 			&i.Mailbox.WarmupBlockedAt,
 			&i.Mailbox.WarmupBlockedUntil,
 			&i.Mailbox.WarmupBlockReason,
+			&i.Mailbox.SentCopies,
 			&i.SyncError,
 			&i.InCampaign,
 		); err != nil {

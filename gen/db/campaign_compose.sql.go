@@ -126,7 +126,7 @@ func (q *Queries) ComposeFirstLead(ctx context.Context, db DBTX, arg ComposeFirs
 }
 
 const composeFirstSender = `-- name: ComposeFirstSender :one
-SELECT m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason FROM mailboxes m
+SELECT m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason, m.sent_copies FROM mailboxes m
 LEFT JOIN campaign_mailboxes cm ON cm.organization_id = m.organization_id AND cm.campaign_id = $1
   AND cm.mailbox_id = m.id AND cm.enabled
 WHERE m.organization_id = $2 AND m.status = 'active'
@@ -232,6 +232,7 @@ func (q *Queries) ComposeFirstSender(ctx context.Context, db DBTX, arg ComposeFi
 		&i.WarmupBlockedAt,
 		&i.WarmupBlockedUntil,
 		&i.WarmupBlockReason,
+		&i.SentCopies,
 	)
 	return i, err
 }

@@ -13,7 +13,7 @@ import (
 )
 
 const campaignEstimateMailboxes = `-- name: CampaignEstimateMailboxes :many
-SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason FROM mailboxes
+SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies FROM mailboxes
 WHERE organization_id = $1::uuid AND status = 'active' AND rotation_state = 'active'
   AND ($2::uuid[] IS NULL OR tags && $2::uuid[])
   AND ($3::uuid[] IS NULL OR id = ANY($3::uuid[]))
@@ -112,6 +112,7 @@ func (q *Queries) CampaignEstimateMailboxes(ctx context.Context, db DBTX, arg Ca
 			&i.WarmupBlockedAt,
 			&i.WarmupBlockedUntil,
 			&i.WarmupBlockReason,
+			&i.SentCopies,
 		); err != nil {
 			return nil, err
 		}

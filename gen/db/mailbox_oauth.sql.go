@@ -14,7 +14,7 @@ import (
 )
 
 const mailboxGetByEmail = `-- name: MailboxGetByEmail :one
-SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason FROM mailboxes WHERE organization_id = $1 AND email = $2
+SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies FROM mailboxes WHERE organization_id = $1 AND email = $2
 `
 
 type MailboxGetByEmailParams struct {
@@ -98,6 +98,7 @@ func (q *Queries) MailboxGetByEmail(ctx context.Context, db DBTX, arg MailboxGet
 		&i.WarmupBlockedAt,
 		&i.WarmupBlockedUntil,
 		&i.WarmupBlockReason,
+		&i.SentCopies,
 	)
 	return i, err
 }
@@ -349,7 +350,7 @@ UPDATE mailboxes SET identities = $1, identity_synced_at = now(), send_as_email 
   signature_imported_at = CASE WHEN $3::boolean THEN now() ELSE signature_imported_at END,
   updated_at = now()
 WHERE organization_id = $6 AND id = $7
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies
 `
 
 type MailboxSetIdentityParams struct {
@@ -447,6 +448,7 @@ func (q *Queries) MailboxSetIdentity(ctx context.Context, db DBTX, arg MailboxSe
 		&i.WarmupBlockedAt,
 		&i.WarmupBlockedUntil,
 		&i.WarmupBlockReason,
+		&i.SentCopies,
 	)
 	return i, err
 }
@@ -454,7 +456,7 @@ func (q *Queries) MailboxSetIdentity(ctx context.Context, db DBTX, arg MailboxSe
 const mailboxSetStatus = `-- name: MailboxSetStatus :one
 UPDATE mailboxes SET status = $1, updated_at = now()
 WHERE organization_id = $2 AND id = $3
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies
 `
 
 type MailboxSetStatusParams struct {
@@ -539,6 +541,7 @@ func (q *Queries) MailboxSetStatus(ctx context.Context, db DBTX, arg MailboxSetS
 		&i.WarmupBlockedAt,
 		&i.WarmupBlockedUntil,
 		&i.WarmupBlockReason,
+		&i.SentCopies,
 	)
 	return i, err
 }

@@ -192,7 +192,7 @@ func (q *Queries) MailboxEmailTaken(ctx context.Context, db DBTX, arg MailboxEma
 }
 
 const mailboxGet = `-- name: MailboxGet :one
-SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason FROM mailboxes WHERE organization_id = $1 AND id = $2
+SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies FROM mailboxes WHERE organization_id = $1 AND id = $2
 `
 
 type MailboxGetParams struct {
@@ -276,12 +276,13 @@ func (q *Queries) MailboxGet(ctx context.Context, db DBTX, arg MailboxGetParams)
 		&i.WarmupBlockedAt,
 		&i.WarmupBlockedUntil,
 		&i.WarmupBlockReason,
+		&i.SentCopies,
 	)
 	return i, err
 }
 
 const mailboxGetForUpdate = `-- name: MailboxGetForUpdate :one
-SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason FROM mailboxes WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies FROM mailboxes WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type MailboxGetForUpdateParams struct {
@@ -365,6 +366,7 @@ func (q *Queries) MailboxGetForUpdate(ctx context.Context, db DBTX, arg MailboxG
 		&i.WarmupBlockedAt,
 		&i.WarmupBlockedUntil,
 		&i.WarmupBlockReason,
+		&i.SentCopies,
 	)
 	return i, err
 }
@@ -377,7 +379,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
   $9, $10, $11, $12, $13,
   $14, $15, $16, $17, $18)
 ON CONFLICT (organization_id, email) DO NOTHING
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies
 `
 
 type MailboxInsertParams struct {
@@ -496,12 +498,13 @@ func (q *Queries) MailboxInsert(ctx context.Context, db DBTX, arg MailboxInsertP
 		&i.WarmupBlockedAt,
 		&i.WarmupBlockedUntil,
 		&i.WarmupBlockReason,
+		&i.SentCopies,
 	)
 	return i, err
 }
 
 const mailboxList = `-- name: MailboxList :many
-SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason FROM mailboxes
+SELECT organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies FROM mailboxes
 WHERE organization_id = $1::uuid
   AND ($2::text IS NULL OR email ILIKE '%' || $2::text || '%' ESCAPE '\'
        OR name ILIKE '%' || $2::text || '%' ESCAPE '\')
@@ -612,6 +615,7 @@ func (q *Queries) MailboxList(ctx context.Context, db DBTX, arg MailboxListParam
 			&i.WarmupBlockedAt,
 			&i.WarmupBlockedUntil,
 			&i.WarmupBlockReason,
+			&i.SentCopies,
 		); err != nil {
 			return nil, err
 		}
@@ -710,7 +714,7 @@ UPDATE mailboxes SET auth_state = $1, auth_spf = $2, auth_dkim = $3,
                             WHEN $1::text = 'passing' THEN NULL
                             ELSE auth_failing_since END
 WHERE organization_id = $7 AND id = $8
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies
 `
 
 type MailboxSetAuthParams struct {
@@ -810,6 +814,7 @@ func (q *Queries) MailboxSetAuth(ctx context.Context, db DBTX, arg MailboxSetAut
 		&i.WarmupBlockedAt,
 		&i.WarmupBlockedUntil,
 		&i.WarmupBlockReason,
+		&i.SentCopies,
 	)
 	return i, err
 }
@@ -818,7 +823,7 @@ const mailboxSetRotation = `-- name: MailboxSetRotation :one
 UPDATE mailboxes SET rotation_state = $1, rotation_since = now(), rotation_reason = $2,
   updated_at = now()
 WHERE organization_id = $3 AND id = $4
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies
 `
 
 type MailboxSetRotationParams struct {
@@ -909,6 +914,7 @@ func (q *Queries) MailboxSetRotation(ctx context.Context, db DBTX, arg MailboxSe
 		&i.WarmupBlockedAt,
 		&i.WarmupBlockedUntil,
 		&i.WarmupBlockReason,
+		&i.SentCopies,
 	)
 	return i, err
 }
@@ -918,7 +924,7 @@ UPDATE mailboxes SET tracking_domain = $1, tracking_domain_verified = $2,
   tracking_domain_verified_at = $3, tracking_status = $4, tracking_message = $5,
   tracking_observed = $6, tracking_host_unresolvable = $7, tracking_checked_at = now()
 WHERE organization_id = $8 AND id = $9
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies
 `
 
 type MailboxSetTrackingParams struct {
@@ -1020,6 +1026,7 @@ func (q *Queries) MailboxSetTracking(ctx context.Context, db DBTX, arg MailboxSe
 		&i.WarmupBlockedAt,
 		&i.WarmupBlockedUntil,
 		&i.WarmupBlockReason,
+		&i.SentCopies,
 	)
 	return i, err
 }
@@ -1027,7 +1034,7 @@ func (q *Queries) MailboxSetTracking(ctx context.Context, db DBTX, arg MailboxSe
 const mailboxSetWarmup = `-- name: MailboxSetWarmup :one
 UPDATE mailboxes SET warmup = $1, warmup_paused_at = $2, updated_at = now()
 WHERE organization_id = $3 AND id = $4
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies
 `
 
 type MailboxSetWarmupParams struct {
@@ -1118,6 +1125,7 @@ func (q *Queries) MailboxSetWarmup(ctx context.Context, db DBTX, arg MailboxSetW
 		&i.WarmupBlockedAt,
 		&i.WarmupBlockedUntil,
 		&i.WarmupBlockReason,
+		&i.SentCopies,
 	)
 	return i, err
 }
@@ -1151,7 +1159,7 @@ UPDATE mailboxes SET name = $1, signature_plain = $2, signature_html = $3,
   warmup_tag = $20, warmup_start_time = $21, warmup_end_time = $22,
   warmup_days = $23, updated_at = now()
 WHERE organization_id = $24 AND id = $25
-RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason
+RETURNING organization_id, id, user_id, worker_id, email, name, provider, status, signature_plain, signature_html, signature_sync, signature_code, send_as_email, reply_to, save_to_sent, campaign_limit, min_wait_time, timezone, tags, smtp_host, smtp_port, smtp_username, smtp_security, smtp_password, imap_host, imap_port, imap_username, imap_security, imap_password, identities, identity_synced_at, signature_source, signature_imported_at, last_synced_at, last_id, rotation_state, rotation_since, rotation_reason, warmup, warmup_paused_at, warmup_base, warmup_max, warmup_increase, warmup_reply_rate, warmup_tag, warmup_pool_type, warmup_start_time, warmup_end_time, warmup_days, warmup_health, tracking_domain, tracking_domain_verified, tracking_domain_verified_at, auth_state, auth_spf, auth_dkim, auth_dmarc, auth_dmarc_policy, auth_reason, auth_checked_at, auth_failing_since, created_at, updated_at, last_capped_send_at, tracking_status, tracking_message, tracking_observed, tracking_host_unresolvable, tracking_checked_at, warmup_blocked_at, warmup_blocked_until, warmup_block_reason, sent_copies
 `
 
 type MailboxUpdateParams struct {
@@ -1286,6 +1294,7 @@ func (q *Queries) MailboxUpdate(ctx context.Context, db DBTX, arg MailboxUpdateP
 		&i.WarmupBlockedAt,
 		&i.WarmupBlockedUntil,
 		&i.WarmupBlockReason,
+		&i.SentCopies,
 	)
 	return i, err
 }

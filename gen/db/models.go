@@ -909,6 +909,7 @@ type Mailbox struct {
 	WarmupBlockedAt          *time.Time      `json:"warmup_blocked_at"`
 	WarmupBlockedUntil       *time.Time      `json:"warmup_blocked_until"`
 	WarmupBlockReason        string          `json:"warmup_block_reason"`
+	SentCopies               string          `json:"sent_copies"`
 }
 
 type MailboxError struct {
@@ -1320,6 +1321,11 @@ type SendTask struct {
 	VariantID        uuid.NullUUID `json:"variant_id"`
 	UnsubscribeUrl   string        `json:"unsubscribe_url"`
 	ThreadID         uuid.NullUUID `json:"thread_id"`
+	HandedOverAt     *time.Time    `json:"handed_over_at"`
+	OutcomeCheck     string        `json:"outcome_check"`
+	DecidedBy        uuid.NullUUID `json:"decided_by"`
+	DecidedAt        *time.Time    `json:"decided_at"`
+	SentCopy         string        `json:"sent_copy"`
 }
 
 type Session struct {

@@ -90,6 +90,23 @@ func (q *Queries) MailboxErrorResolve(ctx context.Context, db DBTX, arg MailboxE
 	return err
 }
 
+const mailboxSentCopiesLearned = `-- name: MailboxSentCopiesLearned :exec
+UPDATE mailboxes SET sent_copies = $1
+WHERE organization_id = $2 AND id = $3 AND sent_copies = 'unknown'
+`
+
+type MailboxSentCopiesLearnedParams struct {
+	SentCopies     string    `json:"sent_copies"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// What the first message looked for in the Sent folder taught about the server; learned once.
+func (q *Queries) MailboxSentCopiesLearned(ctx context.Context, db DBTX, arg MailboxSentCopiesLearnedParams) error {
+	_, err := db.Exec(ctx, mailboxSentCopiesLearned, arg.SentCopies, arg.OrganizationID, arg.ID)
+	return err
+}
+
 const sendDayCredit = `-- name: SendDayCredit :exec
 UPDATE mailbox_send_days SET capped = greatest(capped - $1, 0), total = greatest(total - 1, 0)
 WHERE organization_id = $2 AND mailbox_id = $3 AND day = $4
@@ -114,7 +131,8 @@ func (q *Queries) SendDayCredit(ctx context.Context, db DBTX, arg SendDayCreditP
 }
 
 const sendTaskAmbiguous = `-- name: SendTaskAmbiguous :execrows
-UPDATE send_tasks SET status = 'ambiguous', error_code = $1, error_message = $2
+UPDATE send_tasks SET status = 'ambiguous', error_code = $1, error_message = $2,
+  outcome_check = 'checking'
 WHERE organization_id = $3 AND id = $4 AND status = 'sending' AND attempts = $5
 `
 
@@ -126,6 +144,7 @@ type SendTaskAmbiguousParams struct {
 	Attempts       int32     `json:"attempts"`
 }
 
+// The message was handed over and no answer came: its Sent folder check is queued with it.
 func (q *Queries) SendTaskAmbiguous(ctx context.Context, db DBTX, arg SendTaskAmbiguousParams) (int64, error) {
 	result, err := db.Exec(ctx, sendTaskAmbiguous,
 		arg.ErrorCode,
@@ -178,6 +197,24 @@ func (q *Queries) SendTaskAttachments(ctx context.Context, db DBTX, arg SendTask
 	return items, nil
 }
 
+const sendTaskCopyFiled = `-- name: SendTaskCopyFiled :execrows
+UPDATE send_tasks SET sent_copy = 'filed'
+WHERE organization_id = $1 AND id = $2 AND sent_copy = 'pending'
+`
+
+type SendTaskCopyFiledParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) SendTaskCopyFiled(ctx context.Context, db DBTX, arg SendTaskCopyFiledParams) (int64, error) {
+	result, err := db.Exec(ctx, sendTaskCopyFiled, arg.OrganizationID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const sendTaskFailed = `-- name: SendTaskFailed :execrows
 UPDATE send_tasks SET status = 'failed', failed_at = now(), error_code = $1, error_message = $2
 WHERE organization_id = $3 AND id = $4 AND status = $5 AND attempts = $6
@@ -208,8 +245,135 @@ func (q *Queries) SendTaskFailed(ctx context.Context, db DBTX, arg SendTaskFaile
 	return result.RowsAffected(), nil
 }
 
+const sendTaskForMailbox = `-- name: SendTaskForMailbox :one
+SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy FROM send_tasks WHERE organization_id = $1 AND id = $2 AND mailbox_id = $3 FOR UPDATE
+`
+
+type SendTaskForMailboxParams struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ID             uuid.UUID     `json:"id"`
+	MailboxID      uuid.NullUUID `json:"mailbox_id"`
+}
+
+func (q *Queries) SendTaskForMailbox(ctx context.Context, db DBTX, arg SendTaskForMailboxParams) (SendTask, error) {
+	row := db.QueryRow(ctx, sendTaskForMailbox, arg.OrganizationID, arg.ID, arg.MailboxID)
+	var i SendTask
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.Kind,
+		&i.Status,
+		&i.MailboxID,
+		&i.FromEmail,
+		&i.FromName,
+		&i.ContactID,
+		&i.ToEmail,
+		&i.CampaignID,
+		&i.StepID,
+		&i.StepName,
+		&i.Subject,
+		&i.MessageID,
+		&i.ErrorCode,
+		&i.ErrorMessage,
+		&i.CreatedAt,
+		&i.SentAt,
+		&i.OpenedAt,
+		&i.ClickedAt,
+		&i.RepliedAt,
+		&i.BouncedAt,
+		&i.ToList,
+		&i.Cc,
+		&i.Bcc,
+		&i.ReplyTo,
+		&i.InReplyTo,
+		&i.ThreadReferences,
+		&i.BodyText,
+		&i.BodyHtml,
+		&i.SendMode,
+		&i.NotBefore,
+		&i.Attempts,
+		&i.ClaimedAt,
+		&i.CountedDay,
+		&i.FailedAt,
+		&i.AttachmentIds,
+		&i.Signed,
+		&i.VariantID,
+		&i.UnsubscribeUrl,
+		&i.ThreadID,
+		&i.HandedOverAt,
+		&i.OutcomeCheck,
+		&i.DecidedBy,
+		&i.DecidedAt,
+		&i.SentCopy,
+	)
+	return i, err
+}
+
+const sendTaskGet = `-- name: SendTaskGet :one
+SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy FROM send_tasks WHERE organization_id = $1 AND id = $2
+`
+
+type SendTaskGetParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+func (q *Queries) SendTaskGet(ctx context.Context, db DBTX, arg SendTaskGetParams) (SendTask, error) {
+	row := db.QueryRow(ctx, sendTaskGet, arg.OrganizationID, arg.ID)
+	var i SendTask
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.Kind,
+		&i.Status,
+		&i.MailboxID,
+		&i.FromEmail,
+		&i.FromName,
+		&i.ContactID,
+		&i.ToEmail,
+		&i.CampaignID,
+		&i.StepID,
+		&i.StepName,
+		&i.Subject,
+		&i.MessageID,
+		&i.ErrorCode,
+		&i.ErrorMessage,
+		&i.CreatedAt,
+		&i.SentAt,
+		&i.OpenedAt,
+		&i.ClickedAt,
+		&i.RepliedAt,
+		&i.BouncedAt,
+		&i.ToList,
+		&i.Cc,
+		&i.Bcc,
+		&i.ReplyTo,
+		&i.InReplyTo,
+		&i.ThreadReferences,
+		&i.BodyText,
+		&i.BodyHtml,
+		&i.SendMode,
+		&i.NotBefore,
+		&i.Attempts,
+		&i.ClaimedAt,
+		&i.CountedDay,
+		&i.FailedAt,
+		&i.AttachmentIds,
+		&i.Signed,
+		&i.VariantID,
+		&i.UnsubscribeUrl,
+		&i.ThreadID,
+		&i.HandedOverAt,
+		&i.OutcomeCheck,
+		&i.DecidedBy,
+		&i.DecidedAt,
+		&i.SentCopy,
+	)
+	return i, err
+}
+
 const sendTaskGetForUpdate = `-- name: SendTaskGetForUpdate :one
-SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id FROM send_tasks WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy FROM send_tasks WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type SendTaskGetForUpdateParams struct {
@@ -262,8 +426,140 @@ func (q *Queries) SendTaskGetForUpdate(ctx context.Context, db DBTX, arg SendTas
 		&i.VariantID,
 		&i.UnsubscribeUrl,
 		&i.ThreadID,
+		&i.HandedOverAt,
+		&i.OutcomeCheck,
+		&i.DecidedBy,
+		&i.DecidedAt,
+		&i.SentCopy,
 	)
 	return i, err
+}
+
+const sendTaskHandOver = `-- name: SendTaskHandOver :execrows
+UPDATE send_tasks SET handed_over_at = now()
+WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND attempts = $3
+`
+
+type SendTaskHandOverParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	Attempts       int32     `json:"attempts"`
+}
+
+// The claiming attempt is about to start the message's SMTP transaction: from here a crash leaves it ambiguous.
+func (q *Queries) SendTaskHandOver(ctx context.Context, db DBTX, arg SendTaskHandOverParams) (int64, error) {
+	result, err := db.Exec(ctx, sendTaskHandOver, arg.OrganizationID, arg.ID, arg.Attempts)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sendTaskOutcomeFound = `-- name: SendTaskOutcomeFound :execrows
+UPDATE send_tasks SET status = 'sent', sent_at = coalesce(handed_over_at, now()), outcome_check = 'found_in_sent',
+  sent_copy = 'filed', error_code = '', error_message = ''
+WHERE organization_id = $1 AND id = $2 AND status = 'ambiguous' AND outcome_check = 'checking'
+`
+
+type SendTaskOutcomeFoundParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// The Sent folder holds the ambiguous message: it went out.
+func (q *Queries) SendTaskOutcomeFound(ctx context.Context, db DBTX, arg SendTaskOutcomeFoundParams) (int64, error) {
+	result, err := db.Exec(ctx, sendTaskOutcomeFound, arg.OrganizationID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sendTaskOutcomeResend = `-- name: SendTaskOutcomeResend :execrows
+UPDATE send_tasks SET status = 'queued', outcome_check = 'resent', not_before = now(), counted_day = NULL,
+  handed_over_at = NULL, decided_by = $1, decided_at = CASE WHEN $1::uuid IS NULL THEN NULL ELSE now() END
+WHERE organization_id = $2 AND id = $3 AND status = 'ambiguous' AND outcome_check = $4
+`
+
+type SendTaskOutcomeResendParams struct {
+	DecidedBy      uuid.NullUUID `json:"decided_by"`
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ID             uuid.UUID     `json:"id"`
+	FromCheck      string        `json:"from_check"`
+}
+
+// The ambiguous message is sent again (it did not leave, or a person chose to): back to the queue, due now.
+func (q *Queries) SendTaskOutcomeResend(ctx context.Context, db DBTX, arg SendTaskOutcomeResendParams) (int64, error) {
+	result, err := db.Exec(ctx, sendTaskOutcomeResend,
+		arg.DecidedBy,
+		arg.OrganizationID,
+		arg.ID,
+		arg.FromCheck,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sendTaskOutcomeSkip = `-- name: SendTaskOutcomeSkip :execrows
+UPDATE send_tasks SET outcome_check = 'skipped', decided_by = $1, decided_at = now()
+WHERE organization_id = $2 AND id = $3 AND status = 'ambiguous' AND outcome_check = 'needs_decision'
+`
+
+type SendTaskOutcomeSkipParams struct {
+	DecidedBy      uuid.NullUUID `json:"decided_by"`
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ID             uuid.UUID     `json:"id"`
+}
+
+// A person decided not to send the ambiguous message again.
+func (q *Queries) SendTaskOutcomeSkip(ctx context.Context, db DBTX, arg SendTaskOutcomeSkipParams) (int64, error) {
+	result, err := db.Exec(ctx, sendTaskOutcomeSkip, arg.DecidedBy, arg.OrganizationID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sendTaskOutcomeUndecided = `-- name: SendTaskOutcomeUndecided :execrows
+UPDATE send_tasks SET outcome_check = 'needs_decision'
+WHERE organization_id = $1 AND id = $2 AND status = 'ambiguous' AND outcome_check = 'checking'
+`
+
+type SendTaskOutcomeUndecidedParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+}
+
+// The Sent folder cannot settle the ambiguous message: a person decides.
+func (q *Queries) SendTaskOutcomeUndecided(ctx context.Context, db DBTX, arg SendTaskOutcomeUndecidedParams) (int64, error) {
+	result, err := db.Exec(ctx, sendTaskOutcomeUndecided, arg.OrganizationID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sendTaskRelease = `-- name: SendTaskRelease :execrows
+UPDATE send_tasks SET status = 'queued', counted_day = NULL
+WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND attempts = $3
+  AND handed_over_at IS NULL
+`
+
+type SendTaskReleaseParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	Attempts       int32     `json:"attempts"`
+}
+
+// A task a dead attempt claimed but never handed over goes back to the queue: nothing of it left.
+func (q *Queries) SendTaskRelease(ctx context.Context, db DBTX, arg SendTaskReleaseParams) (int64, error) {
+	result, err := db.Exec(ctx, sendTaskRelease, arg.OrganizationID, arg.ID, arg.Attempts)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const sendTaskRequeue = `-- name: SendTaskRequeue :execrows
@@ -301,18 +597,25 @@ func (q *Queries) SendTaskRequeue(ctx context.Context, db DBTX, arg SendTaskRequ
 }
 
 const sendTaskSent = `-- name: SendTaskSent :execrows
-UPDATE send_tasks SET status = 'sent', sent_at = now(), error_code = '', error_message = ''
-WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND attempts = $3
+UPDATE send_tasks SET status = 'sent', sent_at = now(), error_code = '', error_message = '', sent_copy = $1
+WHERE organization_id = $2 AND id = $3 AND status = 'sending' AND attempts = $4
 `
 
 type SendTaskSentParams struct {
+	SentCopy       string    `json:"sent_copy"`
 	OrganizationID uuid.UUID `json:"organization_id"`
 	ID             uuid.UUID `json:"id"`
 	Attempts       int32     `json:"attempts"`
 }
 
+// sent_copy says whether the message is owed a copy in the Sent folder ('pending') or not (”).
 func (q *Queries) SendTaskSent(ctx context.Context, db DBTX, arg SendTaskSentParams) (int64, error) {
-	result, err := db.Exec(ctx, sendTaskSent, arg.OrganizationID, arg.ID, arg.Attempts)
+	result, err := db.Exec(ctx, sendTaskSent,
+		arg.SentCopy,
+		arg.OrganizationID,
+		arg.ID,
+		arg.Attempts,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -337,9 +640,10 @@ WITH want AS (
   UPDATE mailboxes SET last_capped_send_at = $1
   WHERE organization_id = $3 AND id = $6 AND EXISTS (SELECT 1 FROM fits WHERE fits.capped > 0)
 )
-UPDATE send_tasks SET status = 'sending', attempts = attempts + 1, claimed_at = $1, counted_day = $2
+UPDATE send_tasks SET status = 'sending', attempts = attempts + 1, claimed_at = $1, counted_day = $2,
+  handed_over_at = NULL
 WHERE send_tasks.organization_id = $3 AND send_tasks.id = ANY(ARRAY(SELECT fits.id FROM fits))
-RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id
+RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy
 `
 
 type SendTasksClaimParams struct {
@@ -416,6 +720,11 @@ func (q *Queries) SendTasksClaim(ctx context.Context, db DBTX, arg SendTasksClai
 			&i.VariantID,
 			&i.UnsubscribeUrl,
 			&i.ThreadID,
+			&i.HandedOverAt,
+			&i.OutcomeCheck,
+			&i.DecidedBy,
+			&i.DecidedAt,
+			&i.SentCopy,
 		); err != nil {
 			return nil, err
 		}
@@ -428,7 +737,7 @@ func (q *Queries) SendTasksClaim(ctx context.Context, db DBTX, arg SendTasksClai
 }
 
 const sendTasksLoadForClaim = `-- name: SendTasksLoadForClaim :many
-SELECT t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, t.attachment_ids, t.signed, t.variant_id, t.unsubscribe_url, t.thread_id, m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason FROM send_tasks t, mailboxes m
+SELECT t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, t.attachment_ids, t.signed, t.variant_id, t.unsubscribe_url, t.thread_id, t.handed_over_at, t.outcome_check, t.decided_by, t.decided_at, t.sent_copy, m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason, m.sent_copies FROM send_tasks t, mailboxes m
 WHERE t.organization_id = $1 AND t.id = ANY($2::uuid[])
   AND m.organization_id = $1 AND m.id = $3
 ORDER BY t.id
@@ -501,6 +810,11 @@ func (q *Queries) SendTasksLoadForClaim(ctx context.Context, db DBTX, arg SendTa
 			&i.SendTask.VariantID,
 			&i.SendTask.UnsubscribeUrl,
 			&i.SendTask.ThreadID,
+			&i.SendTask.HandedOverAt,
+			&i.SendTask.OutcomeCheck,
+			&i.SendTask.DecidedBy,
+			&i.SendTask.DecidedAt,
+			&i.SendTask.SentCopy,
 			&i.Mailbox.OrganizationID,
 			&i.Mailbox.ID,
 			&i.Mailbox.UserID,
@@ -573,6 +887,95 @@ func (q *Queries) SendTasksLoadForClaim(ctx context.Context, db DBTX, arg SendTa
 			&i.Mailbox.WarmupBlockedAt,
 			&i.Mailbox.WarmupBlockedUntil,
 			&i.Mailbox.WarmupBlockReason,
+			&i.Mailbox.SentCopies,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sendTasksUndecided = `-- name: SendTasksUndecided :many
+SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy FROM send_tasks
+WHERE organization_id = $1 AND mailbox_id = $2 AND outcome_check = 'needs_decision'
+  AND id > $3
+ORDER BY id
+LIMIT $4
+`
+
+type SendTasksUndecidedParams struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	MailboxID      uuid.NullUUID `json:"mailbox_id"`
+	AfterID        uuid.UUID     `json:"after_id"`
+	MaxRows        int32         `json:"max_rows"`
+}
+
+// The mailbox's ambiguous sends waiting for a person, oldest first (ids are UUIDv7), after a cursor.
+func (q *Queries) SendTasksUndecided(ctx context.Context, db DBTX, arg SendTasksUndecidedParams) ([]SendTask, error) {
+	rows, err := db.Query(ctx, sendTasksUndecided,
+		arg.OrganizationID,
+		arg.MailboxID,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SendTask{}
+	for rows.Next() {
+		var i SendTask
+		if err := rows.Scan(
+			&i.OrganizationID,
+			&i.ID,
+			&i.Kind,
+			&i.Status,
+			&i.MailboxID,
+			&i.FromEmail,
+			&i.FromName,
+			&i.ContactID,
+			&i.ToEmail,
+			&i.CampaignID,
+			&i.StepID,
+			&i.StepName,
+			&i.Subject,
+			&i.MessageID,
+			&i.ErrorCode,
+			&i.ErrorMessage,
+			&i.CreatedAt,
+			&i.SentAt,
+			&i.OpenedAt,
+			&i.ClickedAt,
+			&i.RepliedAt,
+			&i.BouncedAt,
+			&i.ToList,
+			&i.Cc,
+			&i.Bcc,
+			&i.ReplyTo,
+			&i.InReplyTo,
+			&i.ThreadReferences,
+			&i.BodyText,
+			&i.BodyHtml,
+			&i.SendMode,
+			&i.NotBefore,
+			&i.Attempts,
+			&i.ClaimedAt,
+			&i.CountedDay,
+			&i.FailedAt,
+			&i.AttachmentIds,
+			&i.Signed,
+			&i.VariantID,
+			&i.UnsubscribeUrl,
+			&i.ThreadID,
+			&i.HandedOverAt,
+			&i.OutcomeCheck,
+			&i.DecidedBy,
+			&i.DecidedAt,
+			&i.SentCopy,
 		); err != nil {
 			return nil, err
 		}

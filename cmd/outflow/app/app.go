@@ -31,6 +31,7 @@ import (
 	"github.com/outflowhq/outflow/internal/eventing/realtime"
 	"github.com/outflowhq/outflow/internal/identity/captcha"
 	"github.com/outflowhq/outflow/internal/mail/mailbox"
+	"github.com/outflowhq/outflow/internal/mail/sending"
 	"github.com/outflowhq/outflow/internal/platform/config"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/egress"
@@ -124,6 +125,9 @@ type parts struct {
 	// campaigns is the sequence engine: the workers plan and settle with it, and the API applies posted
 	// deliverability events (a bounce's lead, a reply) through it.
 	campaigns *engine.Engine
+	// sending is the send pipeline: the workers send through it, and the API applies a person's decision on an
+	// ambiguous send through it (a campaign send's result moves its lead in the transaction that records it).
+	sending *sending.Pipeline
 	// approvals holds actions the agent policy gate refused for a person (API), acts on approved ones through
 	// the executors registered per action type, and expires the undecided (workers).
 	approvals *approvals.Service
@@ -193,6 +197,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Optio
 	// A lead whose contact was never checked waits for the built-in checks before its first send.
 	p.campaigns = engine.New(p.pool, engine.Options{AuthGrace: cfg.DomainAuthGrace, Verifier: verify.Requests{},
 		Tracking: engine.Tracking{Signer: p.signer, Host: cfg.TrackingHost, PublicURL: cfg.PublicURL}})
+	p.sending = sending.New(p.pool, p.creds, p.dialer, p.logger, cfg.DomainAuthGrace)
+	p.sending.OnSettle(p.campaigns.Settle)
 	p.appsEgress = egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}
 	p.apps = apps.NewClient(apps.Options{Egress: p.appsEgress, TLS: opts.AppsTLS})
 	if opts.Work {

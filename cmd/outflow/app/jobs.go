@@ -17,7 +17,6 @@ import (
 	"github.com/outflowhq/outflow/internal/inbox/classify"
 	"github.com/outflowhq/outflow/internal/inbox/replies"
 	"github.com/outflowhq/outflow/internal/mail/mailsync"
-	"github.com/outflowhq/outflow/internal/mail/sending"
 	"github.com/outflowhq/outflow/internal/platform/config"
 	"github.com/outflowhq/outflow/jobs"
 )
@@ -26,9 +25,6 @@ import (
 // process's parts.
 func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
 	campaigns := p.campaigns
-	pipeline := sending.New(p.pool, p.creds, p.dialer, p.logger, p.cfg.DomainAuthGrace)
-	// A campaign send's result moves its lead in the transaction that records it.
-	pipeline.OnSettle(campaigns.Settle)
 	syncer := mailsync.NewSyncer(p.pool, p.creds, p.dialer, p.logger)
 	// A synced reply is classified, and when it answers a campaign send moves its lead, in the transaction that
 	// stores the reply.
@@ -42,7 +38,7 @@ func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
 		Notifications: notify.NewDeliverer(p.pool, p.mail, notify.LogPusher{Logger: p.logger}, p.cfg.AppURL),
 		Webhooks:      p.deliver,
 		Verifier:      p.verifier,
-		Sending:       pipeline,
+		Sending:       p.sending,
 		Engine:        campaigns,
 		Syncer:        syncer,
 		TestRuns:      p.testRuns,

@@ -137,7 +137,7 @@ func newHandler(p *parts, recorder *usage.Recorder, events *tracking.Batcher, ga
 		Mailboxes: handlers.NewMailboxes(p.pool, keyring, outbox, inserter, handlers.MailboxOptions{
 			Dialer: p.dialer, Resolver: p.resolver, MaxMailboxes: cfg.MaxMailboxes,
 			TrackingHost: cfg.TrackingHost, AuthGrace: cfg.DomainAuthGrace, Verifier: p.verifier,
-			Credentials: p.creds, AppURL: cfg.AppURL, Approvals: p.approvals}),
+			Credentials: p.creds, AppURL: cfg.AppURL, Approvals: p.approvals, Sending: p.sending}),
 		CampaignEstimates: handlers.NewCampaignEstimates(p.pool, cfg.DomainAuthGrace),
 		CampaignChecks:    handlers.NewCampaignChecks(p.pool),
 		CampaignTests:     handlers.NewCampaignTests(p.pool, campaigns, inserter, p.testRuns),

@@ -25,13 +25,20 @@ import (
 // meanwhile is reopened, and the lead fails after the campaign's attempts); a recipient the server rejected is
 // a hard bounce, never retried, recorded by the deliverability recorder after the lead is moved (its evidence,
 // the address's suppression, campaign.email_bounced and the campaign's bounce rate). A send that is no longer
-// its lead's in-flight one changes nothing.
+// its lead's in-flight one changes nothing. An ambiguous send keeps its lead waiting on it (with the reason)
+// until it settles as sent or, by a person's decision, skipped: skipped moves the lead on without counting it.
 func (e *Engine) Settle(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, s sending.Settled) error {
 	t := s.Task
 	if t.Kind != sending.KindCampaign || !t.CampaignID.Valid || !t.ContactID.Valid {
 		return nil
 	}
 	org, campaignID, contact := t.OrganizationID, t.CampaignID.UUID, t.ContactID.UUID
+	if s.Status == sending.StatusAmbiguous {
+		// The send may or may not have left: the lead keeps waiting on it until its Sent folder (or a person)
+		// settles it, so it neither misses the step nor gets it twice.
+		return queries.EngineLeadAwaitOutcome(ctx, tx, dbq.EngineLeadAwaitOutcomeParams{OrganizationID: org, CampaignID: campaignID,
+			ContactID: contact, TaskID: uuid.NullUUID{UUID: t.ID, Valid: true}, WaitReason: waitOutcomeUnknown})
+	}
 	if s.Status == sending.StatusFailed {
 		// A failure changes the campaign's day and plans and may reopen or pause it: the campaign is locked
 		// first, in the order a planning pass and a stop take their locks (campaign, then leads, plans, day).
@@ -81,8 +88,11 @@ func (st *settlement) params() dbq.EngineLeadSettleParams {
 		FailureReason: l.FailureReason}
 }
 
-// sent keeps the advance: delivered counts as a sent step; ambiguous (it may have been delivered) moves on
-// without counting, since sending it again could duplicate it.
+// waitOutcomeUnknown is the wait reason of a lead whose send's outcome is being settled.
+const waitOutcomeUnknown = "The last send's outcome is unknown (the connection broke after the message was handed over); it is being looked for in the mailbox's Sent folder, or waits for a person's decision."
+
+// sent keeps the advance: delivered counts as a sent step; a skipped ambiguous send (it may have been
+// delivered, and a person chose not to send it again) moves on without counting.
 func (st *settlement) sent(ctx context.Context, delivered bool) error {
 	steps, err := queries.EngineStepCount(ctx, st.tx, dbq.EngineStepCountParams{OrganizationID: st.row.OrganizationID, CampaignID: st.row.ID})
 	if err != nil {

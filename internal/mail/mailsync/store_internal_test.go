@@ -4,18 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/emersion/go-imap/v2"
 	"github.com/stretchr/testify/require"
 )
-
-func TestDraftsFoldersAreFoundByTheirAttributeOrTheirUsualNames(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, "drafts", roleOf(&imap.ListData{Mailbox: "Entwürfe", Attrs: []imap.MailboxAttr{imap.MailboxAttrDrafts}}, true))
-	require.Empty(t, roleOf(&imap.ListData{Mailbox: "Entwürfe"}, false), "an unknown name without the attribute is no drafts folder")
-	for _, name := range []string{"Drafts", "Draft", "[Gmail]/Drafts", "INBOX.Drafts"} {
-		require.Equal(t, "drafts", roleOf(&imap.ListData{Mailbox: name}, false), name)
-	}
-}
 
 func TestASnippetIsTheFoldedStartOfTheTextOrOfTheHTMLsText(t *testing.T) {
 	t.Parallel()

@@ -304,7 +304,7 @@ func discover(c *imapclient.Client) ([]folder, error) {
 			if slices.Contains(l.Attrs, imap.MailboxAttrNoSelect) || strings.EqualFold(l.Mailbox, "INBOX") {
 				continue
 			}
-			role := roleOf(l, pass)
+			role := mailbox.FolderRole(l, pass)
 			if role == "" || taken[role] {
 				continue
 			}
@@ -313,36 +313,6 @@ func discover(c *imapclient.Client) ([]folder, error) {
 		}
 	}
 	return out, nil
-}
-
-// roleOf names a folder's role by its special-use attribute (byAttr) or by its name.
-func roleOf(l *imap.ListData, byAttr bool) string {
-	if byAttr {
-		for attr, role := range map[imap.MailboxAttr]string{imap.MailboxAttrSent: "sent", imap.MailboxAttrJunk: "spam",
-			imap.MailboxAttrTrash: "trash", imap.MailboxAttrArchive: "archive", imap.MailboxAttrDrafts: "drafts"} {
-			if slices.Contains(l.Attrs, attr) {
-				return role
-			}
-		}
-		return ""
-	}
-	name := strings.ToLower(l.Mailbox)
-	if i := strings.LastIndexAny(name, "/."); i >= 0 {
-		name = name[i+1:]
-	}
-	switch name {
-	case "sent", "sent items", "sent mail", "sent messages":
-		return "sent"
-	case "spam", "junk", "junk e-mail", "junk email", "bulk mail":
-		return "spam"
-	case "trash", "deleted items", "deleted messages", "bin":
-		return "trash"
-	case "archive", "archives":
-		return "archive"
-	case "drafts", "draft":
-		return "drafts"
-	}
-	return ""
 }
 
 // syncFolder fetches what the folder has beyond its last stored UID (on the first sync: what arrived within

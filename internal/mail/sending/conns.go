@@ -48,9 +48,10 @@ type conns struct {
 	byMailbox map[uuid.UUID]*session
 }
 
-// session is one mailbox's pooled SMTP session; its mutex keeps one transaction at a time on it.
+// session is one mailbox's pooled SMTP session; its token (a channel of one, so a job whose context ends stops
+// waiting) keeps one transaction at a time on it.
 type session struct {
-	mu       sync.Mutex
+	token    chan struct{}
 	client   *smtp.Client
 	version  time.Time // the mailbox's updated_at when the session was opened: settings changed means redial
 	lastUsed time.Time
@@ -65,30 +66,51 @@ func (p *conns) entry(id uuid.UUID, now time.Time) *session {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for other, s := range p.byMailbox {
-		if other != id && s.mu.TryLock() {
+		if other == id {
+			continue
+		}
+		select {
+		case s.token <- struct{}{}:
 			if s.client != nil && now.Sub(s.lastUsed) > p.idle {
 				_ = s.client.Close()
 				s.client = nil
 			}
-			s.mu.Unlock()
+			<-s.token
+		default:
 		}
 	}
 	s := p.byMailbox[id]
 	if s == nil {
-		s = &session{}
+		s = &session{token: make(chan struct{}, 1)}
 		p.byMailbox[id] = s
 	}
 	return s
 }
 
-// send hands one message to the mailbox's SMTP server on its pooled session (dialing one when there is none,
-// it has idled too long or the mailbox changed since) and classifies what happened. A pooled session that
-// turns out dead before anything was handed over is replaced once.
-func (p *conns) send(ctx context.Context, id uuid.UUID, version time.Time, srv mailbox.Server, from string, rcpts []string, msg []byte) result {
+// hold waits for the mailbox's session to be free and takes it (nil when ctx ends first); the holder calls
+// release when done. The pipeline holds it from hand-over until the result is recorded, so at most one message
+// per mailbox session is ever handed over and not yet recorded: what a crash can leave ambiguous.
+func (p *conns) hold(ctx context.Context, id uuid.UUID) *session {
+	s := p.entry(id, time.Now())
+	select {
+	case s.token <- struct{}{}:
+		return s
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// release gives the session back.
+func (s *session) release() { <-s.token }
+
+// send hands one message to the mailbox's SMTP server on its pooled session s, which the caller holds
+// (dialing one when there is none, it has idled too long or the mailbox changed since), and classifies what
+// happened. A pooled session that turns out dead before anything was handed over is replaced once.
+//
+// handOver runs once, on the session, just before the first SMTP transaction starts; when it fails nothing is
+// sent and the attempt is retried later.
+func (p *conns) send(ctx context.Context, s *session, version time.Time, srv mailbox.Server, from string, rcpts []string, msg []byte, handOver func() error) result {
 	now := time.Now()
-	s := p.entry(id, now)
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.client != nil && (!s.version.Equal(version) || now.Sub(s.lastUsed) > p.idle) {
 		_ = s.client.Close()
 		s.client = nil
@@ -101,6 +123,11 @@ func (p *conns) send(ctx context.Context, id uuid.UUID, version time.Time, srv m
 				return dialResult(err)
 			}
 			s.client, s.version = c, version
+		}
+		if try == 0 {
+			if err := handOver(); err != nil {
+				return result{outcome: transient, code: "hand_over_unrecorded", message: "The hand-over could not be recorded, so nothing was sent: " + err.Error()}
+			}
 		}
 		res, broken := transaction(ctx, s.client, from, rcpts, msg)
 		s.lastUsed = time.Now()

@@ -12,14 +12,27 @@
 //     counted per mailbox-local day) and minimum gap (min_wait_time) are checked and charged for capped kinds
 //     (campaign and direct sends; replies and warmup are exempt): a task that would break either waits, queued,
 //     until it would not. No caller can exceed them because no caller sends any other way.
-//   - The message is handed to SMTP outside any transaction, over a connection pooled per mailbox.
+//   - The claim reserves; the hand-over is per message. Just before its SMTP transaction starts, on the
+//     mailbox's pooled connection, the attempt marks its task handed over (handed_over_at) and keeps the
+//     connection until the result is recorded, so per mailbox session at most one message is ever handed
+//     over and not yet recorded: all a crash can leave ambiguous.
 //   - The result is written in a second transaction, guarded by the claiming attempt: sent (the Message-ID we
 //     wrote), failed with a code and message (a permanent rejection, or the fifth transient failure), queued
 //     again with backoff (a transient failure before the message was handed over), or ambiguous when the
 //     connection broke after the message was handed over and before the server answered. A failed or retried
 //     send gives its place in the day back.
-//   - A task found in flight by a later attempt (the worker died between claim and result) is marked
-//     ambiguous, never sent again: a duplicate to a prospect is worse than a send to check by hand.
+//   - A task found claimed by a later attempt (the worker died) is sent again when it was never handed over
+//     (its day's place given back and charged anew), and marked ambiguous when it was: never sent again
+//     blindly, since a duplicate to a prospect is worse than a late send.
+//   - An ambiguous task is settled from the mailbox's Sent folder (CheckOutcome, SentFolderDelay later): its
+//     deterministic Message-ID found there, it was sent; absent from a server known to file what it sends, it
+//     never left and is sent again; otherwise (a server that files nothing, or a folder out of reach after a
+//     few tries) it is listed for a person (GET /emails/{id}/unsettled-sends), who resends or skips it (Decide).
+//     A campaign lead waits on its ambiguous send until then; a skipped one moves it on without counting.
+//   - Sent mail is copied to the Sent folder where the server does not file it (FileCopy): whether it does is
+//     learned from the first sent message looked for there (mailboxes.sent_copies), never guessed from the
+//     domain; the copy is \Seen, made once per message (a copy already there is not appended again), and
+//     never made of warmup mail.
 //   - A mailbox that is not active, a suppressed recipient, or (for campaign and warmup mail) a domain that has
 //     failed authentication for longer than the grace period fails the task before anything is sent.
 //   - Every result (sent, failed, ambiguous; not a requeue) is told to the settle hook (OnSettle) inside the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -194,8 +195,10 @@ type Pipeline struct {
 	authGrace time.Duration
 	now       func() time.Time
 	// settle is told every task's result (see OnSettle); nil tells no one.
-	settle  SettleHook
-	turnsMu sync.Mutex
+	settle SettleHook
+	// sentFolderDelay: see SentFolderDelay.
+	sentFolderDelay time.Duration
+	turnsMu         sync.Mutex
 	// turns holds one claim turn per mailbox this process has sent from (a few hundred at most).
 	turns map[uuid.UUID]*turn
 }
@@ -204,7 +207,7 @@ type Pipeline struct {
 // authGrace is how long a domain may fail authentication before its cold and warmup sends stop.
 func New(pool *pgxpool.Pool, creds *mailbox.Credentials, dialer mailbox.Dialer, logger *slog.Logger, authGrace time.Duration) *Pipeline {
 	return &Pipeline{pool: pool, creds: creds, conns: newConns(dialer), logger: logger, now: time.Now, authGrace: authGrace,
-		turns: map[uuid.UUID]*turn{}}
+		turns: map[uuid.UUID]*turn{}, sentFolderDelay: SentFolderDelay}
 }
 
 // Worker is the River worker of Args.
@@ -243,8 +246,21 @@ func (p *Pipeline) Attempt(ctx context.Context, outbox *events.Outbox, a Args) (
 	if err != nil || c == nil {
 		return wait, err
 	}
-	res := p.deliver(ctx, outbox, c)
-	return p.record(context.WithoutCancel(ctx), outbox, c, res)
+	srv, msg, res := p.prepare(ctx, outbox, c)
+	if res != nil {
+		return p.record(context.WithoutCancel(ctx), outbox, c, *res)
+	}
+	// The mailbox's session is held from the hand-over until the result is recorded: a crash leaves at most
+	// this one message per session ambiguous, not every message sent and not yet recorded.
+	s := p.conns.hold(ctx, c.mailbox.ID)
+	if s == nil {
+		return p.record(context.WithoutCancel(ctx), outbox, c, result{outcome: transient, code: "canceled",
+			message: "The attempt ended while it waited for the mailbox's connection; nothing was sent."})
+	}
+	defer s.release()
+	sent := p.conns.send(ctx, s, c.mailbox.UpdatedAt, srv, c.task.FromEmail, recipients(c.task), msg,
+		func() error { return p.handOver(ctx, c.task) })
+	return p.record(context.WithoutCancel(ctx), outbox, c, sent)
 }
 
 // turn is where the claims on one mailbox meet in this process. Claims on a mailbox take turns on its row
@@ -252,8 +268,9 @@ func (p *Pipeline) Attempt(ctx context.Context, outbox *events.Outbox, a Args) (
 // in one transaction, so a burst of jobs for a mailbox costs a few claim transactions, not one each, and
 // holds one database connection while it waits.
 type turn struct {
-	// running is held by the claim in progress.
-	running sync.Mutex
+	// running holds a token while a claim is in progress (a channel, so a job whose context ends stops
+	// waiting for its turn: a job past its timeout never lingers behind a slow claim).
+	running chan struct{}
 	mu      sync.Mutex // guards waiting
 	waiting []*claimRequest
 }
@@ -279,7 +296,7 @@ func (p *Pipeline) claimInTurn(ctx context.Context, outbox *events.Outbox, a Arg
 	p.turnsMu.Lock()
 	t := p.turns[a.MailboxID]
 	if t == nil {
-		t = &turn{}
+		t = &turn{running: make(chan struct{}, 1)}
 		p.turns[a.MailboxID] = t
 	}
 	p.turnsMu.Unlock()
@@ -288,8 +305,17 @@ func (p *Pipeline) claimInTurn(ctx context.Context, outbox *events.Outbox, a Arg
 	t.waiting = append(t.waiting, req)
 	t.mu.Unlock()
 
-	t.running.Lock()
-	defer t.running.Unlock()
+	select {
+	case t.running <- struct{}{}:
+	case <-ctx.Done():
+		// Leave the queue; a claim that took the task along meanwhile has claimed it for nobody, which the next
+		// attempt finds claimed and never handed over, and works again.
+		t.mu.Lock()
+		t.waiting = slices.DeleteFunc(t.waiting, func(r *claimRequest) bool { return r == req })
+		t.mu.Unlock()
+		return nil, 0, ctx.Err()
+	}
+	defer func() { <-t.running }()
 	select {
 	case r := <-req.done: // the claim before this one took the task along
 		return r.claimed, r.wait, r.err
@@ -337,7 +363,7 @@ func (p *Pipeline) claim(ctx context.Context, outbox *events.Outbox, org, mailbo
 				continue
 			}
 			found[row.SendTask.ID], m = row.SendTask, row.Mailbox
-			if row.SendTask.Status == "queued" {
+			if row.SendTask.Status == "queued" || released(row.SendTask) {
 				addresses = append(addresses, recipients(row.SendTask)...)
 			}
 		}
@@ -415,19 +441,26 @@ func (p *Pipeline) claim(ctx context.Context, outbox *events.Outbox, org, mailbo
 // let it wait (its time or the mailbox's gap has not come). m is the task's mailbox as this claim sees it.
 func (p *Pipeline) check(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, t dbq.SendTask, m dbq.Mailbox, blocked map[string]dbq.Suppression, now time.Time) (wait time.Duration, ok bool, err error) {
 	org, id := t.OrganizationID, t.ID
-	switch t.Status {
-	case "sending":
-		// An earlier attempt claimed it and never wrote a result: its worker died between hand-over and
-		// answer, or before. Whether the message left is unknown, so it is not sent again.
-		const code = "outcome_unknown"
-		const message = "The attempt sending this message stopped before recording its result; it may have been delivered, so it is not sent again."
-		n, err := queries.SendTaskAmbiguous(ctx, tx, dbq.SendTaskAmbiguousParams{OrganizationID: org, ID: id,
-			Attempts: t.Attempts, ErrorCode: code, ErrorMessage: message})
-		if err == nil && n > 0 {
-			err = p.settled(ctx, tx, outbox, Settled{Task: t, Status: StatusAmbiguous, Code: code, Message: message})
+	switch {
+	case released(t):
+		// An earlier attempt claimed it and died before handing it over: nothing left, so it is worked again
+		// (and its place in the day given back: this claim charges it anew).
+		n, err := queries.SendTaskRelease(ctx, tx, dbq.SendTaskReleaseParams{OrganizationID: org, ID: id, Attempts: t.Attempts})
+		if err != nil || n == 0 {
+			return 0, false, err
 		}
+		if err := p.credit(ctx, tx, t); err != nil {
+			return 0, false, err
+		}
+		t.Status, t.CountedDay = "queued", nil
+	case t.Status == "sending":
+		// An earlier attempt handed it over and never wrote a result: its worker died between hand-over and
+		// answer. Whether the message left is unknown, so it is not sent again until its Sent folder says.
+		const code = "outcome_unknown"
+		const message = "The attempt sending this message stopped after handing it over and before recording its result; it may have been delivered, so it is not sent again unless the mailbox's Sent folder shows it did not leave."
+		_, err := p.ambiguous(ctx, tx, outbox, t, code, message)
 		return 0, false, err
-	case "queued":
+	case t.Status == "queued":
 	default:
 		return 0, false, nil // settled: sent, failed, canceled or ambiguous
 	}
@@ -494,35 +527,85 @@ func recipients(t dbq.SendTask) []string {
 	return append(out, t.Bcc...)
 }
 
-// deliver hands the claimed task to the mailbox's SMTP server.
-func (p *Pipeline) deliver(ctx context.Context, outbox *events.Outbox, c *claimed) result {
+// prepare reads what the claimed task's hand-over needs: the mailbox's SMTP server and login, and the
+// message as it goes on the wire. A result says the task cannot go out now (or ever).
+func (p *Pipeline) prepare(ctx context.Context, outbox *events.Outbox, c *claimed) (mailbox.Server, []byte, *result) {
 	srv, _, err := p.creds.Servers(ctx, outbox, c.mailbox)
 	switch {
 	case errors.Is(err, mailbox.ErrNeedsConsent):
-		return result{outcome: rejected, code: "mailbox_auth_failed", message: err.Error(), account: mailbox.ConditionAuthError}
+		return srv, nil, &result{outcome: rejected, code: "mailbox_auth_failed", message: err.Error(), account: mailbox.ConditionAuthError}
 	case err != nil && mailbox.OAuth(c.mailbox):
 		// The provider could not refresh the access token now: try again later.
-		return result{outcome: transient, code: "mailbox_token_unavailable", message: err.Error()}
+		return srv, nil, &result{outcome: transient, code: "mailbox_token_unavailable", message: err.Error()}
 	case err != nil:
-		return result{outcome: rejected, code: "mailbox_auth_failed", message: "The stored credential cannot be read; connect the mailbox again.",
+		return srv, nil, &result{outcome: rejected, code: "mailbox_auth_failed", message: "The stored credential cannot be read; connect the mailbox again.",
 			account: mailbox.ConditionAuthError}
 	}
+	msg, err := p.compose(ctx, c.task, c.mailbox, p.now())
+	var invalid *invalidMessage
+	switch {
+	case errors.As(err, &invalid):
+		return srv, nil, &result{outcome: rejected, code: "message_invalid", message: err.Error()}
+	case err != nil:
+		return srv, nil, &result{outcome: transient, code: "attachments_unavailable", message: "The message's attachments could not be read; it will be tried again."}
+	}
+	return srv, msg, nil
+}
+
+// invalidMessage is a task that cannot be written as a message (retrying would not help).
+type invalidMessage struct{ err error }
+
+func (e *invalidMessage) Error() string { return e.err.Error() }
+
+// compose writes the task's message as it goes on the wire, dated at, with its attachments read.
+func (p *Pipeline) compose(ctx context.Context, t dbq.SendTask, m dbq.Mailbox, at time.Time) ([]byte, error) {
 	var files []dbq.SendTaskAttachmentsRow
-	if len(c.task.AttachmentIds) > 0 {
-		read := db.WithOrgTx(ctx, p.pool, c.task.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
-			var qerr error
-			files, qerr = queries.SendTaskAttachments(ctx, tx, dbq.SendTaskAttachmentsParams{OrganizationID: c.task.OrganizationID, Ids: c.task.AttachmentIds})
-			return qerr
+	if len(t.AttachmentIds) > 0 {
+		err := db.WithOrgTx(ctx, p.pool, t.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
+			var err error
+			files, err = queries.SendTaskAttachments(ctx, tx, dbq.SendTaskAttachmentsParams{OrganizationID: t.OrganizationID, Ids: t.AttachmentIds})
+			return err
 		})
-		if read != nil {
-			return result{outcome: transient, code: "attachments_unavailable", message: "The message's attachments could not be read; it will be tried again."}
+		if err != nil {
+			return nil, err
 		}
 	}
-	msg, err := build(c.task, c.mailbox, p.now(), files)
+	msg, err := build(t, m, at, files)
 	if err != nil {
-		return result{outcome: rejected, code: "message_invalid", message: err.Error()}
+		return nil, &invalidMessage{err}
 	}
-	return p.conns.send(ctx, c.mailbox.ID, c.mailbox.UpdatedAt, srv, c.task.FromEmail, recipients(c.task), msg)
+	return msg, nil
+}
+
+// errNotOurs stops a hand-over whose task is no longer the attempt's (a later attempt took it).
+var errNotOurs = errors.New("sending: the task is no longer this attempt's")
+
+// handOver marks the claimed task handed over, just before its SMTP transaction starts: from here a crash
+// leaves it ambiguous, before here a later attempt sends it again. Nothing is sent when the mark is not written.
+func (p *Pipeline) handOver(ctx context.Context, t dbq.SendTask) error {
+	return db.WithOrgTx(ctx, p.pool, t.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
+		n, err := queries.SendTaskHandOver(ctx, tx, dbq.SendTaskHandOverParams{OrganizationID: t.OrganizationID, ID: t.ID, Attempts: t.Attempts})
+		if err == nil && n == 0 {
+			err = errNotOurs
+		}
+		return err
+	})
+}
+
+// released reports a task an earlier attempt claimed and never handed over: it can be claimed again.
+func released(t dbq.SendTask) bool { return t.Status == "sending" && t.HandedOverAt == nil }
+
+// credit gives a task's place in its mailbox's day back (a send that did not go out, or one claimed again).
+func (p *Pipeline) credit(ctx context.Context, tx pgx.Tx, t dbq.SendTask) error {
+	if t.CountedDay == nil || !t.MailboxID.Valid {
+		return nil
+	}
+	var charge int32
+	if capped(t.Kind) {
+		charge = 1
+	}
+	return queries.SendDayCredit(ctx, tx, dbq.SendDayCreditParams{OrganizationID: t.OrganizationID, MailboxID: t.MailboxID.UUID,
+		Day: *t.CountedDay, Capped: charge})
 }
 
 // record writes the attempt's result (guarded by the attempt that claimed the task: a result that comes too
@@ -541,11 +624,15 @@ func (p *Pipeline) record(ctx context.Context, outbox *events.Outbox, c *claimed
 		switch {
 		case res.outcome == delivered:
 			result = Settled{Task: t, Status: StatusSent}
-			n, err = queries.SendTaskSent(ctx, tx, dbq.SendTaskSentParams{OrganizationID: org, ID: t.ID, Attempts: t.Attempts})
+			copyOwed := t.Kind != KindWarmup && m.SentCopies != SentCopiesServer
+			n, err = queries.SendTaskSent(ctx, tx, dbq.SendTaskSentParams{OrganizationID: org, ID: t.ID, Attempts: t.Attempts,
+				SentCopy: map[bool]string{true: "pending", false: ""}[copyOwed]})
+			if err == nil && n > 0 && copyOwed {
+				err = p.oweCopy(ctx, tx, outbox, t, m)
+			}
 		case res.outcome == ambiguous:
-			result.Status = StatusAmbiguous
-			n, err = queries.SendTaskAmbiguous(ctx, tx, dbq.SendTaskAmbiguousParams{OrganizationID: org, ID: t.ID,
-				Attempts: t.Attempts, ErrorCode: res.code, ErrorMessage: clip(res.message)})
+			// Recorded (and told to the hook) by ambiguous itself, which queues the Sent folder check.
+			n, err = p.ambiguous(ctx, tx, outbox, t, res.code, clip(res.message))
 		case res.outcome == transient && t.Attempts < MaxAttempts:
 			wait = retryAfter(t.Attempts)
 			credit = true
@@ -569,12 +656,8 @@ func (p *Pipeline) record(ctx context.Context, outbox *events.Outbox, c *claimed
 			wait = 0
 			return nil
 		}
-		if credit && t.CountedDay != nil {
-			var charge int32
-			if capped(t.Kind) {
-				charge = 1
-			}
-			if err := queries.SendDayCredit(ctx, tx, dbq.SendDayCreditParams{OrganizationID: org, MailboxID: m.ID, Day: *t.CountedDay, Capped: charge}); err != nil {
+		if credit {
+			if err := p.credit(ctx, tx, t); err != nil {
 				return err
 			}
 		}

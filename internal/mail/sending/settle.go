@@ -15,7 +15,9 @@ import (
 type Settled struct {
 	// Task is the task as its attempt saw it (status and counters before the result).
 	Task dbq.SendTask
-	// Status is StatusSent, StatusFailed or StatusAmbiguous.
+	// Status is StatusSent, StatusFailed or StatusAmbiguous, or StatusSkipped when a person ends an ambiguous
+	// send. An ambiguous task is told again when it settles: sent (found in its Sent folder, or sent again) or
+	// skipped.
 	Status string
 	// Code and Message are the failure's error code and text (empty when sent).
 	Code, Message string
@@ -26,6 +28,8 @@ const (
 	StatusSent      = "sent"
 	StatusFailed    = "failed"
 	StatusAmbiguous = "ambiguous"
+	// StatusSkipped: a person decided an ambiguous send is not sent again (it may or may not have left).
+	StatusSkipped = "skipped"
 )
 
 // SettleHook is told each task's result inside the transaction that records it, so what the sender keeps about

@@ -96,6 +96,12 @@ func (s *IMAPServer) Append(t testing.TB, folder string, raw []byte, flags ...im
 	return data.UID
 }
 
+// file stores a raw message in the user's folder, \Seen, as a server files what its user sent.
+func (s *IMAPServer) file(folder string, raw []byte) error {
+	_, err := s.user.Append(folder, literal{bytes.NewReader(raw)}, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: time.Now()})
+	return err
+}
+
 // literal is a message body as IMAP literal.
 type literal struct{ *bytes.Reader }
 

@@ -99,6 +99,16 @@ type SMTPServer struct {
 	stall    chan struct{}
 	logins   int
 	token    string
+	// sentTo is the IMAP server whose Sent folder gets a copy of every accepted message (FileSentTo).
+	sentTo *IMAPServer
+}
+
+// FileSentTo makes the server file a copy of every message it accepts in imap's Sent folder, before it
+// answers, as Gmail and Microsoft 365 do with what their users send: a server that "keeps sent copies".
+func (s *SMTPServer) FileSentTo(imap *IMAPServer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sentTo = imap
 }
 
 // AcceptToken makes the server also take XOAUTH2 logins of its user with this access token (as Google's and
@@ -258,8 +268,13 @@ func (s *session) Data(r io.Reader) error {
 	s.msg.Data = data
 	s.s.mu.Lock()
 	s.s.received = append(s.s.received, s.msg)
-	stall := s.s.stall
+	stall, sentTo := s.s.stall, s.s.sentTo
 	s.s.mu.Unlock()
+	if sentTo != nil {
+		if err := sentTo.file("Sent", data); err != nil {
+			return err
+		}
+	}
 	if stall != nil {
 		<-stall
 	}
