@@ -45,7 +45,11 @@ type toolView struct {
 	Permissions uint64   `json:"permissions"`
 	Scopes      []string `json:"scopes"`
 	Sessions    bool     `json:"sessions"`
-	ReadOnly    bool     `json:"read_only"`
+	// ReadOnly, Destructive and Idempotent are the tool's hints (tools.Hints), which MCP lists as
+	// readOnlyHint, destructiveHint and idempotentHint.
+	ReadOnly    bool `json:"read_only"`
+	Destructive bool `json:"destructive"`
+	Idempotent  bool `json:"idempotent"`
 	// Operation is the API operation the tool calls (absent for whoami).
 	Operation *toolOperation `json:"operation,omitempty"`
 }
@@ -67,7 +71,8 @@ func (h *AgentTools) AgentToolsList(ctx context.Context) (api.AgentToolsListOK, 
 	views := make([]toolView, len(tools))
 	for i, t := range tools {
 		views[i] = toolView{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.SchemaJSON(),
-			Permissions: uint64(t.Scope), Scopes: t.Scope.Names(), Sessions: t.Sessions, ReadOnly: t.ReadOnly}
+			Permissions: uint64(t.Scope), Scopes: t.Scope.Names(), Sessions: t.Sessions,
+			ReadOnly: t.Hints.ReadOnly, Destructive: t.Hints.Destructive, Idempotent: t.Hints.Idempotent}
 		if views[i].Scopes == nil {
 			views[i].Scopes = []string{}
 		}
@@ -104,7 +109,7 @@ func (h *AgentTools) AgentToolsCall(ctx context.Context, req *api.AgentToolsCall
 
 // RegisterTools registers the tools: whoami, and one tool per operation of the contract an agent works with
 // (tools.Selected) that is implemented and open to API keys and OAuth tokens in Routes, with the input schema
-// derived from the contract (gen/toolspec) and the route's scope. Each call is served by api, the server's
+// and hints derived from the contract (gen/toolspec) and the route's scope. Each call is served by api, the server's
 // whole request path, under prefix (where the API is mounted), so it meets every check the REST call meets.
 func (h *AgentTools) RegisterTools(api http.Handler, prefix string) error {
 	catalog, err := toolCatalog()
@@ -120,7 +125,7 @@ func (h *AgentTools) RegisterTools(api http.Handler, prefix string) error {
 		h.operations[c.def.Name] = c.def
 		errs = append(errs, h.registry.Register(tools.Tool{
 			Name: c.def.Name, Title: c.def.Title, Description: c.def.Description, InputSchema: c.schema,
-			Scope: route.Scope, Sessions: true, ReadOnly: c.def.Method == http.MethodGet,
+			Scope: route.Scope, Sessions: true, Hints: c.def.Hints,
 			Run: c.def.Dispatch(api, prefix),
 		}))
 	}
@@ -162,7 +167,7 @@ func (h *AgentTools) whoamiTool() tools.Tool {
 		// No arguments; any sent are refused.
 		InputSchema: &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}},
 		Sessions:    true,
-		ReadOnly:    true,
+		Hints:       tools.Hints{ReadOnly: true, Idempotent: true},
 		Run: func(ctx context.Context, _ json.RawMessage) (any, error) {
 			p := auth.PrincipalFrom(ctx)
 			if p == nil {

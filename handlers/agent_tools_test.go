@@ -47,6 +47,8 @@ type restTool struct {
 	Scopes      []string        `json:"scopes"`
 	Sessions    bool            `json:"sessions"`
 	ReadOnly    bool            `json:"read_only"`
+	Destructive bool            `json:"destructive"`
+	Idempotent  bool            `json:"idempotent"`
 	Operation   *struct {
 		ID     string `json:"id"`
 		Method string `json:"method"`

@@ -379,9 +379,12 @@ func (m *MCP) server(p *auth.Principal) *mcp.Server {
 	})
 	closed := false
 	for _, t := range m.registry.List(p) {
+		// The contract's hints, destructiveHint always stated: MCP takes a write without it as destructive.
+		destructive := t.Hints.Destructive
 		s.AddTool(&mcp.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.SchemaJSON(),
-			Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.ReadOnly, IdempotentHint: t.ReadOnly, OpenWorldHint: &closed},
+			Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.Hints.ReadOnly, DestructiveHint: &destructive,
+				IdempotentHint: t.Hints.Idempotent, OpenWorldHint: &closed},
 		}, m.call(t.Name))
 	}
 	return s

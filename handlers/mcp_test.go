@@ -186,6 +186,9 @@ func TestMCPListsTheToolsRESTLists(t *testing.T) {
 			require.NoError(t, err)
 			require.JSONEq(t, string(want.InputSchema), string(schema), tool.Name)
 			require.Equal(t, want.ReadOnly, tool.Annotations.ReadOnlyHint, tool.Name)
+			require.NotNil(t, tool.Annotations.DestructiveHint, tool.Name)
+			require.Equal(t, want.Destructive, *tool.Annotations.DestructiveHint, tool.Name)
+			require.Equal(t, want.Idempotent, tool.Annotations.IdempotentHint, tool.Name)
 		}
 	}
 }

@@ -335,7 +335,10 @@ type AgentToolsInvoker interface {
 	// AgentToolsList invokes agent_tools_list operation.
 	//
 	// Returns the AI tool registry that function-calling agents use over REST: the tools open to the
-	// caller and their definitions.
+	// caller and their definitions. Each tool carries the hints its operation declares in this contract
+	// (`x-agent-hints`), which the MCP endpoint lists as readOnlyHint, destructiveHint and idempotentHint:
+	// `read_only` (the call changes nothing), `destructive` (it may delete, overwrite or end something)
+	// and `idempotent` (repeating it with the same arguments has no further effect).
 	//
 	// GET /ai/tools
 	AgentToolsList(ctx context.Context, options ...RequestOption) (AgentToolsListOK, error)
@@ -7597,7 +7600,10 @@ func (c *Client) sendAgentToolsCall(ctx context.Context, request *AgentToolsCall
 // AgentToolsList invokes agent_tools_list operation.
 //
 // Returns the AI tool registry that function-calling agents use over REST: the tools open to the
-// caller and their definitions.
+// caller and their definitions. Each tool carries the hints its operation declares in this contract
+// (`x-agent-hints`), which the MCP endpoint lists as readOnlyHint, destructiveHint and idempotentHint:
+// `read_only` (the call changes nothing), `destructive` (it may delete, overwrite or end something)
+// and `idempotent` (repeating it with the same arguments has no further effect).
 //
 // GET /ai/tools
 func (c *Client) AgentToolsList(ctx context.Context, options ...RequestOption) (AgentToolsListOK, error) {

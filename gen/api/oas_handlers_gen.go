@@ -3737,7 +3737,10 @@ func (s *Server) handleAgentToolsCallRequest(args [1]string, argsEscaped bool, w
 // handleAgentToolsListRequest handles agent_tools_list operation.
 //
 // Returns the AI tool registry that function-calling agents use over REST: the tools open to the
-// caller and their definitions.
+// caller and their definitions. Each tool carries the hints its operation declares in this contract
+// (`x-agent-hints`), which the MCP endpoint lists as readOnlyHint, destructiveHint and idempotentHint:
+// `read_only` (the call changes nothing), `destructive` (it may delete, overwrite or end something)
+// and `idempotent` (repeating it with the same arguments has no further effect).
 //
 // GET /ai/tools
 func (s *Server) handleAgentToolsListRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

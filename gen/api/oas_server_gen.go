@@ -263,7 +263,10 @@ type AgentToolsHandler interface {
 	// AgentToolsList implements agent_tools_list operation.
 	//
 	// Returns the AI tool registry that function-calling agents use over REST: the tools open to the
-	// caller and their definitions.
+	// caller and their definitions. Each tool carries the hints its operation declares in this contract
+	// (`x-agent-hints`), which the MCP endpoint lists as readOnlyHint, destructiveHint and idempotentHint:
+	// `read_only` (the call changes nothing), `destructive` (it may delete, overwrite or end something)
+	// and `idempotent` (repeating it with the same arguments has no further effect).
 	//
 	// GET /ai/tools
 	AgentToolsList(ctx context.Context) (AgentToolsListOK, error)

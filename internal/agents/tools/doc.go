@@ -11,6 +11,35 @@
 //     agent-policy gate apply to it exactly as to the REST call; the registry adds only the schema check and
 //     the scope filter (Allowed), which never admits more than the route does.
 //   - Only operations a handler implements are tools; the server wiring decides that, with the route table.
+//   - A tool's hints (Hints) are declared once, on the operation in the contract (x-agent-hints), and copied
+//     from there to MCP (readOnlyHint, destructiveHint, idempotentHint) and GET /ai/tools (read_only,
+//     destructive, idempotent); Derive refuses an operation without them.
+//   - Hints never decide who may call a tool: the route's scope does (Allowed). A read-only API key sees a
+//     read-only POST because its route asks for a read scope, and the server's tests hold every tool such a
+//     key may call to be hinted read-only.
+//
+// The hints are decided by what the operation does, not by its method:
+//   - read_only: the call changes nothing: no row, job or event, and nothing sent that acts on the world
+//     (a DNS lookup, an SMTP login or RCPT probe without a message, or a signed ping its receiver must not act
+//     on change nothing). Every GET is read-only, and so is a POST that only searches, estimates, renders,
+//     validates, tests or looks up (contacts_search, campaigns_estimate, campaigns_template_preview,
+//     campaigns_validate, mailboxes_verify_address). A POST that stores its result (a preflight report, a
+//     quote, a verification state) is not. It is written {read_only: true}, which implies not destructive
+//     and idempotent; every other operation states all three.
+//   - destructive: the call may delete something, overwrite values people set (an update, a replacement, an
+//     upsert), or end something that cannot be resumed (a cancel, a warmup stop that discards the ramp, a
+//     secret rotation, a move to trash). Every DELETE is. Creating, sending, recording, adding members, and
+//     moving between states that another call moves back (pause and resume, hold and release, snooze, stop
+//     and start of a campaign) are not.
+//   - idempotent: calling again with the same arguments has no further effect: reads, PUT, DELETE, updates
+//     that set values, adds with set semantics and moves to a named state are; creating, sending, queueing
+//     a run, retrying and rotating are not. An Idempotency-Key makes a creating call idempotent only where
+//     the contract requires the key (the same arguments then carry the same key, and the first answer is
+//     replayed: product_events_create, runs_create, managed_mailboxes_provision); an optional key does not,
+//     since a caller may leave it out.
+//
+// Derive also holds each declaration to the method's own meaning (HTTP semantics): a GET is read-only, a
+// DELETE is destructive and idempotent, a PUT is idempotent.
 //
 // There is no global registry: the server builds one while it is wired, which keeps tests independent and
 // makes a missing or duplicate tool a start-up error.

@@ -35,8 +35,9 @@ type Tool struct {
 	// Sessions lets signed-in people call the tool over REST as well; the operation it runs then checks
 	// their organization permission, as it does for its own route.
 	Sessions bool
-	// ReadOnly marks tools that change nothing; MCP clients show it and may skip confirmation for them.
-	ReadOnly bool
+	// Hints say what a call does (changes nothing, destroys, repeats harmlessly): MCP clients show them and
+	// decide by them which calls to confirm. A tool of an operation has the contract's (Definition.Hints).
+	Hints Hints
 	// Run executes the tool with arguments that passed InputSchema. The caller's principal is in ctx.
 	Run func(ctx context.Context, args json.RawMessage) (any, error)
 
@@ -86,8 +87,9 @@ func NewRegistry() *Registry {
 
 var toolName = regexp.MustCompile(`^[a-z][a-z0-9]*([_-][a-z0-9]+)*$`)
 
-// Register adds tools. A malformed or duplicate name, a missing Run, or an input schema that is not an object
-// schema or does not resolve is an error: these are wiring mistakes, and the server refuses to start on them.
+// Register adds tools. A malformed or duplicate name, a missing Run, hints that contradict themselves, or an
+// input schema that is not an object schema or does not resolve is an error: these are wiring mistakes, and
+// the server refuses to start on them.
 // Registration happens while the server is wired, before it serves; List and Call only read afterwards.
 func (r *Registry) Register(tools ...Tool) error {
 	for _, t := range tools {
@@ -99,6 +101,9 @@ func (r *Registry) Register(tools ...Tool) error {
 		}
 		if t.Run == nil {
 			return fmt.Errorf("agent: tool %q has no Run", t.Name)
+		}
+		if problem := t.Hints.Consistent(); problem != "" {
+			return fmt.Errorf("agent: tool %q: hints: %s", t.Name, problem)
 		}
 		if t.InputSchema == nil || t.InputSchema.Type != "object" {
 			return fmt.Errorf("agent: tool %q: the input schema must be of type object", t.Name)

@@ -20,7 +20,8 @@ import (
 // integer.
 func echoTool(name string, scope auth.Permission, sessions bool) tools.Tool {
 	return tools.Tool{
-		Name: name, Title: "Echo", Description: "Echoes its arguments.", Scope: scope, Sessions: sessions, ReadOnly: true,
+		Name: name, Title: "Echo", Description: "Echoes its arguments.", Scope: scope, Sessions: sessions,
+		Hints: tools.Hints{ReadOnly: true, Idempotent: true},
 		InputSchema: &jsonschema.Schema{
 			Type: "object",
 			Properties: map[string]*jsonschema.Schema{
@@ -72,6 +73,10 @@ func TestRegisterRefusesWiringMistakes(t *testing.T) {
 		{"no run", tools.Tool{Name: "no_run", InputSchema: noArgs()}},
 		{"no schema", tools.Tool{Name: "no_schema", Run: run}},
 		{"array schema", tools.Tool{Name: "array_schema", InputSchema: &jsonschema.Schema{Type: "array"}, Run: run}},
+		{"read-only yet destructive", tools.Tool{Name: "wipe", InputSchema: noArgs(), Run: run,
+			Hints: tools.Hints{ReadOnly: true, Destructive: true, Idempotent: true}}},
+		{"read-only yet not idempotent", tools.Tool{Name: "count_up", InputSchema: noArgs(), Run: run,
+			Hints: tools.Hints{ReadOnly: true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -26,6 +26,8 @@ type Definition struct {
 	// Title is the operation's summary; Description its description (the summary when it has none).
 	Title       string `json:"title"`
 	Description string `json:"description"`
+	// Hints are what the operation does, as the contract declares it (x-agent-hints).
+	Hints Hints `json:"hints"`
 	// InputSchema is the JSON Schema of the arguments: the operation's path, query and Idempotency-Key
 	// parameters and its JSON body's fields, with $refs resolved (inline; $defs for recursive schemas) and
 	// the required lists kept. Arguments it does not name are refused.
@@ -184,6 +186,10 @@ func (d deriver) definition(name, method, path string, item, op map[string]any) 
 				required = append(required, "body")
 			}
 		}
+	}
+	var err error
+	if def.Hints, err = hintsOf(method, op); err != nil {
+		return def, false, err
 	}
 	input := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 	if len(required) > 0 {

@@ -24,6 +24,7 @@ paths:
       description: |
         Sends one message.
       tags: [mailboxes]
+      x-agent-hints: {read_only: false, destructive: false, idempotent: false}
       parameters:
       - $ref: '#/components/parameters/IdempotencyKey'
       - name: id
@@ -47,6 +48,7 @@ paths:
       operationId: segments_list
       summary: List segments
       tags: [segments]
+      x-agent-hints: {read_only: true}
       parameters:
       - name: ids
         in: query
@@ -60,6 +62,7 @@ paths:
       operationId: segments_create
       summary: Create a segment
       tags: [segments]
+      x-agent-hints: {read_only: false, destructive: false, idempotent: false}
       requestBody:
         required: true
         content:
@@ -72,6 +75,7 @@ paths:
       operationId: contacts_create
       summary: Create contacts
       tags: [contacts]
+      x-agent-hints: {read_only: false, destructive: true, idempotent: true}
       requestBody:
         content:
           application/json:
@@ -101,6 +105,7 @@ paths:
       operationId: organizations_list_teams
       summary: List teams
       tags: [organizations]
+      x-agent-hints: {read_only: true}
       responses:
         '200': {description: ok}
     post:
@@ -256,6 +261,7 @@ paths:
     post:
       operationId: segments_odd
       tags: [segments]
+      x-agent-hints: {read_only: false, destructive: false, idempotent: false}
       ` + op + `
       responses: {'200': {description: ok}}
 `
@@ -279,6 +285,7 @@ func TestTheCommittedDefinitionsAreThoseOfTheContract(t *testing.T) {
 	for i := range defs {
 		require.Equal(t, want[i].Name, defs[i].Name, "gen/toolspec is stale: run make generate")
 		require.JSONEq(t, string(want[i].InputSchema), string(defs[i].InputSchema), defs[i].Name)
+		require.Equal(t, want[i].Hints, defs[i].Hints, "gen/toolspec is stale: run make generate")
 		schemaOf(t, defs[i])
 	}
 }

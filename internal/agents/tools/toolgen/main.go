@@ -1,5 +1,5 @@
 // Command toolgen derives the agent tool definitions from the contract: `make generate` runs it as
-// `toolgen openapi/openapi.yaml gen/toolspec`, writing definitions.json (every tool's name, description,
+// `toolgen openapi/openapi.yaml gen/toolspec`, writing definitions.json (every tool's name, description, hints,
 // input schema and request shape, see tools.Definition) and the Go file that embeds it. `make verify` fails
 // when the committed files differ from what the contract produces.
 package main
