@@ -216,7 +216,7 @@ var Routes = map[string]auth.Requirement{
 	api.MailboxesReleaseOperation:              mailboxScoped("id", anyCaller(auth.WriteEmails, auth.ManageEmails)),
 	api.MailboxesSyncStateOperation:            mailboxScoped("id", anyCaller(auth.ReadEmails, auth.ViewCampaigns)),
 	api.MailboxesListUnsettledSendsOperation:   mailboxScoped("id", anyCaller(auth.ReadEmails, auth.ViewCampaigns)),
-	api.MailboxesDecideUnsettledSendOperation:  sessionOnly(auth.ManageEmails),
+	api.MailboxesDecideUnsettledSendOperation:  mailboxScoped("id", sessionOnly(auth.ManageEmails)),
 	api.MailboxesSendIdentityOperation:         mailboxScoped("id", anyCaller(auth.ReadEmails, auth.ViewCampaigns)),
 	api.MailboxesRefreshSendIdentityOperation:  mailboxScoped("id", anyCaller(auth.WriteEmails, auth.ManageEmails)),
 	api.MailboxesGetTrackingDomainOperation:    mailboxScoped("id", anyCaller(auth.ReadEmails, auth.ViewCampaigns)),
