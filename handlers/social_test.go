@@ -434,7 +434,7 @@ func TestProviderUnreachableIs503(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newSocialEnv(t)
-	s.google.Server.Close()
+	s.google.GoDown()
 	_, err := s.public.AuthGoogleSignIn(ctx, &api.GoogleSignInRequest{IDToken: "a.b.c"})
 	requireAPIError(t, err, 401, "invalid_identity_token") // not even a JWT: refused before any call
 	token := s.apple.Sign(t, s.apple.ClaimsFor(oidctest.User{Subject: "x"}))

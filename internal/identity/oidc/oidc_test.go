@@ -80,7 +80,7 @@ func TestCachedKeysKeepVerifyingWhileTheProviderIsDown(t *testing.T) {
 	token := idp.Sign(t, claims)
 	_, err := p.Verify(ctx, token, "")
 	require.NoError(t, err)
-	idp.Server.Close()
+	idp.GoDown()
 	clk.t = clk.t.Add(keysTTL + time.Minute)
 	_, err = p.Verify(ctx, token, "")
 	require.NoError(t, err)

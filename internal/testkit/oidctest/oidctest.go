@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,6 +78,9 @@ type Provider struct {
 	Issuer string
 	opts   Options
 
+	// down makes every request's connection drop (GoDown).
+	down atomic.Bool
+
 	mu      sync.Mutex
 	keys    []signingKey // keys[0] signs; every key is published
 	user    User
@@ -105,7 +109,16 @@ func New(t testing.TB, o Options) *Provider {
 	mux.HandleFunc("GET /jwks", p.jwks)
 	mux.HandleFunc("GET /authorize", p.authorize)
 	mux.HandleFunc("POST /token", p.token)
-	p.Server = httptest.NewServer(mux)
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.down.Load() {
+			// Unreachable: the connection drops without an answer.
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
 	p.Issuer = p.Server.URL
 	t.Cleanup(p.Server.Close)
 	return p
@@ -121,6 +134,10 @@ func newKey(t testing.TB) signingKey {
 	_, _ = rand.Read(b)
 	return signingKey{kid: base64.RawURLEncoding.EncodeToString(b), key: key}
 }
+
+// GoDown makes the provider unreachable: every connection drops without an answer. Unlike closing Server,
+// its port stays taken, so no other test's server can start on it and answer in its place.
+func (p *Provider) GoDown() { p.down.Store(true) }
 
 // ProviderConfig is the configuration that points a deployment at this provider.
 func (p *Provider) ProviderConfig() config.ProviderConfig {
