@@ -13,10 +13,36 @@ import (
 	"github.com/google/uuid"
 )
 
+const eventConsumerAck = `-- name: EventConsumerAck :execrows
+INSERT INTO event_consumer_acks (organization_id, event_id, consumer)
+VALUES ($1::uuid, $2::uuid, $3::text)
+ON CONFLICT (organization_id, event_id, consumer) DO NOTHING
+`
+
+type EventConsumerAckParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	EventID        uuid.UUID `json:"event_id"`
+	Consumer       string    `json:"consumer"`
+}
+
+// Records a consumer's acknowledgement of an event in the transaction of the consumer's work, before the
+// work: one row means this transaction holds the acknowledgement (a concurrent run of the same event waits
+// here until it commits or rolls back); none means a committed run already acknowledged, and the consumer
+// must not run again.
+func (q *Queries) EventConsumerAck(ctx context.Context, db DBTX, arg EventConsumerAckParams) (int64, error) {
+	result, err := db.Exec(ctx, eventConsumerAck, arg.OrganizationID, arg.EventID, arg.Consumer)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const eventGetForDispatch = `-- name: EventGetForDispatch :one
-SELECT organization_id, id, event_type, data, created_at, dispatched_at FROM event_outbox
-WHERE organization_id = $1::uuid AND id = $2::uuid
-FOR UPDATE
+SELECT o.id, o.organization_id, o.event_type, o.data, o.created_at, o.dispatched_at,
+       array(SELECT a.consumer FROM event_consumer_acks a
+             WHERE a.organization_id = o.organization_id AND a.event_id = o.id)::text[] AS acknowledged
+FROM event_outbox o
+WHERE o.organization_id = $1::uuid AND o.id = $2::uuid
 `
 
 type EventGetForDispatchParams struct {
@@ -24,16 +50,29 @@ type EventGetForDispatchParams struct {
 	ID             uuid.UUID `json:"id"`
 }
 
-func (q *Queries) EventGetForDispatch(ctx context.Context, db DBTX, arg EventGetForDispatchParams) (EventOutbox, error) {
+type EventGetForDispatchRow struct {
+	ID             uuid.UUID       `json:"id"`
+	OrganizationID uuid.UUID       `json:"organization_id"`
+	EventType      string          `json:"event_type"`
+	Data           json.RawMessage `json:"data"`
+	CreatedAt      time.Time       `json:"created_at"`
+	DispatchedAt   *time.Time      `json:"dispatched_at"`
+	Acknowledged   []string        `json:"acknowledged"`
+}
+
+// An event with the names of the consumers that have acknowledged it, for one run of its dispatch. No lock:
+// each consumer's acknowledgement (EventConsumerAck) is what keeps two runs from both running it.
+func (q *Queries) EventGetForDispatch(ctx context.Context, db DBTX, arg EventGetForDispatchParams) (EventGetForDispatchRow, error) {
 	row := db.QueryRow(ctx, eventGetForDispatch, arg.OrganizationID, arg.ID)
-	var i EventOutbox
+	var i EventGetForDispatchRow
 	err := row.Scan(
-		&i.OrganizationID,
 		&i.ID,
+		&i.OrganizationID,
 		&i.EventType,
 		&i.Data,
 		&i.CreatedAt,
 		&i.DispatchedAt,
+		&i.Acknowledged,
 	)
 	return i, err
 }
@@ -85,17 +124,24 @@ func (q *Queries) EventInsertMany(ctx context.Context, db DBTX, arg EventInsertM
 }
 
 const eventMarkDispatched = `-- name: EventMarkDispatched :exec
-UPDATE event_outbox SET dispatched_at = now()
-WHERE organization_id = $1::uuid AND id = $2::uuid
+UPDATE event_outbox o SET dispatched_at = now()
+WHERE o.organization_id = $1::uuid AND o.id = $2::uuid AND o.dispatched_at IS NULL
+  AND NOT EXISTS (
+    SELECT FROM unnest($3::text[]) AS c (name)
+    WHERE NOT EXISTS (SELECT FROM event_consumer_acks a
+                      WHERE a.organization_id = o.organization_id AND a.event_id = o.id AND a.consumer = c.name))
 `
 
 type EventMarkDispatchedParams struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	ID             uuid.UUID `json:"id"`
+	Consumers      []string  `json:"consumers"`
 }
 
+// Marks an event dispatched when every consumer of the dispatcher has acknowledged it (an acknowledgement
+// made in the calling transaction counts); otherwise, or when it already is, changes nothing.
 func (q *Queries) EventMarkDispatched(ctx context.Context, db DBTX, arg EventMarkDispatchedParams) error {
-	_, err := db.Exec(ctx, eventMarkDispatched, arg.OrganizationID, arg.ID)
+	_, err := db.Exec(ctx, eventMarkDispatched, arg.OrganizationID, arg.ID, arg.Consumers)
 	return err
 }
 
