@@ -20,6 +20,7 @@ import (
 	"github.com/outflowhq/outflow/internal/eventing/delivery"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/notify"
+	"github.com/outflowhq/outflow/internal/eventing/realtime"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/egress"
 	"github.com/outflowhq/outflow/internal/platform/idempotency"
@@ -73,9 +74,10 @@ func (r *benchReceiver) expect(n int) <-chan struct{} {
 	return r.done
 }
 
-// benchPipeline is the production pipeline with the rate limits lifted: outbox, dispatch job, consumer,
-// attempt jobs on the webhooks queue, the deliverer with the egress client, over one worker process's River
-// client as jobs.NewClient builds it.
+// benchPipeline is the production pipeline with the rate limits lifted: outbox, dispatch job, the consumers
+// of cmd/outflow/app (realtime, then webhooks, each acknowledging in its own transaction), attempt jobs on the
+// webhooks queue, the deliverer with the egress client, over one worker process's River client as
+// jobs.NewClient builds it.
 type benchPipeline struct {
 	*bundle
 	rcv    *benchReceiver
@@ -98,7 +100,7 @@ func newBenchPipeline(b *testing.B) *benchPipeline {
 	consumer := delivery.NewConsumer(bd.jobs, delivery.ConsumerOptions{Limits: lifted})
 	deliverer := delivery.NewDeliverer(bd.db.Pool, delivery.Options{Keyring: bd.keyring, Apps: oauth.WebhookApps{Keyring: bd.keyring}, Jobs: bd.jobs, Egress: egress.Options{AllowPrivate: true}})
 	client, err := jobs.NewClient(jobs.Deps{
-		Pool: bd.db.Pool, Logger: logger, Dispatcher: events.NewDispatcher(bd.db.Pool, consumer), Webhooks: deliverer,
+		Pool: bd.db.Pool, Logger: logger, Dispatcher: events.NewDispatcher(bd.db.Pool, realtime.NewNotifier(), consumer), Webhooks: deliverer,
 		Idempotency: idempotency.NewStore(bd.db.Pool, logger), Notifications: notify.NewDeliverer(bd.db.Pool, nil, notify.LogPusher{Logger: logger}, ""),
 	}, jobs.Options{Work: true, MaxWorkers: 50, SoftStopTimeout: time.Second})
 	if err != nil {

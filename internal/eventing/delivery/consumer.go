@@ -70,7 +70,7 @@ type ConsumerOptions struct {
 }
 
 // NewConsumer builds the consumer the event dispatcher calls; jobs (a River client, insert-only is enough)
-// enqueues the first attempt of each delivery in the dispatch transaction.
+// enqueues the first attempt of each delivery in the consumer's transaction of the event's dispatch.
 func NewConsumer(jobs Inserter, opts ConsumerOptions) *Consumer {
 	c := &Consumer{jobs: jobs, limits: opts.Limits, now: opts.Now, queries: dbq.New()}
 	if c.limits.EndpointPerMinute <= 0 {

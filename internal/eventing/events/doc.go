@@ -21,13 +21,21 @@
 //     primary key; the second finds it committed and skips the consumer.
 //   - The event is marked dispatched (dispatched_at) in the transaction of the last consumer's
 //     acknowledgement, by a statement that checks every consumer's acknowledgement is there; an attempt cut
-//     after the last acknowledgement marks it at the next run. One consumer left to run costs one
-//     transaction, as a single dispatch transaction did.
+//     after the last acknowledgement marks it at the next run. The first transaction also reads the event,
+//     so n consumers cost n transactions (one more commit per event than a single dispatch transaction for
+//     the two of today), the price of one consumer's failure or hang never undoing another's work.
 //   - Consumers are named (Consumer.Name). The name is stored in the acknowledgements, so it never changes: a
 //     renamed consumer would run again for the events not yet dispatched. Adding a consumer makes it run for
 //     those events too; events already dispatched are not handed to it.
-//   - Effects are also keyed by the event id, so even a second call cannot repeat them: a webhook delivery is
-//     unique per (endpoint, event), and the realtime hub drops a repeated event id.
+//   - Effects are also keyed by the event id, so even a second call would not repeat them: a webhook delivery
+//     is unique per (endpoint, event), and each instance's realtime hub drops an event id it routed recently.
+//
+// Two other designs were weighed. One River job per consumer per event would give the same guarantee (its
+// completion written with JobCompleteTx in the consumer's transaction) at two or three times the jobs to
+// insert, fetch and complete per event, and would spread one event's retries over several jobs. One shared
+// transaction with a savepoint per consumer would save the extra commits, but a consumer cut at the timeout
+// takes the connection, and so every other consumer's work, with it, and each consumer's row locks would be
+// held while the next one runs.
 //
 // Each attempt, all of its consumers together, is cut at HandlerTimeout (30 s). Events and their
 // acknowledgements are kept Retention (7 days): Prune deletes events, and their acknowledgements go with them
