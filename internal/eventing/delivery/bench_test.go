@@ -274,3 +274,67 @@ func BenchmarkDeliveryLatency(b *testing.B) {
 	b.StopTimer()
 	p.latencies(b, committed)
 }
+
+// BenchmarkDispatch compares one event's dispatch to the production consumers (realtime, then webhooks to one
+// endpoint) with the single transaction it was before consumers acknowledged events on their own: baseline
+// locks and reads the event, runs both consumers and marks the event dispatched in one transaction, as the
+// dispatcher did; outflow is Dispatcher.Dispatch, a transaction per consumer with its acknowledgement.
+func BenchmarkDispatch(b *testing.B) {
+	lifted := delivery.Limits{EndpointPerMinute: 1 << 30, OrgEventTypePerMinute: 1 << 30}
+	bd := setup(b, func(o *setupOpts) { o.limits = lifted })
+	bd.addEndpoint(b, endpoint{url: "http://127.0.0.1:1/"})
+	consumers := []events.Consumer{realtime.NewNotifier(), delivery.NewConsumer(bd.jobs, delivery.ConsumerOptions{Limits: lifted})}
+	ctx := context.Background()
+	record := func(b *testing.B, n int) []uuid.UUID {
+		ids := make([]uuid.UUID, 0, n)
+		for len(ids) < n {
+			err := db.WithOrgTx(ctx, bd.db.Pool, bd.org, func(ctx context.Context, tx pgx.Tx) error {
+				for range min(100, n-len(ids)) {
+					id, err := bd.outbox.Emit(ctx, tx, events.ContactCreated, map[string]any{"contact_email": "lead@x.example"})
+					if err != nil {
+						return err
+					}
+					ids = append(ids, id)
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		return ids
+	}
+	b.Run("baseline", func(b *testing.B) {
+		ids := record(b, b.N)
+		b.ResetTimer()
+		for _, id := range ids {
+			err := db.WithOrgTx(ctx, bd.db.Pool, bd.org, func(ctx context.Context, tx pgx.Tx) error {
+				ev := events.Event{OrganizationID: bd.org}
+				if err := tx.QueryRow(ctx, `SELECT id, event_type, data, created_at FROM event_outbox
+					WHERE organization_id = $1 AND id = $2 FOR UPDATE`, bd.org, id).Scan(&ev.ID, &ev.Type, &ev.Data, &ev.CreatedAt); err != nil {
+					return err
+				}
+				for _, c := range consumers {
+					if err := c.Consume(ctx, tx, ev); err != nil {
+						return err
+					}
+				}
+				_, err := tx.Exec(ctx, "UPDATE event_outbox SET dispatched_at = now() WHERE organization_id = $1 AND id = $2", bd.org, id)
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("outflow", func(b *testing.B) {
+		ids := record(b, b.N)
+		d := events.NewDispatcher(bd.db.Pool, consumers...)
+		b.ResetTimer()
+		for _, id := range ids {
+			if err := d.Dispatch(ctx, events.DispatchArgs{OrganizationID: bd.org, EventID: id}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -68,53 +69,78 @@ func (d *Dispatcher) WithTimeout(timeout time.Duration) *Dispatcher {
 }
 
 // Dispatch runs one attempt at an event's dispatch, limited to the dispatcher's timeout: each consumer that
-// has not acknowledged the event yet handles it in a transaction of its own, recording its acknowledgement
-// there, and the event is marked dispatched in the transaction of the last one, once every consumer has
-// acknowledged it. The first transaction also reads the event, so a dispatch with one consumer to run costs
-// one transaction. A consumer's failure does not stop the others; the attempt then fails with every
-// consumer's error, and the retry runs only the consumers that failed. An event already dispatched, or
-// gone (its organization was deleted), is skipped.
+// has not acknowledged the event yet handles it in a transaction of its own, whose first statement records
+// the acknowledgement, and the event is marked dispatched in the transaction of the last one, once every
+// consumer has acknowledged it. The first transaction's claim also reads the event, so n consumers cost n
+// transactions. A consumer's failure does not stop the others; the attempt then fails with every failed
+// consumer's error, and the retry runs only those. An event already dispatched, or gone (its organization was
+// deleted), is skipped.
 func (d *Dispatcher) Dispatch(ctx context.Context, args DispatchArgs) error {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
+	if len(d.consumers) == 0 {
+		return db.WithOrgTx(ctx, d.pool, args.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
+			return d.mark(ctx, tx, args)
+		})
+	}
 	var (
 		ev      Event
-		pending []Consumer
-		loaded  bool // the event was read and is not dispatched yet
+		pending []int // the consumers left for transactions of their own, by index
 	)
+	only := len(d.consumers) == 1
 	err := db.WithOrgTx(ctx, d.pool, args.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
-		row, err := d.queries.EventGetForDispatch(ctx, tx, dbq.EventGetForDispatchParams{
-			OrganizationID: args.OrganizationID, ID: args.EventID,
-		})
+		row, err := d.claim(ctx, tx, args, 0, only)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // the organization and its events were deleted meanwhile
 		}
 		if err != nil {
-			return fmt.Errorf("load event: %w", err)
+			return err
 		}
 		if row.DispatchedAt != nil {
 			return nil
 		}
 		ev = Event{ID: row.ID, OrganizationID: row.OrganizationID, Type: row.EventType, Data: row.Data, CreatedAt: row.CreatedAt}
-		pending = d.pending(row.Acknowledged)
-		loaded = true
-		if len(pending) == 0 {
-			return d.markDispatched(ctx, tx, ev) // every consumer acknowledged; the run that did was cut short
+		for i := 1; i < len(d.consumers); i++ {
+			if !slices.Contains(row.Acknowledged, d.names[i]) {
+				pending = append(pending, i)
+			}
 		}
-		return d.consume(ctx, tx, pending[0], ev, len(pending) == 1)
+		if row.Claimed {
+			if err := d.consume(ctx, tx, 0, ev); err != nil {
+				return err
+			}
+		}
+		if len(pending) == 0 && !(only && row.Claimed) {
+			// Every other consumer acknowledged in earlier runs (a claim that marked needs no mark).
+			return d.mark(ctx, tx, args)
+		}
+		return nil
 	})
-	if !loaded {
-		return err
+	if ev.ID == uuid.Nil {
+		return err // no event to dispatch, or it could not be read
 	}
 	var errs []error
 	if err != nil {
 		errs = append(errs, err)
 	}
-	for i := 1; i < len(pending); i++ {
-		c := pending[i]
-		last := i == len(pending)-1
+	for k, i := range pending {
+		last := k == len(pending)-1
 		if err := db.WithOrgTx(ctx, d.pool, args.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
-			return d.consume(ctx, tx, c, ev, last)
+			row, err := d.claim(ctx, tx, args, i, last)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if !row.Claimed {
+				// A concurrent run acknowledged for this consumer meanwhile.
+				if last {
+					return d.mark(ctx, tx, args)
+				}
+				return nil
+			}
+			return d.consume(ctx, tx, i, ev)
 		}); err != nil {
 			errs = append(errs, err)
 		}
@@ -122,44 +148,35 @@ func (d *Dispatcher) Dispatch(ctx context.Context, args DispatchArgs) error {
 	return errors.Join(errs...)
 }
 
-// pending lists the consumers not among the acknowledged names, in the dispatcher's order.
-func (d *Dispatcher) pending(acknowledged []string) []Consumer {
-	out := make([]Consumer, 0, len(d.consumers))
-	for i, c := range d.consumers {
-		if !slices.Contains(acknowledged, d.names[i]) {
-			out = append(out, c)
-		}
+// claim records consumer i's acknowledgement of the event in tx unless it has one (row.Claimed says whether
+// this transaction holds it) and reads the event; with last, the same statement marks the event dispatched
+// when every other consumer has acknowledged it too.
+func (d *Dispatcher) claim(ctx context.Context, tx pgx.Tx, args DispatchArgs, i int, last bool) (dbq.EventConsumerClaimRow, error) {
+	others := make([]string, 0, len(d.names)-1)
+	others = append(append(others, d.names[:i]...), d.names[i+1:]...)
+	row, err := d.queries.EventConsumerClaim(ctx, tx, dbq.EventConsumerClaimParams{
+		OrganizationID: args.OrganizationID, ID: args.EventID, Consumer: d.names[i], MarkIfComplete: last, Others: others,
+	})
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return row, fmt.Errorf("acknowledge event %s for %s: %w", args.EventID, d.names[i], err)
 	}
-	return out
+	return row, err
 }
 
-// consume runs c on ev in tx after recording c's acknowledgement there, and with last also marks the event
-// dispatched (which happens only when every consumer has acknowledged). When the acknowledgement exists
-// already (a concurrent run of the same event committed it first), c does not run.
-func (d *Dispatcher) consume(ctx context.Context, tx pgx.Tx, c Consumer, ev Event, last bool) error {
-	claimed, err := d.queries.EventConsumerAck(ctx, tx, dbq.EventConsumerAckParams{
-		OrganizationID: ev.OrganizationID, EventID: ev.ID, Consumer: c.Name(),
-	})
-	if err != nil {
-		return fmt.Errorf("acknowledge %s for %s: %w", ev.Type, c.Name(), err)
-	}
-	if claimed == 1 {
-		if err := c.Consume(ctx, tx, ev); err != nil {
-			return fmt.Errorf("consume %s by %s: %w", ev.Type, c.Name(), err)
-		}
-	}
-	if last {
-		return d.markDispatched(ctx, tx, ev)
+// consume runs consumer i on ev in tx, the transaction holding its acknowledgement.
+func (d *Dispatcher) consume(ctx context.Context, tx pgx.Tx, i int, ev Event) error {
+	if err := d.consumers[i].Consume(ctx, tx, ev); err != nil {
+		return fmt.Errorf("consume %s by %s: %w", ev.Type, d.names[i], err)
 	}
 	return nil
 }
 
-// markDispatched marks ev dispatched if every consumer has acknowledged it.
-func (d *Dispatcher) markDispatched(ctx context.Context, tx pgx.Tx, ev Event) error {
+// mark marks the event dispatched if every consumer has acknowledged it.
+func (d *Dispatcher) mark(ctx context.Context, tx pgx.Tx, args DispatchArgs) error {
 	if err := d.queries.EventMarkDispatched(ctx, tx, dbq.EventMarkDispatchedParams{
-		OrganizationID: ev.OrganizationID, ID: ev.ID, Consumers: d.names,
+		OrganizationID: args.OrganizationID, ID: args.EventID, Consumers: d.names,
 	}); err != nil {
-		return fmt.Errorf("mark %s dispatched: %w", ev.Type, err)
+		return fmt.Errorf("mark event %s dispatched: %w", args.EventID, err)
 	}
 	return nil
 }

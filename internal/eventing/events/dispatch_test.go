@@ -146,6 +146,16 @@ func TestTheEventIsDispatchedOnlyWhenEveryConsumerAcknowledged(t *testing.T) {
 	require.EqualValues(t, 1, steady.calls.Load())
 	require.EqualValues(t, 4, down.calls.Load())
 
+	// The same with one consumer left (a deployment that dropped the other).
+	alone, err := b.write(ctx, nil)
+	require.NoError(t, err)
+	_, err = b.db.OwnerPool(t).Exec(ctx, `INSERT INTO event_consumer_acks (organization_id, event_id, consumer)
+		VALUES ($1, $2, 'steady')`, b.org, alone)
+	require.NoError(t, err)
+	require.NoError(t, events.NewDispatcher(b.db.Pool, steady).Dispatch(ctx, events.DispatchArgs{OrganizationID: b.org, EventID: alone}))
+	require.True(t, b.dispatched(t, alone))
+	require.EqualValues(t, 1, steady.calls.Load())
+
 	// A consumer added later (a new deployment) runs for the events not dispatched yet, and only then are they.
 	late, err := b.write(ctx, nil)
 	require.NoError(t, err)

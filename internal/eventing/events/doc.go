@@ -9,21 +9,23 @@
 // automations and integrations), and each consumer acknowledges each event on its own:
 //
 //   - A consumer handles an event in an organization-scoped transaction of its own whose first statement
-//     records its acknowledgement, a row (organization_id, event_id, consumer name) of event_consumer_acks.
-//     What the consumer records (webhook deliveries and their first attempts' jobs, a realtime notice) and
-//     its acknowledgement commit together or not at all: there is no moment at which the effect is committed
-//     and the acknowledgement is not, or the reverse. A consumer therefore keeps its effects inside that
-//     transaction (work outside the database goes through a job enqueued there, as webhook attempts do).
+//     claims it: it records the consumer's acknowledgement, a row (organization_id, event_id, consumer name)
+//     of event_consumer_acks, and reads the event. What the consumer records (webhook deliveries and their
+//     first attempts' jobs, a realtime notice) and its acknowledgement commit together or not at all: there
+//     is no moment at which the effect is committed and the acknowledgement is not, or the reverse. A consumer
+//     therefore keeps its effects inside that transaction (work outside the database goes through a job
+//     enqueued there, as webhook attempts do).
 //   - A dispatch attempt runs only the consumers with no acknowledgement yet, each in its own transaction,
 //     and a failing consumer does not stop the others. A retry (River's, up to MaxDispatchAttempts) therefore
 //     runs only the consumers that failed: one consumer's outage never repeats another's side effects. Two
 //     runs of the same event at once (a rescued job beside a live one) serialize on the acknowledgement's
 //     primary key; the second finds it committed and skips the consumer.
-//   - The event is marked dispatched (dispatched_at) in the transaction of the last consumer's
-//     acknowledgement, by a statement that checks every consumer's acknowledgement is there; an attempt cut
-//     after the last acknowledgement marks it at the next run. The first transaction also reads the event,
-//     so n consumers cost n transactions (one more commit per event than a single dispatch transaction for
-//     the two of today), the price of one consumer's failure or hang never undoing another's work.
+//   - The event is marked dispatched (dispatched_at) by the last consumer's claim, which checks that every
+//     other consumer's acknowledgement is there, so the mark commits with that consumer's work; an attempt
+//     cut after the last acknowledgement marks it at the next run. So n consumers cost n transactions and no
+//     statement besides their claims (which replace the read and the mark of a single dispatch transaction):
+//     for the two of today, one transaction more per event (BenchmarkDispatch in internal/eventing/delivery),
+//     the price of one consumer's failure or hang never undoing another's work.
 //   - Consumers are named (Consumer.Name). The name is stored in the acknowledgements, so it never changes: a
 //     renamed consumer would run again for the events not yet dispatched. Adding a consumer makes it run for
 //     those events too; events already dispatched are not handed to it.
