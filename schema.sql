@@ -1824,6 +1824,18 @@ CREATE TABLE public.device_tokens (
 );
 
 --
+-- Name: event_consumer_acks; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.event_consumer_acks (
+    organization_id uuid NOT NULL,
+    event_id uuid NOT NULL,
+    consumer text NOT NULL,
+    acknowledged_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT event_consumer_acks_consumer_check CHECK ((consumer ~ '^[a-z][a-z0-9_]{0,62}$'::text))
+);
+
+--
 -- Name: idempotency_keys; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -3276,6 +3288,13 @@ ALTER TABLE ONLY public.deliverability_events
 
 ALTER TABLE ONLY public.device_tokens
     ADD CONSTRAINT device_tokens_pkey PRIMARY KEY (token);
+
+--
+-- Name: event_consumer_acks event_consumer_acks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.event_consumer_acks
+    ADD CONSTRAINT event_consumer_acks_pkey PRIMARY KEY (organization_id, event_id, consumer);
 
 --
 -- Name: event_outbox event_outbox_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4908,6 +4927,13 @@ ALTER TABLE ONLY public.device_tokens
     ADD CONSTRAINT device_tokens_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
+-- Name: event_consumer_acks event_consumer_acks_organization_id_event_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.event_consumer_acks
+    ADD CONSTRAINT event_consumer_acks_organization_id_event_id_fkey FOREIGN KEY (organization_id, event_id) REFERENCES public.event_outbox(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: event_outbox event_outbox_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -5600,6 +5626,12 @@ ALTER TABLE public.deals ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.deliverability_events ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: event_consumer_acks; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.event_consumer_acks ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: event_outbox; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -6012,6 +6044,12 @@ CREATE POLICY tenant_isolation ON public.deals USING ((organization_id = public.
 --
 
 CREATE POLICY tenant_isolation ON public.deliverability_events USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: event_consumer_acks tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.event_consumer_acks USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: event_outbox tenant_isolation; Type: POLICY; Schema: public; Owner: -

@@ -148,6 +148,8 @@ func TestAJobLeftRunningByAKilledProcessIsRescued(t *testing.T) {
 // failingConsumer fails every event, as a consumer whose dependency is down does.
 type failingConsumer struct{ calls atomic.Int32 }
 
+func (c *failingConsumer) Name() string { return "failing" }
+
 func (c *failingConsumer) Consume(context.Context, pgx.Tx, events.Event) error {
 	c.calls.Add(1)
 	return errors.New("the CRM is down")

@@ -22,6 +22,8 @@ import (
 
 type channelConsumer chan events.Event
 
+func (c channelConsumer) Name() string { return "channel" }
+
 func (c channelConsumer) Consume(_ context.Context, _ pgx.Tx, ev events.Event) error {
 	c <- ev
 	return nil

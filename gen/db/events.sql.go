@@ -13,27 +13,75 @@ import (
 	"github.com/google/uuid"
 )
 
-const eventGetForDispatch = `-- name: EventGetForDispatch :one
-SELECT organization_id, id, event_type, data, created_at, dispatched_at FROM event_outbox
-WHERE organization_id = $1::uuid AND id = $2::uuid
-FOR UPDATE
+const eventConsumerClaim = `-- name: EventConsumerClaim :one
+WITH ack AS (
+  INSERT INTO event_consumer_acks (organization_id, event_id, consumer)
+  SELECT o.organization_id, o.id, $3::text FROM event_outbox o
+  WHERE o.organization_id = $1::uuid AND o.id = $2::uuid AND o.dispatched_at IS NULL
+  ON CONFLICT (organization_id, event_id, consumer) DO NOTHING
+  RETURNING consumer
+), mark AS (
+  UPDATE event_outbox o SET dispatched_at = now()
+  WHERE o.organization_id = $1::uuid AND o.id = $2::uuid AND $4::boolean
+    AND EXISTS (SELECT FROM ack)
+    AND NOT EXISTS (SELECT FROM unnest($5::text[]) AS c (name)
+                    WHERE NOT EXISTS (SELECT FROM event_consumer_acks a
+                                      WHERE a.organization_id = o.organization_id AND a.event_id = o.id
+                                        AND a.consumer = c.name))
+  RETURNING o.id
+)
+SELECT o.id, o.organization_id, o.event_type, o.data, o.created_at, o.dispatched_at,
+       array(SELECT a.consumer FROM event_consumer_acks a
+             WHERE a.organization_id = o.organization_id AND a.event_id = o.id)::text[] AS acknowledged,
+       EXISTS (SELECT FROM ack) AS claimed
+FROM event_outbox o
+WHERE o.organization_id = $1::uuid AND o.id = $2::uuid
 `
 
-type EventGetForDispatchParams struct {
+type EventConsumerClaimParams struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	ID             uuid.UUID `json:"id"`
+	Consumer       string    `json:"consumer"`
+	MarkIfComplete bool      `json:"mark_if_complete"`
+	Others         []string  `json:"others"`
 }
 
-func (q *Queries) EventGetForDispatch(ctx context.Context, db DBTX, arg EventGetForDispatchParams) (EventOutbox, error) {
-	row := db.QueryRow(ctx, eventGetForDispatch, arg.OrganizationID, arg.ID)
-	var i EventOutbox
+type EventConsumerClaimRow struct {
+	ID             uuid.UUID       `json:"id"`
+	OrganizationID uuid.UUID       `json:"organization_id"`
+	EventType      string          `json:"event_type"`
+	Data           json.RawMessage `json:"data"`
+	CreatedAt      time.Time       `json:"created_at"`
+	DispatchedAt   *time.Time      `json:"dispatched_at"`
+	Acknowledged   []string        `json:"acknowledged"`
+	Claimed        bool            `json:"claimed"`
+}
+
+// One consumer's claim on an event, the first statement of the transaction that runs the consumer. It records
+// the consumer's acknowledgement (claimed) unless the event is dispatched or gone or a committed run already
+// acknowledged for this consumer (a concurrent run's uncommitted acknowledgement is waited for), and reads the
+// event with the consumers that had acknowledged it before this statement. With mark_if_complete (the
+// caller's last consumer) it also marks the event dispatched when the claim is made and every consumer in
+// others has acknowledged: the mark then commits, or rolls back, with the consumer's work. The claim, the
+// read and the mark are one statement, so a consumer's transaction costs one statement besides its own.
+func (q *Queries) EventConsumerClaim(ctx context.Context, db DBTX, arg EventConsumerClaimParams) (EventConsumerClaimRow, error) {
+	row := db.QueryRow(ctx, eventConsumerClaim,
+		arg.OrganizationID,
+		arg.ID,
+		arg.Consumer,
+		arg.MarkIfComplete,
+		arg.Others,
+	)
+	var i EventConsumerClaimRow
 	err := row.Scan(
-		&i.OrganizationID,
 		&i.ID,
+		&i.OrganizationID,
 		&i.EventType,
 		&i.Data,
 		&i.CreatedAt,
 		&i.DispatchedAt,
+		&i.Acknowledged,
+		&i.Claimed,
 	)
 	return i, err
 }
@@ -85,17 +133,25 @@ func (q *Queries) EventInsertMany(ctx context.Context, db DBTX, arg EventInsertM
 }
 
 const eventMarkDispatched = `-- name: EventMarkDispatched :exec
-UPDATE event_outbox SET dispatched_at = now()
-WHERE organization_id = $1::uuid AND id = $2::uuid
+UPDATE event_outbox o SET dispatched_at = now()
+WHERE o.organization_id = $1::uuid AND o.id = $2::uuid AND o.dispatched_at IS NULL
+  AND NOT EXISTS (
+    SELECT FROM unnest($3::text[]) AS c (name)
+    WHERE NOT EXISTS (SELECT FROM event_consumer_acks a
+                      WHERE a.organization_id = o.organization_id AND a.event_id = o.id AND a.consumer = c.name))
 `
 
 type EventMarkDispatchedParams struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	ID             uuid.UUID `json:"id"`
+	Consumers      []string  `json:"consumers"`
 }
 
+// Marks an event dispatched when every consumer named has acknowledged it, for a run that finds every
+// acknowledgement made (an earlier run was cut before its mark) or has no consumer; otherwise, or when it
+// already is, changes nothing.
 func (q *Queries) EventMarkDispatched(ctx context.Context, db DBTX, arg EventMarkDispatchedParams) error {
-	_, err := db.Exec(ctx, eventMarkDispatched, arg.OrganizationID, arg.ID)
+	_, err := db.Exec(ctx, eventMarkDispatched, arg.OrganizationID, arg.ID, arg.Consumers)
 	return err
 }
 

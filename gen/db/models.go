@@ -711,6 +711,13 @@ type DeviceToken struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
+type EventConsumerAck struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	EventID        uuid.UUID `json:"event_id"`
+	Consumer       string    `json:"consumer"`
+	AcknowledgedAt time.Time `json:"acknowledged_at"`
+}
+
 type EventOutbox struct {
 	OrganizationID uuid.UUID       `json:"organization_id"`
 	ID             uuid.UUID       `json:"id"`

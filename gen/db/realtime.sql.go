@@ -13,17 +13,20 @@ import (
 	"github.com/google/uuid"
 )
 
-const eventGetDispatched = `-- name: EventGetDispatched :one
-SELECT id, organization_id, event_type, data, created_at FROM event_outbox
-WHERE organization_id = $1::uuid AND id = $2::uuid AND dispatched_at IS NOT NULL
+const eventGetAnnounced = `-- name: EventGetAnnounced :one
+SELECT o.id, o.organization_id, o.event_type, o.data, o.created_at FROM event_outbox o
+WHERE o.organization_id = $1::uuid AND o.id = $2::uuid
+  AND EXISTS (SELECT FROM event_consumer_acks a
+              WHERE a.organization_id = o.organization_id AND a.event_id = o.id AND a.consumer = $3::text)
 `
 
-type EventGetDispatchedParams struct {
+type EventGetAnnouncedParams struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	ID             uuid.UUID `json:"id"`
+	Consumer       string    `json:"consumer"`
 }
 
-type EventGetDispatchedRow struct {
+type EventGetAnnouncedRow struct {
 	ID             uuid.UUID       `json:"id"`
 	OrganizationID uuid.UUID       `json:"organization_id"`
 	EventType      string          `json:"event_type"`
@@ -31,10 +34,11 @@ type EventGetDispatchedRow struct {
 	CreatedAt      time.Time       `json:"created_at"`
 }
 
-// The realtime listener's fetch of an event whose notice was too large for NOTIFY to carry the data.
-func (q *Queries) EventGetDispatched(ctx context.Context, db DBTX, arg EventGetDispatchedParams) (EventGetDispatchedRow, error) {
-	row := db.QueryRow(ctx, eventGetDispatched, arg.OrganizationID, arg.ID)
-	var i EventGetDispatchedRow
+// The realtime listener's fetch of an event whose notice was too large for NOTIFY to carry the data: an event
+// the realtime consumer (@consumer) has acknowledged, which is when its notice went out.
+func (q *Queries) EventGetAnnounced(ctx context.Context, db DBTX, arg EventGetAnnouncedParams) (EventGetAnnouncedRow, error) {
+	row := db.QueryRow(ctx, eventGetAnnounced, arg.OrganizationID, arg.ID, arg.Consumer)
+	var i EventGetAnnouncedRow
 	err := row.Scan(
 		&i.ID,
 		&i.OrganizationID,
@@ -45,20 +49,23 @@ func (q *Queries) EventGetDispatched(ctx context.Context, db DBTX, arg EventGetD
 	return i, err
 }
 
-const eventListDispatchedAfter = `-- name: EventListDispatchedAfter :many
-SELECT id, organization_id, event_type, data, created_at FROM event_outbox
-WHERE organization_id = $1::uuid AND id > $2::uuid AND dispatched_at IS NOT NULL
-ORDER BY id
-LIMIT $3::int
+const eventListAnnouncedAfter = `-- name: EventListAnnouncedAfter :many
+SELECT o.id, o.organization_id, o.event_type, o.data, o.created_at
+FROM event_consumer_acks a
+JOIN event_outbox o ON o.organization_id = a.organization_id AND o.id = a.event_id
+WHERE a.organization_id = $1::uuid AND a.event_id > $2::uuid AND a.consumer = $3::text
+ORDER BY a.event_id
+LIMIT $4::int
 `
 
-type EventListDispatchedAfterParams struct {
+type EventListAnnouncedAfterParams struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	After          uuid.UUID `json:"after"`
+	Consumer       string    `json:"consumer"`
 	MaxRows        int32     `json:"max_rows"`
 }
 
-type EventListDispatchedAfterRow struct {
+type EventListAnnouncedAfterRow struct {
 	ID             uuid.UUID       `json:"id"`
 	OrganizationID uuid.UUID       `json:"organization_id"`
 	EventType      string          `json:"event_type"`
@@ -66,18 +73,25 @@ type EventListDispatchedAfterRow struct {
 	CreatedAt      time.Time       `json:"created_at"`
 }
 
-// An organization's dispatched events after a cursor id, oldest first, for a realtime client's resume. Event
-// ids are uuid v7, so the primary key (organization_id, id) serves the range in time order and stops at the
-// limit; events not dispatched yet are left to the live path, which delivers them when they are.
-func (q *Queries) EventListDispatchedAfter(ctx context.Context, db DBTX, arg EventListDispatchedAfterParams) ([]EventListDispatchedAfterRow, error) {
-	rows, err := db.Query(ctx, eventListDispatchedAfter, arg.OrganizationID, arg.After, arg.MaxRows)
+// An organization's events announced after a cursor id (acknowledged by the realtime consumer, @consumer,
+// whose notice commits with its acknowledgement), oldest first, for a realtime client's resume. Event ids are
+// uuid v7, so the acknowledgements' primary key (organization_id, event_id, consumer) serves the range in
+// time order and stops at the limit; events not announced yet are left to the live path, which delivers them
+// when they are.
+func (q *Queries) EventListAnnouncedAfter(ctx context.Context, db DBTX, arg EventListAnnouncedAfterParams) ([]EventListAnnouncedAfterRow, error) {
+	rows, err := db.Query(ctx, eventListAnnouncedAfter,
+		arg.OrganizationID,
+		arg.After,
+		arg.Consumer,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []EventListDispatchedAfterRow{}
+	items := []EventListAnnouncedAfterRow{}
 	for rows.Next() {
-		var i EventListDispatchedAfterRow
+		var i EventListAnnouncedAfterRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.OrganizationID,
@@ -95,21 +109,25 @@ func (q *Queries) EventListDispatchedAfter(ctx context.Context, db DBTX, arg Eve
 	return items, nil
 }
 
-const eventListDispatchedSince = `-- name: EventListDispatchedSince :many
-SELECT id, organization_id, event_type, data, created_at FROM event_outbox
-WHERE organization_id = $1::uuid AND id > $2::uuid AND dispatched_at >= $3::timestamptz
-ORDER BY id
-LIMIT $4::int
+const eventListAnnouncedSince = `-- name: EventListAnnouncedSince :many
+SELECT o.id, o.organization_id, o.event_type, o.data, o.created_at
+FROM event_consumer_acks a
+JOIN event_outbox o ON o.organization_id = a.organization_id AND o.id = a.event_id
+WHERE a.organization_id = $1::uuid AND a.event_id > $2::uuid AND a.consumer = $3::text
+  AND a.acknowledged_at >= $4::timestamptz
+ORDER BY a.event_id
+LIMIT $5::int
 `
 
-type EventListDispatchedSinceParams struct {
+type EventListAnnouncedSinceParams struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
 	After          uuid.UUID `json:"after"`
+	Consumer       string    `json:"consumer"`
 	Since          time.Time `json:"since"`
 	MaxRows        int32     `json:"max_rows"`
 }
 
-type EventListDispatchedSinceRow struct {
+type EventListAnnouncedSinceRow struct {
 	ID             uuid.UUID       `json:"id"`
 	OrganizationID uuid.UUID       `json:"organization_id"`
 	EventType      string          `json:"event_type"`
@@ -117,13 +135,14 @@ type EventListDispatchedSinceRow struct {
 	CreatedAt      time.Time       `json:"created_at"`
 }
 
-// An organization's events dispatched at or after since, for the realtime listener's catch-up after its
-// connection dropped. The id floor (a uuid v7 of an earlier time) bounds the primary-key range the filter
-// on dispatched_at has to read.
-func (q *Queries) EventListDispatchedSince(ctx context.Context, db DBTX, arg EventListDispatchedSinceParams) ([]EventListDispatchedSinceRow, error) {
-	rows, err := db.Query(ctx, eventListDispatchedSince,
+// An organization's events announced (acknowledged by @consumer) at or after since, for the realtime
+// listener's catch-up after its connection dropped. The id floor (a uuid v7 of an earlier time) bounds the
+// primary-key range the filter on acknowledged_at has to read.
+func (q *Queries) EventListAnnouncedSince(ctx context.Context, db DBTX, arg EventListAnnouncedSinceParams) ([]EventListAnnouncedSinceRow, error) {
+	rows, err := db.Query(ctx, eventListAnnouncedSince,
 		arg.OrganizationID,
 		arg.After,
+		arg.Consumer,
 		arg.Since,
 		arg.MaxRows,
 	)
@@ -131,9 +150,9 @@ func (q *Queries) EventListDispatchedSince(ctx context.Context, db DBTX, arg Eve
 		return nil, err
 	}
 	defer rows.Close()
-	items := []EventListDispatchedSinceRow{}
+	items := []EventListAnnouncedSinceRow{}
 	for rows.Next() {
-		var i EventListDispatchedSinceRow
+		var i EventListAnnouncedSinceRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.OrganizationID,
@@ -161,7 +180,7 @@ type EventNotifyParams struct {
 }
 
 // Publishes one realtime notice on the gateway's channel. Inside a transaction Postgres delivers it on commit
-// (and never for a rollback), so listeners hear only of events whose dispatch committed.
+// (and never for a rollback), so listeners hear only of events whose realtime acknowledgement committed.
 func (q *Queries) EventNotify(ctx context.Context, db DBTX, arg EventNotifyParams) error {
 	_, err := db.Exec(ctx, eventNotify, arg.Channel, arg.Payload)
 	return err

@@ -33,8 +33,12 @@ func newWorkers(p *parts) (*river.Client[pgx.Tx], error) {
 		return nil, fmt.Errorf("build reply classifier: %w", err)
 	}
 	syncer.OnInbound(replies.New(campaigns, unsubscribe.New(p.pool, p.signer, p.outbox), rules, nil).Inbound)
+	// Every event consumer is registered here, once. Each acknowledges each event on its own under its name
+	// (internal/eventing/events/doc.go), so a retry runs only the ones that failed; the realtime notice, the
+	// cheapest, goes first.
+	dispatcher := events.NewDispatcher(p.pool, realtime.NewNotifier(), p.webhooks)
 	client, err := jobs.NewClient(jobs.Deps{
-		Pool: p.pool, Logger: p.logger, Dispatcher: events.NewDispatcher(p.pool, realtime.NewNotifier(), p.webhooks), Idempotency: p.idem,
+		Pool: p.pool, Logger: p.logger, Dispatcher: dispatcher, Idempotency: p.idem,
 		Notifications: notify.NewDeliverer(p.pool, p.mail, notify.LogPusher{Logger: p.logger}, p.cfg.AppURL),
 		Webhooks:      p.deliver,
 		Verifier:      p.verifier,

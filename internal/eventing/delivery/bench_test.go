@@ -20,6 +20,7 @@ import (
 	"github.com/outflowhq/outflow/internal/eventing/delivery"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/eventing/notify"
+	"github.com/outflowhq/outflow/internal/eventing/realtime"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/egress"
 	"github.com/outflowhq/outflow/internal/platform/idempotency"
@@ -73,9 +74,10 @@ func (r *benchReceiver) expect(n int) <-chan struct{} {
 	return r.done
 }
 
-// benchPipeline is the production pipeline with the rate limits lifted: outbox, dispatch job, consumer,
-// attempt jobs on the webhooks queue, the deliverer with the egress client, over one worker process's River
-// client as jobs.NewClient builds it.
+// benchPipeline is the production pipeline with the rate limits lifted: outbox, dispatch job, the consumers
+// of cmd/outflow/app (realtime, then webhooks, each acknowledging in its own transaction), attempt jobs on the
+// webhooks queue, the deliverer with the egress client, over one worker process's River client as
+// jobs.NewClient builds it.
 type benchPipeline struct {
 	*bundle
 	rcv    *benchReceiver
@@ -98,7 +100,7 @@ func newBenchPipeline(b *testing.B) *benchPipeline {
 	consumer := delivery.NewConsumer(bd.jobs, delivery.ConsumerOptions{Limits: lifted})
 	deliverer := delivery.NewDeliverer(bd.db.Pool, delivery.Options{Keyring: bd.keyring, Apps: oauth.WebhookApps{Keyring: bd.keyring}, Jobs: bd.jobs, Egress: egress.Options{AllowPrivate: true}})
 	client, err := jobs.NewClient(jobs.Deps{
-		Pool: bd.db.Pool, Logger: logger, Dispatcher: events.NewDispatcher(bd.db.Pool, consumer), Webhooks: deliverer,
+		Pool: bd.db.Pool, Logger: logger, Dispatcher: events.NewDispatcher(bd.db.Pool, realtime.NewNotifier(), consumer), Webhooks: deliverer,
 		Idempotency: idempotency.NewStore(bd.db.Pool, logger), Notifications: notify.NewDeliverer(bd.db.Pool, nil, notify.LogPusher{Logger: logger}, ""),
 	}, jobs.Options{Work: true, MaxWorkers: 50, SoftStopTimeout: time.Second})
 	if err != nil {
@@ -271,4 +273,68 @@ func BenchmarkDeliveryLatency(b *testing.B) {
 	p.wait(b, done, n, time.Minute)
 	b.StopTimer()
 	p.latencies(b, committed)
+}
+
+// BenchmarkDispatch compares one event's dispatch to the production consumers (realtime, then webhooks to one
+// endpoint) with the single transaction it was before consumers acknowledged events on their own: baseline
+// locks and reads the event, runs both consumers and marks the event dispatched in one transaction, as the
+// dispatcher did; outflow is Dispatcher.Dispatch, a transaction per consumer with its acknowledgement.
+func BenchmarkDispatch(b *testing.B) {
+	lifted := delivery.Limits{EndpointPerMinute: 1 << 30, OrgEventTypePerMinute: 1 << 30}
+	bd := setup(b, func(o *setupOpts) { o.limits = lifted })
+	bd.addEndpoint(b, endpoint{url: "http://127.0.0.1:1/"})
+	consumers := []events.Consumer{realtime.NewNotifier(), delivery.NewConsumer(bd.jobs, delivery.ConsumerOptions{Limits: lifted})}
+	ctx := context.Background()
+	record := func(b *testing.B, n int) []uuid.UUID {
+		ids := make([]uuid.UUID, 0, n)
+		for len(ids) < n {
+			err := db.WithOrgTx(ctx, bd.db.Pool, bd.org, func(ctx context.Context, tx pgx.Tx) error {
+				for range min(100, n-len(ids)) {
+					id, err := bd.outbox.Emit(ctx, tx, events.ContactCreated, map[string]any{"contact_email": "lead@x.example"})
+					if err != nil {
+						return err
+					}
+					ids = append(ids, id)
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		return ids
+	}
+	b.Run("baseline", func(b *testing.B) {
+		ids := record(b, b.N)
+		b.ResetTimer()
+		for _, id := range ids {
+			err := db.WithOrgTx(ctx, bd.db.Pool, bd.org, func(ctx context.Context, tx pgx.Tx) error {
+				ev := events.Event{OrganizationID: bd.org}
+				if err := tx.QueryRow(ctx, `SELECT id, event_type, data, created_at FROM event_outbox
+					WHERE organization_id = $1 AND id = $2 FOR UPDATE`, bd.org, id).Scan(&ev.ID, &ev.Type, &ev.Data, &ev.CreatedAt); err != nil {
+					return err
+				}
+				for _, c := range consumers {
+					if err := c.Consume(ctx, tx, ev); err != nil {
+						return err
+					}
+				}
+				_, err := tx.Exec(ctx, "UPDATE event_outbox SET dispatched_at = now() WHERE organization_id = $1 AND id = $2", bd.org, id)
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("outflow", func(b *testing.B) {
+		ids := record(b, b.N)
+		d := events.NewDispatcher(bd.db.Pool, consumers...)
+		b.ResetTimer()
+		for _, id := range ids {
+			if err := d.Dispatch(ctx, events.DispatchArgs{OrganizationID: bd.org, EventID: id}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -50,6 +50,9 @@ const (
 	ReasonOrgEventTypeThrottle = "org_event_type_throttle"
 )
 
+// ConsumerName is the webhook consumer's name among the event consumers, in its acknowledgements.
+const ConsumerName = "webhooks"
+
 // Consumer turns dispatched events into pending deliveries (an events.Consumer).
 type Consumer struct {
 	jobs    Inserter
@@ -67,7 +70,7 @@ type ConsumerOptions struct {
 }
 
 // NewConsumer builds the consumer the event dispatcher calls; jobs (a River client, insert-only is enough)
-// enqueues the first attempt of each delivery in the dispatch transaction.
+// enqueues the first attempt of each delivery in the consumer's transaction of the event's dispatch.
 func NewConsumer(jobs Inserter, opts ConsumerOptions) *Consumer {
 	c := &Consumer{jobs: jobs, limits: opts.Limits, now: opts.Now, queries: dbq.New()}
 	if c.limits.EndpointPerMinute <= 0 {
@@ -84,9 +87,13 @@ func NewConsumer(jobs Inserter, opts ConsumerOptions) *Consumer {
 
 var _ events.Consumer = (*Consumer)(nil)
 
+// Name is ConsumerName.
+func (c *Consumer) Name() string { return ConsumerName }
+
 // Consume records one pending delivery (and its first attempt's job) per endpoint of the event's organization
-// that wants the event, within the limits. It runs in the dispatch transaction, once per event; a delivery
-// that already exists for (endpoint, event) is left alone.
+// that wants the event, within the limits. It runs in its own transaction of the event's dispatch, beside its
+// acknowledgement, so it runs once per event; and a delivery is keyed by (endpoint, event), so one that
+// already exists is left alone whatever calls Consume again.
 func (c *Consumer) Consume(ctx context.Context, tx pgx.Tx, ev events.Event) error {
 	info, ok := events.Lookup(events.Type(ev.Type))
 	if !ok || info.Type == events.WebhookTest {

@@ -2,12 +2,15 @@
 //
 // Two halves, joined by webhook_deliveries rows and River jobs:
 //
-//   - Consumer is an events.Consumer. Inside the dispatch transaction of each event it picks the endpoints that
-//     want it (enabled and verified; the endpoint's event types, where an empty list means every non-firehose
-//     event and a firehose event must be listed; for an OAuth app's managed endpoint the app's declared events
-//     instead, and the organization's live grant must hold the event family's scope), applies the rate limits,
-//     and records one pending delivery per endpoint together with the River job of its first attempt: the first
-//     attempt starts as soon as the dispatch commits, and a rolled-back dispatch leaves nothing behind.
+//   - Consumer is an events.Consumer (named "webhooks"). In its own transaction of each event's dispatch, which
+//     also records its acknowledgement of the event (so a retried dispatch never runs it twice), it picks the
+//     endpoints that want it (enabled and verified; the endpoint's event types, where an empty list means every
+//     non-firehose event and a firehose event must be listed; for an OAuth app's managed endpoint the app's
+//     declared events instead, and the organization's live grant must hold the event family's scope), applies
+//     the rate limits, and records one pending delivery per endpoint together with the River job of its first
+//     attempt: the first attempt starts as soon as that transaction commits, and one rolled back leaves nothing
+//     behind (and no acknowledgement: the retry runs the consumer again). Deliveries are unique per (endpoint,
+//     event), so the event id keys the effect as well.
 //   - Deliverer works the attempt jobs (queue QueueName). An attempt claims its delivery in a short
 //     transaction (due, or in flight past its lease; a claim that misses means another worker or a newer
 //     lifecycle owns it, so duplicate jobs and several worker processes never deliver twice), POSTs the

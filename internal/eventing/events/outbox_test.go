@@ -142,6 +142,8 @@ type recordingConsumer struct {
 	fail error
 }
 
+func (c *recordingConsumer) Name() string { return "recording" }
+
 func (c *recordingConsumer) Consume(_ context.Context, _ pgx.Tx, ev events.Event) error {
 	if c.fail != nil {
 		return c.fail

@@ -18,8 +18,9 @@ const (
 	// MaxDispatchAttempts is how many times an event's dispatch is tried before it is given up on: the event
 	// stays undispatched (and inspectable) until Retention removes it, and every failed attempt is logged.
 	MaxDispatchAttempts = 10
-	// HandlerTimeout bounds one dispatch, every consumer's handling of the event included: a consumer that
-	// hangs (a lock, a slow dependency) is cut, its transaction rolled back, and the attempt counts as failed.
+	// HandlerTimeout bounds one dispatch attempt, every consumer's handling of the event included: a consumer
+	// that hangs (a lock, a slow dependency) is cut, its transaction rolled back with its acknowledgement, and
+	// the attempt counts as failed; the consumers that acknowledged before keep their work.
 	HandlerTimeout = 30 * time.Second
 )
 
@@ -27,8 +28,8 @@ const (
 // locks and the WAL of one statement stay small.
 const pruneBatch = 10_000
 
-// Prune deletes the events of every organization created more than Retention before now, a batch per
-// statement, and returns how many it removed. It is the retention job's work; exec is the application pool.
+// Prune deletes the events of every organization created more than Retention before now, with their
+// consumers' acknowledgements, a batch per statement, and returns how many events it removed. It is the retention job's work; exec is the application pool.
 func Prune(ctx context.Context, exec dbq.DBTX, now time.Time) (int64, error) {
 	var total int64
 	for {

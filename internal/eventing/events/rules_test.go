@@ -13,7 +13,8 @@ import (
 )
 
 // TestPruneKeepsAWeekOfEventsInEveryOrganization ages events of two organizations by 6 and 8 days: the
-// 8-day-old ones go, dispatched or not, and the 6-day-old ones stay.
+// 8-day-old ones go, dispatched or not, with their consumers' acknowledgements, and the 6-day-old ones stay
+// with theirs.
 func TestPruneKeepsAWeekOfEventsInEveryOrganization(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -28,6 +29,11 @@ func TestPruneKeepsAWeekOfEventsInEveryOrganization(t *testing.T) {
 		[]any{b.org, other.OrganizationID})
 	require.NoError(t, err)
 	require.Equal(t, 8, b.count(t, "SELECT count(*) FROM event_outbox"))
+	_, err = owner.Exec(ctx, `INSERT INTO event_consumer_acks (organization_id, event_id, consumer, acknowledged_at)
+		SELECT organization_id, id, consumer, created_at FROM event_outbox, unnest(ARRAY['webhooks', 'realtime']) AS consumer
+		WHERE dispatched_at IS NOT NULL OR consumer = 'realtime'`)
+	require.NoError(t, err)
+	require.Equal(t, 12, b.count(t, "SELECT count(*) FROM event_consumer_acks"))
 
 	removed, err := events.Prune(ctx, b.db.Pool, time.Now())
 	require.NoError(t, err)
@@ -38,6 +44,9 @@ func TestPruneKeepsAWeekOfEventsInEveryOrganization(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int{6}, ages)
 	require.Equal(t, 4, b.count(t, "SELECT count(*) FROM event_outbox"), "both organizations keep their recent events")
+	require.Equal(t, 6, b.count(t, `SELECT count(*) FROM event_consumer_acks a
+		JOIN event_outbox o ON o.organization_id = a.organization_id AND o.id = a.event_id`), "and their acknowledgements")
+	require.Equal(t, 6, b.count(t, "SELECT count(*) FROM event_consumer_acks"), "the pruned events' acknowledgements went with them")
 
 	removed, err = events.Prune(ctx, b.db.Pool, time.Now())
 	require.NoError(t, err)
@@ -47,6 +56,8 @@ func TestPruneKeepsAWeekOfEventsInEveryOrganization(t *testing.T) {
 // blockingConsumer handles an event until its context ends, as a consumer stuck on a lock or a slow
 // dependency does.
 type blockingConsumer struct{ cut chan error }
+
+func (c blockingConsumer) Name() string { return "blocking" }
 
 func (c blockingConsumer) Consume(ctx context.Context, _ pgx.Tx, _ events.Event) error {
 	<-ctx.Done()

@@ -400,13 +400,13 @@ func (c *conn) resume(cursor uuid.UUID, ack ackFrame) {
 			"last_event_id is older than the replay window: reload state through the API, then subscribe without it.")
 		return
 	}
-	var rows []dbq.EventListDispatchedAfterRow
+	var rows []dbq.EventListAnnouncedAfterRow
 	ctx, cancel := context.WithTimeout(c.reqCtx, 15*time.Second)
 	defer cancel()
 	err := db.WithOrgTx(ctx, c.gw.pool, c.org, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
-		rows, err = c.gw.queries.EventListDispatchedAfter(ctx, tx, dbq.EventListDispatchedAfterParams{
-			OrganizationID: c.org, After: cursor, MaxRows: int32(opts.ReplayLimit + 1)})
+		rows, err = c.gw.queries.EventListAnnouncedAfter(ctx, tx, dbq.EventListAnnouncedAfterParams{
+			OrganizationID: c.org, After: cursor, Consumer: ConsumerName, MaxRows: int32(opts.ReplayLimit + 1)})
 		return err
 	})
 	if err != nil && c.closing.Load() {

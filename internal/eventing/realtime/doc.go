@@ -4,17 +4,19 @@
 //
 // # Fan-out
 //
-// The Notifier is an event consumer (events.Consumer): inside each event's dispatch transaction it calls
-// pg_notify on the channel outflow_realtime, so the notice is delivered when the dispatch commits and never
-// for a rollback. The notice carries the event id, organization, type, created_at, the routing fields read
-// from the top level of the event's data (user_id, campaign_id, email_account_id, operation_id) and the data
-// itself; when that would exceed NOTIFY's 8000-byte limit it carries only the id, organization and type
-// ("fetch": true). Every API instance runs one listener on a dedicated connection (LISTEN outflow_realtime),
-// started with the instance's first WebSocket connection, reconnecting with jittered backoff. It reads
-// fetch-notices' events by id, and after a reconnect the events dispatched while it was away, only for
-// organizations with local connections and always in an organization-scoped transaction (db.WithOrgTx), so
-// row-level security holds as for any request. It routes each event once (a window of recent ids drops
-// repeats) to the instance's connections of the event's organization.
+// The Notifier is an event consumer (events.Consumer, named "realtime"): in its own transaction of each
+// event's dispatch, the one that records its acknowledgement of the event, it calls pg_notify on the channel
+// outflow_realtime, so the notice is delivered when that transaction commits and never for a rollback, and an
+// event is announced exactly when the Notifier has acknowledged it. The notice carries the event id,
+// organization, type, created_at, the routing fields read from the top level of the event's data (user_id,
+// campaign_id, email_account_id, operation_id) and the data itself; when that would exceed NOTIFY's 8000-byte
+// limit it carries only the id, organization and type ("fetch": true). Every API instance runs one listener on
+// a dedicated connection (LISTEN outflow_realtime), started with the instance's first WebSocket connection,
+// reconnecting with jittered backoff. It reads fetch-notices' events by id, and after a reconnect the events
+// announced while it was away, only for organizations with local connections and always in an
+// organization-scoped transaction (db.WithOrgTx), so row-level security holds as for any request. It routes
+// each event once (a window of recent ids drops repeats) to the instance's connections of the event's
+// organization.
 //
 // # Connecting
 //
@@ -77,7 +79,7 @@
 //
 // Event ids are uuid v7 and sort by creation time. A client that reconnects sends the id of the last event
 // it received as last_event_id in its first subscribe frame. The ack (with "replayed": n) is followed by the
-// organization's dispatched events after that id that the new intents admit, oldest first, marked
+// organization's announced events after that id that the new intents admit, oldest first, marked
 // "replay": true, then by live events; none is sent twice across the seam (live events wait while the replay
 // runs and live copies of replayed ids are dropped). A resume covers at most 1000 events and 24 hours: beyond
 // either the ack is followed by a resync_required error (reload state through the API, then subscribe

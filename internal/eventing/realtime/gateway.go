@@ -281,13 +281,14 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 }
 
-// fetch reads one dispatched event in its organization's scope (nil when it is gone).
+// fetch reads one announced event (one the Notifier acknowledged) in its organization's scope (nil when it is
+// gone).
 func (g *Gateway) fetch(ctx context.Context, org, id uuid.UUID) (*event, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var e *event
 	err := db.WithOrgTx(ctx, g.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		row, err := g.queries.EventGetDispatched(ctx, tx, dbq.EventGetDispatchedParams{OrganizationID: org, ID: id})
+		row, err := g.queries.EventGetAnnounced(ctx, tx, dbq.EventGetAnnouncedParams{OrganizationID: org, ID: id, Consumer: ConsumerName})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}

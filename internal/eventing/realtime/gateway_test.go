@@ -381,11 +381,17 @@ func TestResumeBeyondTheBoundsAsksForResync(t *testing.T) {
 
 	cursor := v7At(t, time.Now().Add(-time.Hour))
 	rows := make([][]any, 1001)
+	acks := make([][]any, len(rows))
 	for i := range rows {
 		rows[i] = []any{acme.OrganizationID, v7At(t, time.Now().Add(-30*time.Minute)), "contact.created", []byte(`{}`), time.Now()}
+		acks[i] = []any{acme.OrganizationID, rows[i][1], realtime.ConsumerName}
 	}
-	_, err := env.DB.OwnerPool(t).CopyFrom(context.Background(), pgx.Identifier{"event_outbox"},
+	owner := env.DB.OwnerPool(t)
+	_, err := owner.CopyFrom(context.Background(), pgx.Identifier{"event_outbox"},
 		[]string{"organization_id", "id", "event_type", "data", "dispatched_at"}, pgx.CopyFromRows(rows))
+	require.NoError(t, err)
+	_, err = owner.CopyFrom(context.Background(), pgx.Identifier{"event_consumer_acks"},
+		[]string{"organization_id", "event_id", "consumer"}, pgx.CopyFromRows(acks))
 	require.NoError(t, err)
 	c = dial(t, env.Server.URL, acme.APIKey)
 	require.Equal(t, "ack", c.subscribe(t, map[string]any{"topics": []string{acme.org()}, "last_event_id": cursor.String()}).Type)

@@ -150,6 +150,18 @@ func newHarness(t *testing.T, opts Options, verifier ...Verifier) *harness {
 	return &harness{db: d, gw: g, srv: srv, org: res.OrganizationID}
 }
 
+// announced commits an event of the harness's organization as the Notifier leaves it: in the outbox, with
+// the Notifier's acknowledgement (what the gateway's fetch, resume and catch-up read).
+func (h *harness) announced(t *testing.T, id uuid.UUID) {
+	t.Helper()
+	_, err := h.db.OwnerPool(t).Exec(context.Background(), `WITH e AS (
+			INSERT INTO event_outbox (organization_id, id, event_type, data) VALUES ($1, $2, 'contact.created', '{}')
+			RETURNING organization_id, id)
+		INSERT INTO event_consumer_acks (organization_id, event_id, consumer) SELECT organization_id, id, $3 FROM e`,
+		h.org, id, ConsumerName)
+	require.NoError(t, err)
+}
+
 func (h *harness) dial(t *testing.T) *websocket.Conn {
 	t.Helper()
 	ws := h.connect(t)
@@ -250,9 +262,7 @@ func TestListenerCatchesUpAfterReconnect(t *testing.T) {
 
 	insert := func(notify bool) uuid.UUID {
 		id, _ := uuid.NewV7()
-		_, err := owner.Exec(ctx, `INSERT INTO event_outbox (organization_id, id, event_type, data, dispatched_at)
-			VALUES ($1, $2, 'contact.created', '{}', now())`, h.org, id)
-		require.NoError(t, err)
+		h.announced(t, id)
 		if notify {
 			payload, err := encodeNotice(events.Event{ID: id, OrganizationID: h.org, Type: "contact.created", Data: json.RawMessage(`{}`)})
 			require.NoError(t, err)
@@ -287,16 +297,13 @@ func TestListenerCatchesUpAfterReconnect(t *testing.T) {
 func TestResumeSeamSendsEachEventOnce(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, Options{})
-	owner := h.db.OwnerPool(t)
 	ctx := context.Background()
 	for range 5 {
 		cursor, _ := uuid.NewV7()
 		var stored []uuid.UUID
 		for range 3 {
 			id, _ := uuid.NewV7()
-			_, err := owner.Exec(ctx, `INSERT INTO event_outbox (organization_id, id, event_type, data, dispatched_at)
-				VALUES ($1, $2, 'contact.created', '{}', now())`, h.org, id)
-			require.NoError(t, err)
+			h.announced(t, id)
 			stored = append(stored, id)
 		}
 		ws := h.connect(t)
@@ -309,13 +316,10 @@ func TestResumeSeamSendsEachEventOnce(t *testing.T) {
 		}()
 		require.NoError(t, ws.Write(ctx, websocket.MessageText, []byte(`{"type":"subscribe","topics":["org:`+h.org.String()+
 			`"],"last_event_id":"`+cursor.String()+`"}`)))
-		var data []byte
 		<-live
 		// A new event, committed before its notice is heard (as a dispatch's is): replayed or live, once.
 		next, _ := uuid.NewV7()
-		_, err := owner.Exec(ctx, `INSERT INTO event_outbox (organization_id, id, event_type, data, dispatched_at)
-			VALUES ($1, $2, 'contact.created', '{}', now())`, h.org, next)
-		require.NoError(t, err)
+		h.announced(t, next)
 		h.gw.hub.route(newEvent(next, h.org, "contact.created", time.Now(), json.RawMessage(`{}`), routing{}))
 
 		var got []uuid.UUID
@@ -331,7 +335,7 @@ func TestResumeSeamSendsEachEventOnce(t *testing.T) {
 		}
 		require.Equal(t, append(stored, next), got)
 		rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		_, data, err = ws.Read(rctx)
+		_, data, err := ws.Read(rctx)
 		cancel()
 		require.Error(t, err, "nothing more: %s", data)
 	}

@@ -20,9 +20,9 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/uuidv7"
 )
 
-// Catch-up after the listener's connection dropped: events dispatched from a little before the last moment
-// the connection was known alive (a dispatch transaction that started earlier may have committed later) are
-// read again and routed; the hub drops the ones it already routed.
+// Catch-up after the listener's connection dropped: events announced (acknowledged by the Notifier) from a
+// little before the last moment the connection was known alive (a Notifier transaction that started earlier
+// may have committed later) are read again and routed; the hub drops the ones it already routed.
 const (
 	catchUpSlack   = 30 * time.Second
 	catchUpHorizon = 10 * time.Minute // events created longer before the outage are not looked for
@@ -188,17 +188,17 @@ func (l *listener) handle(ctx context.Context, payload string) {
 	}
 }
 
-// catchUp routes the events dispatched while the listener was not listening.
+// catchUp routes the events announced while the listener was not listening.
 func (l *listener) catchUp(ctx context.Context, lost time.Time) {
 	since := lost.Add(-catchUpSlack)
 	floor := uuidv7.Floor(since.Add(-catchUpHorizon))
 	for _, org := range l.gw.hub.orgs() {
-		var rows []dbq.EventListDispatchedSinceRow
+		var rows []dbq.EventListAnnouncedSinceRow
 		qctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		err := db.WithOrgTx(qctx, l.gw.pool, org, func(ctx context.Context, tx pgx.Tx) error {
 			var err error
-			rows, err = l.gw.queries.EventListDispatchedSince(ctx, tx, dbq.EventListDispatchedSinceParams{
-				OrganizationID: org, After: floor, Since: since, MaxRows: catchUpLimit})
+			rows, err = l.gw.queries.EventListAnnouncedSince(ctx, tx, dbq.EventListAnnouncedSinceParams{
+				OrganizationID: org, After: floor, Consumer: ConsumerName, Since: since, MaxRows: catchUpLimit})
 			return err
 		})
 		cancel()

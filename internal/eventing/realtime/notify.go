@@ -20,9 +20,15 @@ const Channel = "outflow_realtime"
 // maxNotifyBytes is the largest payload NOTIFY accepts (Postgres refuses 8000 bytes or more).
 const maxNotifyBytes = 7999
 
-// Notifier is the event consumer that fans events out to every API instance: inside the dispatch
-// transaction it publishes a notice with pg_notify, which Postgres delivers when (and only if) the dispatch
-// commits, so each dispatched event is announced exactly once.
+// ConsumerName is the Notifier's name among the event consumers. Its acknowledgement of an event commits
+// with the event's notice, so the gateway's reads of past events (fetch, resume, catch-up) take the events
+// acknowledged under this name: exactly those that were announced.
+const ConsumerName = "realtime"
+
+// Notifier is the event consumer that fans events out to every API instance: in its transaction of an
+// event's dispatch, beside its acknowledgement, it publishes a notice with pg_notify, which Postgres delivers
+// when (and only if) that transaction commits; a retried dispatch skips a consumer that acknowledged, so each
+// event is announced once (and the hub drops a repeated id besides).
 type Notifier struct {
 	queries *dbq.Queries
 }
@@ -30,7 +36,12 @@ type Notifier struct {
 // NewNotifier builds the consumer; register it with the event dispatcher.
 func NewNotifier() *Notifier { return &Notifier{queries: dbq.New()} }
 
-// Consume publishes ev's notice in tx.
+var _ events.Consumer = (*Notifier)(nil)
+
+// Name is ConsumerName, the Notifier's name in its acknowledgements.
+func (n *Notifier) Name() string { return ConsumerName }
+
+// Consume publishes ev's notice in tx, the transaction that records the Notifier's acknowledgement of ev.
 func (n *Notifier) Consume(ctx context.Context, tx pgx.Tx, ev events.Event) error {
 	payload, err := encodeNotice(ev)
 	if err != nil {
