@@ -4391,7 +4391,7 @@ CREATE INDEX send_tasks_message_id ON public.send_tasks USING btree (organizatio
 -- Name: send_tasks_needs_decision; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX send_tasks_needs_decision ON public.send_tasks USING btree (organization_id, mailbox_id, created_at) WHERE (outcome_check = 'needs_decision'::text);
+CREATE INDEX send_tasks_needs_decision ON public.send_tasks USING btree (organization_id, mailbox_id, id) WHERE (outcome_check = 'needs_decision'::text);
 
 --
 -- Name: send_tasks_thread_message; Type: INDEX; Schema: public; Owner: -
