@@ -1836,6 +1836,19 @@ CREATE TABLE public.event_consumer_acks (
 );
 
 --
+-- Name: held_leads; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.held_leads (
+    organization_id uuid NOT NULL,
+    approval_id uuid NOT NULL,
+    contact_id uuid NOT NULL,
+    campaign_id uuid,
+    segment_id uuid,
+    CONSTRAINT held_leads_check CHECK (((campaign_id IS NULL) <> (segment_id IS NULL)))
+);
+
+--
 -- Name: idempotency_keys; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -4040,6 +4053,30 @@ CREATE INDEX event_outbox_created ON public.event_outbox USING btree (created_at
 CREATE INDEX event_outbox_pending ON public.event_outbox USING btree (created_at) WHERE (dispatched_at IS NULL);
 
 --
+-- Name: held_leads_approval; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX held_leads_approval ON public.held_leads USING btree (organization_id, approval_id);
+
+--
+-- Name: held_leads_campaign; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX held_leads_campaign ON public.held_leads USING btree (organization_id, campaign_id) WHERE (campaign_id IS NOT NULL);
+
+--
+-- Name: held_leads_contact; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX held_leads_contact ON public.held_leads USING btree (organization_id, contact_id);
+
+--
+-- Name: held_leads_segment; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX held_leads_segment ON public.held_leads USING btree (organization_id, segment_id) WHERE (segment_id IS NOT NULL);
+
+--
 -- Name: idempotency_keys_expires_at; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -4941,6 +4978,34 @@ ALTER TABLE ONLY public.event_outbox
     ADD CONSTRAINT event_outbox_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 --
+-- Name: held_leads held_leads_organization_id_approval_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.held_leads
+    ADD CONSTRAINT held_leads_organization_id_approval_id_fkey FOREIGN KEY (organization_id, approval_id) REFERENCES public.approvals(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: held_leads held_leads_organization_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.held_leads
+    ADD CONSTRAINT held_leads_organization_id_campaign_id_fkey FOREIGN KEY (organization_id, campaign_id) REFERENCES public.campaigns(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: held_leads held_leads_organization_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.held_leads
+    ADD CONSTRAINT held_leads_organization_id_contact_id_fkey FOREIGN KEY (organization_id, contact_id) REFERENCES public.contacts(organization_id, id) ON DELETE CASCADE;
+
+--
+-- Name: held_leads held_leads_organization_id_segment_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.held_leads
+    ADD CONSTRAINT held_leads_organization_id_segment_id_fkey FOREIGN KEY (organization_id, segment_id) REFERENCES public.segments(organization_id, id) ON DELETE CASCADE;
+
+--
 -- Name: idempotency_keys idempotency_keys_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -5638,6 +5703,12 @@ ALTER TABLE public.event_consumer_acks ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.event_outbox ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: held_leads; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.held_leads ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: idempotency_keys; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -6056,6 +6127,12 @@ CREATE POLICY tenant_isolation ON public.event_consumer_acks USING ((organizatio
 --
 
 CREATE POLICY tenant_isolation ON public.event_outbox USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
+
+--
+-- Name: held_leads tenant_isolation; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_isolation ON public.held_leads USING ((organization_id = public.current_org())) WITH CHECK ((organization_id = public.current_org()));
 
 --
 -- Name: idempotency_keys tenant_isolation; Type: POLICY; Schema: public; Owner: -

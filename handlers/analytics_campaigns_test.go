@@ -101,10 +101,11 @@ func newCampaignReportRig(t *testing.T) *campaignReportRig {
 	for _, s := range steps {
 		r.steps = append(r.steps, s.ID)
 	}
-	created, err := r.c.ContactsCreate(ctx, []api.ContactCreate{{Email: "ada@example.net", Campaigns: []uuid.UUID{r.camp}},
+	res, err := r.c.ContactsCreate(ctx, []api.ContactCreate{{Email: "ada@example.net", Campaigns: []uuid.UUID{r.camp}},
 		{Email: "bob@example.net", Campaigns: []uuid.UUID{r.camp}}, {Email: "cy@example.net", Campaigns: []uuid.UUID{r.camp}}},
 		api.ContactsCreateParams{})
 	require.NoError(t, err)
+	created := createdOK(t, res)
 	require.NoError(t, db.WithOrgTx(ctx, env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "UPDATE campaign_leads SET state = 'completed' WHERE organization_id = $1 AND campaign_id = $2 AND contact_id = $3",
 			r.org, r.camp, created[2].ID)

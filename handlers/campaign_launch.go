@@ -31,12 +31,7 @@ func (h *Campaigns) agentLaunch(ctx context.Context, tx pgx.Tx, org, id uuid.UUI
 	if err != nil {
 		return err
 	}
-	var senders []uuid.UUID
-	for _, m := range s.Pool {
-		if m.Active && m.Enabled {
-			senders = append(senders, m.ID)
-		}
-	}
+	senders := s.Senders()
 	recipients, err := h.store.PendingLeads(ctx, tx, org, id)
 	if err != nil {
 		return err

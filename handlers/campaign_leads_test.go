@@ -27,8 +27,9 @@ func (r advRig) leads(t *testing.T, camp uuid.UUID, emails ...string) []uuid.UUI
 			in[i].Campaigns = []uuid.UUID{camp}
 		}
 	}
-	out, err := r.c.ContactsCreate(context.Background(), in, api.ContactsCreateParams{})
+	res, err := r.c.ContactsCreate(context.Background(), in, api.ContactsCreateParams{})
 	require.NoError(t, err)
+	out := createdOK(t, res)
 	ids := make([]uuid.UUID, len(out))
 	for i, c := range out {
 		ids[i] = c.ID
@@ -166,8 +167,9 @@ func TestCampaignLeadHoldRefusesBadInputAndLeadsItDoesNotKnow(t *testing.T) {
 	oc := r.env.Client(t, other.APIKey)
 	theirCamp, err := oc.CampaignsCreate(ctx, &api.CampaignCreate{Name: "Theirs"}, api.CampaignsCreateParams{})
 	require.NoError(t, err)
-	theirs, err := oc.ContactsCreate(ctx, []api.ContactCreate{{Email: "eve@example.com", Campaigns: []uuid.UUID{theirCamp.ID}}}, api.ContactsCreateParams{})
+	created, err := oc.ContactsCreate(ctx, []api.ContactCreate{{Email: "eve@example.com", Campaigns: []uuid.UUID{theirCamp.ID}}}, api.ContactsCreateParams{})
 	require.NoError(t, err)
+	theirs := createdOK(t, created)
 	for _, p := range []struct{ camp, contact uuid.UUID }{{r.camp, stranger}, {uuid.New(), ada}, {theirCamp.ID, theirs[0].ID}, {r.camp, theirs[0].ID}} {
 		_, err := r.c.CampaignsGetLeadHold(ctx, api.CampaignsGetLeadHoldParams{ID: p.camp, ContactId: p.contact})
 		requireAPIError(t, err, http.StatusNotFound, "lead_not_found")

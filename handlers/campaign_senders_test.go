@@ -41,7 +41,7 @@ func (r campaignRig) activate(t *testing.T, id uuid.UUID) *api.Campaign {
 	c, err := r.env.Owner(t, "acme").CampaignsUpdate(context.Background(), &api.CampaignUpdate{Status: api.NewOptCampaignStatus(api.CampaignStatusActive)},
 		api.CampaignsUpdateParams{ID: id})
 	require.NoError(t, err)
-	return c
+	return campaignUpdatedOK(t, c)
 }
 
 func TestCampaignSendersAreReplacedWhole(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/internal/agents/leadgate"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/campaigns/checks"
 	"github.com/outflowhq/outflow/internal/identity/auth"
@@ -30,6 +31,7 @@ type Campaigns struct {
 	pool     *pgxpool.Pool
 	store    *campaign.Store
 	tracking CampaignTracking
+	gate     *leadgate.Gate
 }
 
 // CampaignTracking is what verifying a campaign's tracking domain needs from the deployment: its resolver and
@@ -39,9 +41,10 @@ type CampaignTracking struct {
 	Host     string
 }
 
-// NewCampaigns builds the campaign operations over store; tracking domains resolve through tracking.
-func NewCampaigns(pool *pgxpool.Pool, store *campaign.Store, tracking CampaignTracking) *Campaigns {
-	return &Campaigns{pool: pool, store: store, tracking: tracking}
+// NewCampaigns builds the campaign operations over store; tracking domains resolve through tracking, and the
+// segments an update links go through gate (an agent's links to a campaign that sends may wait for a person).
+func NewCampaigns(pool *pgxpool.Pool, store *campaign.Store, tracking CampaignTracking, gate *leadgate.Gate) *Campaigns {
+	return &Campaigns{pool: pool, store: store, tracking: tracking, gate: gate}
 }
 
 const (
@@ -148,22 +151,43 @@ func (h *Campaigns) one(ctx context.Context, op func(ctx context.Context, tx pgx
 	return &res, nil
 }
 
-// CampaignsUpdate changes the fields sent, validating the campaign as a whole.
-func (h *Campaigns) CampaignsUpdate(ctx context.Context, req *api.CampaignUpdate, params api.CampaignsUpdateParams) (*api.Campaign, error) {
+// CampaignsUpdate changes the fields sent, validating the campaign as a whole. For an API key or OAuth grant,
+// setting it active is a launch (agentLaunch, counting its leads after the change), and new segment links of a
+// campaign that sends go through the lead gate: held for a person, they are left out and the answer is 202
+// with the approval.
+func (h *Campaigns) CampaignsUpdate(ctx context.Context, req *api.CampaignUpdate, params api.CampaignsUpdateParams) (api.CampaignsUpdateRes, error) {
 	in := updateInputOf(req)
-	return h.one(ctx, func(ctx context.Context, tx pgx.Tx, org uuid.UUID) (campaign.Campaign, error) {
-		if in.Status.Set && in.Status.Value == campaign.StatusActive {
-			// Setting a campaign active starts it: an agent credential needs its policy, as for a start.
-			was, err := h.store.Get(ctx, tx, org, params.ID)
-			if err != nil {
-				return was, err
-			}
-			if err := h.agentLaunch(ctx, tx, org, params.ID, was.Status, time.Now()); err != nil {
-				return was, err
+	var held *leadgate.Held
+	out, err := h.one(ctx, func(ctx context.Context, tx pgx.Tx, org uuid.UUID) (campaign.Campaign, error) {
+		now := time.Now()
+		if in.Segments.Set {
+			var err error
+			if in.Segments.Value, held, err = h.gate.Link(ctx, tx, auth.PrincipalFrom(ctx), params.ID, in.Segments.Value, in.Status.Value, now); err != nil {
+				return campaign.Campaign{}, err
 			}
 		}
-		return h.store.Update(ctx, tx, org, params.ID, in)
+		if !in.Status.Set || in.Status.Value != campaign.StatusActive {
+			return h.store.Update(ctx, tx, org, params.ID, in)
+		}
+		// Setting a campaign active starts it: an agent credential needs its policy, as for a start, counting the
+		// leads the campaign has after the change (its newly linked segments' members too).
+		was, err := h.store.Get(ctx, tx, org, params.ID)
+		if err != nil {
+			return was, err
+		}
+		c, err := h.store.Update(ctx, tx, org, params.ID, in)
+		if err != nil {
+			return c, err
+		}
+		return c, h.agentLaunch(ctx, tx, org, params.ID, was.Status, now)
 	})
+	if err != nil {
+		return nil, err
+	}
+	if held == nil {
+		return out, nil
+	}
+	return &api.CampaignHeld{Campaign: *out, Approval: heldLeads(held)}, nil
 }
 
 // CampaignsDelete deletes a campaign, cancelling its queued sends in the same transaction.

@@ -27,10 +27,11 @@ func TestCampaignUpdateValidatesTheWholeCampaignAndClearsDates(t *testing.T) {
 	orgExec(t, env, boot.OrganizationID, "UPDATE campaigns SET tracking_domain_verified_at = now() WHERE id = $1", camp.ID)
 	require.True(t, campGet(t, c, camp.ID).TrackingDomainVerified.Value)
 
-	up, err := c.CampaignsUpdate(ctx, &api.CampaignUpdate{StartDate: api.OptNilDateTime{Set: true, Null: true},
+	res, err := c.CampaignsUpdate(ctx, &api.CampaignUpdate{StartDate: api.OptNilDateTime{Set: true, Null: true},
 		Description: api.NewOptString("Q4 push"), TrackingDomain: api.NewOptString("Click.Example.com."),
 		ScheduleWindows: api.ScheduleWindows{{}, {{Start: api.NewOptInt(540), End: api.NewOptInt(720)}}, {}, {}, {}, {}, {}}}, api.CampaignsUpdateParams{ID: camp.ID})
 	require.NoError(t, err)
+	up := campaignUpdatedOK(t, res)
 	require.True(t, up.StartDate.Null, "null clears start_date")
 	require.True(t, up.EndDate.Value.Equal(tomorrow.Add(48*time.Hour)), "fields not sent keep their value")
 	require.Equal(t, "Q4 push", up.Description.Value)

@@ -67,20 +67,10 @@ func dedupIDs(ids []uuid.UUID) []uuid.UUID {
 	return out
 }
 
-// linkContacts adds every campaign (as a pending lead) and category to every contact, set-based, and records
-// campaign_added / category_added activities for the links that are new.
-func linkContacts(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids, campaigns, categories []uuid.UUID) error {
+// linkCategories adds every category to every contact, set-based, and records category_added activities for
+// the links that are new. Campaigns are added through the agent policy gate (leadgate.Gate.Add).
+func linkCategories(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids, categories []uuid.UUID) error {
 	q := dbq.New()
-	if len(campaigns) > 0 {
-		rows, err := q.ContactLinksCampaignsAdd(ctx, tx, dbq.ContactLinksCampaignsAddParams{OrganizationID: org, ContactIds: ids, CampaignIds: campaigns})
-		if err != nil {
-			return fmt.Errorf("add campaigns: %w", err)
-		}
-		if err := recordPairs(ctx, tx, org, rows, func(r dbq.ContactLinksCampaignsAddRow) linkPair { return linkPair{r.ContactID, r.CampaignID} },
-			"campaign_added", "campaign_id"); err != nil {
-			return err
-		}
-	}
 	if len(categories) > 0 {
 		rows, err := q.ContactLinksCategoriesAdd(ctx, tx, dbq.ContactLinksCategoriesAddParams{OrganizationID: org, ContactIds: ids, CategoryIds: categories})
 		if err != nil {

@@ -17,10 +17,12 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/agents/leadgate"
 	"github.com/outflowhq/outflow/internal/audience/activity"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/suppression"
 	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/pagination"
@@ -36,11 +38,14 @@ type Contacts struct {
 	queries *dbq.Queries
 	outbox  *events.Outbox
 	jobs    events.Inserter
+	gate    *leadgate.Gate
 }
 
-// NewContacts builds the contact operations; search cursors are signed with a key derived from secret.
-func NewContacts(pool *pgxpool.Pool, secret []byte, outbox *events.Outbox, jobs events.Inserter) *Contacts {
-	return &Contacts{pool: pool, cursors: pagination.NewCursors(secret), queries: dbq.New(), outbox: outbox, jobs: jobs}
+// NewContacts builds the contact operations; search cursors are signed with a key derived from secret, and the
+// leads and segment pins a write asks for go through gate (an agent's for campaigns that send may wait for a
+// person).
+func NewContacts(pool *pgxpool.Pool, secret []byte, outbox *events.Outbox, jobs events.Inserter, gate *leadgate.Gate) *Contacts {
+	return &Contacts{pool: pool, cursors: pagination.NewCursors(secret), queries: dbq.New(), outbox: outbox, jobs: jobs, gate: gate}
 }
 
 // Limits of the contact operations.
@@ -118,8 +123,10 @@ func parseContactCreate(i int, c api.ContactCreate) (contactInput, error) {
 }
 
 // ContactsCreate creates contacts or enriches existing ones matched by address, links their campaigns and
-// categories and pins their segments, all in one transaction after every reference has been checked.
-func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, _ api.ContactsCreateParams) ([]api.Contact, error) {
+// categories and pins their segments, all in one transaction after every reference has been checked. An
+// agent's leads for campaigns that send (and pins into segments linked to one) outside its policy wait for a
+// person: 202 with the approval.
+func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, _ api.ContactsCreateParams) (api.ContactsCreateRes, error) {
 	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
@@ -140,6 +147,7 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 	}
 	source := contactSource(ctx)
 	var out []api.Contact
+	var held *leadgate.Held
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		if err := checkLinkRefs(ctx, tx, org, campaigns, categories, segments); err != nil {
 			return err
@@ -185,17 +193,19 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 				updated = append(updated, ids[i])
 			}
 		}
+		adds := leadgate.Request{Event: "contacts.created"}
 		for i, in := range inputs {
-			if err := linkContacts(ctx, tx, org, []uuid.UUID{ids[i]}, in.campaigns, in.categories); err != nil {
+			if err := linkCategories(ctx, tx, org, []uuid.UUID{ids[i]}, in.categories); err != nil {
 				return err
 			}
-			if len(in.segments) > 0 {
-				if err := h.queries.ContactSegmentsPin(ctx, tx, dbq.ContactSegmentsPinParams{OrganizationID: org, ContactID: ids[i],
-					SegmentIds: in.segments}); err != nil {
-					return fmt.Errorf("pin segments: %w", err)
-				}
-			}
+			adds.Leads = append(adds.Leads, leadsOf(ids[i:i+1], in.campaigns)...)
+			adds.Pins = append(adds.Pins, pinsOf(ids[i:i+1], in.segments)...)
 		}
+		added, err := h.gate.Add(ctx, tx, auth.PrincipalFrom(ctx), adds, time.Now())
+		if err != nil {
+			return err
+		}
+		held = added.Held
 		if len(created) > 0 {
 			if err := activity.Record(ctx, tx, activity.Entry{ContactIDs: created, UserID: actorUser(ctx), Type: "contact_created",
 				Metadata: map[string]any{"source": source}}); err != nil {
@@ -246,7 +256,11 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	if held != nil {
+		return &api.ContactsHeld{Contacts: out, Approval: heldLeads(held)}, nil
+	}
+	res := api.ContactsCreateOKApplicationJSON(out)
+	return &res, nil
 }
 
 func contactCreatedData(c api.Contact, source string) map[string]any {
@@ -404,8 +418,9 @@ func (h *Contacts) ContactsLookup(ctx context.Context, params api.ContactsLookup
 
 // ContactsUpdate changes one contact: sent text fields replace (empty clears, except email), custom_fields
 // merge with an empty value removing its key, campaigns and categories replace the whole set when sent, and
-// add_categories / remove_categories adjust it. An address another contact has is 409.
-func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, params api.ContactsUpdateParams) (*api.Contact, error) {
+// add_categories / remove_categories adjust it. An address another contact has is 409. An agent's new leads for
+// campaigns that send outside its policy wait for a person: 202 with the approval.
+func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, params api.ContactsUpdateParams) (api.ContactsUpdateRes, error) {
 	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
@@ -462,6 +477,7 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 	campaigns, categories := dedupIDs(req.Campaigns), dedupIDs(req.Categories)
 	addCats, removeCats := dedupIDs(req.AddCategories), dedupIDs(req.RemoveCategories)
 	var out api.Contact
+	var held *leadgate.Held
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		row, err := loadContact(ctx, tx, org, params.ID)
 		if err != nil {
@@ -488,9 +504,11 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 			if err := unlinkContacts(ctx, tx, org, ids, without(current, campaigns), nil); err != nil {
 				return err
 			}
-			if err := linkContacts(ctx, tx, org, ids, campaigns, nil); err != nil {
+			added, err := h.gate.Add(ctx, tx, auth.PrincipalFrom(ctx), leadgate.Request{Leads: leadsOf(ids, campaigns), Event: "contacts.updated"}, time.Now())
+			if err != nil {
 				return err
 			}
+			held = added.Held
 			changes = append(changes, "campaigns")
 		}
 		if req.Categories != nil || len(addCats) > 0 || len(removeCats) > 0 {
@@ -506,7 +524,7 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 			if err := unlinkContacts(ctx, tx, org, ids, nil, without(current, want)); err != nil {
 				return err
 			}
-			if err := linkContacts(ctx, tx, org, ids, nil, without(want, current)); err != nil {
+			if err := linkCategories(ctx, tx, org, ids, without(want, current)); err != nil {
 				return err
 			}
 			if !fields {
@@ -538,6 +556,9 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 	})
 	if err != nil {
 		return nil, err
+	}
+	if held != nil {
+		return &api.ContactHeld{Contact: out, Approval: heldLeads(held)}, nil
 	}
 	return &out, nil
 }

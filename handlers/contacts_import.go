@@ -10,11 +10,13 @@ import (
 	ht "github.com/ogen-go/ogen/http"
 
 	"github.com/outflowhq/outflow/gen/api"
+	"github.com/outflowhq/outflow/internal/agents/leadgate"
 	"github.com/outflowhq/outflow/internal/audience/contactfile"
 	"github.com/outflowhq/outflow/internal/audience/contactimport"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/audience/verify"
 	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/truncate"
@@ -35,11 +37,13 @@ type ContactImport struct {
 	pool   *pgxpool.Pool
 	jobs   events.Inserter
 	checks contactfile.Checks
+	gate   *leadgate.Gate
 }
 
-// NewContactImport builds the import operations; jobs enqueues the follow-up work an import causes.
-func NewContactImport(pool *pgxpool.Pool, jobs events.Inserter) *ContactImport {
-	return &ContactImport{pool: pool, jobs: jobs,
+// NewContactImport builds the import operations; jobs enqueues the follow-up work an import causes, and an
+// agent's links to campaigns that send (or segments linked to one) go through gate.
+func NewContactImport(pool *pgxpool.Pool, jobs events.Inserter, gate *leadgate.Gate) *ContactImport {
+	return &ContactImport{pool: pool, jobs: jobs, gate: gate,
 		checks: contactfile.Checks{Disposable: verify.IsDisposable, Role: verify.IsRoleAddress}}
 }
 
@@ -87,8 +91,10 @@ func openImportFile(f ht.MultipartFile) (contactfile.Rows, contactfile.Format, e
 }
 
 // ContactsImportCommit loads a file into the contact list (see ContactImport for how). Every 400 comes
-// before any row is written; the whole import commits or nothing does.
-func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.ContactsImportCommitReq, _ api.ContactsImportCommitParams) (*api.ContactImportResult, error) {
+// before any row is written; the whole import commits or nothing does. An API key's or OAuth grant's links to
+// campaigns that send, and pins into segments linked to one, go through the lead gate: outside its policy
+// they wait for a person and the answer is 202 with the approval (the contacts are imported either way).
+func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.ContactsImportCommitReq, _ api.ContactsImportCommitParams) (api.ContactsImportCommitRes, error) {
 	started := time.Now().UTC()
 	org, err := tenantCaller(ctx)
 	if err != nil {
@@ -113,12 +119,27 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 		return nil, err
 	}
 	var out contactimport.Result
+	var held *leadgate.Held
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		if err := checkLinkRefs(ctx, tx, org, opts.CampaignIDs, opts.CategoryIDs, opts.SegmentIDs); err != nil {
 			return err
 		}
+		p := auth.PrincipalFrom(ctx)
+		campaigns, segments, err := h.gate.Scope(ctx, tx, p, dedupIDs(opts.CampaignIDs), dedupIDs(opts.SegmentIDs))
+		if err != nil {
+			return err
+		}
+		imp.Defer(campaigns, segments)
 		if out, err = imp.Load(ctx, tx, org); err != nil {
 			return err
+		}
+		if out.Targets != nil {
+			added, err := h.gate.Add(ctx, tx, p, leadgate.Request{Leads: leadsOf(out.Targets, campaigns), Pins: pinsOf(out.Targets, segments),
+				Event: "contacts.imported"}, time.Now())
+			if err != nil {
+				return err
+			}
+			out.Pinned, held = out.Pinned+added.Pinned, added.Held
 		}
 		report := imp.Report()
 		if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionImport, Event: "contacts.imported", EntityType: audit.EntityContact,
@@ -139,7 +160,14 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 	if err != nil {
 		return nil, op.failed(ctx, err)
 	}
-	return importResult(imp.Report(), out, opts, started), nil
+	res := importResult(imp.Report(), out, opts, started)
+	if held == nil {
+		ok := api.ContactsImportCommitOK(*res)
+		return &ok, nil
+	}
+	res.Approval = api.NewOptHeldLeads(heldLeads(held))
+	accepted := api.ContactsImportCommitAccepted(*res)
+	return &accepted, nil
 }
 
 // importResult assembles the response: whole-import notes first, then the file's failures and notes by line,

@@ -109,10 +109,11 @@ func TestContactImportXLSX(t *testing.T) {
 	require.Equal(t, []string{"not an address", "Eve", "", ""}, p.SampleRows[2])
 	require.Equal(t, []string{"email", "first_name", "phone", "custom:Plan"}, impTargets(p.SuggestedMapping))
 
-	res, err := c.ContactsImportCommit(context.Background(), &api.ContactsImportCommitReq{File: impFile("book.xlsx", data),
+	ans, err := c.ContactsImportCommit(context.Background(), &api.ContactsImportCommitReq{File: impFile("book.xlsx", data),
 		Options: impOpts{Mapping: impCols("email", "first_name", "phone", "custom:Plan"), Dedup: "skip", HasHeader: true}.String()},
 		api.ContactsImportCommitParams{})
 	require.NoError(t, err)
+	res := importedOK(t, ans)
 	requireImportSums(t, res)
 	require.Equal(t, 2, res.Imported)
 	require.Equal(t, 1, res.Failed)

@@ -62,9 +62,19 @@ func impFile(name string, data []byte) ht.MultipartFile {
 	return ht.MultipartFile{Name: name, File: bytes.NewReader(data), Size: int64(len(data))}
 }
 
+// impCommit imports data as name with opts and answers the 200 answer (a 202 is an error here).
 func impCommit(c *api.Client, name, data string, opts string) (*api.ContactImportResult, error) {
-	return c.ContactsImportCommit(context.Background(), &api.ContactsImportCommitReq{File: impFile(name, []byte(data)), Options: opts},
+	res, err := c.ContactsImportCommit(context.Background(), &api.ContactsImportCommitReq{File: impFile(name, []byte(data)), Options: opts},
 		api.ContactsImportCommitParams{})
+	if err != nil {
+		return nil, err
+	}
+	ok, is := res.(*api.ContactsImportCommitOK)
+	if !is {
+		return nil, fmt.Errorf("want 200, got %T", res)
+	}
+	out := api.ContactImportResult(*ok)
+	return &out, nil
 }
 
 // orgQuery runs fn in an organization-scoped transaction of the test database.

@@ -6,14 +6,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/agents/leadgate"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
 	"github.com/outflowhq/outflow/internal/eventing/events"
+	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/truncate"
@@ -152,7 +155,10 @@ const (
 // custom-field operations (ADD sets a key where it is missing, EDIT sets it everywhere, DELETE removes it,
 // RENAME moves its value to the key named by value) and subscribe. Explicit ids answer the updated contacts;
 // a filter selection answers an empty array. One contact.updated event with bulk and count is raised.
-func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkUpdateRequest, _ api.ContactsBulkUpdateParams) ([]api.Contact, error) {
+//
+// An agent's new leads for campaigns that send outside its policy wait for a person: 202 with the approval,
+// every other change made.
+func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkUpdateRequest, _ api.ContactsBulkUpdateParams) (api.ContactsBulkUpdateRes, error) {
 	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
@@ -190,6 +196,7 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 		return nil, err
 	}
 	out := []api.Contact{}
+	var held *leadgate.Held
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		if err := checkLinkRefs(ctx, tx, org, append(slices.Clone(addCamps), removeCamps...), append(slices.Clone(addCats), removeCats...), nil); err != nil {
 			return err
@@ -225,9 +232,14 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 		if err := unlinkContacts(ctx, tx, org, ids, removeCamps, removeCats); err != nil {
 			return err
 		}
-		if err := linkContacts(ctx, tx, org, ids, addCamps, addCats); err != nil {
+		if err := linkCategories(ctx, tx, org, ids, addCats); err != nil {
 			return err
 		}
+		added, err := h.gate.Add(ctx, tx, auth.PrincipalFrom(ctx), leadgate.Request{Leads: leadsOf(ids, addCamps), Event: "contacts.bulk_updated"}, time.Now())
+		if err != nil {
+			return err
+		}
+		held = added.Held
 		if len(addCamps)+len(removeCamps)+len(addCats)+len(removeCats) > 0 {
 			if err := h.queries.ContactTouch(ctx, tx, dbq.ContactTouchParams{OrganizationID: org, Ids: ids}); err != nil {
 				return err
@@ -257,7 +269,11 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 	if err != nil {
 		return nil, op.failed(ctx, err)
 	}
-	return out, nil
+	if held != nil {
+		return &api.ContactsHeld{Contacts: out, Approval: heldLeads(held)}, nil
+	}
+	res := api.ContactsBulkUpdateOKApplicationJSON(out)
+	return &res, nil
 }
 
 // ContactsBulkDelete deletes an id list or a selection in one transaction.

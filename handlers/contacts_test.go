@@ -54,7 +54,7 @@ func createContacts(t testing.TB, c *api.Client, in ...api.ContactCreate) []api.
 	t.Helper()
 	out, err := c.ContactsCreate(context.Background(), in, api.ContactsCreateParams{})
 	require.NoError(t, err)
-	return out
+	return createdOK(t, out)
 }
 
 func searchContacts(t testing.TB, c *api.Client, body api.ContactSearchRequest, params api.ContactsSearchParams) *api.ContactList {
@@ -211,7 +211,7 @@ func TestContactsBulkUpdateAndDelete(t *testing.T) {
 	ctx := context.Background()
 	camp3 := seedCampaign(t, f.env, f.org, "Three")
 
-	updated, err := f.c.ContactsBulkUpdate(ctx, &api.ContactBulkUpdateRequest{
+	res, err := f.c.ContactsBulkUpdate(ctx, &api.ContactBulkUpdateRequest{
 		Contacts: []uuid.UUID{f.ada.ID, f.cy.ID, uuid.New()}, AddCampaigns: []uuid.UUID{camp3}, RemoveCampaigns: []uuid.UUID{f.camp2},
 		AddCategories: []uuid.UUID{f.cold}, RemoveCategories: []uuid.UUID{f.hot}, Subscribe: api.NewOptBool(false),
 		Fields: []api.ContactBulkFieldOp{
@@ -222,6 +222,7 @@ func TestContactsBulkUpdateAndDelete(t *testing.T) {
 		},
 	}, api.ContactsBulkUpdateParams{})
 	require.NoError(t, err)
+	updated := bulkUpdatedOK(t, res)
 	require.Equal(t, sortedEmails([]api.Contact{f.ada, f.cy}), sortedEmails(updated), "unknown ids are left out")
 	for _, u := range updated {
 		require.False(t, u.Subscribed)
@@ -238,11 +239,11 @@ func TestContactsBulkUpdateAndDelete(t *testing.T) {
 	require.Equal(t, 1, countOf(orgEventTypes(t, f.env, f.org), "contact.updated"), "one bulk event")
 
 	// A filter selection answers an empty array and honours exclude.
-	res, err := f.c.ContactsBulkUpdate(ctx, &api.ContactBulkUpdateRequest{All: api.NewOptBool(true),
+	res, err = f.c.ContactsBulkUpdate(ctx, &api.ContactBulkUpdateRequest{All: api.NewOptBool(true),
 		Filters: api.NewOptContactSearchRequest(api.ContactSearchRequest{CategoryIds: []string{f.cold.String()}}),
 		Exclude: []uuid.UUID{f.bob.ID}, AddCategories: []uuid.UUID{f.hot}}, api.ContactsBulkUpdateParams{})
 	require.NoError(t, err)
-	require.Empty(t, res)
+	require.Empty(t, bulkUpdatedOK(t, res))
 	hot := searchContacts(t, f.c, api.ContactSearchRequest{CategoryIds: []string{f.hot.String()}}, api.ContactsSearchParams{})
 	require.Equal(t, sortedEmails([]api.Contact{f.ada, f.bob, f.cy, f.dora}), sortedEmails(hot.Data), "bob kept hot from before; the others gained it")
 
@@ -291,7 +292,7 @@ func TestContactsSelectionTooLarge(t *testing.T) {
 	}))
 	res, err := c.ContactsBulkUpdate(context.Background(), &api.ContactBulkUpdateRequest{All: api.NewOptBool(true), Exclude: []uuid.UUID{one}, Subscribe: api.NewOptBool(false)}, api.ContactsBulkUpdateParams{})
 	require.NoError(t, err)
-	require.Empty(t, res)
+	require.Empty(t, bulkUpdatedOK(t, res))
 	require.Equal(t, int64(50000), orgInt(t, env, org, `SELECT count(*) FROM contacts WHERE organization_id = $1 AND NOT subscribed`, org))
 	first := searchContacts(t, c, api.ContactSearchRequest{}, api.ContactsSearchParams{})
 	require.Equal(t, 50000, first.Counts.Value.Total-first.Counts.Value.Subscribed)
@@ -336,18 +337,19 @@ func TestContactGetUpdateDeleteLookup(t *testing.T) {
 	require.Equal(t, 1, got.Engagement.TotalOpened)
 	require.Equal(t, "domain asked", got.Suppression.Value.Reason)
 
-	up, err := c.ContactsUpdate(ctx, &api.ContactUpdate{FirstName: api.NewOptString(""), Company: api.NewOptString("Engines"),
+	res, err := c.ContactsUpdate(ctx, &api.ContactUpdate{FirstName: api.NewOptString(""), Company: api.NewOptString("Engines"),
 		CustomFields: api.NewOptContactUpdateCustomFields(api.ContactUpdateCustomFields{"a": "", "c": "3"}),
 		Campaigns:    []uuid.UUID{camp}, AddCategories: []uuid.UUID{cold}, RemoveCategories: []uuid.UUID{hot}}, api.ContactsUpdateParams{ID: ada.ID})
 	require.NoError(t, err)
+	up := contactUpdatedOK(t, res)
 	require.Equal(t, "", up.FirstName, "PATCH clears")
 	require.Equal(t, "Engines", up.Company)
 	require.Equal(t, api.ContactCustomFields{"b": "2", "c": "3"}, up.CustomFields, "an empty value removes the key")
 	require.Equal(t, []api.MiniCategory{{ID: cold, Title: "Cold", Color: "#123456"}}, up.Categories)
 	require.Equal(t, []api.MiniCampaign{{ID: camp.String(), Name: "One"}}, up.Campaigns)
-	up, err = c.ContactsUpdate(ctx, &api.ContactUpdate{Campaigns: []uuid.UUID{}}, api.ContactsUpdateParams{ID: ada.ID})
+	res, err = c.ContactsUpdate(ctx, &api.ContactUpdate{Campaigns: []uuid.UUID{}}, api.ContactsUpdateParams{ID: ada.ID})
 	require.NoError(t, err)
-	require.Empty(t, up.Campaigns, "campaigns replace the whole set")
+	require.Empty(t, contactUpdatedOK(t, res).Campaigns, "campaigns replace the whole set")
 
 	_, err = c.ContactsUpdate(ctx, &api.ContactUpdate{Email: api.NewOptString("BOB@example.com")}, api.ContactsUpdateParams{ID: ada.ID})
 	requireAPIError(t, err, http.StatusConflict, "contact_email_taken")
@@ -414,9 +416,9 @@ func TestContactsSelectionLimitsAndShapes(t *testing.T) {
 		thousand[i] = uuid.New()
 	}
 	thousand[0] = f.ada.ID
-	updated, err := f.c.ContactsBulkUpdate(ctx, &api.ContactBulkUpdateRequest{Contacts: thousand, Subscribe: api.NewOptBool(false)}, api.ContactsBulkUpdateParams{})
+	res, err := f.c.ContactsBulkUpdate(ctx, &api.ContactBulkUpdateRequest{Contacts: thousand, Subscribe: api.NewOptBool(false)}, api.ContactsBulkUpdateParams{})
 	require.NoError(t, err)
-	require.Equal(t, []string{f.ada.Email}, contactEmails(updated))
+	require.Equal(t, []string{f.ada.Email}, contactEmails(bulkUpdatedOK(t, res)))
 
 	// An empty id array deletes nothing and says so.
 	status, code := rawCode(http.MethodDelete, "/v1/contacts", `[]`)
@@ -425,10 +427,10 @@ func TestContactsSelectionLimitsAndShapes(t *testing.T) {
 	require.Equal(t, int64(4), orgInt(t, f.env, f.org, `SELECT count(*) FROM contacts WHERE organization_id = $1`, f.org))
 
 	// exclude without all is ignored: the listed contacts are all updated.
-	updated, err = f.c.ContactsBulkUpdate(ctx, &api.ContactBulkUpdateRequest{Contacts: []uuid.UUID{f.bob.ID, f.cy.ID}, Exclude: []uuid.UUID{f.bob.ID},
+	res, err = f.c.ContactsBulkUpdate(ctx, &api.ContactBulkUpdateRequest{Contacts: []uuid.UUID{f.bob.ID, f.cy.ID}, Exclude: []uuid.UUID{f.bob.ID},
 		AddCategories: []uuid.UUID{f.hot}}, api.ContactsBulkUpdateParams{})
 	require.NoError(t, err)
-	require.Equal(t, sortedEmails([]api.Contact{f.bob, f.cy}), sortedEmails(updated))
+	require.Equal(t, sortedEmails([]api.Contact{f.bob, f.cy}), sortedEmails(bulkUpdatedOK(t, res)))
 
 	// segment_ids: not a UUID, and more than the filter takes.
 	status, code = rawCode(http.MethodPost, "/v1/contacts/search", `{"segment_ids":["not-a-uuid"]}`)

@@ -131,12 +131,13 @@ func TestProductEventResumesAWaitingLeadWhoseNextEmailIsSent(t *testing.T) {
 			{Subject: api.NewOptString("See you at the demo"), BodyPlain: api.NewOptString("Here is the agenda."), WaitAfter: api.NewOptInt(0)},
 		}}, api.CampaignsCreateParams{})
 	require.NoError(t, err)
-	leads, err := r.c.ContactsCreate(ctx, []api.ContactCreate{
+	res, err := r.c.ContactsCreate(ctx, []api.ContactCreate{
 		{Email: "ann@client.example", FirstName: api.NewOptString("Ann"), Campaigns: []uuid.UUID{cmp.ID}},
 		{Email: "ben@client.example", FirstName: api.NewOptString("Ben"), Campaigns: []uuid.UUID{cmp.ID}},
 		{Email: "cat@client.example", FirstName: api.NewOptString("Cat")},
 	}, api.ContactsCreateParams{})
 	require.NoError(t, err)
+	leads := createdOK(t, res)
 	ann, ben, cat := leads[0].ID, leads[1].ID, leads[2].ID
 	_, err = r.env.Owner(t, "acme").CampaignsStart(ctx, api.CampaignsStartParams{ID: cmp.ID})
 	require.NoError(t, err)

@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/agents/leadgate"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/pagination"
@@ -99,8 +102,10 @@ func selectedMembers(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, sel cont
 
 // SegmentsMembersAdd pins the selected contacts into the segment. Contacts already members are unchanged (a
 // contact matching a dynamic segment's filters is not pinned); the others get an include pin, which replaces
-// any exclude pin. Ids of contacts that do not exist are dropped, as in every explicit selection.
-func (h *Segments) SegmentsMembersAdd(ctx context.Context, req *api.ContactSelection, params api.SegmentsMembersAddParams) (*api.SegmentMembersChange, error) {
+// any exclude pin. Ids of contacts that do not exist are dropped, as in every explicit selection. An agent's
+// pins that would add leads to campaigns that send (linked to the segment) go through the lead gate: outside
+// its policy they wait for a person and the answer is 202 with the approval.
+func (h *Segments) SegmentsMembersAdd(ctx context.Context, req *api.ContactSelection, params api.SegmentsMembersAddParams) (api.SegmentsMembersAddRes, error) {
 	org, err := tenantCaller(ctx)
 	if err != nil {
 		return nil, err
@@ -110,6 +115,7 @@ func (h *Segments) SegmentsMembersAdd(ctx context.Context, req *api.ContactSelec
 		return nil, err
 	}
 	out := &api.SegmentMembersChange{SegmentID: params.ID}
+	var held *leadgate.Held
 	err = db.WithOrgTx(ctx, h.pool, org, func(ctx context.Context, tx pgx.Tx) error {
 		if _, err := h.queries.SegmentGetForUpdate(ctx, tx, dbq.SegmentGetForUpdateParams{OrganizationID: org, ID: params.ID}); err != nil {
 			return classifySegment(err)
@@ -130,12 +136,13 @@ func (h *Segments) SegmentsMembersAdd(ctx context.Context, req *api.ContactSelec
 				}
 			}
 		}
-		if len(fresh) > 0 {
-			if _, err := h.queries.SegmentPinsInclude(ctx, tx, dbq.SegmentPinsIncludeParams{OrganizationID: org, SegmentID: params.ID, ContactIds: fresh}); err != nil {
-				return err
-			}
+		added, err := h.gate.Add(ctx, tx, auth.PrincipalFrom(ctx), leadgate.Request{Pins: pinsOf(fresh, []uuid.UUID{params.ID}),
+			Event: "segment.members_added"}, time.Now())
+		if err != nil {
+			return err
 		}
-		out.Added, out.Unchanged = len(fresh), len(ids)-len(fresh)
+		held = added.Held
+		out.Added, out.Unchanged = added.Pinned, len(ids)-len(fresh)
 		if out.MemberCount, err = memberCount(ctx, tx, org, params.ID); err != nil {
 			return err
 		}
@@ -145,7 +152,13 @@ func (h *Segments) SegmentsMembersAdd(ctx context.Context, req *api.ContactSelec
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	if held != nil {
+		out.Approval = api.NewOptHeldLeads(heldLeads(held))
+		accepted := api.SegmentsMembersAddAccepted(*out)
+		return &accepted, nil
+	}
+	ok := api.SegmentsMembersAddOK(*out)
+	return &ok, nil
 }
 
 // SegmentsMembersRemove takes the listed contacts out of the segment: their include pins go, and a member

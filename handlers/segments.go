@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -15,7 +16,9 @@ import (
 
 	"github.com/outflowhq/outflow/gen/api"
 	dbq "github.com/outflowhq/outflow/gen/db"
+	"github.com/outflowhq/outflow/internal/agents/leadgate"
 	"github.com/outflowhq/outflow/internal/audience/contacts"
+	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/platform/apierror"
 	"github.com/outflowhq/outflow/internal/platform/db"
 	"github.com/outflowhq/outflow/internal/platform/pagination"
@@ -34,11 +37,13 @@ type Segments struct {
 	pool    *pgxpool.Pool
 	cursors *pagination.Cursors
 	queries *dbq.Queries
+	gate    *leadgate.Gate
 }
 
-// NewSegments builds the segment operations; list cursors are signed with a key derived from secret.
-func NewSegments(pool *pgxpool.Pool, secret []byte) *Segments {
-	return &Segments{pool: pool, cursors: pagination.NewCursors(secret), queries: dbq.New()}
+// NewSegments builds the segment operations; list cursors are signed with a key derived from secret, and pins
+// and filter changes that add leads to campaigns that send go through gate.
+func NewSegments(pool *pgxpool.Pool, secret []byte, gate *leadgate.Gate) *Segments {
+	return &Segments{pool: pool, cursors: pagination.NewCursors(secret), queries: dbq.New(), gate: gate}
 }
 
 // Limits of the segment operations.
@@ -385,6 +390,12 @@ func (h *Segments) SegmentsUpdate(ctx context.Context, req *api.SegmentUpdate, p
 			}
 			if s, err = h.queries.SegmentUpdate(ctx, tx, next); err != nil {
 				return classifySegment(err)
+			}
+			// New filters (or filters in force again) may bring new members into campaigns that send.
+			if next.Kind == segmentDynamic && (req.Filters.Set || cur.Kind != next.Kind) {
+				if err := h.gate.Refilter(ctx, tx, auth.PrincipalFrom(ctx), cur.ID, time.Now()); err != nil {
+					return err
+				}
 			}
 			if err := audit.Record(ctx, tx, audit.Entry{Action: audit.ActionUpdate, Event: "segment.updated", EntityType: audit.EntitySegment, EntityID: cur.ID.String(),
 				Metadata: map[string]any{"changed": changed, "kind": next.Kind}}); err != nil {

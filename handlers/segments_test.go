@@ -34,8 +34,9 @@ func segGet(t *testing.T, c *api.Client, id uuid.UUID) *api.Segment {
 
 func segAdd(t *testing.T, c *api.Client, id uuid.UUID, sel api.ContactSelection) *api.SegmentMembersChange {
 	t.Helper()
-	res, err := c.SegmentsMembersAdd(context.Background(), &sel, api.SegmentsMembersAddParams{ID: id})
+	ans, err := c.SegmentsMembersAdd(context.Background(), &sel, api.SegmentsMembersAddParams{ID: id})
 	require.NoError(t, err)
+	res := membersAddedOK(t, ans)
 	require.Equal(t, id, res.SegmentID)
 	return res
 }

@@ -66,7 +66,7 @@ func newTrackRig(t *testing.T, opts ...apitest.Option) *trackRig {
 	created, err := r.c.ContactsCreate(context.Background(), []api.ContactCreate{{Email: "ada@example.net",
 		Campaigns: []uuid.UUID{r.camp}}}, api.ContactsCreateParams{})
 	require.NoError(t, err)
-	r.lead = created[0].ID
+	r.lead = createdOK(t, created)[0].ID
 	r.box = campMailbox(t, env, r.org, "sales@acme.example", 50)
 	return r
 }

@@ -34,3 +34,13 @@ SELECT l.wait_reason, l.due_at, (l.task_id IS NOT NULL)::boolean AS sending, c.p
   c.parked_reason
 FROM campaign_leads l JOIN campaigns c ON c.organization_id = l.organization_id AND c.id = l.campaign_id
 WHERE l.organization_id = @organization_id AND l.campaign_id = @campaign_id AND l.contact_id = @contact_id;
+
+-- name: CampaignLeadsAdd :many
+-- Adds each (contact_ids[i], campaign_ids[i]) as a pending lead and answers the pairs that are new; existing
+-- leads are left as they are.
+INSERT INTO campaign_leads (organization_id, campaign_id, contact_id)
+SELECT @organization_id::uuid, pb.campaign_id, pa.contact_id
+FROM unnest(@contact_ids::uuid[]) WITH ORDINALITY AS pa(contact_id, n)
+JOIN unnest(@campaign_ids::uuid[]) WITH ORDINALITY AS pb(campaign_id, n) USING (n)
+ON CONFLICT DO NOTHING
+RETURNING contact_id, campaign_id;

@@ -125,12 +125,6 @@ SELECT campaign_id FROM campaign_leads WHERE organization_id = @organization_id:
 -- name: ContactLinksCategoryIDs :many
 SELECT category_id FROM contact_categories WHERE organization_id = @organization_id::uuid AND contact_id = @contact_id::uuid;
 
--- name: ContactSegmentsPin :exec
--- Pins a contact into segments as a manual include (an exclude pin turns into an include).
-INSERT INTO segment_pins (organization_id, segment_id, contact_id, include)
-SELECT @organization_id::uuid, s.id, @contact_id::uuid, true FROM (SELECT unnest(@segment_ids::uuid[]) AS id) AS s
-ON CONFLICT (organization_id, segment_id, contact_id) DO UPDATE SET include = true;
-
 -- name: ContactViewCampaigns :many
 -- The campaigns of a page of contacts, in the order they were added.
 SELECT l.contact_id, k.id, k.name FROM campaign_leads l

@@ -16,8 +16,11 @@ SELECT * FROM segments WHERE organization_id = @organization_id::uuid AND id = @
 
 -- name: SegmentGetForUpdate :one
 -- Locks the segment until the transaction ends: definition changes and membership changes of one segment
--- run one after the other, so each one's added/removed counts describe what it did.
-SELECT * FROM segments WHERE organization_id = @organization_id::uuid AND id = @id::uuid FOR UPDATE;
+-- run one after the other, so each one's added/removed counts describe what it did. NO KEY UPDATE leaves
+-- writes that only reference the segment (a pin, a campaign link) free to go on: a membership change that
+-- goes on to lock the segment's campaigns (the agent lead gate) never deadlocks with a campaign update that
+-- links the segment.
+SELECT * FROM segments WHERE organization_id = @organization_id::uuid AND id = @id::uuid FOR NO KEY UPDATE;
 
 -- name: SegmentUpdate :one
 -- Writes the whole definition; the handler has merged the fields sent into the stored ones.
@@ -52,13 +55,6 @@ WHERE organization_id = @organization_id::uuid AND segment_id = @segment_id::uui
 -- The pins the given contacts have in one segment.
 SELECT contact_id, include FROM segment_pins
 WHERE organization_id = @organization_id::uuid AND segment_id = @segment_id::uuid AND contact_id = ANY(@contact_ids::uuid[]);
-
--- name: SegmentPinsInclude :execrows
--- Pins contacts in; an exclude pin turns into an include pin.
-INSERT INTO segment_pins (organization_id, segment_id, contact_id, include)
-SELECT @organization_id::uuid, @segment_id::uuid, unnest(@contact_ids::uuid[]), true
-ON CONFLICT (organization_id, segment_id, contact_id) DO UPDATE SET include = true, created_at = now()
-WHERE NOT segment_pins.include;
 
 -- name: SegmentPinsExclude :execrows
 -- Keeps contacts out of a dynamic segment although they match its filters; an include pin turns into an

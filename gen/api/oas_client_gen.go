@@ -1969,13 +1969,19 @@ type CampaignsInvoker interface {
 	// keys, OAuth) or manage_campaigns (sessions).
 	//
 	// Setting status active starts the campaign: an API key or OAuth grant needs an agent policy allowing
-	// campaign.launch, as for POST /campaigns/{id}/start (403 `agent_policy_required` otherwise).
+	// campaign.launch, as for POST /campaigns/{id}/start (403 `agent_policy_required` otherwise); the
+	// count is of the leads the campaign has after the change, segment members included.
+	//
+	// Linking segments (segment_ids) to a campaign that sends (active, or completed: a new lead restarts
+	// it) adds their members as leads: an API key or OAuth grant does so only under its agent policy (see
+	// HeldLeads); outside it the new links wait for a person's approval and the answer is 202 with the
+	// campaign as changed without them. Sessions are never held.
 	//
 	// Errors: 400 invalid body or field value, 401, 403 missing scope or permission, or
 	// `agent_policy_required`, 404 unknown or malformed id, 429.
 	//
 	// PATCH /campaigns/{id}
-	CampaignsUpdate(ctx context.Context, request *CampaignUpdate, params CampaignsUpdateParams, options ...RequestOption) (*Campaign, error)
+	CampaignsUpdate(ctx context.Context, request *CampaignUpdate, params CampaignsUpdateParams, options ...RequestOption) (CampaignsUpdateRes, error)
 	// CampaignsUpdateAbVariant invokes campaigns_update_ab_variant operation.
 	//
 	// Changes any of the variant's name, weight, subject, body_html, body_plain, is_control, is_active and
@@ -2105,11 +2111,15 @@ type ContactsInvoker interface {
 	// filter selection; contact.updated fires once for the call with metadata bulk and count. Needs
 	// BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 	//
+	// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+	// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+	// person's approval and the answer is 202. Sessions are never held.
+	//
 	// Errors: 400 invalid body, filter selection matching nothing, 400 `selection_too_large`, 400
 	// `too_many_contacts`, 401, 403 missing scope or permission, 429.
 	//
 	// PATCH /contacts
-	ContactsBulkUpdate(ctx context.Context, request *ContactBulkUpdateRequest, params ContactsBulkUpdateParams, options ...RequestOption) ([]Contact, error)
+	ContactsBulkUpdate(ctx context.Context, request *ContactBulkUpdateRequest, params ContactsBulkUpdateParams, options ...RequestOption) (ContactsBulkUpdateRes, error)
 	// ContactsCreate invokes contacts_create operation.
 	//
 	// Takes a JSON array of at least one contact and upserts by email (lowercased, display-name forms
@@ -2119,12 +2129,16 @@ type ContactsInvoker interface {
 	// contacts; contact.created fires unless one request adds more than 100. Needs WRITE_CONTACTS (API
 	// keys, OAuth) or manage_contacts (sessions).
 	//
+	// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+	// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+	// person's approval and the answer is 202. Sessions are never held.
+	//
 	// Errors: 400 empty array, missing or non-address email, unknown segment id (nothing written), 400
 	// `unknown_verification_status`, 400 `unknown_verification_provider`, 401, 403 missing scope or
 	// permission, 429.
 	//
 	// POST /contacts
-	ContactsCreate(ctx context.Context, request []ContactCreate, params ContactsCreateParams, options ...RequestOption) ([]Contact, error)
+	ContactsCreate(ctx context.Context, request []ContactCreate, params ContactsCreateParams, options ...RequestOption) (ContactsCreateRes, error)
 	// ContactsDealsList invokes contacts_deals_list operation.
 	//
 	// Returns the CRM deals linked to the contact as a bare array without pagination. Needs READ_CONTACTS
@@ -2174,12 +2188,16 @@ type ContactsInvoker interface {
 	// flagged above 25 percent bad share on files of 20 rows or more. File imports raise no
 	// contact.created; needs BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 	//
+	// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+	// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+	// person's approval and the answer is 202. Sessions are never held.
+	//
 	// Errors: 400 invalid options, no email column, custom column without custom_key, invalid custom-field
 	// name, non-UUID or unknown category, campaign or segment id (nothing written), oversized file, 401,
 	// 403 missing scope or permission, 429.
 	//
 	// POST /contacts/import/commit
-	ContactsImportCommit(ctx context.Context, request *ContactsImportCommitReq, params ContactsImportCommitParams, options ...RequestOption) (*ContactImportResult, error)
+	ContactsImportCommit(ctx context.Context, request *ContactsImportCommitReq, params ContactsImportCommitParams, options ...RequestOption) (ContactsImportCommitRes, error)
 	// ContactsImportPreview invokes contacts_import_preview operation.
 	//
 	// Reads an uploaded CSV or XLSX file (multipart field file, at most 50 MB) without writing anything
@@ -2304,11 +2322,15 @@ type ContactsInvoker interface {
 	// add_categories and remove_categories) and returns the updated contact. Unlike POST /contacts, a
 	// value sent here can clear a custom field. Raises contact.updated.
 	//
+	// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+	// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+	// person's approval and the answer is 202. Sessions are never held.
+	//
 	// Errors: 400 invalid body or email, 401, 403 missing scope or permission, 404 unknown or malformed
 	// id, 409 conflict such as an email already used by another contact, 429.
 	//
 	// PATCH /contacts/{id}
-	ContactsUpdate(ctx context.Context, request *ContactUpdate, params ContactsUpdateParams, options ...RequestOption) (*Contact, error)
+	ContactsUpdate(ctx context.Context, request *ContactUpdate, params ContactsUpdateParams, options ...RequestOption) (ContactsUpdateRes, error)
 	// ContactsVerificationGet invokes contacts_verification_get operation.
 	//
 	// Returns one verification run of the organization with its progress and its counts by outcome (valid,
@@ -4006,13 +4028,16 @@ type SegmentsInvoker interface {
 	// (at most 50,000 ids; ignored unless all is true). Adding contacts that are already members is not an
 	// error; they are counted as unchanged. Campaigns linked to the segment enrol the new members as
 	// leads; a completed campaign restarts for them only if it passes the same launch checks as a manual
-	// start. Scope BULK_CONTACTS (session permission manage_contacts). Errors: 400 invalid body (neither
-	// ids nor all with filters, id list outside 1 to 1000, filter selection matching nothing), 400
+	// start. An API key or OAuth token pins contacts into a segment linked to a campaign that sends only
+	// under its agent policy (see HeldLeads): within it their new leads are added at once, outside it
+	// those pins wait for a person's approval (202 with `approval`); sessions are never held. Scope
+	// BULK_CONTACTS (session permission manage_contacts). Errors: 400 invalid body (neither ids nor all
+	// with filters, id list outside 1 to 1000, filter selection matching nothing), 400
 	// `selection_too_large` (filter selection over 50,000 contacts), 400 `too_many_contacts` (exclude over
 	// 50,000 ids), 401, 403 missing scope or permission, 404 unknown or malformed segment id, 429.
 	//
 	// POST /segments/{id}/members
-	SegmentsMembersAdd(ctx context.Context, request *ContactSelection, params SegmentsMembersAddParams, options ...RequestOption) (*SegmentMembersChange, error)
+	SegmentsMembersAdd(ctx context.Context, request *ContactSelection, params SegmentsMembersAddParams, options ...RequestOption) (SegmentsMembersAddRes, error)
 	// SegmentsMembersList invokes segments_members_list operation.
 	//
 	// Lists the contacts that are currently members of the segment (filter matches plus contacts pinned
@@ -4038,10 +4063,14 @@ type SegmentsInvoker interface {
 	//
 	// Changes only the fields sent. Switching a dynamic segment to static drops its filters and keeps the
 	// contacts added by hand; sending `filters` replaces the whole filter body. Campaigns linked to the
-	// segment pick up contacts that newly become members. Scope WRITE_CONTACTS (session permission
-	// manage_contacts). Errors: 400 invalid body (name outside 1 to 255 characters, filters on a static
-	// segment, invalid filters such as `lead_filter_requires_campaign`, `invalid_lead_status`,
-	// `invalid_engagement`), 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+	// segment pick up contacts that newly become members. An API key or OAuth token changes the filters of
+	// a segment linked to a campaign that sends (active, or completed) only under its agent policy
+	// (capability campaign.launch, counted as the leads the new filters add, who are enrolled at once);
+	// otherwise the answer is 403 `agent_policy_required` and nothing changes: a person changes them, or
+	// the segment is unlinked first. Scope WRITE_CONTACTS (session permission manage_contacts). Errors:
+	// 400 invalid body (name outside 1 to 255 characters, filters on a static segment, invalid filters
+	// such as `lead_filter_requires_campaign`, `invalid_lead_status`, `invalid_engagement`), 401, 403
+	// missing scope or permission, or `agent_policy_required`, 404 unknown or malformed id, 429.
 	//
 	// PATCH /segments/{id}
 	SegmentsUpdate(ctx context.Context, request *SegmentUpdate, params SegmentsUpdateParams, options ...RequestOption) (*Segment, error)
@@ -24953,18 +24982,24 @@ func (c *Client) sendCampaignsTest(ctx context.Context, request *StartCampaignTe
 // keys, OAuth) or manage_campaigns (sessions).
 //
 // Setting status active starts the campaign: an API key or OAuth grant needs an agent policy allowing
-// campaign.launch, as for POST /campaigns/{id}/start (403 `agent_policy_required` otherwise).
+// campaign.launch, as for POST /campaigns/{id}/start (403 `agent_policy_required` otherwise); the
+// count is of the leads the campaign has after the change, segment members included.
+//
+// Linking segments (segment_ids) to a campaign that sends (active, or completed: a new lead restarts
+// it) adds their members as leads: an API key or OAuth grant does so only under its agent policy (see
+// HeldLeads); outside it the new links wait for a person's approval and the answer is 202 with the
+// campaign as changed without them. Sessions are never held.
 //
 // Errors: 400 invalid body or field value, 401, 403 missing scope or permission, or
 // `agent_policy_required`, 404 unknown or malformed id, 429.
 //
 // PATCH /campaigns/{id}
-func (c *Client) CampaignsUpdate(ctx context.Context, request *CampaignUpdate, params CampaignsUpdateParams, options ...RequestOption) (*Campaign, error) {
+func (c *Client) CampaignsUpdate(ctx context.Context, request *CampaignUpdate, params CampaignsUpdateParams, options ...RequestOption) (CampaignsUpdateRes, error) {
 	res, err := c.sendCampaignsUpdate(ctx, request, params, options...)
 	return res, err
 }
 
-func (c *Client) sendCampaignsUpdate(ctx context.Context, request *CampaignUpdate, params CampaignsUpdateParams, requestOptions ...RequestOption) (res *Campaign, err error) {
+func (c *Client) sendCampaignsUpdate(ctx context.Context, request *CampaignUpdate, params CampaignsUpdateParams, requestOptions ...RequestOption) (res CampaignsUpdateRes, err error) {
 	// Validate request before sending.
 	if err := func() error {
 		if err := request.Validate(); err != nil {
@@ -26615,16 +26650,20 @@ func (c *Client) sendContactsBulkDelete(ctx context.Context, request ContactsBul
 // filter selection; contact.updated fires once for the call with metadata bulk and count. Needs
 // BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 //
+// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// person's approval and the answer is 202. Sessions are never held.
+//
 // Errors: 400 invalid body, filter selection matching nothing, 400 `selection_too_large`, 400
 // `too_many_contacts`, 401, 403 missing scope or permission, 429.
 //
 // PATCH /contacts
-func (c *Client) ContactsBulkUpdate(ctx context.Context, request *ContactBulkUpdateRequest, params ContactsBulkUpdateParams, options ...RequestOption) ([]Contact, error) {
+func (c *Client) ContactsBulkUpdate(ctx context.Context, request *ContactBulkUpdateRequest, params ContactsBulkUpdateParams, options ...RequestOption) (ContactsBulkUpdateRes, error) {
 	res, err := c.sendContactsBulkUpdate(ctx, request, params, options...)
 	return res, err
 }
 
-func (c *Client) sendContactsBulkUpdate(ctx context.Context, request *ContactBulkUpdateRequest, params ContactsBulkUpdateParams, requestOptions ...RequestOption) (res []Contact, err error) {
+func (c *Client) sendContactsBulkUpdate(ctx context.Context, request *ContactBulkUpdateRequest, params ContactsBulkUpdateParams, requestOptions ...RequestOption) (res ContactsBulkUpdateRes, err error) {
 	// Validate request before sending.
 	if err := func() error {
 		if err := request.Validate(); err != nil {
@@ -26783,17 +26822,21 @@ func (c *Client) sendContactsBulkUpdate(ctx context.Context, request *ContactBul
 // contacts; contact.created fires unless one request adds more than 100. Needs WRITE_CONTACTS (API
 // keys, OAuth) or manage_contacts (sessions).
 //
+// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// person's approval and the answer is 202. Sessions are never held.
+//
 // Errors: 400 empty array, missing or non-address email, unknown segment id (nothing written), 400
 // `unknown_verification_status`, 400 `unknown_verification_provider`, 401, 403 missing scope or
 // permission, 429.
 //
 // POST /contacts
-func (c *Client) ContactsCreate(ctx context.Context, request []ContactCreate, params ContactsCreateParams, options ...RequestOption) ([]Contact, error) {
+func (c *Client) ContactsCreate(ctx context.Context, request []ContactCreate, params ContactsCreateParams, options ...RequestOption) (ContactsCreateRes, error) {
 	res, err := c.sendContactsCreate(ctx, request, params, options...)
 	return res, err
 }
 
-func (c *Client) sendContactsCreate(ctx context.Context, request []ContactCreate, params ContactsCreateParams, requestOptions ...RequestOption) (res []Contact, err error) {
+func (c *Client) sendContactsCreate(ctx context.Context, request []ContactCreate, params ContactsCreateParams, requestOptions ...RequestOption) (res ContactsCreateRes, err error) {
 	// Validate request before sending.
 	if err := func() error {
 		if request == nil {
@@ -27788,17 +27831,21 @@ func (c *Client) sendContactsGet(ctx context.Context, params ContactsGetParams, 
 // flagged above 25 percent bad share on files of 20 rows or more. File imports raise no
 // contact.created; needs BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 //
+// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// person's approval and the answer is 202. Sessions are never held.
+//
 // Errors: 400 invalid options, no email column, custom column without custom_key, invalid custom-field
 // name, non-UUID or unknown category, campaign or segment id (nothing written), oversized file, 401,
 // 403 missing scope or permission, 429.
 //
 // POST /contacts/import/commit
-func (c *Client) ContactsImportCommit(ctx context.Context, request *ContactsImportCommitReq, params ContactsImportCommitParams, options ...RequestOption) (*ContactImportResult, error) {
+func (c *Client) ContactsImportCommit(ctx context.Context, request *ContactsImportCommitReq, params ContactsImportCommitParams, options ...RequestOption) (ContactsImportCommitRes, error) {
 	res, err := c.sendContactsImportCommit(ctx, request, params, options...)
 	return res, err
 }
 
-func (c *Client) sendContactsImportCommit(ctx context.Context, request *ContactsImportCommitReq, params ContactsImportCommitParams, requestOptions ...RequestOption) (res *ContactImportResult, err error) {
+func (c *Client) sendContactsImportCommit(ctx context.Context, request *ContactsImportCommitReq, params ContactsImportCommitParams, requestOptions ...RequestOption) (res ContactsImportCommitRes, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("contacts_import_commit"),
 		semconv.HTTPRequestMethodKey.String("POST"),
@@ -29972,16 +30019,20 @@ func (c *Client) sendContactsTimelineList(ctx context.Context, params ContactsTi
 // add_categories and remove_categories) and returns the updated contact. Unlike POST /contacts, a
 // value sent here can clear a custom field. Raises contact.updated.
 //
+// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// person's approval and the answer is 202. Sessions are never held.
+//
 // Errors: 400 invalid body or email, 401, 403 missing scope or permission, 404 unknown or malformed
 // id, 409 conflict such as an email already used by another contact, 429.
 //
 // PATCH /contacts/{id}
-func (c *Client) ContactsUpdate(ctx context.Context, request *ContactUpdate, params ContactsUpdateParams, options ...RequestOption) (*Contact, error) {
+func (c *Client) ContactsUpdate(ctx context.Context, request *ContactUpdate, params ContactsUpdateParams, options ...RequestOption) (ContactsUpdateRes, error) {
 	res, err := c.sendContactsUpdate(ctx, request, params, options...)
 	return res, err
 }
 
-func (c *Client) sendContactsUpdate(ctx context.Context, request *ContactUpdate, params ContactsUpdateParams, requestOptions ...RequestOption) (res *Contact, err error) {
+func (c *Client) sendContactsUpdate(ctx context.Context, request *ContactUpdate, params ContactsUpdateParams, requestOptions ...RequestOption) (res ContactsUpdateRes, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("contacts_update"),
 		semconv.HTTPRequestMethodKey.String("PATCH"),
@@ -56881,18 +56932,21 @@ func (c *Client) sendSegmentsList(ctx context.Context, params SegmentsListParams
 // (at most 50,000 ids; ignored unless all is true). Adding contacts that are already members is not an
 // error; they are counted as unchanged. Campaigns linked to the segment enrol the new members as
 // leads; a completed campaign restarts for them only if it passes the same launch checks as a manual
-// start. Scope BULK_CONTACTS (session permission manage_contacts). Errors: 400 invalid body (neither
-// ids nor all with filters, id list outside 1 to 1000, filter selection matching nothing), 400
+// start. An API key or OAuth token pins contacts into a segment linked to a campaign that sends only
+// under its agent policy (see HeldLeads): within it their new leads are added at once, outside it
+// those pins wait for a person's approval (202 with `approval`); sessions are never held. Scope
+// BULK_CONTACTS (session permission manage_contacts). Errors: 400 invalid body (neither ids nor all
+// with filters, id list outside 1 to 1000, filter selection matching nothing), 400
 // `selection_too_large` (filter selection over 50,000 contacts), 400 `too_many_contacts` (exclude over
 // 50,000 ids), 401, 403 missing scope or permission, 404 unknown or malformed segment id, 429.
 //
 // POST /segments/{id}/members
-func (c *Client) SegmentsMembersAdd(ctx context.Context, request *ContactSelection, params SegmentsMembersAddParams, options ...RequestOption) (*SegmentMembersChange, error) {
+func (c *Client) SegmentsMembersAdd(ctx context.Context, request *ContactSelection, params SegmentsMembersAddParams, options ...RequestOption) (SegmentsMembersAddRes, error) {
 	res, err := c.sendSegmentsMembersAdd(ctx, request, params, options...)
 	return res, err
 }
 
-func (c *Client) sendSegmentsMembersAdd(ctx context.Context, request *ContactSelection, params SegmentsMembersAddParams, requestOptions ...RequestOption) (res *SegmentMembersChange, err error) {
+func (c *Client) sendSegmentsMembersAdd(ctx context.Context, request *ContactSelection, params SegmentsMembersAddParams, requestOptions ...RequestOption) (res SegmentsMembersAddRes, err error) {
 	// Validate request before sending.
 	if err := func() error {
 		if err := request.Validate(); err != nil {
@@ -57424,10 +57478,14 @@ func (c *Client) sendSegmentsMembersRemove(ctx context.Context, request *Segment
 //
 // Changes only the fields sent. Switching a dynamic segment to static drops its filters and keeps the
 // contacts added by hand; sending `filters` replaces the whole filter body. Campaigns linked to the
-// segment pick up contacts that newly become members. Scope WRITE_CONTACTS (session permission
-// manage_contacts). Errors: 400 invalid body (name outside 1 to 255 characters, filters on a static
-// segment, invalid filters such as `lead_filter_requires_campaign`, `invalid_lead_status`,
-// `invalid_engagement`), 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+// segment pick up contacts that newly become members. An API key or OAuth token changes the filters of
+// a segment linked to a campaign that sends (active, or completed) only under its agent policy
+// (capability campaign.launch, counted as the leads the new filters add, who are enrolled at once);
+// otherwise the answer is 403 `agent_policy_required` and nothing changes: a person changes them, or
+// the segment is unlinked first. Scope WRITE_CONTACTS (session permission manage_contacts). Errors:
+// 400 invalid body (name outside 1 to 255 characters, filters on a static segment, invalid filters
+// such as `lead_filter_requires_campaign`, `invalid_lead_status`, `invalid_engagement`), 401, 403
+// missing scope or permission, or `agent_policy_required`, 404 unknown or malformed id, 429.
 //
 // PATCH /segments/{id}
 func (c *Client) SegmentsUpdate(ctx context.Context, request *SegmentUpdate, params SegmentsUpdateParams, options ...RequestOption) (*Segment, error) {

@@ -25860,7 +25860,13 @@ func (s *Server) handleCampaignsTestRequest(args [1]string, argsEscaped bool, w 
 // keys, OAuth) or manage_campaigns (sessions).
 //
 // Setting status active starts the campaign: an API key or OAuth grant needs an agent policy allowing
-// campaign.launch, as for POST /campaigns/{id}/start (403 `agent_policy_required` otherwise).
+// campaign.launch, as for POST /campaigns/{id}/start (403 `agent_policy_required` otherwise); the
+// count is of the leads the campaign has after the change, segment members included.
+//
+// Linking segments (segment_ids) to a campaign that sends (active, or completed: a new lead restarts
+// it) adds their members as leads: an API key or OAuth grant does so only under its agent policy (see
+// HeldLeads); outside it the new links wait for a person's approval and the answer is 202 with the
+// campaign as changed without them. Sessions are never held.
 //
 // Errors: 400 invalid body or field value, 401, 403 missing scope or permission, or
 // `agent_policy_required`, 404 unknown or malformed id, 429.
@@ -26011,7 +26017,7 @@ func (s *Server) handleCampaignsUpdateRequest(args [1]string, argsEscaped bool, 
 		}
 	}()
 
-	var response *Campaign
+	var response CampaignsUpdateRes
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -26036,7 +26042,7 @@ func (s *Server) handleCampaignsUpdateRequest(args [1]string, argsEscaped bool, 
 		type (
 			Request  = *CampaignUpdate
 			Params   = CampaignsUpdateParams
-			Response = *Campaign
+			Response = CampaignsUpdateRes
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -27866,6 +27872,10 @@ func (s *Server) handleContactsBulkDeleteRequest(args [0]string, argsEscaped boo
 // filter selection; contact.updated fires once for the call with metadata bulk and count. Needs
 // BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 //
+// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// person's approval and the answer is 202. Sessions are never held.
+//
 // Errors: 400 invalid body, filter selection matching nothing, 400 `selection_too_large`, 400
 // `too_many_contacts`, 401, 403 missing scope or permission, 429.
 //
@@ -28015,7 +28025,7 @@ func (s *Server) handleContactsBulkUpdateRequest(args [0]string, argsEscaped boo
 		}
 	}()
 
-	var response []Contact
+	var response ContactsBulkUpdateRes
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -28036,7 +28046,7 @@ func (s *Server) handleContactsBulkUpdateRequest(args [0]string, argsEscaped boo
 		type (
 			Request  = *ContactBulkUpdateRequest
 			Params   = ContactsBulkUpdateParams
-			Response = []Contact
+			Response = ContactsBulkUpdateRes
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -28088,6 +28098,10 @@ func (s *Server) handleContactsBulkUpdateRequest(args [0]string, argsEscaped boo
 // (own or another verifier's vocabulary) is stored as an imported verdict. Returns a bare array of the
 // contacts; contact.created fires unless one request adds more than 100. Needs WRITE_CONTACTS (API
 // keys, OAuth) or manage_contacts (sessions).
+//
+// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 empty array, missing or non-address email, unknown segment id (nothing written), 400
 // `unknown_verification_status`, 400 `unknown_verification_provider`, 401, 403 missing scope or
@@ -28239,7 +28253,7 @@ func (s *Server) handleContactsCreateRequest(args [0]string, argsEscaped bool, w
 		}
 	}()
 
-	var response []Contact
+	var response ContactsCreateRes
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -28260,7 +28274,7 @@ func (s *Server) handleContactsCreateRequest(args [0]string, argsEscaped bool, w
 		type (
 			Request  = []ContactCreate
 			Params   = ContactsCreateParams
-			Response = []Contact
+			Response = ContactsCreateRes
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -29342,6 +29356,10 @@ func (s *Server) handleContactsGetRequest(args [1]string, argsEscaped bool, w ht
 // flagged above 25 percent bad share on files of 20 rows or more. File imports raise no
 // contact.created; needs BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 //
+// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// person's approval and the answer is 202. Sessions are never held.
+//
 // Errors: 400 invalid options, no email column, custom column without custom_key, invalid custom-field
 // name, non-UUID or unknown category, campaign or segment id (nothing written), oversized file, 401,
 // 403 missing scope or permission, 429.
@@ -29492,7 +29510,7 @@ func (s *Server) handleContactsImportCommitRequest(args [0]string, argsEscaped b
 		}
 	}()
 
-	var response *ContactImportResult
+	var response ContactsImportCommitRes
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -29513,7 +29531,7 @@ func (s *Server) handleContactsImportCommitRequest(args [0]string, argsEscaped b
 		type (
 			Request  = *ContactsImportCommitReq
 			Params   = ContactsImportCommitParams
-			Response = *ContactImportResult
+			Response = ContactsImportCommitRes
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -31950,6 +31968,10 @@ func (s *Server) handleContactsTimelineListRequest(args [1]string, argsEscaped b
 // add_categories and remove_categories) and returns the updated contact. Unlike POST /contacts, a
 // value sent here can clear a custom field. Raises contact.updated.
 //
+// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// person's approval and the answer is 202. Sessions are never held.
+//
 // Errors: 400 invalid body or email, 401, 403 missing scope or permission, 404 unknown or malformed
 // id, 409 conflict such as an email already used by another contact, 429.
 //
@@ -32099,7 +32121,7 @@ func (s *Server) handleContactsUpdateRequest(args [1]string, argsEscaped bool, w
 		}
 	}()
 
-	var response *Contact
+	var response ContactsUpdateRes
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -32124,7 +32146,7 @@ func (s *Server) handleContactsUpdateRequest(args [1]string, argsEscaped bool, w
 		type (
 			Request  = *ContactUpdate
 			Params   = ContactsUpdateParams
-			Response = *Contact
+			Response = ContactsUpdateRes
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -66194,8 +66216,11 @@ func (s *Server) handleSegmentsListRequest(args [0]string, argsEscaped bool, w h
 // (at most 50,000 ids; ignored unless all is true). Adding contacts that are already members is not an
 // error; they are counted as unchanged. Campaigns linked to the segment enrol the new members as
 // leads; a completed campaign restarts for them only if it passes the same launch checks as a manual
-// start. Scope BULK_CONTACTS (session permission manage_contacts). Errors: 400 invalid body (neither
-// ids nor all with filters, id list outside 1 to 1000, filter selection matching nothing), 400
+// start. An API key or OAuth token pins contacts into a segment linked to a campaign that sends only
+// under its agent policy (see HeldLeads): within it their new leads are added at once, outside it
+// those pins wait for a person's approval (202 with `approval`); sessions are never held. Scope
+// BULK_CONTACTS (session permission manage_contacts). Errors: 400 invalid body (neither ids nor all
+// with filters, id list outside 1 to 1000, filter selection matching nothing), 400
 // `selection_too_large` (filter selection over 50,000 contacts), 400 `too_many_contacts` (exclude over
 // 50,000 ids), 401, 403 missing scope or permission, 404 unknown or malformed segment id, 429.
 //
@@ -66345,7 +66370,7 @@ func (s *Server) handleSegmentsMembersAddRequest(args [1]string, argsEscaped boo
 		}
 	}()
 
-	var response *SegmentMembersChange
+	var response SegmentsMembersAddRes
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -66370,7 +66395,7 @@ func (s *Server) handleSegmentsMembersAddRequest(args [1]string, argsEscaped boo
 		type (
 			Request  = *ContactSelection
 			Params   = SegmentsMembersAddParams
-			Response = *SegmentMembersChange
+			Response = SegmentsMembersAddRes
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -66850,10 +66875,14 @@ func (s *Server) handleSegmentsMembersRemoveRequest(args [1]string, argsEscaped 
 //
 // Changes only the fields sent. Switching a dynamic segment to static drops its filters and keeps the
 // contacts added by hand; sending `filters` replaces the whole filter body. Campaigns linked to the
-// segment pick up contacts that newly become members. Scope WRITE_CONTACTS (session permission
-// manage_contacts). Errors: 400 invalid body (name outside 1 to 255 characters, filters on a static
-// segment, invalid filters such as `lead_filter_requires_campaign`, `invalid_lead_status`,
-// `invalid_engagement`), 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+// segment pick up contacts that newly become members. An API key or OAuth token changes the filters of
+// a segment linked to a campaign that sends (active, or completed) only under its agent policy
+// (capability campaign.launch, counted as the leads the new filters add, who are enrolled at once);
+// otherwise the answer is 403 `agent_policy_required` and nothing changes: a person changes them, or
+// the segment is unlinked first. Scope WRITE_CONTACTS (session permission manage_contacts). Errors:
+// 400 invalid body (name outside 1 to 255 characters, filters on a static segment, invalid filters
+// such as `lead_filter_requires_campaign`, `invalid_lead_status`, `invalid_engagement`), 401, 403
+// missing scope or permission, or `agent_policy_required`, 404 unknown or malformed id, 429.
 //
 // PATCH /segments/{id}
 func (s *Server) handleSegmentsUpdateRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

@@ -5,8 +5,28 @@ type AgentToolsCallRes interface {
 	agentToolsCallRes()
 }
 
+type CampaignsUpdateRes interface {
+	campaignsUpdateRes()
+}
+
+type ContactsBulkUpdateRes interface {
+	contactsBulkUpdateRes()
+}
+
+type ContactsCreateRes interface {
+	contactsCreateRes()
+}
+
 type ContactsExportRes interface {
 	contactsExportRes()
+}
+
+type ContactsImportCommitRes interface {
+	contactsImportCommitRes()
+}
+
+type ContactsUpdateRes interface {
+	contactsUpdateRes()
 }
 
 type MailboxesSendRes interface {
@@ -19,6 +39,10 @@ type McpPostMessageRes interface {
 
 type OAuthAuthorizeShowConsentRes interface {
 	oAuthAuthorizeShowConsentRes()
+}
+
+type SegmentsMembersAddRes interface {
+	segmentsMembersAddRes()
 }
 
 type TrackingUnsubscribeReq interface {

@@ -10922,7 +10922,7 @@ func decodeCampaignsTestResponse(resp *http.Response) (res *CampaignTestRun, _ e
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeCampaignsUpdateResponse(resp *http.Response) (res *Campaign, _ error) {
+func decodeCampaignsUpdateResponse(resp *http.Response) (res CampaignsUpdateRes, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -10939,6 +10939,50 @@ func decodeCampaignsUpdateResponse(resp *http.Response) (res *Campaign, _ error)
 			d := jx.DecodeBytes(buf)
 
 			var response Campaign
+			if err := func() error {
+				if err := response.Decode(d); err != nil {
+					return err
+				}
+				if err := d.Skip(); err != io.EOF {
+					return errors.New("unexpected trailing data")
+				}
+				return nil
+			}(); err != nil {
+				err = &ogenerrors.DecodeBodyError{
+					ContentType: ct,
+					Body:        buf,
+					Err:         err,
+				}
+				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
+			return &response, nil
+		default:
+			return res, validate.InvalidContentType(ct)
+		}
+	case 202:
+		// Code 202.
+		ct, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if err != nil {
+			return res, errors.Wrap(err, "parse media type")
+		}
+		switch {
+		case ct == "application/json":
+			buf, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return res, err
+			}
+			d := jx.DecodeBytes(buf)
+
+			var response CampaignHeld
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -11650,7 +11694,7 @@ func decodeContactsBulkDeleteResponse(resp *http.Response) (res *ContactsBulkDel
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeContactsBulkUpdateResponse(resp *http.Response) (res []Contact, _ error) {
+func decodeContactsBulkUpdateResponse(resp *http.Response) (res ContactsBulkUpdateRes, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -11666,17 +11710,9 @@ func decodeContactsBulkUpdateResponse(resp *http.Response) (res []Contact, _ err
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response []Contact
+			var response ContactsBulkUpdateOKApplicationJSON
 			if err := func() error {
-				response = make([]Contact, 0)
-				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem Contact
-					if err := elem.Decode(d); err != nil {
-						return err
-					}
-					response = append(response, elem)
-					return nil
-				}); err != nil {
+				if err := response.Decode(d); err != nil {
 					return err
 				}
 				if err := d.Skip(); err != io.EOF {
@@ -11693,31 +11729,58 @@ func decodeContactsBulkUpdateResponse(resp *http.Response) (res []Contact, _ err
 			}
 			// Validate response.
 			if err := func() error {
-				if response == nil {
-					return errors.New("nil is invalid value")
-				}
-				var failures []validate.FieldError
-				for i, elem := range response {
-					if err := func() error {
-						if err := elem.Validate(); err != nil {
-							return err
-						}
-						return nil
-					}(); err != nil {
-						failures = append(failures, validate.FieldError{
-							Name:  fmt.Sprintf("[%d]", i),
-							Error: err,
-						})
-					}
-				}
-				if len(failures) > 0 {
-					return &validate.Error{Fields: failures}
+				if err := response.Validate(); err != nil {
+					return err
 				}
 				return nil
 			}(); err != nil {
 				return res, errors.Wrap(err, "validate")
 			}
-			return response, nil
+			return &response, nil
+		default:
+			return res, validate.InvalidContentType(ct)
+		}
+	case 202:
+		// Code 202.
+		ct, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if err != nil {
+			return res, errors.Wrap(err, "parse media type")
+		}
+		switch {
+		case ct == "application/json":
+			buf, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return res, err
+			}
+			d := jx.DecodeBytes(buf)
+
+			var response ContactsHeld
+			if err := func() error {
+				if err := response.Decode(d); err != nil {
+					return err
+				}
+				if err := d.Skip(); err != io.EOF {
+					return errors.New("unexpected trailing data")
+				}
+				return nil
+			}(); err != nil {
+				err = &ogenerrors.DecodeBodyError{
+					ContentType: ct,
+					Body:        buf,
+					Err:         err,
+				}
+				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
+			return &response, nil
 		default:
 			return res, validate.InvalidContentType(ct)
 		}
@@ -11767,7 +11830,7 @@ func decodeContactsBulkUpdateResponse(resp *http.Response) (res []Contact, _ err
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeContactsCreateResponse(resp *http.Response) (res []Contact, _ error) {
+func decodeContactsCreateResponse(resp *http.Response) (res ContactsCreateRes, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -11783,17 +11846,9 @@ func decodeContactsCreateResponse(resp *http.Response) (res []Contact, _ error) 
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response []Contact
+			var response ContactsCreateOKApplicationJSON
 			if err := func() error {
-				response = make([]Contact, 0)
-				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem Contact
-					if err := elem.Decode(d); err != nil {
-						return err
-					}
-					response = append(response, elem)
-					return nil
-				}); err != nil {
+				if err := response.Decode(d); err != nil {
 					return err
 				}
 				if err := d.Skip(); err != io.EOF {
@@ -11810,31 +11865,58 @@ func decodeContactsCreateResponse(resp *http.Response) (res []Contact, _ error) 
 			}
 			// Validate response.
 			if err := func() error {
-				if response == nil {
-					return errors.New("nil is invalid value")
-				}
-				var failures []validate.FieldError
-				for i, elem := range response {
-					if err := func() error {
-						if err := elem.Validate(); err != nil {
-							return err
-						}
-						return nil
-					}(); err != nil {
-						failures = append(failures, validate.FieldError{
-							Name:  fmt.Sprintf("[%d]", i),
-							Error: err,
-						})
-					}
-				}
-				if len(failures) > 0 {
-					return &validate.Error{Fields: failures}
+				if err := response.Validate(); err != nil {
+					return err
 				}
 				return nil
 			}(); err != nil {
 				return res, errors.Wrap(err, "validate")
 			}
-			return response, nil
+			return &response, nil
+		default:
+			return res, validate.InvalidContentType(ct)
+		}
+	case 202:
+		// Code 202.
+		ct, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if err != nil {
+			return res, errors.Wrap(err, "parse media type")
+		}
+		switch {
+		case ct == "application/json":
+			buf, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return res, err
+			}
+			d := jx.DecodeBytes(buf)
+
+			var response ContactsHeld
+			if err := func() error {
+				if err := response.Decode(d); err != nil {
+					return err
+				}
+				if err := d.Skip(); err != io.EOF {
+					return errors.New("unexpected trailing data")
+				}
+				return nil
+			}(); err != nil {
+				err = &ogenerrors.DecodeBodyError{
+					ContentType: ct,
+					Body:        buf,
+					Err:         err,
+				}
+				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
+			return &response, nil
 		default:
 			return res, validate.InvalidContentType(ct)
 		}
@@ -12309,7 +12391,7 @@ func decodeContactsGetResponse(resp *http.Response) (res *ContactDetail, _ error
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeContactsImportCommitResponse(resp *http.Response) (res *ContactImportResult, _ error) {
+func decodeContactsImportCommitResponse(resp *http.Response) (res ContactsImportCommitRes, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -12325,7 +12407,51 @@ func decodeContactsImportCommitResponse(resp *http.Response) (res *ContactImport
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ContactImportResult
+			var response ContactsImportCommitOK
+			if err := func() error {
+				if err := response.Decode(d); err != nil {
+					return err
+				}
+				if err := d.Skip(); err != io.EOF {
+					return errors.New("unexpected trailing data")
+				}
+				return nil
+			}(); err != nil {
+				err = &ogenerrors.DecodeBodyError{
+					ContentType: ct,
+					Body:        buf,
+					Err:         err,
+				}
+				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
+			return &response, nil
+		default:
+			return res, validate.InvalidContentType(ct)
+		}
+	case 202:
+		// Code 202.
+		ct, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if err != nil {
+			return res, errors.Wrap(err, "parse media type")
+		}
+		switch {
+		case ct == "application/json":
+			buf, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return res, err
+			}
+			d := jx.DecodeBytes(buf)
+
+			var response ContactsImportCommitAccepted
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -13354,7 +13480,7 @@ func decodeContactsTimelineListResponse(resp *http.Response) (res *ContactTimeli
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeContactsUpdateResponse(resp *http.Response) (res *Contact, _ error) {
+func decodeContactsUpdateResponse(resp *http.Response) (res ContactsUpdateRes, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -13371,6 +13497,50 @@ func decodeContactsUpdateResponse(resp *http.Response) (res *Contact, _ error) {
 			d := jx.DecodeBytes(buf)
 
 			var response Contact
+			if err := func() error {
+				if err := response.Decode(d); err != nil {
+					return err
+				}
+				if err := d.Skip(); err != io.EOF {
+					return errors.New("unexpected trailing data")
+				}
+				return nil
+			}(); err != nil {
+				err = &ogenerrors.DecodeBodyError{
+					ContentType: ct,
+					Body:        buf,
+					Err:         err,
+				}
+				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
+			return &response, nil
+		default:
+			return res, validate.InvalidContentType(ct)
+		}
+	case 202:
+		// Code 202.
+		ct, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if err != nil {
+			return res, errors.Wrap(err, "parse media type")
+		}
+		switch {
+		case ct == "application/json":
+			buf, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return res, err
+			}
+			d := jx.DecodeBytes(buf)
+
+			var response ContactHeld
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -27424,7 +27594,7 @@ func decodeSegmentsListResponse(resp *http.Response) (res *SegmentList, _ error)
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeSegmentsMembersAddResponse(resp *http.Response) (res *SegmentMembersChange, _ error) {
+func decodeSegmentsMembersAddResponse(resp *http.Response) (res SegmentsMembersAddRes, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -27440,7 +27610,7 @@ func decodeSegmentsMembersAddResponse(resp *http.Response) (res *SegmentMembersC
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response SegmentMembersChange
+			var response SegmentsMembersAddOK
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -27456,6 +27626,59 @@ func decodeSegmentsMembersAddResponse(resp *http.Response) (res *SegmentMembersC
 					Err:         err,
 				}
 				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
+			}
+			return &response, nil
+		default:
+			return res, validate.InvalidContentType(ct)
+		}
+	case 202:
+		// Code 202.
+		ct, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if err != nil {
+			return res, errors.Wrap(err, "parse media type")
+		}
+		switch {
+		case ct == "application/json":
+			buf, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return res, err
+			}
+			d := jx.DecodeBytes(buf)
+
+			var response SegmentsMembersAddAccepted
+			if err := func() error {
+				if err := response.Decode(d); err != nil {
+					return err
+				}
+				if err := d.Skip(); err != io.EOF {
+					return errors.New("unexpected trailing data")
+				}
+				return nil
+			}(); err != nil {
+				err = &ogenerrors.DecodeBodyError{
+					ContentType: ct,
+					Body:        buf,
+					Err:         err,
+				}
+				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
 			}
 			return &response, nil
 		default:
@@ -27631,6 +27854,15 @@ func decodeSegmentsMembersRemoveResponse(resp *http.Response) (res *SegmentMembe
 					Err:         err,
 				}
 				return res, err
+			}
+			// Validate response.
+			if err := func() error {
+				if err := response.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return res, errors.Wrap(err, "validate")
 			}
 			return &response, nil
 		default:

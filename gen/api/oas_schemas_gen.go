@@ -6708,6 +6708,8 @@ func (s *Campaign) SetCreatedAt(val time.Time) {
 	s.CreatedAt = val
 }
 
+func (*Campaign) campaignsUpdateRes() {}
+
 // Ref: #/components/schemas/CampaignABVariant
 type CampaignABVariant struct {
 	ID         uuid.UUID `json:"id"`
@@ -8863,6 +8865,36 @@ func (s *CampaignEstimateRequest) SetTimezone(val OptString) {
 func (s *CampaignEstimateRequest) SetStartDate(val OptNilDateTime) {
 	s.StartDate = val
 }
+
+// The answer of a campaign update whose new segment links wait for a person (202); the campaign is as
+// changed without them.
+// Ref: #/components/schemas/CampaignHeld
+type CampaignHeld struct {
+	Campaign Campaign  `json:"campaign"`
+	Approval HeldLeads `json:"approval"`
+}
+
+// GetCampaign returns the value of Campaign.
+func (s *CampaignHeld) GetCampaign() Campaign {
+	return s.Campaign
+}
+
+// GetApproval returns the value of Approval.
+func (s *CampaignHeld) GetApproval() HeldLeads {
+	return s.Approval
+}
+
+// SetCampaign sets the value of Campaign.
+func (s *CampaignHeld) SetCampaign(val Campaign) {
+	s.Campaign = val
+}
+
+// SetApproval sets the value of Approval.
+func (s *CampaignHeld) SetApproval(val HeldLeads) {
+	s.Approval = val
+}
+
+func (*CampaignHeld) campaignsUpdateRes() {}
 
 // One UTC hour (0 to 23) of the date, counted as a day point is.
 // Ref: #/components/schemas/CampaignHourPoint
@@ -12806,6 +12838,8 @@ func (s *Contact) SetCreatedAt(val time.Time) {
 	s.CreatedAt = val
 }
 
+func (*Contact) contactsUpdateRes() {}
+
 // Ref: #/components/schemas/ContactActivity
 type ContactActivity struct {
 	ID             uuid.UUID                   `json:"id"`
@@ -14730,6 +14764,36 @@ func (s *ContactExportRequestScope) UnmarshalText(data []byte) error {
 	}
 }
 
+// The answer of a contact update whose leads for campaigns that send wait for a person (202); every
+// other change was made.
+// Ref: #/components/schemas/ContactHeld
+type ContactHeld struct {
+	Contact  Contact   `json:"contact"`
+	Approval HeldLeads `json:"approval"`
+}
+
+// GetContact returns the value of Contact.
+func (s *ContactHeld) GetContact() Contact {
+	return s.Contact
+}
+
+// GetApproval returns the value of Approval.
+func (s *ContactHeld) GetApproval() HeldLeads {
+	return s.Approval
+}
+
+// SetContact sets the value of Contact.
+func (s *ContactHeld) SetContact(val Contact) {
+	s.Contact = val
+}
+
+// SetApproval sets the value of Approval.
+func (s *ContactHeld) SetApproval(val HeldLeads) {
+	s.Approval = val
+}
+
+func (*ContactHeld) contactsUpdateRes() {}
+
 // Where one file column goes.
 // Ref: #/components/schemas/ContactImportColumnMapping
 type ContactImportColumnMapping struct {
@@ -15046,8 +15110,10 @@ type ContactImportResult struct {
 	Errors []ContactImportRowError `json:"errors"`
 	// True when more entries than the 1000 listed occurred.
 	ErrorsTruncated OptBool `json:"errors_truncated"`
-	// Contacts pinned into segment_ids; only when segment_ids was set.
+	// Contacts pinned into segment_ids; only when segment_ids was set. Pins that wait for approval are not
+	// counted.
 	SegmentsPinned OptInt                  `json:"segments_pinned"`
+	Approval       OptHeldLeads            `json:"approval"`
 	Quality        OptContactImportQuality `json:"quality"`
 }
 
@@ -15099,6 +15165,11 @@ func (s *ContactImportResult) GetErrorsTruncated() OptBool {
 // GetSegmentsPinned returns the value of SegmentsPinned.
 func (s *ContactImportResult) GetSegmentsPinned() OptInt {
 	return s.SegmentsPinned
+}
+
+// GetApproval returns the value of Approval.
+func (s *ContactImportResult) GetApproval() OptHeldLeads {
+	return s.Approval
 }
 
 // GetQuality returns the value of Quality.
@@ -15154,6 +15225,11 @@ func (s *ContactImportResult) SetErrorsTruncated(val OptBool) {
 // SetSegmentsPinned sets the value of SegmentsPinned.
 func (s *ContactImportResult) SetSegmentsPinned(val OptInt) {
 	s.SegmentsPinned = val
+}
+
+// SetApproval sets the value of Approval.
+func (s *ContactImportResult) SetApproval(val OptHeldLeads) {
+	s.Approval = val
 }
 
 // SetQuality sets the value of Quality.
@@ -18225,6 +18301,14 @@ func NewContactSelectionContactsBulkDeleteReq(v ContactSelection) ContactsBulkDe
 	return s
 }
 
+type ContactsBulkUpdateOKApplicationJSON []Contact
+
+func (*ContactsBulkUpdateOKApplicationJSON) contactsBulkUpdateRes() {}
+
+type ContactsCreateOKApplicationJSON []Contact
+
+func (*ContactsCreateOKApplicationJSON) contactsCreateRes() {}
+
 // ContactsDeleteNoContent is response for ContactsDelete operation.
 type ContactsDeleteNoContent struct{}
 
@@ -18418,6 +18502,46 @@ func (s *ContactsExportOKTextCsvHeaders) SetXTotalRows(val OptInt64) {
 func (s *ContactsExportOKTextCsvHeaders) SetResponse(val ContactsExportOKTextCsv) {
 	s.Response = val
 }
+
+// The answer of a contact write whose leads for campaigns that send wait for a person (202); every
+// other change was made.
+// Ref: #/components/schemas/ContactsHeld
+type ContactsHeld struct {
+	// The contacts as the 200 answer lists them (empty for a filter selection).
+	Contacts []Contact `json:"contacts"`
+	Approval HeldLeads `json:"approval"`
+}
+
+// GetContacts returns the value of Contacts.
+func (s *ContactsHeld) GetContacts() []Contact {
+	return s.Contacts
+}
+
+// GetApproval returns the value of Approval.
+func (s *ContactsHeld) GetApproval() HeldLeads {
+	return s.Approval
+}
+
+// SetContacts sets the value of Contacts.
+func (s *ContactsHeld) SetContacts(val []Contact) {
+	s.Contacts = val
+}
+
+// SetApproval sets the value of Approval.
+func (s *ContactsHeld) SetApproval(val HeldLeads) {
+	s.Approval = val
+}
+
+func (*ContactsHeld) contactsBulkUpdateRes() {}
+func (*ContactsHeld) contactsCreateRes()     {}
+
+type ContactsImportCommitAccepted ContactImportResult
+
+func (*ContactsImportCommitAccepted) contactsImportCommitRes() {}
+
+type ContactsImportCommitOK ContactImportResult
+
+func (*ContactsImportCommitOK) contactsImportCommitRes() {}
 
 type ContactsImportCommitReq struct {
 	File    ht.MultipartFile `json:"file"`
@@ -25989,6 +26113,149 @@ func (s *GoogleSignInRequest) GetIDToken() string {
 // SetIDToken sets the value of IDToken.
 func (s *GoogleSignInRequest) SetIDToken(val string) {
 	s.IDToken = val
+}
+
+// Leads an API key or OAuth token asked to add to campaigns that send (status active, or completed: a
+// new lead restarts it) outside its agent policy, waiting for a person. Adding leads to such a
+// campaign mails them without anyone starting it, so it is an outbound action: the credential needs
+// its agent policy's campaign.launch with every mailbox the campaign can send from in mailbox_ids, and
+// the new leads (one per contact and campaign, existing leads not counted) within
+// max_recipients_per_run and, with today's (UTC) usage, max_recipients_per_day and max_actions_per_day
+// (one action per request); within it they are added at once and counted. Otherwise nothing of them is
+// added and an approval (action_type campaign.launch, expiring after 30 minutes) holds them: approving
+// adds them with the hard gates run again (campaigns, segments and contacts that still exist),
+// counting nothing; a denial or an expiry adds nothing. Leads for draft and paused campaigns are added
+// at once: starting or resuming is the gated launch and counts them.
+// Ref: #/components/schemas/HeldLeads
+type HeldLeads struct {
+	Result HeldLeadsResult `json:"result"`
+	// The approval a person decides at /approvals.
+	ApprovalID  uuid.UUID `json:"approval_id"`
+	ApprovalURL url.URL   `json:"approval_url"`
+	// When the approval expires (30 minutes after creation).
+	ExpiresAt time.Time `json:"expires_at"`
+	// Why the policy did not permit the leads autonomously.
+	Reasons []string `json:"reasons"`
+	// The campaigns that send whose new leads wait.
+	CampaignIds []uuid.UUID `json:"campaign_ids"`
+	// The segments whose pins or links wait (empty when only campaign leads wait).
+	SegmentIds []uuid.UUID `json:"segment_ids"`
+	// How many new leads wait (contact and campaign pairs).
+	Leads int `json:"leads"`
+}
+
+// GetResult returns the value of Result.
+func (s *HeldLeads) GetResult() HeldLeadsResult {
+	return s.Result
+}
+
+// GetApprovalID returns the value of ApprovalID.
+func (s *HeldLeads) GetApprovalID() uuid.UUID {
+	return s.ApprovalID
+}
+
+// GetApprovalURL returns the value of ApprovalURL.
+func (s *HeldLeads) GetApprovalURL() url.URL {
+	return s.ApprovalURL
+}
+
+// GetExpiresAt returns the value of ExpiresAt.
+func (s *HeldLeads) GetExpiresAt() time.Time {
+	return s.ExpiresAt
+}
+
+// GetReasons returns the value of Reasons.
+func (s *HeldLeads) GetReasons() []string {
+	return s.Reasons
+}
+
+// GetCampaignIds returns the value of CampaignIds.
+func (s *HeldLeads) GetCampaignIds() []uuid.UUID {
+	return s.CampaignIds
+}
+
+// GetSegmentIds returns the value of SegmentIds.
+func (s *HeldLeads) GetSegmentIds() []uuid.UUID {
+	return s.SegmentIds
+}
+
+// GetLeads returns the value of Leads.
+func (s *HeldLeads) GetLeads() int {
+	return s.Leads
+}
+
+// SetResult sets the value of Result.
+func (s *HeldLeads) SetResult(val HeldLeadsResult) {
+	s.Result = val
+}
+
+// SetApprovalID sets the value of ApprovalID.
+func (s *HeldLeads) SetApprovalID(val uuid.UUID) {
+	s.ApprovalID = val
+}
+
+// SetApprovalURL sets the value of ApprovalURL.
+func (s *HeldLeads) SetApprovalURL(val url.URL) {
+	s.ApprovalURL = val
+}
+
+// SetExpiresAt sets the value of ExpiresAt.
+func (s *HeldLeads) SetExpiresAt(val time.Time) {
+	s.ExpiresAt = val
+}
+
+// SetReasons sets the value of Reasons.
+func (s *HeldLeads) SetReasons(val []string) {
+	s.Reasons = val
+}
+
+// SetCampaignIds sets the value of CampaignIds.
+func (s *HeldLeads) SetCampaignIds(val []uuid.UUID) {
+	s.CampaignIds = val
+}
+
+// SetSegmentIds sets the value of SegmentIds.
+func (s *HeldLeads) SetSegmentIds(val []uuid.UUID) {
+	s.SegmentIds = val
+}
+
+// SetLeads sets the value of Leads.
+func (s *HeldLeads) SetLeads(val int) {
+	s.Leads = val
+}
+
+type HeldLeadsResult string
+
+const (
+	HeldLeadsResultAwaitingApproval HeldLeadsResult = "awaiting_approval"
+)
+
+// AllValues returns all HeldLeadsResult values.
+func (HeldLeadsResult) AllValues() []HeldLeadsResult {
+	return []HeldLeadsResult{
+		HeldLeadsResultAwaitingApproval,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s HeldLeadsResult) MarshalText() ([]byte, error) {
+	switch s {
+	case HeldLeadsResultAwaitingApproval:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *HeldLeadsResult) UnmarshalText(data []byte) error {
+	switch HeldLeadsResult(data) {
+	case HeldLeadsResultAwaitingApproval:
+		*s = HeldLeadsResultAwaitingApproval
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/IngestDeliverabilityEventRequest
@@ -41453,6 +41720,52 @@ func (o OptFormFieldMapsTo) Or(d FormFieldMapsTo) FormFieldMapsTo {
 	return d
 }
 
+// NewOptHeldLeads returns new OptHeldLeads with value set to v.
+func NewOptHeldLeads(v HeldLeads) OptHeldLeads {
+	return OptHeldLeads{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptHeldLeads is optional HeldLeads.
+type OptHeldLeads struct {
+	Value HeldLeads
+	Set   bool
+}
+
+// IsSet returns true if OptHeldLeads was set.
+func (o OptHeldLeads) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptHeldLeads) Reset() {
+	var v HeldLeads
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptHeldLeads) SetTo(v HeldLeads) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptHeldLeads) Get() (v HeldLeads, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptHeldLeads) Or(d HeldLeads) HeldLeads {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptIngestDeliverabilityEventRequestMetadata returns new OptIngestDeliverabilityEventRequestMetadata with value set to v.
 func NewOptIngestDeliverabilityEventRequestMetadata(v IngestDeliverabilityEventRequestMetadata) OptIngestDeliverabilityEventRequestMetadata {
 	return OptIngestDeliverabilityEventRequestMetadata{
@@ -52922,7 +53235,8 @@ type SegmentMembersChange struct {
 	// Selected contacts already in (on add) or already out (on remove).
 	Unchanged int `json:"unchanged"`
 	// Members after the change.
-	MemberCount int `json:"member_count"`
+	MemberCount int          `json:"member_count"`
+	Approval    OptHeldLeads `json:"approval"`
 }
 
 // GetSegmentID returns the value of SegmentID.
@@ -52950,6 +53264,11 @@ func (s *SegmentMembersChange) GetMemberCount() int {
 	return s.MemberCount
 }
 
+// GetApproval returns the value of Approval.
+func (s *SegmentMembersChange) GetApproval() OptHeldLeads {
+	return s.Approval
+}
+
 // SetSegmentID sets the value of SegmentID.
 func (s *SegmentMembersChange) SetSegmentID(val uuid.UUID) {
 	s.SegmentID = val
@@ -52973,6 +53292,11 @@ func (s *SegmentMembersChange) SetUnchanged(val int) {
 // SetMemberCount sets the value of MemberCount.
 func (s *SegmentMembersChange) SetMemberCount(val int) {
 	s.MemberCount = val
+}
+
+// SetApproval sets the value of Approval.
+func (s *SegmentMembersChange) SetApproval(val OptHeldLeads) {
+	s.Approval = val
 }
 
 // Ref: #/components/schemas/SegmentMembersRemove
@@ -53084,6 +53408,14 @@ func (s *SegmentUpdateKind) UnmarshalText(data []byte) error {
 // SegmentsDeleteNoContent is response for SegmentsDelete operation.
 type SegmentsDeleteNoContent struct{}
 
+type SegmentsMembersAddAccepted SegmentMembersChange
+
+func (*SegmentsMembersAddAccepted) segmentsMembersAddRes() {}
+
+type SegmentsMembersAddOK SegmentMembersChange
+
+func (*SegmentsMembersAddOK) segmentsMembersAddRes() {}
+
 // An action an API key or OAuth token asked for outside its agent policy, held for a person. `payload`
 // is what approving runs (the request and, for a run, the plan the person reviews); approving re-runs
 // every hard gate first, and `result` records what acting produced or which gate refused it.
@@ -53101,12 +53433,17 @@ type SendApproval struct {
 	DecidedAt      OptDateTime                `json:"decided_at"`
 	ExecutedAt     OptDateTime                `json:"executed_at"`
 	// What acting produced (for example the send's task_id) or, when a hard gate refused it, the error.
-	Result      OptSendApprovalResult  `json:"result"`
-	ApprovalURL OptURI                 `json:"approval_url"`
-	CreatedAt   OptDateTime            `json:"created_at"`
-	Status      OptSendApprovalStatus  `json:"status"`
-	Payload     OptSendApprovalPayload `json:"payload"`
-	ExpiresAt   OptDateTime            `json:"expires_at"`
+	Result      OptSendApprovalResult `json:"result"`
+	ApprovalURL OptURI                `json:"approval_url"`
+	CreatedAt   OptDateTime           `json:"created_at"`
+	Status      OptSendApprovalStatus `json:"status"`
+	// What approving runs. A held send has the message; a held run its plan and input. Held leads
+	// (action_type campaign.launch, see HeldLeads) have operation campaign.add_leads (leads and segment
+	// pins: campaigns [{id, name, status, leads}], segments [{id, name, contacts}], leads, contacts and up
+	// to 10 sample addresses) or campaign.link_segments (campaigns, segments [{id, name}] and leads, the
+	// members they would add now), with event, the request's audit event.
+	Payload   OptSendApprovalPayload `json:"payload"`
+	ExpiresAt OptDateTime            `json:"expires_at"`
 }
 
 // GetID returns the value of ID.
@@ -53314,6 +53651,11 @@ func (s *SendApprovalActionType) UnmarshalText(data []byte) error {
 	}
 }
 
+// What approving runs. A held send has the message; a held run its plan and input. Held leads
+// (action_type campaign.launch, see HeldLeads) have operation campaign.add_leads (leads and segment
+// pins: campaigns [{id, name, status, leads}], segments [{id, name, contacts}], leads, contacts and up
+// to 10 sample addresses) or campaign.link_segments (campaigns, segments [{id, name}] and leads, the
+// members they would add now), with event, the request's audit event.
 type SendApprovalPayload map[string]jx.Raw
 
 func (s *SendApprovalPayload) init() SendApprovalPayload {

@@ -1897,13 +1897,19 @@ type CampaignsHandler interface {
 	// keys, OAuth) or manage_campaigns (sessions).
 	//
 	// Setting status active starts the campaign: an API key or OAuth grant needs an agent policy allowing
-	// campaign.launch, as for POST /campaigns/{id}/start (403 `agent_policy_required` otherwise).
+	// campaign.launch, as for POST /campaigns/{id}/start (403 `agent_policy_required` otherwise); the
+	// count is of the leads the campaign has after the change, segment members included.
+	//
+	// Linking segments (segment_ids) to a campaign that sends (active, or completed: a new lead restarts
+	// it) adds their members as leads: an API key or OAuth grant does so only under its agent policy (see
+	// HeldLeads); outside it the new links wait for a person's approval and the answer is 202 with the
+	// campaign as changed without them. Sessions are never held.
 	//
 	// Errors: 400 invalid body or field value, 401, 403 missing scope or permission, or
 	// `agent_policy_required`, 404 unknown or malformed id, 429.
 	//
 	// PATCH /campaigns/{id}
-	CampaignsUpdate(ctx context.Context, req *CampaignUpdate, params CampaignsUpdateParams) (*Campaign, error)
+	CampaignsUpdate(ctx context.Context, req *CampaignUpdate, params CampaignsUpdateParams) (CampaignsUpdateRes, error)
 	// CampaignsUpdateAbVariant implements campaigns_update_ab_variant operation.
 	//
 	// Changes any of the variant's name, weight, subject, body_html, body_plain, is_control, is_active and
@@ -2033,11 +2039,15 @@ type ContactsHandler interface {
 	// filter selection; contact.updated fires once for the call with metadata bulk and count. Needs
 	// BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 	//
+	// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+	// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+	// person's approval and the answer is 202. Sessions are never held.
+	//
 	// Errors: 400 invalid body, filter selection matching nothing, 400 `selection_too_large`, 400
 	// `too_many_contacts`, 401, 403 missing scope or permission, 429.
 	//
 	// PATCH /contacts
-	ContactsBulkUpdate(ctx context.Context, req *ContactBulkUpdateRequest, params ContactsBulkUpdateParams) ([]Contact, error)
+	ContactsBulkUpdate(ctx context.Context, req *ContactBulkUpdateRequest, params ContactsBulkUpdateParams) (ContactsBulkUpdateRes, error)
 	// ContactsCreate implements contacts_create operation.
 	//
 	// Takes a JSON array of at least one contact and upserts by email (lowercased, display-name forms
@@ -2047,12 +2057,16 @@ type ContactsHandler interface {
 	// contacts; contact.created fires unless one request adds more than 100. Needs WRITE_CONTACTS (API
 	// keys, OAuth) or manage_contacts (sessions).
 	//
+	// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+	// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+	// person's approval and the answer is 202. Sessions are never held.
+	//
 	// Errors: 400 empty array, missing or non-address email, unknown segment id (nothing written), 400
 	// `unknown_verification_status`, 400 `unknown_verification_provider`, 401, 403 missing scope or
 	// permission, 429.
 	//
 	// POST /contacts
-	ContactsCreate(ctx context.Context, req []ContactCreate, params ContactsCreateParams) ([]Contact, error)
+	ContactsCreate(ctx context.Context, req []ContactCreate, params ContactsCreateParams) (ContactsCreateRes, error)
 	// ContactsDealsList implements contacts_deals_list operation.
 	//
 	// Returns the CRM deals linked to the contact as a bare array without pagination. Needs READ_CONTACTS
@@ -2102,12 +2116,16 @@ type ContactsHandler interface {
 	// flagged above 25 percent bad share on files of 20 rows or more. File imports raise no
 	// contact.created; needs BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 	//
+	// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+	// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+	// person's approval and the answer is 202. Sessions are never held.
+	//
 	// Errors: 400 invalid options, no email column, custom column without custom_key, invalid custom-field
 	// name, non-UUID or unknown category, campaign or segment id (nothing written), oversized file, 401,
 	// 403 missing scope or permission, 429.
 	//
 	// POST /contacts/import/commit
-	ContactsImportCommit(ctx context.Context, req *ContactsImportCommitReq, params ContactsImportCommitParams) (*ContactImportResult, error)
+	ContactsImportCommit(ctx context.Context, req *ContactsImportCommitReq, params ContactsImportCommitParams) (ContactsImportCommitRes, error)
 	// ContactsImportPreview implements contacts_import_preview operation.
 	//
 	// Reads an uploaded CSV or XLSX file (multipart field file, at most 50 MB) without writing anything
@@ -2232,11 +2250,15 @@ type ContactsHandler interface {
 	// add_categories and remove_categories) and returns the updated contact. Unlike POST /contacts, a
 	// value sent here can clear a custom field. Raises contact.updated.
 	//
+	// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+	// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+	// person's approval and the answer is 202. Sessions are never held.
+	//
 	// Errors: 400 invalid body or email, 401, 403 missing scope or permission, 404 unknown or malformed
 	// id, 409 conflict such as an email already used by another contact, 429.
 	//
 	// PATCH /contacts/{id}
-	ContactsUpdate(ctx context.Context, req *ContactUpdate, params ContactsUpdateParams) (*Contact, error)
+	ContactsUpdate(ctx context.Context, req *ContactUpdate, params ContactsUpdateParams) (ContactsUpdateRes, error)
 	// ContactsVerificationGet implements contacts_verification_get operation.
 	//
 	// Returns one verification run of the organization with its progress and its counts by outcome (valid,
@@ -3934,13 +3956,16 @@ type SegmentsHandler interface {
 	// (at most 50,000 ids; ignored unless all is true). Adding contacts that are already members is not an
 	// error; they are counted as unchanged. Campaigns linked to the segment enrol the new members as
 	// leads; a completed campaign restarts for them only if it passes the same launch checks as a manual
-	// start. Scope BULK_CONTACTS (session permission manage_contacts). Errors: 400 invalid body (neither
-	// ids nor all with filters, id list outside 1 to 1000, filter selection matching nothing), 400
+	// start. An API key or OAuth token pins contacts into a segment linked to a campaign that sends only
+	// under its agent policy (see HeldLeads): within it their new leads are added at once, outside it
+	// those pins wait for a person's approval (202 with `approval`); sessions are never held. Scope
+	// BULK_CONTACTS (session permission manage_contacts). Errors: 400 invalid body (neither ids nor all
+	// with filters, id list outside 1 to 1000, filter selection matching nothing), 400
 	// `selection_too_large` (filter selection over 50,000 contacts), 400 `too_many_contacts` (exclude over
 	// 50,000 ids), 401, 403 missing scope or permission, 404 unknown or malformed segment id, 429.
 	//
 	// POST /segments/{id}/members
-	SegmentsMembersAdd(ctx context.Context, req *ContactSelection, params SegmentsMembersAddParams) (*SegmentMembersChange, error)
+	SegmentsMembersAdd(ctx context.Context, req *ContactSelection, params SegmentsMembersAddParams) (SegmentsMembersAddRes, error)
 	// SegmentsMembersList implements segments_members_list operation.
 	//
 	// Lists the contacts that are currently members of the segment (filter matches plus contacts pinned
@@ -3966,10 +3991,14 @@ type SegmentsHandler interface {
 	//
 	// Changes only the fields sent. Switching a dynamic segment to static drops its filters and keeps the
 	// contacts added by hand; sending `filters` replaces the whole filter body. Campaigns linked to the
-	// segment pick up contacts that newly become members. Scope WRITE_CONTACTS (session permission
-	// manage_contacts). Errors: 400 invalid body (name outside 1 to 255 characters, filters on a static
-	// segment, invalid filters such as `lead_filter_requires_campaign`, `invalid_lead_status`,
-	// `invalid_engagement`), 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+	// segment pick up contacts that newly become members. An API key or OAuth token changes the filters of
+	// a segment linked to a campaign that sends (active, or completed) only under its agent policy
+	// (capability campaign.launch, counted as the leads the new filters add, who are enrolled at once);
+	// otherwise the answer is 403 `agent_policy_required` and nothing changes: a person changes them, or
+	// the segment is unlinked first. Scope WRITE_CONTACTS (session permission manage_contacts). Errors:
+	// 400 invalid body (name outside 1 to 255 characters, filters on a static segment, invalid filters
+	// such as `lead_filter_requires_campaign`, `invalid_lead_status`, `invalid_engagement`), 401, 403
+	// missing scope or permission, or `agent_policy_required`, 404 unknown or malformed id, 429.
 	//
 	// PATCH /segments/{id}
 	SegmentsUpdate(ctx context.Context, req *SegmentUpdate, params SegmentsUpdateParams) (*Segment, error)

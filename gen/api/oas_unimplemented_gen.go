@@ -1914,13 +1914,19 @@ func (UnimplementedHandler) CampaignsTest(ctx context.Context, req *StartCampaig
 // keys, OAuth) or manage_campaigns (sessions).
 //
 // Setting status active starts the campaign: an API key or OAuth grant needs an agent policy allowing
-// campaign.launch, as for POST /campaigns/{id}/start (403 `agent_policy_required` otherwise).
+// campaign.launch, as for POST /campaigns/{id}/start (403 `agent_policy_required` otherwise); the
+// count is of the leads the campaign has after the change, segment members included.
+//
+// Linking segments (segment_ids) to a campaign that sends (active, or completed: a new lead restarts
+// it) adds their members as leads: an API key or OAuth grant does so only under its agent policy (see
+// HeldLeads); outside it the new links wait for a person's approval and the answer is 202 with the
+// campaign as changed without them. Sessions are never held.
 //
 // Errors: 400 invalid body or field value, 401, 403 missing scope or permission, or
 // `agent_policy_required`, 404 unknown or malformed id, 429.
 //
 // PATCH /campaigns/{id}
-func (UnimplementedHandler) CampaignsUpdate(ctx context.Context, req *CampaignUpdate, params CampaignsUpdateParams) (r *Campaign, _ error) {
+func (UnimplementedHandler) CampaignsUpdate(ctx context.Context, req *CampaignUpdate, params CampaignsUpdateParams) (r CampaignsUpdateRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2071,11 +2077,15 @@ func (UnimplementedHandler) ContactsBulkDelete(ctx context.Context, req Contacts
 // filter selection; contact.updated fires once for the call with metadata bulk and count. Needs
 // BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 //
+// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// person's approval and the answer is 202. Sessions are never held.
+//
 // Errors: 400 invalid body, filter selection matching nothing, 400 `selection_too_large`, 400
 // `too_many_contacts`, 401, 403 missing scope or permission, 429.
 //
 // PATCH /contacts
-func (UnimplementedHandler) ContactsBulkUpdate(ctx context.Context, req *ContactBulkUpdateRequest, params ContactsBulkUpdateParams) (r []Contact, _ error) {
+func (UnimplementedHandler) ContactsBulkUpdate(ctx context.Context, req *ContactBulkUpdateRequest, params ContactsBulkUpdateParams) (r ContactsBulkUpdateRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2088,12 +2098,16 @@ func (UnimplementedHandler) ContactsBulkUpdate(ctx context.Context, req *Contact
 // contacts; contact.created fires unless one request adds more than 100. Needs WRITE_CONTACTS (API
 // keys, OAuth) or manage_contacts (sessions).
 //
+// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// person's approval and the answer is 202. Sessions are never held.
+//
 // Errors: 400 empty array, missing or non-address email, unknown segment id (nothing written), 400
 // `unknown_verification_status`, 400 `unknown_verification_provider`, 401, 403 missing scope or
 // permission, 429.
 //
 // POST /contacts
-func (UnimplementedHandler) ContactsCreate(ctx context.Context, req []ContactCreate, params ContactsCreateParams) (r []Contact, _ error) {
+func (UnimplementedHandler) ContactsCreate(ctx context.Context, req []ContactCreate, params ContactsCreateParams) (r ContactsCreateRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2174,12 +2188,16 @@ func (UnimplementedHandler) ContactsGet(ctx context.Context, params ContactsGetP
 // flagged above 25 percent bad share on files of 20 rows or more. File imports raise no
 // contact.created; needs BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 //
+// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// person's approval and the answer is 202. Sessions are never held.
+//
 // Errors: 400 invalid options, no email column, custom column without custom_key, invalid custom-field
 // name, non-UUID or unknown category, campaign or segment id (nothing written), oversized file, 401,
 // 403 missing scope or permission, 429.
 //
 // POST /contacts/import/commit
-func (UnimplementedHandler) ContactsImportCommit(ctx context.Context, req *ContactsImportCommitReq, params ContactsImportCommitParams) (r *ContactImportResult, _ error) {
+func (UnimplementedHandler) ContactsImportCommit(ctx context.Context, req *ContactsImportCommitReq, params ContactsImportCommitParams) (r ContactsImportCommitRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2340,11 +2358,15 @@ func (UnimplementedHandler) ContactsTimelineList(ctx context.Context, params Con
 // add_categories and remove_categories) and returns the updated contact. Unlike POST /contacts, a
 // value sent here can clear a custom field. Raises contact.updated.
 //
+// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
+// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// person's approval and the answer is 202. Sessions are never held.
+//
 // Errors: 400 invalid body or email, 401, 403 missing scope or permission, 404 unknown or malformed
 // id, 409 conflict such as an email already used by another contact, 429.
 //
 // PATCH /contacts/{id}
-func (UnimplementedHandler) ContactsUpdate(ctx context.Context, req *ContactUpdate, params ContactsUpdateParams) (r *Contact, _ error) {
+func (UnimplementedHandler) ContactsUpdate(ctx context.Context, req *ContactUpdate, params ContactsUpdateParams) (r ContactsUpdateRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -4715,13 +4737,16 @@ func (UnimplementedHandler) SegmentsList(ctx context.Context, params SegmentsLis
 // (at most 50,000 ids; ignored unless all is true). Adding contacts that are already members is not an
 // error; they are counted as unchanged. Campaigns linked to the segment enrol the new members as
 // leads; a completed campaign restarts for them only if it passes the same launch checks as a manual
-// start. Scope BULK_CONTACTS (session permission manage_contacts). Errors: 400 invalid body (neither
-// ids nor all with filters, id list outside 1 to 1000, filter selection matching nothing), 400
+// start. An API key or OAuth token pins contacts into a segment linked to a campaign that sends only
+// under its agent policy (see HeldLeads): within it their new leads are added at once, outside it
+// those pins wait for a person's approval (202 with `approval`); sessions are never held. Scope
+// BULK_CONTACTS (session permission manage_contacts). Errors: 400 invalid body (neither ids nor all
+// with filters, id list outside 1 to 1000, filter selection matching nothing), 400
 // `selection_too_large` (filter selection over 50,000 contacts), 400 `too_many_contacts` (exclude over
 // 50,000 ids), 401, 403 missing scope or permission, 404 unknown or malformed segment id, 429.
 //
 // POST /segments/{id}/members
-func (UnimplementedHandler) SegmentsMembersAdd(ctx context.Context, req *ContactSelection, params SegmentsMembersAddParams) (r *SegmentMembersChange, _ error) {
+func (UnimplementedHandler) SegmentsMembersAdd(ctx context.Context, req *ContactSelection, params SegmentsMembersAddParams) (r SegmentsMembersAddRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -4756,10 +4781,14 @@ func (UnimplementedHandler) SegmentsMembersRemove(ctx context.Context, req *Segm
 //
 // Changes only the fields sent. Switching a dynamic segment to static drops its filters and keeps the
 // contacts added by hand; sending `filters` replaces the whole filter body. Campaigns linked to the
-// segment pick up contacts that newly become members. Scope WRITE_CONTACTS (session permission
-// manage_contacts). Errors: 400 invalid body (name outside 1 to 255 characters, filters on a static
-// segment, invalid filters such as `lead_filter_requires_campaign`, `invalid_lead_status`,
-// `invalid_engagement`), 401, 403 missing scope or permission, 404 unknown or malformed id, 429.
+// segment pick up contacts that newly become members. An API key or OAuth token changes the filters of
+// a segment linked to a campaign that sends (active, or completed) only under its agent policy
+// (capability campaign.launch, counted as the leads the new filters add, who are enrolled at once);
+// otherwise the answer is 403 `agent_policy_required` and nothing changes: a person changes them, or
+// the segment is unlinked first. Scope WRITE_CONTACTS (session permission manage_contacts). Errors:
+// 400 invalid body (name outside 1 to 255 characters, filters on a static segment, invalid filters
+// such as `lead_filter_requires_campaign`, `invalid_lead_status`, `invalid_engagement`), 401, 403
+// missing scope or permission, or `agent_policy_required`, 404 unknown or malformed id, 429.
 //
 // PATCH /segments/{id}
 func (UnimplementedHandler) SegmentsUpdate(ctx context.Context, req *SegmentUpdate, params SegmentsUpdateParams) (r *Segment, _ error) {

@@ -162,3 +162,45 @@ func (q *Queries) CampaignLeadWait(ctx context.Context, db DBTX, arg CampaignLea
 	)
 	return i, err
 }
+
+const campaignLeadsAdd = `-- name: CampaignLeadsAdd :many
+INSERT INTO campaign_leads (organization_id, campaign_id, contact_id)
+SELECT $1::uuid, pb.campaign_id, pa.contact_id
+FROM unnest($2::uuid[]) WITH ORDINALITY AS pa(contact_id, n)
+JOIN unnest($3::uuid[]) WITH ORDINALITY AS pb(campaign_id, n) USING (n)
+ON CONFLICT DO NOTHING
+RETURNING contact_id, campaign_id
+`
+
+type CampaignLeadsAddParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	ContactIds     []uuid.UUID `json:"contact_ids"`
+	CampaignIds    []uuid.UUID `json:"campaign_ids"`
+}
+
+type CampaignLeadsAddRow struct {
+	ContactID  uuid.UUID `json:"contact_id"`
+	CampaignID uuid.UUID `json:"campaign_id"`
+}
+
+// Adds each (contact_ids[i], campaign_ids[i]) as a pending lead and answers the pairs that are new; existing
+// leads are left as they are.
+func (q *Queries) CampaignLeadsAdd(ctx context.Context, db DBTX, arg CampaignLeadsAddParams) ([]CampaignLeadsAddRow, error) {
+	rows, err := db.Query(ctx, campaignLeadsAdd, arg.OrganizationID, arg.ContactIds, arg.CampaignIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CampaignLeadsAddRow{}
+	for rows.Next() {
+		var i CampaignLeadsAddRow
+		if err := rows.Scan(&i.ContactID, &i.CampaignID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

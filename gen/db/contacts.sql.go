@@ -578,24 +578,6 @@ func (q *Queries) ContactSegmentDefs(ctx context.Context, db DBTX, arg ContactSe
 	return items, nil
 }
 
-const contactSegmentsPin = `-- name: ContactSegmentsPin :exec
-INSERT INTO segment_pins (organization_id, segment_id, contact_id, include)
-SELECT $1::uuid, s.id, $2::uuid, true FROM (SELECT unnest($3::uuid[]) AS id) AS s
-ON CONFLICT (organization_id, segment_id, contact_id) DO UPDATE SET include = true
-`
-
-type ContactSegmentsPinParams struct {
-	OrganizationID uuid.UUID   `json:"organization_id"`
-	ContactID      uuid.UUID   `json:"contact_id"`
-	SegmentIds     []uuid.UUID `json:"segment_ids"`
-}
-
-// Pins a contact into segments as a manual include (an exclude pin turns into an include).
-func (q *Queries) ContactSegmentsPin(ctx context.Context, db DBTX, arg ContactSegmentsPinParams) error {
-	_, err := db.Exec(ctx, contactSegmentsPin, arg.OrganizationID, arg.ContactID, arg.SegmentIds)
-	return err
-}
-
 const contactStats = `-- name: ContactStats :one
 SELECT coalesce(max(total), 0)::bigint AS total, coalesce(max(subscribed), 0)::bigint AS subscribed,
   coalesce(max(in_campaign), 0)::bigint AS in_campaign, coalesce(max(not_contacted), 0)::bigint AS not_contacted

@@ -727,6 +727,14 @@ type EventOutbox struct {
 	DispatchedAt   *time.Time      `json:"dispatched_at"`
 }
 
+type HeldLead struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	ApprovalID     uuid.UUID     `json:"approval_id"`
+	ContactID      uuid.UUID     `json:"contact_id"`
+	CampaignID     uuid.NullUUID `json:"campaign_id"`
+	SegmentID      uuid.NullUUID `json:"segment_id"`
+}
+
 type IdempotencyKey struct {
 	OrganizationID      uuid.UUID `json:"organization_id"`
 	CredentialID        uuid.UUID `json:"credential_id"`

@@ -110,7 +110,7 @@ func (q *Queries) SegmentGet(ctx context.Context, db DBTX, arg SegmentGetParams)
 }
 
 const segmentGetForUpdate = `-- name: SegmentGetForUpdate :one
-SELECT organization_id, id, name, description, kind, filters, created_at, updated_at FROM segments WHERE organization_id = $1::uuid AND id = $2::uuid FOR UPDATE
+SELECT organization_id, id, name, description, kind, filters, created_at, updated_at FROM segments WHERE organization_id = $1::uuid AND id = $2::uuid FOR NO KEY UPDATE
 `
 
 type SegmentGetForUpdateParams struct {
@@ -119,7 +119,10 @@ type SegmentGetForUpdateParams struct {
 }
 
 // Locks the segment until the transaction ends: definition changes and membership changes of one segment
-// run one after the other, so each one's added/removed counts describe what it did.
+// run one after the other, so each one's added/removed counts describe what it did. NO KEY UPDATE leaves
+// writes that only reference the segment (a pin, a campaign link) free to go on: a membership change that
+// goes on to lock the segment's campaigns (the agent lead gate) never deadlocks with a campaign update that
+// links the segment.
 func (q *Queries) SegmentGetForUpdate(ctx context.Context, db DBTX, arg SegmentGetForUpdateParams) (Segment, error) {
 	row := db.QueryRow(ctx, segmentGetForUpdate, arg.OrganizationID, arg.ID)
 	var i Segment
@@ -255,28 +258,6 @@ type SegmentPinsExcludeParams struct {
 // exclude pin.
 func (q *Queries) SegmentPinsExclude(ctx context.Context, db DBTX, arg SegmentPinsExcludeParams) (int64, error) {
 	result, err := db.Exec(ctx, segmentPinsExclude, arg.OrganizationID, arg.SegmentID, arg.ContactIds)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const segmentPinsInclude = `-- name: SegmentPinsInclude :execrows
-INSERT INTO segment_pins (organization_id, segment_id, contact_id, include)
-SELECT $1::uuid, $2::uuid, unnest($3::uuid[]), true
-ON CONFLICT (organization_id, segment_id, contact_id) DO UPDATE SET include = true, created_at = now()
-WHERE NOT segment_pins.include
-`
-
-type SegmentPinsIncludeParams struct {
-	OrganizationID uuid.UUID   `json:"organization_id"`
-	SegmentID      uuid.UUID   `json:"segment_id"`
-	ContactIds     []uuid.UUID `json:"contact_ids"`
-}
-
-// Pins contacts in; an exclude pin turns into an include pin.
-func (q *Queries) SegmentPinsInclude(ctx context.Context, db DBTX, arg SegmentPinsIncludeParams) (int64, error) {
-	result, err := db.Exec(ctx, segmentPinsInclude, arg.OrganizationID, arg.SegmentID, arg.ContactIds)
 	if err != nil {
 		return 0, err
 	}

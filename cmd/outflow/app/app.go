@@ -19,6 +19,7 @@ import (
 
 	"github.com/outflowhq/outflow/internal/agents/approvals"
 	"github.com/outflowhq/outflow/internal/agents/apps"
+	"github.com/outflowhq/outflow/internal/agents/leadgate"
 	"github.com/outflowhq/outflow/internal/agents/runs"
 	"github.com/outflowhq/outflow/internal/analytics/engagement"
 	"github.com/outflowhq/outflow/internal/audience/verify"
@@ -134,6 +135,9 @@ type parts struct {
 	// runs carries agent runs: the API creates and cancels them, the workers move them on, and approving a held
 	// launch runs its executor (registered with approvals when it is built).
 	runs *runs.Runner
+	// leads gates an agent's ways of adding people to campaigns that send; approving held leads runs its
+	// executors (registered with approvals when it is built).
+	leads *leadgate.Gate
 	// apps calls customer apps (the app_action job, connection tests) under the egress rules for
 	// tenant-chosen URLs (OUTFLOW_WEBHOOKS_ALLOW_PRIVATE).
 	apps       *apps.Client
@@ -188,6 +192,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts Optio
 	p.approvals = approvals.New(p.pool, p.outbox, cfg.AppURL)
 	p.runs = runs.NewRunner(runs.Deps{Pool: p.pool, Store: campaign.NewStore(p.outbox, cfg.DailyCampaigns, nil), Outbox: p.outbox,
 		Approvals: p.approvals, AuthGrace: cfg.DomainAuthGrace, AppURL: cfg.AppURL})
+	p.leads = leadgate.New(p.approvals)
 	p.webhooks, p.deliver = webhookDelivery(cfg, p.pool, logger, p.keyring, p.jobs)
 	p.idem = idempotency.NewStore(p.pool, logger)
 	p.testRuns = testrun.NewRunner(p.pool, cfg.TestRunWait)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,10 @@ const (
 type Request struct {
 	// ActionType is the capability the action needed; its Executor acts on approval.
 	ActionType policy.Capability
+	// Operation names the kind of request when one action type holds several (campaign.launch holds run
+	// launches and lead adds): it is stored as the payload's "operation" and picks the Executor registered for
+	// it with RegisterOperation ("" for the one registered with Register).
+	Operation string
 	// RunID is the run the action belongs to (uuid.Nil: none).
 	RunID uuid.UUID
 	// Payload is everything the Executor needs to act later and the person needs to decide: the request, the
@@ -65,8 +70,14 @@ type Service struct {
 	appURL   string
 
 	mu        sync.RWMutex
-	executors map[policy.Capability]Executor
+	executors map[executorKey]Executor
 	hooks     map[policy.Capability]Hook
+}
+
+// executorKey names an Executor: an action type and one of its operations ("" for the type's own).
+type executorKey struct {
+	actionType policy.Capability
+	operation  string
 }
 
 // Hook learns, in the deciding transaction, that an approval of its action type was decided: approved
@@ -78,16 +89,22 @@ type Hook func(ctx context.Context, tx pgx.Tx, a dbq.Approval, now time.Time) er
 // approval links point into the web app at appURL.
 func New(pool *pgxpool.Pool, outbox *events.Outbox, appURL string) *Service {
 	return &Service{pool: pool, outbox: outbox, notifier: notify.NewNotifier(outbox.Jobs()), appURL: appURL,
-		executors: map[policy.Capability]Executor{}, hooks: map[policy.Capability]Hook{}}
+		executors: map[executorKey]Executor{}, hooks: map[policy.Capability]Hook{}}
 }
 
 // Register makes e the way approved approvals of actionType act. The composition root registers one executor
 // per gated action type (sends and replies by the send handlers, launches by runs); registering a type twice
 // replaces the first.
 func (s *Service) Register(actionType policy.Capability, e Executor) {
+	s.RegisterOperation(actionType, "", e)
+}
+
+// RegisterOperation makes e the way approved approvals of actionType whose request was operation (Request's
+// Operation) act; registering a pair twice replaces the first.
+func (s *Service) RegisterOperation(actionType policy.Capability, operation string, e Executor) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.executors[actionType] = e
+	s.executors[executorKey{actionType, operation}] = e
 }
 
 // OnDecided makes h hear of every decision on approvals of actionType (after the executor, if it ran);
@@ -105,10 +122,17 @@ func (s *Service) hook(actionType string) Hook {
 	return s.hooks[policy.Capability(actionType)]
 }
 
-func (s *Service) executor(actionType string) (Executor, bool) {
+// executor is how a acts when approved: the Executor of its action type and operation.
+func (s *Service) executor(a dbq.Approval) (Executor, bool) {
+	var op struct {
+		Operation string `json:"operation"`
+	}
+	if err := json.Unmarshal(a.Payload, &op); err != nil {
+		return nil, false
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	e, ok := s.executors[policy.Capability(actionType)]
+	e, ok := s.executors[executorKey{policy.Capability(a.ActionType), op.Operation}]
 	return e, ok
 }
 
@@ -129,6 +153,14 @@ func (s *Service) Create(ctx context.Context, tx pgx.Tx, p *auth.Principal, r Re
 	}
 	if !r.ActionType.Valid() {
 		return dbq.Approval{}, fmt.Errorf("approvals: unknown action type %q", r.ActionType)
+	}
+	if r.Operation != "" {
+		payload := maps.Clone(r.Payload)
+		if payload == nil {
+			payload = map[string]any{}
+		}
+		payload["operation"] = r.Operation
+		r.Payload = payload
 	}
 	payload, err := json.Marshal(r.Payload)
 	if err != nil || len(payload) == 0 || payload[0] != '{' {

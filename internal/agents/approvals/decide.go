@@ -106,7 +106,7 @@ func expired(a dbq.Approval) error {
 // leaves nothing of the attempt behind, and records the outcome: executed with the result, or still approved
 // with the refusal as result.error.
 func (s *Service) execute(ctx context.Context, tx pgx.Tx, a dbq.Approval, approver *auth.Principal, now time.Time) (dbq.Approval, error) {
-	run, ok := s.executor(a.ActionType)
+	run, ok := s.executor(a)
 	if !ok {
 		return a, fmt.Errorf("approvals: no executor for %s", a.ActionType)
 	}

@@ -1,6 +1,7 @@
 // Package approvals holds actions the policy gate did not allow for a person to decide: the gated entry point
 // creates an approval in its own transaction instead of acting, a member who manages campaigns approves or
-// denies it, and approving runs the action through the Executor registered for its action type.
+// denies it, and approving runs the action through the Executor registered for its action type (and, where one
+// type holds several kinds of request, its operation: campaign.launch holds run launches and lead adds).
 //
 // Invariants:
 //   - An approval is created in the transaction of the request it holds, with the approval.requested event, the

@@ -1,6 +1,6 @@
 // Package policy is the one gate every outbound entry point asks before it acts for a caller (direct send,
-// unibox compose and reply, run launches, a campaign started or set active, managed-mailbox provisioning):
-// may this credential do this now, without a person?
+// unibox compose and reply, run launches, a campaign started or set active, leads added to a campaign that
+// sends (package leadgate), managed-mailbox provisioning): may this credential do this now, without a person?
 //
 // Invariants:
 //   - A session (a signed-in person) is human-authorised: Check allows it and counts nothing.

@@ -3,6 +3,7 @@ package contactimport
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,6 +20,20 @@ type Import struct {
 	opts    Options
 	src     *source
 	queries *dbq.Queries
+	// deferred says Defer took links out of opts: Load then answers its targets.
+	deferred bool
+}
+
+// Defer takes campaigns and segments out of the links Load writes: Load answers the contacts they apply to in
+// Result.Targets instead, for the caller to link (an agent's leads of campaigns that send go through the
+// agent policy gate). Call it before Load.
+func (im *Import) Defer(campaigns, segments []uuid.UUID) {
+	if len(campaigns)+len(segments) == 0 {
+		return
+	}
+	im.deferred = true
+	im.opts.CampaignIDs = slices.DeleteFunc(slices.Clone(im.opts.CampaignIDs), func(id uuid.UUID) bool { return slices.Contains(campaigns, id) })
+	im.opts.SegmentIDs = slices.DeleteFunc(slices.Clone(im.opts.SegmentIDs), func(id uuid.UUID) bool { return slices.Contains(segments, id) })
 }
 
 // Start begins an import of rows with opts: it reads the header (when the file has one) and the first data

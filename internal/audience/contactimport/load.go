@@ -32,6 +32,9 @@ type Result struct {
 	Skipped int
 	// Pinned counts the segment pins written (segment_ids).
 	Pinned int
+	// Targets are the contacts the links apply to (every staged row's), when Defer took some links out; nil
+	// otherwise.
+	Targets []uuid.UUID
 	// Notes are about the whole import (line 0).
 	Notes []string
 }
@@ -61,7 +64,7 @@ func (im *Import) load(ctx context.Context, tx pgx.Tx, org uuid.UUID) (Result, e
 	}
 	report := src.im.Report()
 	named := len(report.Categories) > 0
-	if src.staged == 0 || !named && len(opts.CategoryIDs)+len(opts.CampaignIDs)+len(opts.SegmentIDs) == 0 {
+	if src.staged == 0 || !named && !im.deferred && len(opts.CategoryIDs)+len(opts.CampaignIDs)+len(opts.SegmentIDs) == 0 {
 		return out, nil
 	}
 	join := importTargetByAddress
@@ -106,6 +109,15 @@ func (im *Import) load(ctx context.Context, tx pgx.Tx, org uuid.UUID) (Result, e
 		}
 		if l.what == "segments" {
 			out.Pinned = int(tag.RowsAffected())
+		}
+	}
+	if im.deferred {
+		rows, err := tx.Query(ctx, importTargetIDsSQL)
+		if err != nil {
+			return out, fmt.Errorf("read import targets: %w", err)
+		}
+		if out.Targets, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID]); err != nil {
+			return out, fmt.Errorf("read import targets: %w", err)
 		}
 	}
 	return out, nil

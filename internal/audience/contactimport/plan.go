@@ -208,6 +208,9 @@ const importTargetsSQL = `CREATE TEMP TABLE contact_import_targets (contact_id u
 const importTargetsFillSQL = `INSERT INTO contact_import_targets (contact_id, categories)
 SELECT c.id, %s FROM contact_import_rows s JOIN contacts c ON c.organization_id = $1 AND %s`
 
+// importTargetIDsSQL reads the targets' contacts, each once.
+const importTargetIDsSQL = `SELECT DISTINCT contact_id FROM contact_import_targets`
+
 const (
 	importTargetByAddress = `c.email = s.email AND c.duplicate_seq = 0`
 	importTargetByID      = `c.id = s.id`

@@ -101,6 +101,49 @@ ON CONFLICT DO NOTHING`, len(args)-1, members), args...)
 	return tag.RowsAffected(), nil
 }
 
+// Joining counts the current members of segments (linked to the campaign or not) who are not leads of the
+// campaign yet: the leads linking them would add now.
+func Joining(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, segments []uuid.UUID) (int, error) {
+	if len(segments) == 0 {
+		return 0, nil
+	}
+	members, args, err := contacts.MembersSQL(ctx, tx, org, segments)
+	if err != nil {
+		return 0, err
+	}
+	// args[0] is the query mode; the statement's parameters are args[1:], so the campaign is the next one.
+	args = append(args, campaign)
+	var n int
+	err = tx.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (%s) m
+WHERE NOT EXISTS (SELECT 1 FROM campaign_leads l WHERE l.organization_id = $1 AND l.campaign_id = $%d::uuid AND l.contact_id = m.id)`,
+		members, len(args)-1), args...).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count joining segment members: %w", err)
+	}
+	return n, nil
+}
+
+// Link adds links from the campaign to those of segments that still exist, keeping its other links, and
+// enrolls the members of its linked segments (Enroll). It answers the segments linked and the leads added.
+func Link(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, segments []uuid.UUID) ([]uuid.UUID, int64, error) {
+	found, err := queries.CampaignSegmentsExisting(ctx, tx, dbq.CampaignSegmentsExistingParams{OrganizationID: org, SegmentIds: dedupe(segments)})
+	if err != nil || len(found) == 0 {
+		return nil, 0, err
+	}
+	links, err := segmentsOf(ctx, tx, org, []uuid.UUID{campaign})
+	if err != nil {
+		return nil, 0, err
+	}
+	if n := len(dedupe(append(links[campaign], found...))); n > MaxSegments {
+		return nil, 0, apierror.BadRequest("invalid_segment_ids", fmt.Sprintf("The campaign would link %d segments; at most %d.", n, MaxSegments))
+	}
+	if err := queries.CampaignSegmentsAdd(ctx, tx, dbq.CampaignSegmentsAddParams{OrganizationID: org, CampaignID: campaign, SegmentIds: found}); err != nil {
+		return nil, 0, err
+	}
+	n, err := Enroll(ctx, tx, org, campaign)
+	return found, n, err
+}
+
 // EnrollDue is the periodic enrolment: across organizations (through the narrow campaign_segments_due
 // read) it takes up to limit campaigns whose links were last enrolled before before, longest waiting first,
 // and enrolls each in its organization's transaction. Every campaign with links takes part whatever its

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 )
 
@@ -15,6 +17,16 @@ func usable(pool []Mailbox) []Mailbox {
 		if m.Active && m.Enabled {
 			out = append(out, m)
 		}
+	}
+	return out
+}
+
+// Senders are the mailboxes the campaign can send from now (active and enabled): every one an agent policy
+// must list for a credential to launch the campaign or add leads to it.
+func (s Snapshot) Senders() []uuid.UUID {
+	var out []uuid.UUID
+	for _, m := range usable(s.Pool) {
+		out = append(out, m.ID)
 	}
 	return out
 }

@@ -31,23 +31,25 @@ const (
 // rig is an organization with one mailbox whose SMTP server runs in process, the engine and a send pipeline
 // on one simulated clock, and no workers: tests run the engine and work the queued sends step by step.
 type rig struct {
-	env   *apitest.Env
-	org   uuid.UUID
-	c     *api.Client
-	smtp  *mailtest.SMTPServer
-	imap  *mailtest.IMAPServer
-	box   *api.Mailbox
-	jobs  events.Inserter
-	clock time.Time
-	eng   *engine.Engine
-	pipe  *sending.Pipeline
+	env *apitest.Env
+	org uuid.UUID
+	c   *api.Client
+	// person is the owner's session: a person, whom the agent policy gate never holds.
+	person *api.Client
+	smtp   *mailtest.SMTPServer
+	imap   *mailtest.IMAPServer
+	box    *api.Mailbox
+	jobs   events.Inserter
+	clock  time.Time
+	eng    *engine.Engine
+	pipe   *sending.Pipeline
 }
 
 func newRig(t testing.TB) *rig {
 	t.Helper()
 	env := apitest.New(t, apitest.MailPeers(mailtest.CAFile(t)))
 	boot := env.Bootstrap(t, "acme")
-	r := &rig{env: env, org: boot.OrganizationID, c: env.Client(t, boot.APIKey),
+	r := &rig{env: env, org: boot.OrganizationID, c: env.Client(t, boot.APIKey), person: env.Owner(t, "acme"),
 		smtp: mailtest.NewSMTPServer(t, user, smtpPass), clock: time.Now().Add(time.Minute).Truncate(time.Second)}
 	imap := mailtest.NewIMAPServer(t, user, imapPass)
 	r.imap = imap
@@ -182,21 +184,23 @@ func (r *rig) create(t testing.TB, steps []api.CampaignStepCreate) uuid.UUID {
 	return c.ID
 }
 
-// addLeads creates contacts with the addresses as leads of the campaign.
+// addLeads creates contacts with the addresses as leads of the campaign, as the owner: a person, whose leads
+// for a campaign that sends are never held (the rig's API key would need an agent policy).
 func (r *rig) addLeads(t testing.TB, id uuid.UUID, emails ...string) {
 	t.Helper()
 	contacts := make([]api.ContactCreate, len(emails))
 	for i, e := range emails {
 		contacts[i] = api.ContactCreate{Email: e, FirstName: api.NewOptString("Lead"), Campaigns: []uuid.UUID{id}}
 	}
-	_, err := r.c.ContactsCreate(context.Background(), contacts, api.ContactsCreateParams{})
+	res, err := r.person.ContactsCreate(context.Background(), contacts, api.ContactsCreateParams{})
 	require.NoError(t, err)
+	require.IsType(t, &api.ContactsCreateOKApplicationJSON{}, res, "the leads are added at once")
 }
 
 // start starts campaign id as the owner: a person, whom the agent policy gate does not hold (the rig's API key
 // would need a policy).
 func (r *rig) start(t testing.TB, id uuid.UUID) {
 	t.Helper()
-	_, err := r.env.Owner(t, "acme").CampaignsStart(context.Background(), api.CampaignsStartParams{ID: id})
+	_, err := r.person.CampaignsStart(context.Background(), api.CampaignsStartParams{ID: id})
 	require.NoError(t, err)
 }
