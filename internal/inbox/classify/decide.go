@@ -114,7 +114,17 @@ type judgement struct {
 	// scores of the person's text per human class, and the hits behind each.
 	scores   map[class]float64
 	evidence map[class][]Evidence
-	unsub    []hit
+	// at and marks are where each word stands and the opt-out roles it plays; from and fromName the sender,
+	// whose name a whole-message answer may be signed with; opt what the text says about opting out.
+	at             []place
+	marks          []role
+	from, fromName string
+	opt            optOut
+	// lines are the reply's text lines and cut the first that is not its own (see split), for the quoted
+	// message; html is the HTML body when the text was read from it (its quote is htmlQuoted's).
+	lines []string
+	cut   int
+	html  string
 }
 
 // Weights of what a person's text says.
@@ -129,21 +139,24 @@ const (
 	negationWindow     = 2
 )
 
-// score weighs the human phrases found (see the package doc): unsubscribe requests are kept apart; a
-// positive phrase with a negation just before it counts as negative; up to two question marks count.
+// score weighs the human phrases found (see the package doc): unsubscribe phrases are the opt-out rules'
+// (readOptOut, which runs first), and a negative phrase that negates an opt-out (no need to unsubscribe me)
+// is theirs too; a positive phrase with a negation just before it in its clause counts as negative; up to two
+// question marks count.
 func (c *judgement) score(hits []hit, questionMarks int) {
 	c.scores, c.evidence = map[class]float64{}, map[class][]Evidence{}
 	weights := map[class]float64{classNegative: weightNegative, classPositive: weightPositive,
 		classQuestion: weightQuestion, classNeutral: weightNeutral}
 	for _, h := range hits {
-		if h.class == classUnsubscribe {
-			c.unsub = append(c.unsub, h)
+		if h.class == classUnsubscribe || (h.class == classNegative && slices.ContainsFunc(c.opt.negations, func(at int) bool {
+			return h.start <= at && at < h.end
+		})) {
 			continue
 		}
 		cl, ev := h.class, evidenceOf(h)
 		if cl == classPositive {
 			for i := max(0, h.start-negationWindow); i < h.start; i++ {
-				if c.r.negations[c.words[i]] {
+				if c.r.negations[c.words[i]] && c.at[i].clause == c.at[h.start].clause {
 					cl = classNegative
 					ev = Evidence{Kind: "rule", Name: "negation", Value: strings.Join(c.words[i:h.end], " ")}
 					break
@@ -198,6 +211,11 @@ func (c *judgement) decide(strong, weak []Evidence, listOnly bool) Verdict {
 	if c.isAutoSubject {
 		return Verdict{Intent: Automated, Confidence: 0.85, Evidence: c.autoEvidence()}
 	}
+	// A person's request to opt out outranks out-of-office text (I'm away, but take me off your list); an
+	// auto-responder's text does not make one.
+	if len(c.opt.requests) > 0 && distinct(c.autoHits) < 2 {
+		return c.person()
+	}
 	human := c.humanScore()
 	if n := float64(distinct(c.oooHits)); n > 0 {
 		_, _, dated := c.r.returnDate(c.dateText, c.lang, c.received)
@@ -230,8 +248,8 @@ func (c *judgement) proposesTime(own string) {
 			found = w
 			break
 		}
-		for d := range c.r.weekdays {
-			if len(d) >= 5 && len(w) > len(d) && strings.HasPrefix(w, d) {
+		for _, d := range c.r.longWeekdays {
+			if len(w) > len(d) && strings.HasPrefix(w, d) {
 				found = w
 			}
 		}
@@ -294,15 +312,26 @@ func (c *judgement) away(conf float64, ev []Evidence) Verdict {
 	return v
 }
 
-// person is the verdict on a person's text: an unsubscribe request, else the best-scored intent (ties go
-// negative, positive, question, neutral), else neutral with no signal.
+// person is the verdict on a person's text: an unsubscribe request (which outranks every other intent),
+// else a bare no, else the best-scored intent (ties go negative, positive, question, neutral), else neutral
+// with no signal. A verdict that is no request keeps the opt-out mentions set aside, last, as evidence.
 func (c *judgement) person() Verdict {
-	if len(c.unsub) > 0 {
-		ev := make([]Evidence, 0, len(c.unsub))
-		for _, h := range c.unsub {
-			ev = append(ev, evidenceOf(h))
+	if len(c.opt.requests) > 0 {
+		conf := 0.95
+		if c.opt.invited {
+			conf = 0.9
 		}
-		return Verdict{Intent: Negative, Confidence: 0.95, Unsubscribe: true, Evidence: ev}
+		return Verdict{Intent: Negative, Confidence: conf, Unsubscribe: true, Evidence: c.opt.requests}
+	}
+	v := c.intent()
+	v.Evidence = append(v.Evidence, c.opt.mentions...)
+	return v
+}
+
+// intent is the verdict on a person's text that asks no unsubscribe.
+func (c *judgement) intent() Verdict {
+	if c.opt.refusal != "" && c.humanScore() == 0 {
+		return Verdict{Intent: Negative, Confidence: 0.8, Evidence: []Evidence{{Kind: "rule", Name: "refusal", Value: c.opt.refusal}}}
 	}
 	order := []class{classNegative, classPositive, classQuestion, classNeutral}
 	best, second := classNeutral, 0.0

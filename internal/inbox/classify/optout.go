@@ -1,0 +1,521 @@
+package classify
+
+import (
+	"slices"
+	"strings"
+)
+
+// role is what a word does in an opt-out request (the data files' optout_* lists); a word may play several.
+type role uint32
+
+const (
+	// roleWord is a word a whole message or clause may consist of to opt out: STOP, unsubscribe, remove me.
+	roleWord role = 1 << iota
+	// roleContact is a verb of contacting (contact, email, schreiben): with the sender as its object and a
+	// stop and a more word near it, a request.
+	roleContact
+	// roleChannel is a noun of mailings (emails, Zusendungen): with a stop and a more word near it, a request.
+	roleChannel
+	// roleObject is the person as the object of a verb of contacting (me, us, mich, m').
+	roleObject
+	// roleStop is a negation or a verb of stopping (not, never, stop, unterlassen).
+	roleStop
+	// roleMore is a word of going on (again, any more, further, künftig).
+	roleMore
+	// roleCancel is a negation that, just before an opt-out phrase, makes it a mention (don't remove me).
+	roleCancel
+	// roleMention is reported speech, an instruction or a reader-addressed condition (you said, reply, if you
+	// want, my colleague): an opt-out phrase after it in its clause is talked about, not asked for.
+	roleMention
+	// roleNoun is a noun an opt-out word names (link, button): the unsubscribe link is a thing, not a request.
+	roleNoun
+	// roleDeterminer is an article that makes the opt-out word after it a noun (the, your).
+	roleDeterminer
+	// roleDesire is trying or wanting (tried, want, asked): said by the person, it keeps a request that names
+	// the link or the footer (I tried the unsubscribe link).
+	roleDesire
+	// roleSelf is the person as the subject (I, we).
+	roleSelf
+	// roleInvite is a verb of replying, read in our quoted message's invitation (reply STOP to opt out).
+	roleInvite
+	// roleBlocker is a time bound or an idiom that keeps a negated contact from being a request (until, don't
+	// hesitate).
+	roleBlocker
+	// roleRedirect is a redirect to another person (instead, my colleague): "don't email me, email Raj".
+	roleRedirect
+	// roleFiller is a greeting or courtesy left out when a whole message is judged (hi, please, thanks); it
+	// also ends the look-back for a negation.
+	roleFiller
+	// roleRefusal is a bare no (no, nein, non), which a whole message may consist of.
+	roleRefusal
+)
+
+// roleName names each role as its data list does (optout_<name>).
+var roleName = map[role]string{roleWord: "words", roleContact: "contact", roleChannel: "channels", roleObject: "objects",
+	roleStop: "stop", roleMore: "more", roleCancel: "cancel", roleMention: "mention", roleNoun: "nouns",
+	roleDeterminer: "determiners", roleDesire: "desire", roleSelf: "self", roleInvite: "invite", roleBlocker: "blockers",
+	roleRedirect: "redirect", roleFiller: "fillers", roleRefusal: "refusals"}
+
+// marker is a phrase of the opt-out lists as words, with the roles it plays.
+type marker struct {
+	words []string
+	roles role
+}
+
+// markers find the opt-out lists' phrases by their first word.
+type markers map[string][]marker
+
+func (mk markers) add(text string, rl role) {
+	w := tokens(fold(text))
+	if len(w) == 0 {
+		return
+	}
+	for i, m := range mk[w[0]] {
+		if slices.Equal(m.words, w) {
+			mk[w[0]][i].roles |= rl
+			return
+		}
+	}
+	mk[w[0]] = append(mk[w[0]], marker{words: w, roles: rl})
+}
+
+// mark answers the roles each word plays: every phrase found gives its roles to all its words.
+func (mk markers) mark(words []string) []role {
+	out := make([]role, len(words))
+	for i, w := range words {
+		for _, m := range mk[w] {
+			if i+len(m.words) <= len(words) && slices.Equal(words[i:i+len(m.words)], m.words) {
+				for j := i; j < i+len(m.words); j++ {
+					out[j] |= m.roles
+				}
+			}
+		}
+	}
+	return out
+}
+
+// optOut is what a person's text says about opting out: the requests that decide an unsubscribe, and the
+// mentions set aside (each with why), which explain a verdict that is not one.
+type optOut struct {
+	requests, mentions []Evidence
+	// invited says the only request is the word our message invited (reply "no" to opt out).
+	invited bool
+	// refusal is a whole message that is a bare no (negative, not a request unless our message invited it).
+	refusal string
+	// negations are the words that negated an opt-out phrase (no need to unsubscribe me): no decline.
+	negations []int
+}
+
+// Bounds of the opt-out rules: how short a whole-message answer is, how far a negation or a wish is looked
+// for, and how much of a clause evidence quotes.
+const (
+	maxWholeWords = 12
+	maxCandidate  = 3
+	cancelWindow  = 4
+	maxClauseText = 100
+)
+
+// linking are the words that join a noun to the opt-out word after it (the link to unsubscribe, lien de
+// désinscription, Link zum Abmelden, enlace para darse de baja).
+var linking = map[string]bool{"to": true, "for": true, "de": true, "du": true, "zum": true, "zur": true, "del": true,
+	"para": true, "pour": true}
+
+// readOptOut finds the requests and mentions in the person's text (c.words): a whole message or clause of
+// opt-out words, the unsubscribe phrases among hits unless a mention rule sets one aside, and a negated
+// contact (a verb of contacting the person, or a noun of mailings, with a stop and a more word near it); with
+// none, a short answer that is the word our quoted message invited for opting out, else a bare no.
+func (c *judgement) readOptOut(hits []hit) {
+	c.marks = c.r.markers.mark(c.words)
+	if len(c.words) == 0 {
+		c.subjectOptOut()
+		return
+	}
+	candidate := c.wholeMessage()
+	if len(c.opt.requests) == 0 {
+		c.standalone()
+	}
+	var covered []bool
+	for _, h := range hits {
+		if h.class != classUnsubscribe {
+			continue
+		}
+		if covered == nil {
+			covered = make([]bool, len(c.words))
+		}
+		for i := h.start; i < h.end; i++ {
+			covered[i] = true
+		}
+		c.judgeHit(h)
+	}
+	c.negatedContact(covered)
+	if len(c.opt.requests) > 0 || len(candidate) == 0 {
+		return
+	}
+	quote := c.html
+	if quote != "" {
+		quote = htmlQuoted(quote)
+	} else {
+		quote = quoted(c.lines, c.cut)
+	}
+	if ev, ok := c.r.invited(candidate, quote); ok {
+		c.opt.requests, c.opt.invited = append(c.opt.requests, ev), true
+		return
+	}
+	if c.all(candidate, roleRefusal) {
+		c.opt.refusal = strings.Join(candidate, " ")
+	}
+}
+
+func (c *judgement) request(name, value string) {
+	c.opt.requests = append(c.opt.requests, Evidence{Kind: "rule", Name: name, Value: value})
+}
+
+func (c *judgement) mention(why string, lo, hi int) {
+	c.opt.mentions = append(c.opt.mentions, Evidence{Kind: "rule", Name: "opt_out_mention", Value: why + ": " + c.text(lo, hi)})
+}
+
+// text is the words [lo, hi) as evidence quotes them.
+func (c *judgement) text(lo, hi int) string {
+	s := strings.Join(c.words[lo:hi], " ")
+	if len(s) > maxClauseText {
+		s = strings.ToValidUTF8(s[:maxClauseText], "")
+	}
+	return s
+}
+
+func (c *judgement) all(words []string, rl role) bool {
+	marks := c.r.markers.mark(words)
+	for _, m := range marks {
+		if m&rl == 0 {
+			return false
+		}
+	}
+	return len(words) > 0
+}
+
+// wholeMessage requests an unsubscribe when the whole text is opt-out words, leaving out greetings,
+// courtesies, the sender's name and a one-word sign-off line (STOP; Unsubscribe please; Bitte austragen). It
+// answers the words that are left when they are few (a candidate for an invited word or a bare no).
+func (c *judgement) wholeMessage() []string {
+	if len(c.words) > maxWholeWords {
+		return nil
+	}
+	names := nameWords(c.from, c.fromName)
+	var left []string
+	words := 0
+	for i, w := range c.words {
+		switch {
+		case c.marks[i]&roleWord != 0:
+			words++
+		case c.marks[i]&roleFiller != 0 || names[w]:
+			continue
+		case i == len(c.words)-1 && i > 0 && c.at[i].clause != c.at[i-1].clause && len(left) > 0:
+			continue // a sign-off name or initials on their own line
+		}
+		left = append(left, w)
+	}
+	if words > 0 && words == len(left) {
+		c.request("opt_out_word", strings.Join(left, " "))
+		return nil
+	}
+	if len(left) > maxCandidate {
+		return nil
+	}
+	return left
+}
+
+// subjectOptOut requests an unsubscribe for a message without text whose subject is opt-out words (a mail
+// client's unsubscribe message: Subject: unsubscribe).
+func (c *judgement) subjectOptOut() {
+	var left []string
+	marks := c.r.markers.mark(c.subjectWords)
+	for i, w := range c.subjectWords {
+		if marks[i]&roleFiller != 0 || replyPrefix[w] {
+			continue
+		}
+		if marks[i]&roleWord == 0 {
+			return
+		}
+		left = append(left, w)
+	}
+	if len(left) > 0 {
+		c.opt.requests = append(c.opt.requests, Evidence{Kind: "subject", Name: "unsubscribe", Value: strings.Join(left, " ")})
+	}
+}
+
+// replyPrefix are the subject prefixes of replies and forwards in the four languages.
+var replyPrefix = map[string]bool{"re": true, "aw": true, "fw": true, "fwd": true, "wg": true, "tr": true, "rv": true,
+	"rif": true, "antw": true, "sv": true, "res": true}
+
+// nameWords are the words of the sender's name and address, which a whole-message answer may be signed with.
+func nameWords(from, name string) map[string]bool {
+	out := map[string]bool{}
+	local, _, _ := strings.Cut(from, "@")
+	for _, w := range tokens(fold(name + " " + strings.NewReplacer(".", " ", "_", " ", "-", " ").Replace(local))) {
+		out[w] = true
+	}
+	return out
+}
+
+// standalone requests an unsubscribe for each clause that is opt-out words alone ("STOP." in a longer
+// text), unless it is quoted or a link follows it (a pasted footer: "Unsubscribe: https://…").
+func (c *judgement) standalone() {
+	for lo := 0; lo < len(c.words); {
+		hi := c.clauseEnd(lo)
+		words, quoted := 0, true
+		ok := true
+		for i := lo; i < hi && ok; i++ {
+			switch {
+			case c.marks[i]&roleWord != 0:
+				words++
+			case c.marks[i]&roleFiller == 0:
+				ok = false
+			}
+			quoted = quoted && c.at[i].quoted
+		}
+		if ok && words > 0 && !quoted && !(hi < len(c.words) && link(c.words[hi])) {
+			c.request("opt_out_word", c.text(lo, hi))
+			return
+		}
+		lo = hi
+	}
+}
+
+func link(w string) bool {
+	return w == "http" || w == "https" || w == "www"
+}
+
+// clauseEnd is the end of the clause that starts at lo; clauseStart the start of the one holding i.
+func (c *judgement) clauseEnd(lo int) int {
+	hi := lo + 1
+	for hi < len(c.words) && c.at[hi].clause == c.at[lo].clause {
+		hi++
+	}
+	return hi
+}
+
+func (c *judgement) clause(i int) (lo, hi int) {
+	lo = i
+	for lo > 0 && c.at[lo-1].clause == c.at[i].clause {
+		lo--
+	}
+	return lo, c.clauseEnd(i)
+}
+
+func (c *judgement) sentence(i int) (lo, hi int) {
+	lo, hi = i, i+1
+	for lo > 0 && c.at[lo-1].sentence == c.at[i].sentence {
+		lo--
+	}
+	for hi < len(c.words) && c.at[hi].sentence == c.at[i].sentence {
+		hi++
+	}
+	return lo, hi
+}
+
+// has says whether a word of [lo, hi) plays rl.
+func (c *judgement) has(lo, hi int, rl role) bool {
+	for i := max(lo, 0); i < min(hi, len(c.marks)); i++ {
+		if c.marks[i]&rl != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// judgeHit takes an unsubscribe phrase for a request unless its clause only talks about opting out: the
+// phrase is quoted, negated just before (don't remove me), names a thing (the unsubscribe link, a link in the
+// clause), follows reported speech, an instruction or a reader-addressed condition (you said, reply, if you
+// want, my colleague), or, without an opt-out word in it, is bounded in time or by an idiom (don't contact me
+// until March) or redirected (don't email me, email my colleague instead). Said
+// by the person with a wish or an attempt (I tried to unsubscribe), it is a request all the same.
+func (c *judgement) judgeHit(h hit) {
+	lo, hi := c.clause(h.start)
+	quoted := true
+	for i := h.start; i < h.end; i++ {
+		quoted = quoted && c.at[i].quoted
+	}
+	switch {
+	case quoted:
+		c.mention("quoted", lo, hi)
+	case c.cancelled(h.start, lo):
+		c.mention("negated", lo, hi)
+		for i := lo; i < h.start; i++ {
+			if c.marks[i]&roleCancel != 0 {
+				c.opt.negations = append(c.opt.negations, i)
+			}
+		}
+	case c.desired(h.start, lo):
+		c.opt.requests = append(c.opt.requests, evidenceOf(h))
+	case c.named(h.start, h.end, lo, hi):
+		c.mention("named", lo, hi)
+	case c.has(lo, h.start, roleMention):
+		c.mention("reported", lo, hi)
+	case !c.has(h.start, h.end, roleWord) && c.has(lo, hi, roleBlocker):
+		c.mention("bounded", lo, hi)
+	case !c.has(h.start, h.end, roleWord) && c.redirected(h.start):
+		c.mention("redirected", lo, hi)
+	default:
+		c.opt.requests = append(c.opt.requests, evidenceOf(h))
+	}
+}
+
+// cancelled says whether a negation or a hypothetical stands just before start in its clause: only short
+// words, wishes and the person may stand between (don't remove me; no need to remove me; I don't want you to
+// unsubscribe me; I almost hit unsubscribe), and a courtesy or a conjunction ends the look-back.
+func (c *judgement) cancelled(start, lo int) bool {
+	for i := start - 1; i >= max(lo, start-cancelWindow); i-- {
+		m := c.marks[i]
+		switch {
+		case m&roleCancel != 0:
+			return true
+		case m&roleFiller != 0:
+			return false
+		case len(c.words[i]) > 4 && m&(roleDesire|roleObject|roleSelf) == 0:
+			return false
+		}
+	}
+	return false
+}
+
+// desired says whether the person says they want or tried to opt out: a wish or an attempt shortly before
+// start, with the person as its subject before it.
+func (c *judgement) desired(start, lo int) bool {
+	for i := start - 1; i >= max(lo, start-cancelWindow); i-- {
+		if c.marks[i]&roleDesire != 0 {
+			return c.marks[i]&roleSelf != 0 || c.has(lo, i, roleSelf)
+		}
+	}
+	return false
+}
+
+// named says whether the opt-out words [start, end) name a thing: an article before an opt-out word, a noun of a link
+// or a button just after (or shortly before, joined: the link to unsubscribe; le lien pour se désinscrire), or
+// a link in the clause.
+func (c *judgement) named(start, end, lo, hi int) bool {
+	if start > lo && c.marks[start-1]&roleDeterminer != 0 && c.has(start, end, roleWord) {
+		return true
+	}
+	if c.has(end, min(hi, end+2), roleNoun) {
+		return true
+	}
+	for k := max(lo, start-3); k < start-1; k++ {
+		if c.marks[k]&roleNoun != 0 && slices.ContainsFunc(c.words[k+1:start], func(w string) bool { return linking[w] }) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(c.words[lo:hi], link)
+}
+
+func (c *judgement) redirected(i int) bool {
+	lo, hi := c.sentence(i)
+	return c.has(lo, hi, roleRedirect)
+}
+
+// negatedContact requests an unsubscribe for a verb of contacting with the person as its object, or a noun of
+// mailings, that has a stop word and a more word near it in its clause (I would appreciate it if you did
+// not contact me again; keine weiteren Zusendungen; ne me contactez plus), unless the clause bounds it in
+// time or by an idiom (don't contact me until March; don't hesitate to contact me again), negates the stop
+// (don't stop sending these), redirects it, or only talks about it (quoted, reported). A noun of mailings the
+// person sends themselves is none (see sends).
+func (c *judgement) negatedContact(covered []bool) {
+	for i, m := range c.marks {
+		if (covered != nil && covered[i]) || m&(roleContact|roleChannel) == 0 {
+			continue
+		}
+		lo, hi := c.clause(i)
+		var stop, more int
+		switch {
+		case m&roleContact != 0 && c.has(max(lo, i-2), min(hi, i+3), roleObject):
+			stop = c.near(i, lo, hi, 5, 4, roleStop)
+			more = c.near(i, lo, hi, 5, 5, roleMore)
+		case m&roleChannel != 0 && !c.sends(lo, i):
+			stop = c.near(i, lo, hi, 4, 2, roleStop)
+			more = c.near(i, lo, hi, 3, 1, roleMore)
+		default:
+			continue
+		}
+		if stop < 0 || more < 0 || c.has(lo, hi, roleBlocker) {
+			continue
+		}
+		from, to := min(i, stop, more), max(i, stop, more)+1
+		switch {
+		case c.marks[stop]&roleWord != 0 && c.cancelled(stop, lo):
+			c.mention("negated", lo, hi)
+		case c.at[i].quoted:
+			c.mention("quoted", lo, hi)
+		case c.has(lo, from, roleMention) && !c.desired(from, lo):
+			c.mention("reported", lo, hi)
+		case c.redirected(i):
+			c.mention("redirected", lo, hi)
+		default:
+			c.request("opt_out_request", c.text(from, to))
+			return
+		}
+	}
+}
+
+// sends says whether the person speaks of mailings they send themselves in the words [lo, hi) before a noun
+// of mailings: a verb of contacting after the person as its subject, without an object of its own (we don't send more than 100
+// emails a day; wir versenden keine Newsletter mehr).
+func (c *judgement) sends(lo, hi int) bool {
+	for j := lo; j < hi; j++ {
+		if c.marks[j]&roleContact != 0 && c.marks[j]&roleChannel == 0 && c.has(lo, j, roleSelf) &&
+			!c.has(max(lo, j-2), min(hi+1, j+3), roleObject) {
+			return true
+		}
+	}
+	return false
+}
+
+// near answers the nearest word playing rl from i (itself first: recontacté is again) within before words
+// before it and after words after it, in the clause [lo, hi); -1 when there is none.
+func (c *judgement) near(i, lo, hi, before, after int, rl role) int {
+	if c.marks[i]&rl != 0 {
+		return i
+	}
+	for d := 1; d <= max(before, after); d++ {
+		if j := i - d; d <= before && j >= lo && c.marks[j]&rl != 0 {
+			return j
+		}
+		if j := i + d; d <= after && j < hi && c.marks[j]&rl != 0 {
+			return j
+		}
+	}
+	return -1
+}
+
+// invited answers whether the short reply candidate is the word our quoted message invited for opting out: a
+// verb of replying followed shortly by the candidate, where the candidate's clause, or the sentence just
+// before (Not interested? Reply NO), says it opts out: an opt-out word, or a stop and a more word besides the
+// candidate itself (reply "no" and I'll stop writing; Vous ne souhaitez plus être contacté(e) ? Répondez
+// simplement « non »). Reply YES to book, or STOP to opt out invites no YES.
+func (r *Rules) invited(candidate []string, quote string) (Evidence, bool) {
+	words, at := segment(fold(strings.ReplaceAll(quote, ">", " ")))
+	marks := r.markers.mark(words)
+	for j, m := range marks {
+		if m&roleInvite == 0 {
+			continue
+		}
+		for k := j + 1; k <= j+6 && k+len(candidate) <= len(words); k++ {
+			if !slices.Equal(words[k:k+len(candidate)], candidate) {
+				continue
+			}
+			var roles role
+			lo, hi := j, k+len(candidate)
+			for i, m := range marks {
+				if (i < k || i >= k+len(candidate)) && (at[i].clause == at[k].clause || at[i].sentence == at[k].sentence-1) &&
+					m&(roleWord|roleStop|roleMore) != 0 {
+					roles |= m
+					lo, hi = min(lo, i), max(hi, i+1)
+				}
+			}
+			if roles&roleWord != 0 || roles&(roleStop|roleMore) == roleStop|roleMore {
+				return Evidence{Kind: "rule", Name: "invited_opt_out", Value: strings.Join(candidate, " ") + " as invited: " +
+					strings.Join(words[lo:hi], " ")}, true
+			}
+			break
+		}
+	}
+	return Evidence{}, false
+}
