@@ -125,6 +125,11 @@ type judgement struct {
 	lines []string
 	cut   int
 	html  string
+	// span is the clause the opt-out rules read last, and sentenceRedirect whether the sentence they read
+	// last (sentenceID) holds a redirect: each is read once.
+	span                           span
+	sentenceRead, sentenceRedirect bool
+	sentenceID                     int32
 }
 
 // Weights of what a person's text says.

@@ -158,7 +158,8 @@ func (c *judgement) readOptOut(hits []hit) {
 		quote = quoted(c.lines, c.cut)
 	}
 	if ev, ok := c.r.invited(candidate, quote); ok {
-		c.opt.requests, c.opt.invited = append(c.opt.requests, ev), true
+		c.request(ev)
+		c.opt.invited = true
 		return
 	}
 	if c.all(candidate, roleRefusal) {
@@ -166,17 +167,29 @@ func (c *judgement) readOptOut(hits []hit) {
 	}
 }
 
-func (c *judgement) request(name, value string) {
-	c.opt.requests = append(c.opt.requests, Evidence{Kind: "rule", Name: name, Value: value})
+// request and mention keep at most maxEvidence of each, which is all a verdict shows.
+func (c *judgement) request(ev Evidence) {
+	if len(c.opt.requests) < maxEvidence {
+		c.opt.requests = append(c.opt.requests, ev)
+	}
 }
 
 func (c *judgement) mention(why string, lo, hi int) {
-	c.opt.mentions = append(c.opt.mentions, Evidence{Kind: "rule", Name: "opt_out_mention", Value: why + ": " + c.text(lo, hi)})
+	if len(c.opt.mentions) < maxEvidence {
+		c.opt.mentions = append(c.opt.mentions, Evidence{Kind: "rule", Name: "opt_out_mention", Value: why + ": " + c.text(lo, hi)})
+	}
 }
 
-// text is the words [lo, hi) as evidence quotes them.
+// text is the words [lo, hi) as evidence quotes them, cut after maxClauseText bytes.
 func (c *judgement) text(lo, hi int) string {
-	s := strings.Join(c.words[lo:hi], " ")
+	var b strings.Builder
+	for i := lo; i < hi && b.Len() < maxClauseText; i++ {
+		if i > lo {
+			b.WriteByte(' ')
+		}
+		b.WriteString(c.words[i])
+	}
+	s := b.String()
 	if len(s) > maxClauseText {
 		s = strings.ToValidUTF8(s[:maxClauseText], "")
 	}
@@ -215,7 +228,7 @@ func (c *judgement) wholeMessage() []string {
 		left = append(left, w)
 	}
 	if words > 0 && words == len(left) {
-		c.request("opt_out_word", strings.Join(left, " "))
+		c.request(Evidence{Kind: "rule", Name: "opt_out_word", Value: strings.Join(left, " ")})
 		return nil
 	}
 	if len(left) > maxCandidate {
@@ -239,7 +252,7 @@ func (c *judgement) subjectOptOut() {
 		left = append(left, w)
 	}
 	if len(left) > 0 {
-		c.opt.requests = append(c.opt.requests, Evidence{Kind: "subject", Name: "unsubscribe", Value: strings.Join(left, " ")})
+		c.request(Evidence{Kind: "subject", Name: "unsubscribe", Value: strings.Join(left, " ")})
 	}
 }
 
@@ -274,7 +287,7 @@ func (c *judgement) standalone() {
 			quoted = quoted && c.at[i].quoted
 		}
 		if ok && words > 0 && !quoted && !(hi < len(c.words) && link(c.words[hi])) {
-			c.request("opt_out_word", c.text(lo, hi))
+			c.request(Evidence{Kind: "rule", Name: "opt_out_word", Value: c.text(lo, hi)})
 			return
 		}
 		lo = hi
@@ -285,7 +298,7 @@ func link(w string) bool {
 	return w == "http" || w == "https" || w == "www"
 }
 
-// clauseEnd is the end of the clause that starts at lo; clauseStart the start of the one holding i.
+// clauseEnd is the end of the clause that starts at lo.
 func (c *judgement) clauseEnd(lo int) int {
 	hi := lo + 1
 	for hi < len(c.words) && c.at[hi].clause == c.at[lo].clause {
@@ -294,23 +307,79 @@ func (c *judgement) clauseEnd(lo int) int {
 	return hi
 }
 
-func (c *judgement) clause(i int) (lo, hi int) {
-	lo = i
+// span is one clause of the person's text and what the opt-out rules ask of it, read once (the rules visit
+// the clauses in text order), so that a long text costs time in proportion to its length.
+type span struct {
+	// lo and hi are the clause's words.
+	lo, hi int
+	// link says the clause holds a link (http, www).
+	link bool
+	// mention and self are the first mention cue and the first word naming the person as subject; hi when none.
+	mention, self int
+	// sends are the verbs of contacting with the person as their subject before them and no object just
+	// before them (we send emails); see sends.
+	sends []int
+	// blocker says the clause holds a time bound or an idiom; redirect that its sentence holds a redirect.
+	blocker, redirect bool
+}
+
+// clause answers the span of the clause holding word i.
+func (c *judgement) clause(i int) span {
+	if c.span.hi > i && c.span.lo <= i {
+		return c.span
+	}
+	lo := i
 	for lo > 0 && c.at[lo-1].clause == c.at[i].clause {
 		lo--
 	}
-	return lo, c.clauseEnd(i)
+	hi := c.clauseEnd(i)
+	sp := span{lo: lo, hi: hi, mention: hi, self: hi}
+	for j := lo; j < hi; j++ {
+		m := c.marks[j]
+		sp.link = sp.link || link(c.words[j])
+		sp.blocker = sp.blocker || m&roleBlocker != 0
+		if m&roleMention != 0 && sp.mention == hi {
+			sp.mention = j
+		}
+		if m&roleContact != 0 && m&roleChannel == 0 && sp.self < j && !c.has(max(lo, j-2), j+1, roleObject) {
+			sp.sends = append(sp.sends, j)
+		}
+		if m&roleSelf != 0 && sp.self == hi {
+			sp.self = j
+		}
+	}
+	sp.redirect = c.redirected(i)
+	c.span = sp
+	return sp
 }
 
-func (c *judgement) sentence(i int) (lo, hi int) {
-	lo, hi = i, i+1
-	for lo > 0 && c.at[lo-1].sentence == c.at[i].sentence {
+// sends says whether the person speaks of mailings they send themselves before the noun of mailings at i: a
+// verb of contacting after the person as its subject, without an object of its own within two words (up to
+// the noun).
+func (c *judgement) sends(sp span, i int) bool {
+	for _, j := range sp.sends {
+		if j < i && !c.has(j+1, min(i+1, j+3), roleObject) {
+			return true
+		}
+	}
+	return false
+}
+
+// redirected says whether the sentence holding word i holds a redirect (read once per sentence).
+func (c *judgement) redirected(i int) bool {
+	id := c.at[i].sentence
+	if c.sentenceRead && c.sentenceID == id {
+		return c.sentenceRedirect
+	}
+	lo, hi := i, i+1
+	for lo > 0 && c.at[lo-1].sentence == id {
 		lo--
 	}
-	for hi < len(c.words) && c.at[hi].sentence == c.at[i].sentence {
+	for hi < len(c.words) && c.at[hi].sentence == id {
 		hi++
 	}
-	return lo, hi
+	c.sentenceRead, c.sentenceID, c.sentenceRedirect = true, id, c.has(lo, hi, roleRedirect)
+	return c.sentenceRedirect
 }
 
 // has says whether a word of [lo, hi) plays rl.
@@ -330,7 +399,8 @@ func (c *judgement) has(lo, hi int, rl role) bool {
 // until March) or redirected (don't email me, email my colleague instead). Said
 // by the person with a wish or an attempt (I tried to unsubscribe), it is a request all the same.
 func (c *judgement) judgeHit(h hit) {
-	lo, hi := c.clause(h.start)
+	sp := c.clause(h.start)
+	lo, hi := sp.lo, sp.hi
 	quoted := true
 	for i := h.start; i < h.end; i++ {
 		quoted = quoted && c.at[i].quoted
@@ -345,18 +415,18 @@ func (c *judgement) judgeHit(h hit) {
 				c.opt.negations = append(c.opt.negations, i)
 			}
 		}
-	case c.desired(h.start, lo):
-		c.opt.requests = append(c.opt.requests, evidenceOf(h))
-	case c.named(h.start, h.end, lo, hi):
+	case c.desired(h.start, sp):
+		c.request(evidenceOf(h))
+	case c.named(h.start, h.end, sp):
 		c.mention("named", lo, hi)
-	case c.has(lo, h.start, roleMention):
+	case sp.mention < h.start:
 		c.mention("reported", lo, hi)
-	case !c.has(h.start, h.end, roleWord) && c.has(lo, hi, roleBlocker):
+	case !c.has(h.start, h.end, roleWord) && sp.blocker:
 		c.mention("bounded", lo, hi)
-	case !c.has(h.start, h.end, roleWord) && c.redirected(h.start):
+	case !c.has(h.start, h.end, roleWord) && sp.redirect:
 		c.mention("redirected", lo, hi)
 	default:
-		c.opt.requests = append(c.opt.requests, evidenceOf(h))
+		c.request(evidenceOf(h))
 	}
 }
 
@@ -380,10 +450,10 @@ func (c *judgement) cancelled(start, lo int) bool {
 
 // desired says whether the person says they want or tried to opt out: a wish or an attempt shortly before
 // start, with the person as its subject before it.
-func (c *judgement) desired(start, lo int) bool {
-	for i := start - 1; i >= max(lo, start-cancelWindow); i-- {
+func (c *judgement) desired(start int, sp span) bool {
+	for i := start - 1; i >= max(sp.lo, start-cancelWindow); i-- {
 		if c.marks[i]&roleDesire != 0 {
-			return c.marks[i]&roleSelf != 0 || c.has(lo, i, roleSelf)
+			return c.marks[i]&roleSelf != 0 || sp.self < i
 		}
 	}
 	return false
@@ -392,24 +462,19 @@ func (c *judgement) desired(start, lo int) bool {
 // named says whether the opt-out words [start, end) name a thing: an article before an opt-out word, a noun of a link
 // or a button just after (or shortly before, joined: the link to unsubscribe; le lien pour se désinscrire), or
 // a link in the clause.
-func (c *judgement) named(start, end, lo, hi int) bool {
-	if start > lo && c.marks[start-1]&roleDeterminer != 0 && c.has(start, end, roleWord) {
+func (c *judgement) named(start, end int, sp span) bool {
+	if start > sp.lo && c.marks[start-1]&roleDeterminer != 0 && c.has(start, end, roleWord) {
 		return true
 	}
-	if c.has(end, min(hi, end+2), roleNoun) {
+	if c.has(end, min(sp.hi, end+2), roleNoun) {
 		return true
 	}
-	for k := max(lo, start-3); k < start-1; k++ {
+	for k := max(sp.lo, start-3); k < start-1; k++ {
 		if c.marks[k]&roleNoun != 0 && slices.ContainsFunc(c.words[k+1:start], func(w string) bool { return linking[w] }) {
 			return true
 		}
 	}
-	return slices.ContainsFunc(c.words[lo:hi], link)
-}
-
-func (c *judgement) redirected(i int) bool {
-	lo, hi := c.sentence(i)
-	return c.has(lo, hi, roleRedirect)
+	return sp.link
 }
 
 // negatedContact requests an unsubscribe for a verb of contacting with the person as its object, or a noun of
@@ -423,19 +488,20 @@ func (c *judgement) negatedContact(covered []bool) {
 		if (covered != nil && covered[i]) || m&(roleContact|roleChannel) == 0 {
 			continue
 		}
-		lo, hi := c.clause(i)
+		sp := c.clause(i)
+		lo, hi := sp.lo, sp.hi
 		var stop, more int
 		switch {
 		case m&roleContact != 0 && c.has(max(lo, i-2), min(hi, i+3), roleObject):
 			stop = c.near(i, lo, hi, 5, 4, roleStop)
 			more = c.near(i, lo, hi, 5, 5, roleMore)
-		case m&roleChannel != 0 && !c.sends(lo, i):
+		case m&roleChannel != 0 && !c.sends(sp, i):
 			stop = c.near(i, lo, hi, 4, 2, roleStop)
 			more = c.near(i, lo, hi, 3, 1, roleMore)
 		default:
 			continue
 		}
-		if stop < 0 || more < 0 || c.has(lo, hi, roleBlocker) {
+		if stop < 0 || more < 0 || sp.blocker {
 			continue
 		}
 		from, to := min(i, stop, more), max(i, stop, more)+1
@@ -444,28 +510,15 @@ func (c *judgement) negatedContact(covered []bool) {
 			c.mention("negated", lo, hi)
 		case c.at[i].quoted:
 			c.mention("quoted", lo, hi)
-		case c.has(lo, from, roleMention) && !c.desired(from, lo):
+		case sp.mention < from && !c.desired(from, sp):
 			c.mention("reported", lo, hi)
-		case c.redirected(i):
+		case sp.redirect:
 			c.mention("redirected", lo, hi)
 		default:
-			c.request("opt_out_request", c.text(from, to))
+			c.request(Evidence{Kind: "rule", Name: "opt_out_request", Value: c.text(from, to)})
 			return
 		}
 	}
-}
-
-// sends says whether the person speaks of mailings they send themselves in the words [lo, hi) before a noun
-// of mailings: a verb of contacting after the person as its subject, without an object of its own (we don't send more than 100
-// emails a day; wir versenden keine Newsletter mehr).
-func (c *judgement) sends(lo, hi int) bool {
-	for j := lo; j < hi; j++ {
-		if c.marks[j]&roleContact != 0 && c.marks[j]&roleChannel == 0 && c.has(lo, j, roleSelf) &&
-			!c.has(max(lo, j-2), min(hi+1, j+3), roleObject) {
-			return true
-		}
-	}
-	return false
 }
 
 // near answers the nearest word playing rl from i (itself first: recontacté is again) within before words
