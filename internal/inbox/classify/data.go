@@ -38,6 +38,8 @@ type list struct {
 	QuoteSeparators  []string       `json:"quote_separators"`
 	QuoteFrom        []string       `json:"quote_from"`
 	QuoteFields      []string       `json:"quote_fields"`
+	QuoteLeads       []string       `json:"quote_leads"`
+	QuoteVerbs       []string       `json:"quote_verbs"`
 	Signoffs         []string       `json:"signoffs"`
 	Negations        []string       `json:"negations"`
 	// The opt-out lists are read as the file's optout_* keys.
@@ -63,6 +65,14 @@ type optOutLists struct {
 	Redirect    []string `json:"optout_redirect"`
 	Fillers     []string `json:"optout_fillers"`
 	Refusals    []string `json:"optout_refusals"`
+	Remove      []string `json:"optout_remove"`
+	Person      []string `json:"optout_person"`
+	Data        []string `json:"optout_data"`
+	Owner       []string `json:"optout_owner"`
+	Law         []string `json:"optout_law"`
+	Causative   []string `json:"optout_causative"`
+	Closing     []string `json:"optout_closing"`
+	Reported    []string `json:"optout_reported"`
 }
 
 // roles are the lists by the role they give their words.
@@ -70,7 +80,9 @@ func (o optOutLists) roles() map[role][]string {
 	return map[role][]string{roleWord: o.Words, roleContact: o.Contact, roleChannel: o.Channels, roleObject: o.Objects,
 		roleStop: o.Stop, roleMore: o.More, roleCancel: o.Cancel, roleMention: o.Mention, roleNoun: o.Nouns,
 		roleDeterminer: o.Determiners, roleDesire: o.Desire, roleSelf: o.Self, roleInvite: o.Invite,
-		roleBlocker: o.Blockers, roleRedirect: o.Redirect, roleFiller: o.Fillers, roleRefusal: o.Refusals}
+		roleBlocker: o.Blockers, roleRedirect: o.Redirect, roleFiller: o.Fillers, roleRefusal: o.Refusals,
+		roleRemove: o.Remove, rolePerson: o.Person, roleData: o.Data, roleOwner: o.Owner, roleLaw: o.Law,
+		roleCausative: o.Causative, roleClosing: o.Closing, roleReported: o.Reported}
 }
 
 // lists answers the named lists of a data file, for validation.
@@ -85,7 +97,8 @@ func (l list) lists() map[string][]string {
 		"ooo_body": l.OOOBody, "automated_subject": l.AutomatedSubject, "automated_body": l.AutomatedBody,
 		"return_triggers": l.ReturnTriggers, "until_triggers": l.UntilTriggers, "months": months,
 		"weekdays": l.Weekdays, "quote_markers": l.QuoteMarkers, "quote_separators": l.QuoteSeparators,
-		"quote_from": l.QuoteFrom, "quote_fields": l.QuoteFields, "signoffs": l.Signoffs, "negations": l.Negations}
+		"quote_from": l.QuoteFrom, "quote_fields": l.QuoteFields, "quote_leads": l.QuoteLeads, "quote_verbs": l.QuoteVerbs,
+		"signoffs": l.Signoffs, "negations": l.Negations}
 	for rl, entries := range l.roles() {
 		out["optout_"+roleName[rl]] = entries
 	}

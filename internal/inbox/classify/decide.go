@@ -125,11 +125,14 @@ type judgement struct {
 	lines []string
 	cut   int
 	html  string
-	// span is the clause the opt-out rules read last, and sentenceRedirect whether the sentence they read
-	// last (sentenceID) holds a redirect: each is read once.
-	span                           span
-	sentenceRead, sentenceRedirect bool
-	sentenceID                     int32
+	// asides are the decline phrases set aside as reported or hypothetical (see reportedBefore).
+	asides []Evidence
+	// span is the clause the opt-out rules read last, and sentenceFacts the facts of the sentence they read
+	// last (sentenceID): each is read once.
+	span          span
+	sentenceRead  bool
+	sentenceID    int32
+	sentenceFacts sentenceFacts
 }
 
 // Weights of what a person's text says.
@@ -146,7 +149,8 @@ const (
 
 // score weighs the human phrases found (see the package doc): unsubscribe phrases are the opt-out rules'
 // (readOptOut, which runs first), and a negative phrase that negates an opt-out (no need to unsubscribe me)
-// is theirs too; a positive phrase with a negation just before it in its clause counts as negative; up to two
+// is theirs too; a positive phrase with a negation just before it in its clause counts as negative; a
+// decline after reported speech, an instruction or a condition is set aside (see reportedBefore); up to two
 // question marks count.
 func (c *judgement) score(hits []hit, questionMarks int) {
 	c.scores, c.evidence = map[class]float64{}, map[class][]Evidence{}
@@ -163,10 +167,16 @@ func (c *judgement) score(hits []hit, questionMarks int) {
 			for i := max(0, h.start-negationWindow); i < h.start; i++ {
 				if c.r.negations[c.words[i]] && c.at[i].clause == c.at[h.start].clause {
 					cl = classNegative
-					ev = Evidence{Kind: "rule", Name: "negation", Value: strings.Join(c.words[i:h.end], " ")}
+					ev = Evidence{Kind: "rule", Name: "negation", Value: joinWords(c.words[i:h.end])}
 					break
 				}
 			}
+		}
+		if j := c.reportedBefore(h.start); cl == classNegative && j >= 0 {
+			if len(c.asides) < maxEvidence {
+				c.asides = append(c.asides, Evidence{Kind: "rule", Name: "reported_decline", Value: joinWords(c.words[j:h.end])})
+			}
+			continue
 		}
 		w := weights[cl]
 		if h.keyword {
@@ -179,6 +189,21 @@ func (c *judgement) score(hits []hit, questionMarks int) {
 		c.scores[classQuestion] += weightQuestionMark * float64(n)
 		c.evidence[classQuestion] = append(c.evidence[classQuestion], Evidence{Kind: "rule", Name: "question_mark", Value: "?"})
 	}
+}
+
+// reportedWindow is how far before a decline phrase reported speech, an instruction or a condition makes it
+// someone else's words or hypothetical.
+const reportedWindow = 5
+
+// reportedBefore answers the word of reported speech, an instruction or a condition up to reportedWindow
+// words before start in its clause (your email says to reply STOP if it's not the right time), or -1.
+func (c *judgement) reportedBefore(start int) int {
+	for j := start - 1; j >= max(0, start-reportedWindow) && c.at[j].clause == c.at[start].clause; j-- {
+		if c.marks[j]&roleReported != 0 {
+			return j
+		}
+	}
+	return -1
 }
 
 // humanScore is the strongest of the positive, negative and question scores.
@@ -319,7 +344,8 @@ func (c *judgement) away(conf float64, ev []Evidence) Verdict {
 
 // person is the verdict on a person's text: an unsubscribe request (which outranks every other intent),
 // else a bare no, else the best-scored intent (ties go negative, positive, question, neutral), else neutral
-// with no signal. A verdict that is no request keeps the opt-out mentions set aside, last, as evidence.
+// with no signal. A verdict that is no request keeps the opt-out mentions and the reported declines set
+// aside, last, as evidence.
 func (c *judgement) person() Verdict {
 	if len(c.opt.requests) > 0 {
 		conf := 0.95
@@ -329,7 +355,7 @@ func (c *judgement) person() Verdict {
 		return Verdict{Intent: Negative, Confidence: conf, Unsubscribe: true, Evidence: c.opt.requests}
 	}
 	v := c.intent()
-	v.Evidence = append(v.Evidence, c.opt.mentions...)
+	v.Evidence = append(append(v.Evidence, c.opt.mentions...), c.asides...)
 	return v
 }
 

@@ -48,13 +48,34 @@ const (
 	roleFiller
 	// roleRefusal is a bare no (no, nein, non), which a whole message may consist of.
 	roleRefusal
+	// roleRemove is a verb or noun of removing or erasing (remove, löschen, l'effacement, eliminen): with the
+	// person or their data as its object, a request (see removal.go).
+	roleRemove
+	// rolePerson is the person as the object of removing (me, mich, moi, m', elimínenme).
+	rolePerson
+	// roleData is a noun of a person's data or entry (data, Daten, coordonnées, datos, address).
+	roleData
+	// roleOwner makes data the person's (my, meine, mes, mis, about me, me concernant).
+	roleOwner
+	// roleLaw is a data-protection law (GDPR, DSGVO, RGPD, Art. 17), which makes data the person's.
+	roleLaw
+	// roleCausative is a verb that makes the person before a verb its subject (let me remove, lass mich).
+	roleCausative
+	// roleClosing is a break-up phrase in our quoted message (I'll close your file, je clôture votre
+	// dossier), which invites a no as an opt-out.
+	roleClosing
+	// roleReported is reported speech, an instruction or a condition (your email says, reply, if): a decline
+	// phrase after it in its clause is someone else's words or hypothetical, no decline.
+	roleReported
 )
 
 // roleName names each role as its data list does (optout_<name>).
 var roleName = map[role]string{roleWord: "words", roleContact: "contact", roleChannel: "channels", roleObject: "objects",
 	roleStop: "stop", roleMore: "more", roleCancel: "cancel", roleMention: "mention", roleNoun: "nouns",
 	roleDeterminer: "determiners", roleDesire: "desire", roleSelf: "self", roleInvite: "invite", roleBlocker: "blockers",
-	roleRedirect: "redirect", roleFiller: "fillers", roleRefusal: "refusals"}
+	roleRedirect: "redirect", roleFiller: "fillers", roleRefusal: "refusals", roleRemove: "remove", rolePerson: "person",
+	roleData: "data", roleOwner: "owner", roleLaw: "law", roleCausative: "causative", roleClosing: "closing",
+	roleReported: "reported"}
 
 // marker is a phrase of the opt-out lists as words, with the roles it plays.
 type marker struct {
@@ -148,6 +169,9 @@ func (c *judgement) readOptOut(hits []hit) {
 		c.judgeHit(h)
 	}
 	c.negatedContact(covered)
+	if len(c.opt.requests) == 0 {
+		c.removals(covered)
+	}
 	if len(c.opt.requests) > 0 || len(candidate) == 0 {
 		return
 	}
@@ -162,8 +186,8 @@ func (c *judgement) readOptOut(hits []hit) {
 		c.opt.invited = true
 		return
 	}
-	if c.all(candidate, roleRefusal) {
-		c.opt.refusal = strings.Join(candidate, " ")
+	if c.r.markers.all(candidate, roleRefusal) {
+		c.opt.refusal = joinWords(candidate)
 	}
 }
 
@@ -184,7 +208,7 @@ func (c *judgement) mention(why string, lo, hi int) {
 func (c *judgement) text(lo, hi int) string {
 	var b strings.Builder
 	for i := lo; i < hi && b.Len() < maxClauseText; i++ {
-		if i > lo {
+		if i > lo && !strings.HasSuffix(c.words[i-1], "'") {
 			b.WriteByte(' ')
 		}
 		b.WriteString(c.words[i])
@@ -196,8 +220,9 @@ func (c *judgement) text(lo, hi int) string {
 	return s
 }
 
-func (c *judgement) all(words []string, rl role) bool {
-	marks := c.r.markers.mark(words)
+// all says whether every one of words (at least one) plays rl.
+func (mk markers) all(words []string, rl role) bool {
+	marks := mk.mark(words)
 	for _, m := range marks {
 		if m&rl == 0 {
 			return false
@@ -228,7 +253,7 @@ func (c *judgement) wholeMessage() []string {
 		left = append(left, w)
 	}
 	if words > 0 && words == len(left) {
-		c.request(Evidence{Kind: "rule", Name: "opt_out_word", Value: strings.Join(left, " ")})
+		c.request(Evidence{Kind: "rule", Name: "opt_out_word", Value: joinWords(left)})
 		return nil
 	}
 	if len(left) > maxCandidate {
@@ -252,7 +277,7 @@ func (c *judgement) subjectOptOut() {
 		left = append(left, w)
 	}
 	if len(left) > 0 {
-		c.request(Evidence{Kind: "subject", Name: "unsubscribe", Value: strings.Join(left, " ")})
+		c.request(Evidence{Kind: "subject", Name: "unsubscribe", Value: joinWords(left)})
 	}
 }
 
@@ -348,7 +373,7 @@ func (c *judgement) clause(i int) span {
 			sp.self = j
 		}
 	}
-	sp.redirect = c.redirected(i)
+	sp.redirect = c.sentence(i).redirect
 	c.span = sp
 	return sp
 }
@@ -365,11 +390,19 @@ func (c *judgement) sends(sp span, i int) bool {
 	return false
 }
 
-// redirected says whether the sentence holding word i holds a redirect (read once per sentence).
-func (c *judgement) redirected(i int) bool {
+// sentenceFacts are what the opt-out rules ask of a whole sentence, read once per sentence.
+type sentenceFacts struct {
+	// redirect says the sentence holds a redirect (email my colleague instead); law that it names a
+	// data-protection law (GDPR, DSGVO, RGPD); hypothetical that it is a question opening with a condition
+	// on the person (If we sign up, can we delete our data later? Si je m'inscris, pouvez-vous …?).
+	redirect, law, hypothetical bool
+}
+
+// sentence answers the facts of the sentence holding word i (read once per sentence).
+func (c *judgement) sentence(i int) sentenceFacts {
 	id := c.at[i].sentence
 	if c.sentenceRead && c.sentenceID == id {
-		return c.sentenceRedirect
+		return c.sentenceFacts
 	}
 	lo, hi := i, i+1
 	for lo > 0 && c.at[lo-1].sentence == id {
@@ -378,8 +411,15 @@ func (c *judgement) redirected(i int) bool {
 	for hi < len(c.words) && c.at[hi].sentence == id {
 		hi++
 	}
-	c.sentenceRead, c.sentenceID, c.sentenceRedirect = true, id, c.has(lo, hi, roleRedirect)
-	return c.sentenceRedirect
+	c.sentenceRead, c.sentenceID = true, id
+	c.sentenceFacts = sentenceFacts{redirect: c.has(lo, hi, roleRedirect), law: c.has(lo, hi, roleLaw)}
+	first := lo
+	for first < hi && c.marks[first]&(roleFiller|roleReported) == roleFiller {
+		first++
+	}
+	c.sentenceFacts.hypothetical = c.at[lo].question && first < hi && c.marks[first]&roleReported != 0 &&
+		c.has(first+1, min(hi, first+4), roleSelf)
+	return c.sentenceFacts
 }
 
 // has says whether a word of [lo, hi) plays rl.
@@ -393,11 +433,13 @@ func (c *judgement) has(lo, hi int, rl role) bool {
 }
 
 // judgeHit takes an unsubscribe phrase for a request unless its clause only talks about opting out: the
-// phrase is quoted, negated just before (don't remove me), names a thing (the unsubscribe link, a link in the
-// clause), follows reported speech, an instruction or a reader-addressed condition (you said, reply, if you
-// want, my colleague), or, without an opt-out word in it, is bounded in time or by an idiom (don't contact me
-// until March) or redirected (don't email me, email my colleague instead). Said
-// by the person with a wish or an attempt (I tried to unsubscribe), it is a request all the same.
+// phrase is quoted, negated just before (don't remove me) or after it (löschen Sie meine Daten nicht), in a
+// question on a condition of the person's (if we sign up, can we unsubscribe later?), names a thing (the
+// unsubscribe link, a link in the clause), follows reported speech, an instruction or a reader-addressed
+// condition (you said, reply, if you want, my colleague), or, without an opt-out word or a word of removing
+// in it, is bounded in time or by an idiom (don't contact me until March) or redirected (don't email me,
+// email my colleague instead). Said by the person with a wish or an attempt (I tried to unsubscribe), it is
+// a request all the same.
 func (c *judgement) judgeHit(h hit) {
 	sp := c.clause(h.start)
 	lo, hi := sp.lo, sp.hi
@@ -408,6 +450,8 @@ func (c *judgement) judgeHit(h hit) {
 	switch {
 	case quoted:
 		c.mention("quoted", lo, hi)
+	case c.negatedAfter(h.end, sp):
+		c.mention("negated", lo, hi)
 	case c.cancelled(h.start, lo):
 		c.mention("negated", lo, hi)
 		for i := lo; i < h.start; i++ {
@@ -415,15 +459,17 @@ func (c *judgement) judgeHit(h hit) {
 				c.opt.negations = append(c.opt.negations, i)
 			}
 		}
+	case c.sentence(h.start).hypothetical:
+		c.mention("hypothetical", lo, hi)
 	case c.desired(h.start, sp):
 		c.request(evidenceOf(h))
 	case c.named(h.start, h.end, sp):
 		c.mention("named", lo, hi)
 	case sp.mention < h.start:
 		c.mention("reported", lo, hi)
-	case !c.has(h.start, h.end, roleWord) && sp.blocker:
+	case !c.has(h.start, h.end, roleWord|roleRemove) && sp.blocker:
 		c.mention("bounded", lo, hi)
-	case !c.has(h.start, h.end, roleWord) && sp.redirect:
+	case !c.has(h.start, h.end, roleWord|roleRemove) && sp.redirect:
 		c.mention("redirected", lo, hi)
 	default:
 		c.request(evidenceOf(h))
@@ -475,100 +521,4 @@ func (c *judgement) named(start, end int, sp span) bool {
 		}
 	}
 	return sp.link
-}
-
-// negatedContact requests an unsubscribe for a verb of contacting with the person as its object, or a noun of
-// mailings, that has a stop word and a more word near it in its clause (I would appreciate it if you did
-// not contact me again; keine weiteren Zusendungen; ne me contactez plus), unless the clause bounds it in
-// time or by an idiom (don't contact me until March; don't hesitate to contact me again), negates the stop
-// (don't stop sending these), redirects it, or only talks about it (quoted, reported). A noun of mailings the
-// person sends themselves is none (see sends).
-func (c *judgement) negatedContact(covered []bool) {
-	for i, m := range c.marks {
-		if (covered != nil && covered[i]) || m&(roleContact|roleChannel) == 0 {
-			continue
-		}
-		sp := c.clause(i)
-		lo, hi := sp.lo, sp.hi
-		var stop, more int
-		switch {
-		case m&roleContact != 0 && c.has(max(lo, i-2), min(hi, i+3), roleObject):
-			stop = c.near(i, lo, hi, 5, 4, roleStop)
-			more = c.near(i, lo, hi, 5, 5, roleMore)
-		case m&roleChannel != 0 && !c.sends(sp, i):
-			stop = c.near(i, lo, hi, 4, 2, roleStop)
-			more = c.near(i, lo, hi, 3, 1, roleMore)
-		default:
-			continue
-		}
-		if stop < 0 || more < 0 || sp.blocker {
-			continue
-		}
-		from, to := min(i, stop, more), max(i, stop, more)+1
-		switch {
-		case c.marks[stop]&roleWord != 0 && c.cancelled(stop, lo):
-			c.mention("negated", lo, hi)
-		case c.at[i].quoted:
-			c.mention("quoted", lo, hi)
-		case sp.mention < from && !c.desired(from, sp):
-			c.mention("reported", lo, hi)
-		case sp.redirect:
-			c.mention("redirected", lo, hi)
-		default:
-			c.request(Evidence{Kind: "rule", Name: "opt_out_request", Value: c.text(from, to)})
-			return
-		}
-	}
-}
-
-// near answers the nearest word playing rl from i (itself first: recontacté is again) within before words
-// before it and after words after it, in the clause [lo, hi); -1 when there is none.
-func (c *judgement) near(i, lo, hi, before, after int, rl role) int {
-	if c.marks[i]&rl != 0 {
-		return i
-	}
-	for d := 1; d <= max(before, after); d++ {
-		if j := i - d; d <= before && j >= lo && c.marks[j]&rl != 0 {
-			return j
-		}
-		if j := i + d; d <= after && j < hi && c.marks[j]&rl != 0 {
-			return j
-		}
-	}
-	return -1
-}
-
-// invited answers whether the short reply candidate is the word our quoted message invited for opting out: a
-// verb of replying followed shortly by the candidate, where the candidate's clause, or the sentence just
-// before (Not interested? Reply NO), says it opts out: an opt-out word, or a stop and a more word besides the
-// candidate itself (reply "no" and I'll stop writing; Vous ne souhaitez plus être contacté(e) ? Répondez
-// simplement « non »). Reply YES to book, or STOP to opt out invites no YES.
-func (r *Rules) invited(candidate []string, quote string) (Evidence, bool) {
-	words, at := segment(fold(strings.ReplaceAll(quote, ">", " ")))
-	marks := r.markers.mark(words)
-	for j, m := range marks {
-		if m&roleInvite == 0 {
-			continue
-		}
-		for k := j + 1; k <= j+6 && k+len(candidate) <= len(words); k++ {
-			if !slices.Equal(words[k:k+len(candidate)], candidate) {
-				continue
-			}
-			var roles role
-			lo, hi := j, k+len(candidate)
-			for i, m := range marks {
-				if (i < k || i >= k+len(candidate)) && (at[i].clause == at[k].clause || at[i].sentence == at[k].sentence-1) &&
-					m&(roleWord|roleStop|roleMore) != 0 {
-					roles |= m
-					lo, hi = min(lo, i), max(hi, i+1)
-				}
-			}
-			if roles&roleWord != 0 || roles&(roleStop|roleMore) == roleStop|roleMore {
-				return Evidence{Kind: "rule", Name: "invited_opt_out", Value: strings.Join(candidate, " ") + " as invited: " +
-					strings.Join(words[lo:hi], " ")}, true
-			}
-			break
-		}
-	}
-	return Evidence{}, false
 }

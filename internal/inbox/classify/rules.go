@@ -22,7 +22,10 @@ type Rules struct {
 	quoteMarkers           []string
 	quoteSeparators        []string
 	quoteFrom, quoteFields []string
-	signoffs               []string
+	// quoteLeads and quoteVerbs make an attribution line (On … wrote:, Am … schrieb …:).
+	quoteLeads map[string]bool
+	quoteVerbs [][]string
+	signoffs   []string
 	// markers are the opt-out lists' phrases with their roles (see optout.go).
 	markers markers
 }
@@ -51,7 +54,7 @@ func build(data map[string]list) *Rules {
 	r := &Rules{human: index{}, ooo: index{}, automated: index{}, departed: index{}, oooSubject: index{},
 		autoReply: index{}, autoSubject: index{}, weekdays: map[string]bool{},
 		triggers: map[string][]trigger{}, months: map[string]int{}, stopwords: map[string]string{}, negations: map[string]bool{},
-		markers: markers{}}
+		quoteLeads: map[string]bool{}, markers: markers{}}
 	for _, lang := range Languages {
 		l := data[lang]
 		for c, entries := range map[class][]string{classPositive: l.Positive, classNegative: l.Negative,
@@ -107,6 +110,12 @@ func build(data map[string]list) *Rules {
 		r.quoteFrom = append(r.quoteFrom, folded(l.QuoteFrom)...)
 		r.quoteFields = append(r.quoteFields, folded(l.QuoteFields)...)
 		r.signoffs = append(r.signoffs, folded(l.Signoffs)...)
+		for _, w := range l.QuoteLeads {
+			r.quoteLeads[fold(w)] = true
+		}
+		for _, v := range l.QuoteVerbs {
+			r.quoteVerbs = append(r.quoteVerbs, tokens(fold(v)))
+		}
 		for rl, entries := range l.roles() {
 			for _, e := range entries {
 				r.markers.add(e, rl)
