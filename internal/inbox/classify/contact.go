@@ -42,7 +42,7 @@ func (c *judgement) negatedContact(covered []bool) {
 			c.mention("negated", lo, hi)
 		case c.at[i].quoted:
 			c.mention("quoted", lo, hi)
-		case c.sentence(i).hypothetical:
+		case c.hypothetical(min(from, object), max(to, object+1), sp):
 			c.mention("hypothetical", lo, hi)
 		case sp.mention < from && !c.desired(from, sp):
 			c.mention("reported", lo, hi)

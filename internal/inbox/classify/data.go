@@ -73,6 +73,8 @@ type optOutLists struct {
 	Causative   []string `json:"optout_causative"`
 	Closing     []string `json:"optout_closing"`
 	Reported    []string `json:"optout_reported"`
+	Impersonal  []string `json:"optout_impersonal"`
+	Then        []string `json:"optout_then"`
 }
 
 // roles are the lists by the role they give their words.
@@ -82,7 +84,8 @@ func (o optOutLists) roles() map[role][]string {
 		roleDeterminer: o.Determiners, roleDesire: o.Desire, roleSelf: o.Self, roleInvite: o.Invite,
 		roleBlocker: o.Blockers, roleRedirect: o.Redirect, roleFiller: o.Fillers, roleRefusal: o.Refusals,
 		roleRemove: o.Remove, rolePerson: o.Person, roleData: o.Data, roleOwner: o.Owner, roleLaw: o.Law,
-		roleCausative: o.Causative, roleClosing: o.Closing, roleReported: o.Reported}
+		roleCausative: o.Causative, roleClosing: o.Closing, roleReported: o.Reported,
+		roleImpersonal: o.Impersonal, roleThen: o.Then}
 }
 
 // lists answers the named lists of a data file, for validation.

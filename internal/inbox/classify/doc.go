@@ -33,9 +33,10 @@
 //
 // A phrase that only mentions opting out is no request and the reply's own intent stands: quoted, negated
 // before or after (don't stop sending these; I almost hit unsubscribe; löschen Sie meine Daten nicht), in a
-// question on a condition of the person's (if we sign up, can we unsubscribe later?), naming a thing (the
-// unsubscribe link looks broken), after reported speech, an instruction or a reader-addressed condition
-// (your email says reply STOP; if you want to opt out), bounded in time or redirected (don't contact me until
+// question on a condition of the person's or an impersonal subject's (if we sign up, can we unsubscribe
+// later?; if one tries it, can one opt out?) unless the person is the object (if you can, could you remove
+// me?), naming a thing (the unsubscribe link looks broken), after reported speech, an instruction or a
+// reader-addressed condition (your email says reply STOP; if you want to opt out), bounded in time or redirected (don't contact me until
 // March; email my colleague instead), a removal the person does themselves (can we delete our data?). Our
 // footer in the quote is never read as the person's words: the quote starts at the attribution line or header
 // block of the major clients in the four languages (On … wrote:, Am … schrieb …:, Le … a écrit :, El …

@@ -3,6 +3,7 @@ package classify
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // role is what a word does in an opt-out request (the data files' optout_* lists); a word may play several.
@@ -67,6 +68,12 @@ const (
 	// roleReported is reported speech, an instruction or a condition (your email says, reply, if): a decline
 	// phrase after it in its clause is someone else's words or hypothetical, no decline.
 	roleReported
+	// roleImpersonal is an impersonal or generic subject (one, you, man, on, uno, se): a condition on it opens
+	// a question about the process as a condition on the person does (if one tries it, can one opt out?).
+	roleImpersonal
+	// roleThen opens a clause that says what follows (and, then, dann, et, alors, y, entonces): in our quote,
+	// the consequence of replying (reply "no", and I won't write again).
+	roleThen
 )
 
 // roleName names each role as its data list does (optout_<name>).
@@ -75,7 +82,7 @@ var roleName = map[role]string{roleWord: "words", roleContact: "contact", roleCh
 	roleDeterminer: "determiners", roleDesire: "desire", roleSelf: "self", roleInvite: "invite", roleBlocker: "blockers",
 	roleRedirect: "redirect", roleFiller: "fillers", roleRefusal: "refusals", roleRemove: "remove", rolePerson: "person",
 	roleData: "data", roleOwner: "owner", roleLaw: "law", roleCausative: "causative", roleClosing: "closing",
-	roleReported: "reported"}
+	roleReported: "reported", roleImpersonal: "impersonal", roleThen: "then"}
 
 // marker is a phrase of the opt-out lists as words, with the roles it plays.
 type marker struct {
@@ -232,13 +239,19 @@ func (mk markers) all(words []string, rl role) bool {
 }
 
 // wholeMessage requests an unsubscribe when the whole text is opt-out words, leaving out greetings,
-// courtesies, the sender's name and a one-word sign-off line (STOP; Unsubscribe please; Bitte austragen). It
-// answers the words that are left when they are few (a candidate for an invited word or a bare no).
+// courtesies, the sender's name, an initial of it before the name or last (No thanks. J. Meyer) and a
+// one-word sign-off line (STOP; Unsubscribe please; Bitte austragen). It answers the words that are left when
+// they are few (a candidate for an invited word or a bare no).
 func (c *judgement) wholeMessage() []string {
 	if len(c.words) > maxWholeWords {
 		return nil
 	}
 	names := nameWords(c.from, c.fromName)
+	initials := map[string]bool{}
+	for w := range names {
+		r, _ := utf8.DecodeRuneInString(w)
+		initials[string(r)] = true
+	}
 	var left []string
 	words := 0
 	for i, w := range c.words {
@@ -247,6 +260,8 @@ func (c *judgement) wholeMessage() []string {
 			words++
 		case c.marks[i]&roleFiller != 0 || names[w]:
 			continue
+		case len(w) == 1 && initials[w] && (i+1 == len(c.words) || names[c.words[i+1]]):
+			continue // an initial of the sender's name before their name or last (J. Meyer; M.-L.)
 		case i == len(c.words)-1 && i > 0 && c.at[i].clause != c.at[i-1].clause && len(left) > 0:
 			continue // a sign-off name or initials on their own line
 		}
@@ -394,8 +409,9 @@ func (c *judgement) sends(sp span, i int) bool {
 type sentenceFacts struct {
 	// redirect says the sentence holds a redirect (email my colleague instead); law that it names a
 	// data-protection law (GDPR, DSGVO, RGPD); hypothetical that it is a question opening with a condition
-	// on the person (If we sign up, can we delete our data later? Si je m'inscris, pouvez-vous …?).
-	redirect, law, hypothetical bool
+	// on the person (If we sign up, can we delete our data later? Si je m'inscris, pouvez-vous …?); impersonal
+	// that it is a question opening with a condition on an impersonal subject (si l'on essaie, …; wenn man …).
+	redirect, law, hypothetical, impersonal bool
 }
 
 // sentence answers the facts of the sentence holding word i (read once per sentence).
@@ -417,9 +433,20 @@ func (c *judgement) sentence(i int) sentenceFacts {
 	for first < hi && c.marks[first]&(roleFiller|roleReported) == roleFiller {
 		first++
 	}
-	c.sentenceFacts.hypothetical = c.at[lo].question && first < hi && c.marks[first]&roleReported != 0 &&
-		c.has(first+1, min(hi, first+4), roleSelf)
+	condition := c.at[lo].question && first < hi && c.marks[first]&roleReported != 0
+	c.sentenceFacts.hypothetical = condition && c.has(first+1, min(hi, first+4), roleSelf)
+	c.sentenceFacts.impersonal = condition && c.has(first+1, min(hi, first+4), roleImpersonal)
 	return c.sentenceFacts
+}
+
+// hypothetical says whether the opt-out words [start, end) stand in a question opening with a condition on
+// the person (if we sign up, can we unsubscribe later?) or on an impersonal subject, when neither the person
+// nor their data is the object near the words (if one tries it and it does not suit, can one opt out easily?;
+// wenn man …, kann man sich abmelden?). The person as the object keeps a polite request one (if you can,
+// could you remove me?; if you would, can you delete my data?).
+func (c *judgement) hypothetical(start, end int, sp span) bool {
+	f := c.sentence(start)
+	return f.hypothetical || f.impersonal && !c.has(max(sp.lo, start-2), min(sp.hi, end+2), rolePerson|roleOwner)
 }
 
 // has says whether a word of [lo, hi) plays rl.
@@ -459,7 +486,7 @@ func (c *judgement) judgeHit(h hit) {
 				c.opt.negations = append(c.opt.negations, i)
 			}
 		}
-	case c.sentence(h.start).hypothetical:
+	case c.hypothetical(h.start, h.end, sp):
 		c.mention("hypothetical", lo, hi)
 	case c.desired(h.start, sp):
 		c.request(evidenceOf(h))

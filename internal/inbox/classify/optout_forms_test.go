@@ -208,3 +208,50 @@ func TestAQuestionOnAConditionOfThePersonsIsNoRequest(t *testing.T) {
 		requireRequest(t, reply(text))
 	}
 }
+
+// TestAQuestionOnAConditionOfAnImpersonalSubjectIsNoRequest: a question that opens with a condition on an
+// impersonal or generic subject (one, you, man, on, uno, se) asks about the process of opting out, in each
+// language, as a condition on the person does; the person or their data as the object of the opt-out keeps
+// a polite question a request (if you can, could you unsubscribe me?).
+func TestAQuestionOnAConditionOfAnImpersonalSubjectIsNoRequest(t *testing.T) {
+	for _, text := range []string{
+		"If one signs up for the pilot, is it easy to unsubscribe afterwards?",
+		"If you try the tool for a month and it's not for you, can you just unsubscribe?",
+		"Wenn man das Abo eine Woche testet, kann man sich danach jederzeit abmelden?",
+		"Si l'on essaie l'outil un mois, peut-on se désinscrire à tout moment ?",
+		"Si uno prueba la herramienta un mes, ¿puede darse de baja cuando quiera?",
+		"Si se prueba el servicio y no sirve, ¿es fácil darse de baja?",
+	} {
+		requireNoRequest(t, reply(text), classify.Question)
+	}
+	for _, text := range []string{"If you can, could you unsubscribe me today?",
+		"If you get a moment, can you delete my personal data?", "Si se puede, ¿pueden darme de baja hoy mismo?"} {
+		requireRequest(t, reply(text))
+	}
+}
+
+// TestAClauseOfConsequenceAfterTheInvitedWordSaysWhatItDoes: our message may say what a reply does in the
+// clause after the invited word (reply NO, and I won't write again), in each language; that clause offering an
+// opt-out word of its own makes the first word no opt-out (reply YES to book, and STOP to opt out).
+func TestAClauseOfConsequenceAfterTheInvitedWordSaysWhatItDoes(t *testing.T) {
+	for text, footer := range map[string]string{
+		"No":   "Not a fit? Reply NO, and I won't write again.",
+		"Nein": "Kein Bedarf? Schreiben Sie „Nein“, und ich schreibe Ihnen nicht mehr.",
+		"non":  "Pas pour vous ? Répondez « non », et je ne vous écrirai plus.",
+		"no":   "¿No le interesa? Responda NO, y no le escribiré más.",
+	} {
+		v := requireRequest(t, reply(quoting(text, footer)))
+		require.Equal(t, "invited_opt_out", v.Evidence[0].Name, "%q", footer)
+	}
+	requireNoRequest(t, reply(quoting("Yes", "Reply YES to book a slot, and STOP to opt out.")), classify.Positive)
+}
+
+// TestAnInitialOfTheSendersNameSignsAShortAnswer: a short answer signed with an initial and the sender's name
+// (No thanks. A. Doyle) is read as the answer alone, so the word our message invited is heard; without the
+// invitation it stays a decline.
+func TestAnInitialOfTheSendersNameSignsAShortAnswer(t *testing.T) {
+	footer := "Not for you? Reply no and I'll stop writing."
+	v := requireRequest(t, reply(quoting("No thanks.\n\nA. Doyle", footer)))
+	require.Equal(t, "invited_opt_out", v.Evidence[0].Name)
+	requireNoRequest(t, reply(quoting("No thanks.\n\nA. Doyle", "Open to a chat next week?")), classify.Negative)
+}

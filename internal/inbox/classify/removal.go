@@ -53,7 +53,8 @@ func (c *judgement) objectOf(i int, sp span, rl role, near int) int {
 // me eliminen; retirez-moi; meine Austragung) or the person's data (erase any personal data you hold about
 // me; die Löschung meiner Daten; l'effacement de mes données; under GDPR, delete the data you hold), unless
 // it only talks about it: quoted, negated (don't remove me; no need to delete my data; löschen Sie meine
-// Daten nicht), in a question on a condition of the person's (if I sign up, will you delete my data later?),
+// Daten nicht), in a question on a condition of the person's or an impersonal one's (if I sign up, will you
+// delete my data later?; see hypothetical),
 // after reported speech or a reader-addressed condition (your footer says it removes me), or, for data, done
 // by the person themselves (can we delete our data?). Words an unsubscribe phrase covered are that phrase's.
 func (c *judgement) removals(covered []bool) {
@@ -82,7 +83,7 @@ func (c *judgement) removals(covered []bool) {
 					c.opt.negations = append(c.opt.negations, k)
 				}
 			}
-		case c.sentence(i).hypothetical:
+		case c.hypothetical(from, to, sp):
 			c.mention("hypothetical", sp.lo, sp.hi)
 		case sp.mention < from && !c.desired(from, sp):
 			c.mention("reported", sp.lo, sp.hi)
