@@ -31,25 +31,30 @@ func (q *Queries) UnsubscribeContact(ctx context.Context, db DBTX, arg Unsubscri
 
 const unsubscribeEventInsert = `-- name: UnsubscribeEventInsert :exec
 INSERT INTO deliverability_events (organization_id, id, event_type, source, at, recipient_email, contact_id,
-  campaign_id, task_id, mailbox_id, matched_by, reason)
+  campaign_id, task_id, mailbox_id, matched_by, reason, inbound_message_id)
 VALUES ($1, $2, 'unsubscribe', $3, $4, $5, $6,
-  $7, $8, $9, 'token', $10)
+  $7, $8, $9, $10, $11,
+  $12)
 `
 
 type UnsubscribeEventInsertParams struct {
-	OrganizationID uuid.UUID     `json:"organization_id"`
-	ID             uuid.UUID     `json:"id"`
-	Source         string        `json:"source"`
-	At             time.Time     `json:"at"`
-	RecipientEmail string        `json:"recipient_email"`
-	ContactID      uuid.NullUUID `json:"contact_id"`
-	CampaignID     uuid.NullUUID `json:"campaign_id"`
-	TaskID         uuid.NullUUID `json:"task_id"`
-	MailboxID      uuid.NullUUID `json:"mailbox_id"`
-	Reason         string        `json:"reason"`
+	OrganizationID   uuid.UUID     `json:"organization_id"`
+	ID               uuid.UUID     `json:"id"`
+	Source           string        `json:"source"`
+	At               time.Time     `json:"at"`
+	RecipientEmail   string        `json:"recipient_email"`
+	ContactID        uuid.NullUUID `json:"contact_id"`
+	CampaignID       uuid.NullUUID `json:"campaign_id"`
+	TaskID           uuid.NullUUID `json:"task_id"`
+	MailboxID        uuid.NullUUID `json:"mailbox_id"`
+	MatchedBy        string        `json:"matched_by"`
+	Reason           string        `json:"reason"`
+	InboundMessageID uuid.NullUUID `json:"inbound_message_id"`
 }
 
-// Records an unsubscribe: matched to its send by the signed token it came with.
+// Records an unsubscribe: matched to its send as matched_by says (token: the signed token it came with;
+// address: the newest send to the sender of a request that answers none), with the inbound message that
+// asked for it, if any.
 func (q *Queries) UnsubscribeEventInsert(ctx context.Context, db DBTX, arg UnsubscribeEventInsertParams) error {
 	_, err := db.Exec(ctx, unsubscribeEventInsert,
 		arg.OrganizationID,
@@ -61,9 +66,42 @@ func (q *Queries) UnsubscribeEventInsert(ctx context.Context, db DBTX, arg Unsub
 		arg.CampaignID,
 		arg.TaskID,
 		arg.MailboxID,
+		arg.MatchedBy,
 		arg.Reason,
+		arg.InboundMessageID,
 	)
 	return err
+}
+
+const unsubscribeLatestSend = `-- name: UnsubscribeLatestSend :one
+SELECT t.id, t.campaign_id FROM contacts c
+JOIN send_tasks t ON t.organization_id = c.organization_id AND t.contact_id = c.id
+WHERE c.organization_id = $1 AND c.email = lower($2::text)
+  AND t.kind = 'campaign' AND t.campaign_id IS NOT NULL AND t.status IN ('sent', 'ambiguous')
+ORDER BY t.mailbox_id = $3::uuid DESC, t.created_at DESC, t.id DESC
+LIMIT 1
+`
+
+type UnsubscribeLatestSendParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	Email          string    `json:"email"`
+	MailboxID      uuid.UUID `json:"mailbox_id"`
+}
+
+type UnsubscribeLatestSendRow struct {
+	ID         uuid.UUID     `json:"id"`
+	CampaignID uuid.NullUUID `json:"campaign_id"`
+}
+
+// The campaign send an unsubscribe request that answers no send is taken for: the newest campaign send to a
+// contact with the sender's address (contacts_email, then send_tasks_contact answer it; duplicates of an
+// import included), one from the mailbox the request reached first: a mail client sends the mailto of our
+// List-Unsubscribe header to the sending address.
+func (q *Queries) UnsubscribeLatestSend(ctx context.Context, db DBTX, arg UnsubscribeLatestSendParams) (UnsubscribeLatestSendRow, error) {
+	row := db.QueryRow(ctx, unsubscribeLatestSend, arg.OrganizationID, arg.Email, arg.MailboxID)
+	var i UnsubscribeLatestSendRow
+	err := row.Scan(&i.ID, &i.CampaignID)
+	return i, err
 }
 
 const unsubscribeLeadCampaigns = `-- name: UnsubscribeLeadCampaigns :many

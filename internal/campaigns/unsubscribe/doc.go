@@ -17,6 +17,13 @@
 //     suppressed for good (source unsubscribe, the campaign named); one deliverability_events row records it
 //     (event_type unsubscribe, source one_click or link, matched_by token); campaign.unsubscribed is emitted
 //     {campaign_id, contact_id, contact_email, source}.
+//   - A reply that asks to be unsubscribed does the same in the transaction that stores it (ByReply, source
+//     reply). A request that answers no send (a mail client's message to the mailto of our List-Unsubscribe
+//     header, which names no Message-ID; a new email asking to be removed) is taken for the newest campaign
+//     send to a contact with its sender's address, one from the mailbox it reached first (LatestSend), and
+//     does the same (ByAddress), recorded matched_by address with the inbound message; when the contact is
+//     unsubscribed already it changes nothing. An address the organization never sent a campaign message to
+//     is no one's unsubscribe.
 //   - A request is a repeat when this send's unsubscribe is recorded and its contact is still unsubscribed
 //     (or gone): it changes nothing and raises nothing, and is answered as the first was. Requests with one
 //     token take turns on the send's row, so two at once are one unsubscribe and one repeat. A contact who

@@ -110,7 +110,7 @@ func (s *Service) Unsubscribe(ctx context.Context, token string, source Source) 
 	}
 	var out Result
 	err = db.WithOrgTx(ctx, s.pool, tok.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
-		out, err = s.apply(ctx, tx, tok.OrganizationID, tok.TaskID, source)
+		out, err = s.apply(ctx, tx, tok.OrganizationID, tok.TaskID, request{source: source, matchedBy: MatchedToken})
 		return err
 	})
 	// A deadlock with a concurrent change to the same leads (a reply settling at that moment) is a 503 the
@@ -118,8 +118,27 @@ func (s *Service) Unsubscribe(ctx context.Context, token string, source Source) 
 	return out, db.Classify(err, "The unsubscribe")
 }
 
+// How an unsubscribe was matched to its send (the deliverability record's matched_by).
+const (
+	// MatchedToken: the signed token of the link, or the reply that names the send (In-Reply-To, References).
+	MatchedToken = "token"
+	// MatchedAddress: a request that answers no send, taken for the newest campaign send to its sender.
+	MatchedAddress = "address"
+)
+
+// request is how an unsubscribe of one send came: its source, how it was matched to the send, the inbound
+// message that asked for it (if any), and whether a contact unsubscribed already makes it a repeat whatever
+// send its earlier unsubscribe named (a request that names no send of its own).
+type request struct {
+	source    Source
+	matchedBy string
+	inbound   uuid.NullUUID
+	anySend   bool
+}
+
 // apply is Unsubscribe inside the organization's transaction.
-func (s *Service) apply(ctx context.Context, tx pgx.Tx, org, taskID uuid.UUID, source Source) (Result, error) {
+func (s *Service) apply(ctx context.Context, tx pgx.Tx, org, taskID uuid.UUID, req request) (Result, error) {
+	source := req.source
 	t, err := queries.UnsubscribeTaskLock(ctx, tx, dbq.UnsubscribeTaskLockParams{OrganizationID: org, ID: taskID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Result{}, LinkNotFound()
@@ -142,7 +161,7 @@ func (s *Service) apply(ctx context.Context, tx pgx.Tx, org, taskID uuid.UUID, s
 	if err != nil {
 		return out, err
 	}
-	if recorded && !subscribed {
+	if (recorded || req.anySend && contact.Valid) && !subscribed {
 		out.Repeat = true
 		return out, nil
 	}
@@ -168,7 +187,8 @@ func (s *Service) apply(ctx context.Context, tx pgx.Tx, org, taskID uuid.UUID, s
 	}
 	if err := queries.UnsubscribeEventInsert(ctx, tx, dbq.UnsubscribeEventInsertParams{OrganizationID: org, ID: id,
 		Source: string(source), At: at, RecipientEmail: t.ToEmail, ContactID: contact, CampaignID: t.CampaignID,
-		TaskID: uuid.NullUUID{UUID: t.ID, Valid: true}, MailboxID: t.MailboxID, Reason: reasons[source]}); err != nil {
+		TaskID: uuid.NullUUID{UUID: t.ID, Valid: true}, MailboxID: t.MailboxID, MatchedBy: req.matchedBy,
+		Reason: reasons[source], InboundMessageID: req.inbound}); err != nil {
 		return out, err
 	}
 	if err := rollup.Events(ctx, tx, org, id); err != nil {
@@ -188,7 +208,33 @@ func (s *Service) apply(ctx context.Context, tx pgx.Tx, org, taskID uuid.UUID, s
 // deliverability record), with campaign.unsubscribed saying source reply. A send whose unsubscribe is done
 // already changes nothing (Result.Repeat).
 func (s *Service) ByReply(ctx context.Context, tx pgx.Tx, org, taskID uuid.UUID) (Result, error) {
-	return s.apply(ctx, tx, org, taskID, SourceReply)
+	return s.apply(ctx, tx, org, taskID, request{source: SourceReply, matchedBy: MatchedToken})
+}
+
+// LatestSend answers the campaign send an unsubscribe request that answers no send is taken for (a mail
+// client's message to the mailto of our List-Unsubscribe header, a new email asking to be removed): the
+// newest campaign send to a contact of the organization with the sender's address, one from the mailbox the
+// request reached first. ok is false when the organization never sent a campaign message to the address.
+func (s *Service) LatestSend(ctx context.Context, tx pgx.Tx, org, mailbox uuid.UUID, email string) (task, campaignID uuid.UUID, ok bool, err error) {
+	row, err := queries.UnsubscribeLatestSend(ctx, tx, dbq.UnsubscribeLatestSendParams{OrganizationID: org, Email: email,
+		MailboxID: mailbox})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, uuid.Nil, false, nil
+	}
+	if err != nil {
+		return uuid.Nil, uuid.Nil, false, err
+	}
+	return row.ID, row.CampaignID.UUID, true, nil
+}
+
+// ByAddress applies an unsubscribe request that answers no send, taken for the send taskID (see
+// LatestSend), in the caller's transaction (the one storing the request, inbound): the effects of ByReply,
+// with the deliverability record matched_by address and naming the inbound message. A contact unsubscribed
+// already (by any send's link or reply) changes nothing (Result.Repeat): the same request stored again from
+// another folder, or a second one, raises nothing.
+func (s *Service) ByAddress(ctx context.Context, tx pgx.Tx, org, taskID, inbound uuid.UUID) (Result, error) {
+	return s.apply(ctx, tx, org, taskID, request{source: SourceReply, matchedBy: MatchedAddress,
+		inbound: uuid.NullUUID{UUID: inbound, Valid: true}, anySend: true})
 }
 
 // Reported is an unsubscribe a provider or an integration reported about an address, in the caller's

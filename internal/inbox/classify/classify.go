@@ -67,7 +67,8 @@ type Verdict struct {
 	Confidence float64
 	// Evidence is never empty: what decided the intent, first the strongest.
 	Evidence []Evidence
-	// Unsubscribe says the sender asked to be unsubscribed (the intent is then negative).
+	// Unsubscribe says the sender asked to be unsubscribed (the intent is then negative, whatever else the
+	// reply says); a reply that only mentions opting out is none.
 	Unsubscribe bool
 	// ReturnDate is the day an out-of-office sender says they are back (midnight UTC of that calendar day),
 	// nil when not stated or not believable.

@@ -38,8 +38,54 @@ type list struct {
 	QuoteSeparators  []string       `json:"quote_separators"`
 	QuoteFrom        []string       `json:"quote_from"`
 	QuoteFields      []string       `json:"quote_fields"`
+	QuoteLeads       []string       `json:"quote_leads"`
+	QuoteVerbs       []string       `json:"quote_verbs"`
 	Signoffs         []string       `json:"signoffs"`
 	Negations        []string       `json:"negations"`
+	// The opt-out lists are read as the file's optout_* keys.
+	optOutLists
+}
+
+// optOutLists are the words the opt-out rules read (see optout.go): each list gives its words one role.
+type optOutLists struct {
+	Words       []string `json:"optout_words"`
+	Contact     []string `json:"optout_contact"`
+	Channels    []string `json:"optout_channels"`
+	Objects     []string `json:"optout_objects"`
+	Stop        []string `json:"optout_stop"`
+	More        []string `json:"optout_more"`
+	Cancel      []string `json:"optout_cancel"`
+	Mention     []string `json:"optout_mention"`
+	Nouns       []string `json:"optout_nouns"`
+	Determiners []string `json:"optout_determiners"`
+	Desire      []string `json:"optout_desire"`
+	Self        []string `json:"optout_self"`
+	Invite      []string `json:"optout_invite"`
+	Blockers    []string `json:"optout_blockers"`
+	Redirect    []string `json:"optout_redirect"`
+	Fillers     []string `json:"optout_fillers"`
+	Refusals    []string `json:"optout_refusals"`
+	Remove      []string `json:"optout_remove"`
+	Person      []string `json:"optout_person"`
+	Data        []string `json:"optout_data"`
+	Owner       []string `json:"optout_owner"`
+	Law         []string `json:"optout_law"`
+	Causative   []string `json:"optout_causative"`
+	Closing     []string `json:"optout_closing"`
+	Reported    []string `json:"optout_reported"`
+	Impersonal  []string `json:"optout_impersonal"`
+	Then        []string `json:"optout_then"`
+}
+
+// roles are the lists by the role they give their words.
+func (o optOutLists) roles() map[role][]string {
+	return map[role][]string{roleWord: o.Words, roleContact: o.Contact, roleChannel: o.Channels, roleObject: o.Objects,
+		roleStop: o.Stop, roleMore: o.More, roleCancel: o.Cancel, roleMention: o.Mention, roleNoun: o.Nouns,
+		roleDeterminer: o.Determiners, roleDesire: o.Desire, roleSelf: o.Self, roleInvite: o.Invite,
+		roleBlocker: o.Blockers, roleRedirect: o.Redirect, roleFiller: o.Fillers, roleRefusal: o.Refusals,
+		roleRemove: o.Remove, rolePerson: o.Person, roleData: o.Data, roleOwner: o.Owner, roleLaw: o.Law,
+		roleCausative: o.Causative, roleClosing: o.Closing, roleReported: o.Reported,
+		roleImpersonal: o.Impersonal, roleThen: o.Then}
 }
 
 // lists answers the named lists of a data file, for validation.
@@ -49,12 +95,17 @@ func (l list) lists() map[string][]string {
 		months = append(months, m)
 	}
 	slices.Sort(months)
-	return map[string][]string{"stopwords": l.Stopwords, "positive": l.Positive, "negative": l.Negative,
+	out := map[string][]string{"stopwords": l.Stopwords, "positive": l.Positive, "negative": l.Negative,
 		"unsubscribe": l.Unsubscribe, "question": l.Question, "neutral": l.Neutral, "ooo_subject": l.OOOSubject, "auto_reply_subject": l.AutoReplySubject, "departed": l.Departed,
 		"ooo_body": l.OOOBody, "automated_subject": l.AutomatedSubject, "automated_body": l.AutomatedBody,
 		"return_triggers": l.ReturnTriggers, "until_triggers": l.UntilTriggers, "months": months,
 		"weekdays": l.Weekdays, "quote_markers": l.QuoteMarkers, "quote_separators": l.QuoteSeparators,
-		"quote_from": l.QuoteFrom, "quote_fields": l.QuoteFields, "signoffs": l.Signoffs, "negations": l.Negations}
+		"quote_from": l.QuoteFrom, "quote_fields": l.QuoteFields, "quote_leads": l.QuoteLeads, "quote_verbs": l.QuoteVerbs,
+		"signoffs": l.Signoffs, "negations": l.Negations}
+	for rl, entries := range l.roles() {
+		out["optout_"+roleName[rl]] = entries
+	}
+	return out
 }
 
 // validate says what is wrong with a data file: an empty list, an entry that is empty, not lower-case or

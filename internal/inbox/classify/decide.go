@@ -114,7 +114,25 @@ type judgement struct {
 	// scores of the person's text per human class, and the hits behind each.
 	scores   map[class]float64
 	evidence map[class][]Evidence
-	unsub    []hit
+	// at and marks are where each word stands and the opt-out roles it plays; from and fromName the sender,
+	// whose name a whole-message answer may be signed with; opt what the text says about opting out.
+	at             []place
+	marks          []role
+	from, fromName string
+	opt            optOut
+	// lines are the reply's text lines and cut the first that is not its own (see split), for the quoted
+	// message; html is the HTML body when the text was read from it (its quote is htmlQuoted's).
+	lines []string
+	cut   int
+	html  string
+	// asides are the decline phrases set aside as reported or hypothetical (see reportedBefore).
+	asides []Evidence
+	// span is the clause the opt-out rules read last, and sentenceFacts the facts of the sentence they read
+	// last (sentenceID): each is read once.
+	span          span
+	sentenceRead  bool
+	sentenceID    int32
+	sentenceFacts sentenceFacts
 }
 
 // Weights of what a person's text says.
@@ -129,26 +147,36 @@ const (
 	negationWindow     = 2
 )
 
-// score weighs the human phrases found (see the package doc): unsubscribe requests are kept apart; a
-// positive phrase with a negation just before it counts as negative; up to two question marks count.
+// score weighs the human phrases found (see the package doc): unsubscribe phrases are the opt-out rules'
+// (readOptOut, which runs first), and a negative phrase that negates an opt-out (no need to unsubscribe me)
+// is theirs too; a positive phrase with a negation just before it in its clause counts as negative; a
+// decline after reported speech, an instruction or a condition is set aside (see reportedBefore); up to two
+// question marks count.
 func (c *judgement) score(hits []hit, questionMarks int) {
 	c.scores, c.evidence = map[class]float64{}, map[class][]Evidence{}
 	weights := map[class]float64{classNegative: weightNegative, classPositive: weightPositive,
 		classQuestion: weightQuestion, classNeutral: weightNeutral}
 	for _, h := range hits {
-		if h.class == classUnsubscribe {
-			c.unsub = append(c.unsub, h)
+		if h.class == classUnsubscribe || (h.class == classNegative && slices.ContainsFunc(c.opt.negations, func(at int) bool {
+			return h.start <= at && at < h.end
+		})) {
 			continue
 		}
 		cl, ev := h.class, evidenceOf(h)
 		if cl == classPositive {
 			for i := max(0, h.start-negationWindow); i < h.start; i++ {
-				if c.r.negations[c.words[i]] {
+				if c.r.negations[c.words[i]] && c.at[i].clause == c.at[h.start].clause {
 					cl = classNegative
-					ev = Evidence{Kind: "rule", Name: "negation", Value: strings.Join(c.words[i:h.end], " ")}
+					ev = Evidence{Kind: "rule", Name: "negation", Value: joinWords(c.words[i:h.end])}
 					break
 				}
 			}
+		}
+		if j := c.reportedBefore(h.start); cl == classNegative && j >= 0 {
+			if len(c.asides) < maxEvidence {
+				c.asides = append(c.asides, Evidence{Kind: "rule", Name: "reported_decline", Value: joinWords(c.words[j:h.end])})
+			}
+			continue
 		}
 		w := weights[cl]
 		if h.keyword {
@@ -161,6 +189,21 @@ func (c *judgement) score(hits []hit, questionMarks int) {
 		c.scores[classQuestion] += weightQuestionMark * float64(n)
 		c.evidence[classQuestion] = append(c.evidence[classQuestion], Evidence{Kind: "rule", Name: "question_mark", Value: "?"})
 	}
+}
+
+// reportedWindow is how far before a decline phrase reported speech, an instruction or a condition makes it
+// someone else's words or hypothetical.
+const reportedWindow = 5
+
+// reportedBefore answers the word of reported speech, an instruction or a condition up to reportedWindow
+// words before start in its clause (your email says to reply STOP if it's not the right time), or -1.
+func (c *judgement) reportedBefore(start int) int {
+	for j := start - 1; j >= max(0, start-reportedWindow) && c.at[j].clause == c.at[start].clause; j-- {
+		if c.marks[j]&roleReported != 0 {
+			return j
+		}
+	}
+	return -1
 }
 
 // humanScore is the strongest of the positive, negative and question scores.
@@ -198,6 +241,11 @@ func (c *judgement) decide(strong, weak []Evidence, listOnly bool) Verdict {
 	if c.isAutoSubject {
 		return Verdict{Intent: Automated, Confidence: 0.85, Evidence: c.autoEvidence()}
 	}
+	// A person's request to opt out outranks out-of-office text (I'm away, but take me off your list); an
+	// auto-responder's text does not make one.
+	if len(c.opt.requests) > 0 && distinct(c.autoHits) < 2 {
+		return c.person()
+	}
 	human := c.humanScore()
 	if n := float64(distinct(c.oooHits)); n > 0 {
 		_, _, dated := c.r.returnDate(c.dateText, c.lang, c.received)
@@ -230,8 +278,8 @@ func (c *judgement) proposesTime(own string) {
 			found = w
 			break
 		}
-		for d := range c.r.weekdays {
-			if len(d) >= 5 && len(w) > len(d) && strings.HasPrefix(w, d) {
+		for _, d := range c.r.longWeekdays {
+			if len(w) > len(d) && strings.HasPrefix(w, d) {
 				found = w
 			}
 		}
@@ -294,15 +342,27 @@ func (c *judgement) away(conf float64, ev []Evidence) Verdict {
 	return v
 }
 
-// person is the verdict on a person's text: an unsubscribe request, else the best-scored intent (ties go
-// negative, positive, question, neutral), else neutral with no signal.
+// person is the verdict on a person's text: an unsubscribe request (which outranks every other intent),
+// else a bare no, else the best-scored intent (ties go negative, positive, question, neutral), else neutral
+// with no signal. A verdict that is no request keeps the opt-out mentions and the reported declines set
+// aside, last, as evidence.
 func (c *judgement) person() Verdict {
-	if len(c.unsub) > 0 {
-		ev := make([]Evidence, 0, len(c.unsub))
-		for _, h := range c.unsub {
-			ev = append(ev, evidenceOf(h))
+	if len(c.opt.requests) > 0 {
+		conf := 0.95
+		if c.opt.invited {
+			conf = 0.9
 		}
-		return Verdict{Intent: Negative, Confidence: 0.95, Unsubscribe: true, Evidence: ev}
+		return Verdict{Intent: Negative, Confidence: conf, Unsubscribe: true, Evidence: c.opt.requests}
+	}
+	v := c.intent()
+	v.Evidence = append(append(v.Evidence, c.opt.mentions...), c.asides...)
+	return v
+}
+
+// intent is the verdict on a person's text that asks no unsubscribe.
+func (c *judgement) intent() Verdict {
+	if c.opt.refusal != "" && c.humanScore() == 0 {
+		return Verdict{Intent: Negative, Confidence: 0.8, Evidence: []Evidence{{Kind: "rule", Name: "refusal", Value: c.opt.refusal}}}
 	}
 	order := []class{classNegative, classPositive, classQuestion, classNeutral}
 	best, second := classNeutral, 0.0

@@ -13,14 +13,21 @@ type Rules struct {
 	human, ooo, automated, departed    index
 	oooSubject, autoReply, autoSubject index
 	weekdays                           map[string]bool
-	triggers                           map[string][]trigger
-	months                             map[string]int
-	stopwords                          map[string]string
-	negations                          map[string]bool
-	quoteMarkers                       []string
-	quoteSeparators                    []string
-	quoteFrom, quoteFields             []string
-	signoffs                           []string
+	// longWeekdays are the weekdays of five letters or more, which a longer word may start with (montags).
+	longWeekdays           []string
+	triggers               map[string][]trigger
+	months                 map[string]int
+	stopwords              map[string]string
+	negations              map[string]bool
+	quoteMarkers           []string
+	quoteSeparators        []string
+	quoteFrom, quoteFields []string
+	// quoteLeads and quoteVerbs make an attribution line (On … wrote:, Am … schrieb …:).
+	quoteLeads map[string]bool
+	quoteVerbs [][]string
+	signoffs   []string
+	// markers are the opt-out lists' phrases with their roles (see optout.go).
+	markers markers
 }
 
 var (
@@ -46,7 +53,8 @@ func NewRules() (*Rules, error) {
 func build(data map[string]list) *Rules {
 	r := &Rules{human: index{}, ooo: index{}, automated: index{}, departed: index{}, oooSubject: index{},
 		autoReply: index{}, autoSubject: index{}, weekdays: map[string]bool{},
-		triggers: map[string][]trigger{}, months: map[string]int{}, stopwords: map[string]string{}, negations: map[string]bool{}}
+		triggers: map[string][]trigger{}, months: map[string]int{}, stopwords: map[string]string{}, negations: map[string]bool{},
+		quoteLeads: map[string]bool{}, markers: markers{}}
 	for _, lang := range Languages {
 		l := data[lang]
 		for c, entries := range map[class][]string{classPositive: l.Positive, classNegative: l.Negative,
@@ -69,6 +77,9 @@ func build(data map[string]list) *Rules {
 		}
 		for _, w := range l.Weekdays {
 			r.weekdays[fold(w)] = true
+			if len(fold(w)) >= 5 {
+				r.longWeekdays = append(r.longWeekdays, fold(w))
+			}
 		}
 		for _, e := range l.OOOSubject {
 			r.oooSubject.add(e, classOOO, lang, false)
@@ -99,6 +110,17 @@ func build(data map[string]list) *Rules {
 		r.quoteFrom = append(r.quoteFrom, folded(l.QuoteFrom)...)
 		r.quoteFields = append(r.quoteFields, folded(l.QuoteFields)...)
 		r.signoffs = append(r.signoffs, folded(l.Signoffs)...)
+		for _, w := range l.QuoteLeads {
+			r.quoteLeads[fold(w)] = true
+		}
+		for _, v := range l.QuoteVerbs {
+			r.quoteVerbs = append(r.quoteVerbs, tokens(fold(v)))
+		}
+		for rl, entries := range l.roles() {
+			for _, e := range entries {
+				r.markers.add(e, rl)
+			}
+		}
 	}
 	return r
 }
@@ -129,17 +151,18 @@ func (r *Rules) Classify(m Message, extra Keywords, now time.Time) Verdict {
 		return Verdict{Intent: Automated, Confidence: 1, Engine: Engine, Language: "en",
 			Evidence: []Evidence{{Kind: "report", Name: string(m.Report.Kind), Value: string(m.Report.Shape)}}}
 	}
-	text := m.Text
+	text, html := m.Text, ""
 	if strings.TrimSpace(text) == "" {
-		text = htmlText(m.HTML)
+		text, html = htmlText(m.HTML), m.HTML
 	}
-	own := r.own(text)
+	own, lines, cut := r.split(text)
 	subject := fold(m.Subject)
 	subjectWords := limit(tokens(subject), maxSubjectWords)
-	words := limit(tokens(fold(own)), maxBodyWords)
+	words, at := segment(fold(own))
+	words, at = limit(words, maxBodyWords), limit(at, maxBodyWords)
 	kw := keywordIndex(extra)
-	c := judgement{r: r, words: words, subjectWords: subjectWords, received: received,
-		dateText: strings.Join(strings.Fields(subject+"\n"+fold(own)), " ")}
+	c := judgement{r: r, words: words, at: at, subjectWords: subjectWords, received: received, from: m.From,
+		fromName: m.FromName, lines: lines, cut: cut, html: html, dateText: strings.Join(strings.Fields(subject+"\n"+fold(own)), " ")}
 	c.lang = r.language(words, subjectWords)
 	c.oooSubject, c.isOOOSubject = prefixed(subjectWords, r.oooSubject)
 	c.autoSubject, c.isAutoSubject = prefixed(subjectWords, r.autoSubject)
@@ -147,7 +170,9 @@ func (r *Rules) Classify(m Message, extra Keywords, now time.Time) Verdict {
 	c.oooHits = find(words, r.ooo, kw.ooo)
 	c.autoHits = find(words, r.automated)
 	c.departedHits = find(words, r.departed)
-	c.score(find(words, r.human, kw.human), strings.Count(own, "?"))
+	hits := find(words, r.human, kw.human)
+	c.readOptOut(hits)
+	c.score(hits, strings.Count(own, "?"))
 	c.proposesTime(own)
 	strong, weak, listOnly := r.headers(m)
 	v := c.decide(strong, weak, listOnly)
@@ -158,7 +183,7 @@ func (r *Rules) Classify(m Message, extra Keywords, now time.Time) Verdict {
 	return v
 }
 
-func limit(w []string, n int) []string {
+func limit[T any](w []T, n int) []T {
 	return w[:min(len(w), n)]
 }
 

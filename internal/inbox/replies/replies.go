@@ -3,6 +3,7 @@ package replies
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"time"
 
@@ -86,6 +87,11 @@ func (h *Hook) Inbound(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m 
 			return err
 		}
 	}
+	if len(matches) == 0 && m.Report == nil && base.Unsubscribe {
+		if err := h.unmatched(ctx, tx, m); err != nil {
+			return err
+		}
+	}
 	if m.Report == nil {
 		if err := h.announce(ctx, tx, outbox, m, final, match); err != nil {
 			return err
@@ -131,6 +137,40 @@ func (h *Hook) effects(ctx context.Context, tx pgx.Tx, m mailsync.Inbound, x eng
 			Subject: m.Subject, Intent: x.Verdict.Intent})
 	}
 	return nil
+}
+
+// unmatched applies an unsubscribe request that answers no campaign send (a mail client's message to the
+// mailto of our List-Unsubscribe header names no Message-ID): taken for the newest campaign send to its
+// sender (unsubscribe.LatestSend), it unsubscribes as a reply to that send would (unsubscribe.ByAddress) when
+// that send's campaign acts on unsubscribe requests by reply (reply_intent enabled with
+// auto_suppress_on_unsubscribe_keyword; a deleted campaign's send takes the defaults, which do). An address
+// the organization never sent a campaign message to is left alone.
+func (h *Hook) unmatched(ctx context.Context, tx pgx.Tx, m mailsync.Inbound) error {
+	if m.FromEmail == "" {
+		return nil
+	}
+	task, campaignID, ok, err := h.unsub.LatestSend(ctx, tx, m.OrganizationID, m.MailboxID, m.FromEmail)
+	if err != nil || !ok {
+		return err
+	}
+	ri := campaign.DefaultOverrides().ReplyIntent
+	row, err := queries.CampaignGet(ctx, tx, dbq.CampaignGetParams{OrganizationID: m.OrganizationID, ID: campaignID})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return err
+	default:
+		ov, err := campaign.Advanced(campaign.Campaign{Campaign: row})
+		if err != nil {
+			return err
+		}
+		ri = ov.ReplyIntent
+	}
+	if !ri.Enabled || !ri.AutoSuppressOnUnsubscribeKeyword {
+		return nil
+	}
+	_, err = h.unsub.ByAddress(ctx, tx, m.OrganizationID, task, m.ID)
+	return err
 }
 
 // announce raises inbox.reply_received for an answer in a conversation the organization took part in (it

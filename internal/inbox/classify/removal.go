@@ -1,0 +1,156 @@
+package classify
+
+// Bounds of the removal and object rules: how far before a verb its object may stand when only adverbs
+// stand between, how far from a verb of removing its data noun is looked for, and how far around a data
+// noun its owner.
+const (
+	maxObjectGap  = 5
+	dataWindow    = 4
+	ownerBefore   = 2
+	ownerAfter    = 6
+	selfBeforeGap = 2
+)
+
+// particles are the short words that stand between a pronoun and its verb in the four languages (mich
+// nicht weiter zu kontaktieren, me vuelvan a escribir, to).
+var particles = map[string]bool{"to": true, "zu": true, "a": true, "de": true, "d'": true}
+
+// adverb says whether word j may stand between a pronoun and the verb after it: a negation or a stop word,
+// a word of going on, a courtesy or a particle (mich nicht weiter anzuschreiben; me vuelvan a escribir; ne
+// plus m'envoyer).
+func (c *judgement) adverb(j int) bool {
+	return c.marks[j]&(roleStop|roleMore|roleFiller) != 0 || particles[c.words[j]]
+}
+
+// objectOf answers where the person, a word playing rl, stands as the object of the verb at i in the clause
+// sp, or -1: the verb itself (contactarme, elimínenme), a word up to two after it (contact me, remove me,
+// retirez-moi), a word up to near before it (be contacted), or one farther before with only adverbs between
+// (mich nicht weiter anzuschreiben; que me eliminen; me vuelvan a escribir), up to maxObjectGap; never a
+// pronoun after a causative, whose verb is the person's own (let me remove).
+func (c *judgement) objectOf(i int, sp span, rl role, near int) int {
+	if c.marks[i]&rl != 0 {
+		return i
+	}
+	for j := i + 1; j < min(sp.hi, i+3); j++ {
+		if c.marks[j]&rl != 0 {
+			return j
+		}
+	}
+	between := true
+	for j := i - 1; j >= max(sp.lo, i-maxObjectGap); j-- {
+		if c.marks[j]&rl != 0 && (i-j <= near || between) && (j == sp.lo || c.marks[j-1]&roleCausative == 0) {
+			return j
+		}
+		between = between && c.adverb(j)
+		if !between && i-j >= near {
+			break
+		}
+	}
+	return -1
+}
+
+// removals requests an unsubscribe for a verb or noun of removing whose object is the person (remove me; que
+// me eliminen; retirez-moi; meine Austragung) or the person's data (erase any personal data you hold about
+// me; die Löschung meiner Daten; l'effacement de mes données; under GDPR, delete the data you hold), unless
+// it only talks about it: quoted, negated (don't remove me; no need to delete my data; löschen Sie meine
+// Daten nicht), in a question on a condition of the person's or an impersonal one's (if I sign up, will you
+// delete my data later?; see hypothetical),
+// after reported speech or a reader-addressed condition (your footer says it removes me), or, for data, done
+// by the person themselves (can we delete our data?). Words an unsubscribe phrase covered are that phrase's.
+func (c *judgement) removals(covered []bool) {
+	for i, m := range c.marks {
+		if m&roleRemove == 0 || (covered != nil && covered[i]) {
+			continue
+		}
+		sp := c.clause(i)
+		from, to, name := i, i+1, "opt_out_request"
+		if j := c.objectOf(i, sp, rolePerson, 0); j >= 0 {
+			from, to = min(i, j), max(i, j)+1
+		} else if i > sp.lo && c.marks[i-1]&roleOwner != 0 {
+			from = i - 1 // my removal, meine Austragung, mi baja
+		} else if d, owner := c.personalData(i, sp); d >= 0 {
+			from, to, name = min(i, d, max(owner, d)), max(i, d, owner)+1, "erasure_request"
+		} else {
+			continue
+		}
+		switch {
+		case c.at[i].quoted:
+			c.mention("quoted", sp.lo, sp.hi)
+		case c.cancelled(i, sp.lo) || c.negatedAfter(to, sp):
+			c.mention("negated", sp.lo, sp.hi)
+			for k := max(sp.lo, i-cancelWindow); k < i; k++ {
+				if c.marks[k]&roleCancel != 0 {
+					c.opt.negations = append(c.opt.negations, k)
+				}
+			}
+		case c.hypothetical(from, to, sp):
+			c.mention("hypothetical", sp.lo, sp.hi)
+		case sp.mention < from && !c.desired(from, sp):
+			c.mention("reported", sp.lo, sp.hi)
+		case name == "erasure_request" && c.doesItself(i, sp):
+			c.mention("the person's own", sp.lo, sp.hi)
+		default:
+			c.request(Evidence{Kind: "rule", Name: name, Value: c.text(from, to)})
+			return
+		}
+	}
+}
+
+// personalData answers a noun of data within dataWindow words of the removal word at i in the clause sp that
+// is the person's, and its owner: an owner up to ownerBefore words before it in the clause (my personal
+// data, meiner Daten, mes données) or one naming the person up to ownerAfter after it in its sentence (any
+// data you hold about me; alle Daten, die Sie über mich gespeichert haben; données me concernant; not los
+// datos de nuestros clientes, whose owner owns the clients), or, with a data-protection law
+// named in the sentence, none (owner -1); d is -1 when there is no such noun.
+func (c *judgement) personalData(i int, sp span) (d, owner int) {
+	for n := max(sp.lo, i-dataWindow); n < min(sp.hi, i+dataWindow+1); n++ {
+		if c.marks[n]&roleData == 0 || n == i {
+			continue
+		}
+		for k := max(sp.lo, n-ownerBefore); k < n; k++ {
+			if c.marks[k]&roleOwner != 0 {
+				return n, k
+			}
+		}
+		for k := n + 1; k < min(len(c.words), n+ownerAfter+1) && c.at[k].sentence == c.at[n].sentence; k++ {
+			if c.marks[k]&roleOwner != 0 && c.marks[k]&rolePerson != 0 {
+				for k+1 < len(c.words) && c.marks[k+1]&roleOwner != 0 {
+					k++ // the whole owner phrase: about me, me concernant
+				}
+				return n, k
+			}
+		}
+		if c.sentence(i).law {
+			return n, -1
+		}
+	}
+	return -1, -1
+}
+
+// doesItself says whether the person is the subject just before the removal word at i, so the removal is
+// their own doing (can we delete our data; I deleted my details), unless a wish stands between (I want to
+// delete my data).
+func (c *judgement) doesItself(i int, sp span) bool {
+	for j := i - 1; j >= max(sp.lo, i-selfBeforeGap); j-- {
+		m := c.marks[j]
+		if m&roleDesire != 0 {
+			return false
+		}
+		if m&roleSelf != 0 && m&rolePerson == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// negatedAfter says whether a negation ends the clause sp after the phrase ending at end, alone or before
+// one short verb particle: the German order (löschen Sie meine Daten bitte nicht; melden Sie mich nicht ab),
+// never a negation of another word (take me off your list, I'm not interested).
+func (c *judgement) negatedAfter(end int, sp span) bool {
+	for j := end; j < min(sp.hi, end+cancelWindow); j++ {
+		if c.marks[j]&roleCancel != 0 && c.marks[j]&roleStop != 0 {
+			return j == sp.hi-1 || (j == sp.hi-2 && len(c.words[sp.hi-1]) <= 3)
+		}
+	}
+	return false
+}
