@@ -79,6 +79,10 @@ func BenchmarkContactSearch(b *testing.B) {
 		direct := func(b *testing.B) int {
 			var rows int
 			err := db.WithOrgTx(ctx, env.DB.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
+				f, err := contacts.Resolve(ctx, tx, f)
+				if err != nil {
+					return err
+				}
 				sql, args, err := contacts.SearchSQL(ctx, tx, org, f, nil, 51)
 				if err != nil {
 					return err
