@@ -311,67 +311,75 @@ BEGIN
        SELECT id FROM contacts WHERE organization_id = current_org() AND search_ready
          AND lower(custom_fields::text) LIKE $1
        UNION ALL
-       SELECT id FROM contacts_pending(current_org())
-         WHERE lower(custom_fields::text) LIKE $1) m
+       SELECT p.id FROM contacts_pending_ranges(current_org()) r, LATERAL (
+         SELECT c.id FROM contacts c WHERE c.organization_id = current_org() AND c.id BETWEEN r.lo AND r.hi AND NOT c.search_ready
+           AND lower(c.custom_fields::text) LIKE $1 OFFSET 0) p) m
      LIMIT $2'
     USING pattern, max_rows;
 END $_$;
 
 --
--- Name: contacts; Type: TABLE; Schema: public; Owner: -
+-- Name: contacts_import_settle(); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE TABLE public.contacts (
-    organization_id uuid NOT NULL,
-    id uuid NOT NULL,
-    email character varying(254) NOT NULL,
-    duplicate_seq bigint DEFAULT 0 NOT NULL,
-    first_name character varying(255) DEFAULT ''::text NOT NULL,
-    last_name character varying(255) DEFAULT ''::text NOT NULL,
-    company character varying(255) DEFAULT ''::text NOT NULL,
-    phone character varying(64) DEFAULT ''::text NOT NULL,
-    custom_fields jsonb DEFAULT '{}'::jsonb NOT NULL,
-    subscribed boolean DEFAULT true NOT NULL,
-    source text DEFAULT 'api'::text NOT NULL,
-    campaign_count integer DEFAULT 0 NOT NULL,
-    last_contacted_at timestamp with time zone,
-    verification_status text DEFAULT 'unknown'::text NOT NULL,
-    verification_sub_status text DEFAULT ''::text NOT NULL,
-    verification_source text DEFAULT ''::text NOT NULL,
-    verification_provider character varying(64) DEFAULT ''::text NOT NULL,
-    verification_reason character varying(500) DEFAULT ''::text NOT NULL,
-    verification_checked_at timestamp with time zone,
-    verification_confidence smallint DEFAULT 0 NOT NULL,
-    is_catch_all boolean DEFAULT false NOT NULL,
-    esp_provider character varying(64) DEFAULT ''::text NOT NULL,
-    esp_resolved_at timestamp with time zone,
-    search_ready boolean DEFAULT true NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT contacts_campaign_count_check CHECK ((campaign_count >= 0)),
-    CONSTRAINT contacts_custom_fields_check CHECK ((jsonb_typeof(custom_fields) = 'object'::text)),
-    CONSTRAINT contacts_email_check CHECK (
-CASE
-    WHEN (octet_length((email)::text) = length((email)::text)) THEN ((octet_length((email)::text) >= 3) AND ((email)::text = lower(((email)::text COLLATE "C"))))
-    ELSE ((length((email)::text) >= 3) AND ((email)::text = lower((email)::text)))
-END),
-    CONSTRAINT contacts_source_check CHECK ((source = ANY (ARRAY['manual'::text, 'api'::text, 'import'::text, 'form'::text, 'automation'::text]))),
-    CONSTRAINT contacts_verification_confidence_check CHECK (((verification_confidence >= 0) AND (verification_confidence <= 100))),
-    CONSTRAINT contacts_verification_source_check CHECK ((verification_source = ANY (ARRAY[''::text, 'probe'::text, 'provider'::text, 'imported'::text, 'manual'::text]))),
-    CONSTRAINT contacts_verification_status_check CHECK ((verification_status = ANY (ARRAY['valid'::text, 'risky'::text, 'invalid'::text, 'unknown'::text]))),
-    CONSTRAINT contacts_verification_sub_status_check CHECK ((verification_sub_status = ANY (ARRAY[''::text, 'catch_all'::text, 'disposable'::text, 'role'::text, 'spamtrap'::text, 'mailbox_full'::text, 'no_mx'::text, 'syntax'::text, 'undisclosed'::text])))
-);
-
---
--- Name: contacts_pending(uuid); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.contacts_pending(org uuid) RETURNS SETOF public.contacts
-    LANGUAGE sql STABLE
+CREATE FUNCTION public.contacts_import_settle() RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public'
+    SET default_statistics_target TO '10'
     AS $$
-  SELECT c.* FROM contacts_pending_ranges(org) r,
-    LATERAL (SELECT * FROM contacts c WHERE c.organization_id = org AND c.id BETWEEN r.lo AND r.hi AND NOT c.search_ready OFFSET 0) c
-$$;
+BEGIN
+  IF NOT contacts_misestimated(current_org(), false) THEN
+    RETURN false;
+  END IF;
+  ANALYZE (SKIP_LOCKED) contacts (organization_id);
+  RETURN true;
+END $$;
+
+--
+-- Name: contacts_index_settle(boolean); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contacts_index_settle(asked boolean) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public'
+    SET lock_timeout TO '10s'
+    AS $$
+BEGIN
+  PERFORM gin_clean_pending_list('contacts_search'::regclass);
+  PERFORM gin_clean_pending_list('contacts_custom_fields'::regclass);
+  IF NOT asked AND NOT contacts_misestimated(current_org(), true) THEN
+    RETURN;
+  END IF;
+  BEGIN
+    ANALYZE contacts;
+  EXCEPTION WHEN lock_not_available THEN
+    NULL; -- a vacuum holds the table; autovacuum analyzes after it
+  END;
+END $$;
+
+--
+-- Name: contacts_misestimated(uuid, boolean); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contacts_misestimated(org uuid, indexed boolean) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'public'
+    AS $_$
+DECLARE
+  total bigint;
+  plan json;
+BEGIN
+  SELECT s.total INTO total FROM contact_stats s WHERE s.organization_id = org;
+  IF coalesce(total, 0) < 10000 THEN
+    RETURN false;
+  END IF;
+  IF indexed THEN
+    EXECUTE 'EXPLAIN (FORMAT JSON) SELECT 1 FROM contacts WHERE organization_id = $1 AND search_ready' INTO plan USING org;
+  ELSE
+    EXECUTE 'EXPLAIN (FORMAT JSON) SELECT 1 FROM contacts WHERE organization_id = $1' INTO plan USING org;
+  END IF;
+  RETURN (plan->0->'Plan'->>'Plan Rows')::float8 < total / 10;
+END $_$;
 
 --
 -- Name: contacts_pending_ranges(uuid); Type: FUNCTION; Schema: public; Owner: -
@@ -413,8 +421,9 @@ BEGIN
        SELECT id FROM contacts WHERE organization_id = current_org() AND search_ready
          AND lower(first_name || '' '' || last_name || '' '' || email || '' '' || company) LIKE $1
        UNION ALL
-       SELECT id FROM contacts_pending(current_org())
-         WHERE lower(first_name || '' '' || last_name || '' '' || email || '' '' || company) LIKE $1) m
+       SELECT p.id FROM contacts_pending_ranges(current_org()) r, LATERAL (
+         SELECT c.id FROM contacts c WHERE c.organization_id = current_org() AND c.id BETWEEN r.lo AND r.hi AND NOT c.search_ready
+           AND lower(c.first_name || '' '' || c.last_name || '' '' || c.email || '' '' || c.company) LIKE $1 OFFSET 0) p) m
      LIMIT $2'
     USING pattern, max_rows;
 END $_$;
@@ -1717,6 +1726,51 @@ CREATE TABLE public.contact_stats (
     invalid bigint DEFAULT 0 NOT NULL,
     unknown bigint DEFAULT 0 NOT NULL,
     pending bigint DEFAULT 0 NOT NULL
+);
+
+--
+-- Name: contacts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.contacts (
+    organization_id uuid NOT NULL,
+    id uuid NOT NULL,
+    email character varying(254) NOT NULL,
+    duplicate_seq bigint DEFAULT 0 NOT NULL,
+    first_name character varying(255) DEFAULT ''::text NOT NULL,
+    last_name character varying(255) DEFAULT ''::text NOT NULL,
+    company character varying(255) DEFAULT ''::text NOT NULL,
+    phone character varying(64) DEFAULT ''::text NOT NULL,
+    custom_fields jsonb DEFAULT '{}'::jsonb NOT NULL,
+    subscribed boolean DEFAULT true NOT NULL,
+    source text DEFAULT 'api'::text NOT NULL,
+    campaign_count integer DEFAULT 0 NOT NULL,
+    last_contacted_at timestamp with time zone,
+    verification_status text DEFAULT 'unknown'::text NOT NULL,
+    verification_sub_status text DEFAULT ''::text NOT NULL,
+    verification_source text DEFAULT ''::text NOT NULL,
+    verification_provider character varying(64) DEFAULT ''::text NOT NULL,
+    verification_reason character varying(500) DEFAULT ''::text NOT NULL,
+    verification_checked_at timestamp with time zone,
+    verification_confidence smallint DEFAULT 0 NOT NULL,
+    is_catch_all boolean DEFAULT false NOT NULL,
+    esp_provider character varying(64) DEFAULT ''::text NOT NULL,
+    esp_resolved_at timestamp with time zone,
+    search_ready boolean DEFAULT true NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT contacts_campaign_count_check CHECK ((campaign_count >= 0)),
+    CONSTRAINT contacts_custom_fields_check CHECK ((jsonb_typeof(custom_fields) = 'object'::text)),
+    CONSTRAINT contacts_email_check CHECK (
+CASE
+    WHEN (octet_length((email)::text) = length((email)::text)) THEN ((octet_length((email)::text) >= 3) AND ((email)::text = lower(((email)::text COLLATE "C"))))
+    ELSE ((length((email)::text) >= 3) AND ((email)::text = lower((email)::text)))
+END),
+    CONSTRAINT contacts_source_check CHECK ((source = ANY (ARRAY['manual'::text, 'api'::text, 'import'::text, 'form'::text, 'automation'::text]))),
+    CONSTRAINT contacts_verification_confidence_check CHECK (((verification_confidence >= 0) AND (verification_confidence <= 100))),
+    CONSTRAINT contacts_verification_source_check CHECK ((verification_source = ANY (ARRAY[''::text, 'probe'::text, 'provider'::text, 'imported'::text, 'manual'::text]))),
+    CONSTRAINT contacts_verification_status_check CHECK ((verification_status = ANY (ARRAY['valid'::text, 'risky'::text, 'invalid'::text, 'unknown'::text]))),
+    CONSTRAINT contacts_verification_sub_status_check CHECK ((verification_sub_status = ANY (ARRAY[''::text, 'catch_all'::text, 'disposable'::text, 'role'::text, 'spamtrap'::text, 'mailbox_full'::text, 'no_mx'::text, 'syntax'::text, 'undisclosed'::text])))
 );
 
 --

@@ -154,7 +154,7 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 		if out.Imported+out.Updated == 0 {
 			return nil
 		}
-		_, err = h.jobs.InsertTx(ctx, tx, contacts.IndexArgs{OrganizationID: org}, nil)
+		_, err = h.jobs.InsertTx(ctx, tx, contacts.IndexArgs{OrganizationID: org, Analyze: out.Analyzed}, nil)
 		return err
 	})
 	if err != nil {

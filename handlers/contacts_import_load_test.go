@@ -2,6 +2,8 @@ package handlers_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,4 +176,151 @@ func TestContactImportConcurrentWriter(t *testing.T) {
 	require.Equal(t, 1, got.res.Updated, "the checked path found the address the other writer committed")
 	require.Equal(t, "Augusta", impOne(t, env, org, "ada@example.com").FirstName)
 	require.Equal(t, "import", impOne(t, env, org, "bob@example.com").Source)
+}
+
+// TestSearchesPageThroughAnImportBeforeItIsIndexed covers the seconds after an import commits and before the
+// index job has run, with the import's rows in one pending range: every sort pages through them and the
+// contacts indexed before, each once and in order (the pending arm orders and limits inside the range's scan),
+// and a text or custom-field search bounded by its trigram lookup reads the indexed and the pending matches
+// by key, with the same totals.
+func TestSearchesPageThroughAnImportBeforeItIsIndexed(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	boot := env.Bootstrap(t, "acme")
+	org := boot.OrganizationID
+	c := env.Client(t, boot.APIKey)
+	impSeedContact(t, env, org, "zed@early.example", "zed", "acme early", map[string]string{"plan": "gold"}, true)
+	file := "email,first,last,company,plan\n"
+	for i := range 120 {
+		plan := "tin"
+		if i%10 == 0 {
+			plan = "gold"
+		}
+		file += fmt.Sprintf("p%03d@file.example,f%03d,l%03d,acme,%s\n", i, 119-i, i*7%120, plan)
+	}
+	res, err := impCommit(c, "pending.csv", file, impOpts{Mapping: impCols("email", "first_name", "last_name", "company", "custom:plan"),
+		Dedup: "skip", HasHeader: true}.String())
+	require.NoError(t, err)
+	require.Equal(t, 120, res.Imported)
+	require.Equal(t, 120, impCount(t, env, org, `SELECT count(*) FROM contacts WHERE organization_id = $1 AND NOT search_ready`))
+	require.Equal(t, 1, impCount(t, env, org, `SELECT count(*) FROM contact_index_pending WHERE organization_id = $1`))
+
+	collect := func(body api.ContactSearchRequest) ([]string, int64) {
+		var out []string
+		params := api.ContactsSearchParams{Limit: api.NewOptString("50")}
+		total := int64(-1)
+		for range 10 {
+			page := searchContacts(t, c, body, params)
+			if total < 0 {
+				total = page.Pagination.Total.Value
+			}
+			out = append(out, contactEmails(page.Data)...)
+			if !page.Pagination.HasMore {
+				return out, total
+			}
+			params.Cursor = api.NewOptString(page.Pagination.NextCursor.Value)
+		}
+		t.Fatal("paging did not end")
+		return nil, 0
+	}
+	// want lists the organization's contacts matching where in order, as the database sorts them.
+	want := func(where, order string) []string {
+		var out []string
+		impOrgQuery(t, env, org, func(ctx context.Context, tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `SELECT array_agg(email ORDER BY `+order+`) FROM contacts c WHERE organization_id = $1 AND `+where, org).Scan(&out)
+		})
+		return out
+	}
+	for _, tc := range []struct {
+		sort    string
+		reverse bool
+		order   string
+	}{
+		{"created_at", false, "id DESC"},
+		{"created_at", true, "id"},
+		{"first_name", false, "first_name DESC, id DESC"},
+		{"last_name", true, "last_name, id"},
+		{"email", false, "email DESC, duplicate_seq DESC"},
+	} {
+		got, total := collect(api.ContactSearchRequest{SortBy: api.NewOptString(tc.sort), Reverse: api.NewOptBool(tc.reverse)})
+		require.Equal(t, want("true", tc.order), got, "%s reverse %t", tc.sort, tc.reverse)
+		require.Equal(t, int64(121), total)
+	}
+	for _, tc := range []struct {
+		body  api.ContactSearchRequest
+		where string
+	}{
+		{api.ContactSearchRequest{Query: api.NewOptString("acme")}, "true"},
+		{api.ContactSearchRequest{Query: api.NewOptString("f11"), SortBy: api.NewOptString("last_name")}, "first_name LIKE 'f11%'"},
+		{api.ContactSearchRequest{CustomFieldFilters: []api.ContactCustomFieldFilter{{Name: "plan", Value: "GOLD", Type: "equal"}}},
+			"custom_fields->>'plan' = 'gold'"},
+	} {
+		order := "id DESC"
+		if tc.body.SortBy.Value == "last_name" {
+			order = "last_name DESC, id DESC"
+		}
+		got, total := collect(tc.body)
+		require.Equal(t, want(tc.where, order), got, tc.where)
+		require.Equal(t, int64(len(got)), total, tc.where)
+	}
+}
+
+// TestALargeFirstImportTellsThePlannerTheOrganizationsSize covers the statistics an import leaves: in a table
+// whose statistics know only another organization, the planner takes a new one for a single row, so every plan
+// that reads "the organization's rows" looks free. A first import of 10,000 rows analyzes the organization
+// column in its own transaction and asks the index job to analyze in full; a later import into the same
+// organization, with the statistics right, does neither.
+func TestALargeFirstImportTellsThePlannerTheOrganizationsSize(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	ctx := context.Background()
+	owner := env.DB.OwnerPool(t)
+	other := env.Bootstrap(t, "other")
+	impSeedContact(t, env, other.OrganizationID, "someone@other.example", "Some", "Other", nil, true)
+	for _, sql := range []string{`ALTER TABLE contacts SET (autovacuum_enabled = false)`, `ANALYZE contacts`} {
+		_, err := owner.Exec(ctx, sql)
+		require.NoError(t, err)
+	}
+	boot := env.Bootstrap(t, "acme")
+	org := boot.OrganizationID
+	c := env.Client(t, boot.APIKey)
+	estimate := func() float64 {
+		t.Helper()
+		var plan []map[string]map[string]any
+		require.NoError(t, owner.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM contacts WHERE organization_id = $1`, org).Scan(&plan))
+		return plan[0]["Plan"]["Plan Rows"].(float64)
+	}
+	analyzeAsked := func() []bool {
+		t.Helper()
+		var out []bool
+		require.NoError(t, owner.QueryRow(ctx, `SELECT array_agg(coalesce((args->>'analyze')::boolean, false) ORDER BY id) FROM river_job
+			WHERE kind = 'contacts_index' AND args->>'organization_id' = $1`, org.String()).Scan(&out))
+		return out
+	}
+	file := func(from, n int) string {
+		var b strings.Builder
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&b, "p%05d@file.example\n", i)
+		}
+		return b.String()
+	}
+	require.Less(t, estimate(), 10.0)
+	res, err := impCommit(c, "first.csv", file(0, 10000), impOpts{Mapping: impCols("email"), Dedup: "skip"}.String())
+	require.NoError(t, err)
+	require.Equal(t, 10000, res.Imported)
+	require.InDelta(t, 10000, estimate(), 1000)
+	require.Equal(t, []bool{true}, analyzeAsked())
+	tuples := func() int64 {
+		t.Helper()
+		var n int64
+		require.NoError(t, owner.QueryRow(ctx, `SELECT reltuples::bigint FROM pg_class WHERE relname = 'contacts'`).Scan(&n))
+		return n
+	}
+	require.Equal(t, int64(10001), tuples())
+
+	res, err = impCommit(c, "second.csv", file(10000, 2000), impOpts{Mapping: impCols("email"), Dedup: "skip"}.String())
+	require.NoError(t, err)
+	require.Equal(t, 2000, res.Imported)
+	require.Equal(t, int64(10001), tuples(), "not analyzed again")
+	require.Equal(t, []bool{true, false}, analyzeAsked())
 }

@@ -60,9 +60,16 @@ func (h *Contacts) ContactsSearch(ctx context.Context, req api.OptContactSearchR
 		campaign = &id
 	}
 	out := &api.ContactList{}
+	// The page, its total and lead counts share one set of trigram lookups (contacts.Resolve), made in their
+	// transaction.
+	var resolved contacts.Filter
 	page, err := keysetPageThen(ctx, h.pool, h.cursors, org, f.SortOrder(), cursor, limit,
 		func(ctx context.Context, tx pgx.Tx, after *contacts.Position, rowLimit int32) ([]contacts.Row, error) {
-			return contacts.Search(ctx, tx, org, f, after, int(rowLimit))
+			var err error
+			if resolved, err = contacts.Resolve(ctx, tx, f); err != nil {
+				return nil, err
+			}
+			return contacts.Search(ctx, tx, org, resolved, after, int(rowLimit))
 		},
 		func(r contacts.Row) contacts.Position { return contacts.PositionOf(f.Sort, r) },
 		func(ctx context.Context, tx pgx.Tx, rows []contacts.Row, first bool) error {
@@ -73,7 +80,7 @@ func (h *Contacts) ContactsSearch(ctx context.Context, req api.OptContactSearchR
 			if !first {
 				return nil
 			}
-			total, err := contacts.Count(ctx, tx, org, f)
+			total, err := contacts.Count(ctx, tx, org, resolved)
 			if err != nil {
 				return err
 			}
@@ -84,7 +91,7 @@ func (h *Contacts) ContactsSearch(ctx context.Context, req api.OptContactSearchR
 			}
 			out.Counts = api.NewOptContactCounts(counts)
 			if campaign != nil {
-				lc, err := leadCounts(ctx, tx, org, f, *campaign)
+				lc, err := leadCounts(ctx, tx, org, resolved, *campaign)
 				if err != nil {
 					return err
 				}

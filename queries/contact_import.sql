@@ -27,3 +27,9 @@ SELECT NOT EXISTS (SELECT 1 FROM contacts WHERE organization_id = @organization_
 -- Records the range of ids an import generated for its new rows (written outside the search indexes), where
 -- searches and the index job find them until they are indexed.
 INSERT INTO contact_index_pending (organization_id, lo, hi) VALUES (@organization_id::uuid, @lo::uuid, @hi::uuid);
+
+-- name: ContactImportSettle :one
+-- After an import's insert, in its transaction: analyzes the organization column when the planner's picture
+-- of the organization is far off, so searches before the index job has run plan with the right sizes, and
+-- answers whether it did (contacts_import_settle; its migration says why and when).
+SELECT contacts_import_settle() AS analyzed;

@@ -179,11 +179,26 @@ SELECT id, kind, filters FROM segments WHERE organization_id = @organization_id:
 -- Which of ids are contacts of the organization, in id order.
 SELECT id FROM contacts WHERE organization_id = @organization_id::uuid AND id = ANY(@ids::uuid[]) ORDER BY id;
 
+-- name: ContactIndexBatchPick :many
+-- The next batch_size pending contacts with ids above after, lowest first. Each pending range is read in key
+-- order from after and stops at the batch's end, so the index job reads its backlog once rather than from the
+-- start for every batch (past rows it has indexed, and their old versions, each time).
+SELECT p.id FROM contacts_pending_ranges(@organization_id::uuid) r, LATERAL (
+  SELECT c.id FROM contacts c WHERE c.organization_id = @organization_id::uuid AND c.id BETWEEN r.lo AND r.hi
+    AND c.id > @after::uuid AND NOT c.search_ready ORDER BY c.id LIMIT @batch_size::int) p
+WHERE r.hi > @after::uuid
+ORDER BY p.id LIMIT @batch_size::int;
+
 -- name: ContactIndexBatch :execrows
--- Moves up to batch_size pending contacts into the search indexes (search_ready), lowest ids first.
+-- Moves the picked contacts that are still pending into the search indexes (search_ready).
 UPDATE contacts SET search_ready = true
-WHERE organization_id = @organization_id::uuid AND NOT search_ready AND id = ANY(ARRAY(
-  SELECT id FROM contacts_pending(@organization_id::uuid) ORDER BY id LIMIT @batch_size::int));
+WHERE organization_id = @organization_id::uuid AND NOT search_ready AND id = ANY(@ids::uuid[]);
+
+-- name: ContactIndexSettle :exec
+-- After a run of the index job: merges the trigram indexes' pending lists and analyzes the table when the
+-- import asked or the planner's picture of the organization's indexed contacts is far off
+-- (contacts_index_settle; its migration says why and when).
+SELECT contacts_index_settle(@asked::boolean);
 
 -- name: ContactIndexRangesDrop :exec
 -- Drops the pending ranges no unindexed contact falls in any more.

@@ -129,3 +129,17 @@ func (q *Queries) ContactImportPendingRange(ctx context.Context, db DBTX, arg Co
 	_, err := db.Exec(ctx, contactImportPendingRange, arg.OrganizationID, arg.Lo, arg.Hi)
 	return err
 }
+
+const contactImportSettle = `-- name: ContactImportSettle :one
+SELECT contacts_import_settle() AS analyzed
+`
+
+// After an import's insert, in its transaction: analyzes the organization column when the planner's picture
+// of the organization is far off, so searches before the index job has run plan with the right sizes, and
+// answers whether it did (contacts_import_settle; its migration says why and when).
+func (q *Queries) ContactImportSettle(ctx context.Context, db DBTX) (bool, error) {
+	row := db.QueryRow(ctx, contactImportSettle)
+	var analyzed bool
+	err := row.Scan(&analyzed)
+	return analyzed, err
+}

@@ -231,22 +231,58 @@ func (q *Queries) ContactIDsExisting(ctx context.Context, db DBTX, arg ContactID
 
 const contactIndexBatch = `-- name: ContactIndexBatch :execrows
 UPDATE contacts SET search_ready = true
-WHERE organization_id = $1::uuid AND NOT search_ready AND id = ANY(ARRAY(
-  SELECT id FROM contacts_pending($1::uuid) ORDER BY id LIMIT $2::int))
+WHERE organization_id = $1::uuid AND NOT search_ready AND id = ANY($2::uuid[])
 `
 
 type ContactIndexBatchParams struct {
-	OrganizationID uuid.UUID `json:"organization_id"`
-	BatchSize      int32     `json:"batch_size"`
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
 }
 
-// Moves up to batch_size pending contacts into the search indexes (search_ready), lowest ids first.
+// Moves the picked contacts that are still pending into the search indexes (search_ready).
 func (q *Queries) ContactIndexBatch(ctx context.Context, db DBTX, arg ContactIndexBatchParams) (int64, error) {
-	result, err := db.Exec(ctx, contactIndexBatch, arg.OrganizationID, arg.BatchSize)
+	result, err := db.Exec(ctx, contactIndexBatch, arg.OrganizationID, arg.Ids)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const contactIndexBatchPick = `-- name: ContactIndexBatchPick :many
+SELECT p.id FROM contacts_pending_ranges($1::uuid) r, LATERAL (
+  SELECT c.id FROM contacts c WHERE c.organization_id = $1::uuid AND c.id BETWEEN r.lo AND r.hi
+    AND c.id > $2::uuid AND NOT c.search_ready ORDER BY c.id LIMIT $3::int) p
+WHERE r.hi > $2::uuid
+ORDER BY p.id LIMIT $3::int
+`
+
+type ContactIndexBatchPickParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	After          uuid.UUID `json:"after"`
+	BatchSize      int32     `json:"batch_size"`
+}
+
+// The next batch_size pending contacts with ids above after, lowest first. Each pending range is read in key
+// order from after and stops at the batch's end, so the index job reads its backlog once rather than from the
+// start for every batch (past rows it has indexed, and their old versions, each time).
+func (q *Queries) ContactIndexBatchPick(ctx context.Context, db DBTX, arg ContactIndexBatchPickParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, contactIndexBatchPick, arg.OrganizationID, arg.After, arg.BatchSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const contactIndexRangesDrop = `-- name: ContactIndexRangesDrop :exec
@@ -257,6 +293,18 @@ DELETE FROM contact_index_pending p WHERE p.organization_id = $1::uuid AND NOT E
 // Drops the pending ranges no unindexed contact falls in any more.
 func (q *Queries) ContactIndexRangesDrop(ctx context.Context, db DBTX, organizationID uuid.UUID) error {
 	_, err := db.Exec(ctx, contactIndexRangesDrop, organizationID)
+	return err
+}
+
+const contactIndexSettle = `-- name: ContactIndexSettle :exec
+SELECT contacts_index_settle($1::boolean)
+`
+
+// After a run of the index job: merges the trigram indexes' pending lists and analyzes the table when the
+// import asked or the planner's picture of the organization's indexed contacts is far off
+// (contacts_index_settle; its migration says why and when).
+func (q *Queries) ContactIndexSettle(ctx context.Context, db DBTX, asked bool) error {
+	_, err := db.Exec(ctx, contactIndexSettle, asked)
 	return err
 }
 

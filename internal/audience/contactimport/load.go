@@ -37,6 +37,9 @@ type Result struct {
 	Targets []uuid.UUID
 	// Notes are about the whole import (line 0).
 	Notes []string
+	// Analyzed reports that the import analyzed the organization column from a small sample (see load); the
+	// caller asks the index job to analyze in full (contacts.IndexArgs.Analyze).
+	Analyzed bool
 }
 
 // load writes the staged rows and their links.
@@ -51,6 +54,13 @@ func (im *Import) load(ctx context.Context, tx pgx.Tx, org uuid.UUID) (Result, e
 		if out.Imported > 0 {
 			if err := im.queries.ContactImportPendingRange(ctx, tx, dbq.ContactImportPendingRangeParams{OrganizationID: org, Lo: src.lo, Hi: src.hi}); err != nil {
 				return out, err
+			}
+			// Searches in the seconds before the index job has run plan with the organization's size: when the
+			// planner takes it for a tenth of what it now has or less (its first large import), the
+			// organization column is analyzed here from a small sample (contacts_import_settle).
+			var err error
+			if out.Analyzed, err = im.queries.ContactImportSettle(ctx, tx); err != nil {
+				return out, fmt.Errorf("settle import statistics: %w", err)
 			}
 		}
 		out.Skipped = src.staged - out.Imported - out.Updated

@@ -73,6 +73,8 @@ type Filter struct {
 	// intersection), so a contact in several counts once: a campaign's audience. The search body has no such
 	// field (ParseSearch never sets it), so no stored segment names it.
 	AnySegmentIDs []uuid.UUID `json:"any_segment_ids,omitempty"`
+	// resolved holds the trigram lookups Resolve made in the current transaction; nil looks up per statement.
+	resolved *resolved
 }
 
 // OneCampaign returns the campaign when the filter names exactly one: lead_status, engagement, lead counts and

@@ -19,6 +19,10 @@ import (
 // a run is finishing are never left behind.
 type IndexArgs struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
+	// Analyze asks for the table to be analyzed in full once the rows are indexed: the import analyzed the
+	// organization column from a small sample (contactimport, contacts_import_settle), which keeps fewer
+	// organizations' counts than the full one.
+	Analyze bool `json:"analyze,omitempty"`
 }
 
 // Kind names the job.
@@ -34,27 +38,50 @@ type IndexWorker struct {
 	Pool *pgxpool.Pool
 }
 
-// Work moves the organization's unindexed contacts into the indexes, a batch per transaction, until none
-// are left, and then drops the pending ranges that cover none (contact_index_pending). A range whose writer
-// has not committed is invisible here and stays; so does one with a row another writer set back meanwhile.
+// Work moves the organization's unindexed contacts into the indexes, a batch per transaction in id order
+// until none are left, drops the pending ranges that cover none (contact_index_pending), and then settles
+// them (contacts_index_settle): the trigram indexes' pending lists merged and, when the import asked or the
+// planner takes the organization's indexed contacts for a tenth of what they are or less, the table
+// analyzed, so the searches that follow plan as they do once autovacuum has been by. A range whose writer has not committed is
+// invisible here and stays; so does one with a row another writer set back meanwhile (each such write
+// enqueues its own run).
 func (w *IndexWorker) Work(ctx context.Context, job *river.Job[IndexArgs]) error {
+	org := job.Args.OrganizationID
+	after, moved := uuid.Nil, int64(0)
 	for {
-		var n int64
-		err := db.WithOrgTx(ctx, w.Pool, job.Args.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
+		var ids []uuid.UUID
+		err := db.WithOrgTx(ctx, w.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
 			var err error
-			if n, err = queries.ContactIndexBatch(ctx, tx, dbq.ContactIndexBatchParams{OrganizationID: job.Args.OrganizationID, BatchSize: indexBatch}); err != nil {
+			ids, err = queries.ContactIndexBatchPick(ctx, tx, dbq.ContactIndexBatchPickParams{OrganizationID: org, After: after, BatchSize: indexBatch})
+			if err != nil {
 				return err
 			}
-			if n < indexBatch {
-				err = queries.ContactIndexRangesDrop(ctx, tx, job.Args.OrganizationID)
+			n, err := queries.ContactIndexBatch(ctx, tx, dbq.ContactIndexBatchParams{OrganizationID: org, Ids: ids})
+			if err != nil {
+				return err
+			}
+			moved += n
+			if len(ids) < indexBatch {
+				err = queries.ContactIndexRangesDrop(ctx, tx, org)
 			}
 			return err
 		})
 		if err != nil {
 			return fmt.Errorf("index contacts: %w", err)
 		}
-		if n < indexBatch {
-			return nil
+		if len(ids) < indexBatch {
+			break
 		}
+		after = ids[len(ids)-1]
 	}
+	if moved == 0 {
+		return nil
+	}
+	err := db.WithOrgTx(ctx, w.Pool, org, func(ctx context.Context, tx pgx.Tx) error {
+		return queries.ContactIndexSettle(ctx, tx, job.Args.Analyze)
+	})
+	if err != nil {
+		return fmt.Errorf("settle contact indexes: %w", err)
+	}
+	return nil
 }

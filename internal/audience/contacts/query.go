@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -121,9 +120,11 @@ func perCall(args []any) []any {
 	return append([]any{pgx.QueryExecModeCacheDescribe}, args...)
 }
 
-// builder collects positional arguments; $1 is always the organization.
+// builder collects positional arguments; $1 is always the organization. bounded records that a top-level
+// condition keeps the query to a trigram lookup's matches (see restrict).
 type builder struct {
-	args []any
+	args    []any
+	bounded bool
 }
 
 func (b *builder) arg(v any) string {
@@ -145,28 +146,6 @@ func jsonSafe(s string) bool {
 		}
 	}
 	return true
-}
-
-// maxCandidates is how many trigram matches a selective pattern may have. Past it the pattern is broad, and
-// a scan in the query's own order, which stops at the page's last row, beats fetching every match first.
-const maxCandidates = 10000
-
-// candidates asks fn (contacts_text_candidates or contacts_custom_candidates; see their migration for why
-// they exist) for the ids matching a LIKE pattern through the trigram indexes, and answers the condition that
-// restricts the query to them, or "" when the pattern matches more than maxCandidates rows.
-func candidates(ctx context.Context, q Querier, b *builder, fn, pattern string) (string, error) {
-	rows, err := q.Query(ctx, "SELECT "+fn+"($1, $2)", pattern, maxCandidates+1)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", fn, err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", fn, err)
-	}
-	if len(ids) > maxCandidates {
-		return "", nil
-	}
-	return "c.id = ANY(" + b.arg(ids) + ")", nil
 }
 
 // segmentDef is what a segment_ids condition needs of a segment.
@@ -201,19 +180,16 @@ func conditions(ctx context.Context, q Querier, b *builder, f Filter, depth int)
 	if f.Query != "" {
 		// From three characters (the shortest with a trigram) the index finds a selective pattern's few
 		// matches as candidates; the condition below rechecks them.
-		pat := "%" + LikeEscape(strings.ToLower(f.Query)) + "%"
-		if utf8.RuneCountInString(f.Query) >= 3 {
-			cond, err := candidates(ctx, q, b, "contacts_text_candidates", pat)
+		if textLookup(f.Query) {
+			l, err := f.textMatches(ctx, q)
 			if err != nil {
 				return "", err
 			}
-			if cond != "" {
-				w = append(w, cond)
-			}
+			w = b.restrict(w, l, depth)
 		}
-		w = append(w, SearchTextSQL+" LIKE "+b.arg(pat))
+		w = append(w, SearchTextSQL+" LIKE "+b.arg(textPattern(f.Query)))
 	}
-	for _, cf := range f.Custom {
+	for i, cf := range f.Custom {
 		key := b.arg(cf.Name)
 		v := strings.ToLower(cf.Value)
 		val := LikeEscape(v)
@@ -229,16 +205,13 @@ func conditions(ctx context.Context, q Querier, b *builder, f Filter, depth int)
 		}
 		// The trigram pre-filter (contacts_custom_candidates, over contacts_custom_fields) finds candidates by
 		// the value alone (the key's trigrams are in every row, so naming it would only slow the index scan);
-		// the condition above rechecks them against the one key. Only values of three or more characters have trigrams, and
-		// only values that appear verbatim in the JSON text can be looked for in it.
-		if jsonSafe(cf.Value) && len(cf.Value) >= 3 {
-			cond, err := candidates(ctx, q, b, "contacts_custom_candidates", "%"+val+"%")
+		// the condition above rechecks them against the one key.
+		if customLookup(cf) {
+			l, err := f.customMatches(ctx, q, i)
 			if err != nil {
 				return "", err
 			}
-			if cond != "" {
-				w = append(w, cond)
-			}
+			w = b.restrict(w, l, depth)
 		}
 	}
 	one, hasOne := f.OneCampaign()
@@ -334,15 +307,17 @@ func segmentCondition(ctx context.Context, q Querier, b *builder, defs map[uuid.
 	return fmt.Sprintf("(%s OR ((%s) AND NOT %s))", pin(true), inner, pin(false)), nil
 }
 
-// orderOf returns the ORDER BY columns of a sort, the keyset comparison against a position, and the
-// direction keyword.
-func orderOf(b *builder, f Filter, after *Position) (order, keyset string) {
+// orderOf returns the ORDER BY columns of a sort and the keyset comparison against a position. partial
+// reports that the sort's index holds only the rows in the search indexes (its predicate is search_ready):
+// the created order reads the primary key and the email order the address index, which hold every row.
+func orderOf(b *builder, f Filter, after *Position) (order, keyset string, partial bool) {
 	dir, cmp := "DESC", "<"
 	if f.Ascending {
 		dir, cmp = "ASC", ">"
 	}
 	var cols []string
 	var vals []string
+	partial = true
 	switch f.Sort {
 	case SortUpdatedAt:
 		cols = []string{"updated_at", "id"}
@@ -355,7 +330,7 @@ func orderOf(b *builder, f Filter, after *Position) (order, keyset string) {
 			vals = []string{b.arg(after.S), b.arg(after.ID)}
 		}
 	case SortEmail:
-		cols = []string{"email", "duplicate_seq"}
+		cols, partial = []string{"email", "duplicate_seq"}, false
 		if after != nil {
 			vals = []string{b.arg(after.S), b.arg(after.N)}
 		}
@@ -365,7 +340,7 @@ func orderOf(b *builder, f Filter, after *Position) (order, keyset string) {
 			vals = []string{b.arg(int32(after.N)), b.arg(after.ID)}
 		}
 	default:
-		cols = []string{"id"}
+		cols, partial = []string{"id"}, false
 		if after != nil {
 			vals = []string{b.arg(after.ID)}
 		}
@@ -378,32 +353,66 @@ func orderOf(b *builder, f Filter, after *Position) (order, keyset string) {
 	if after != nil {
 		keyset = fmt.Sprintf("(c.%s) %s (%s)", strings.Join(cols, ", c."), cmp, strings.Join(vals, ", "))
 	}
-	return order, keyset
+	return order, keyset, partial
 }
 
 // SearchSQL returns the page query of f after a position (nil: the first page) and its arguments, which start
-// with the pgx query mode the statement must run under (see perCall). It reads
-// the rows in the search indexes and the few an import has not put there yet (contacts_pending, through the
-// id ranges the import recorded) as two ordered arms merged by the outer ORDER BY, so each arm can use its
-// indexes. Exported for the benchmark that runs it directly.
+// with the pgx query mode the statement must run under (see perCall). Exported for the benchmark that runs it
+// directly.
+//
+// Rows an import has not put into the search indexes yet (search_ready false; a full import leaves 50,000
+// until the index job has run) are outside the trigram and the partial sort indexes. The query reads them as
+// follows, so that a search right after an import costs about what it does once they are indexed:
+//
+//   - when a trigram lookup bounds the query (a selective text query or custom-field value), its matches are
+//     every row the query can return, indexed or not (see Resolve), and the query reads them by key;
+//   - when the sort's index holds every row (the created order, which is the primary key's, and the email
+//     order), the query reads it in order and stops at the page's last row, whichever rows are indexed,
+//     unless a condition bounds a column that only a partial index orders (see boundsPartialColumn);
+//   - otherwise the indexed rows and the pending ones are two ordered arms merged by the outer ORDER BY, so
+//     the first can use the partial sort index. The second reads each pending id range
+//     (contacts_pending_ranges) with the conditions, the order and the limit inside the range's scan.
+//
+// Every search used to be the two arms, and each read all 50,000 pending rows on every page: the first walked
+// the primary key past them (they are the newest) looking for indexed rows, the second read the ranges whole
+// and sorted them.
 func SearchSQL(ctx context.Context, q Querier, org uuid.UUID, f Filter, after *Position, limit int) (string, []any, error) {
 	b := &builder{args: []any{org}}
 	cond, err := conditions(ctx, q, b, f, 0)
 	if err != nil {
 		return "", nil, err
 	}
-	order, keyset := orderOf(b, f, after)
+	order, keyset, partial := orderOf(b, f, after)
 	if keyset != "" {
 		cond += " AND " + keyset
 	}
 	lim := b.arg(limit)
-	outer := strings.ReplaceAll(order, "c.", "u.")
+	if b.bounded {
+		// OFFSET 0 keeps the order out of the scan: the matches are read by key and then sorted. Offered the
+		// order, the planner may walk the organization's rows in it and test each against the matches, which
+		// before the statistics know an import's rows looks cheap and reads all of them.
+		return fmt.Sprintf(`SELECT %s FROM (SELECT * FROM contacts c WHERE c.organization_id = $1 AND %s OFFSET 0) c ORDER BY %s LIMIT %s`,
+			Columns, cond, order, lim), perCall(b.args), nil
+	}
+	if !partial && !f.boundsPartialColumn() {
+		return fmt.Sprintf(`SELECT %s FROM contacts c WHERE c.organization_id = $1 AND %s ORDER BY %s LIMIT %s`,
+			Columns, cond, order, lim), perCall(b.args), nil
+	}
 	sql := fmt.Sprintf(`SELECT %s FROM (
   (SELECT c.* FROM contacts c WHERE c.organization_id = $1 AND c.search_ready AND %s ORDER BY %s LIMIT %s)
   UNION ALL
-  (SELECT c.* FROM contacts_pending($1) c WHERE %s ORDER BY %s LIMIT %s)
-) u ORDER BY %s LIMIT %s`, strings.ReplaceAll(Columns, "c.", "u."), cond, order, lim, cond, order, lim, outer, lim)
+  (SELECT p.* FROM contacts_pending_ranges($1) r, LATERAL (SELECT c.* FROM contacts c
+     WHERE c.organization_id = $1 AND c.id BETWEEN r.lo AND r.hi AND NOT c.search_ready AND %s ORDER BY %s LIMIT %s) p
+   ORDER BY %s LIMIT %s)
+) u ORDER BY %s LIMIT %s`, strings.ReplaceAll(Columns, "c.", "u."), cond, order, lim, cond, order, lim,
+		strings.ReplaceAll(order, "c.", "p."), lim, strings.ReplaceAll(order, "c.", "u."), lim)
 	return sql, perCall(b.args), nil
+}
+
+// boundsPartialColumn reports that f bounds updated_at or campaign_count, which only partial indexes order
+// (contacts_updated, contacts_campaign_count): the indexed rows' arm can read such a bound as a range.
+func (f Filter) boundsPartialColumn() bool {
+	return f.UpdatedAfter != nil || f.UpdatedBefore != nil || f.MinCampaigns != nil || f.MaxCampaigns != nil
 }
 
 // Search returns up to limit contacts matching f after a position, in f's order.
@@ -443,10 +452,16 @@ func Count(ctx context.Context, q Querier, org uuid.UUID, f Filter) (int64, erro
 	if err != nil {
 		return 0, err
 	}
-	var n int64
-	err = q.QueryRow(ctx, fmt.Sprintf(`SELECT
+	// As in SearchSQL: a lookup's matches by key, or the indexed rows and the pending ones.
+	sql := fmt.Sprintf(`SELECT count(*) FROM contacts c WHERE c.organization_id = $1 AND %s`, cond)
+	if !b.bounded {
+		sql = fmt.Sprintf(`SELECT
   (SELECT count(*) FROM contacts c WHERE c.organization_id = $1 AND c.search_ready AND %s) +
-  (SELECT count(*) FROM contacts_pending($1) c WHERE %s)`, cond, cond), perCall(b.args)...).Scan(&n)
+  (SELECT count(*) FROM contacts_pending_ranges($1) r, LATERAL (SELECT 1 FROM contacts c
+     WHERE c.organization_id = $1 AND c.id BETWEEN r.lo AND r.hi AND NOT c.search_ready AND %s OFFSET 0) p)`, cond, cond)
+	}
+	var n int64
+	err = q.QueryRow(ctx, sql, perCall(b.args)...).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count contacts: %w", err)
 	}
