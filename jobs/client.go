@@ -89,7 +89,7 @@ type Options struct {
 // under a minute. The timeouts, by queue:
 //
 //   - default: JobTimeout (heartbeat, sweeps, notifications, contact indexing, challenges, campaign test-run
-//     steps); verification runs and first checks, the mailbox DNS sweep and the segment enrolment declare
+//     steps, an ambiguous send's Sent folder check and a sent message's copy in Sent); verification runs and first checks, the mailbox DNS sweep and the segment enrolment declare
 //     MaxJobTimeout (a slice of work plus one slow batch).
 //   - events: JobTimeout, while the dispatcher cuts one dispatch at events.HandlerTimeout (30 s).
 //   - webhooks: delivery.RequestTimeout plus 30 s (the HTTP exchange, the claim and the record).
