@@ -117,6 +117,11 @@ WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND outcom
 ORDER BY id
 LIMIT @max_rows;
 
+-- name: SendTasksUndecidedAny :one
+-- Whether the mailbox still has a send waiting for a person.
+SELECT EXISTS (SELECT 1 FROM send_tasks
+  WHERE organization_id = @organization_id AND mailbox_id = @mailbox_id AND outcome_check = 'needs_decision');
+
 -- name: SendTaskForMailbox :one
 SELECT * FROM send_tasks WHERE organization_id = @organization_id AND id = @id AND mailbox_id = @mailbox_id FOR UPDATE;
 

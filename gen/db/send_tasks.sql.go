@@ -986,3 +986,21 @@ func (q *Queries) SendTasksUndecided(ctx context.Context, db DBTX, arg SendTasks
 	}
 	return items, nil
 }
+
+const sendTasksUndecidedAny = `-- name: SendTasksUndecidedAny :one
+SELECT EXISTS (SELECT 1 FROM send_tasks
+  WHERE organization_id = $1 AND mailbox_id = $2 AND outcome_check = 'needs_decision')
+`
+
+type SendTasksUndecidedAnyParams struct {
+	OrganizationID uuid.UUID     `json:"organization_id"`
+	MailboxID      uuid.NullUUID `json:"mailbox_id"`
+}
+
+// Whether the mailbox still has a send waiting for a person.
+func (q *Queries) SendTasksUndecidedAny(ctx context.Context, db DBTX, arg SendTasksUndecidedAnyParams) (bool, error) {
+	row := db.QueryRow(ctx, sendTasksUndecidedAny, arg.OrganizationID, arg.MailboxID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}

@@ -18,13 +18,17 @@ const (
 	ConditionDisabled    = "EMAIL_DISABLED"
 	ConditionRateLimited = "EMAIL_RATE_LIMITED"
 	ConditionServerError = "EMAIL_SERVER_ERROR"
+	// ConditionSendUndecided: a send may or may not have left and its Sent folder cannot tell; a person
+	// decides (GET /emails/{id}/unsettled-sends). Resolved when none is left undecided.
+	ConditionSendUndecided = "EMAIL_SEND_UNDECIDED"
 )
 
 var conditionTitles = map[string]string{
-	ConditionAuthError:   "The mail server refused the mailbox's login",
-	ConditionDisabled:    "The mail server refuses to send for this mailbox",
-	ConditionRateLimited: "The mail server is limiting this mailbox's sending",
-	ConditionServerError: "The mail server could not be reached",
+	ConditionAuthError:     "The mail server refused the mailbox's login",
+	ConditionDisabled:      "The mail server refuses to send for this mailbox",
+	ConditionRateLimited:   "The mail server is limiting this mailbox's sending",
+	ConditionServerError:   "The mail server could not be reached",
+	ConditionSendUndecided: "A send may or may not have gone out; decide whether to send it again",
 }
 
 // Raise records a condition in m's error log and emits email_account.error, unless the same condition is
@@ -39,7 +43,7 @@ func Raise(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, m dbq.Mailbox,
 		return err
 	}
 	severity, action := "warning", false
-	if code == ConditionAuthError || code == ConditionDisabled {
+	if code == ConditionAuthError || code == ConditionDisabled || code == ConditionSendUndecided {
 		severity, action = "error", true
 	}
 	e, err := queries.MailboxErrorInsert(ctx, tx, dbq.MailboxErrorInsertParams{OrganizationID: m.OrganizationID, ID: id, MailboxID: m.ID,

@@ -191,8 +191,13 @@ func (p *Pipeline) CheckOutcome(ctx context.Context, outbox *events.Outbox, a Ch
 		case m.SentCopies == SentCopiesServer:
 			return p.resend(ctx, tx, outbox, t, "checking", uuid.NullUUID{})
 		}
-		_, err := queries.SendTaskOutcomeUndecided(ctx, tx, dbq.SendTaskOutcomeUndecidedParams{OrganizationID: org, ID: t.ID})
-		return err
+		n, err := queries.SendTaskOutcomeUndecided(ctx, tx, dbq.SendTaskOutcomeUndecidedParams{OrganizationID: org, ID: t.ID})
+		if err != nil || n == 0 {
+			return err
+		}
+		// The mailbox's error log (and email_account.error) tells a person there is something to decide.
+		return mailbox.Raise(ctx, tx, outbox, m, mailbox.ConditionSendUndecided,
+			"The send to "+t.ToEmail+" ("+t.MessageID+") may or may not have gone out, and the mailbox's Sent folder cannot tell; resend or skip it.")
 	})
 }
 
@@ -251,10 +256,17 @@ func (p *Pipeline) Decide(ctx context.Context, tx pgx.Tx, outbox *events.Outbox,
 	}
 	who := uuid.NullUUID{UUID: by, Valid: true}
 	if decision == DecisionResend {
-		return t, p.resend(ctx, tx, outbox, t, "needs_decision", who)
+		err = p.resend(ctx, tx, outbox, t, "needs_decision", who)
+	} else if _, err = queries.SendTaskOutcomeSkip(ctx, tx, dbq.SendTaskOutcomeSkipParams{OrganizationID: org, ID: id, DecidedBy: who}); err == nil {
+		err = p.settled(ctx, tx, outbox, Settled{Task: t, Status: StatusSkipped})
 	}
-	if _, err := queries.SendTaskOutcomeSkip(ctx, tx, dbq.SendTaskOutcomeSkipParams{OrganizationID: org, ID: id, DecidedBy: who}); err != nil {
+	if err != nil {
 		return t, err
 	}
-	return t, p.settled(ctx, tx, outbox, Settled{Task: t, Status: StatusSkipped})
+	// The last decision closes the mailbox's error-log entry.
+	left, err := queries.SendTasksUndecidedAny(ctx, tx, dbq.SendTasksUndecidedAnyParams{OrganizationID: org, MailboxID: t.MailboxID})
+	if err != nil || left {
+		return t, err
+	}
+	return t, mailbox.Resolve(ctx, tx, dbq.Mailbox{OrganizationID: org, ID: mailboxID}, mailbox.ConditionSendUndecided)
 }

@@ -211,6 +211,9 @@ func TestAnAmbiguousSendTheSentFolderCannotSettleWaitsForAPersonsDecision(t *tes
 		require.Equal(t, "needs_decision", check)
 	}
 
+	r.exec(t, `UPDATE mailboxes SET imap_host = '127.0.0.1' WHERE id = $1`, r.box.ID)
+	require.Equal(t, 1, r.openErrors(t, "EMAIL_SEND_UNDECIDED"), "the mailbox's error log tells a person, once")
+
 	list, err := r.c.MailboxesListUnsettledSends(ctx, api.MailboxesListUnsettledSendsParams{ID: r.box.ID, Limit: api.NewOptInt(2)})
 	require.NoError(t, err)
 	require.Len(t, list.Data, 2)
@@ -263,6 +266,20 @@ func TestAnAmbiguousSendTheSentFolderCannotSettleWaitsForAPersonsDecision(t *tes
 	list, err = r.c.MailboxesListUnsettledSends(ctx, api.MailboxesListUnsettledSendsParams{ID: r.box.ID})
 	require.NoError(t, err)
 	require.Len(t, list.Data, 1, "decided sends leave the list")
+	require.Equal(t, 1, r.openErrors(t, "EMAIL_SEND_UNDECIDED"), "open while a send waits")
+	_, err = r.c.MailboxesDecideUnsettledSend(ctx, &api.MailboxesDecideUnsettledSendReq{Decision: "skip"},
+		api.MailboxesDecideUnsettledSendParams{ID: r.box.ID, SendId: unreachable})
+	require.NoError(t, err)
+	require.Zero(t, r.openErrors(t, "EMAIL_SEND_UNDECIDED"), "the last decision closes it")
+}
+
+// openErrors counts the mailbox's unresolved error-log entries of a code.
+func (r *rig) openErrors(t *testing.T, code string) int {
+	t.Helper()
+	var n int
+	r.query(t, `SELECT count(*) FROM mailbox_errors WHERE mailbox_id = $1 AND code = $2 AND resolved_at IS NULL`,
+		[]any{r.box.ID, code}, &n)
+	return n
 }
 
 func TestSentMailIsFiledInTheSentFolderOnceWhereTheServerFilesNone(t *testing.T) {

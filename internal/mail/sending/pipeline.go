@@ -543,10 +543,12 @@ func (p *Pipeline) record(ctx context.Context, outbox *events.Outbox, c *claimed
 		switch {
 		case res.outcome == delivered:
 			result = Settled{Task: t, Status: StatusSent}
-			copyOwed := t.Kind != KindWarmup && m.SentCopies != SentCopiesServer
-			n, err = queries.SendTaskSent(ctx, tx, dbq.SendTaskSentParams{OrganizationID: org, ID: t.ID, Attempts: t.Attempts,
-				SentCopy: map[bool]string{true: "pending", false: ""}[copyOwed]})
-			if err == nil && n > 0 && copyOwed {
+			sentCopy := "" // owed ("pending") unless warmup or a server that files its own copies
+			if t.Kind != KindWarmup && m.SentCopies != SentCopiesServer {
+				sentCopy = "pending"
+			}
+			n, err = queries.SendTaskSent(ctx, tx, dbq.SendTaskSentParams{OrganizationID: org, ID: t.ID, Attempts: t.Attempts, SentCopy: sentCopy})
+			if err == nil && n > 0 && sentCopy != "" {
 				err = p.oweCopy(ctx, tx, outbox, t, m)
 			}
 		case res.outcome == ambiguous:
