@@ -2771,6 +2771,7 @@ CREATE TABLE public.send_tasks (
     decided_by uuid,
     decided_at timestamp with time zone,
     sent_copy text DEFAULT ''::text NOT NULL,
+    accepted_at timestamp with time zone,
     CONSTRAINT send_tasks_attachment_ids_check CHECK ((cardinality(attachment_ids) <= 20)),
     CONSTRAINT send_tasks_attempts_check CHECK (((attempts >= 0) AND (attempts <= 100))),
     CONSTRAINT send_tasks_bcc_check CHECK ((cardinality(bcc) <= 50)),

@@ -56,13 +56,13 @@ WITH want AS (
   WHERE organization_id = @organization_id AND id = @mailbox_id AND EXISTS (SELECT 1 FROM fits WHERE fits.capped > 0)
 )
 UPDATE send_tasks SET status = 'sending', attempts = attempts + 1, claimed_at = @at, counted_day = @day,
-  handed_over_at = NULL
+  handed_over_at = NULL, accepted_at = NULL
 WHERE send_tasks.organization_id = @organization_id AND send_tasks.id = ANY(ARRAY(SELECT fits.id FROM fits))
 RETURNING *;
 
 -- name: SendTaskSent :execrows
 -- sent_copy says whether the message is owed a copy in the Sent folder ('pending') or not ('').
-UPDATE send_tasks SET status = 'sent', sent_at = now(), error_code = '', error_message = '', sent_copy = @sent_copy
+UPDATE send_tasks SET status = 'sent', sent_at = coalesce(accepted_at, now()), error_code = '', error_message = '', sent_copy = @sent_copy
 WHERE organization_id = @organization_id AND id = @id AND status = 'sending' AND attempts = @attempts;
 
 -- name: SendTaskFailed :execrows
@@ -77,9 +77,17 @@ UPDATE send_tasks SET status = 'ambiguous', error_code = @error_code, error_mess
 WHERE organization_id = @organization_id AND id = @id AND status = 'sending' AND attempts = @attempts;
 
 -- name: SendTaskHandOver :execrows
--- The claiming attempt is about to start the message's SMTP transaction: from here a crash leaves it ambiguous.
+-- The claiming attempt is about to send the message's final dot: from here a crash leaves it ambiguous. The
+-- message handed over before it on the same session, which its server accepted, is written accepted here too
+-- (when its own result has not been written yet).
+WITH accepted AS (
+  UPDATE send_tasks AS prev SET accepted_at = now()
+  WHERE prev.organization_id = @organization_id AND prev.id = sqlc.narg(accepted_id)::uuid AND prev.status = 'sending'
+    AND prev.attempts = sqlc.narg(accepted_attempts)::int AND prev.handed_over_at IS NOT NULL
+)
 UPDATE send_tasks SET handed_over_at = now()
-WHERE organization_id = @organization_id AND id = @id AND status = 'sending' AND attempts = @attempts;
+WHERE send_tasks.organization_id = @organization_id AND send_tasks.id = @id AND send_tasks.status = 'sending'
+  AND send_tasks.attempts = @attempts;
 
 -- name: SendTaskRelease :execrows
 -- A task a dead attempt claimed but never handed over goes back to the queue: nothing of it left.

@@ -26,7 +26,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
   $9::text[], $10::text[], $11::text[], $12, $13, $14::text[],
   $15, $16, $17, $18, $19, $20, $21, $22,
   $23, $24::uuid[], $25, $26, $27, $28)
-RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy
+RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy, accepted_at
 `
 
 type SendTaskInsertBatchResults struct {
@@ -164,6 +164,7 @@ func (b *SendTaskInsertBatchResults) QueryRow(f func(int, SendTask, error)) {
 			&i.DecidedBy,
 			&i.DecidedAt,
 			&i.SentCopy,
+			&i.AcceptedAt,
 		)
 		if f != nil {
 			f(t, i, err)

@@ -808,7 +808,7 @@ UPDATE send_tasks t SET status = 'canceled', error_code = $1, error_message = $2
 FROM campaign_leads l
 WHERE l.organization_id = $3 AND l.campaign_id = $4 AND l.contact_id = $5
   AND t.organization_id = l.organization_id AND t.id = l.task_id AND t.status = 'queued'
-RETURNING t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, t.attachment_ids, t.signed, t.variant_id, t.unsubscribe_url, t.thread_id, t.handed_over_at, t.outcome_check, t.decided_by, t.decided_at, t.sent_copy
+RETURNING t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, t.attachment_ids, t.signed, t.variant_id, t.unsubscribe_url, t.thread_id, t.handed_over_at, t.outcome_check, t.decided_by, t.decided_at, t.sent_copy, t.accepted_at
 `
 
 type EngineLeadTaskCancelParams struct {
@@ -877,6 +877,7 @@ func (q *Queries) EngineLeadTaskCancel(ctx context.Context, db DBTX, arg EngineL
 		&i.DecidedBy,
 		&i.DecidedAt,
 		&i.SentCopy,
+		&i.AcceptedAt,
 	)
 	return i, err
 }
@@ -1297,7 +1298,7 @@ func (q *Queries) EnginePool(ctx context.Context, db DBTX, arg EnginePoolParams)
 }
 
 const engineReplyMatch = `-- name: EngineReplyMatch :many
-SELECT DISTINCT ON (campaign_id, contact_id) organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy FROM send_tasks
+SELECT DISTINCT ON (campaign_id, contact_id) organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy, accepted_at FROM send_tasks
 WHERE organization_id = $1 AND campaign_id IS NOT NULL AND message_id = ANY($2::text[])
   AND kind = 'campaign' AND contact_id IS NOT NULL AND status IN ('sent', 'ambiguous')
   AND lower(to_email) = lower($3::text)
@@ -1375,6 +1376,7 @@ func (q *Queries) EngineReplyMatch(ctx context.Context, db DBTX, arg EngineReply
 			&i.DecidedBy,
 			&i.DecidedAt,
 			&i.SentCopy,
+			&i.AcceptedAt,
 		); err != nil {
 			return nil, err
 		}

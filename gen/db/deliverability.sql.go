@@ -101,7 +101,7 @@ func (q *Queries) DeliverabilityEventInsert(ctx context.Context, db DBTX, arg De
 }
 
 const deliverabilityLatestSend = `-- name: DeliverabilityLatestSend :one
-SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy FROM send_tasks
+SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy, accepted_at FROM send_tasks
 WHERE organization_id = $1 AND contact_id = $2::uuid AND kind = 'campaign'
   AND campaign_id = $3::uuid AND status IN ('sent', 'ambiguous') AND lower(to_email) = lower($4::text)
 ORDER BY created_at DESC, id DESC
@@ -172,12 +172,13 @@ func (q *Queries) DeliverabilityLatestSend(ctx context.Context, db DBTX, arg Del
 		&i.DecidedBy,
 		&i.DecidedAt,
 		&i.SentCopy,
+		&i.AcceptedAt,
 	)
 	return i, err
 }
 
 const deliverabilitySend = `-- name: DeliverabilitySend :one
-SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy FROM send_tasks
+SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy, accepted_at FROM send_tasks
 WHERE organization_id = $1 AND id = $2 AND kind = 'campaign' AND campaign_id IS NOT NULL
   AND contact_id IS NOT NULL
 `
@@ -238,6 +239,7 @@ func (q *Queries) DeliverabilitySend(ctx context.Context, db DBTX, arg Deliverab
 		&i.DecidedBy,
 		&i.DecidedAt,
 		&i.SentCopy,
+		&i.AcceptedAt,
 	)
 	return i, err
 }

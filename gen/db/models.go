@@ -1341,6 +1341,7 @@ type SendTask struct {
 	DecidedBy        uuid.NullUUID `json:"decided_by"`
 	DecidedAt        *time.Time    `json:"decided_at"`
 	SentCopy         string        `json:"sent_copy"`
+	AcceptedAt       *time.Time    `json:"accepted_at"`
 }
 
 type Session struct {

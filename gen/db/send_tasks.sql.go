@@ -246,7 +246,7 @@ func (q *Queries) SendTaskFailed(ctx context.Context, db DBTX, arg SendTaskFaile
 }
 
 const sendTaskForMailbox = `-- name: SendTaskForMailbox :one
-SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy FROM send_tasks WHERE organization_id = $1 AND id = $2 AND mailbox_id = $3 FOR UPDATE
+SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy, accepted_at FROM send_tasks WHERE organization_id = $1 AND id = $2 AND mailbox_id = $3 FOR UPDATE
 `
 
 type SendTaskForMailboxParams struct {
@@ -305,12 +305,13 @@ func (q *Queries) SendTaskForMailbox(ctx context.Context, db DBTX, arg SendTaskF
 		&i.DecidedBy,
 		&i.DecidedAt,
 		&i.SentCopy,
+		&i.AcceptedAt,
 	)
 	return i, err
 }
 
 const sendTaskGet = `-- name: SendTaskGet :one
-SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy FROM send_tasks WHERE organization_id = $1 AND id = $2
+SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy, accepted_at FROM send_tasks WHERE organization_id = $1 AND id = $2
 `
 
 type SendTaskGetParams struct {
@@ -368,12 +369,13 @@ func (q *Queries) SendTaskGet(ctx context.Context, db DBTX, arg SendTaskGetParam
 		&i.DecidedBy,
 		&i.DecidedAt,
 		&i.SentCopy,
+		&i.AcceptedAt,
 	)
 	return i, err
 }
 
 const sendTaskGetForUpdate = `-- name: SendTaskGetForUpdate :one
-SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy FROM send_tasks WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy, accepted_at FROM send_tasks WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type SendTaskGetForUpdateParams struct {
@@ -431,24 +433,41 @@ func (q *Queries) SendTaskGetForUpdate(ctx context.Context, db DBTX, arg SendTas
 		&i.DecidedBy,
 		&i.DecidedAt,
 		&i.SentCopy,
+		&i.AcceptedAt,
 	)
 	return i, err
 }
 
 const sendTaskHandOver = `-- name: SendTaskHandOver :execrows
+WITH accepted AS (
+  UPDATE send_tasks AS prev SET accepted_at = now()
+  WHERE prev.organization_id = $1 AND prev.id = $4::uuid AND prev.status = 'sending'
+    AND prev.attempts = $5::int AND prev.handed_over_at IS NOT NULL
+)
 UPDATE send_tasks SET handed_over_at = now()
-WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND attempts = $3
+WHERE send_tasks.organization_id = $1 AND send_tasks.id = $2 AND send_tasks.status = 'sending'
+  AND send_tasks.attempts = $3
 `
 
 type SendTaskHandOverParams struct {
-	OrganizationID uuid.UUID `json:"organization_id"`
-	ID             uuid.UUID `json:"id"`
-	Attempts       int32     `json:"attempts"`
+	OrganizationID   uuid.UUID     `json:"organization_id"`
+	ID               uuid.UUID     `json:"id"`
+	Attempts         int32         `json:"attempts"`
+	AcceptedID       uuid.NullUUID `json:"accepted_id"`
+	AcceptedAttempts *int32        `json:"accepted_attempts"`
 }
 
-// The claiming attempt is about to start the message's SMTP transaction: from here a crash leaves it ambiguous.
+// The claiming attempt is about to send the message's final dot: from here a crash leaves it ambiguous. The
+// message handed over before it on the same session, which its server accepted, is written accepted here too
+// (when its own result has not been written yet).
 func (q *Queries) SendTaskHandOver(ctx context.Context, db DBTX, arg SendTaskHandOverParams) (int64, error) {
-	result, err := db.Exec(ctx, sendTaskHandOver, arg.OrganizationID, arg.ID, arg.Attempts)
+	result, err := db.Exec(ctx, sendTaskHandOver,
+		arg.OrganizationID,
+		arg.ID,
+		arg.Attempts,
+		arg.AcceptedID,
+		arg.AcceptedAttempts,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -597,7 +616,7 @@ func (q *Queries) SendTaskRequeue(ctx context.Context, db DBTX, arg SendTaskRequ
 }
 
 const sendTaskSent = `-- name: SendTaskSent :execrows
-UPDATE send_tasks SET status = 'sent', sent_at = now(), error_code = '', error_message = '', sent_copy = $1
+UPDATE send_tasks SET status = 'sent', sent_at = coalesce(accepted_at, now()), error_code = '', error_message = '', sent_copy = $1
 WHERE organization_id = $2 AND id = $3 AND status = 'sending' AND attempts = $4
 `
 
@@ -641,9 +660,9 @@ WITH want AS (
   WHERE organization_id = $3 AND id = $6 AND EXISTS (SELECT 1 FROM fits WHERE fits.capped > 0)
 )
 UPDATE send_tasks SET status = 'sending', attempts = attempts + 1, claimed_at = $1, counted_day = $2,
-  handed_over_at = NULL
+  handed_over_at = NULL, accepted_at = NULL
 WHERE send_tasks.organization_id = $3 AND send_tasks.id = ANY(ARRAY(SELECT fits.id FROM fits))
-RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy
+RETURNING organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy, accepted_at
 `
 
 type SendTasksClaimParams struct {
@@ -725,6 +744,7 @@ func (q *Queries) SendTasksClaim(ctx context.Context, db DBTX, arg SendTasksClai
 			&i.DecidedBy,
 			&i.DecidedAt,
 			&i.SentCopy,
+			&i.AcceptedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -737,7 +757,7 @@ func (q *Queries) SendTasksClaim(ctx context.Context, db DBTX, arg SendTasksClai
 }
 
 const sendTasksLoadForClaim = `-- name: SendTasksLoadForClaim :many
-SELECT t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, t.attachment_ids, t.signed, t.variant_id, t.unsubscribe_url, t.thread_id, t.handed_over_at, t.outcome_check, t.decided_by, t.decided_at, t.sent_copy, m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason, m.sent_copies FROM send_tasks t, mailboxes m
+SELECT t.organization_id, t.id, t.kind, t.status, t.mailbox_id, t.from_email, t.from_name, t.contact_id, t.to_email, t.campaign_id, t.step_id, t.step_name, t.subject, t.message_id, t.error_code, t.error_message, t.created_at, t.sent_at, t.opened_at, t.clicked_at, t.replied_at, t.bounced_at, t.to_list, t.cc, t.bcc, t.reply_to, t.in_reply_to, t.thread_references, t.body_text, t.body_html, t.send_mode, t.not_before, t.attempts, t.claimed_at, t.counted_day, t.failed_at, t.attachment_ids, t.signed, t.variant_id, t.unsubscribe_url, t.thread_id, t.handed_over_at, t.outcome_check, t.decided_by, t.decided_at, t.sent_copy, t.accepted_at, m.organization_id, m.id, m.user_id, m.worker_id, m.email, m.name, m.provider, m.status, m.signature_plain, m.signature_html, m.signature_sync, m.signature_code, m.send_as_email, m.reply_to, m.save_to_sent, m.campaign_limit, m.min_wait_time, m.timezone, m.tags, m.smtp_host, m.smtp_port, m.smtp_username, m.smtp_security, m.smtp_password, m.imap_host, m.imap_port, m.imap_username, m.imap_security, m.imap_password, m.identities, m.identity_synced_at, m.signature_source, m.signature_imported_at, m.last_synced_at, m.last_id, m.rotation_state, m.rotation_since, m.rotation_reason, m.warmup, m.warmup_paused_at, m.warmup_base, m.warmup_max, m.warmup_increase, m.warmup_reply_rate, m.warmup_tag, m.warmup_pool_type, m.warmup_start_time, m.warmup_end_time, m.warmup_days, m.warmup_health, m.tracking_domain, m.tracking_domain_verified, m.tracking_domain_verified_at, m.auth_state, m.auth_spf, m.auth_dkim, m.auth_dmarc, m.auth_dmarc_policy, m.auth_reason, m.auth_checked_at, m.auth_failing_since, m.created_at, m.updated_at, m.last_capped_send_at, m.tracking_status, m.tracking_message, m.tracking_observed, m.tracking_host_unresolvable, m.tracking_checked_at, m.warmup_blocked_at, m.warmup_blocked_until, m.warmup_block_reason, m.sent_copies FROM send_tasks t, mailboxes m
 WHERE t.organization_id = $1 AND t.id = ANY($2::uuid[])
   AND m.organization_id = $1 AND m.id = $3
 ORDER BY t.id
@@ -815,6 +835,7 @@ func (q *Queries) SendTasksLoadForClaim(ctx context.Context, db DBTX, arg SendTa
 			&i.SendTask.DecidedBy,
 			&i.SendTask.DecidedAt,
 			&i.SendTask.SentCopy,
+			&i.SendTask.AcceptedAt,
 			&i.Mailbox.OrganizationID,
 			&i.Mailbox.ID,
 			&i.Mailbox.UserID,
@@ -900,7 +921,7 @@ func (q *Queries) SendTasksLoadForClaim(ctx context.Context, db DBTX, arg SendTa
 }
 
 const sendTasksUndecided = `-- name: SendTasksUndecided :many
-SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy FROM send_tasks
+SELECT organization_id, id, kind, status, mailbox_id, from_email, from_name, contact_id, to_email, campaign_id, step_id, step_name, subject, message_id, error_code, error_message, created_at, sent_at, opened_at, clicked_at, replied_at, bounced_at, to_list, cc, bcc, reply_to, in_reply_to, thread_references, body_text, body_html, send_mode, not_before, attempts, claimed_at, counted_day, failed_at, attachment_ids, signed, variant_id, unsubscribe_url, thread_id, handed_over_at, outcome_check, decided_by, decided_at, sent_copy, accepted_at FROM send_tasks
 WHERE organization_id = $1 AND mailbox_id = $2 AND outcome_check = 'needs_decision'
   AND id > $3
 ORDER BY id
@@ -976,6 +997,7 @@ func (q *Queries) SendTasksUndecided(ctx context.Context, db DBTX, arg SendTasks
 			&i.DecidedBy,
 			&i.DecidedAt,
 			&i.SentCopy,
+			&i.AcceptedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -11,8 +11,12 @@ import (
 	"github.com/emersion/go-smtp"
 	"github.com/google/uuid"
 
+	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/mail/mailbox"
 )
+
+// codeHandOverUnrecorded: the hand-over's mark could not be written, so the message was not handed over.
+const codeHandOverUnrecorded = "hand_over_unrecorded"
 
 // outcome is what one hand-over attempt came to.
 type outcome int
@@ -55,6 +59,9 @@ type session struct {
 	client   *smtp.Client
 	version  time.Time // the mailbox's updated_at when the session was opened: settings changed means redial
 	lastUsed time.Time
+	// accepted is the last message its server accepted on the session, until its acceptance or its result is
+	// written (see Pipeline.handOverOn); read and written by the token's holder only.
+	accepted *dbq.SendTask
 }
 
 func newConns(d mailbox.Dialer) *conns {
@@ -88,8 +95,7 @@ func (p *conns) entry(id uuid.UUID, now time.Time) *session {
 }
 
 // hold waits for the mailbox's session to be free and takes it (nil when ctx ends first); the holder calls
-// release when done. The pipeline holds it from hand-over until the result is recorded, so at most one message
-// per mailbox session is ever handed over and not yet recorded: what a crash can leave ambiguous.
+// release when done.
 func (p *conns) hold(ctx context.Context, id uuid.UUID) *session {
 	s := p.entry(id, time.Now())
 	select {
@@ -107,8 +113,9 @@ func (s *session) release() { <-s.token }
 // (dialing one when there is none, it has idled too long or the mailbox changed since), and classifies what
 // happened. A pooled session that turns out dead before anything was handed over is replaced once.
 //
-// handOver runs once, on the session, just before the first SMTP transaction starts; when it fails nothing is
-// sent and the attempt is retried later.
+// handOver runs on the session once the message is written and before the final dot that hands it over:
+// when it fails the dot is never sent (the server discards the message) and the attempt is retried later. It
+// runs once however many sessions the message takes.
 func (p *conns) send(ctx context.Context, s *session, version time.Time, srv mailbox.Server, from string, rcpts []string, msg []byte, handOver func() error) result {
 	now := time.Now()
 	if s.client != nil && (!s.version.Equal(version) || now.Sub(s.lastUsed) > p.idle) {
@@ -124,17 +131,12 @@ func (p *conns) send(ctx context.Context, s *session, version time.Time, srv mai
 			}
 			s.client, s.version = c, version
 		}
-		if try == 0 {
-			if err := handOver(); err != nil {
-				return result{outcome: transient, code: "hand_over_unrecorded", message: "The hand-over could not be recorded, so nothing was sent: " + err.Error()}
-			}
-		}
-		res, broken := transaction(ctx, s.client, from, rcpts, msg)
+		res, broken := transaction(ctx, s.client, from, rcpts, msg, handOver)
 		s.lastUsed = time.Now()
 		if broken {
 			_ = s.client.Close()
 			s.client = nil
-			if reused && try == 0 && res.outcome == transient {
+			if reused && try == 0 && res.outcome == transient && res.code != codeHandOverUnrecorded {
 				continue // the pooled session had died; a fresh one gets the message
 			}
 		}
@@ -142,8 +144,9 @@ func (p *conns) send(ctx context.Context, s *session, version time.Time, srv mai
 	}
 }
 
-// transaction runs MAIL, RCPT and DATA on c. broken says the session cannot be reused.
-func transaction(ctx context.Context, c *smtp.Client, from string, rcpts []string, msg []byte) (res result, broken bool) {
+// transaction runs MAIL, RCPT and DATA on c, and handOver between the message and its final dot. broken says
+// the session cannot be reused.
+func transaction(ctx context.Context, c *smtp.Client, from string, rcpts []string, msg []byte, handOver func() error) (res result, broken bool) {
 	// A canceled context (shutdown) cuts the connection; whatever step it interrupts is classified as usual.
 	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
 	defer stop()
@@ -171,6 +174,11 @@ func transaction(ctx context.Context, c *smtp.Client, from string, rcpts []strin
 		// Part of the message may be on the wire, but without the final dot the server discards it.
 		_ = w.Close()
 		return result{outcome: transient, code: "connection_lost", message: "The connection broke while the message was being written."}, true
+	}
+	if err := handOver(); err != nil {
+		// Not recorded as handed over, so not handed over: the connection closes before the final dot.
+		_ = c.Close()
+		return result{outcome: transient, code: codeHandOverUnrecorded, message: "The hand-over could not be recorded, so nothing was sent: " + err.Error()}, true
 	}
 	if err := w.Close(); err != nil {
 		if isSMTP(err) {

@@ -12,18 +12,22 @@
 //     counted per mailbox-local day) and minimum gap (min_wait_time) are checked and charged for capped kinds
 //     (campaign and direct sends; replies and warmup are exempt): a task that would break either waits, queued,
 //     until it would not. No caller can exceed them because no caller sends any other way.
-//   - The claim reserves; the hand-over is per message. Just before its SMTP transaction starts, on the
-//     mailbox's pooled connection, the attempt marks its task handed over (handed_over_at) and keeps the
-//     connection until the result is recorded, so per mailbox session at most one message is ever handed
-//     over and not yet recorded: all a crash can leave ambiguous.
-//   - The result is written in a second transaction, guarded by the claiming attempt: sent (the Message-ID we
+//   - The claim reserves; the hand-over is per message. On the mailbox's pooled connection, once the message
+//     is written and just before the final dot that hands it to the server, the attempt marks its task handed
+//     over (handed_over_at): a crash before the mark leaves a message the server discards (sent again), after
+//     it one that may have left. When the server accepts, accepted_at is written at once; the connection is
+//     held from before the mark until that answer is written, so per mailbox session at most one message is
+//     ever handed over with no answer written: all a crash can leave ambiguous. The rest of an accepted
+//     message's result is written beside the next message's SMTP transaction.
+//   - The result is written after the server answers, guarded by the claiming attempt: sent (the Message-ID we
 //     wrote), failed with a code and message (a permanent rejection, or the fifth transient failure), queued
 //     again with backoff (a transient failure before the message was handed over), or ambiguous when the
 //     connection broke after the message was handed over and before the server answered. A failed or retried
 //     send gives its place in the day back.
 //   - A task found claimed by a later attempt (the worker died) is sent again when it was never handed over
-//     (its day's place given back and charged anew), and marked ambiguous when it was: never sent again
-//     blindly, since a duplicate to a prospect is worse than a late send.
+//     (its day's place given back and charged anew), recorded as sent when the server's acceptance was
+//     written, and marked ambiguous otherwise: never sent again blindly, since a duplicate to a prospect is
+//     worse than a late send.
 //   - An ambiguous task is settled from the mailbox's Sent folder (CheckOutcome, SentFolderDelay later): its
 //     deterministic Message-ID found there, it was sent; absent from a server known to file what it sends, it
 //     never left and is sent again; otherwise (a server that files nothing, or a folder out of reach after a

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/jackc/pgx/v5"
 
 	dbq "github.com/outflowhq/outflow/gen/db"
@@ -66,11 +68,52 @@ func (p *Pipeline) compose(ctx context.Context, t dbq.SendTask, m dbq.Mailbox, a
 // errNotOurs stops a hand-over whose task is no longer the attempt's (a later attempt took it).
 var errNotOurs = errors.New("sending: the task is no longer this attempt's")
 
-// handOver marks the claimed task handed over, just before its SMTP transaction starts: from here a crash
-// leaves it ambiguous, before here a later attempt sends it again. Nothing is sent when the mark is not written.
-func (p *Pipeline) handOver(ctx context.Context, t dbq.SendTask) error {
+// handOverOn sends the claimed task's message on its mailbox's pooled session and has its result written.
+//
+// The session is held from before the message's hand-over until its answer is written, or, when the server
+// accepted it, until the session knows it: the next hand-over on the session writes that acceptance
+// (accepted_at) in the statement of its own mark, unless the message's result is written first. So at most
+// one message per mailbox session is ever handed over with no answer written (all a crash can leave
+// ambiguous), a stream of sends from one mailbox pays one transaction per message on the session, and the
+// rest of each result is written beside the next message's SMTP transaction.
+func (p *Pipeline) handOverOn(ctx context.Context, outbox *events.Outbox, c *claimed, srv mailbox.Server, msg []byte) (time.Duration, error) {
+	s := p.conns.hold(ctx, c.mailbox.ID)
+	if s == nil {
+		return p.record(context.WithoutCancel(ctx), outbox, c, result{outcome: transient, code: "canceled",
+			message: "The attempt ended while it waited for the mailbox's connection; nothing was sent."})
+	}
+	marked := false
+	res := p.conns.send(ctx, s, c.mailbox.UpdatedAt, srv, c.task.FromEmail, recipients(c.task), msg, func() error {
+		if marked {
+			return nil
+		}
+		err := p.handOver(ctx, c.task, s.accepted)
+		if marked = err == nil; marked {
+			s.accepted = nil
+		}
+		return err
+	})
+	ctx = context.WithoutCancel(ctx) // an answer is written whatever happens to the job
+	if marked && res.outcome == delivered {
+		s.accepted = &c.task
+		s.release()
+		return p.record(ctx, outbox, c, res)
+	}
+	defer s.release()
+	return p.record(ctx, outbox, c, res)
+}
+
+// handOver marks the claimed task handed over, once its message is on the session and before the final dot:
+// from here a crash leaves it ambiguous, before here a later attempt sends it again. The message the session's
+// server accepted before it (accepted, when there is one) is written accepted in the same statement. Nothing
+// is handed over when the mark is not written.
+func (p *Pipeline) handOver(ctx context.Context, t dbq.SendTask, accepted *dbq.SendTask) error {
+	arg := dbq.SendTaskHandOverParams{OrganizationID: t.OrganizationID, ID: t.ID, Attempts: t.Attempts}
+	if accepted != nil { // a session is one mailbox's: the same organization
+		arg.AcceptedID, arg.AcceptedAttempts = uuid.NullUUID{UUID: accepted.ID, Valid: true}, &accepted.Attempts
+	}
 	return db.WithOrgTx(ctx, p.pool, t.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
-		n, err := queries.SendTaskHandOver(ctx, tx, dbq.SendTaskHandOverParams{OrganizationID: t.OrganizationID, ID: t.ID, Attempts: t.Attempts})
+		n, err := queries.SendTaskHandOver(ctx, tx, arg)
 		if err == nil && n == 0 {
 			err = errNotOurs
 		}

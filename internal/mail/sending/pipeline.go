@@ -250,17 +250,7 @@ func (p *Pipeline) Attempt(ctx context.Context, outbox *events.Outbox, a Args) (
 	if res != nil {
 		return p.record(context.WithoutCancel(ctx), outbox, c, *res)
 	}
-	// The mailbox's session is held from the hand-over until the result is recorded: a crash leaves at most
-	// this one message per session ambiguous, not every message sent and not yet recorded.
-	s := p.conns.hold(ctx, c.mailbox.ID)
-	if s == nil {
-		return p.record(context.WithoutCancel(ctx), outbox, c, result{outcome: transient, code: "canceled",
-			message: "The attempt ended while it waited for the mailbox's connection; nothing was sent."})
-	}
-	defer s.release()
-	sent := p.conns.send(ctx, s, c.mailbox.UpdatedAt, srv, c.task.FromEmail, recipients(c.task), msg,
-		func() error { return p.handOver(ctx, c.task) })
-	return p.record(context.WithoutCancel(ctx), outbox, c, sent)
+	return p.handOverOn(ctx, outbox, c, srv, msg)
 }
 
 // turn is where the claims on one mailbox meet in this process. Claims on a mailbox take turns on its row
@@ -453,6 +443,10 @@ func (p *Pipeline) check(ctx context.Context, tx pgx.Tx, outbox *events.Outbox, 
 			return 0, false, err
 		}
 		t.Status, t.CountedDay = "queued", nil
+	case t.Status == "sending" && t.AcceptedAt != nil:
+		// The server took it and the attempt died before writing the rest of the result: it is sent.
+		_, err := p.recordTx(ctx, tx, outbox, &claimed{task: t, mailbox: m}, result{outcome: delivered})
+		return 0, false, err
 	case t.Status == "sending":
 		// An earlier attempt handed it over and never wrote a result: its worker died between hand-over and
 		// answer. Whether the message left is unknown, so it is not sent again until its Sent folder says.
@@ -525,74 +519,6 @@ func recipients(t dbq.SendTask) []string {
 	out = append(out, t.ToList...)
 	out = append(out, t.Cc...)
 	return append(out, t.Bcc...)
-}
-
-// record writes the attempt's result (guarded by the attempt that claimed the task: a result that comes too
-// late to matter changes nothing), gives the day's place back when nothing left, and raises the account-level
-// condition. It answers the wait before a retry.
-func (p *Pipeline) record(ctx context.Context, outbox *events.Outbox, c *claimed, res result) (time.Duration, error) {
-	t, m := c.task, c.mailbox
-	org := t.OrganizationID
-	var wait time.Duration
-	err := db.WithOrgTx(ctx, p.pool, org, func(ctx context.Context, tx pgx.Tx) error {
-		wait = 0
-		var n int64
-		var err error
-		credit := false
-		result := Settled{Task: t, Code: res.code, Message: clip(res.message)}
-		switch {
-		case res.outcome == delivered:
-			result = Settled{Task: t, Status: StatusSent}
-			sentCopy := "" // owed ("pending") unless warmup or a server that files its own copies
-			if t.Kind != KindWarmup && m.SentCopies != SentCopiesServer {
-				sentCopy = "pending"
-			}
-			n, err = queries.SendTaskSent(ctx, tx, dbq.SendTaskSentParams{OrganizationID: org, ID: t.ID, Attempts: t.Attempts, SentCopy: sentCopy})
-			if err == nil && n > 0 && sentCopy != "" {
-				err = p.oweCopy(ctx, tx, outbox, t, m)
-			}
-		case res.outcome == ambiguous:
-			// Recorded (and told to the hook) by ambiguous itself, which queues the Sent folder check.
-			n, err = p.ambiguous(ctx, tx, outbox, t, res.code, clip(res.message))
-		case res.outcome == transient && t.Attempts < MaxAttempts:
-			wait = retryAfter(t.Attempts)
-			credit = true
-			n, err = queries.SendTaskRequeue(ctx, tx, dbq.SendTaskRequeueParams{OrganizationID: org, ID: t.ID, FromStatus: "sending",
-				Attempts: t.Attempts, NotBefore: p.now().Add(wait), ErrorCode: res.code, ErrorMessage: clip(res.message)})
-		default:
-			result.Status = StatusFailed
-			if res.outcome == transient && res.account == "" {
-				res.account = mailbox.ConditionServerError // the fifth transient failure in a row
-			}
-			credit = true
-			n, err = queries.SendTaskFailed(ctx, tx, dbq.SendTaskFailedParams{OrganizationID: org, ID: t.ID, FromStatus: "sending",
-				Attempts: t.Attempts, ErrorCode: res.code, ErrorMessage: clip(res.message)})
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			// A later attempt already settled the task (as ambiguous): its result stands.
-			p.logger.WarnContext(ctx, "send result came after the task was settled", slog.String("task_id", t.ID.String()))
-			wait = 0
-			return nil
-		}
-		if credit {
-			if err := p.credit(ctx, tx, t); err != nil {
-				return err
-			}
-		}
-		if result.Status != "" {
-			if err := p.settled(ctx, tx, outbox, result); err != nil {
-				return err
-			}
-		}
-		if res.account != "" {
-			return mailbox.Raise(ctx, tx, outbox, m, res.account, res.message)
-		}
-		return nil
-	})
-	return wait, err
 }
 
 // clip bounds an error text to what the columns take (in characters, as their CHECKs count).
