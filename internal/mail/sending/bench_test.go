@@ -54,12 +54,6 @@ func BenchmarkSendPipeline(b *testing.B) {
 			Email: fmt.Sprintf("ada+%d@example.com", run), Name: "Ada", SMTP: api.NewOptMailService(service(b, r.smtp.Addr, smtpPass)),
 			Imap: r.imapService(b), CampaignLimit: api.NewOptInt(5000), MinWaitTime: api.NewOptInt(0)}, api.MailboxesCreateParams{})
 		require.NoError(b, err)
-		// The mailbox's server files its own copies of what it sends (as Gmail and Microsoft 365 do): the
-		// baseline only sends, so the pipeline appends no copies here either.
-		require.NoError(b, db.WithOrgTx(ctx, r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, `UPDATE mailboxes SET sent_copies = 'server' WHERE id = $1`, box.ID)
-			return err
-		}))
 		enqueue := func(n int) {
 			require.NoError(b, db.WithOrgTx(ctx, r.env.DB.Pool, r.org, func(ctx context.Context, tx pgx.Tx) error {
 				m, err := dbq.New().MailboxGet(ctx, tx, dbq.MailboxGetParams{OrganizationID: r.org, ID: box.ID})

@@ -157,6 +157,30 @@ func TestATaskClaimedButNeverHandedOverIsSentAgainNotLeftAmbiguous(t *testing.T)
 	require.Equal(t, 1, total)
 }
 
+func TestATaskWhoseServerAcceptedItIsRecordedSentByTheNextAttemptNotLeftAmbiguous(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	id := r.send(t, "bob@example.com")
+	// A worker handed it over, the server accepted it and the acceptance was written (by the next message's
+	// hand-over), and the worker died before writing the rest of the result: the state it leaves behind.
+	r.exec(t, `UPDATE send_tasks SET status = 'sending', attempts = 1, claimed_at = now(), counted_day = current_date,
+		handed_over_at = now() - interval '2 minutes', accepted_at = now() - interval '1 minute' WHERE id = $1`, id)
+	r.exec(t, `INSERT INTO mailbox_send_days (organization_id, mailbox_id, day, capped, total) VALUES ($1, $2, current_date, 1, 1)`, r.org, r.box.ID)
+
+	require.Zero(t, r.attempt(t, r.pipeline(t), id))
+	status, code, attempts := r.task(t, id)
+	require.Equal(t, "sent", status, "the server took it, so it is sent")
+	require.Empty(t, code)
+	require.Equal(t, 1, attempts, "not claimed again")
+	require.Zero(t, r.smtp.Count(), "nothing sent again")
+	var late bool
+	r.query(t, `SELECT sent_at = accepted_at FROM send_tasks WHERE id = $1`, []any{id}, &late)
+	require.True(t, late, "sent when the server accepted it")
+	capped, total := r.day(t)
+	require.Equal(t, 1, capped, "its place in the day stays charged")
+	require.Equal(t, 1, total)
+}
+
 func TestAnAmbiguousSendFoundInTheSentFolderIsSent(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
