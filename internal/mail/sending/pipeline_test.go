@@ -331,6 +331,46 @@ func TestACrashBetweenHandOverAndResultIsAmbiguousNotADuplicate(t *testing.T) {
 	require.Len(t, r.smtp.Messages(), 1)
 }
 
+// An attempt waiting for its mailbox's session (held by a message whose server has not answered) ends when its
+// job's context does: River's timeout reaches it, so the job never stays running behind a stalled session.
+func TestAnAttemptQueuedBehindAStalledSessionEndsWithItsJob(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	release := r.smtp.Stall()
+	t.Cleanup(release)
+	first, second := r.send(t, "bob@example.com"), r.send(t, "carol@example.com")
+	p := r.pipeline(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Attempt(context.Background(), r.outbox, r.args(first))
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return len(r.smtp.Messages()) == 1 }, 5*time.Second, 10*time.Millisecond)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	ended := make(chan error, 1)
+	go func() {
+		_, err := p.Attempt(ctx, r.outbox, r.args(second))
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the attempt behind the stalled session outlived its job")
+	}
+	status, code, _ := r.task(t, second)
+	require.Equal(t, "queued", status, "nothing was handed over, so it waits for its next attempt")
+	require.Equal(t, "canceled", code)
+
+	release()
+	require.NoError(t, <-done)
+	status, _, _ = r.task(t, first)
+	require.Equal(t, "sent", status)
+	require.Len(t, r.smtp.Messages(), 1, "the second message never reached the server")
+}
+
 func TestAConnectionCutAfterHandOverIsAmbiguous(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
