@@ -1899,7 +1899,9 @@ CREATE TABLE public.held_leads (
     contact_id uuid NOT NULL,
     campaign_id uuid,
     segment_id uuid,
-    CONSTRAINT held_leads_check CHECK (((campaign_id IS NULL) <> (segment_id IS NULL)))
+    via_segment boolean DEFAULT false NOT NULL,
+    CONSTRAINT held_leads_check CHECK (((campaign_id IS NULL) <> (segment_id IS NULL))),
+    CONSTRAINT held_leads_check1 CHECK (((NOT via_segment) OR (campaign_id IS NOT NULL)))
 );
 
 --
@@ -4130,6 +4132,12 @@ CREATE INDEX held_leads_contact ON public.held_leads USING btree (organization_i
 --
 
 CREATE INDEX held_leads_segment ON public.held_leads USING btree (organization_id, segment_id) WHERE (segment_id IS NOT NULL);
+
+--
+-- Name: held_leads_via_segment; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX held_leads_via_segment ON public.held_leads USING btree (organization_id, campaign_id, contact_id) WHERE via_segment;
 
 --
 -- Name: idempotency_keys_expires_at; Type: INDEX; Schema: public; Owner: -

@@ -132,11 +132,13 @@ func TestPeriodicEnrolmentAddsContactsThatJoinedALinkedSegment(t *testing.T) {
 	unlinked := campCreate(t, f.c, api.CampaignCreate{Name: "Unlinked"})
 	require.Len(t, campLeadEmails(t, f.env, f.org, camp.ID), 4)
 
-	// e is pinned into the static segment (by a person: an API key's pin enrolls at once, see
-	// lead_gate_segments_test.go) and f starts matching the dynamic one after the links were made.
-	segAdd(t, f.env.Owner(t, "acme"), f.static.ID, api.ContactSelection{Contacts: []uuid.UUID{f.cs[4].ID}})
+	// e is pinned into the static segment and f starts matching the dynamic one after the links were made,
+	// both by a person (an API key's pin or change enrolls at once, see lead_gate_segments_test.go and
+	// lead_gate_dynamic_test.go).
+	person := f.env.Owner(t, "acme")
+	segAdd(t, person, f.static.ID, api.ContactSelection{Contacts: []uuid.UUID{f.cs[4].ID}})
 	late := segContacts(t, f.c, "f@example.com")[0]
-	_, err := f.c.ContactsUpdate(ctx, &api.ContactUpdate{CustomFields: api.NewOptContactUpdateCustomFields(
+	_, err := person.ContactsUpdate(ctx, &api.ContactUpdate{CustomFields: api.NewOptContactUpdateCustomFields(
 		api.ContactUpdateCustomFields{"industry": "mathematics"})}, api.ContactsUpdateParams{ID: late.ID})
 	require.NoError(t, err)
 	require.Len(t, campLeadEmails(t, f.env, f.org, camp.ID), 4, "nothing joins before the job runs")

@@ -152,6 +152,11 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 		if err := checkLinkRefs(ctx, tx, org, campaigns, categories, segments); err != nil {
 			return err
 		}
+		p := auth.PrincipalFrom(ctx)
+		watch, err := watchAddresses(ctx, tx, h.gate, p, inputs)
+		if err != nil {
+			return err
+		}
 		ids := make([]uuid.UUID, len(inputs))
 		var created, updated []uuid.UUID
 		for i, in := range inputs {
@@ -193,7 +198,7 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 				updated = append(updated, ids[i])
 			}
 		}
-		adds := leadgate.Request{Event: "contacts.created"}
+		adds := leadgate.Request{Changed: dedupIDs(ids), Watch: watch, Event: "contacts.created"}
 		for i, in := range inputs {
 			if err := linkCategories(ctx, tx, org, []uuid.UUID{ids[i]}, in.categories); err != nil {
 				return err
@@ -201,7 +206,7 @@ func (h *Contacts) ContactsCreate(ctx context.Context, req []api.ContactCreate, 
 			adds.Leads = append(adds.Leads, leadsOf(ids[i:i+1], in.campaigns)...)
 			adds.Pins = append(adds.Pins, pinsOf(ids[i:i+1], in.segments)...)
 		}
-		added, err := h.gate.Add(ctx, tx, auth.PrincipalFrom(ctx), adds, time.Now())
+		added, err := h.gate.Add(ctx, tx, p, adds, time.Now())
 		if err != nil {
 			return err
 		}
@@ -486,6 +491,12 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 		if err := checkLinkRefs(ctx, tx, org, campaigns, append(append(slices.Clone(categories), addCats...), removeCats...), nil); err != nil {
 			return err
 		}
+		p := auth.PrincipalFrom(ctx)
+		ids := []uuid.UUID{row.ID}
+		watch, err := h.gate.Watch(ctx, tx, p, ids)
+		if err != nil {
+			return err
+		}
 		if fields {
 			if err := h.queries.ContactUpdate(ctx, tx, upd); err != nil {
 				var pgErr *pgconn.PgError
@@ -495,7 +506,8 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 				return fmt.Errorf("update contact: %w", err)
 			}
 		}
-		ids := []uuid.UUID{row.ID}
+		// The campaigns go through the gate last, with what the rest of the change brings into linked segments.
+		adds := leadgate.Request{Changed: ids, Watch: watch, Event: "contacts.updated"}
 		if req.Campaigns != nil {
 			current, err := h.queries.ContactLinksCampaignIDs(ctx, tx, dbq.ContactLinksCampaignIDsParams{OrganizationID: org, ContactID: row.ID})
 			if err != nil {
@@ -504,11 +516,7 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 			if err := unlinkContacts(ctx, tx, org, ids, without(current, campaigns), nil); err != nil {
 				return err
 			}
-			added, err := h.gate.Add(ctx, tx, auth.PrincipalFrom(ctx), leadgate.Request{Leads: leadsOf(ids, campaigns), Event: "contacts.updated"}, time.Now())
-			if err != nil {
-				return err
-			}
-			held = added.Held
+			adds.Leads = leadsOf(ids, campaigns)
 			changes = append(changes, "campaigns")
 		}
 		if req.Categories != nil || len(addCats) > 0 || len(removeCats) > 0 {
@@ -534,6 +542,11 @@ func (h *Contacts) ContactsUpdate(ctx context.Context, req *api.ContactUpdate, p
 			}
 			changes = append(changes, "categories")
 		}
+		added, err := h.gate.Add(ctx, tx, p, adds, time.Now())
+		if err != nil {
+			return err
+		}
+		held = added.Held
 		if len(changes) > 0 {
 			if err := activity.Record(ctx, tx, activity.Entry{ContactIDs: ids, UserID: actorUser(ctx), Type: "contact_updated",
 				Metadata: map[string]any{"fields": changes}}); err != nil {

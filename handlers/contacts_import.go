@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	ht "github.com/ogen-go/ogen/http"
@@ -130,12 +131,21 @@ func (h *ContactImport) ContactsImportCommit(ctx context.Context, req *api.Conta
 			return err
 		}
 		imp.Defer(campaigns, segments)
+		// An agent's import may bring contacts into dynamic segments linked to campaigns: the gate compares what
+		// the contacts it changes belonged to before with what they belong to after.
+		watch, err := h.gate.Watch(ctx, tx, p, nil)
+		if err != nil {
+			return err
+		}
+		if watch.Reads() {
+			imp.Watch(func(ctx context.Context, existing []uuid.UUID) error { return watch.Read(ctx, tx, existing) })
+		}
 		if out, err = imp.Load(ctx, tx, org); err != nil {
 			return err
 		}
 		if out.Targets != nil {
 			added, err := h.gate.Add(ctx, tx, p, leadgate.Request{Leads: leadsOf(out.Targets, campaigns), Pins: pinsOf(out.Targets, segments),
-				Event: "contacts.imported"}, time.Now())
+				Changed: out.Targets, Watch: watch, Event: "contacts.imported"}, time.Now())
 			if err != nil {
 				return err
 			}

@@ -215,6 +215,11 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 		if len(ids) == 0 {
 			return apierror.BadRequest("empty_selection", "None of the selected contacts exist.")
 		}
+		p := auth.PrincipalFrom(ctx)
+		watch, err := h.gate.Watch(ctx, tx, p, ids)
+		if err != nil {
+			return err
+		}
 		for _, op := range req.Fields {
 			field := dbq.ContactFieldEditParams{OrganizationID: org, Ids: ids, Key: op.Key, Value: op.Value.Value}
 			switch string(op.Type) {
@@ -242,16 +247,18 @@ func (h *Contacts) ContactsBulkUpdate(ctx context.Context, req *api.ContactBulkU
 		if err := linkCategories(ctx, tx, org, ids, addCats); err != nil {
 			return err
 		}
-		added, err := h.gate.Add(ctx, tx, auth.PrincipalFrom(ctx), leadgate.Request{Leads: leadsOf(ids, addCamps), Event: "contacts.bulk_updated"}, time.Now())
-		if err != nil {
-			return err
-		}
-		held = added.Held
 		if len(addCamps)+len(removeCamps)+len(addCats)+len(removeCats) > 0 {
 			if err := h.queries.ContactTouch(ctx, tx, dbq.ContactTouchParams{OrganizationID: org, Ids: ids}); err != nil {
 				return err
 			}
 		}
+		// The campaigns go through the gate last, with what the rest of the change brings into linked segments.
+		added, err := h.gate.Add(ctx, tx, p, leadgate.Request{Leads: leadsOf(ids, addCamps), Changed: ids, Watch: watch,
+			Event: "contacts.bulk_updated"}, time.Now())
+		if err != nil {
+			return err
+		}
+		held = added.Held
 		if _, err := h.outbox.Emit(ctx, tx, events.ContactUpdated, bulkEventData(len(ids))); err != nil {
 			return err
 		}

@@ -1,11 +1,16 @@
 package handlers
 
 import (
+	"context"
+
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/outflowhq/outflow/gen/api"
+	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/agents/leadgate"
 	"github.com/outflowhq/outflow/internal/campaigns/campaign"
+	"github.com/outflowhq/outflow/internal/identity/auth"
 )
 
 // heldLeads maps leads an agent's write left waiting for a person (leadgate.Held) onto the `approval` of a 202
@@ -44,4 +49,22 @@ func pinsOf(contacts, segments []uuid.UUID) []leadgate.Pin {
 		}
 	}
 	return out
+}
+
+// watchAddresses is the gate's Watch, for an API key or OAuth grant, of the contacts POST /contacts is about
+// to enrich: the primary contacts of the inputs' addresses (the contacts it creates belonged to nothing
+// before). Nil for a session.
+func watchAddresses(ctx context.Context, tx pgx.Tx, gate *leadgate.Gate, p *auth.Principal, inputs []contactInput) (*leadgate.Watch, error) {
+	if p.IsSession() {
+		return nil, nil
+	}
+	emails := make([]string, len(inputs))
+	for i, in := range inputs {
+		emails[i] = in.email
+	}
+	existing, err := dbq.New().ContactIDsByEmails(ctx, tx, dbq.ContactIDsByEmailsParams{OrganizationID: p.OrganizationID, Emails: emails})
+	if err != nil {
+		return nil, err
+	}
+	return gate.Watch(ctx, tx, p, existing)
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/outflowhq/outflow/internal/platform/db"
 )
 
-func segCreate(t *testing.T, c *api.Client, req api.SegmentCreate) *api.Segment {
+func segCreate(t testing.TB, c *api.Client, req api.SegmentCreate) *api.Segment {
 	t.Helper()
 	s, err := c.SegmentsCreate(context.Background(), &req, api.SegmentsCreateParams{})
 	require.NoError(t, err)

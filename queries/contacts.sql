@@ -33,6 +33,11 @@ SELECT id FROM contacts
 WHERE organization_id = @organization_id::uuid AND email = @email::text
 ORDER BY duplicate_seq LIMIT 1;
 
+-- name: ContactIDsByEmails :many
+-- The primary contacts of addresses (those an upsert by address enriches).
+SELECT id FROM contacts
+WHERE organization_id = @organization_id::uuid AND email = ANY(@emails::text[]) AND duplicate_seq = 0;
+
 -- name: ContactUpdate :exec
 -- Changes the sent fields of one contact (NULL keeps a field); custom fields lose the keys in drop_custom and
 -- take put_custom. An address another contact has fails on the unique index.

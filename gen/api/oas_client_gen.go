@@ -2112,7 +2112,8 @@ type ContactsInvoker interface {
 	// BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 	//
 	// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-	// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+	// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+	// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 	// person's approval and the answer is 202. Sessions are never held.
 	//
 	// Errors: 400 invalid body, filter selection matching nothing, 400 `selection_too_large`, 400
@@ -2130,7 +2131,8 @@ type ContactsInvoker interface {
 	// keys, OAuth) or manage_contacts (sessions).
 	//
 	// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-	// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+	// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+	// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 	// person's approval and the answer is 202. Sessions are never held.
 	//
 	// Errors: 400 empty array, missing or non-address email, unknown segment id (nothing written), 400
@@ -2189,7 +2191,8 @@ type ContactsInvoker interface {
 	// contact.created; needs BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 	//
 	// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-	// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+	// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+	// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 	// person's approval and the answer is 202. Sessions are never held.
 	//
 	// Errors: 400 invalid options, no email column, custom column without custom_key, invalid custom-field
@@ -2323,7 +2326,8 @@ type ContactsInvoker interface {
 	// value sent here can clear a custom field. Raises contact.updated.
 	//
 	// API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-	// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+	// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+	// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 	// person's approval and the answer is 202. Sessions are never held.
 	//
 	// Errors: 400 invalid body or email, 401, 403 missing scope or permission, 404 unknown or malformed
@@ -26651,7 +26655,8 @@ func (c *Client) sendContactsBulkDelete(ctx context.Context, request ContactsBul
 // BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 //
 // API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 // person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 invalid body, filter selection matching nothing, 400 `selection_too_large`, 400
@@ -26823,7 +26828,8 @@ func (c *Client) sendContactsBulkUpdate(ctx context.Context, request *ContactBul
 // keys, OAuth) or manage_contacts (sessions).
 //
 // API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 // person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 empty array, missing or non-address email, unknown segment id (nothing written), 400
@@ -27832,7 +27838,8 @@ func (c *Client) sendContactsGet(ctx context.Context, params ContactsGetParams, 
 // contact.created; needs BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 //
 // API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 // person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 invalid options, no email column, custom column without custom_key, invalid custom-field
@@ -30020,7 +30027,8 @@ func (c *Client) sendContactsTimelineList(ctx context.Context, params ContactsTi
 // value sent here can clear a custom field. Raises contact.updated.
 //
 // API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 // person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 invalid body or email, 401, 403 missing scope or permission, 404 unknown or malformed

@@ -27873,7 +27873,8 @@ func (s *Server) handleContactsBulkDeleteRequest(args [0]string, argsEscaped boo
 // BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 //
 // API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 // person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 invalid body, filter selection matching nothing, 400 `selection_too_large`, 400
@@ -28100,7 +28101,8 @@ func (s *Server) handleContactsBulkUpdateRequest(args [0]string, argsEscaped boo
 // keys, OAuth) or manage_contacts (sessions).
 //
 // API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 // person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 empty array, missing or non-address email, unknown segment id (nothing written), 400
@@ -29357,7 +29359,8 @@ func (s *Server) handleContactsGetRequest(args [1]string, argsEscaped bool, w ht
 // contact.created; needs BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 //
 // API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 // person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 invalid options, no email column, custom column without custom_key, invalid custom-field
@@ -31969,7 +31972,8 @@ func (s *Server) handleContactsTimelineListRequest(args [1]string, argsEscaped b
 // value sent here can clear a custom field. Raises contact.updated.
 //
 // API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 // person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 invalid body or email, 401, 403 missing scope or permission, 404 unknown or malformed

@@ -26125,7 +26125,12 @@ func (s *GoogleSignInRequest) SetIDToken(val string) {
 // added and an approval (action_type campaign.launch, expiring after 30 minutes) holds them: approving
 // adds them with the hard gates run again (campaigns, segments and contacts that still exist),
 // counting nothing; a denial or an expiry adds nothing. Leads for draft and paused campaigns are added
-// at once: starting or resuming is the gated launch and counts them.
+// at once: starting or resuming is the gated launch and counts them. A contact write (POST and PATCH
+// /contacts, PATCH /contacts/{id}, an import) whose change (fields, subscription, categories,
+// campaigns) or new contact newly matches a dynamic segment linked to such a campaign brings that
+// contact in as a new lead of it, counted and held with the others; while held, and after a denial or
+// an expiry for as long as the contact stays a member, the segment's enrolment leaves it out. A
+// contact that was a member before the write counts nothing.
 // Ref: #/components/schemas/HeldLeads
 type HeldLeads struct {
 	Result HeldLeadsResult `json:"result"`
@@ -53440,8 +53445,9 @@ type SendApproval struct {
 	// What approving runs. A held send has the message; a held run its plan and input. Held leads
 	// (action_type campaign.launch, see HeldLeads) have operation campaign.add_leads (leads and segment
 	// pins: campaigns [{id, name, status, leads}], segments [{id, name, contacts}], leads, contacts and up
-	// to 10 sample addresses) or campaign.link_segments (campaigns, segments [{id, name}] and leads, the
-	// members they would add now), with event, the request's audit event.
+	// to 10 sample addresses, and joined_segments [{id, name, leads}] when leads come from contacts newly
+	// matching dynamic segments) or campaign.link_segments (campaigns, segments [{id, name}] and leads,
+	// the members they would add now), with event, the request's audit event.
 	Payload   OptSendApprovalPayload `json:"payload"`
 	ExpiresAt OptDateTime            `json:"expires_at"`
 }
@@ -53654,8 +53660,9 @@ func (s *SendApprovalActionType) UnmarshalText(data []byte) error {
 // What approving runs. A held send has the message; a held run its plan and input. Held leads
 // (action_type campaign.launch, see HeldLeads) have operation campaign.add_leads (leads and segment
 // pins: campaigns [{id, name, status, leads}], segments [{id, name, contacts}], leads, contacts and up
-// to 10 sample addresses) or campaign.link_segments (campaigns, segments [{id, name}] and leads, the
-// members they would add now), with event, the request's audit event.
+// to 10 sample addresses, and joined_segments [{id, name, leads}] when leads come from contacts newly
+// matching dynamic segments) or campaign.link_segments (campaigns, segments [{id, name}] and leads,
+// the members they would add now), with event, the request's audit event.
 type SendApprovalPayload map[string]jx.Raw
 
 func (s *SendApprovalPayload) init() SendApprovalPayload {

@@ -2078,7 +2078,8 @@ func (UnimplementedHandler) ContactsBulkDelete(ctx context.Context, req Contacts
 // BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 //
 // API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 // person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 invalid body, filter selection matching nothing, 400 `selection_too_large`, 400
@@ -2099,7 +2100,8 @@ func (UnimplementedHandler) ContactsBulkUpdate(ctx context.Context, req *Contact
 // keys, OAuth) or manage_contacts (sessions).
 //
 // API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 // person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 empty array, missing or non-address email, unknown segment id (nothing written), 400
@@ -2189,7 +2191,8 @@ func (UnimplementedHandler) ContactsGet(ctx context.Context, params ContactsGetP
 // contact.created; needs BULK_CONTACTS (API keys, OAuth) or manage_contacts (sessions).
 //
 // API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 // person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 invalid options, no email column, custom column without custom_key, invalid custom-field
@@ -2359,7 +2362,8 @@ func (UnimplementedHandler) ContactsTimelineList(ctx context.Context, params Con
 // value sent here can clear a custom field. Raises contact.updated.
 //
 // API keys and OAuth tokens add leads to a campaign that sends (active, or completed: a new lead
-// restarts it) only under their agent policy (see HeldLeads); outside it those leads wait for a
+// restarts it) (named, or brought in by a dynamic segment linked to it that the change makes a contact
+// newly match) only under their agent policy (see HeldLeads); outside it those leads wait for a
 // person's approval and the answer is 202. Sessions are never held.
 //
 // Errors: 400 invalid body or email, 401, 403 missing scope or permission, 404 unknown or malformed

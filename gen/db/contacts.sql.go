@@ -199,6 +199,37 @@ func (q *Queries) ContactIDByEmail(ctx context.Context, db DBTX, arg ContactIDBy
 	return id, err
 }
 
+const contactIDsByEmails = `-- name: ContactIDsByEmails :many
+SELECT id FROM contacts
+WHERE organization_id = $1::uuid AND email = ANY($2::text[]) AND duplicate_seq = 0
+`
+
+type ContactIDsByEmailsParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	Emails         []string  `json:"emails"`
+}
+
+// The primary contacts of addresses (those an upsert by address enriches).
+func (q *Queries) ContactIDsByEmails(ctx context.Context, db DBTX, arg ContactIDsByEmailsParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, contactIDsByEmails, arg.OrganizationID, arg.Emails)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const contactIDsExisting = `-- name: ContactIDsExisting :many
 SELECT id FROM contacts WHERE organization_id = $1::uuid AND id = ANY($2::uuid[]) ORDER BY id
 `

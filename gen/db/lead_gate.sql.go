@@ -12,10 +12,11 @@ import (
 )
 
 const heldLeadsAddLeads = `-- name: HeldLeadsAddLeads :exec
-INSERT INTO held_leads (organization_id, approval_id, contact_id, campaign_id)
-SELECT $1::uuid, $2::uuid, pa.contact_id, pb.campaign_id
+INSERT INTO held_leads (organization_id, approval_id, contact_id, campaign_id, via_segment)
+SELECT $1::uuid, $2::uuid, pa.contact_id, pb.campaign_id, pc.via_segment
 FROM unnest($3::uuid[]) WITH ORDINALITY AS pa(contact_id, n)
 JOIN unnest($4::uuid[]) WITH ORDINALITY AS pb(campaign_id, n) USING (n)
+JOIN unnest($5::boolean[]) WITH ORDINALITY AS pc(via_segment, n) USING (n)
 `
 
 type HeldLeadsAddLeadsParams struct {
@@ -23,15 +24,18 @@ type HeldLeadsAddLeadsParams struct {
 	ApprovalID     uuid.UUID   `json:"approval_id"`
 	ContactIds     []uuid.UUID `json:"contact_ids"`
 	CampaignIds    []uuid.UUID `json:"campaign_ids"`
+	ViaSegment     []bool      `json:"via_segment"`
 }
 
-// Holds contact_ids[i] for campaign_ids[i] under the approval.
+// Holds contact_ids[i] for campaign_ids[i] under the approval; via_segment[i] marks a lead a segment linked to
+// the campaign would take in (enrolment skips it meanwhile).
 func (q *Queries) HeldLeadsAddLeads(ctx context.Context, db DBTX, arg HeldLeadsAddLeadsParams) error {
 	_, err := db.Exec(ctx, heldLeadsAddLeads,
 		arg.OrganizationID,
 		arg.ApprovalID,
 		arg.ContactIds,
 		arg.CampaignIds,
+		arg.ViaSegment,
 	)
 	return err
 }
@@ -143,6 +147,60 @@ func (q *Queries) LeadGateCampaigns(ctx context.Context, db DBTX, arg LeadGateCa
 	return items, nil
 }
 
+const leadGateContactsLock = `-- name: LeadGateContactsLock :exec
+SELECT id FROM contacts WHERE organization_id = $1::uuid AND id = ANY($2::uuid[])
+ORDER BY id FOR NO KEY UPDATE
+`
+
+type LeadGateContactsLockParams struct {
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	Ids            []uuid.UUID `json:"ids"`
+}
+
+// Locks the contacts a write is about to change, in id order, until it commits: a concurrent writer of the
+// same contacts waits, so what they belonged to before the write is what the write changed. FOR NO KEY UPDATE
+// lets rows that reference them (a lead enrolled meanwhile) be written.
+func (q *Queries) LeadGateContactsLock(ctx context.Context, db DBTX, arg LeadGateContactsLockParams) error {
+	_, err := db.Exec(ctx, leadGateContactsLock, arg.OrganizationID, arg.Ids)
+	return err
+}
+
+const leadGateDynamicLinks = `-- name: LeadGateDynamicLinks :many
+SELECT cs.campaign_id, cs.segment_id FROM campaign_segments cs
+WHERE cs.organization_id = $1::uuid AND EXISTS (SELECT 1 FROM campaign_segments d
+  JOIN segments s ON s.organization_id = d.organization_id AND s.id = d.segment_id
+  WHERE d.organization_id = $1::uuid AND d.campaign_id = cs.campaign_id AND s.kind = 'dynamic')
+ORDER BY cs.campaign_id, cs.segment_id
+`
+
+type LeadGateDynamicLinksRow struct {
+	CampaignID uuid.UUID `json:"campaign_id"`
+	SegmentID  uuid.UUID `json:"segment_id"`
+}
+
+// The segment links of every campaign linked to a dynamic segment: the campaigns whose audience grows when a
+// contact comes to match a segment's filters, with all their segments (a contact already in one of them was in
+// the audience before).
+func (q *Queries) LeadGateDynamicLinks(ctx context.Context, db DBTX, organizationID uuid.UUID) ([]LeadGateDynamicLinksRow, error) {
+	rows, err := db.Query(ctx, leadGateDynamicLinks, organizationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []LeadGateDynamicLinksRow{}
+	for rows.Next() {
+		var i LeadGateDynamicLinksRow
+		if err := rows.Scan(&i.CampaignID, &i.SegmentID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const leadGateFresh = `-- name: LeadGateFresh :many
 SELECT pa.contact_id::uuid AS contact_id, pb.campaign_id::uuid AS campaign_id
 FROM unnest($1::uuid[]) WITH ORDINALITY AS pa(contact_id, n)
@@ -173,6 +231,51 @@ func (q *Queries) LeadGateFresh(ctx context.Context, db DBTX, arg LeadGateFreshP
 	items := []LeadGateFreshRow{}
 	for rows.Next() {
 		var i LeadGateFreshRow
+		if err := rows.Scan(&i.ContactID, &i.CampaignID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const leadGateJoinable = `-- name: LeadGateJoinable :many
+SELECT pa.contact_id::uuid AS contact_id, pb.campaign_id::uuid AS campaign_id
+FROM unnest($1::uuid[]) WITH ORDINALITY AS pa(contact_id, n)
+JOIN unnest($2::uuid[]) WITH ORDINALITY AS pb(campaign_id, n) USING (n)
+WHERE NOT EXISTS (SELECT 1 FROM campaign_leads l
+    WHERE l.organization_id = $3::uuid AND l.campaign_id = pb.campaign_id AND l.contact_id = pa.contact_id)
+  AND NOT EXISTS (SELECT 1 FROM held_leads h JOIN approvals a ON a.organization_id = h.organization_id AND a.id = h.approval_id
+    WHERE h.organization_id = $3::uuid AND h.campaign_id = pb.campaign_id AND h.contact_id = pa.contact_id
+      AND h.via_segment AND a.status NOT IN ('approved', 'executed'))
+`
+
+type LeadGateJoinableParams struct {
+	ContactIds     []uuid.UUID `json:"contact_ids"`
+	CampaignIds    []uuid.UUID `json:"campaign_ids"`
+	OrganizationID uuid.UUID   `json:"organization_id"`
+}
+
+type LeadGateJoinableRow struct {
+	ContactID  uuid.UUID `json:"contact_id"`
+	CampaignID uuid.UUID `json:"campaign_id"`
+}
+
+// Of the pairs (contact_ids[i], campaign_ids[i]), those a segment's new member would still join: not leads
+// yet, and not held as a segment's new member by an approval that is pending or was denied or expired
+// (held_leads.via_segment).
+func (q *Queries) LeadGateJoinable(ctx context.Context, db DBTX, arg LeadGateJoinableParams) ([]LeadGateJoinableRow, error) {
+	rows, err := db.Query(ctx, leadGateJoinable, arg.ContactIds, arg.CampaignIds, arg.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []LeadGateJoinableRow{}
+	for rows.Next() {
+		var i LeadGateJoinableRow
 		if err := rows.Scan(&i.ContactID, &i.CampaignID); err != nil {
 			return nil, err
 		}

@@ -733,6 +733,7 @@ type HeldLead struct {
 	ContactID      uuid.UUID     `json:"contact_id"`
 	CampaignID     uuid.NullUUID `json:"campaign_id"`
 	SegmentID      uuid.NullUUID `json:"segment_id"`
+	ViaSegment     bool          `json:"via_segment"`
 }
 
 type IdempotencyKey struct {

@@ -38,7 +38,7 @@ func (g *Gate) addApproved(ctx context.Context, tx pgx.Tx, a dbq.Approval, appro
 			pins = append(pins, Pin{Contact: r.ContactID, Segment: r.SegmentID.UUID})
 		}
 	}
-	pl, err := planAdd(ctx, tx, org, leads, pins)
+	pl, err := planAdd(ctx, tx, org, leads, pins, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,10 @@
 // anyone starting it, so for an API key or OAuth grant every way of adding one is an outbound action, as a
 // launch is: contacts written with campaigns (POST and PATCH /contacts, PATCH /contacts/{id}), an import naming
 // campaigns, contacts pinned into a segment linked to such a campaign (POST /contacts segments, an import's
-// segment_ids, POST /segments/{id}/members), a segment linked to it (PATCH /campaigns/{id} segment_ids) and a
-// segment's filters changed under it (PATCH /segments/{id}).
+// segment_ids, POST /segments/{id}/members), a segment linked to it (PATCH /campaigns/{id} segment_ids), a
+// segment's filters changed under it (PATCH /segments/{id}), and contacts whose change (fields, subscription,
+// categories, campaigns; or their creation) brings them into a dynamic segment linked to it (POST and PATCH
+// /contacts, PATCH /contacts/{id}, imports).
 //
 // Invariants:
 //   - A session (a signed-in person) is never held: what it asks is written at once, as before.
@@ -32,6 +34,23 @@
 //     approved with the refusal as its result.
 //   - A segment filter change that would add leads to campaigns that send is allowed or refused (403
 //     agent_policy_required), not held: it is a rule, not a list of people, and a person can make it.
-//   - Contacts that come to match a linked dynamic segment because of their own fields are enrolled by the
+//   - A credential's contact write reads, before it changes them (Watch, which locks them FOR NO KEY UPDATE
+//     so a concurrent writer's change is not taken for its own), which segments of the campaigns linked to a
+//     dynamic segment its contacts are in; Add reads them again after. A pair (contact, campaign) whose
+//     contact is in one of the campaign's segments after and in none before, and that is not a lead, is a
+//     new lead of the write like a named one: enrolled at once in a campaign that does not send, and for one
+//     that sends counted with the others in the one action or held with them. A contact that was in the
+//     campaign's segments before (the periodic job enrolls it under the link) or is in none after counts
+//     nothing; one the write created was in none. Those campaigns are locked with the others.
+//   - Add finds those pairs after writing the request as if it were allowed, in a savepoint, reading again
+//     while a lead it enrolls may bring its contact into another segment (one selecting by campaign leads),
+//     so a lead of a draft campaign that brings its contact into a segment of an active one is counted too;
+//     refused, the savepoint rolls back and what adds nobody to a campaign that sends is written again.
+//   - A held pair a segment brings is marked held_leads.via_segment: enrolment (campaign.Enroll) skips it
+//     while the approval is pending, and after a denial or an expiry while the contact stays in the
+//     campaign's segments; an enrolment run that finds it out drops the mark, so a person bringing it back
+//     in later has it enrolled. Approving adds the lead.
+//   - What changes a contact without a credential's write (a session's change, the engine's lead states and
+//     engagement, a verification run's verdicts, time passing an updated_before bound) is enrolled by the
 //     periodic job under the link, which a person or a policy allowed.
 package leadgate

@@ -50,6 +50,11 @@ type Pin struct{ Contact, Segment uuid.UUID }
 type Request struct {
 	Leads []campaign.Lead
 	Pins  []Pin
+	// Changed are the contacts the write changed (fields, subscription, categories, campaigns) or created,
+	// and Watch what they belonged to before it (Gate.Watch; a changed contact it did not read was created):
+	// a contact the change brings into a segment linked to a campaign is a new lead of that campaign too.
+	Changed []uuid.UUID
+	Watch   *Watch
 	// Event is the write's audit event (contacts.bulk_updated, ...): a held request, once approved, is
 	// recorded under it.
 	Event string
@@ -77,20 +82,35 @@ type Held struct {
 }
 
 // Add writes r for p in tx (organization-scoped, p's organization): at once for a session and for whatever
-// adds nobody to a campaign that sends; the new leads of campaigns that send only within p's agent policy,
+// adds nobody to a campaign that sends; the new leads of campaigns that send (named, brought by pins, and
+// brought by the contacts' new memberships of segments linked to campaigns) only within p's agent policy,
 // counted, or else held for a person's approval (Outcome.Held) with nothing of them written.
 func (g *Gate) Add(ctx context.Context, tx pgx.Tx, p *auth.Principal, r Request, now time.Time) (Outcome, error) {
 	org, by := p.OrganizationID, actor(p)
 	leads, pins := unique(r.Leads), unique(r.Pins)
-	if len(leads)+len(pins) == 0 {
-		return Outcome{}, nil
-	}
 	if p.Kind == auth.KindSession {
+		if len(leads)+len(pins) == 0 {
+			return Outcome{}, nil
+		}
 		return write(ctx, tx, org, by, batch{leads, pins})
 	}
-	pl, err := planAdd(ctx, tx, org, leads, pins)
+	m, err := newMatching(ctx, tx, org, r, leads, pins)
 	if err != nil {
 		return Outcome{}, err
+	}
+	if m == nil && len(leads)+len(pins) == 0 {
+		return Outcome{}, nil
+	}
+	var also []uuid.UUID
+	if m != nil {
+		also = m.links.campaigns()
+	}
+	pl, err := planAdd(ctx, tx, org, leads, pins, also)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if m != nil {
+		return g.addMatching(ctx, tx, p, r.Event, pl, m, now)
 	}
 	if len(pl.fresh) == 0 {
 		return write(ctx, tx, org, by, pl.writes(false))
@@ -107,6 +127,72 @@ func (g *Gate) Add(ctx context.Context, tx pgx.Tx, p *auth.Principal, r Request,
 		return out, err
 	}
 	out.Held, err = g.holdAdd(ctx, tx, p, r.Event, pl, d, now)
+	return out, err
+}
+
+// addMatching is Add where the write's contacts may have joined segments linked to campaigns (m). In a
+// savepoint (an error aborts the caller's transaction) it writes everything as if allowed and enrolls the
+// segment members that brings (m.enroll); the new leads of campaigns that send, named, pinned or joined, are
+// then one policy action. Allowed, that stays and is counted. Otherwise the savepoint rolls back, what adds
+// nobody to a campaign that sends is written with the segment members it brings to campaigns that do not
+// send, and the rest is held: the joined pairs (and named or pinned ones that a segment brings too) with
+// held_leads.via_segment, so that enrolment leaves them to the person.
+func (g *Gate) addMatching(ctx context.Context, tx pgx.Tx, p *auth.Principal, event string, pl plan, m *matching, now time.Time) (Outcome, error) {
+	org, by := p.OrganizationID, actor(p)
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	out, err := write(ctx, sp, org, by, pl.writes(true))
+	if err != nil {
+		return out, err
+	}
+	joined, _, _, err := m.enroll(ctx, sp, by, func(campaign.Lead) bool { return true })
+	if err != nil {
+		return out, err
+	}
+	out.Added = append(out.Added, joined...)
+	for _, l := range joined {
+		if sends(pl.campaigns, l.Campaign) {
+			pl.matched = append(pl.matched, l)
+		}
+	}
+	if len(pl.fresh)+len(pl.matched) == 0 {
+		return out, sp.Commit(ctx)
+	}
+	d, err := check(ctx, sp, p, pl.sending(), len(pl.fresh)+len(pl.matched), now)
+	if err != nil {
+		return out, err
+	}
+	if d.Allowed {
+		return out, sp.Commit(ctx)
+	}
+	if err := sp.Rollback(ctx); err != nil {
+		return Outcome{}, err
+	}
+	if out, err = write(ctx, tx, org, by, pl.writes(false)); err != nil {
+		return out, err
+	}
+	quiet, left, via, err := m.enroll(ctx, tx, by, func(l campaign.Lead) bool { return !sends(pl.campaigns, l.Campaign) })
+	if err != nil {
+		return out, err
+	}
+	out.Added = append(out.Added, quiet...)
+	fresh := map[campaign.Lead]bool{}
+	for _, l := range pl.fresh {
+		fresh[l] = true
+	}
+	pl.matched, pl.via = nil, map[campaign.Lead]uuid.UUID{}
+	for _, l := range left {
+		pl.via[l] = via[l]
+		if !fresh[l] {
+			pl.matched = append(pl.matched, l)
+		}
+	}
+	if len(pl.fresh)+len(pl.matched) == 0 {
+		return out, nil
+	}
+	out.Held, err = g.holdAdd(ctx, tx, p, event, pl, d, now)
 	return out, err
 }
 
@@ -151,6 +237,11 @@ type plan struct {
 	// heldLeads are the named leads among fresh; heldPins the pins that bring some of fresh.
 	heldLeads []campaign.Lead
 	heldPins  []Pin
+	// matched are the new leads of campaigns that send that the contacts' new segment memberships bring,
+	// apart from fresh (counted with it); via names, for each pair a segment brings (matched, and those of
+	// fresh a segment brings too), that segment.
+	matched []campaign.Lead
+	via     map[campaign.Lead]uuid.UUID
 }
 
 // batch is leads and pins written together.
@@ -172,10 +263,10 @@ func (p plan) writes(gated bool) batch {
 	return b
 }
 
-// sending are the campaigns of p.fresh.
+// sending are the campaigns of p.fresh and p.matched.
 func (p plan) sending() []uuid.UUID {
 	var out []uuid.UUID
-	for _, l := range p.fresh {
+	for _, l := range slices.Concat(p.fresh, p.matched) {
 		if !slices.Contains(out, l.Campaign) {
 			out = append(out, l.Campaign)
 		}
@@ -183,9 +274,10 @@ func (p plan) sending() []uuid.UUID {
 	return out
 }
 
-// planAdd locks the campaigns leads and pins reach and splits them (see plan).
-func planAdd(ctx context.Context, tx pgx.Tx, org uuid.UUID, leads []campaign.Lead, pins []Pin) (plan, error) {
-	var named, segments []uuid.UUID
+// planAdd locks the campaigns leads and pins reach, and those of also, and splits the leads and pins (see
+// plan).
+func planAdd(ctx context.Context, tx pgx.Tx, org uuid.UUID, leads []campaign.Lead, pins []Pin, also []uuid.UUID) (plan, error) {
+	named, segments := slices.Clone(also), []uuid.UUID(nil)
 	for _, l := range leads {
 		named = append(named, l.Campaign)
 	}

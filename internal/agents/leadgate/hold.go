@@ -3,6 +3,7 @@ package leadgate
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,22 +13,25 @@ import (
 	dbq "github.com/outflowhq/outflow/gen/db"
 	"github.com/outflowhq/outflow/internal/agents/approvals"
 	"github.com/outflowhq/outflow/internal/agents/policy"
+	"github.com/outflowhq/outflow/internal/campaigns/campaign"
 	"github.com/outflowhq/outflow/internal/eventing/events"
 	"github.com/outflowhq/outflow/internal/identity/auth"
 	"github.com/outflowhq/outflow/internal/trail/audit"
 )
 
-// holdAdd holds pl's new leads of campaigns that send (its named leads and the pins that bring some) for a
-// person: the approval with a payload the person reads, the held rows and the audit entry.
+// holdAdd holds pl's new leads of campaigns that send (its named leads, the pins that bring some, and those
+// the contacts' new segment memberships bring) for a person: the approval with a payload the person reads,
+// the held rows and the audit entry.
 func (g *Gate) holdAdd(ctx context.Context, tx pgx.Tx, p *auth.Principal, event string, pl plan, d policy.Decision, now time.Time) (*Held, error) {
 	org := p.OrganizationID
+	all := slices.Concat(pl.fresh, pl.matched)
 	perCampaign := map[uuid.UUID]int{}
-	for _, l := range pl.fresh {
+	for _, l := range all {
 		perCampaign[l.Campaign]++
 	}
 	perSegment := map[uuid.UUID]int{}
 	var contacts, segments []uuid.UUID
-	for _, l := range pl.heldLeads {
+	for _, l := range slices.Concat(pl.heldLeads, pl.matched) {
 		contacts = append(contacts, l.Contact)
 	}
 	for _, pin := range pl.heldPins {
@@ -37,11 +41,19 @@ func (g *Gate) holdAdd(ctx context.Context, tx pgx.Tx, p *auth.Principal, event 
 		}
 	}
 	contacts = unique(contacts)
+	perMatched := map[uuid.UUID]int{}
+	var matchedSegments []uuid.UUID
+	for _, l := range pl.matched {
+		s := pl.via[l]
+		if perMatched[s]++; perMatched[s] == 1 {
+			matchedSegments = append(matchedSegments, s)
+		}
+	}
 	sample, err := queries.LeadGateSample(ctx, tx, dbq.LeadGateSampleParams{OrganizationID: org, Ids: contacts})
 	if err != nil {
 		return nil, err
 	}
-	names, err := segmentNames(ctx, tx, org, segments)
+	names, err := segmentNames(ctx, tx, org, slices.Concat(segments, matchedSegments))
 	if err != nil {
 		return nil, err
 	}
@@ -49,21 +61,30 @@ func (g *Gate) holdAdd(ctx context.Context, tx pgx.Tx, p *auth.Principal, event 
 	for i, s := range segments {
 		segs[i] = map[string]any{"id": s, "name": names[s], "contacts": perSegment[s]}
 	}
+	joined := make([]map[string]any, len(matchedSegments))
+	for i, s := range matchedSegments {
+		joined[i] = map[string]any{"id": s, "name": names[s], "leads": perMatched[s]}
+	}
 	campaigns := pl.sending()
 	payload := map[string]any{"event": event, "campaigns": campaignsPayload(pl.campaigns, campaigns, perCampaign), "segments": segs,
-		"leads": len(pl.fresh), "contacts": len(contacts), "sample": sample}
+		"leads": len(all), "contacts": len(contacts), "sample": sample}
+	if len(pl.matched) > 0 {
+		// The leads the write's contacts bring by newly matching segments linked to the campaigns.
+		payload["joined_segments"] = joined
+	}
 	a, err := g.held.Create(ctx, tx, p, approvals.Request{ActionType: policy.CampaignLaunch, Operation: OpAddLeads, Payload: payload,
-		Decision: d, Summary: summary(pl.campaigns, campaigns, len(pl.fresh))}, now)
+		Decision: d, Summary: summary(pl.campaigns, campaigns, len(all))}, now)
 	if err != nil {
 		return nil, err
 	}
-	if len(pl.heldLeads) > 0 {
-		ids, targets := make([]uuid.UUID, len(pl.heldLeads)), make([]uuid.UUID, len(pl.heldLeads))
-		for i, l := range pl.heldLeads {
-			ids[i], targets[i] = l.Contact, l.Campaign
+	if held := heldRows(pl); len(held) > 0 {
+		ids, targets, via := make([]uuid.UUID, len(held)), make([]uuid.UUID, len(held)), make([]bool, len(held))
+		for i, l := range held {
+			_, through := pl.via[l]
+			ids[i], targets[i], via[i] = l.Contact, l.Campaign, through
 		}
 		if err := queries.HeldLeadsAddLeads(ctx, tx, dbq.HeldLeadsAddLeadsParams{OrganizationID: org, ApprovalID: a.ID, ContactIds: ids,
-			CampaignIds: targets}); err != nil {
+			CampaignIds: targets, ViaSegment: via}); err != nil {
 			return nil, fmt.Errorf("leadgate: hold leads: %w", err)
 		}
 	}
@@ -77,8 +98,21 @@ func (g *Gate) holdAdd(ctx context.Context, tx pgx.Tx, p *auth.Principal, event 
 			return nil, fmt.Errorf("leadgate: hold pins: %w", err)
 		}
 	}
-	h := &Held{Approval: a, URL: g.held.URL(a.ID), Campaigns: campaigns, Segments: segments, Leads: len(pl.fresh)}
+	h := &Held{Approval: a, URL: g.held.URL(a.ID), Campaigns: campaigns, Segments: segments, Leads: len(all)}
 	return h, auditHeld(ctx, tx, a, OpAddLeads, event, h)
+}
+
+// heldRows are the leads pl holds as rows of held_leads: its named leads, the pairs segments bring (matched),
+// and the pairs of its held pins that a segment brings too (held as leads as well, so that enrolment leaves
+// them to the person; the pin row holds the pin).
+func heldRows(pl plan) []campaign.Lead {
+	out := slices.Concat(pl.heldLeads, pl.matched)
+	for _, l := range pl.fresh {
+		if _, through := pl.via[l]; through {
+			out = append(out, l)
+		}
+	}
+	return unique(out)
 }
 
 // holdLink holds the links of segments to campaign c, whose members would add leads now, for a person.

@@ -22,7 +22,16 @@ type Import struct {
 	queries *dbq.Queries
 	// deferred says Defer took links out of opts: Load then answers its targets.
 	deferred bool
+	// watch is called with the existing contacts the import is about to change (Watch).
+	watch func(ctx context.Context, existing []uuid.UUID) error
 }
+
+// Watch asks Load to call fn once the file is staged and before any contact is written, with the
+// organization's contacts the import is about to change or link (the primary contact of each staged
+// address; none with dedup create_duplicate, which creates every row), and to answer every contact it
+// wrote or linked in Result.Targets. An agent's import goes through the lead gate this way: what those
+// contacts belonged to before is what it compares with after. Call it before Load.
+func (im *Import) Watch(fn func(ctx context.Context, existing []uuid.UUID) error) { im.watch = fn }
 
 // Defer takes campaigns and segments out of the links Load writes: Load answers the contacts they apply to in
 // Result.Targets instead, for the caller to link (an agent's leads of campaigns that send go through the

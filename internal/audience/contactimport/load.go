@@ -32,8 +32,8 @@ type Result struct {
 	Skipped int
 	// Pinned counts the segment pins written (segment_ids).
 	Pinned int
-	// Targets are the contacts the links apply to (every staged row's), when Defer took some links out; nil
-	// otherwise.
+	// Targets are the contacts the links apply to (every staged row's), when Defer took some links out or
+	// Watch was asked; nil otherwise.
 	Targets []uuid.UUID
 	// Notes are about the whole import (line 0).
 	Notes []string
@@ -46,6 +46,21 @@ type Result struct {
 func (im *Import) load(ctx context.Context, tx pgx.Tx, org uuid.UUID) (Result, error) {
 	opts, src := im.opts, im.src
 	var out Result
+	if im.watch != nil {
+		var existing []uuid.UUID
+		if src.staged > 0 && opts.Dedup != dedupCreateDuplicate {
+			rows, err := tx.Query(ctx, importExistingSQL, org)
+			if err != nil {
+				return out, fmt.Errorf("read imported addresses' contacts: %w", err)
+			}
+			if existing, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID]); err != nil {
+				return out, fmt.Errorf("read imported addresses' contacts: %w", err)
+			}
+		}
+		if err := im.watch(ctx, existing); err != nil {
+			return out, err
+		}
+	}
 	if src.staged > 0 {
 		var err error
 		if out.Imported, out.Updated, err = im.writeContacts(ctx, tx, org, src.plan); err != nil {
@@ -74,7 +89,8 @@ func (im *Import) load(ctx context.Context, tx pgx.Tx, org uuid.UUID) (Result, e
 	}
 	report := src.im.Report()
 	named := len(report.Categories) > 0
-	if src.staged == 0 || !named && !im.deferred && len(opts.CategoryIDs)+len(opts.CampaignIDs)+len(opts.SegmentIDs) == 0 {
+	targets := im.deferred || im.watch != nil
+	if src.staged == 0 || !named && !targets && len(opts.CategoryIDs)+len(opts.CampaignIDs)+len(opts.SegmentIDs) == 0 {
 		return out, nil
 	}
 	join := importTargetByAddress
@@ -121,7 +137,7 @@ func (im *Import) load(ctx context.Context, tx pgx.Tx, org uuid.UUID) (Result, e
 			out.Pinned = int(tag.RowsAffected())
 		}
 	}
-	if im.deferred {
+	if targets {
 		rows, err := tx.Query(ctx, importTargetIDsSQL)
 		if err != nil {
 			return out, fmt.Errorf("read import targets: %w", err)

@@ -208,6 +208,10 @@ const importTargetsSQL = `CREATE TEMP TABLE contact_import_targets (contact_id u
 const importTargetsFillSQL = `INSERT INTO contact_import_targets (contact_id, categories)
 SELECT c.id, %s FROM contact_import_rows s JOIN contacts c ON c.organization_id = $1 AND %s`
 
+// importExistingSQL reads the primary contacts of the staged addresses ($1 organization), each once: the
+// contacts a skip or update import changes or links.
+const importExistingSQL = `SELECT DISTINCT c.id FROM contact_import_rows s JOIN contacts c ON c.organization_id = $1 AND ` + importTargetByAddress
+
 // importTargetIDsSQL reads the targets' contacts, each once.
 const importTargetIDsSQL = `SELECT DISTINCT contact_id FROM contact_import_targets`
 

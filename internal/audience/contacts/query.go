@@ -121,10 +121,12 @@ func perCall(args []any) []any {
 }
 
 // builder collects positional arguments; $1 is always the organization. bounded records that a top-level
-// condition keeps the query to a trigram lookup's matches (see restrict).
+// condition keeps the query to a trigram lookup's matches (see restrict). byKey says the query reads given
+// contacts by id, which the LIKE conditions recheck cheaply: it needs no trigram lookup over the organization.
 type builder struct {
 	args    []any
 	bounded bool
+	byKey   bool
 }
 
 func (b *builder) arg(v any) string {
@@ -180,7 +182,7 @@ func conditions(ctx context.Context, q Querier, b *builder, f Filter, depth int)
 	if f.Query != "" {
 		// From three characters (the shortest with a trigram) the index finds a selective pattern's few
 		// matches as candidates; the condition below rechecks them.
-		if textLookup(f.Query) {
+		if textLookup(f.Query) && !b.byKey {
 			l, err := f.textMatches(ctx, q)
 			if err != nil {
 				return "", err
@@ -206,7 +208,7 @@ func conditions(ctx context.Context, q Querier, b *builder, f Filter, depth int)
 		// The trigram pre-filter (contacts_custom_candidates, over contacts_custom_fields) finds candidates by
 		// the value alone (the key's trigrams are in every row, so naming it would only slow the index scan);
 		// the condition above rechecks them against the one key.
-		if customLookup(cf) {
+		if customLookup(cf) && !b.byKey {
 			l, err := f.customMatches(ctx, q, i)
 			if err != nil {
 				return "", err

@@ -21,7 +21,9 @@ import (
 // start matching and new pins. Enrolment only ever adds: a lead already there is left as it is, a contact
 // that leaves a segment stays a lead, and unlinking a segment keeps the leads it brought. Unsubscribed
 // members are added too, like every other way of adding leads; the engine never sends to them and their lead
-// status reads unsubscribed.
+// status reads unsubscribed. A member whose joining an approval holds (an agent's write made it a member:
+// held_leads.via_segment, package leadgate) is skipped while the approval is pending, and after a denial or
+// an expiry while it stays a member.
 const (
 	// MaxSegments is how many segments one campaign may be linked to (as many as a contact search names).
 	MaxSegments = contacts.MaxSegmentIDs
@@ -71,9 +73,17 @@ func segmentsOf(ctx context.Context, tx pgx.Tx, org uuid.UUID, campaigns []uuid.
 	return out, nil
 }
 
+// heldOutSQL is the condition that a pair (contact %[1]s, campaign %[2]s; $1 the organization) is not held:
+// no approval that is pending, denied or expired holds it as a segment's new member (held_leads.via_segment,
+// written by package leadgate when an agent's write made the contact a member; approving added the lead).
+const heldOutSQL = `NOT EXISTS (SELECT 1 FROM held_leads h JOIN approvals a ON a.organization_id = h.organization_id AND a.id = h.approval_id
+  WHERE h.organization_id = $1 AND h.campaign_id = %[2]s AND h.contact_id = %[1]s AND h.via_segment AND a.status NOT IN ('approved', 'executed'))`
+
 // Enroll adds every current member of the campaign's linked segments as a pending lead (due now), each
 // contact once, in one INSERT ... SELECT over the contacts package's membership query; existing leads are
-// untouched. It answers how many leads were added and records the links as enrolled.
+// untouched, and so are members an approval holds (heldOutSQL). Before that, the held rows of decided
+// approvals whose contacts are no longer members go: a contact refused while a member is enrolled once it
+// leaves and joins again. It answers how many leads were added and records the links as enrolled.
 func Enroll(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID) (int64, error) {
 	links, err := segmentsOf(ctx, tx, org, []uuid.UUID{campaign})
 	if err != nil {
@@ -89,9 +99,17 @@ func Enroll(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID) (int64, err
 	}
 	// args[0] is the query mode; the statement's parameters are args[1:], so the campaign is the next one.
 	args = append(args, campaign)
+	c := fmt.Sprintf("$%d::uuid", len(args)-1)
+	if _, err := tx.Exec(ctx, fmt.Sprintf(`DELETE FROM held_leads h USING approvals a
+WHERE h.organization_id = $1 AND h.campaign_id = %s AND h.via_segment
+  AND a.organization_id = h.organization_id AND a.id = h.approval_id AND a.status <> 'pending'
+  AND NOT EXISTS (SELECT 1 FROM (%s) m WHERE m.id = h.contact_id)`, c, members), args...); err != nil {
+		return 0, fmt.Errorf("release held segment members: %w", err)
+	}
 	tag, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO campaign_leads (organization_id, campaign_id, contact_id)
-SELECT $1, $%d::uuid, m.id FROM (%s) m
-ON CONFLICT DO NOTHING`, len(args)-1, members), args...)
+SELECT $1, %s, m.id FROM (%s) m
+WHERE %s
+ON CONFLICT DO NOTHING`, c, members, fmt.Sprintf(heldOutSQL, "m.id", c)), args...)
 	if err != nil {
 		return 0, fmt.Errorf("enroll segment members: %w", err)
 	}
@@ -102,7 +120,7 @@ ON CONFLICT DO NOTHING`, len(args)-1, members), args...)
 }
 
 // Joining counts the current members of segments (linked to the campaign or not) who are not leads of the
-// campaign yet: the leads linking them would add now.
+// campaign yet and whom no approval holds (heldOutSQL): the leads linking them would add now.
 func Joining(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, segments []uuid.UUID) (int, error) {
 	if len(segments) == 0 {
 		return 0, nil
@@ -113,10 +131,11 @@ func Joining(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, segments [
 	}
 	// args[0] is the query mode; the statement's parameters are args[1:], so the campaign is the next one.
 	args = append(args, campaign)
+	c := fmt.Sprintf("$%d::uuid", len(args)-1)
 	var n int
 	err = tx.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (%s) m
-WHERE NOT EXISTS (SELECT 1 FROM campaign_leads l WHERE l.organization_id = $1 AND l.campaign_id = $%d::uuid AND l.contact_id = m.id)`,
-		members, len(args)-1), args...).Scan(&n)
+WHERE NOT EXISTS (SELECT 1 FROM campaign_leads l WHERE l.organization_id = $1 AND l.campaign_id = %s AND l.contact_id = m.id)
+  AND %s`, members, c, fmt.Sprintf(heldOutSQL, "m.id", c)), args...).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count joining segment members: %w", err)
 	}
