@@ -45,11 +45,12 @@ type toolView struct {
 	Permissions uint64   `json:"permissions"`
 	Scopes      []string `json:"scopes"`
 	Sessions    bool     `json:"sessions"`
-	// ReadOnly, Destructive and Idempotent are the tool's hints (tools.Hints), which MCP lists as
-	// readOnlyHint, destructiveHint and idempotentHint.
+	// ReadOnly, Destructive, Idempotent and OpenWorld are the tool's hints (tools.Hints), which MCP lists as
+	// readOnlyHint, destructiveHint, idempotentHint and openWorldHint.
 	ReadOnly    bool `json:"read_only"`
 	Destructive bool `json:"destructive"`
 	Idempotent  bool `json:"idempotent"`
+	OpenWorld   bool `json:"open_world"`
 	// Operation is the API operation the tool calls (absent for whoami).
 	Operation *toolOperation `json:"operation,omitempty"`
 }
@@ -72,7 +73,7 @@ func (h *AgentTools) AgentToolsList(ctx context.Context) (api.AgentToolsListOK, 
 	for i, t := range tools {
 		views[i] = toolView{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.SchemaJSON(),
 			Permissions: uint64(t.Scope), Scopes: t.Scope.Names(), Sessions: t.Sessions,
-			ReadOnly: t.Hints.ReadOnly, Destructive: t.Hints.Destructive, Idempotent: t.Hints.Idempotent}
+			ReadOnly: t.Hints.ReadOnly, Destructive: t.Hints.Destructive, Idempotent: t.Hints.Idempotent, OpenWorld: t.Hints.OpenWorld}
 		if views[i].Scopes == nil {
 			views[i].Scopes = []string{}
 		}

@@ -49,6 +49,7 @@ type restTool struct {
 	ReadOnly    bool            `json:"read_only"`
 	Destructive bool            `json:"destructive"`
 	Idempotent  bool            `json:"idempotent"`
+	OpenWorld   bool            `json:"open_world"`
 	Operation   *struct {
 		ID     string `json:"id"`
 		Method string `json:"method"`
@@ -142,6 +143,7 @@ func TestAgentToolsListFollowsScopes(t *testing.T) {
 	require.Equal(t, []string{"READ_AUDIT_LOGS"}, audit.Scopes)
 	require.True(t, audit.Sessions)
 	require.True(t, audit.ReadOnly)
+	require.False(t, audit.OpenWorld, "it reads Outflow's own log")
 	require.Equal(t, "List audit log entries", audit.Title)
 	require.Contains(t, audit.Description, "newest first")
 	require.Equal(t, "analytics_audit_logs_list", audit.Operation.ID)
@@ -167,6 +169,7 @@ func TestAgentToolsListFollowsScopes(t *testing.T) {
 	send := full["mailboxes_send"]
 	require.Equal(t, []string{"SEND_DIRECT_EMAIL"}, send.Scopes)
 	require.False(t, send.ReadOnly)
+	require.True(t, send.OpenWorld, "it mails people")
 	require.Equal(t, "/emails/{id}/send", send.Operation.Path)
 	schema.Required = nil
 	require.NoError(t, json.Unmarshal(send.InputSchema, &schema))

@@ -377,14 +377,14 @@ func (m *MCP) server(p *auth.Principal) *mcp.Server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		Logger:       m.logger,
 	})
-	closed := false
 	for _, t := range m.registry.List(p) {
-		// The contract's hints, destructiveHint always stated: MCP takes a write without it as destructive.
-		destructive := t.Hints.Destructive
+		// The contract's hints, destructiveHint and openWorldHint always stated: MCP takes a tool without them
+		// as destructive and open world.
+		destructive, openWorld := t.Hints.Destructive, t.Hints.OpenWorld
 		s.AddTool(&mcp.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.SchemaJSON(),
 			Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.Hints.ReadOnly, DestructiveHint: &destructive,
-				IdempotentHint: t.Hints.Idempotent, OpenWorldHint: &closed},
+				IdempotentHint: t.Hints.Idempotent, OpenWorldHint: &openWorld},
 		}, m.call(t.Name))
 	}
 	return s

@@ -20,6 +20,7 @@ func mcpAnnotations(t *testing.T, session *mcp.ClientSession) map[string]*mcp.To
 	for _, tool := range res.Tools {
 		require.NotNil(t, tool.Annotations, tool.Name)
 		require.NotNil(t, tool.Annotations.DestructiveHint, "%s: MCP takes a tool without destructiveHint as destructive", tool.Name)
+		require.NotNil(t, tool.Annotations.OpenWorldHint, "%s: MCP takes a tool without openWorldHint as open world", tool.Name)
 		out[tool.Name] = tool.Annotations
 	}
 	return out
@@ -66,4 +67,29 @@ func TestMCPToolsListTheHintsTheContractDeclares(t *testing.T) {
 	}
 	require.Contains(t, all, "whoami")
 	require.True(t, all["whoami"].ReadOnlyHint)
+}
+
+func TestMCPToolsListShowsOpenWorldForToolsThatReachPeopleOrOtherSystemsAndClosedForReads(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	boot := env.Bootstrap(t, "acme")
+	full, err := mcpConnect(t, env, boot.APIKey)
+	require.NoError(t, err)
+	all := mcpAnnotations(t, full)
+	// Tools that mail people, dial a mail server, look up DNS or call another service.
+	for _, name := range []string{"mailboxes_send", "unibox_reply", "unibox_compose", "campaigns_start",
+		"campaigns_send_test_email", "mailboxes_warmup_start", "webhooks_verify", "mailboxes_test", "mailboxes_verify_address",
+		"mailboxes_auth_check"} {
+		require.Contains(t, all, name)
+		require.True(t, *all[name].OpenWorldHint, "%s reaches outside Outflow", name)
+	}
+	// Reads and writes of Outflow's own data.
+	for _, name := range []string{"whoami", "mailboxes_list", "mailboxes_get", "contacts_get", "contacts_search", "campaigns_list",
+		"segments_list", "webhooks_list", "audit_logs_list", "segments_create", "contacts_delete", "campaigns_stop",
+		"mailboxes_warmup_pause", "webhooks_rotate_secret"} {
+		require.Contains(t, all, name)
+		require.False(t, *all[name].OpenWorldHint, "%s stays inside Outflow", name)
+	}
+	// A read-only tool may reach outside: the read-only flag and the open-world flag are independent.
+	require.True(t, all["mailboxes_verify_address"].ReadOnlyHint)
 }

@@ -189,6 +189,8 @@ func TestMCPListsTheToolsRESTLists(t *testing.T) {
 			require.NotNil(t, tool.Annotations.DestructiveHint, tool.Name)
 			require.Equal(t, want.Destructive, *tool.Annotations.DestructiveHint, tool.Name)
 			require.Equal(t, want.Idempotent, tool.Annotations.IdempotentHint, tool.Name)
+			require.NotNil(t, tool.Annotations.OpenWorldHint, tool.Name)
+			require.Equal(t, want.OpenWorld, *tool.Annotations.OpenWorldHint, tool.Name)
 		}
 	}
 }

@@ -3738,9 +3738,15 @@ func (s *Server) handleAgentToolsCallRequest(args [1]string, argsEscaped bool, w
 //
 // Returns the AI tool registry that function-calling agents use over REST: the tools open to the
 // caller and their definitions. Each tool carries the hints its operation declares in this contract
-// (`x-agent-hints`), which the MCP endpoint lists as readOnlyHint, destructiveHint and idempotentHint:
-// `read_only` (the call changes nothing), `destructive` (it may delete, overwrite or end something)
-// and `idempotent` (repeating it with the same arguments has no further effect).
+// (`x-agent-hints`), which the MCP endpoint lists as readOnlyHint, destructiveHint, idempotentHint and
+// openWorldHint: `read_only` (the call changes nothing), `destructive` (it may delete, overwrite or
+// end something), `idempotent` (repeating it with the same arguments has no further effect) and
+// `open_world` (the call reaches systems or people outside Outflow: it sends or queues mail, or sets
+// it going to people by starting or resuming a campaign, a lead, warmup or a mailbox's sending or by
+// adding leads to a campaign that sends; or it connects to a mail server or provider, looks something
+// up in DNS, or calls another service over HTTP). `open_world` is declared only where it is true and
+// is false otherwise: a read of Outflow's own data, and a write that only changes what Outflow stores,
+// stay inside. A read-only tool may still be open world, such as a DNS check.
 //
 // GET /ai/tools
 func (s *Server) handleAgentToolsListRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

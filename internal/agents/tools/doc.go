@@ -12,8 +12,8 @@
 //     the scope filter (Allowed), which never admits more than the route does.
 //   - Only operations a handler implements are tools; the server wiring decides that, with the route table.
 //   - A tool's hints (Hints) are declared once, on the operation in the contract (x-agent-hints), and copied
-//     from there to MCP (readOnlyHint, destructiveHint, idempotentHint) and GET /ai/tools (read_only,
-//     destructive, idempotent); Derive refuses an operation without them.
+//     from there to MCP (readOnlyHint, destructiveHint, idempotentHint, openWorldHint) and GET /ai/tools
+//     (read_only, destructive, idempotent, open_world); Derive refuses an operation without them.
 //   - Hints never decide who may call a tool: the route's scope does (Allowed). A read-only API key sees a
 //     read-only POST because its route asks for a read scope, and the server's tests hold every tool such a
 //     key may call to be hinted read-only.
@@ -37,6 +37,26 @@
 //     the contract requires the key (the same arguments then carry the same key, and the first answer is
 //     replayed: product_events_create, runs_create, managed_mailboxes_provision); an optional key does not,
 //     since a caller may leave it out.
+//   - open_world: calling the operation makes Outflow reach a system or person outside itself, at once or
+//     as the direct result of the call. It is written `open_world: true` beside the other hints, and only
+//     when true: an operation without it stays inside Outflow. It is true when the call sends or queues
+//     mail (direct sends, inbox replies and new messages, test sends and test runs, the resend of an
+//     unsettled send); sets mail going to people (starting or resuming a campaign, by its start, a PATCH
+//     to active or a run; resuming a held lead; starting or resuming warmup, also by a mailbox PATCH;
+//     releasing a held mailbox or reactivating one; adding leads to a campaign that sends, at every entry
+//     point of the lead gate: contacts written with campaigns or coming to match a linked segment, segment
+//     pins, filters and links; a product event that resumes waiting leads); connects to a mail server or a
+//     mail provider's API (a mailbox connected or tested, a send-as refresh, a read or a move relayed to
+//     the mailbox's IMAP server); looks something up in DNS (tracking-domain and SPF/DKIM/DMARC checks,
+//     address verification by MX and SMTP probe, the verifier's readiness, the host of a webhook or app
+//     URL checked against the egress rules); or calls another service over HTTP (a webhook challenge or
+//     redelivery, an app connection's test, an app action retried, contact research, a managed-mailbox
+//     provider's catalog, quote or order). A read of Outflow's own data is closed, and so is a write that
+//     only changes what Outflow stores or stops something (a stop, pause, hold, cancel or delete) and an
+//     edit of what a running campaign sends (steps, variants, settings), which sets no new mail going.
+//     Events a write raises reach the organization's webhooks whatever the write was, so they do not
+//     count. A read-only operation may be open world (a DNS check writes nothing), and so may a GET
+//     (GET /unibox/{id} relays the read to the mailbox's server).
 //
 // Derive also holds each declaration to the method's own meaning (HTTP semantics): a GET is read-only, a
 // DELETE is destructive and idempotent, a PUT is idempotent.

@@ -9,8 +9,9 @@ import (
 
 // HintsExtension is the operation extension of the contract that declares what the operation does to its
 // environment, for the tool that calls it: `x-agent-hints: {read_only: true}` for an operation that changes
-// nothing, `{read_only: false, destructive: <bool>, idempotent: <bool>}` for any other. The rules for
-// deciding each hint are in the package documentation.
+// nothing, `{read_only: false, destructive: <bool>, idempotent: <bool>}` for any other, and in either case
+// `open_world: true` when the call reaches outside Outflow (left out otherwise). The rules for deciding each
+// hint are in the package documentation.
 const HintsExtension = "x-agent-hints"
 
 // Hints say what calling a tool does, so an agent's client can ask before the calls that matter and skip the
@@ -23,6 +24,9 @@ type Hints struct {
 	Destructive bool `json:"destructive"`
 	// Idempotent: calling again with the same arguments has no further effect.
 	Idempotent bool `json:"idempotent"`
+	// OpenWorld: the call reaches systems or people outside Outflow (mail goes out or is set going, a mail
+	// server, DNS or another service is contacted); false when it only reads and writes Outflow's own data.
+	OpenWorld bool `json:"open_world"`
 }
 
 // Consistent reports why h contradicts itself ("" when it does not): a call that changes nothing destroys
@@ -47,12 +51,12 @@ func hintsOf(method string, op map[string]any) (Hints, error) {
 	}
 	decl := mapOf(raw)
 	if decl == nil {
-		return Hints{}, fmt.Errorf("%s must be an object of read_only, destructive and idempotent", HintsExtension)
+		return Hints{}, fmt.Errorf("%s must be an object of read_only, destructive, idempotent and open_world", HintsExtension)
 	}
 	values := map[string]bool{}
 	for _, key := range slices.Sorted(maps.Keys(decl)) {
-		if !slices.Contains([]string{"read_only", "destructive", "idempotent"}, key) {
-			return Hints{}, fmt.Errorf("%s has %s; it takes read_only, destructive and idempotent", HintsExtension, key)
+		if !slices.Contains([]string{"read_only", "destructive", "idempotent", "open_world"}, key) {
+			return Hints{}, fmt.Errorf("%s has %s; it takes read_only, destructive, idempotent and open_world", HintsExtension, key)
 		}
 		v, ok := decl[key].(bool)
 		if !ok {
@@ -66,13 +70,16 @@ func hintsOf(method string, op map[string]any) (Hints, error) {
 	}
 	_, destructive := values["destructive"]
 	_, idempotent := values["idempotent"]
+	openWorld, stated := values["open_world"]
 	switch {
 	case readOnly && (destructive || idempotent):
-		return Hints{}, fmt.Errorf("%s: a read-only operation states read_only alone (it is idempotent and not destructive)", HintsExtension)
+		return Hints{}, fmt.Errorf("%s: a read-only operation states read_only alone (it is idempotent and not destructive), with open_world when true", HintsExtension)
 	case !readOnly && (!destructive || !idempotent):
 		return Hints{}, fmt.Errorf("%s: an operation that changes something states destructive and idempotent too", HintsExtension)
+	case stated && !openWorld:
+		return Hints{}, fmt.Errorf("%s: open_world is stated only when true (an operation without it stays inside Outflow)", HintsExtension)
 	}
-	h := Hints{ReadOnly: readOnly, Destructive: values["destructive"], Idempotent: readOnly || values["idempotent"]}
+	h := Hints{ReadOnly: readOnly, Destructive: values["destructive"], Idempotent: readOnly || values["idempotent"], OpenWorld: openWorld}
 	var problem string
 	switch {
 	case method == http.MethodGet && !h.ReadOnly:

@@ -18,9 +18,48 @@ func TestDeriveCarriesTheHintsTheContractDeclares(t *testing.T) {
 	defs := derived(t)
 	require.Equal(t, tools.Hints{ReadOnly: true, Idempotent: true}, defs["segments_list"].Hints, "read_only alone implies the rest")
 	require.Equal(t, tools.Hints{ReadOnly: true, Idempotent: true}, defs["teams_list"].Hints)
-	require.Equal(t, tools.Hints{}, defs["mailboxes_send"].Hints)
-	require.Equal(t, tools.Hints{}, defs["segments_create"].Hints)
+	require.Equal(t, tools.Hints{OpenWorld: true}, defs["mailboxes_send"].Hints)
+	require.Equal(t, tools.Hints{}, defs["segments_create"].Hints, "open_world left out is false")
 	require.Equal(t, tools.Hints{Destructive: true, Idempotent: true}, defs["contacts_create"].Hints)
+}
+
+// hintsOfSpec derives the one operation of a contract whose x-agent-hints line is hints.
+func hintsOfSpec(method, hints string) (tools.Hints, error) {
+	spec := `
+paths:
+  /segments/{id}:
+    ` + method + `:
+      operationId: segments_odd
+      tags: [segments]
+      ` + hints + `
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses: {'200': {description: ok}}
+`
+	defs, err := tools.Derive([]byte(spec))
+	if err != nil {
+		return tools.Hints{}, err
+	}
+	return defs[0].Hints, nil
+}
+
+func TestDeriveReadsOpenWorldAndTakesItsAbsenceForFalse(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		method, hints string
+		want          tools.Hints
+	}{
+		"a read without it":           {"get", `x-agent-hints: {read_only: true}`, tools.Hints{ReadOnly: true, Idempotent: true}},
+		"a read that reaches outside": {"get", `x-agent-hints: {read_only: true, open_world: true}`, tools.Hints{ReadOnly: true, Idempotent: true, OpenWorld: true}},
+		"a write without it":          {"post", `x-agent-hints: {read_only: false, destructive: false, idempotent: false}`, tools.Hints{}},
+		"a write that reaches outside": {"post", `x-agent-hints: {read_only: false, destructive: false, idempotent: false, open_world: true}`,
+			tools.Hints{OpenWorld: true}},
+		"a delete that reaches outside": {"delete", `x-agent-hints: {read_only: false, destructive: true, idempotent: true, open_world: true}`,
+			tools.Hints{Destructive: true, Idempotent: true, OpenWorld: true}},
+	} {
+		got, err := hintsOfSpec(tc.method, tc.hints)
+		require.NoError(t, err, name)
+		require.Equal(t, tc.want, got, name)
+	}
 }
 
 func TestDeriveRefusesMissingMalformedOrContradictoryHints(t *testing.T) {
@@ -28,8 +67,12 @@ func TestDeriveRefusesMissingMalformedOrContradictoryHints(t *testing.T) {
 	for name, tc := range map[string]struct{ method, hints, want string }{
 		"none":                             {"post", ``, "no x-agent-hints"},
 		"not an object":                    {"post", `x-agent-hints: true`, "must be an object"},
-		"an unknown hint":                  {"post", `x-agent-hints: {read_only: false, destructive: false, idempotent: false, open_world: true}`, "open_world"},
+		"an unknown hint":                  {"post", `x-agent-hints: {read_only: false, destructive: false, idempotent: false, reversible: true}`, "has reversible; it takes read_only, destructive, idempotent and open_world"},
 		"a hint that is not a boolean":     {"post", `x-agent-hints: {read_only: "yes"}`, "read_only must be true or false"},
+		"open_world that is not a boolean": {"post", `x-agent-hints: {read_only: false, destructive: false, idempotent: false, open_world: 1}`, "open_world must be true or false"},
+		"open_world as a string":           {"get", `x-agent-hints: {read_only: true, open_world: "true"}`, "open_world must be true or false"},
+		"open_world stated false":          {"post", `x-agent-hints: {read_only: false, destructive: false, idempotent: false, open_world: false}`, "open_world is stated only when true"},
+		"open_world alone":                 {"post", `x-agent-hints: {open_world: true}`, "needs read_only"},
 		"no read_only":                     {"post", `x-agent-hints: {destructive: false, idempotent: true}`, "needs read_only"},
 		"read-only and more":               {"post", `x-agent-hints: {read_only: true, destructive: false}`, "states read_only alone"},
 		"a write without idempotent":       {"post", `x-agent-hints: {read_only: false, destructive: false}`, "states destructive and idempotent"},
@@ -40,17 +83,7 @@ func TestDeriveRefusesMissingMalformedOrContradictoryHints(t *testing.T) {
 		"a read-only DELETE":               {"delete", `x-agent-hints: {read_only: true}`, "a DELETE must be destructive"},
 		"a PUT that is not idempotent":     {"put", `x-agent-hints: {read_only: false, destructive: true, idempotent: false}`, "a PUT must be idempotent"},
 	} {
-		spec := `
-paths:
-  /segments/{id}:
-    ` + tc.method + `:
-      operationId: segments_odd
-      tags: [segments]
-      ` + tc.hints + `
-      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
-      responses: {'200': {description: ok}}
-`
-		_, err := tools.Derive([]byte(spec))
+		_, err := hintsOfSpec(tc.method, tc.hints)
 		require.ErrorContains(t, err, "segments_odd", name)
 		require.ErrorContains(t, err, tc.want, name)
 	}
@@ -139,4 +172,70 @@ func TestEveryPOSTThatChangesNothingIsReadOnlyAndEveryDELETEDestructive(t *testi
 		}
 	}
 	require.ElementsMatch(t, readOnlyPOSTs, readOnlyPosts, "the POSTs that change nothing, and only they, are read-only")
+}
+
+// mailingOperations send mail to people or set it going: a direct send, an inbox reply or new message, a
+// resend, test sends, starting or resuming a campaign (also by a PATCH to active or a run), a lead, warmup,
+// and every way of adding leads to a campaign that sends (the lead gate's entry points), and a product event
+// resuming waiting leads.
+var mailingOperations = []string{
+	"mailboxes_send", "unibox_reply", "unibox_compose", "mailboxes_decide_unsettled_send",
+	"campaigns_test", "campaigns_send_test_email",
+	"campaigns_start", "campaigns_update", "runs_create", "campaigns_resume_lead",
+	"mailboxes_warmup_start", "mailboxes_warmup_resume", "mailboxes_release",
+	"contacts_create", "contacts_update", "contacts_bulk_update", "segments_members_add", "segments_update",
+	"product_events_create",
+}
+
+// stoppingOperations stop, pause, hold or cancel what sends: they set nothing going, so they stay inside.
+var stoppingOperations = []string{
+	"campaigns_stop", "campaigns_pause_lead", "campaigns_cancel_test_run", "mailboxes_hold", "mailboxes_warmup_pause",
+	"mailboxes_warmup_stop", "runs_cancel", "managed_mailboxes_cancel_order",
+}
+
+// openWorldGETs are the reads that reach outside Outflow: a DNS lookup made now (SPF/DKIM/DMARC, the
+// verifier's readiness), a provider's live catalog, and a message read whose read flag is relayed to its
+// mailbox's server. Every other GET reads what Outflow stores.
+var openWorldGETs = []string{
+	"mailboxes_auth_check", "contacts_verification_status", "mailboxes_provision_providers_list", "unibox_get",
+}
+
+// openWorldReadOnlyPOSTs are the read-only POSTs that dial, look up or ping something outside: they store
+// nothing, and still leave Outflow.
+var openWorldReadOnlyPOSTs = []string{"app_connections_test", "mailboxes_test", "mailboxes_verify_address"}
+
+func TestOperationsThatMailPeopleOrCallOutAreOpenWorldAndReadsOfStoredDataAreNot(t *testing.T) {
+	t.Parallel()
+	byName := map[string]tools.Definition{}
+	var gets, readOnlyOpen []string
+	for _, op := range contractOperations(t) {
+		def := op.def
+		byName[def.OperationID] = def
+		switch {
+		case def.Method == http.MethodGet && def.Hints.OpenWorld:
+			gets = append(gets, def.OperationID)
+		case def.Method == http.MethodDelete:
+			require.False(t, def.Hints.OpenWorld, "%s: a DELETE removes what Outflow stores", def.OperationID)
+		case def.Method == http.MethodPost && def.Hints.ReadOnly && def.Hints.OpenWorld:
+			readOnlyOpen = append(readOnlyOpen, def.OperationID)
+		}
+	}
+	for _, id := range mailingOperations {
+		require.Contains(t, byName, id)
+		require.True(t, byName[id].Hints.OpenWorld, "%s mails people or sets mail going to them", id)
+	}
+	require.True(t, byName["webhooks_verify"].Hints.OpenWorld, "the webhook test POSTs a challenge to the receiver")
+	require.True(t, byName["webhooks_redeliver"].Hints.OpenWorld, "a redelivery POSTs the event again")
+	for _, id := range stoppingOperations {
+		require.Contains(t, byName, id)
+		require.False(t, byName[id].Hints.OpenWorld, "%s only stops something", id)
+	}
+	for _, id := range []string{"mailboxes_list", "mailboxes_get", "contacts_get", "contacts_lookup", "campaigns_list", "campaigns_get",
+		"segments_list", "webhooks_list", "webhooks_list_deliveries", "unibox_list", "unibox_get_thread", "runs_get"} {
+		require.Contains(t, byName, id)
+		require.False(t, byName[id].Hints.OpenWorld, "%s reads what Outflow stores", id)
+	}
+	require.ElementsMatch(t, openWorldGETs, gets, "the GETs that reach outside, and only they, are open world")
+	require.ElementsMatch(t, openWorldReadOnlyPOSTs, readOnlyOpen, "the read-only POSTs that reach outside, and only they, are open world")
+	require.Subset(t, readOnlyPOSTs, openWorldReadOnlyPOSTs)
 }

@@ -24,7 +24,7 @@ paths:
       description: |
         Sends one message.
       tags: [mailboxes]
-      x-agent-hints: {read_only: false, destructive: false, idempotent: false}
+      x-agent-hints: {read_only: false, destructive: false, idempotent: false, open_world: true}
       parameters:
       - $ref: '#/components/parameters/IdempotencyKey'
       - name: id
