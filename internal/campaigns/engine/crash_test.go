@@ -46,6 +46,8 @@ const (
 	crashWorkerEnv = "OUTFLOW_ENGINE_CRASH_WORKER"
 	crashCAEnv     = "OUTFLOW_ENGINE_CRASH_CA_FILE"
 	crashKeyEnv    = "OUTFLOW_ENGINE_CRASH_SECRET_KEY"
+	// crashWorkerApp names the worker processes' database sessions.
+	crashWorkerApp = "outflow-crash-worker"
 )
 
 func TestMain(m *testing.M) {
@@ -60,7 +62,11 @@ func TestMain(m *testing.M) {
 // runCrashWorker works jobs until the process is killed or its test process is gone.
 func runCrashWorker(url, caFile, keyHex string) error {
 	ctx := context.Background()
-	pool, err := db.Open(ctx, url, 20)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	pool, err := db.Open(ctx, url+sep+"application_name="+crashWorkerApp, 20)
 	if err != nil {
 		return err
 	}
@@ -167,7 +173,16 @@ func (r *crashRig) killAll(rng *rand.Rand) {
 func (r *crashRig) recoveryPasses() {
 	r.t.Helper()
 	ctx := context.Background()
-	_, err := r.owner.Exec(ctx, "UPDATE river_job SET attempted_at = attempted_at - interval '10 minutes' WHERE state = 'running'")
+	// The killed processes' database sessions end too (a server notices a dead client when it next speaks to it,
+	// or by keepalive): one of them may still be finishing a statement, holding row locks the update below takes.
+	_, err := r.owner.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", crashWorkerApp)
+	require.NoError(r.t, err)
+	require.Eventually(r.t, func() bool {
+		var n int
+		require.NoError(r.t, r.owner.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", crashWorkerApp).Scan(&n))
+		return n == 0
+	}, time.Minute, 10*time.Millisecond, "the killed workers' database sessions end")
+	_, err = r.owner.Exec(ctx, "UPDATE river_job SET attempted_at = attempted_at - interval '10 minutes' WHERE state = 'running'")
 	require.NoError(r.t, err)
 	_, err = r.owner.Exec(ctx, "UPDATE river_leader SET expires_at = now()")
 	require.NoError(r.t, err)
