@@ -18,6 +18,12 @@ func (c *judgement) negatedContact(covered []bool) {
 		switch {
 		case m&roleContact != 0 && c.objectOf(i, sp, roleObject, 2) >= 0:
 			object = c.objectOf(i, sp, roleObject, 2)
+			if c.marks[object]&rolePerson == 0 && c.has(max(lo, i-2), i, roleSelf) {
+				continue // the person's own contacting of others: we never email anyone twice
+			}
+			for object > i && object+1 < min(hi, i+maxObjectGap) && c.marks[object+1]&roleObject != 0 {
+				object++ // the whole object: our staff, nuestro equipo
+			}
 			stop = c.near(i, lo, hi, 5, 4, roleStop)
 			more = c.near(i, lo, hi, 5, 5, roleMore)
 			if stop < 0 {
@@ -30,6 +36,12 @@ func (c *judgement) negatedContact(covered []bool) {
 		case m&roleChannel != 0 && !c.sends(sp, i):
 			stop = c.near(i, lo, hi, 4, 2, roleStop)
 			more = c.near(i, lo, hi, 3, 1, roleMore)
+			if stop < 0 {
+				stop = c.ceasingBefore(lo) // Hören Sie auf, mir Mails zu schicken.
+				if more < 0 {
+					more = stop
+				}
+			}
 		default:
 			continue
 		}
@@ -37,8 +49,11 @@ func (c *judgement) negatedContact(covered []bool) {
 			continue
 		}
 		from, to := min(i, stop, more), max(i, stop, more)+1
+		for to < min(hi, i+maxObjectGap) && c.marks[to-1]&roleChannel != 0 && c.marks[to]&roleChannel != 0 {
+			to++ // the whole noun: E-Mails
+		}
 		switch {
-		case c.marks[stop]&roleWord != 0 && c.cancelled(stop, lo):
+		case c.ceasingNegated(stop) || c.ceasingNegated(more):
 			c.mention("negated", lo, hi)
 		case c.at[i].quoted:
 			c.mention("quoted", lo, hi)
@@ -48,6 +63,8 @@ func (c *judgement) negatedContact(covered []bool) {
 			c.mention("reported", lo, hi)
 		case sp.redirect:
 			c.mention("redirected", lo, hi)
+		case m&roleContact != 0 && c.anotherThing(i, object, sp):
+			c.mention("another thing wanted", lo, hi)
 		default:
 			c.request(Evidence{Kind: "rule", Name: "opt_out_request", Value: c.text(min(from, object), max(to, object+1))})
 			return
@@ -57,11 +74,15 @@ func (c *judgement) negatedContact(covered []bool) {
 
 // ceasingBefore answers a verb of ceasing (a stop word that is also a word of going on: unterlassen, hören
 // Sie auf, refrain, cessez) among the last words of the clause before the one starting at lo, in the same
-// sentence, or -1.
+// sentence, or -1; not past a verb of contacting of its own, which it governs instead (dejen de mandarme
+// PDFs, mándenme un enlace).
 func (c *judgement) ceasingBefore(lo int) int {
 	for j := lo - 1; j >= max(0, lo-cancelWindow) && c.at[j].sentence == c.at[lo].sentence; j-- {
 		if c.marks[j]&(roleStop|roleMore) == roleStop|roleMore {
 			return j
+		}
+		if c.marks[j]&roleContact != 0 && c.marks[j]&roleChannel == 0 {
+			return -1
 		}
 	}
 	return -1
@@ -82,4 +103,18 @@ func (c *judgement) near(i, lo, hi, before, after int, rl role) int {
 		}
 	}
 	return -1
+}
+
+// ceasingNegated says whether word k is a verb of ceasing with a negation just before it, which asks mail to
+// go on (don't stop sending these; n'arrêtez pas de m'envoyer vos analyses; no dejen de mandarme sus
+// novedades; bitte nicht aufhören, mir Mails zu schicken).
+func (c *judgement) ceasingNegated(k int) bool {
+	if c.marks[k]&(roleWord|roleCease) == 0 {
+		return false
+	}
+	lo := k // the clause's start, read no farther back than cancelled looks
+	for lo > max(0, k-cancelWindow) && c.at[lo-1].clause == c.at[k].clause {
+		lo--
+	}
+	return c.cancelled(k, lo)
 }

@@ -75,6 +75,14 @@ type optOutLists struct {
 	Reported    []string `json:"optout_reported"`
 	Impersonal  []string `json:"optout_impersonal"`
 	Then        []string `json:"optout_then"`
+	Contrast    []string `json:"optout_contrast"`
+	Past        []string `json:"optout_past"`
+	Persist     []string `json:"optout_persist"`
+	Oppose      []string `json:"optout_oppose"`
+	Absent      []string `json:"optout_absent"`
+	AbsentOwner []string `json:"optout_absent_owner"`
+	Articles    []string `json:"optout_articles"`
+	Cease       []string `json:"optout_cease"`
 }
 
 // roles are the lists by the role they give their words.
@@ -85,7 +93,9 @@ func (o optOutLists) roles() map[role][]string {
 		roleBlocker: o.Blockers, roleRedirect: o.Redirect, roleFiller: o.Fillers, roleRefusal: o.Refusals,
 		roleRemove: o.Remove, rolePerson: o.Person, roleData: o.Data, roleOwner: o.Owner, roleLaw: o.Law,
 		roleCausative: o.Causative, roleClosing: o.Closing, roleReported: o.Reported,
-		roleImpersonal: o.Impersonal, roleThen: o.Then}
+		roleImpersonal: o.Impersonal, roleThen: o.Then, roleContrast: o.Contrast, rolePast: o.Past, rolePersist: o.Persist,
+		roleOppose: o.Oppose, roleAbsent: o.Absent, roleAbsentOwner: o.AbsentOwner, roleArticle: o.Articles,
+		roleCease: o.Cease}
 }
 
 // lists answers the named lists of a data file, for validation.

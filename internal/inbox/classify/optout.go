@@ -6,122 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-// role is what a word does in an opt-out request (the data files' optout_* lists); a word may play several.
-type role uint32
-
-const (
-	// roleWord is a word a whole message or clause may consist of to opt out: STOP, unsubscribe, remove me.
-	roleWord role = 1 << iota
-	// roleContact is a verb of contacting (contact, email, schreiben): with the sender as its object and a
-	// stop and a more word near it, a request.
-	roleContact
-	// roleChannel is a noun of mailings (emails, Zusendungen): with a stop and a more word near it, a request.
-	roleChannel
-	// roleObject is the person as the object of a verb of contacting (me, us, mich, m').
-	roleObject
-	// roleStop is a negation or a verb of stopping (not, never, stop, unterlassen).
-	roleStop
-	// roleMore is a word of going on (again, any more, further, künftig).
-	roleMore
-	// roleCancel is a negation that, just before an opt-out phrase, makes it a mention (don't remove me).
-	roleCancel
-	// roleMention is reported speech, an instruction or a reader-addressed condition (you said, reply, if you
-	// want, my colleague): an opt-out phrase after it in its clause is talked about, not asked for.
-	roleMention
-	// roleNoun is a noun an opt-out word names (link, button): the unsubscribe link is a thing, not a request.
-	roleNoun
-	// roleDeterminer is an article that makes the opt-out word after it a noun (the, your).
-	roleDeterminer
-	// roleDesire is trying or wanting (tried, want, asked): said by the person, it keeps a request that names
-	// the link or the footer (I tried the unsubscribe link).
-	roleDesire
-	// roleSelf is the person as the subject (I, we).
-	roleSelf
-	// roleInvite is a verb of replying, read in our quoted message's invitation (reply STOP to opt out).
-	roleInvite
-	// roleBlocker is a time bound or an idiom that keeps a negated contact from being a request (until, don't
-	// hesitate).
-	roleBlocker
-	// roleRedirect is a redirect to another person (instead, my colleague): "don't email me, email Raj".
-	roleRedirect
-	// roleFiller is a greeting or courtesy left out when a whole message is judged (hi, please, thanks); it
-	// also ends the look-back for a negation.
-	roleFiller
-	// roleRefusal is a bare no (no, nein, non), which a whole message may consist of.
-	roleRefusal
-	// roleRemove is a verb or noun of removing or erasing (remove, löschen, l'effacement, eliminen): with the
-	// person or their data as its object, a request (see removal.go).
-	roleRemove
-	// rolePerson is the person as the object of removing (me, mich, moi, m', elimínenme).
-	rolePerson
-	// roleData is a noun of a person's data or entry (data, Daten, coordonnées, datos, address).
-	roleData
-	// roleOwner makes data the person's (my, meine, mes, mis, about me, me concernant).
-	roleOwner
-	// roleLaw is a data-protection law (GDPR, DSGVO, RGPD, Art. 17), which makes data the person's.
-	roleLaw
-	// roleCausative is a verb that makes the person before a verb its subject (let me remove, lass mich).
-	roleCausative
-	// roleClosing is a break-up phrase in our quoted message (I'll close your file, je clôture votre
-	// dossier), which invites a no as an opt-out.
-	roleClosing
-	// roleReported is reported speech, an instruction or a condition (your email says, reply, if): a decline
-	// phrase after it in its clause is someone else's words or hypothetical, no decline.
-	roleReported
-	// roleImpersonal is an impersonal or generic subject (one, you, man, on, uno, se): a condition on it opens
-	// a question about the process as a condition on the person does (if one tries it, can one opt out?).
-	roleImpersonal
-	// roleThen opens a clause that says what follows (and, then, dann, et, alors, y, entonces): in our quote,
-	// the consequence of replying (reply "no", and I won't write again).
-	roleThen
-)
-
-// roleName names each role as its data list does (optout_<name>).
-var roleName = map[role]string{roleWord: "words", roleContact: "contact", roleChannel: "channels", roleObject: "objects",
-	roleStop: "stop", roleMore: "more", roleCancel: "cancel", roleMention: "mention", roleNoun: "nouns",
-	roleDeterminer: "determiners", roleDesire: "desire", roleSelf: "self", roleInvite: "invite", roleBlocker: "blockers",
-	roleRedirect: "redirect", roleFiller: "fillers", roleRefusal: "refusals", roleRemove: "remove", rolePerson: "person",
-	roleData: "data", roleOwner: "owner", roleLaw: "law", roleCausative: "causative", roleClosing: "closing",
-	roleReported: "reported", roleImpersonal: "impersonal", roleThen: "then"}
-
-// marker is a phrase of the opt-out lists as words, with the roles it plays.
-type marker struct {
-	words []string
-	roles role
-}
-
-// markers find the opt-out lists' phrases by their first word.
-type markers map[string][]marker
-
-func (mk markers) add(text string, rl role) {
-	w := tokens(fold(text))
-	if len(w) == 0 {
-		return
-	}
-	for i, m := range mk[w[0]] {
-		if slices.Equal(m.words, w) {
-			mk[w[0]][i].roles |= rl
-			return
-		}
-	}
-	mk[w[0]] = append(mk[w[0]], marker{words: w, roles: rl})
-}
-
-// mark answers the roles each word plays: every phrase found gives its roles to all its words.
-func (mk markers) mark(words []string) []role {
-	out := make([]role, len(words))
-	for i, w := range words {
-		for _, m := range mk[w] {
-			if i+len(m.words) <= len(words) && slices.Equal(words[i:i+len(m.words)], m.words) {
-				for j := i; j < i+len(m.words); j++ {
-					out[j] |= m.roles
-				}
-			}
-		}
-	}
-	return out
-}
-
 // optOut is what a person's text says about opting out: the requests that decide an unsubscribe, and the
 // mentions set aside (each with why), which explain a verdict that is not one.
 type optOut struct {
@@ -149,9 +33,10 @@ var linking = map[string]bool{"to": true, "for": true, "de": true, "du": true, "
 	"para": true, "pour": true}
 
 // readOptOut finds the requests and mentions in the person's text (c.words): a whole message or clause of
-// opt-out words, the unsubscribe phrases among hits unless a mention rule sets one aside, and a negated
-// contact (a verb of contacting the person, or a noun of mailings, with a stop and a more word near it); with
-// none, a short answer that is the word our quoted message invited for opting out, else a bare no.
+// opt-out words, the unsubscribe phrases among hits unless a mention rule sets one aside, a negated contact
+// (a verb of contacting the person, or a noun of mailings, with a stop and a more word near it), a removal
+// of the person or their data, and the person's objection (see removal.go); with none, a short answer that
+// is the word our quoted message invited for opting out, else a bare no.
 func (c *judgement) readOptOut(hits []hit) {
 	c.marks = c.r.markers.mark(c.words)
 	if len(c.words) == 0 {
@@ -178,6 +63,9 @@ func (c *judgement) readOptOut(hits []hit) {
 	c.negatedContact(covered)
 	if len(c.opt.requests) == 0 {
 		c.removals(covered)
+	}
+	if len(c.opt.requests) == 0 {
+		c.objections()
 	}
 	if len(c.opt.requests) > 0 || len(candidate) == 0 {
 		return
@@ -225,17 +113,6 @@ func (c *judgement) text(lo, hi int) string {
 		s = strings.ToValidUTF8(s[:maxClauseText], "")
 	}
 	return s
-}
-
-// all says whether every one of words (at least one) plays rl.
-func (mk markers) all(words []string, rl role) bool {
-	marks := mk.mark(words)
-	for _, m := range marks {
-		if m&rl == 0 {
-			return false
-		}
-	}
-	return len(words) > 0
 }
 
 // wholeMessage requests an unsubscribe when the whole text is opt-out words, leaving out greetings,
@@ -488,12 +365,16 @@ func (c *judgement) judgeHit(h hit) {
 		}
 	case c.hypothetical(h.start, h.end, sp):
 		c.mention("hypothetical", lo, hi)
+	case c.narrated(h.start, h.end):
+		c.mention("narrated", lo, hi)
 	case c.desired(h.start, sp):
 		c.request(evidenceOf(h))
 	case c.named(h.start, h.end, sp):
 		c.mention("named", lo, hi)
 	case sp.mention < h.start:
 		c.mention("reported", lo, hi)
+	case c.anotherThing(c.verbIn(h.start, h.end), h.end-1, sp):
+		c.mention("another thing wanted", lo, hi)
 	case !c.has(h.start, h.end, roleWord|roleRemove) && sp.blocker:
 		c.mention("bounded", lo, hi)
 	case !c.has(h.start, h.end, roleWord|roleRemove) && sp.redirect:

@@ -14,7 +14,7 @@ import (
 // for a request. Its two misses were then fixed as general rules (a question on a condition of an impersonal
 // subject; an initial of the sender's name in a short answer's sign-off), so it is no longer blind: it is a
 // labelled regression set, and this test holds its figures (every request heard, no mention taken, 45 of 49
-// intents). Blind figures need a third holdout written after these rules froze.
+// intents). The third holdout, written after these rules froze, is now seen too (TestTheThirdSeenOptOutSet…).
 func TestTheSecondSeenOptOutSetKeepsItsFigures(t *testing.T) {
 	f := judgeOptOutSet(t, "optout_seen2")
 	require.Empty(t, f.mentionsTaken, "replies that only mention opting out, taken for requests:\n%s", strings.Join(f.mentionsTaken, "\n"))

@@ -1,11 +1,15 @@
 package classify
 
 // Bounds of the removal and object rules: how far before a verb its object may stand when only adverbs
-// stand between, how far from a verb of removing its data noun is looked for, and how far around a data
-// noun its owner.
+// stand between, how far from a verb of removing its data noun is looked for (in words that are no
+// articles, and in all words), how far around a data noun its owner, how far after an objection what it
+// objects to, and how far before it the person.
 const (
 	maxObjectGap  = 5
 	dataWindow    = 4
+	dataReach     = 3 * dataWindow
+	objectReach   = 12
+	objectorReach = 4
 	ownerBefore   = 2
 	ownerAfter    = 6
 	selfBeforeGap = 2
@@ -24,17 +28,19 @@ func (c *judgement) adverb(j int) bool {
 
 // objectOf answers where the person, a word playing rl, stands as the object of the verb at i in the clause
 // sp, or -1: the verb itself (contactarme, elimínenme), a word up to two after it (contact me, remove me,
-// retirez-moi), a word up to near before it (be contacted), or one farther before with only adverbs between
-// (mich nicht weiter anzuschreiben; que me eliminen; me vuelvan a escribir), up to maxObjectGap; never a
-// pronoun after a causative, whose verb is the person's own (let me remove).
+// retirez-moi) or farther after it with only adverbs between (no contacten más a nadie), a word up to near
+// before it (be contacted), or one farther before with only adverbs between (mich nicht weiter
+// anzuschreiben; que me eliminen; me vuelvan a escribir), up to maxObjectGap; never a pronoun after a
+// causative, whose verb is the person's own (let me remove).
 func (c *judgement) objectOf(i int, sp span, rl role, near int) int {
 	if c.marks[i]&rl != 0 {
 		return i
 	}
-	for j := i + 1; j < min(sp.hi, i+3); j++ {
+	for j, between := i+1, true; j < min(sp.hi, i+1+maxObjectGap) && (j < i+3 || between); j++ {
 		if c.marks[j]&rl != 0 {
 			return j
 		}
+		between = between && c.adverb(j)
 	}
 	between := true
 	for j := i - 1; j >= max(sp.lo, i-maxObjectGap); j-- {
@@ -64,7 +70,13 @@ func (c *judgement) removals(covered []bool) {
 		}
 		sp := c.clause(i)
 		from, to, name := i, i+1, "opt_out_request"
-		if j := c.objectOf(i, sp, rolePerson, 0); j >= 0 {
+		j := c.objectOf(i, sp, c.removable(), 0)
+		if j >= 0 && c.marks[j]&rolePerson == 0 {
+			if d, owner := c.personalData(i, sp); d >= 0 && owner == j {
+				j = -1 // the absent addressee owns the data: remove his address
+			}
+		}
+		if j >= 0 {
 			from, to = min(i, j), max(i, j)+1
 		} else if i > sp.lo && c.marks[i-1]&roleOwner != 0 {
 			from = i - 1 // my removal, meine Austragung, mi baja
@@ -101,14 +113,27 @@ func (c *judgement) removals(covered []bool) {
 // data, meiner Daten, mes données) or one naming the person up to ownerAfter after it in its sentence (any
 // data you hold about me; alle Daten, die Sie über mich gespeichert haben; données me concernant; not los
 // datos de nuestros clientes, whose owner owns the clients), or, with a data-protection law
-// named in the sentence, none (owner -1); d is -1 when there is no such noun.
+// named in the sentence, none (owner -1); d is -1 when there is no such noun. Articles and quantifiers do
+// not count in the reach (l'effacement de l'ensemble des données me concernant; löschen Sie sämtliche bei
+// Ihnen gespeicherten Daten), and the owner may be the addressee who has left (see owns).
 func (c *judgement) personalData(i int, sp span) (d, owner int) {
-	for n := max(sp.lo, i-dataWindow); n < min(sp.hi, i+dataWindow+1); n++ {
+	from, to := i, i+1
+	for n := 0; from > max(sp.lo, i-dataReach) && n < dataWindow; from-- {
+		if c.marks[from-1]&roleArticle == 0 {
+			n++
+		}
+	}
+	for n := 0; to < min(sp.hi, i+dataReach+1) && n < dataWindow; to++ {
+		if c.marks[to]&roleArticle == 0 || c.marks[to]&roleData != 0 {
+			n++
+		}
+	}
+	for n := from; n < to; n++ {
 		if c.marks[n]&roleData == 0 || n == i {
 			continue
 		}
 		for k := max(sp.lo, n-ownerBefore); k < n; k++ {
-			if c.marks[k]&roleOwner != 0 {
+			if c.owns(k) {
 				return n, k
 			}
 		}
@@ -150,6 +175,86 @@ func (c *judgement) negatedAfter(end int, sp span) bool {
 	for j := end; j < min(sp.hi, end+cancelWindow); j++ {
 		if c.marks[j]&roleCancel != 0 && c.marks[j]&roleStop != 0 {
 			return j == sp.hi-1 || (j == sp.hi-2 && len(c.words[sp.hi-1]) <= 3)
+		}
+	}
+	return false
+}
+
+// removable are the roles of the object of a removal: the person, and the addressee who has left when the
+// reply says one has (Tom left the company, please remove him; Herr Kühn hat das Unternehmen verlassen,
+// bitte entfernen Sie ihn; M. Garnier a quitté l'entreprise, merci de le retirer; el Sr. Ruiz ya no trabaja
+// aquí, elimínenlo). Their mail reaches the person, who asks it to stop.
+func (c *judgement) removable() role {
+	if len(c.departedHits) > 0 {
+		return rolePerson | roleAbsent
+	}
+	return rolePerson
+}
+
+// owns says whether word k makes data the person's: an owner (my, meine, mes, mis), or, when the reply says
+// the addressee has left, a word naming them (his address, seine Adresse, son adresse, su dirección).
+func (c *judgement) owns(k int) bool {
+	return c.marks[k]&roleOwner != 0 || c.marks[k]&roleAbsentOwner != 0 && len(c.departedHits) > 0
+}
+
+// objections requests an unsubscribe for the person's objection (GDPR Art. 21: I object to, ich
+// widerspreche, je m'oppose, me opongo) to what follows it in its clause: the processing of the person's
+// data (their data or, with a data-protection law in the sentence, data), mailings or being contacted (I
+// object to the processing of my personal data for direct marketing; Widerspruch gegen die Nutzung meiner
+// Daten; je m'oppose au traitement de mes données à des fins de prospection; me opongo al tratamiento de mis
+// datos). The objection is the person's when the verb says so (widerspreche, opongo), the person stands
+// before it in its clause (I, wir, je m'), or a law is named; someone else's is none (my CFO will object to
+// the marketing budget; l'opposition de nos clients à la prospection). An objection is declared, not asked:
+// in a question it asks about the process (how do we handle the right to object to marketing?). It only
+// talks about it, too, when quoted, negated (je ne m'oppose pas …) or after reported speech.
+func (c *judgement) objections() {
+	for i, m := range c.marks {
+		if m&roleOppose == 0 || (i > 0 && c.marks[i-1]&roleOppose != 0) {
+			continue
+		}
+		sp := c.clause(i)
+		if !c.sentence(i).law && !c.objector(i, sp) {
+			continue
+		}
+		to := -1
+		for n := i + 1; n < min(sp.hi, i+objectReach+1) && to < 0; n++ {
+			switch {
+			case c.marks[n]&(roleChannel|roleContact) != 0:
+				to = n + 1
+			case c.marks[n]&roleData != 0 && (c.sentence(i).law || c.has(max(sp.lo, n-ownerBefore), n, roleOwner)):
+				to = n + 1
+			}
+		}
+		if to < 0 {
+			continue
+		}
+		for to < sp.hi && c.marks[to]&roleData != 0 {
+			to++ // the whole noun: personal data
+		}
+		switch {
+		case c.at[i].quoted:
+			c.mention("quoted", sp.lo, sp.hi)
+		case c.cancelled(i, sp.lo) || c.negatedAfter(to, sp):
+			c.mention("negated", sp.lo, sp.hi)
+		case c.at[i].question:
+			c.mention("asked", sp.lo, sp.hi)
+		case sp.mention < to:
+			c.mention("reported", sp.lo, sp.hi)
+		default:
+			c.request(Evidence{Kind: "rule", Name: "objection_request", Value: c.text(i, to)})
+			return
+		}
+	}
+}
+
+// objector says whether the person objects at i: the word itself is the person's (widerspreche, opongo) or
+// the person stands up to objectorReach words before it in its clause as its subject or pronoun (I object;
+// I exercise my right to object; wir widersprechen; je m'oppose; nos oponemos), not as an owner of someone
+// else (my CFO will object).
+func (c *judgement) objector(i int, sp span) bool {
+	for j := max(sp.lo, i-objectorReach); j <= i; j++ {
+		if m := c.marks[j]; m&(roleSelf|rolePerson) != 0 && m&roleOwner == 0 {
+			return true
 		}
 	}
 	return false
