@@ -48,6 +48,49 @@ func (c *judgement) narrated(start, end int) bool {
 	return true
 }
 
+// habitual says whether the opt-out words at start tell what the person usually does, a habit and no
+// request (I usually unsubscribe from these without reading them; normalerweise melde ich mich bei so etwas
+// sofort ab; d'habitude, je me désinscris de ce genre de mails; suelo darme de baja de estos correos): a word
+// of habit before them in their clause with no contrast between, or alone in the clause that opens their
+// sentence, with the person as the subject in their clause. It is a complaint, and so a request, when the
+// sentence says mail goes on or the opt-out did not take (I usually unsubscribe, but you still write).
+func (c *judgement) habitual(start int, sp span) bool {
+	habit := -1
+	for j := start - 1; j >= sp.lo && c.marks[j]&roleContrast == 0 && habit < 0; j-- {
+		if c.marks[j]&roleHabitual != 0 {
+			habit = j
+		}
+	}
+	s := c.at[start].sentence
+	if habit < 0 && sp.lo > 0 && c.at[sp.lo-1].sentence == s {
+		lo := sp.lo - 1
+		for lo > 0 && c.at[lo-1].clause == c.at[sp.lo-1].clause {
+			lo--
+		}
+		only := lo == 0 || c.at[lo-1].sentence != s // the clause opens the sentence
+		for j := lo; j < sp.lo; j++ {
+			only = only && c.marks[j]&(roleHabitual|roleFiller) != 0
+			if c.marks[j]&roleHabitual != 0 {
+				habit = j
+			}
+		}
+		if !only {
+			habit = -1
+		}
+	}
+	if habit < 0 || !c.has(sp.lo, sp.hi, roleSelf) {
+		return false
+	}
+	lo, hi := habit, start
+	for lo > 0 && c.at[lo-1].sentence == s {
+		lo--
+	}
+	for hi < len(c.words) && c.at[hi].sentence == s {
+		hi++
+	}
+	return !c.has(lo, hi, rolePersist)
+}
+
 // anotherThing says whether the stop of the verb of sending at verb (its object, the person, at object) is
 // of one thing that is no mailing, and the person asks, in the words that follow (wishReach) up to the end
 // of the next sentence, for something else to be sent or a call instead: they want mail, only other mail

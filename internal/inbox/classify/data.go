@@ -83,6 +83,8 @@ type optOutLists struct {
 	AbsentOwner []string `json:"optout_absent_owner"`
 	Articles    []string `json:"optout_articles"`
 	Cease       []string `json:"optout_cease"`
+	Habitual    []string `json:"optout_habitual"`
+	Group       []string `json:"optout_group"`
 }
 
 // roles are the lists by the role they give their words.
@@ -95,7 +97,7 @@ func (o optOutLists) roles() map[role][]string {
 		roleCausative: o.Causative, roleClosing: o.Closing, roleReported: o.Reported,
 		roleImpersonal: o.Impersonal, roleThen: o.Then, roleContrast: o.Contrast, rolePast: o.Past, rolePersist: o.Persist,
 		roleOppose: o.Oppose, roleAbsent: o.Absent, roleAbsentOwner: o.AbsentOwner, roleArticle: o.Articles,
-		roleCease: o.Cease}
+		roleCease: o.Cease, roleHabitual: o.Habitual, roleGroup: o.Group}
 }
 
 // lists answers the named lists of a data file, for validation.

@@ -149,7 +149,8 @@ const (
 
 // score weighs the human phrases found (see the package doc): unsubscribe phrases are the opt-out rules'
 // (readOptOut, which runs first), and a negative phrase that negates an opt-out (no need to unsubscribe me)
-// is theirs too; a positive phrase with a negation just before it in its clause counts as negative; a
+// is theirs too; one word of another language that matched only by losing its accents is not read (see
+// foreignSpelling); a positive phrase with a negation just before it in its clause counts as negative; a
 // decline after reported speech, an instruction or a condition is set aside (see reportedBefore); up to two
 // question marks count.
 func (c *judgement) score(hits []hit, questionMarks int) {
@@ -159,7 +160,7 @@ func (c *judgement) score(hits []hit, questionMarks int) {
 	for _, h := range hits {
 		if h.class == classUnsubscribe || (h.class == classNegative && slices.ContainsFunc(c.opt.negations, func(at int) bool {
 			return h.start <= at && at < h.end
-		})) {
+		})) || c.foreignSpelling(h) {
 			continue
 		}
 		cl, ev := h.class, evidenceOf(h)
@@ -189,6 +190,13 @@ func (c *judgement) score(hits []hit, questionMarks int) {
 		c.scores[classQuestion] += weightQuestionMark * float64(n)
 		c.evidence[classQuestion] = append(c.evidence[classQuestion], Evidence{Kind: "rule", Name: "question_mark", Value: "?"})
 	}
+}
+
+// foreignSpelling says whether the hit is one word of another language than the reply's that only matched
+// because folding dropped its accents: French intéressé folds to the German Interesse (falls Interesse
+// besteht), which says nothing of the kind.
+func (c *judgement) foreignSpelling(h hit) bool {
+	return h.lang != "" && h.lang != c.lang && len(h.words) == 1 && fold(h.text) != strings.ToLower(h.text)
 }
 
 // reportedWindow is how far before a decline phrase reported speech, an instruction or a condition makes it

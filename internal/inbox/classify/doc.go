@@ -27,16 +27,18 @@
 // again; no escriban más a esta dirección), a removal (a verb or noun of removing whose object is the
 // person, or the person's data, articles and quantifiers between not counted: remove me; que me eliminen;
 // meine Austragung; erase any personal data you hold about me; l'effacement de l'ensemble des données me
-// concernant; under GDPR, delete the data you hold; and, when the reply says the addressee has left, them
-// or their address: Tom left the company, please remove his address), the person's objection to the
+// concernant; under GDPR, delete the data you hold; the person's team, colleagues, company or domain: remove
+// all of us and anyone else at our domain; and, when the reply says the addressee has left, them or their
+// address: Tom left the company, please remove his address), the person's objection to the
 // processing of their data or to mailings (GDPR Art. 21: I object to the processing of my data for
 // marketing; je m'oppose au traitement de mes données; me opongo al tratamiento de mis datos), a short
 // answer that is the word our quoted message invited for opting out (reply "no" and I'll stop writing;
 // reply no and I'll close your file; répondez « non » et je ne vous relancerai pas), or, for a message
 // without text, an opt-out subject. The person as an object may stand before its verb with negations and
 // particles between (mich nicht weiter anzuschreiben; me vuelvan a escribir); an elided article or pronoun
-// is a word of its own (l'effacement is l' and effacement); the informal address is read as the formal one
-// (schreibt mir nicht mehr; ne m'écris plus; no me escribáis más, borrad mi dirección).
+// is a word of its own (l'effacement is l' and effacement); a German verb split by its particle is read whole
+// (hören Sie endlich auf, mich anzuschreiben; tragen Sie mich bitte aus); the informal address is read as the
+// formal one (schreibt mir nicht mehr; ne m'écris plus; no me escribáis más, borrad mi dirección).
 //
 // A phrase that only mentions opting out is no request and the reply's own intent stands: quoted, negated
 // before or after (don't stop sending these; n'arrêtez pas de m'envoyer; no dejen de mandarme; I almost
@@ -46,7 +48,9 @@
 // thing (the unsubscribe link looks broken), after reported speech, an instruction or a reader-addressed
 // condition (your email says reply STOP; if you want to opt out), told as a story of the past that the
 // reply then turns from (I hit unsubscribe on your newsletter back in the spring, but this one is relevant)
-// unless mail goes on or it did not take (but you still write), stopping one thing sent while asking for
+// unless mail goes on or it did not take (but you still write), or as the person's habit (I usually
+// unsubscribe from these; suelo darme de baja), no need to opt out (no hace falta que me dé de baja; es ist
+// nicht nötig, mich auszutragen), stopping one thing sent while asking for
 // another (stop sending me PDFs, just send me a calendar link), bounded in time or redirected (don't contact
 // me until March; email my colleague instead), a removal the person does themselves (can we delete our
 // data?), an objection someone else makes or the reply asks about (my CFO will object to the marketing

@@ -39,6 +39,7 @@ var linking = map[string]bool{"to": true, "for": true, "de": true, "du": true, "
 // is the word our quoted message invited for opting out, else a bare no.
 func (c *judgement) readOptOut(hits []hit) {
 	c.marks = c.r.markers.mark(c.words)
+	c.joinSeparable()
 	if len(c.words) == 0 {
 		c.subjectOptOut()
 		return
@@ -86,7 +87,8 @@ func (c *judgement) readOptOut(hits []hit) {
 	}
 }
 
-// request and mention keep at most maxEvidence of each, which is all a verdict shows.
+// request and mention keep at most maxEvidence of each, which is all a verdict shows; a mention judged again at
+// another word of its phrase (tragen Sie mich nicht aus) is kept once.
 func (c *judgement) request(ev Evidence) {
 	if len(c.opt.requests) < maxEvidence {
 		c.opt.requests = append(c.opt.requests, ev)
@@ -94,8 +96,9 @@ func (c *judgement) request(ev Evidence) {
 }
 
 func (c *judgement) mention(why string, lo, hi int) {
-	if len(c.opt.mentions) < maxEvidence {
-		c.opt.mentions = append(c.opt.mentions, Evidence{Kind: "rule", Name: "opt_out_mention", Value: why + ": " + c.text(lo, hi)})
+	ev := Evidence{Kind: "rule", Name: "opt_out_mention", Value: why + ": " + c.text(lo, hi)}
+	if n := len(c.opt.mentions); n < maxEvidence && (n == 0 || c.opt.mentions[n-1] != ev) {
+		c.opt.mentions = append(c.opt.mentions, ev)
 	}
 }
 
@@ -338,7 +341,8 @@ func (c *judgement) has(lo, hi int, rl role) bool {
 
 // judgeHit takes an unsubscribe phrase for a request unless its clause only talks about opting out: the
 // phrase is quoted, negated just before (don't remove me) or after it (löschen Sie meine Daten nicht), in a
-// question on a condition of the person's (if we sign up, can we unsubscribe later?), names a thing (the
+// question on a condition of the person's (if we sign up, can we unsubscribe later?), is told as a story of
+// the past or as the person's habit (I usually unsubscribe from these; see narrated, habitual), names a thing (the
 // unsubscribe link, a link in the clause), follows reported speech, an instruction or a reader-addressed
 // condition (you said, reply, if you want, my colleague), or, without an opt-out word or a word of removing
 // in it, is bounded in time or by an idiom (don't contact me until March) or redirected (don't email me,
@@ -367,6 +371,8 @@ func (c *judgement) judgeHit(h hit) {
 		c.mention("hypothetical", lo, hi)
 	case c.narrated(h.start, h.end):
 		c.mention("narrated", lo, hi)
+	case c.habitual(h.start, sp):
+		c.mention("habitual", lo, hi)
 	case c.desired(h.start, sp):
 		c.request(evidenceOf(h))
 	case c.named(h.start, h.end, sp):
@@ -386,7 +392,9 @@ func (c *judgement) judgeHit(h hit) {
 
 // cancelled says whether a negation or a hypothetical stands just before start in its clause: only short
 // words, wishes and the person may stand between (don't remove me; no need to remove me; I don't want you to
-// unsubscribe me; I almost hit unsubscribe), and a courtesy or a conjunction ends the look-back.
+// unsubscribe me; I almost hit unsubscribe), and a courtesy or a conjunction ends the look-back. A German
+// infinitive with zu that opens its clause is governed by the clause before it, so a negation of need that
+// ends that one cancels it too (es ist nicht nötig, mich auszutragen; kein Grund, meine Daten zu löschen).
 func (c *judgement) cancelled(start, lo int) bool {
 	for i := start - 1; i >= max(lo, start-cancelWindow); i-- {
 		m := c.marks[i]
@@ -397,6 +405,21 @@ func (c *judgement) cancelled(start, lo int) bool {
 			return false
 		case len(c.words[i]) > 4 && m&(roleDesire|roleObject|roleSelf) == 0:
 			return false
+		}
+	}
+	if lo == 0 || start-lo > cancelWindow || c.at[lo-1].sentence != c.at[lo].sentence || !c.zuInfinitive(lo, start) {
+		return false
+	}
+	return c.has(max(0, lo-2), lo, roleCancel)
+}
+
+// zuInfinitive says whether the clause from lo holds, up to cancelWindow words after start, a German
+// infinitive with zu: zu before a verb (meine Daten zu löschen) or zu after a verb's particle (auszutragen,
+// abzumelden, anzuschreiben).
+func (c *judgement) zuInfinitive(lo, start int) bool {
+	for j := lo; j < min(len(c.words), start+cancelWindow) && c.at[j].clause == c.at[lo].clause; j++ {
+		if w := c.words[j]; w == "zu" || len(w) > 6 && strings.Contains(w[2:len(w)-3], "zu") {
+			return true
 		}
 	}
 	return false

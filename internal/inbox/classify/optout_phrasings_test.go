@@ -222,3 +222,100 @@ func TestANegatedVerbOfCeasingAsksMailToGoOn(t *testing.T) {
 		requireRequest(t, reply(text))
 	}
 }
+
+// TestAHabitOfOptingOutIsNoRequestUnlessMailGoesOn: the person telling what they usually do with such mail (a
+// word of habit before the opt-out words in their clause, or opening their sentence) describes a habit and
+// asks nothing, in each language; said with mail that goes on, or with the request after a contrast, it is a
+// request.
+func TestAHabitOfOptingOutIsNoRequestUnlessMailGoesOn(t *testing.T) {
+	for text, want := range map[string]classify.Intent{
+		"To be frank I normally unsubscribe from vendor mail on sight, but your note on rota swaps is spot on.": classify.Neutral,
+		"We typically opt out of these newsletters. This one is different, though: how much is it?":             classify.Question,
+		"Meistens melde ich mich von solchen Mails gleich ab, aber Ihr Thema ist gerade aktuell.":               classify.Neutral,
+		"En général, je me désinscris de ces envois, mais celui-ci tombe à pic.":                                classify.Neutral,
+		"Solemos darnos de baja de estas listas, pero esta propuesta nos encaja.":                               classify.Neutral,
+	} {
+		requireMention(t, text, want, "habitual")
+	}
+	for _, text := range []string{
+		"I usually unsubscribe from these, and still they keep coming.",
+		"I don't usually reply, but please unsubscribe me.",
+		"Normalerweise antworte ich nicht, aber bitte tragen Sie mich aus.",
+	} {
+		requireRequest(t, reply(text))
+	}
+}
+
+// TestNoNeedToOptOutIsNoRequestInEachLanguage: saying there is no need to unsubscribe the person negates the
+// opt-out, whether the phrase of removing is one word or several (que me den de baja) and, in German, when the
+// infinitive with zu stands in a clause of its own after the negated need; a refusal before a request in a
+// clause of its own leaves the request one.
+func TestNoNeedToOptOutIsNoRequestInEachLanguage(t *testing.T) {
+	for text, want := range map[string]classify.Intent{
+		"There is no need to unsubscribe me; I'm just busy until spring.":      classify.Neutral,
+		"It's not necessary to remove me from the list, ask me again in June.": classify.Neutral,
+		"Es ist nicht nötig, mich auszutragen, wir sprechen im Herbst.":        classify.Neutral,
+		"Kein Grund, meine Adresse zu löschen, das Thema bleibt spannend.":     classify.Positive,
+		"Inutile de me désabonner, recontactez-moi en mars.":                   classify.Neutral,
+		"Nul besoin de me désinscrire, le sujet reste pertinent.":              classify.Neutral,
+		"No es necesario que me borren de la lista, escríbanme en abril.":      classify.Neutral,
+		"No hay necesidad de darme de baja, solo es mal momento.":              classify.Neutral,
+	} {
+		requireMention(t, text, want, "negated")
+	}
+	for _, text := range []string{"No need, just take me off your list.", "Kein Bedarf. Bitte austragen.",
+		"Pas besoin, désinscrivez-moi.", "No hace falta, denme de baja."} {
+		requireRequest(t, reply(text))
+	}
+}
+
+// TestRemovingThePersonsTeamOrCompanyIsARequest: a removal whose object is the person's colleagues, team,
+// company or domain is a request in each language, articles and quantifiers between the verb and its object
+// not counted (remove both of us); the person removing their team themselves is none.
+func TestRemovingThePersonsTeamOrCompanyIsARequest(t *testing.T) {
+	for _, text := range []string{
+		"Please remove both of us, and everyone else at our domain, from your list.",
+		"Could you remove our entire team from your mailing list?",
+		"Bitte entfernen Sie unsere Kollegen und mich aus Ihrem Verteiler.",
+		"Merci de retirer tous mes collègues de vos fichiers.",
+		"Por favor, eliminen a todo nuestro equipo de su base de datos.",
+	} {
+		requireRequest(t, reply(text))
+	}
+	requireMention(t, "We removed our whole team from the old rota app in March.", classify.Neutral, "the person's own")
+}
+
+// TestAGermanVerbSplitByItsParticleIsReadWhole: a German separable verb whose particle ends the clause (hört
+// … auf, tragen … aus, melden … ab) plays the whole verb's roles, so an angry or polite request with words
+// between is heard; a negation still cancels it, and verbs that are no opt-out words are left alone.
+func TestAGermanVerbSplitByItsParticleIsReadWhole(t *testing.T) {
+	for _, text := range []string{
+		"Hört bitte endlich auf, mir Mails zu schicken!",
+		"Hören Sie jetzt bitte auf, mich zu kontaktieren.",
+		"Tragen Sie mich bitte sofort aus.",
+		"Melden Sie uns bitte ab, danke.",
+	} {
+		requireRequest(t, reply(text))
+	}
+	requireMention(t, "Tragen Sie mich bitte nicht aus, das Thema passt.", classify.Neutral, "negated")
+	requireNoRequest(t, reply("Wie sieht das preislich aus?"), classify.Question)
+	requireNoRequest(t, reply("Das hört sich gut an, ich bin dabei."), classify.Positive)
+}
+
+// TestAWordOfAnotherLanguageThatOnlyMatchesWithoutItsAccentsIsNotRead: French intéressé folds to the German
+// Interesse, so a German reply that only says someone will write if there is interest is not positive; the
+// French word in a French reply still is.
+func TestAWordOfAnotherLanguageThatOnlyMatchesWithoutItsAccentsIsNotRead(t *testing.T) {
+	requireNoRequest(t, reply("Frau Keller meldet sich bei Ihnen, falls Interesse besteht."), classify.Neutral)
+	requireNoRequest(t, reply("Je suis très intéressé, appelez-moi."), classify.Positive)
+}
+
+// TestADeclineForOtherPrioritiesIsNegativeInEachLanguage: no priority this year, or other priorities, is a
+// decline in each language, a thanks before it notwithstanding.
+func TestADeclineForOtherPrioritiesIsNegativeInEachLanguage(t *testing.T) {
+	for _, text := range []string{"Thanks, but we have other priorities this quarter.",
+		"Danke für den Hinweis, aber das hat bei uns gerade keine Priorität.",
+		"Merci, mais nous avons d'autres priorités.", "Gracias, pero ahora tenemos otras prioridades."} {
+		requireNoRequest(t, reply(text), classify.Negative)
+	}
+}

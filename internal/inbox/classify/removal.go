@@ -28,7 +28,8 @@ func (c *judgement) adverb(j int) bool {
 
 // objectOf answers where the person, a word playing rl, stands as the object of the verb at i in the clause
 // sp, or -1: the verb itself (contactarme, elimínenme), a word up to two after it (contact me, remove me,
-// retirez-moi) or farther after it with only adverbs between (no contacten más a nadie), a word up to near
+// retirez-moi) or farther after it with only adverbs, articles and quantifiers between (no contacten más a
+// nadie; remove all of us), a word up to near
 // before it (be contacted), or one farther before with only adverbs between (mich nicht weiter
 // anzuschreiben; que me eliminen; me vuelvan a escribir), up to maxObjectGap; never a pronoun after a
 // causative, whose verb is the person's own (let me remove).
@@ -40,7 +41,7 @@ func (c *judgement) objectOf(i int, sp span, rl role, near int) int {
 		if c.marks[j]&rl != 0 {
 			return j
 		}
-		between = between && c.adverb(j)
+		between = between && (c.adverb(j) || c.marks[j]&roleArticle != 0) // remove all of us
 	}
 	between := true
 	for j := i - 1; j >= max(sp.lo, i-maxObjectGap); j-- {
@@ -61,11 +62,17 @@ func (c *judgement) objectOf(i int, sp span, rl role, near int) int {
 // it only talks about it: quoted, negated (don't remove me; no need to delete my data; löschen Sie meine
 // Daten nicht), in a question on a condition of the person's or an impersonal one's (if I sign up, will you
 // delete my data later?; see hypothetical),
-// after reported speech or a reader-addressed condition (your footer says it removes me), or, for data, done
-// by the person themselves (can we delete our data?). Words an unsubscribe phrase covered are that phrase's.
+// told as a story of the past or a habit the reply turns from (I usually unsubscribe, but …; see narrated),
+// after reported speech or a reader-addressed condition (your footer says it removes me), or, for data or the
+// person's team, done by the person themselves (can we delete our data?; we removed our team from the rota). Words an unsubscribe phrase covered are that phrase's.
 func (c *judgement) removals(covered []bool) {
+	judged := -1
 	for i, m := range c.marks {
 		if m&roleRemove == 0 || (covered != nil && covered[i]) {
+			continue
+		}
+		if judged >= 0 && judged == i-1 && c.at[judged].clause == c.at[i].clause {
+			judged = i // the rest of a phrase of removing judged at its head (dé de baja)
 			continue
 		}
 		sp := c.clause(i)
@@ -78,6 +85,9 @@ func (c *judgement) removals(covered []bool) {
 		}
 		if j >= 0 {
 			from, to = min(i, j), max(i, j)+1
+			for to < sp.hi && c.marks[to]&roleGroup != 0 && c.marks[to-1]&roleGroup != 0 {
+				to++ // the whole group: all of us, toute l'équipe
+			}
 		} else if i > sp.lo && c.marks[i-1]&roleOwner != 0 {
 			from = i - 1 // my removal, meine Austragung, mi baja
 		} else if d, owner := c.personalData(i, sp); d >= 0 {
@@ -85,6 +95,7 @@ func (c *judgement) removals(covered []bool) {
 		} else {
 			continue
 		}
+		judged = i
 		switch {
 		case c.at[i].quoted:
 			c.mention("quoted", sp.lo, sp.hi)
@@ -97,9 +108,13 @@ func (c *judgement) removals(covered []bool) {
 			}
 		case c.hypothetical(from, to, sp):
 			c.mention("hypothetical", sp.lo, sp.hi)
+		case c.narrated(from, to):
+			c.mention("narrated", sp.lo, sp.hi)
+		case c.habitual(from, sp):
+			c.mention("habitual", sp.lo, sp.hi)
 		case sp.mention < from && !c.desired(from, sp):
 			c.mention("reported", sp.lo, sp.hi)
-		case name == "erasure_request" && c.doesItself(i, sp):
+		case (name == "erasure_request" || j >= 0 && c.marks[j]&(rolePerson|roleAbsent) == 0) && c.doesItself(i, sp):
 			c.mention("the person's own", sp.lo, sp.hi)
 		default:
 			c.request(Evidence{Kind: "rule", Name: name, Value: c.text(from, to)})
@@ -153,8 +168,8 @@ func (c *judgement) personalData(i int, sp span) (d, owner int) {
 }
 
 // doesItself says whether the person is the subject just before the removal word at i, so the removal is
-// their own doing (can we delete our data; I deleted my details), unless a wish stands between (I want to
-// delete my data).
+// their own doing (can we delete our data; I deleted my details; we removed our team from the old tool),
+// unless a wish stands between (I want to delete my data).
 func (c *judgement) doesItself(i int, sp span) bool {
 	for j := i - 1; j >= max(sp.lo, i-selfBeforeGap); j-- {
 		m := c.marks[j]
@@ -180,15 +195,16 @@ func (c *judgement) negatedAfter(end int, sp span) bool {
 	return false
 }
 
-// removable are the roles of the object of a removal: the person, and the addressee who has left when the
-// reply says one has (Tom left the company, please remove him; Herr Kühn hat das Unternehmen verlassen,
+// removable are the roles of the object of a removal: the person, their colleagues, team, company or domain
+// (remove all of us, and anyone else at our domain; nehmen Sie unser ganzes Team aus dem Verteiler; retirez
+// toute l'équipe; eliminen a todo el equipo), and the addressee who has left when the reply says one has (Tom left the company, please remove him; Herr Kühn hat das Unternehmen verlassen,
 // bitte entfernen Sie ihn; M. Garnier a quitté l'entreprise, merci de le retirer; el Sr. Ruiz ya no trabaja
 // aquí, elimínenlo). Their mail reaches the person, who asks it to stop.
 func (c *judgement) removable() role {
 	if len(c.departedHits) > 0 {
-		return rolePerson | roleAbsent
+		return rolePerson | roleGroup | roleAbsent
 	}
-	return rolePerson
+	return rolePerson | roleGroup
 }
 
 // owns says whether word k makes data the person's: an owner (my, meine, mes, mis), or, when the reply says

@@ -94,6 +94,12 @@ const (
 	// roleCease is a verb of ceasing (stop, aufhören, arrêtez, dejen): negated, it asks mail to go on (don't
 	// stop sending these; n'arrêtez pas de m'envoyer vos analyses; no dejen de mandarme sus novedades).
 	roleCease
+	// roleHabitual says what the person usually does (usually, normalerweise, d'habitude, suelo): an opt-out
+	// told with it is a habit, a story of their own like one of the past (see narrated).
+	roleHabitual
+	// roleGroup is the person's colleagues, team, company or domain as the object of a removal (all of us,
+	// our team, anyone else at, unser Team, toute l'équipe, nuestro equipo): their mail reaches the person.
+	roleGroup
 )
 
 // roleName names each role as its data list does (optout_<name>).
@@ -104,7 +110,8 @@ var roleName = map[role]string{roleWord: "words", roleContact: "contact", roleCh
 	roleData: "data", roleOwner: "owner", roleLaw: "law", roleCausative: "causative", roleClosing: "closing",
 	roleReported: "reported", roleImpersonal: "impersonal", roleThen: "then", roleContrast: "contrast",
 	rolePast: "past", rolePersist: "persist", roleOppose: "oppose", roleAbsent: "absent",
-	roleAbsentOwner: "absent_owner", roleArticle: "articles", roleCease: "cease"}
+	roleAbsentOwner: "absent_owner", roleArticle: "articles", roleCease: "cease",
+	roleHabitual: "habitual", roleGroup: "group"}
 
 // marker is a phrase of the opt-out lists as words, with the roles it plays.
 type marker struct {
