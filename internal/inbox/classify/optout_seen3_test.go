@@ -19,8 +19,8 @@ import (
 // processing or mailings (Art. 21); nobody at the company, or this address, as the object of contacting; the
 // address of an addressee the reply says has left; the informal address (du/ihr, tu, vosotros). So it is no
 // longer blind: it is a labelled regression set, and this test holds its figures (every request heard, no
-// mention taken, precision 1.0, 48 of 50 intents). Blind figures need a fourth holdout written after these
-// rules froze.
+// mention taken, precision 1.0, 48 of 50 intents). The fourth holdout, written after these rules froze, is now
+// seen too (TestTheFourthSeenOptOutSet…).
 func TestTheThirdSeenOptOutSetKeepsItsFigures(t *testing.T) {
 	f := judgeOptOutSet(t, "optout_holdout3")
 	require.Empty(t, f.mentionsTaken, "replies that only mention opting out, taken for requests:\n%s", strings.Join(f.mentionsTaken, "\n"))

@@ -109,8 +109,9 @@ func judgeOptOutSet(t *testing.T, set string) optOutFigures {
 // general rules (erasure phrasing, pronouns before their verb, elision, nouns of stopping, declines, German
 // quote headers, reported declines), so it is no longer blind: it is a labelled regression set like the
 // corpus, and this test holds its figures (every request heard, none taken from a mention, 48 of 50 intents).
-// The second and third opt-out holdouts, testdata/optout_seen2 and testdata/optout_holdout3, are no longer
-// blind either (TestTheSecondSeenOptOutSet…, TestTheThirdSeenOptOutSet…).
+// The second, third and fourth opt-out holdouts, testdata/optout_seen2, testdata/optout_holdout3 and
+// testdata/optout_holdout4, are no longer blind either (TestTheSecondSeenOptOutSet…, TestTheThirdSeenOptOutSet…,
+// TestTheFourthSeenOptOutSet…).
 func TestTheSeenOptOutSetKeepsItsFigures(t *testing.T) {
 	f := judgeOptOutSet(t, "optout_seen")
 	require.Empty(t, f.mentionsTaken, "replies that only mention opting out, taken for requests:\n%s", strings.Join(f.mentionsTaken, "\n"))
