@@ -16,7 +16,12 @@ const (
 // later in the sentence or opening the next one. It is a complaint, and so a request, when the sentence says
 // mail goes on or the opt-out did not take, before the contrast (I clicked unsubscribe last year and still
 // get these) or after it (but you keep writing; but it didn't work; aber ich bekomme weiter Mails; pero siguen
-// llegando). It reads storyReach words either way.
+// llegando; but the link is broken). A wish or a plan told in the past before the opt-out words is such a
+// story, an opt-out meant and then turned from (ich wollte mich eigentlich schon abmelden, aber dann habe ich
+// gesehen …; I was going to unsubscribe, but then …; je voulais me désinscrire, mais finalement …; iba a
+// darme de baja, pero luego …), and a complaint like it when the opt-out did not take (I wanted to
+// unsubscribe, but the link is broken; ich wollte mich abmelden, aber es geht nicht). It reads storyReach
+// words either way.
 func (c *judgement) narrated(start, end int) bool {
 	sentence, turn := c.at[start].sentence, -1
 	for j := end; j < min(len(c.words), end+storyReach) && turn < 0; j++ {
@@ -35,13 +40,13 @@ func (c *judgement) narrated(start, end int) bool {
 		if c.marks[j]&rolePersist != 0 {
 			return false
 		}
-		past = past || c.marks[j]&rolePast != 0
+		past = past || c.marks[j]&rolePast != 0 || j < start && c.marks[j]&roleIntended != 0
 	}
 	if !past {
 		return false
 	}
 	for j := turn + 1; j < min(len(c.words), turn+storyReach) && c.at[j].sentence == c.at[turn].sentence; j++ {
-		if c.marks[j]&(rolePersist|roleStop|roleMore|roleContact|roleChannel|roleWord|roleRemove) != 0 {
+		if c.marks[j]&(rolePersist|roleStop|roleMore|roleContact|roleChannel|roleWord|roleRemove|roleNoun) != 0 {
 			return false
 		}
 	}

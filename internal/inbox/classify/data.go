@@ -85,6 +85,7 @@ type optOutLists struct {
 	Cease       []string `json:"optout_cease"`
 	Habitual    []string `json:"optout_habitual"`
 	Group       []string `json:"optout_group"`
+	Intended    []string `json:"optout_intended"`
 }
 
 // roles are the lists by the role they give their words.
@@ -97,7 +98,8 @@ func (o optOutLists) roles() map[role][]string {
 		roleCausative: o.Causative, roleClosing: o.Closing, roleReported: o.Reported,
 		roleImpersonal: o.Impersonal, roleThen: o.Then, roleContrast: o.Contrast, rolePast: o.Past, rolePersist: o.Persist,
 		roleOppose: o.Oppose, roleAbsent: o.Absent, roleAbsentOwner: o.AbsentOwner, roleArticle: o.Articles,
-		roleCease: o.Cease, roleHabitual: o.Habitual, roleGroup: o.Group}
+		roleCease: o.Cease, roleHabitual: o.Habitual, roleGroup: o.Group,
+		roleIntended: o.Intended}
 }
 
 // lists answers the named lists of a data file, for validation.

@@ -27,13 +27,15 @@
 // again; no escriban más a esta dirección), a removal (a verb or noun of removing whose object is the
 // person, or the person's data, articles and quantifiers between not counted: remove me; que me eliminen;
 // meine Austragung; erase any personal data you hold about me; l'effacement de l'ensemble des données me
-// concernant; under GDPR, delete the data you hold; the person's team, colleagues, company or domain: remove
+// concernant; under GDPR, delete the data you hold; forgetting is removing: forget me, oubliez cette adresse,
+// vergessen Sie meine Adresse; the person's team, colleagues, company, domain or this address: remove
 // all of us and anyone else at our domain; and, when the reply says the addressee has left, them or their
 // address: Tom left the company, please remove his address), the person's objection to the
 // processing of their data or to mailings (GDPR Art. 21: I object to the processing of my data for
 // marketing; je m'oppose au traitement de mes données; me opongo al tratamiento de mis datos), a short
 // answer that is the word our quoted message invited for opting out (reply "no" and I'll stop writing;
-// reply no and I'll close your file; répondez « non » et je ne vous relancerai pas), or, for a message
+// reply no and I'll close your file; répondez « non » et je ne vous relancerai pas; Kein Interesse? Antworten
+// Sie einfach mit „Nein“; Pas intéressé ? Répondez simplement « non »), or, for a message
 // without text, an opt-out subject. The person as an object may stand before its verb with negations and
 // particles between (mich nicht weiter anzuschreiben; me vuelvan a escribir); an elided article or pronoun
 // is a word of its own (l'effacement is l' and effacement); a German verb split by its particle is read whole
@@ -48,7 +50,9 @@
 // thing (the unsubscribe link looks broken), after reported speech, an instruction or a reader-addressed
 // condition (your email says reply STOP; if you want to opt out), told as a story of the past that the
 // reply then turns from (I hit unsubscribe on your newsletter back in the spring, but this one is relevant)
-// unless mail goes on or it did not take (but you still write), or as the person's habit (I usually
+// unless mail goes on or it did not take (but you still write), as an opt-out meant and turned from (I almost
+// unsubscribed; ich wollte mich eigentlich schon abmelden, aber dann …; j'ai failli me désinscrire; iba a
+// darme de baja, pero luego …), or as the person's habit (I usually
 // unsubscribe from these; suelo darme de baja), no need to opt out (no hace falta que me dé de baja; es ist
 // nicht nötig, mich auszutragen), stopping one thing sent while asking for
 // another (stop sending me PDFs, just send me a calendar link), bounded in time or redirected (don't contact

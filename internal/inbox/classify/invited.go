@@ -13,8 +13,11 @@ const inviteReach = 40
 // verb of replying followed shortly by the candidate, where the candidate's clause, or the sentence just
 // before (Not interested? Reply NO), says it opts out: an opt-out word, or a stop and a more word besides the
 // candidate itself (reply "no" and I'll stop writing; Vous ne souhaitez plus être contacté(e) ? Répondez
-// simplement « non »), or a break-up phrase when the candidate is a bare no (reply no and I'll close your
-// file; répondez non et je clôture votre dossier). A stop and a more word may also stand in the clause right
+// simplement « non »), or, when the candidate is a bare no, a break-up phrase or a question whether the
+// person has no interest (reply no and I'll close your file; répondez non et je clôture votre dossier; Not
+// interested? Just reply NO; Kein Interesse? Antworten Sie einfach mit „Nein“; Pas intéressé ? Répondez
+// simplement « non »; ¿No le interesa? Responda simplemente con «no»), in the candidate's sentence or the
+// one before. Quote marks and spaces around the candidate are no words. A stop and a more word may also stand in the clause right
 // after the candidate's, in its sentence, when that clause opens with a word of consequence (reply "no", and
 // I won't write again; antworten Sie mit Nein, dann schreibe ich Ihnen nicht mehr; répondez non, et je ne
 // vous écrirai plus; responda no, y no le escribiré más). Reply YES to book, or STOP to opt out invites no

@@ -319,3 +319,80 @@ func TestADeclineForOtherPrioritiesIsNegativeInEachLanguage(t *testing.T) {
 		requireNoRequest(t, reply(text), classify.Negative)
 	}
 }
+
+// TestAFooterAskingWhetherThePersonHasNoInterestInvitesANo: our footer that asks whether the person has no
+// interest and then asks for a word (Not interested? Just reply NO; Kein Interesse? Antworten Sie einfach mit
+// „Nein“; Pas intéressé ? Répondez simplement « non »; ¿No le interesa? Responda simplemente con «no») invites
+// the no as an opt-out, whatever the quote marks, the word's case or a phone signature below it; a footer
+// that asks about a date invites no opt-out.
+func TestAFooterAskingWhetherThePersonHasNoInterestInvitesANo(t *testing.T) {
+	for text, footer := range map[string]string{
+		"NO.":                                "Not relevant right now? Just reply 'NO'.",
+		"no\n\nSent from my iPhone":          "Not interested? Reply with \"no\" and that's that.",
+		"nein\n\nVon meinem iPhone gesendet": "Keinerlei Interesse? Dann antworten Sie einfach mit \u201aNein\u2018.",
+		"Non":                                "Vous n'êtes pas concerné\u00a0? Répondez simplement par «\u00a0non\u00a0».",
+		"NO":                                 "¿No le interesa? Responda simplemente con \u201cNO\u201d.",
+	} {
+		v := requireRequest(t, reply(quoting(text, footer)))
+		require.Equal(t, "invited_opt_out", v.Evidence[0].Name, "%q", footer)
+	}
+	requireNoRequest(t, reply(quoting("No", "Is Tuesday not good for you? Reply no and I'll suggest another time.")), classify.Negative)
+}
+
+// TestForgettingThePersonOrTheirAddressIsARequest: asking us to forget the person, their address or details,
+// or this address (forget me; vergessen Sie meine Adresse; oubliez cette adresse; olviden mis datos) is an
+// indirect request in each language; forgetting something else, or the person's own forgetting, is none.
+func TestForgettingThePersonOrTheirAddressIsARequest(t *testing.T) {
+	for _, text := range []string{
+		"Please just forget this address.",
+		"Vergessen Sie bitte meine Kontaktdaten und die meiner Kollegen.",
+		"Oubliez mes coordonnées, merci.",
+		"Olviden esta dirección, por favor.",
+		"Olvídenme, gracias.",
+	} {
+		requireRequest(t, reply(text))
+	}
+	requireNoRequest(t, reply("Forget my previous email, Tuesday works after all."), classify.Positive)
+	requireNoRequest(t, reply("I forgot to send you my details, here they are."), classify.Neutral)
+	requireNoRequest(t, reply("J'ai oublié de vous envoyer mes coordonnées."), classify.Neutral)
+	requireNoRequest(t, reply("Ich hatte vergessen, Ihnen meine Daten zu schicken."), classify.Neutral)
+}
+
+// TestAnOptOutThePersonMeantAndTurnedFromIsNoRequest: an opt-out the person almost made or meant to make and
+// then turned from (I almost unsubscribed; I was going to unsubscribe, but then …; ich wollte mich eigentlich
+// abmelden, aber …; j'ai failli me désinscrire; je comptais me désinscrire, mais …; casi me doy de baja; iba a
+// darme de baja, pero …) is a mention, and the reply's own intent stands; said with an opt-out that did not
+// take, it is a request.
+func TestAnOptOutThePersonMeantAndTurnedFromIsNoRequest(t *testing.T) {
+	for text, want := range map[string]classify.Intent{
+		"I almost unsubscribed, but then I read the case study. Does it work with Xero?":               classify.Question,
+		"I was about to unsubscribe, but this one is actually relevant. What does it cost?":            classify.Question,
+		"Beinahe hätte ich mich abgemeldet, aber dann kam Ihre Mail zur Lagerplanung. Was kostet das?": classify.Question,
+		"Eigentlich wollte ich mich schon austragen, aber das Thema passt gerade. Was kostet das?":     classify.Question,
+		"J'ai failli me désinscrire, mais finalement, quel est le prix ?":                              classify.Question,
+		"Je comptais me désinscrire, mais votre étude de cas m'intéresse.":                             classify.Positive,
+		"Casi me doy de baja, pero ¿cuánto cuesta?":                                                    classify.Question,
+		"Quería darme de baja, pero luego vi su caso de éxito. ¿Cuánto cuesta?":                        classify.Question,
+	} {
+		requireNoRequest(t, reply(text), want)
+	}
+	for _, text := range []string{
+		"I wanted to unsubscribe, but the link is broken.",
+		"Ich wollte mich abmelden, aber es funktioniert nicht.",
+		"Je voulais me désinscrire, mais je reçois toujours vos mails.",
+		"Quería darme de baja, pero siguen llegando correos.",
+	} {
+		requireRequest(t, reply(text))
+	}
+}
+
+// TestAFrozenBudgetIsADeclineInEachLanguage: a frozen budget is a decline in each language, a thanks before
+// it notwithstanding.
+func TestAFrozenBudgetIsADeclineInEachLanguage(t *testing.T) {
+	for _, text := range []string{"Thanks, but our budget is frozen until next year.",
+		"Danke, aber unser IT-Budget ist bis Ende 2027 eingefroren.",
+		"Merci, mais notre budget formation est gelé jusqu'à l'an prochain.",
+		"Gracias, pero nuestro presupuesto está congelado hasta 2027."} {
+		requireNoRequest(t, reply(text), classify.Negative)
+	}
+}

@@ -56,8 +56,9 @@ func (c *judgement) objectOf(i int, sp span, rl role, near int) int {
 	return -1
 }
 
-// removals requests an unsubscribe for a verb or noun of removing whose object is the person (remove me; que
-// me eliminen; retirez-moi; meine Austragung) or the person's data (erase any personal data you hold about
+// removals requests an unsubscribe for a verb or noun of removing, or of forgetting, whose object is the
+// person, their group or this address (remove me; que me eliminen; retirez-moi; meine Austragung; forget me;
+// oubliez cette adresse) or the person's data (erase any personal data you hold about
 // me; die Löschung meiner Daten; l'effacement de mes données; under GDPR, delete the data you hold), unless
 // it only talks about it: quoted, negated (don't remove me; no need to delete my data; löschen Sie meine
 // Daten nicht), in a question on a condition of the person's or an impersonal one's (if I sign up, will you

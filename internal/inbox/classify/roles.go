@@ -45,8 +45,9 @@ const (
 	roleFiller
 	// roleRefusal is a bare no (no, nein, non), which a whole message may consist of.
 	roleRefusal
-	// roleRemove is a verb or noun of removing or erasing (remove, löschen, l'effacement, eliminen): with the
-	// person or their data as its object, a request (see removal.go).
+	// roleRemove is a verb or noun of removing, erasing or forgetting (remove, löschen, l'effacement,
+	// eliminen, forget, oubliez, olviden): with the person or their data as its object, a request (see
+	// removal.go).
 	roleRemove
 	// rolePerson is the person as the object of removing (me, mich, moi, m', elimínenme).
 	rolePerson
@@ -59,7 +60,8 @@ const (
 	// roleCausative is a verb that makes the person before a verb its subject (let me remove, lass mich).
 	roleCausative
 	// roleClosing is a break-up phrase in our quoted message (I'll close your file, je clôture votre
-	// dossier), which invites a no as an opt-out.
+	// dossier) or a question whether the person has no interest (Not interested?, Kein Interesse?, Pas
+	// intéressé ?, ¿No le interesa?), which invites a no as an opt-out.
 	roleClosing
 	// roleReported is reported speech, an instruction or a condition (your email says, reply, if): a decline
 	// phrase after it in its clause is someone else's words or hypothetical, no decline.
@@ -97,9 +99,13 @@ const (
 	// roleHabitual says what the person usually does (usually, normalerweise, d'habitude, suelo): an opt-out
 	// told with it is a habit, a story of their own like one of the past (see narrated).
 	roleHabitual
-	// roleGroup is the person's colleagues, team, company or domain as the object of a removal (all of us,
-	// our team, anyone else at, unser Team, toute l'équipe, nuestro equipo): their mail reaches the person.
+	// roleGroup is the person's colleagues, team, company, domain or this address as the object of a removal
+	// (all of us, our team, anyone else at, unser Team, toute l'équipe, nuestro equipo, cette adresse): their
+	// mail reaches the person.
 	roleGroup
+	// roleIntended is a wish or a plan told in the past (wanted to, wollte, je voulais, quería, iba a): an
+	// opt-out the person meant to do and then turned from is a story like one of the past (see narrated).
+	roleIntended
 )
 
 // roleName names each role as its data list does (optout_<name>).
@@ -111,7 +117,7 @@ var roleName = map[role]string{roleWord: "words", roleContact: "contact", roleCh
 	roleReported: "reported", roleImpersonal: "impersonal", roleThen: "then", roleContrast: "contrast",
 	rolePast: "past", rolePersist: "persist", roleOppose: "oppose", roleAbsent: "absent",
 	roleAbsentOwner: "absent_owner", roleArticle: "articles", roleCease: "cease",
-	roleHabitual: "habitual", roleGroup: "group"}
+	roleHabitual: "habitual", roleGroup: "group", roleIntended: "intended"}
 
 // marker is a phrase of the opt-out lists as words, with the roles it plays.
 type marker struct {
