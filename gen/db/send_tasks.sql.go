@@ -439,10 +439,14 @@ func (q *Queries) SendTaskGetForUpdate(ctx context.Context, db DBTX, arg SendTas
 }
 
 const sendTaskHandOver = `-- name: SendTaskHandOver :execrows
-WITH accepted AS (
-  UPDATE send_tasks AS prev SET accepted_at = now()
-  WHERE prev.organization_id = $1 AND prev.id = $4::uuid AND prev.status = 'sending'
-    AND prev.attempts = $5::int AND prev.handed_over_at IS NOT NULL
+WITH prev AS (
+  SELECT p.id FROM send_tasks p
+  WHERE p.organization_id = $1 AND p.id = $4::uuid AND p.status = 'sending'
+    AND p.attempts = $5::int AND p.handed_over_at IS NOT NULL
+  FOR UPDATE SKIP LOCKED
+), accepted AS (
+  UPDATE send_tasks AS a SET accepted_at = now() FROM prev
+  WHERE a.organization_id = $1 AND a.id = prev.id
 )
 UPDATE send_tasks SET handed_over_at = now()
 WHERE send_tasks.organization_id = $1 AND send_tasks.id = $2 AND send_tasks.status = 'sending'
@@ -458,8 +462,9 @@ type SendTaskHandOverParams struct {
 }
 
 // The claiming attempt is about to send the message's final dot: from here a crash leaves it ambiguous. The
-// message handed over before it on the same session, which its server accepted, is written accepted here too
-// (when its own result has not been written yet).
+// message handed over before it on the same session, which its server accepted, is written accepted here too,
+// unless its result is being written as this runs (its row locked by that transaction: it is answered when
+// that commits, and the mark does not wait for it).
 func (q *Queries) SendTaskHandOver(ctx context.Context, db DBTX, arg SendTaskHandOverParams) (int64, error) {
 	result, err := db.Exec(ctx, sendTaskHandOver,
 		arg.OrganizationID,
