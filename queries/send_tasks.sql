@@ -78,21 +78,23 @@ WHERE organization_id = @organization_id AND id = @id AND status = 'sending' AND
 
 -- name: SendTaskHandOver :execrows
 -- The claiming attempt is about to send the message's final dot: from here a crash leaves it ambiguous. The
--- message handed over before it on the same session, which its server accepted, is written accepted here too,
--- unless its result is being written as this runs (its row locked by that transaction: it is answered when
--- that commits, and the mark does not wait for it).
-WITH prev AS (
-  SELECT p.id FROM send_tasks p
-  WHERE p.organization_id = @organization_id AND p.id = sqlc.narg(accepted_id)::uuid AND p.status = 'sending'
-    AND p.attempts = sqlc.narg(accepted_attempts)::int AND p.handed_over_at IS NOT NULL
-  FOR UPDATE SKIP LOCKED
-), accepted AS (
-  UPDATE send_tasks AS a SET accepted_at = now() FROM prev
-  WHERE a.organization_id = @organization_id AND a.id = prev.id
+-- message handed over before it on the same session, which its server accepted, is written accepted here too
+-- when its own attempt has not written that yet (SendTaskAccepted; then the row is not even waited for).
+WITH accepted AS (
+  UPDATE send_tasks AS prev SET accepted_at = now()
+  WHERE prev.organization_id = @organization_id AND prev.id = sqlc.narg(accepted_id)::uuid AND prev.status = 'sending'
+    AND prev.attempts = sqlc.narg(accepted_attempts)::int AND prev.handed_over_at IS NOT NULL AND prev.accepted_at IS NULL
 )
 UPDATE send_tasks SET handed_over_at = now()
 WHERE send_tasks.organization_id = @organization_id AND send_tasks.id = @id AND send_tasks.status = 'sending'
   AND send_tasks.attempts = @attempts;
+
+-- name: SendTaskAccepted :exec
+-- The server accepted the handed-over message: written by its attempt the moment the session is let go, before
+-- the rest of the result, so the next hand-over on the session finds it answered and does not wait for its row.
+UPDATE send_tasks SET accepted_at = now()
+WHERE organization_id = @organization_id AND id = @id AND status = 'sending' AND attempts = @attempts
+  AND handed_over_at IS NOT NULL AND accepted_at IS NULL;
 
 -- name: SendTaskRelease :execrows
 -- A task a dead attempt claimed but never handed over goes back to the queue: nothing of it left.

@@ -130,6 +130,25 @@ func (q *Queries) SendDayCredit(ctx context.Context, db DBTX, arg SendDayCreditP
 	return err
 }
 
+const sendTaskAccepted = `-- name: SendTaskAccepted :exec
+UPDATE send_tasks SET accepted_at = now()
+WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND attempts = $3
+  AND handed_over_at IS NOT NULL AND accepted_at IS NULL
+`
+
+type SendTaskAcceptedParams struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	Attempts       int32     `json:"attempts"`
+}
+
+// The server accepted the handed-over message: written by its attempt the moment the session is let go, before
+// the rest of the result, so the next hand-over on the session finds it answered and does not wait for its row.
+func (q *Queries) SendTaskAccepted(ctx context.Context, db DBTX, arg SendTaskAcceptedParams) error {
+	_, err := db.Exec(ctx, sendTaskAccepted, arg.OrganizationID, arg.ID, arg.Attempts)
+	return err
+}
+
 const sendTaskAmbiguous = `-- name: SendTaskAmbiguous :execrows
 UPDATE send_tasks SET status = 'ambiguous', error_code = $1, error_message = $2,
   outcome_check = 'checking'
@@ -439,14 +458,10 @@ func (q *Queries) SendTaskGetForUpdate(ctx context.Context, db DBTX, arg SendTas
 }
 
 const sendTaskHandOver = `-- name: SendTaskHandOver :execrows
-WITH prev AS (
-  SELECT p.id FROM send_tasks p
-  WHERE p.organization_id = $1 AND p.id = $4::uuid AND p.status = 'sending'
-    AND p.attempts = $5::int AND p.handed_over_at IS NOT NULL
-  FOR UPDATE SKIP LOCKED
-), accepted AS (
-  UPDATE send_tasks AS a SET accepted_at = now() FROM prev
-  WHERE a.organization_id = $1 AND a.id = prev.id
+WITH accepted AS (
+  UPDATE send_tasks AS prev SET accepted_at = now()
+  WHERE prev.organization_id = $1 AND prev.id = $4::uuid AND prev.status = 'sending'
+    AND prev.attempts = $5::int AND prev.handed_over_at IS NOT NULL AND prev.accepted_at IS NULL
 )
 UPDATE send_tasks SET handed_over_at = now()
 WHERE send_tasks.organization_id = $1 AND send_tasks.id = $2 AND send_tasks.status = 'sending'
@@ -462,9 +477,8 @@ type SendTaskHandOverParams struct {
 }
 
 // The claiming attempt is about to send the message's final dot: from here a crash leaves it ambiguous. The
-// message handed over before it on the same session, which its server accepted, is written accepted here too,
-// unless its result is being written as this runs (its row locked by that transaction: it is answered when
-// that commits, and the mark does not wait for it).
+// message handed over before it on the same session, which its server accepted, is written accepted here too
+// when its own attempt has not written that yet (SendTaskAccepted; then the row is not even waited for).
 func (q *Queries) SendTaskHandOver(ctx context.Context, db DBTX, arg SendTaskHandOverParams) (int64, error) {
 	result, err := db.Exec(ctx, sendTaskHandOver,
 		arg.OrganizationID,

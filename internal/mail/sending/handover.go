@@ -3,6 +3,7 @@ package sending
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -97,10 +98,24 @@ func (p *Pipeline) handOverOn(ctx context.Context, outbox *events.Outbox, c *cla
 	if marked && res.outcome == delivered {
 		s.accepted = &c.task
 		s.release()
+		p.accept(ctx, c.task)
 		return p.record(ctx, outbox, c, res)
 	}
 	defer s.release()
 	return p.record(ctx, outbox, c, res)
+}
+
+// accept writes the server's acceptance of the task in a transaction of its own, ahead of the rest of its
+// result, so the next hand-over on the session does not wait for the result's row lock. A failure changes
+// nothing: that hand-over writes the acceptance itself.
+func (p *Pipeline) accept(ctx context.Context, t dbq.SendTask) {
+	err := db.WithOrgTx(ctx, p.pool, t.OrganizationID, func(ctx context.Context, tx pgx.Tx) error {
+		return queries.SendTaskAccepted(ctx, tx, dbq.SendTaskAcceptedParams{OrganizationID: t.OrganizationID, ID: t.ID, Attempts: t.Attempts})
+	})
+	if err != nil {
+		p.logger.WarnContext(ctx, "the acceptance of a sent message was not written ahead of its result", slog.String("task_id", t.ID.String()),
+			slog.String("error", err.Error()))
+	}
 }
 
 // handOver marks the claimed task handed over, once its message is on the session and before the final dot:
