@@ -15,10 +15,11 @@
 //   - The claim reserves; the hand-over is per message. On the mailbox's pooled connection, once the message
 //     is written and just before the final dot that hands it to the server, the attempt marks its task handed
 //     over (handed_over_at): a crash before the mark leaves a message the server discards (sent again), after
-//     it one that may have left. When the server accepts, accepted_at is written at once; the connection is
-//     held from before the mark until that answer is written, so per mailbox session at most one message is
-//     ever handed over with no answer written: all a crash can leave ambiguous. The rest of an accepted
-//     message's result is written beside the next message's SMTP transaction.
+//     it one that may have left. When the server accepts, the attempt lets the connection go and writes
+//     accepted_at at once, ahead of the rest of the result; the next mark on the connection writes it too when
+//     it is still missing. So per mailbox session at most one message is ever handed over with no answer
+//     written: all a crash can leave ambiguous. The rest of an accepted message's result is written beside the
+//     next message's SMTP transaction.
 //   - The result is written after the server answers, guarded by the claiming attempt: sent (the Message-ID we
 //     wrote), failed with a code and message (a permanent rejection, or the fifth transient failure), queued
 //     again with backoff (a transient failure before the message was handed over), or ambiguous when the

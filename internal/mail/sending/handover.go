@@ -72,8 +72,8 @@ var errNotOurs = errors.New("sending: the task is no longer this attempt's")
 // handOverOn sends the claimed task's message on its mailbox's pooled session and has its result written.
 //
 // The session is held from before the message's hand-over until its answer is written, or, when the server
-// accepted it, until the session knows it: the next hand-over on the session writes that acceptance
-// (accepted_at) in the statement of its own mark, unless the message's result is written first. So at most
+// accepted it, until the session knows it: the attempt then writes the acceptance (accepted_at) at once, and
+// the next hand-over on the session writes it in the statement of its own mark when it is still missing. So at most
 // one message per mailbox session is ever handed over with no answer written (all a crash can leave
 // ambiguous), a stream of sends from one mailbox pays one transaction per message on the session, and the
 // rest of each result is written beside the next message's SMTP transaction.
