@@ -99,6 +99,13 @@ var rules = []rule{
 		}
 		return ""
 	}},
+	{"jobs and oauth do not import handlers", func(from, to string) string {
+		if (under(from, "jobs") || under(from, "oauth")) && under(to, "handlers") {
+			return "handlers serve the API and are composed by cmd/outflow/app; what jobs or oauth need from them " +
+				"belongs in a domain package both import"
+		}
+		return ""
+	}},
 	{"only tests reach test support", func(from, to string) string {
 		if testSupport(to) && !testSupport(from) {
 			return to + " is for tests; a non-test package may not import it"
@@ -241,6 +248,9 @@ func TestEachRuleFailsOnABadImport(t *testing.T) {
 		{"internal/mail/mailbox", "internal/audience/contacts", ""}, // mail->audience is allowed (suppressions)
 		{"handlers", "jobs", "handlers do not import jobs"},
 		{"handlers/apitest", "jobs", ""}, // test support may start workers
+		{"jobs", "handlers", "jobs and oauth do not import handlers"},
+		{"oauth", "handlers/apitest", "jobs and oauth do not import handlers"},
+		{"oauth", "handlers", "jobs and oauth do not import handlers"},
 		{"internal/audience/verify", "internal/testkit/verifytest", "only tests reach test support"},
 		{"oauth", "internal/testkit/dbtest", "only tests reach test support"},
 		{"cmd/outflow", "handlers/apitest", "only tests reach test support"},
