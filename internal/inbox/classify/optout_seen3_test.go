@@ -1,11 +1,6 @@
 package classify_test
 
-import (
-	"strings"
-	"testing"
-
-	"github.com/stretchr/testify/require"
-)
+import "testing"
 
 // TestTheThirdSeenOptOutSetKeepsItsFigures judges testdata/optout_holdout3 (50 replies to nine campaigns in
 // English, German, French and Spanish, 20 requests and 11 replies that only mention opting out). It was the
@@ -22,9 +17,5 @@ import (
 // mention taken, precision 1.0, 48 of 50 intents). The fourth holdout, written after these rules froze, is now
 // seen too (TestTheFourthSeenOptOutSet…).
 func TestTheThirdSeenOptOutSetKeepsItsFigures(t *testing.T) {
-	f := judgeOptOutSet(t, "optout_holdout3")
-	require.Empty(t, f.mentionsTaken, "replies that only mention opting out, taken for requests:\n%s", strings.Join(f.mentionsTaken, "\n"))
-	require.Equal(t, 1.0, f.recall(), "unsubscribe recall")
-	require.Equal(t, 1.0, f.precision(), "unsubscribe precision")
-	require.GreaterOrEqual(t, f.correct, 48, "intents judged as labelled")
+	requireSeenSetHolds(t, "optout_holdout3", 48)
 }

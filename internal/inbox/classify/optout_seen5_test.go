@@ -1,11 +1,6 @@
 package classify_test
 
-import (
-	"strings"
-	"testing"
-
-	"github.com/stretchr/testify/require"
-)
+import "testing"
 
 // TestTheFifthSeenOptOutSetKeepsItsFigures judges testdata/optout_holdout5 (51 replies in English, German,
 // French and Spanish, 22 requests and 14 replies that only mention opting out). It was the fifth blind opt-out
@@ -23,9 +18,5 @@ import (
 // heard, no mention taken, precision 1.0, 51 of 51 intents). Blind figures need a sixth holdout written
 // after these rules froze.
 func TestTheFifthSeenOptOutSetKeepsItsFigures(t *testing.T) {
-	f := judgeOptOutSet(t, "optout_holdout5")
-	require.Empty(t, f.mentionsTaken, "replies that only mention opting out, taken for requests:\n%s", strings.Join(f.mentionsTaken, "\n"))
-	require.Equal(t, 1.0, f.recall(), "unsubscribe recall")
-	require.Equal(t, 1.0, f.precision(), "unsubscribe precision")
-	require.GreaterOrEqual(t, f.correct, 51, "intents judged as labelled")
+	requireSeenSetHolds(t, "optout_holdout5", 51)
 }
