@@ -89,7 +89,7 @@ verify: ## Fail if schema.sql, generated code or go.mod drift from their sources
 
 .PHONY: lint
 lint: ## gofmt, go vet, staticcheck and the OpenAPI linter
-	@out=$$(find . -name '*.go' -not -path './gen/*' -not -path './.data/*' -not -path './tools/*' | xargs gofmt -l); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(find . \( -path ./gen -o -path ./.data -o -path ./tools -o -path ./.git \) -prune -o -name '*.go' -print | xargs gofmt -l); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 	@command -v npx >/dev/null || { echo "lint: installing Node.js for the OpenAPI linter"; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
